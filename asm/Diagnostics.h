@@ -1,0 +1,63 @@
+// Source buffers and clang-style diagnostics: "file:line:col: error: msg", the source line and a
+// caret under the offending token, notes pointing at related places.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pto::as {
+
+/// A location in a source buffer (1-based line and column; len = length of the token).
+struct SrcLoc {
+  uint32_t line = 0;
+  uint32_t col = 0;
+  uint32_t len = 1;
+  bool valid() const { return line != 0; }
+};
+
+class SourceFile {
+public:
+  SourceFile(std::string name, std::string text);
+  const std::string& name() const { return name_; }
+  const std::string& text() const { return text_; }
+  std::string_view lineText(uint32_t line) const;
+  size_t numLines() const { return lineStarts_.size(); }
+
+private:
+  std::string name_;
+  std::string text_;
+  std::vector<size_t> lineStarts_;
+};
+
+enum class Severity { Error, Warning, Note };
+
+class DiagEngine {
+public:
+  DiagEngine(const SourceFile& file, std::ostream& out) : file_(file), out_(out) {}
+  void error(SrcLoc loc, const std::string& msg) { report(Severity::Error, loc, msg); }
+  void warning(SrcLoc loc, const std::string& msg) { report(Severity::Warning, loc, msg); }
+  void note(SrcLoc loc, const std::string& msg) { report(Severity::Note, loc, msg); }
+  void report(Severity sev, SrcLoc loc, const std::string& msg);
+  unsigned errors() const { return errors_; }
+  unsigned warnings() const { return warnings_; }
+  /// With --fatal-warnings every warning also counts as an error.
+  void setWarningsAreErrors(bool on) { warningsAreErrors_ = on; }
+  bool failed() const { return errors_ > 0 || (warningsAreErrors_ && warnings_ > 0); }
+  /// Stops reporting after this many errors (the rest are counted, one summary line printed).
+  void setErrorLimit(unsigned n) { errorLimit_ = n; }
+  const SourceFile& file() const { return file_; }
+
+private:
+  const SourceFile& file_;
+  std::ostream& out_;
+  unsigned errors_ = 0;
+  unsigned warnings_ = 0;
+  unsigned errorLimit_ = 50;
+  bool warningsAreErrors_ = false;
+  bool suppressed_ = false;
+};
+
+} // namespace pto::as

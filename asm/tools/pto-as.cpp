@@ -1,0 +1,104 @@
+// pto-as: parse any textual PTO form, verify it for an arch, and emit the Kernel IR.
+#include "asm/Frontend.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace {
+
+bool readInput(const std::string& path, std::string& text) {
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  text.assign(std::istreambuf_iterator<char>(in), {});
+  return !in.bad();
+}
+
+/// Writes through a temporary file renamed into place, so a failed run never leaves a
+/// partial output behind.
+bool writeOutput(const std::string& path, const std::string& data, std::string& err) {
+  if (path == "-") {
+    std::cout << data;
+    return static_cast<bool>(std::cout.flush());
+  }
+  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(data.data(), static_cast<std::streamsize>(data.size())) || !out.flush()) {
+      err = "cannot write '" + path + "'";
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    err = "cannot write '" + path + "': " + ec.message();
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pto-as: the PTO assembler. Reads .pto text in any accepted form (MLIR-style "
+               "modules, PTO-AS assembly, SSA and DPS tile ops), verifies it for the target arch "
+               "and emits the Kernel IR."};
+  app.set_version_flag("--version", std::string("pto-as (pto-toolchain) ") + PTO_VERSION);
+  std::string input, output = "-", archText, emit = "ir";
+  bool verifyOnly = false, fatalWarnings = false;
+  unsigned errorLimit = 50;
+  app.add_option("input", input, "Input file ('-' for stdin)")->required();
+  app.add_option("-o,--output", output, "Output file ('-' for stdout, the default)");
+  app.add_option("--arch", archText, "Target arch: a2a3 (default) or a5; overrides pto.target_arch")
+      ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
+  app.add_option("--emit", emit, "What to emit: ir (the canonical Kernel IR text)")
+      ->check(CLI::IsMember({"ir"}));
+  app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
+  app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
+  app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
+  CLI11_PARSE(app, argc, argv);
+
+  std::string text;
+  if (!readInput(input, text)) {
+    std::cerr << "pto-as: error: cannot read '" << input << "'\n";
+    return 1;
+  }
+  pto::as::SourceFile src(input == "-" ? "<stdin>" : input, std::move(text));
+  pto::as::DiagEngine diags(src, std::cerr);
+  diags.setWarningsAreErrors(fatalWarnings);
+  diags.setErrorLimit(errorLimit);
+  std::optional<pto::isa::Arch> archFlag;
+  if (!archText.empty()) archFlag = pto::isa::parseArch(archText);
+
+  auto module = pto::as::parseModule(src, diags, archFlag);
+  if (module && diags.errors() == 0) {
+    pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
+    pto::as::verifyModule(*module, arch, diags);
+  }
+  if (!module || diags.failed()) {
+    if (diags.errors() > 0)
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+    else
+      std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
+    return 1;
+  }
+  if (verifyOnly) return 0;
+  std::string err;
+  if (!writeOutput(output, pto::ir::print(*module), err)) {
+    std::cerr << "pto-as: error: " << err << "\n";
+    return 1;
+  }
+  return 0;
+}

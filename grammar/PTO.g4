@@ -1,0 +1,174 @@
+// One grammar for every textual PTO form (see docs/language.md):
+//  - MLIR-style .pto modules (func/arith/scf/pto dialects) as PTOAS and frontends emit them,
+//  - the seed forms: PTO-AS assembly (`tadd %d, %a, %b : T`), SSA (`%d = pto.tsqrt %s : T -> T`),
+//    the sync form (`%d = tcvt %s {rmode = ...}`), `<rmode=...>`, DPS (`ins(..) outs(..)`),
+//  - manual placement (`pto.tassign %t, tile(0x1000)` / `@tile(..)`), event chains (`wait(..)`),
+//  - light kernel declarations for hand-written assembly (`kernel @k(...) { ... }`),
+//  - canonical block assembly lines (`BSTART.VEC TADD, FP32` ... `BSTOP`).
+//
+// Structural operations (module, func.func, scf.for/if/while, sections, kernel) have their own
+// rules because they own regions. Every other operation is parsed generically as a result list,
+// an op name and a sequence of "pieces" (operands, types, attributes, ins/outs groups); the
+// Kernel IR builder (asm/) gives the pieces their meaning per op. The piece alternatives are
+// chosen so that a new statement can always be told apart from a continuation of the previous
+// one without relying on newlines: a statement starts with `%v =`, an op name, or a keyword, and
+// no piece can start with a bare identifier unless a `=`/`(`/`:` follows it.
+grammar PTO;
+
+file : item* EOF ;
+
+item
+  : moduleOp
+  | funcOp
+  | kernelOp
+  | stmt
+  ;
+
+moduleOp : 'module' SYMBOL? ('attributes' attrDict)? '{' item* '}' ;
+
+funcOp
+  : 'func.func' visibility=('private' | 'public')? SYMBOL '(' (funcArg (',' funcArg)*)? ')'
+    funcResults? ('attributes' attrDict)? region?
+  ;
+funcArg : (VALUE_ID ':')? type attrDict? ;
+funcResults : '->' (type | '(' (type (',' type)*)? ')') ;
+
+// Hand-written PTO-AS kernels: `kernel @name(%x: !pto.ptr<f32>, %n: index) { ... }`.
+kernelOp : 'kernel' SYMBOL '(' (funcArg (',' funcArg)*)? ')' ('attributes' attrDict)? region ;
+
+region : '{' blockLabel? stmt* '}' ;
+blockLabel : CARET_ID ('(' (funcArg (',' funcArg)*)? ')')? ':' ;
+
+stmt
+  : (resultList '=')? (scfFor | scfIf | scfWhile | genericOp)
+  | section
+  | blockInsn
+  ;
+
+resultList : resultGroup (',' resultGroup)* ;
+resultGroup : VALUE_ID (':' INT)? ;
+
+scfFor
+  : 'scf.for' VALUE_ID '=' operand 'to' operand 'step' operand
+    ('iter_args' '(' iterArg (',' iterArg)* ')' '->' typeGroup)? (':' type)? region
+  ;
+iterArg : VALUE_ID '=' operand ;
+scfIf : 'scf.if' operand ('->' typeGroup)? region ('else' region)? ;
+scfWhile
+  : 'scf.while' '(' (iterArg (',' iterArg)*)? ')' ':' type region 'do' region
+  ;
+typeGroup : type | '(' (type (',' type)*)? ')' ;
+
+section : kind=('pto.section.vector' | 'pto.section.cube') region ;
+
+genericOp : opName (predicate=IDENT ',')? piece* ;
+opName : IDENT | 'tile' | 'wait' | 'record' ;
+
+// Canonical block assembly, as pto-objdump prints it.
+blockInsn : BLOCK_MNEMONIC (blockOperand (',' blockOperand)*)? ;
+blockOperand
+  : IDENT ('=' (INT | IDENT))?
+  | TREG
+  | '-'? INT
+  | '->' (IDENT | TREG)
+  ;
+
+operand : VALUE_ID HASH_NUM? | literal ;
+
+piece
+  : VALUE_ID HASH_NUM?                       # valuePiece
+  | SYMBOL                                    # symbolPiece
+  | literal                                   # literalPiece
+  | ','                                       # commaPiece
+  | ':' type (',' type)* ('to' type)?         # typesPiece
+  | '->' typeGroup                            # arrowPiece
+  | attrDict                                  # dictPiece
+  | bracket                                   # bracketPiece
+  | angle                                     # anglePiece
+  | HASH_ID angle? ('=' attrValue)?           # hashPiece
+  | word '=' attrValue                        # keywordPiece
+  | 'sizes' bracket                           # sizesPiece
+  | callKw=('ins' | 'outs' | 'tile' | 'wait' | 'record') '(' piece* ')'   # callPiece
+  | 'outs' ':' type                           # outsTypePiece
+  | '(' piece* ')'                            # parenPiece
+  ;
+
+bracket : '[' piece* ']' ;
+
+// Identifiers, including the grammar's keywords where a plain word is meant (`sizes = [..]`).
+word
+  : IDENT | 'sizes' | 'tile' | 'wait' | 'record' | 'ins' | 'outs' | 'to' | 'step' | 'do'
+  | 'else' | 'iter_args' | 'kernel' | 'module' | 'attributes' | 'private' | 'public'
+  ;
+
+literal
+  : '-'? INT
+  | '-'? FLOAT
+  | STRING
+  | 'true'
+  | 'false'
+  ;
+
+attrDict : '{' (attrEntry (',' attrEntry)*)? '}' ;
+attrEntry : (word | STRING) ('=' attrValue)? ;
+attrValue
+  : literal (':' type)?
+  | HASH_ID angle?
+  | angle
+  | bracket
+  | type
+  | SYMBOL
+  | VALUE_ID
+  | attrDict
+  | '?'
+  ;
+
+type
+  : BANG_ID angle?
+  | IDENT angle?
+  | 'tile' angle
+  | '(' (type (',' type)*)? ')' '->' typeGroup
+  ;
+
+angle : '<' (angleArg (',' angleArg)*)? '>' ;
+angleArg : angleAtom+ ('=' angleAtom+)? ;
+angleAtom
+  : word
+  | '-'? INT
+  | '-'? FLOAT
+  | '?'
+  | SHAPE
+  | HASH_ID angle?
+  | BANG_ID angle?
+  | angle
+  | STRING
+  | VALUE_ID
+  | '[' (angleArg (',' angleArg)*)? ']'
+  ;
+
+// ---------------------------------------------------------------- lexer
+
+BLOCK_MNEMONIC : ('BSTART' | 'BSTOP' | 'B.' [A-Z]+) ('.' [A-Z0-9_]+)* ;
+TREG : 'T#' [0-9]+ ;
+SHAPE : (([0-9]+ | '?') 'x')+ ;
+FLOAT : [0-9]+ '.' [0-9]* EXPONENT? | [0-9]+ EXPONENT ;
+INT : '0x' [0-9a-fA-F]+ | [0-9]+ ;
+VALUE_ID : '%' ID_CHAR+ ;
+SYMBOL : '@' (ID_CHAR+ | STRING) ;
+HASH_NUM : '#' [0-9]+ ;
+HASH_ID : '#' ID_START ID_CHAR* ;
+BANG_ID : '!' ID_START ID_CHAR* ;
+CARET_ID : '^' ID_CHAR+ ;
+IDENT : ID_START ID_CHAR* ;
+STRING : '"' (~["\\\r\n] | '\\' .)* '"' ;
+
+ARROW : '->' ;
+LINE_COMMENT : '//' ~[\r\n]* -> skip ;
+HASH_COMMENT : '#' ([ \t] ~[\r\n]*)? -> skip ;
+SEMI_COMMENT : ';' ~[\r\n]* -> skip ;
+WS : [ \t\r\n]+ -> skip ;
+ANY : . ;
+
+fragment ID_START : [a-zA-Z_] ;
+fragment ID_CHAR : [a-zA-Z0-9_$.] ;
+fragment EXPONENT : [eE] [+-]? [0-9]+ ;

@@ -1,0 +1,18 @@
+# lit configuration for the tool-level tests: each .pto file carries RUN lines checked with FileCheck.
+import os
+import lit.formats
+
+config.name = "pto-toolchain"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".pto", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pto_tools_dir, "..", "tests", "lit-out")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.pto_tools_dir, config.filecheck_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.substitutions.append(("FileCheck", os.path.basename(config.filecheck)))
+config.substitutions.append(("%shared", config.pto_shared_dir))
+config.substitutions.append(("%src", config.pto_source_dir))
+if os.path.isdir(config.pto_shared_dir):
+    config.available_features.add("shared")

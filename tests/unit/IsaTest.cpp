@@ -1,0 +1,112 @@
+#include "isa/Isa.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace pto::isa;
+
+TEST(DType, CanonicalSpellingsRoundTrip) {
+  for (unsigned i = 0; i < kNumDTypes; ++i) {
+    DType t = static_cast<DType>(i);
+    auto parsed = parseDType(spelling(t));
+    ASSERT_TRUE(parsed.has_value()) << spelling(t);
+    EXPECT_EQ(*parsed, t);
+  }
+}
+
+TEST(DType, AliasesUsersWrite) {
+  EXPECT_EQ(parseDType("half"), DType::F16);
+  EXPECT_EQ(parseDType("float"), DType::F32);
+  EXPECT_EQ(parseDType("f8E4M3FN"), DType::F8E4M3);
+  EXPECT_EQ(parseDType("u8"), DType::U8);
+  EXPECT_EQ(parseDType("int8"), DType::I8);
+  EXPECT_FALSE(parseDType("f33").has_value());
+  EXPECT_EQ(bitWidth(DType::BF16), 16u);
+  EXPECT_EQ(bitWidth(DType::F4E2M1X2), 4u);
+}
+
+TEST(Enums, SpellingsAndAliases) {
+  EXPECT_EQ(parseRoundMode("ROUND"), RoundMode::CAST_ROUND);
+  EXPECT_EQ(parseRoundMode("CAST_RINT"), RoundMode::CAST_RINT);
+  EXPECT_EQ(spelling(RoundMode::CAST_TRUNC), "CAST_TRUNC");
+  EXPECT_EQ(parsePipe("PIPE_MTE2"), Pipe::MTE2);
+  EXPECT_FALSE(parsePipe("PIPE_X").has_value());
+  EXPECT_EQ(parseLoc("ub"), Loc::Vec);
+  EXPECT_EQ(parseArch("a3"), Arch::A2A3);
+  EXPECT_EQ(parseArch("a5"), Arch::A5);
+}
+
+TEST(Arch, BufferCapacities) {
+  EXPECT_EQ(buffer(Arch::A2A3, Loc::Vec).capacity, 192u * 1024);
+  EXPECT_EQ(buffer(Arch::A5, Loc::Vec).capacity, 256u * 1024);
+  EXPECT_EQ(buffer(Arch::A5, Loc::Acc).capacity, 256u * 1024);
+  EXPECT_EQ(buffer(Arch::A2A3, Loc::Left).alignment, 512u);
+  EXPECT_EQ(profile(Arch::A2A3).eventIdsPerPipePair, 8u);
+}
+
+TEST(SyncOpType, PipesFollowPtoas) {
+  EXPECT_EQ(pipeOf(SyncOpType::TLOAD), Pipe::MTE2);
+  EXPECT_EQ(pipeOf(SyncOpType::TSTORE_VEC), Pipe::MTE3);
+  EXPECT_EQ(pipeOf(SyncOpType::TSTORE_ACC), Pipe::FIX);
+  EXPECT_EQ(pipeOf(SyncOpType::TMOV_M2L), Pipe::MTE1);
+  EXPECT_EQ(pipeOf(SyncOpType::TMATMUL), Pipe::M);
+  EXPECT_EQ(pipeOf(SyncOpType::TVEC), Pipe::V);
+}
+
+TEST(OpTable, EveryRowIsWellFormed) {
+  std::set<std::string_view> names;
+  for (const OpInfo& op : allOps()) {
+    EXPECT_TRUE(names.insert(op.mnemonic).second) << "duplicate " << op.mnemonic;
+    EXPECT_GE(op.numOutputs(), 1u) << op.mnemonic;
+    EXPECT_EQ(&info(op.id), &op) << op.mnemonic;
+    EXPECT_EQ(findOp(op.mnemonic), &op) << op.mnemonic;
+    EXPECT_FALSE(op.a2a3Types.empty() && op.a5Types.empty()) << op.mnemonic;
+    for (const Role& r : op.roles) EXPECT_FALSE(r.name.empty()) << op.mnemonic;
+  }
+  EXPECT_GE(allOps().size(), 100u);
+}
+
+TEST(OpTable, LookupSpellings) {
+  ASSERT_NE(findOp("pto.tadd"), nullptr);
+  EXPECT_EQ(findOp("pto.tadd")->id, OpId::TADD);
+  EXPECT_EQ(findOp("TADD")->id, OpId::TADD);
+  EXPECT_EQ(findOp("tmatmul_acc")->id, OpId::TMATMUL_ACC);
+  EXPECT_EQ(findOp("pto.tmatmul.acc")->id, OpId::TMATMUL_ACC);
+  EXPECT_EQ(findOp("pto.nosuchop"), nullptr);
+}
+
+TEST(OpTable, SignaturesSplitInputsAndOutputs) {
+  const OpInfo& dq = info(OpId::TDEQUANT);
+  ASSERT_EQ(dq.roles.size(), 4u);
+  EXPECT_EQ(dq.roles[0].name, "src");
+  EXPECT_EQ(dq.roles[3].name, "dst");
+  EXPECT_TRUE(dq.roles[3].isOutput);
+  const OpInfo& cvt = info(OpId::TCVT);
+  EXPECT_TRUE(cvt.roles[1].optional);
+  EXPECT_EQ(info(OpId::TLOAD).roles[0].kind, RoleKind::View);
+  EXPECT_TRUE(info(OpId::TMRGSORT).roles[0].variadic);
+}
+
+TEST(OpTable, PerArchRules) {
+  EXPECT_TRUE(info(OpId::TADD).types(Arch::A5).contains(DType::BF16));
+  EXPECT_FALSE(info(OpId::TADD).types(Arch::A2A3).contains(DType::BF16));
+  EXPECT_TRUE(info(OpId::TSQRT).types(Arch::A2A3).contains(DType::F16));
+  EXPECT_FALSE(info(OpId::TSQRT).types(Arch::A2A3).contains(DType::BF16));
+  EXPECT_FALSE(info(OpId::THISTOGRAM).supports(Arch::A2A3));
+  EXPECT_TRUE(info(OpId::THISTOGRAM).supports(Arch::A5));
+}
+
+TEST(Cvt, SeedConversionTable) {
+  // Seed 003: A2/A3 has I32 -> F16 (deq path), A5 does not; A5 adds FP8/HIF8 targets.
+  EXPECT_TRUE(cvtSupported(Arch::A2A3, DType::I32, DType::F16));
+  EXPECT_FALSE(cvtSupported(Arch::A5, DType::I32, DType::F16));
+  EXPECT_TRUE(cvtSupported(Arch::A5, DType::F32, DType::F8E4M3));
+  EXPECT_FALSE(cvtSupported(Arch::A2A3, DType::F32, DType::F8E4M3));
+  EXPECT_TRUE(cvtSupported(Arch::A2A3, DType::F16, DType::I4));
+  EXPECT_FALSE(cvtSupported(Arch::A5, DType::F16, DType::F8E4M3));
+  EXPECT_TRUE(cvtSupported(Arch::A5, DType::BF16, DType::F4E2M1X2));
+  EXPECT_TRUE(cvtSupported(Arch::A2A3, DType::F32, DType::F32));
+  EXPECT_FALSE(cvtSupported(Arch::A2A3, DType::U32, DType::U8));
+  EXPECT_TRUE(cvtSupported(Arch::A5, DType::U32, DType::U8));
+}
