@@ -20,6 +20,7 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
 isa::Arch resolveArch(const ir::Module& m, std::optional<isa::Arch> flag);
 
 /// Checks every function against the arch's rules (isa/ op table). Reports all errors found.
+/// Safe on a module the builder reported errors for: ops with unresolved operands are skipped.
 void verifyModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags);
 
 } // namespace pto::as

@@ -122,6 +122,12 @@ private:
   }
 
   void checkOp(const Op& op, const std::set<std::string>& functionNames) {
+    // Ops the builder already reported (an undefined operand) are not checked again.
+    for (ValueId v : op.operands)
+      if (v == kNoValue) return;
+    // A declared tile's type errors point at its type annotation.
+    if (op.kind == OpKind::AllocTile && op.typeLoc.valid() && op.typeLoc.line != 0)
+      checkTileType(type(op.results[0]).tile, op.typeLoc, op.results[0]);
     for (ValueId r : op.results) checkValueType(r);
     for (const Region& reg : op.regions)
       for (ValueId a : reg.args) checkValueType(a);

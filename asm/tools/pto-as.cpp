@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   if (!archText.empty()) archFlag = pto::isa::parseArch(archText);
 
   auto module = pto::as::parseModule(src, diags, archFlag);
-  if (module && diags.errors() == 0) {
+  if (module) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     pto::as::verifyModule(*module, arch, diags);
   }
