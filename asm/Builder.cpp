@@ -68,7 +68,17 @@ struct Keyword {
   SrcLoc loc;
 };
 
+enum class PieceKind { Operand, Types, To, Arrow, Dict, Keyword, Hash, Angle, Call, Bracket, Symbol, Paren, Sizes, OutsType };
+
+struct PieceSeen {
+  PieceKind kind;
+  SrcLoc loc;
+  std::string word; // keyword key or call name
+  std::string text;
+};
+
 struct Pieces {
+  std::vector<PieceSeen> seen; // every top-level piece, in order (for "unexpected ..." errors)
   std::vector<OperandRef> operands;
   std::vector<P::TypeContext*> types;   // after ':'
   P::TypeContext* toType = nullptr;     // `: A to B`
@@ -115,6 +125,22 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
   Pieces out;
   for (size_t i = 0; i < pieces.size(); ++i) {
     P::PieceContext* piece = pieces[i];
+    auto note = [&](PieceKind k, std::string word = {}) {
+      out.seen.push_back({k, locOf(piece), std::move(word), piece->getText()});
+    };
+    if (dynamic_cast<P::ValuePieceContext*>(piece) || dynamic_cast<P::LiteralPieceContext*>(piece)) note(PieceKind::Operand);
+    else if (dynamic_cast<P::TypesPieceContext*>(piece)) note(PieceKind::Types);
+    else if (dynamic_cast<P::ArrowPieceContext*>(piece)) note(PieceKind::Arrow);
+    else if (dynamic_cast<P::DictPieceContext*>(piece)) note(PieceKind::Dict);
+    else if (dynamic_cast<P::BracketPieceContext*>(piece)) note(PieceKind::Bracket);
+    else if (dynamic_cast<P::AnglePieceContext*>(piece)) note(PieceKind::Angle);
+    else if (dynamic_cast<P::HashPieceContext*>(piece)) note(PieceKind::Hash);
+    else if (auto* k = dynamic_cast<P::KeywordPieceContext*>(piece)) note(PieceKind::Keyword, k->word()->getText());
+    else if (dynamic_cast<P::SizesPieceContext*>(piece)) note(PieceKind::Sizes);
+    else if (auto* c = dynamic_cast<P::CallPieceContext*>(piece)) note(PieceKind::Call, c->callKw->getText());
+    else if (dynamic_cast<P::OutsTypePieceContext*>(piece)) note(PieceKind::OutsType);
+    else if (dynamic_cast<P::ParenPieceContext*>(piece)) note(PieceKind::Paren);
+    else if (dynamic_cast<P::SymbolPieceContext*>(piece)) note(PieceKind::Symbol);
     if (auto* v = dynamic_cast<P::ValuePieceContext*>(piece)) {
       OperandRef r;
       r.name = v->VALUE_ID()->getText().substr(1);
@@ -131,6 +157,7 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
       }
       if (i + 1 < pieces.size()) {
         if (auto* d = dynamic_cast<P::DictPieceContext*>(pieces[i + 1])) {
+          out.seen.push_back({PieceKind::Dict, locOf(d), {}, d->getText()});
           r.dict = d->attrDict();
           out.dicts.push_back(r.dict);
           ++i;
@@ -183,6 +210,24 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     }
   }
   return out;
+}
+
+/// Reports the first piece an op does not take ("unexpected '...' in 'op'"); keyword and call
+/// pieces must also be among the allowed words.
+bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op, std::initializer_list<PieceKind> kinds,
+                std::initializer_list<std::string_view> words = {}) {
+  for (const PieceSeen& seen : p.seen) {
+    bool ok = std::find(kinds.begin(), kinds.end(), seen.kind) != kinds.end();
+    if (ok && (seen.kind == PieceKind::Keyword || seen.kind == PieceKind::Call))
+      ok = std::find(words.begin(), words.end(), seen.word) != words.end();
+    if (ok) continue;
+    std::string text = seen.text.size() > 40 ? seen.text.substr(0, 37) + "..." : seen.text;
+    if (seen.kind == PieceKind::Keyword) text = seen.word + " =";
+    if (seen.kind == PieceKind::Call) text = seen.word + "(...)";
+    diags.error(seen.loc, "unexpected '" + text + "' in '" + op + "'");
+    return false;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------- arith table
@@ -273,7 +318,7 @@ private:
   void readModuleAttrs(P::AttrDictContext* dict) {
     for (auto* e : dict->attrEntry()) {
       std::string key = entryKey(e);
-      std::string value = e->attrValue() ? canonicalText(e->attrValue()) : "";
+      std::string value = entryValue(e);
       mod_->attrs.push_back({key, value});
       if (key == "pto.target_arch" || key == "pto.device-spec") {
         auto word = enumWord(e->attrValue());
@@ -292,6 +337,14 @@ private:
     }
   }
 
+  /// The value of `key = value [: type]` as canonical text (empty for a unit attribute).
+  static std::string entryValue(P::AttrEntryContext* e) {
+    if (!e->attrValue()) return "";
+    std::string v = canonicalText(e->attrValue());
+    if (e->type()) v += " : " + canonicalText(e->type());
+    return v;
+  }
+
   static std::string entryKey(P::AttrEntryContext* e) {
     std::string k = e->word() ? e->word()->getText() : e->STRING()->getText();
     if (k.size() >= 2 && k.front() == '"') k = k.substr(1, k.size() - 2);
@@ -302,7 +355,7 @@ private:
     std::vector<NamedAttr> out;
     if (!dict) return out;
     for (auto* e : dict->attrEntry())
-      out.push_back({entryKey(e), e->attrValue() ? canonicalText(e->attrValue()) : ""});
+      out.push_back({entryKey(e), entryValue(e)});
     return out;
   }
 
@@ -685,17 +738,32 @@ private:
     std::string pred = g->predicate ? g->predicate->getText() : "";
     SrcLoc predLoc = locOf(g->predicate);
 
-    if (const ArithDef* a = findArith(name)) return buildArith(*a, name, loc, pred, predLoc, p, results);
+    if (const ArithDef* a = findArith(name)) {
+      bool cast = a->cls == ArithClass::Cast;
+      if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
+      if (!cast && p.toType) {
+        diags_.error(locOf(p.toType), "unexpected 'to' type in '" + name + "'");
+        return;
+      }
+      return buildArith(*a, name, loc, pred, predLoc, p, results);
+    }
     if (!pred.empty()) {
       diags_.error(predLoc, "unexpected '" + pred + ",' after '" + name + "'");
       return;
     }
-    if (name == "arith.constant") return buildConstant(loc, p, results);
-    if (name == "return" || name == "func.return") return buildTerminator(OpKind::Return, name, loc, p, results);
-    if (name == "scf.yield") return buildTerminator(OpKind::Yield, name, loc, p, results);
-    if (name == "scf.condition") return buildCondition(loc, p, results);
-    if (name == "func.call" || name == "call") return buildCall(loc, p, results);
-    if (name == "tile") return buildTileDecl(loc, p, results);
+    auto only = [&](std::initializer_list<PieceKind> kinds, std::initializer_list<std::string_view> words = {}) {
+      return onlyPieces(diags_, p, name, kinds, words);
+    };
+    using K = PieceKind;
+    if (name == "arith.constant") return only({K::Operand, K::Types}) ? buildConstant(loc, p, results) : void();
+    if (name == "return" || name == "func.return")
+      return only({K::Operand, K::Types}) ? buildTerminator(OpKind::Return, name, loc, p, results) : void();
+    if (name == "scf.yield") return only({K::Operand, K::Types}) ? buildTerminator(OpKind::Yield, name, loc, p, results) : void();
+    if (name == "scf.condition")
+      return only({K::Paren, K::Operand, K::Types}) ? buildCondition(loc, p, results) : void();
+    if (name == "func.call" || name == "call")
+      return only({K::Symbol, K::Paren, K::Types}) ? buildCall(loc, p, results) : void();
+    if (name == "tile") return only({K::Operand, K::Types, K::Keyword}, {"addr"}) ? buildTileDecl(loc, p, results) : void();
 
     std::string base = name.starts_with("pto.") ? name.substr(4) : name;
     using Handler = void (Builder::*)(const std::string&, SrcLoc, Pieces&, const std::vector<ResultName>&);
@@ -735,7 +803,12 @@ private:
     };
     if (auto it = kHandlers.find(base); it != kHandlers.end())
       return (this->*(it->second))("pto." + base, loc, p, results);
-    if (const isa::OpInfo* info = isa::findOp(name)) return buildTileOp(*info, loc, p, results);
+    if (const isa::OpInfo* info = isa::findOp(name)) {
+      bool dps = p.call("ins") || p.call("outs");
+      bool ok = dps ? only({K::Call, K::Dict}, {"ins", "outs", "wait", "record"})
+                    : only({K::Operand, K::Types, K::Arrow, K::Dict, K::Hash, K::Angle, K::Call}, {"wait", "record"});
+      return ok ? buildTileOp(*info, loc, p, results) : void();
+    }
     diags_.error(loc, "unknown operation '" + name + "'");
   }
 
@@ -934,6 +1007,7 @@ private:
   }
 
   void buildMakeTensorView(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Keyword, PieceKind::Dict, PieceKind::Types}, {"shape", "strides"})) return;
     auto type = singleType(name, loc, p);
     if (!type) return;
     if (type->kind != TypeKind::TensorView) {
@@ -964,6 +1038,7 @@ private:
   }
 
   void buildPartitionView(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Keyword, PieceKind::Types, PieceKind::Arrow}, {"offsets", "sizes"})) return;
     auto type = singleType(name, loc, p);
     if (!type) return;
     if (type->kind != TypeKind::PartView) {
@@ -989,6 +1064,7 @@ private:
   }
 
   void buildGetDim(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow})) return;
     if (p.operands.size() != 2) {
       diags_.error(loc, "expected '" + name + " %view, %dim : T -> index'");
       return;
@@ -1000,6 +1076,7 @@ private:
   }
 
   void buildAllocTile(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Keyword, PieceKind::Types}, {"addr", "valid_row", "valid_col"})) return;
     auto type = singleType(name, loc, p);
     if (!type) return;
     if (!type->isTile()) {
@@ -1043,6 +1120,7 @@ private:
   }
 
   void buildSubset(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Sizes, PieceKind::Types})) return;
     if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory || !p.sizes) {
       diags_.error(loc, "expected '" + name + " %tile[%row, %col] sizes [R, C] : T'");
       return;
@@ -1078,6 +1156,7 @@ private:
   }
 
   void buildReshape(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow})) return;
     if (p.operands.size() != 1 || p.arrowTypes.size() != 1) {
       diags_.error(loc, "expected '" + name + " %src : T1 -> T2'");
       return;
@@ -1092,6 +1171,7 @@ private:
   }
 
   void buildSetValidShape(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
     expectResults(name, loc, results, 0);
     if (p.operands.size() != 3) {
       diags_.error(loc, "expected '" + name + " %tile, %rows, %cols : T'");
@@ -1105,6 +1185,7 @@ private:
   /// Manual placement: `%t2 = pto.tassign %t, %addr : T -> T` (rebinding), `pto.tassign %t,
   /// tile(0x1000)` / `@tile(0x1000)` / `tassign %t, %addr : T, index` (in place).
   void buildTAssign(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Call, PieceKind::Symbol, PieceKind::Paren, PieceKind::Types, PieceKind::Arrow}, {"tile", "ins"})) return;
     if (auto* ins = p.call("ins")) {
       Pieces inner = collectPieces(ins->piece());
       inner.dicts.insert(inner.dicts.end(), p.dicts.begin(), p.dicts.end());
@@ -1178,6 +1259,7 @@ private:
   }
 
   void buildLoadScalar(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow})) return;
     if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory ||
         p.operands[0].indices.size() != 1 || p.arrowTypes.size() != 1) {
       diags_.error(loc, "expected '" + name + " %ptr[%offset] : !pto.ptr<T> -> T'");
@@ -1192,6 +1274,7 @@ private:
   }
 
   void buildStoreScalar(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
     expectResults(name, loc, results, 0);
     if (p.operands.size() != 2 || p.operands[1].kind != OperandRef::Memory || p.operands[1].indices.size() != 1) {
       diags_.error(loc, "expected '" + name + " %value, %ptr[%offset] : !pto.ptr<T>, T'");
@@ -1207,6 +1290,7 @@ private:
   }
 
   void buildAddPtr(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow})) return;
     if (p.operands.size() != 2) {
       diags_.error(loc, "expected '" + name + " %ptr, %offset : P -> P'");
       return;
@@ -1220,12 +1304,14 @@ private:
   }
 
   void buildBlockInfo(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {})) return;
     if (!p.operands.empty()) diags_.error(p.operands[0].loc, "'" + name + "' takes no operands");
     Op& op = emit(OpKind::BlockInfo, loc, name);
     if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::scalar(isa::DType::I64)});
   }
 
   void buildTGetVal(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Call, PieceKind::OutsType}, {"ins"})) return;
     auto* ins = p.call("ins");
     if (!ins || !p.outsType) {
       diags_.error(loc, "expected '" + name + " ins(%tile, %offset : T, index) outs : T'");
@@ -1244,6 +1330,7 @@ private:
   }
 
   void buildEventIdArray(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow})) return;
     if (name == "pto.declare_eventid_array") {
       auto type = singleType(name, loc, p);
       if (!type) return;
@@ -1274,6 +1361,7 @@ private:
   }
 
   void buildPrint(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Call}, {"ins"})) return;
     expectResults(name, loc, results, 0);
     Op& op = emit(OpKind::Print, loc, name);
     if (auto* ins = p.call("ins")) {
@@ -1346,6 +1434,7 @@ private:
   }
 
   void buildSync(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Bracket})) return;
     expectResults(name, loc, results, 0);
     bool highLevel = name == "pto.record_event" || name == "pto.wait_event";
     bool isSet = name == "pto.record_event" || name.starts_with("pto.set_flag");
@@ -1395,6 +1484,7 @@ private:
   }
 
   void buildBarrier(const std::string& name, SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Angle, PieceKind::Hash, PieceKind::Bracket})) return;
     expectResults(name, loc, results, 0);
     std::string word;
     SrcLoc wloc = loc;
@@ -1688,8 +1778,7 @@ private:
   void readTileAttrs(P::AttrDictContext* d, std::vector<NamedAttr>& attrs) {
     for (auto* e : d->attrEntry()) {
       std::string key = entryKey(e);
-      addTileAttr(key, e->attrValue() ? enumWord(e->attrValue()) : std::nullopt,
-                  e->attrValue() ? canonicalText(e->attrValue()) : "", locOf(e), attrs);
+      addTileAttr(key, e->attrValue() ? enumWord(e->attrValue()) : std::nullopt, entryValue(e), locOf(e), attrs);
     }
   }
   void readHashAttr(P::HashPieceContext* h, std::vector<NamedAttr>& attrs) {

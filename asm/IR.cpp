@@ -1,5 +1,6 @@
 #include "asm/IR.h"
 
+#include <cctype>
 #include <map>
 #include <set>
 #include <sstream>
@@ -193,7 +194,11 @@ private:
   static std::string attrDict(const std::vector<NamedAttr>& attrs) {
     std::string s = "{";
     for (size_t i = 0; i < attrs.size(); ++i) {
-      s += (i ? ", " : "") + attrs[i].key;
+      const std::string& k = attrs[i].key;
+      // Keys that are not identifiers ("pto.device-spec") are printed quoted, as MLIR does.
+      bool plain = !k.empty() && (std::isalpha(static_cast<unsigned char>(k[0])) || k[0] == '_');
+      for (char c : k) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$');
+      s += (i ? ", " : "") + (plain ? k : "\"" + k + "\"");
       if (!attrs[i].value.empty()) s += " = " + attrs[i].value;
     }
     return s + "}";

@@ -110,9 +110,9 @@ literal
   ;
 
 attrDict : '{' (attrEntry (',' attrEntry)*)? '}' ;
-attrEntry : (word | STRING) ('=' attrValue)? ;
+attrEntry : (word | STRING) ('=' attrValue (':' type)?)? ;
 attrValue
-  : literal (':' type)?
+  : literal
   | HASH_ID angle?
   | angle
   | bracket
