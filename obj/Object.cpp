@@ -1,0 +1,699 @@
+#include "obj/Object.h"
+
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+
+namespace pto::obj {
+
+namespace {
+
+constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL"
+constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
+constexpr uint32_t kParamsMagic = 0x50545450;  // "PTTP"
+constexpr uint32_t kEventsMagic = 0x45545450;  // "PTTE"
+constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
+constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56, kEventRecord = 16, kLineRecord = 24;
+constexpr uint32_t kTableHeader = 16;
+constexpr uint32_t kNoteIdentity = 1, kNoteExtensions = 2;
+constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
+
+// ---------------------------------------------------------------- byte streams
+class Out {
+public:
+  void u8(uint8_t v) { bytes.push_back(v); }
+  void u16(uint16_t v) { le(v, 2); }
+  void u32(uint32_t v) { le(v, 4); }
+  void u64(uint64_t v) { le(v, 8); }
+  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
+  void header(uint32_t magic, uint32_t recordSize, size_t count) {
+    u32(magic);
+    u16(kFormatVersion);
+    u16(static_cast<uint16_t>(recordSize));
+    u32(static_cast<uint32_t>(count));
+    u32(0);
+  }
+  std::vector<uint8_t> bytes;
+
+private:
+  void le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+};
+
+class In {
+public:
+  In(const uint8_t* p, size_t n, std::string what) : p_(p), n_(n), what_(std::move(what)) {}
+  bool ok() const { return !err_; }
+  const std::string& error() const { return *err_; }
+  uint8_t u8() { return static_cast<uint8_t>(le(1)); }
+  uint16_t u16() { return static_cast<uint16_t>(le(2)); }
+  uint32_t u32() { return static_cast<uint32_t>(le(4)); }
+  uint64_t u64() { return le(8); }
+  int32_t i32() { return static_cast<int32_t>(u32()); }
+  int64_t i64() { return static_cast<int64_t>(u64()); }
+  void fail(const std::string& msg) {
+    if (!err_) err_ = what_ + ": " + msg;
+  }
+  /// Reads a table header; returns the record count, checking magic, version, record size and
+  /// that the records fit in what remains.
+  uint32_t header(uint32_t magic, uint32_t recordSize) {
+    if (n_ - pos_ < kTableHeader) {
+      fail("truncated table header");
+      return 0;
+    }
+    uint32_t m = u32();
+    uint16_t version = u16(), size = u16();
+    uint32_t count = u32();
+    u32();
+    if (m != magic) fail("bad table magic");
+    else if (version != kFormatVersion)
+      fail("unsupported format version " + std::to_string(version) + " (this reader handles " +
+           std::to_string(kFormatVersion) + ")");
+    else if (size != recordSize) fail("bad record size " + std::to_string(size));
+    else if (static_cast<uint64_t>(count) * recordSize > n_ - pos_) fail("records extend past the end of the section");
+    return ok() ? count : 0;
+  }
+  size_t remaining() const { return n_ - pos_; }
+
+private:
+  uint64_t le(int n) {
+    if (err_ || n_ - pos_ < static_cast<size_t>(n)) {
+      fail("truncated");
+      return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
+    pos_ += n;
+    return v;
+  }
+  const uint8_t* p_;
+  size_t n_;
+  size_t pos_ = 0;
+  std::string what_;
+  std::optional<std::string> err_;
+};
+
+// ---------------------------------------------------------------- string table
+class StrTab {
+public:
+  StrTab() { data_.push_back(0); }
+  uint32_t add(const std::string& s) {
+    if (s.empty()) return 0;
+    if (auto it = index_.find(s); it != index_.end()) return it->second;
+    uint32_t off = static_cast<uint32_t>(data_.size());
+    data_.insert(data_.end(), s.begin(), s.end());
+    data_.push_back(0);
+    index_[s] = off;
+    return off;
+  }
+  std::vector<uint8_t>& data() { return data_; }
+
+private:
+  std::vector<uint8_t> data_;
+  std::map<std::string, uint32_t> index_;
+};
+
+std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_t off) {
+  if (off >= tab.size()) return std::nullopt;
+  const void* end = std::memchr(tab.data() + off, 0, tab.size() - off);
+  if (!end) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(tab.data() + off));
+}
+
+
+// ---------------------------------------------------------------- libelf helpers
+struct ElfCloser {
+  void operator()(Elf* e) const { elf_end(e); }
+};
+using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
+
+bool initLibelf() {
+  static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
+  return ok;
+}
+
+std::string elfError(const std::string& what) { return what + ": " + elf_errmsg(-1); }
+
+struct SectionSpec {
+  const char* name;
+  Elf64_Word type;
+  Elf64_Xword flags;
+  Elf64_Xword align;
+  std::vector<uint8_t> data;
+  Elf64_Word link = 0, info = 0;
+  Elf64_Xword entsize = 0;
+};
+
+std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc) {
+  Out o;
+  o.u32(4); // "PTO\0"
+  o.u32(static_cast<uint32_t>(desc.size()));
+  o.u32(type);
+  for (char c : std::string("PTO")) o.u8(static_cast<uint8_t>(c));
+  o.u8(0);
+  for (char c : desc) o.u8(static_cast<uint8_t>(c));
+  while (o.bytes.size() % 4) o.u8(0);
+  return o.bytes;
+}
+
+std::vector<uint8_t> serializeTiles(const ObjectFile& obj, StrTab& strs) {
+  Out o;
+  size_t count = 0;
+  for (const Function& f : obj.functions) count += f.tiles.size();
+  o.header(kTilesMagic, kTileRecord, count);
+  for (uint32_t fi = 0; fi < obj.functions.size(); ++fi)
+    for (const TileDesc& t : obj.functions[fi].tiles) {
+      o.u32(fi);
+      o.u32(strs.add(t.name));
+      o.u8(static_cast<uint8_t>(t.loc));
+      o.u8(static_cast<uint8_t>(t.dtype));
+      o.u8(static_cast<uint8_t>(t.blayout));
+      o.u8(static_cast<uint8_t>(t.slayout));
+      o.u8(static_cast<uint8_t>(t.pad));
+      o.u8(static_cast<uint8_t>(t.compact));
+      o.u16(t.fractal);
+      o.u32(t.rows);
+      o.u32(t.cols);
+      o.i32(t.validRows);
+      o.i32(t.validCols);
+      o.i64(t.placement);
+      o.u64(0);
+    }
+  return o.bytes;
+}
+
+std::vector<uint8_t> serializeKernels(const ObjectFile& obj, StrTab& strs) {
+  Out o;
+  o.header(kKernelsMagic, kFunctionRecord, obj.functions.size());
+  uint32_t firstParam = 0, firstTile = 0;
+  for (const Function& f : obj.functions) {
+    o.u32(strs.add(f.name));
+    o.u32(f.flags);
+    o.u64(f.textOffset);
+    o.u64(f.textSize);
+    o.u32(firstParam);
+    o.u32(static_cast<uint32_t>(f.params.size()));
+    o.u32(firstTile);
+    o.u32(static_cast<uint32_t>(f.tiles.size()));
+    o.u32(f.frameSize);
+    o.u32(0);
+    firstParam += static_cast<uint32_t>(f.params.size());
+    firstTile += static_cast<uint32_t>(f.tiles.size());
+  }
+  o.header(kParamsMagic, kParamRecord, firstParam);
+  for (const Function& f : obj.functions)
+    for (const Param& p : f.params) {
+      o.u32(strs.add(p.name));
+      o.u8(static_cast<uint8_t>(p.kind));
+      o.u8(static_cast<uint8_t>(p.dtype));
+      o.u8(static_cast<uint8_t>(p.shape.size()));
+      o.u8(0);
+      for (size_t i = 0; i < 5; ++i) o.i64(i < p.shape.size() ? p.shape[i] : 0);
+      o.u64(0);
+    }
+  return o.bytes;
+}
+
+} // namespace
+
+std::string isaIdentityJson() {
+  return R"({"encoding_abi":"pto-isa-0.58.3-mode-function-v1","encoding_projection_sha256":"8a48b80e04484c70870f155bf9efc79d2a805cf99e809f4e4e8a7e6a7eb34172","release":"0.58.3"})";
+}
+std::string extensionJson() {
+  return R"({"extension_space":"pto-toolchain-ext-v1","object_format":1,"producer":"pto-toolchain"})";
+}
+
+std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& obj) {
+  if (!initLibelf()) return elfError("libelf initialisation failed");
+  if (obj.text.size() % 2 != 0) return std::string("text size must be a multiple of 2 bytes");
+  if (obj.functions.size() > UINT32_MAX / 2) return std::string("too many functions");
+  StrTab strs; // .strtab: symbol names and every name the .pto.* tables refer to
+  std::vector<SectionSpec> secs;
+  // Index 1..: the order below fixes the section indices used by links.
+  enum { kText = 1, kTiles, kKernels, kEvents, kLines, kNote, kRela, kSymtab, kStrtab };
+  secs.push_back({".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 4, obj.text});
+  secs.push_back({".pto.tiles", SHT_PROGBITS, 0, 8, serializeTiles(obj, strs)});
+  secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, serializeKernels(obj, strs)});
+  {
+    Out o;
+    o.header(kEventsMagic, kEventRecord, obj.events.size());
+    for (const Event& e : obj.events) {
+      if (e.function >= obj.functions.size()) return std::string("event '" + e.name + "' names a missing function");
+      o.u32(e.function);
+      o.u32(strs.add(e.name));
+      o.u8(static_cast<uint8_t>(e.srcPipe));
+      o.u8(static_cast<uint8_t>(e.dstPipe));
+      o.u16(0);
+      o.u32(0);
+    }
+    secs.push_back({".pto.events", SHT_PROGBITS, 0, 8, o.bytes});
+  }
+  {
+    Out o;
+    o.header(kLinesMagic, kLineRecord, obj.lines.size());
+    for (const LineEntry& l : obj.lines) {
+      o.u64(l.textOffset);
+      o.u32(strs.add(l.file));
+      o.u32(l.line);
+      o.u32(l.col);
+      o.u32(0);
+    }
+    secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, o.bytes});
+  }
+  {
+    std::vector<uint8_t> note = noteBytes(kNoteIdentity, isaIdentityJson());
+    std::vector<uint8_t> ext = noteBytes(kNoteExtensions, extensionJson());
+    note.insert(note.end(), ext.begin(), ext.end());
+    secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4, note});
+  }
+  // Symbols: null, the .text section symbol, then one global per function and undefined callees.
+  std::vector<Elf64_Sym> syms(2);
+  syms[1].st_info = ELF64_ST_INFO(STB_LOCAL, STT_SECTION);
+  syms[1].st_shndx = kText;
+  std::map<std::string, uint32_t> symIndex;
+  for (const Function& f : obj.functions) {
+    Elf64_Sym s{};
+    s.st_name = strs.add(f.name);
+    s.st_info = ELF64_ST_INFO((f.flags & kPrivate) ? STB_LOCAL : STB_GLOBAL, STT_FUNC);
+    s.st_shndx = (f.flags & kDeclaration) ? SHN_UNDEF : kText;
+    s.st_value = f.textOffset;
+    s.st_size = f.textSize;
+    if (symIndex.count(f.name)) return std::string("duplicate function '" + f.name + "'");
+    symIndex[f.name] = 0;
+    syms.push_back(s);
+  }
+  // ELF wants locals first: stable-partition, then record final indices.
+  std::stable_partition(syms.begin() + 2, syms.end(),
+                        [](const Elf64_Sym& s) { return ELF64_ST_BIND(s.st_info) == STB_LOCAL; });
+  for (uint32_t i = 2; i < syms.size(); ++i)
+    for (auto& [name, idx] : symIndex)
+      if (strs.add(name) == syms[i].st_name) idx = i;
+  for (const Reloc& r : obj.relocs)
+    if (r.type == RelocType::Call && !symIndex.count(r.symbol)) {
+      Elf64_Sym s{};
+      s.st_name = strs.add(r.symbol);
+      s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+      s.st_shndx = SHN_UNDEF;
+      symIndex[r.symbol] = static_cast<uint32_t>(syms.size());
+      syms.push_back(s);
+    }
+  uint32_t firstGlobal = 2;
+  while (firstGlobal < syms.size() && ELF64_ST_BIND(syms[firstGlobal].st_info) == STB_LOCAL) ++firstGlobal;
+  {
+    Out o;
+    for (const Reloc& r : obj.relocs) {
+      if (r.offset + 4 > obj.text.size()) return std::string("relocation offset past the end of .text");
+      uint32_t sym = 1;
+      int64_t addend = 0;
+      if (r.type == RelocType::Call) sym = symIndex[r.symbol];
+      else addend = (static_cast<int64_t>(r.function) << 32) | r.index;
+      o.u64(r.offset);
+      o.u64(ELF64_R_INFO(sym, static_cast<uint32_t>(r.type)));
+      o.i64(addend);
+    }
+    secs.push_back({".rela.text", SHT_RELA, SHF_INFO_LINK, 8, o.bytes, kSymtab, kText, sizeof(Elf64_Rela)});
+  }
+  {
+    Out o;
+    for (const Elf64_Sym& s : syms) {
+      o.u32(s.st_name);
+      o.u8(s.st_info);
+      o.u8(s.st_other);
+      o.u16(s.st_shndx);
+      o.u64(s.st_value);
+      o.u64(s.st_size);
+    }
+    secs.push_back({".symtab", SHT_SYMTAB, 0, 8, o.bytes, kStrtab, firstGlobal, sizeof(Elf64_Sym)});
+  }
+  secs.push_back({".strtab", SHT_STRTAB, 0, 1, strs.data()});
+
+  // libelf writes to a file descriptor; an anonymous memory file keeps this in memory.
+  int fd = memfd_create("pto-object", 0);
+  if (fd < 0) return std::string("cannot create an in-memory file");
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
+  ElfPtr elf(elf_begin(fd, ELF_C_WRITE, nullptr));
+  if (!elf) return elfError("elf_begin");
+  Elf64_Ehdr* eh = elf64_newehdr(elf.get());
+  if (!eh) return elfError("elf64_newehdr");
+  eh->e_ident[EI_DATA] = ELFDATA2LSB;
+  eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
+  eh->e_type = ET_REL;
+  eh->e_machine = EM_NONE;
+  eh->e_version = EV_CURRENT;
+  eh->e_flags = obj.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3;
+  StrTab shstrs;
+  std::vector<uint32_t> shNames;
+  for (auto& s : secs) shNames.push_back(shstrs.add(s.name));
+  uint32_t shstrName = shstrs.add(".shstrtab");
+  auto addSection = [&](const char*, Elf64_Word type, Elf64_Xword flags, Elf64_Xword align, std::vector<uint8_t>& data,
+                        Elf64_Word link, Elf64_Word info, Elf64_Xword entsize, uint32_t nameOff) -> Error {
+    Elf_Scn* scn = elf_newscn(elf.get());
+    if (!scn) return elfError("elf_newscn");
+    Elf_Data* d = elf_newdata(scn);
+    if (!d) return elfError("elf_newdata");
+    d->d_buf = data.data();
+    d->d_size = data.size();
+    d->d_type = ELF_T_BYTE;
+    d->d_align = align;
+    d->d_version = EV_CURRENT;
+    Elf64_Shdr* sh = elf64_getshdr(scn);
+    if (!sh) return elfError("elf64_getshdr");
+    sh->sh_name = nameOff;
+    sh->sh_type = type;
+    sh->sh_flags = flags;
+    sh->sh_addralign = align;
+    sh->sh_link = link;
+    sh->sh_info = info;
+    sh->sh_entsize = entsize;
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < secs.size(); ++i) {
+    SectionSpec& s = secs[i];
+    if (Error e = addSection(s.name, s.type, s.flags, s.align, s.data, s.link, s.info, s.entsize, shNames[i])) return *e;
+  }
+  std::vector<uint8_t>& shstrData = shstrs.data();
+  if (Error e = addSection(".shstrtab", SHT_STRTAB, 0, 1, shstrData, 0, 0, 0, shstrName)) return *e;
+  eh->e_shstrndx = static_cast<Elf64_Half>(secs.size() + 1);
+  if (elf_update(elf.get(), ELF_C_WRITE) < 0) return elfError("elf_update");
+  elf.reset();
+  off_t size = lseek(fd, 0, SEEK_END);
+  if (size < 0 || lseek(fd, 0, SEEK_SET) < 0) return std::string("cannot read back the object");
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
+    if (n <= 0) return std::string("cannot read back the object");
+    got += static_cast<size_t>(n);
+  }
+  return bytes;
+}
+
+// ---------------------------------------------------------------- reader
+namespace {
+
+struct Sections {
+  std::map<std::string, std::vector<uint8_t>> data;
+  std::map<std::string, Elf64_Shdr> headers;
+};
+
+std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size) {
+  if (size < sizeof(Elf64_Ehdr)) return std::string("file too small to be an ELF object");
+  if (std::memcmp(data, ELFMAG, SELFMAG) != 0) return std::string("not an ELF file (bad magic)");
+  if (data[EI_CLASS] != ELFCLASS64) return std::string("not a 64-bit ELF file");
+  if (data[EI_DATA] != ELFDATA2LSB) return std::string("not a little-endian ELF file");
+  if (!initLibelf()) return elfError("libelf initialisation failed");
+  // Validate the section header table ourselves before libelf walks it.
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data, sizeof eh);
+  if (eh.e_shentsize != sizeof(Elf64_Shdr)) return std::string("bad section header entry size");
+  if (eh.e_shoff > size || static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > size - eh.e_shoff)
+    return std::string("section header table extends past the end of the file");
+  if (eh.e_shstrndx >= eh.e_shnum) return std::string("bad section name table index");
+  std::vector<Elf64_Shdr> shdrs(eh.e_shnum);
+  std::memcpy(shdrs.data(), data + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
+  for (size_t i = 1; i < shdrs.size(); ++i) {
+    const Elf64_Shdr& sh = shdrs[i];
+    if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
+      return "section " + std::to_string(i) + " extends past the end of the file";
+  }
+  const Elf64_Shdr& shstr = shdrs[eh.e_shstrndx];
+  std::vector<uint8_t> names(data + shstr.sh_offset, data + shstr.sh_offset + shstr.sh_size);
+  Sections out;
+  for (size_t i = 1; i < shdrs.size(); ++i) {
+    auto name = strAt(names, shdrs[i].sh_name);
+    if (!name) return "section " + std::to_string(i) + " has a bad name offset";
+    if (out.data.count(*name)) return "duplicate section '" + *name + "'";
+    out.headers[*name] = shdrs[i];
+    if (shdrs[i].sh_type != SHT_NOBITS)
+      out.data[*name].assign(data + shdrs[i].sh_offset, data + shdrs[i].sh_offset + shdrs[i].sh_size);
+  }
+  // libelf must agree that the file is well formed.
+  std::vector<uint8_t> copy(data, data + size);
+  ElfPtr elf(elf_memory(reinterpret_cast<char*>(copy.data()), copy.size()));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return elfError("libelf rejects the file");
+  size_t n = 0;
+  if (elf_getshdrnum(elf.get(), &n) != 0 || n != shdrs.size()) return elfError("libelf rejects the section table");
+  return out;
+}
+
+} // namespace
+
+std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t size) {
+  auto loaded = loadSections(data, size);
+  if (auto* err = std::get_if<std::string>(&loaded)) return *err;
+  Sections& s = std::get<Sections>(loaded);
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data, sizeof eh);
+  if (eh.e_type != ET_REL) return std::string("not a relocatable object (e_type " + std::to_string(eh.e_type) + ")");
+  if (eh.e_machine != EM_NONE) return std::string("not a PTO object (e_machine " + std::to_string(eh.e_machine) + ")");
+  ObjectFile obj;
+  if (eh.e_flags == kArchFlagA2A3) obj.arch = isa::Arch::A2A3;
+  else if (eh.e_flags == kArchFlagA5) obj.arch = isa::Arch::A5;
+  else return std::string("unknown arch flags 0x" + std::to_string(eh.e_flags));
+  for (const char* need : {".text", ".pto.tiles", ".pto.kernels", ".pto.events", ".pto.lines", ".note.pto.isa",
+                           ".rela.text", ".symtab", ".strtab"})
+    if (!s.headers.count(need)) return std::string("missing section '") + need + "'";
+  // The ISA identity note must match exactly.
+  {
+    In in(s.data[".note.pto.isa"].data(), s.data[".note.pto.isa"].size(), ".note.pto.isa");
+    bool identity = false;
+    while (in.ok() && in.remaining() > 0) {
+      uint32_t namesz = in.u32(), descsz = in.u32(), type = in.u32();
+      if (!in.ok() || namesz > in.remaining()) break;
+      std::string name;
+      for (uint32_t i = 0; i < ((namesz + 3) & ~3u) && in.ok(); ++i) {
+        uint8_t c = in.u8();
+        if (i + 1 < namesz) name += static_cast<char>(c);
+      }
+      if (descsz > in.remaining()) {
+        in.fail("note descriptor extends past the section");
+        break;
+      }
+      std::string desc;
+      for (uint32_t i = 0; i < ((descsz + 3) & ~3u) && in.ok(); ++i) {
+        uint8_t c = in.u8();
+        if (i < descsz) desc += static_cast<char>(c);
+      }
+      if (name == "PTO" && type == kNoteIdentity) {
+        if (desc != isaIdentityJson()) return "ISA identity mismatch: the object declares " + desc;
+        identity = true;
+      }
+    }
+    if (!in.ok()) return in.error();
+    if (!identity) return std::string("missing PTO ISA identity note");
+  }
+  obj.text = s.data[".text"];
+  const std::vector<uint8_t>& strtab = s.data[".strtab"];
+  auto str = [&](uint32_t off, const char* what) -> std::optional<std::string> {
+    auto v = strAt(strtab, off);
+    if (!v) return std::nullopt;
+    (void)what;
+    return v;
+  };
+  // Functions and parameters.
+  struct FnRange {
+    uint32_t firstParam, numParams, firstTile, numTiles;
+  };
+  std::vector<FnRange> ranges;
+  std::vector<Param> params;
+  {
+    auto& d = s.data[".pto.kernels"];
+    In in(d.data(), d.size(), ".pto.kernels");
+    uint32_t count = in.header(kKernelsMagic, kFunctionRecord);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      Function f;
+      auto name = str(in.u32(), "function");
+      f.flags = in.u32();
+      f.textOffset = in.u64();
+      f.textSize = in.u64();
+      FnRange r{in.u32(), in.u32(), in.u32(), in.u32()};
+      f.frameSize = in.u32();
+      in.u32();
+      if (!name) in.fail("function " + std::to_string(i) + " has a bad name offset");
+      else f.name = *name;
+      if (f.textOffset > obj.text.size() || f.textSize > obj.text.size() - f.textOffset)
+        in.fail("function '" + f.name + "' extends past the end of .text");
+      obj.functions.push_back(std::move(f));
+      ranges.push_back(r);
+    }
+    uint32_t nparams = in.ok() ? in.header(kParamsMagic, kParamRecord) : 0;
+    for (uint32_t i = 0; i < nparams && in.ok(); ++i) {
+      Param p;
+      auto name = str(in.u32(), "param");
+      uint8_t kind = in.u8(), dtype = in.u8(), rank = in.u8();
+      in.u8();
+      int64_t shape[5];
+      for (auto& v : shape) v = in.i64();
+      in.u64();
+      if (!name) in.fail("parameter " + std::to_string(i) + " has a bad name offset");
+      else p.name = *name;
+      if (kind > static_cast<uint8_t>(ParamKind::Index)) in.fail("parameter '" + p.name + "' has a bad kind");
+      if (dtype >= isa::kNumDTypes) in.fail("parameter '" + p.name + "' has a bad dtype");
+      if (rank > 5) in.fail("parameter '" + p.name + "' has rank " + std::to_string(rank));
+      p.kind = static_cast<ParamKind>(kind);
+      p.dtype = static_cast<isa::DType>(dtype);
+      for (uint8_t k = 0; k < rank && k < 5; ++k) p.shape.push_back(shape[k]);
+      params.push_back(std::move(p));
+    }
+    if (!in.ok()) return in.error();
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const FnRange& r = ranges[i];
+      if (r.firstParam > params.size() || r.numParams > params.size() - r.firstParam)
+        return "function '" + obj.functions[i].name + "' has a parameter range past the table";
+      obj.functions[i].params.assign(params.begin() + r.firstParam, params.begin() + r.firstParam + r.numParams);
+    }
+  }
+  // Tiles.
+  {
+    auto& d = s.data[".pto.tiles"];
+    In in(d.data(), d.size(), ".pto.tiles");
+    uint32_t count = in.header(kTilesMagic, kTileRecord);
+    std::vector<std::pair<uint32_t, TileDesc>> tiles;
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      uint32_t fn = in.u32();
+      TileDesc t;
+      auto name = str(in.u32(), "tile");
+      uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(), compact = in.u8();
+      t.fractal = in.u16();
+      t.rows = in.u32();
+      t.cols = in.u32();
+      t.validRows = in.i32();
+      t.validCols = in.i32();
+      t.placement = in.i64();
+      in.u64();
+      std::string what = "tile " + std::to_string(i);
+      if (!name) in.fail(what + " has a bad name offset");
+      else t.name = *name;
+      if (fn >= obj.functions.size()) in.fail(what + " belongs to missing function " + std::to_string(fn));
+      if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes || bl >= isa::spellingsBLayout().size() ||
+          sl >= isa::spellingsSLayout().size() || pad >= isa::spellingsPadValue().size() || compact >= isa::spellingsCompactMode().size())
+        in.fail(what + " has an out-of-range enum field");
+      if ((t.validRows < 0 && t.validRows != kDynamicDim) || (t.validCols < 0 && t.validCols != kDynamicDim) ||
+          t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
+        in.fail(what + " has a bad valid shape");
+      if (t.placement < kUnplaced) in.fail(what + " has a bad placement");
+      t.loc = static_cast<isa::Loc>(loc);
+      t.dtype = static_cast<isa::DType>(dtype);
+      t.blayout = static_cast<isa::BLayout>(bl);
+      t.slayout = static_cast<isa::SLayout>(sl);
+      t.pad = static_cast<isa::PadValue>(pad);
+      t.compact = static_cast<isa::CompactMode>(compact);
+      tiles.push_back({fn, std::move(t)});
+    }
+    if (!in.ok()) return in.error();
+    size_t next = 0;
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const FnRange& r = ranges[i];
+      if (r.firstTile != next || r.numTiles > tiles.size() - next)
+        return "function '" + obj.functions[i].name + "' has a tile range that does not match .pto.tiles";
+      for (uint32_t k = 0; k < r.numTiles; ++k) {
+        if (tiles[next + k].first != i) return "tile table is not grouped by function";
+        obj.functions[i].tiles.push_back(tiles[next + k].second);
+      }
+      next += r.numTiles;
+    }
+    if (next != tiles.size()) return std::string("tiles belong to no function");
+  }
+  // Events.
+  {
+    auto& d = s.data[".pto.events"];
+    In in(d.data(), d.size(), ".pto.events");
+    uint32_t count = in.header(kEventsMagic, kEventRecord);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      Event e;
+      e.function = in.u32();
+      auto name = str(in.u32(), "event");
+      uint8_t sp = in.u8(), dp = in.u8();
+      in.u16();
+      in.u32();
+      if (!name) in.fail("event " + std::to_string(i) + " has a bad name offset");
+      else e.name = *name;
+      if (e.function >= obj.functions.size()) in.fail("event '" + e.name + "' belongs to a missing function");
+      if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size()) in.fail("event '" + e.name + "' has a bad pipe");
+      e.srcPipe = static_cast<isa::Pipe>(sp);
+      e.dstPipe = static_cast<isa::Pipe>(dp);
+      obj.events.push_back(std::move(e));
+    }
+    if (!in.ok()) return in.error();
+  }
+  // Lines.
+  {
+    auto& d = s.data[".pto.lines"];
+    In in(d.data(), d.size(), ".pto.lines");
+    uint32_t count = in.header(kLinesMagic, kLineRecord);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      LineEntry l;
+      l.textOffset = in.u64();
+      auto file = str(in.u32(), "line");
+      l.line = in.u32();
+      l.col = in.u32();
+      in.u32();
+      if (!file) in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
+      else l.file = *file;
+      if (l.textOffset > obj.text.size()) in.fail("line entry " + std::to_string(i) + " points past .text");
+      obj.lines.push_back(std::move(l));
+    }
+    if (!in.ok()) return in.error();
+  }
+  // Symbols and relocations.
+  {
+    auto& d = s.data[".symtab"];
+    if (d.size() % sizeof(Elf64_Sym) != 0) return std::string(".symtab: size is not a multiple of the entry size");
+    std::vector<std::string> symNames;
+    In in(d.data(), d.size(), ".symtab");
+    for (size_t i = 0; i < d.size() / sizeof(Elf64_Sym); ++i) {
+      auto name = str(in.u32(), "symbol");
+      in.u8();
+      in.u8();
+      in.u16();
+      in.u64();
+      in.u64();
+      if (!name) return ".symtab: symbol " + std::to_string(i) + " has a bad name offset";
+      symNames.push_back(*name);
+    }
+    auto& r = s.data[".rela.text"];
+    if (r.size() % sizeof(Elf64_Rela) != 0) return std::string(".rela.text: size is not a multiple of the entry size");
+    In rin(r.data(), r.size(), ".rela.text");
+    for (size_t i = 0; i < r.size() / sizeof(Elf64_Rela) && rin.ok(); ++i) {
+      Reloc rel;
+      rel.offset = rin.u64();
+      uint64_t info = rin.u64();
+      int64_t addend = rin.i64();
+      uint32_t sym = static_cast<uint32_t>(ELF64_R_SYM(info));
+      uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(info));
+      std::string what = "relocation " + std::to_string(i);
+      if (rel.offset + 4 > obj.text.size() || rel.offset % 2) rin.fail(what + " has a bad offset");
+      if (sym >= symNames.size()) rin.fail(what + " names a missing symbol");
+      if (type < 1 || type > 3) rin.fail(what + " has unknown type " + std::to_string(type));
+      if (!rin.ok()) break;
+      rel.type = static_cast<RelocType>(type);
+      if (rel.type == RelocType::Call) {
+        rel.symbol = symNames[sym];
+        if (rel.symbol.empty()) rin.fail(what + " calls an unnamed symbol");
+      } else {
+        rel.function = static_cast<uint32_t>(static_cast<uint64_t>(addend) >> 32);
+        rel.index = static_cast<uint32_t>(addend);
+        if (rel.function >= obj.functions.size()) rin.fail(what + " names a missing function");
+        else if (rel.type == RelocType::Tile && rel.index >= obj.functions[rel.function].tiles.size())
+          rin.fail(what + " names a missing tile");
+        else if (rel.type == RelocType::Event && rel.index >= obj.events.size()) rin.fail(what + " names a missing event");
+      }
+      obj.relocs.push_back(std::move(rel));
+    }
+    if (!rin.ok()) return rin.error();
+  }
+  return obj;
+}
+
+} // namespace pto::obj

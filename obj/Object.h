@@ -1,0 +1,119 @@
+// PTO object files: the in-memory model of an ELF64 relocatable object (.o) and its reader and
+// writer (through libelf). The section and record layouts are documented in
+// docs/object-format.md; everything a reader sees is validated before use.
+#pragma once
+
+#include "isa/Isa.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace pto::obj {
+
+inline constexpr uint16_t kFormatVersion = 1;
+inline constexpr int64_t kUnplaced = -1; // tile placement left to the linker
+inline constexpr int32_t kDynamicDim = -1;
+
+/// One tile descriptor (the function's tile table, indexed by B.IOT operands).
+struct TileDesc {
+  std::string name;
+  isa::Loc loc = isa::Loc::Vec;
+  isa::DType dtype = isa::DType::F32;
+  isa::BLayout blayout = isa::BLayout::RowMajor;
+  isa::SLayout slayout = isa::SLayout::NoneBox;
+  isa::PadValue pad = isa::PadValue::Null;
+  isa::CompactMode compact = isa::CompactMode::Null;
+  uint16_t fractal = 512;
+  uint32_t rows = 0, cols = 0;
+  int32_t validRows = 0, validCols = 0; // kDynamicDim when set at run time
+  int64_t placement = kUnplaced;         // byte offset in the buffer of `loc`
+  bool operator==(const TileDesc&) const = default;
+};
+
+enum class ParamKind : uint8_t { Pointer, Scalar, TensorView, Index };
+
+struct Param {
+  std::string name;
+  ParamKind kind = ParamKind::Pointer;
+  isa::DType dtype = isa::DType::F32; // pointee / scalar / element type
+  std::vector<int64_t> shape;          // TensorView only (static, row-major)
+  bool operator==(const Param&) const = default;
+};
+
+enum FunctionFlag : uint32_t {
+  kEntry = 1u << 0,
+  kPrivate = 1u << 1,
+  kDeclaration = 1u << 2,
+  kKernelVector = 1u << 3,
+  kKernelCube = 1u << 4,
+};
+
+struct Function {
+  std::string name;
+  uint32_t flags = 0;
+  uint64_t textOffset = 0; // bytes into .text
+  uint64_t textSize = 0;
+  uint32_t frameSize = 0;  // scalar spill frame, bytes
+  std::vector<Param> params;
+  std::vector<TileDesc> tiles;
+  bool operator==(const Function&) const = default;
+};
+
+/// A symbolic event: a set/wait pair whose hardware id the linker assigns.
+struct Event {
+  uint32_t function = 0;
+  std::string name;
+  isa::Pipe srcPipe = isa::Pipe::MTE2, dstPipe = isa::Pipe::V;
+  bool operator==(const Event&) const = default;
+};
+
+enum class RelocType : uint32_t {
+  None = 0,
+  Tile = 1,  // the word at `offset` names tile `index` of `function` (unplaced placement)
+  Call = 2,  // the word at `offset` calls `symbol`
+  Event = 3, // the word at `offset` carries symbolic event `index`
+};
+
+struct Reloc {
+  uint64_t offset = 0; // into .text
+  RelocType type = RelocType::None;
+  uint32_t function = 0;
+  uint32_t index = 0;  // tile or event index
+  std::string symbol;  // Call: the callee (possibly undefined in this object)
+  bool operator==(const Reloc&) const = default;
+};
+
+struct LineEntry {
+  uint64_t textOffset = 0;
+  std::string file;
+  uint32_t line = 0, col = 0;
+  bool operator==(const LineEntry&) const = default;
+};
+
+struct ObjectFile {
+  isa::Arch arch = isa::Arch::A2A3;
+  std::vector<uint8_t> text; // little-endian command words
+  std::vector<Function> functions;
+  std::vector<Event> events;
+  std::vector<Reloc> relocs;
+  std::vector<LineEntry> lines;
+  bool operator==(const ObjectFile&) const = default;
+};
+
+/// The ISA identity note (owner "PTO", type 1) of PTO ISA 0.58.3, and the toolchain's note
+/// (type 2) declaring the extension space its encoder uses.
+std::string isaIdentityJson();
+std::string extensionJson();
+
+/// An error message, or nothing.
+using Error = std::optional<std::string>;
+
+/// Serializes the object as an ELF64 ET_REL image.
+std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& obj);
+/// Parses and validates an object image. Corrupt input gives a message naming what is wrong.
+std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t size);
+
+} // namespace pto::obj
