@@ -22,24 +22,73 @@ using namespace pto::ir;
 class SyntaxErrorListener : public antlr4::BaseErrorListener {
 public:
   explicit SyntaxErrorListener(DiagEngine& d) : diags_(d) {}
-  void syntaxError(antlr4::Recognizer*, antlr4::Token* tok, size_t line, size_t col,
+  void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* tok, size_t line, size_t col,
                    const std::string& msg, std::exception_ptr) override {
     SrcLoc loc{static_cast<uint32_t>(line), static_cast<uint32_t>(col + 1), 1};
-    if (tok && tok->getType() != antlr4::Token::EOF) loc.len = std::max<size_t>(1, tok->getText().size());
-    diags_.error(loc, friendly(msg, tok));
+    bool atEof = tok && tok->getType() == antlr4::Token::EOF;
+    if (tok && !atEof) loc.len = static_cast<uint32_t>(std::max<size_t>(1, tok->getText().size()));
+    auto* parser = dynamic_cast<antlr4::Parser*>(recognizer);
+    std::string text;
+    if (atEof && parser) {
+      // Point just past the last real token: that is where the text stopped short.
+      if (antlr4::Token* last = lastToken(parser)) {
+        loc = locOf(last);
+        loc.col += loc.len;
+        loc.len = 1;
+        text = "unexpected end of file after '" + last->getText() + "'";
+      } else {
+        text = "unexpected end of file";
+      }
+      if (msg.find("'}'") != std::string::npos) text += "; expected '}'";
+    } else {
+      text = friendly(msg, tok);
+    }
+    // ANTLR's recovery can report the same position twice; one report is enough.
+    if (loc.line == lastLine_ && loc.col == lastCol_) return;
+    lastLine_ = loc.line;
+    lastCol_ = loc.col;
+    diags_.error(loc, text);
+    // Point at the unclosed bracket when that is the likely cause: the file ended inside a
+    // region, or an angle-bracket type was not closed.
+    if (parser && (atEof || msg.find("'>'") != std::string::npos)) noteOpenBracket(parser, loc, atEof);
   }
 
 private:
+  static antlr4::Token* lastToken(antlr4::Parser* parser) {
+    auto* stream = dynamic_cast<antlr4::BufferedTokenStream*>(parser->getTokenStream());
+    if (!stream) return nullptr;
+    for (size_t i = stream->size(); i-- > 0;) {
+      antlr4::Token* t = stream->get(i);
+      if (t->getType() != antlr4::Token::EOF && t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) return t;
+    }
+    return nullptr;
+  }
+
+  /// For an error inside `{...}` or `<...>` that opened on an earlier line, a note at the opener.
+  void noteOpenBracket(antlr4::Parser* parser, SrcLoc at, bool atEof) {
+    for (antlr4::ParserRuleContext* ctx = parser->getContext(); ctx; ctx = dynamic_cast<antlr4::ParserRuleContext*>(ctx->parent)) {
+      antlr4::Token* open = nullptr;
+      if (dynamic_cast<P::RegionContext*>(ctx) || dynamic_cast<P::AngleContext*>(ctx)) open = ctx->getStart();
+      else if (auto* m = dynamic_cast<P::ModuleOpContext*>(ctx)) {
+        for (auto* c : m->children)
+          if (auto* t = dynamic_cast<antlr4::tree::TerminalNode*>(c); t && t->getText() == "{") open = t->getSymbol();
+      }
+      if (!open || (open->getText() != "{" && open->getText() != "<")) continue;
+      if (!atEof && open->getText() != "<") return;
+      if (open->getLine() == at.line) return;
+      diags_.note(locOf(open), "to match this '" + open->getText() + "'");
+      return;
+    }
+  }
+
   static std::string friendly(const std::string& msg, antlr4::Token* tok) {
     std::string text = tok ? tok->getText() : "";
-    if (tok && tok->getType() == antlr4::Token::EOF) return "unexpected end of file: " + simplify(msg);
     if (msg.rfind("token recognition error", 0) == 0) return "invalid character in input: " + msg.substr(msg.find("at:") + 4);
-    if (!text.empty() && msg.find("extraneous input") != std::string::npos)
-      return "unexpected '" + text + "'" + expecting(msg);
-    if (!text.empty() && (msg.find("mismatched input") != std::string::npos ||
+    if (!text.empty() && (msg.find("extraneous input") != std::string::npos ||
+                          msg.find("mismatched input") != std::string::npos ||
                           msg.find("no viable alternative") != std::string::npos))
       return "unexpected '" + text + "'" + expecting(msg);
-    return simplify(msg);
+    return msg;
   }
   static std::string expecting(const std::string& msg) {
     auto p = msg.find("expecting ");
@@ -48,8 +97,8 @@ private:
     if (e.size() > 80) return "";
     return "; expected " + e;
   }
-  static std::string simplify(const std::string& msg) { return msg; }
   DiagEngine& diags_;
+  uint32_t lastLine_ = 0, lastCol_ = 0;
 };
 
 // ---------------------------------------------------------------- pieces
@@ -1101,7 +1150,7 @@ private:
       ValueId v = keywordValue(*kw, keyTypes[k]);
       if (v == kNoValue) continue;
       op.ints[k] = 1;
-      addOperand(op, v, kw->loc);
+      addOperand(op, v, locOf(kw->value));
     }
     if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
   }
@@ -1540,7 +1589,7 @@ private:
         ValueId a = keywordValue(*addr, Type::scalar(isa::DType::I64));
         if (a != kNoValue) {
           op.ints[0] = 1;
-          addOperand(op, a, addr->loc);
+          addOperand(op, a, locOf(addr->value));
         }
       }
       op.results.push_back(define(r.name, *type, r.loc));
@@ -1653,9 +1702,13 @@ private:
       (void)at;
       return true;
     };
+    bool badType = false;
     auto readTypes = [&](const std::vector<P::TypeContext*>& ts) {
       std::vector<std::optional<Type>> out;
-      for (auto* t : ts) out.push_back(readType(t));
+      for (auto* t : ts) {
+        out.push_back(readType(t));
+        badType |= !out.back();
+      }
       return out;
     };
 
@@ -1675,6 +1728,7 @@ private:
       Pieces in = ins ? collectPieces(ins->piece()) : Pieces{};
       Pieces out = outs ? collectPieces(outs->piece()) : Pieces{};
       auto inTypes = readTypes(in.types), outTypes = readTypes(out.types);
+      if (badType) return;
       if (!in.types.empty() && inTypes.size() != in.operands.size()) {
         if (inTypes.size() == 1) inTypes.resize(in.operands.size(), inTypes[0]);
         else diags_.error(in.typesLoc, "ins() has " + std::to_string(in.operands.size()) + " operands but " +
@@ -1691,6 +1745,7 @@ private:
       // PTO-AS (`op %dst, %src...`) or SSA (`%dst = op %src...`) form: types come as a pool.
       std::vector<std::optional<Type>> pool = readTypes(p.types);
       std::vector<std::optional<Type>> arrow = readTypes(p.arrowTypes);
+      if (badType) return;
       bool ssa = !results.empty();
       std::vector<OperandRef> outOps, inOps = p.operands;
       if (ssa) {
@@ -1763,10 +1818,8 @@ private:
     for (Bound& b : bound) {
       const isa::Role& role = info.roles[b.role];
       if (b.annotated) continue;
-      bool known = b.ref.kind == OperandRef::Value && lookup(b.ref.name);
       if (role.kind == isa::RoleKind::Tile) {
-        auto t = next(tiles, ti);
-        if (!known || role.isOutput) b.annotated = t;
+        b.annotated = next(tiles, ti);
       } else if (role.kind == isa::RoleKind::View) {
         if (b.ref.kind != OperandRef::Memory) b.annotated = next(views, vi);
       } else {
@@ -1989,15 +2042,15 @@ private:
       diags_.error(r.loc, "use of undefined view '%" + r.name + "'");
       return kNoValue;
     }
-    const Type& vt = fn_->type(view);
+    const Type vt = fn_->type(view); // a copy: emitting constants below grows fn_->values
     if (vt.kind != TypeKind::TensorView) {
       diags_.error(r.loc, "'%" + r.name + "[...]' needs a !pto.tensor_view, found " + toString(vt));
       return kNoValue;
     }
-    const TileType* tile = nullptr;
+    std::optional<TileType> tile;
     for (size_t i = 0; i < bound.size(); ++i)
       if (info.roles[bound[i].role].kind == isa::RoleKind::Tile && values[i] != kNoValue) {
-        tile = &fn_->type(values[i]).tile;
+        tile = fn_->type(values[i]).tile;
         break;
       }
     if (!tile) return kNoValue;
@@ -2062,6 +2115,7 @@ private:
       }
       if (uses.records.empty()) {
         diags_.error(uses.waits.front().op->loc, "event '%" + name + "' is waited on but never recorded");
+        for (auto& site : uses.waits) erase(site);
         continue;
       }
       if (uses.waits.empty()) {

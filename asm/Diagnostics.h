@@ -49,6 +49,11 @@ public:
   /// Stops reporting after this many errors (the rest are counted, one summary line printed).
   void setErrorLimit(unsigned n) { errorLimit_ = n; }
   const SourceFile& file() const { return file_; }
+  /// Deferred mode: diagnostics are kept and printed by flush() in source order (a note stays
+  /// with the error or warning before it), so build-time and verify-time errors interleave.
+  void setDeferred(bool on) { deferred_ = on; }
+  void flush();
+  ~DiagEngine() { flush(); }
 
 private:
   const SourceFile& file_;
@@ -58,6 +63,13 @@ private:
   unsigned errorLimit_ = 50;
   bool warningsAreErrors_ = false;
   bool suppressed_ = false;
+  bool deferred_ = false;
+  struct Pending {
+    SrcLoc loc;
+    std::string text;
+  };
+  std::vector<Pending> pending_;
+  std::string format(Severity sev, SrcLoc loc, const std::string& msg) const;
 };
 
 } // namespace pto::as

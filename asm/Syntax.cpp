@@ -274,6 +274,17 @@ std::optional<Type> TypeReader::readBang(const std::string& name, P::AngleContex
   return std::nullopt;
 }
 
+/// `16x16xf17` / `f17`: reports an unknown element type at the word. Returns true if reported.
+bool TypeReader::unknownElem(const AngleParam& p) {
+  if (!p.key.empty() || p.atoms.empty()) return false;
+  P::AngleAtomContext* last = p.atoms.back();
+  if (!last->word() || isa::parseDType(last->getText())) return false;
+  if (p.atoms.size() == 1 && isa::parseLoc(last->getText())) return false;
+  if (p.atoms.size() > 1 && !p.atoms.front()->SHAPE()) return false;
+  diags_.error(locOf(last), "unknown element type '" + last->getText() + "'");
+  return true;
+}
+
 std::optional<int64_t> TypeReader::intParam(const AngleParam& p, bool allowDynamic) {
   std::string t = p.text();
   if (allowDynamic && (t == "?" || t == "-1")) return kDynamic;
@@ -294,8 +305,14 @@ std::optional<TileType> TypeReader::readTile(P::AngleContext* angle, SrcLoc loc,
     return std::nullopt;
   }
   bool ok;
-  if (params[0].key == "loc" && params.size() > 1 && params[1].key == "dtype") {
+  bool compactShape = params.size() > 1 && params[0].key.empty() && params[1].key.empty() &&
+                      !params[1].atoms.empty() && params[1].atoms[0]->SHAPE() && !isa::parseDType(params[0].text());
+  if (params[0].key == "loc" && params.size() > 1 && !params[1].key.empty()) {
     ok = tileKeyed(t, params);
+  } else if (compactShape && !isa::parseLoc(params[0].text())) {
+    diags_.error(params[0].loc, "unknown tile location '" + params[0].text() +
+                                    "' (expected vec, mat, left, right, acc, bias or scaling)");
+    return std::nullopt;
   } else if (params[0].key == "loc") {
     auto l = isa::parseLoc(params[0].text());
     if (!l) {
@@ -403,6 +420,7 @@ bool TypeReader::tileCompact(TileType& t, const std::vector<AngleParam>& params)
   auto shape = parseShapeAtoms(params[1].atoms);
   if (!shape || !shape->elem || shape->dims.size() != 2 || shape->dims[0] == kDynamic ||
       shape->dims[1] == kDynamic) {
+    if (unknownElem(params[1])) return false;
     diags_.error(params[1].loc, "expected a static 'RxCxdtype' tile shape");
     return false;
   }
@@ -442,6 +460,7 @@ bool TypeReader::tilePositional(TileType& t, const std::vector<AngleParam>& para
   } else {
     auto dt = isa::parseDType(params[i].text());
     if (!dt || !params[i].key.empty()) {
+      if (unknownElem(params[i])) return false;
       diags_.error(params[i].loc, "expected a tile element type, found '" + params[i].text() + "'");
       return false;
     }

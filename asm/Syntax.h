@@ -50,6 +50,7 @@ private:
   bool tilePositional(ir::TileType& t, const std::vector<AngleParam>& params, size_t first);
   bool tileOption(ir::TileType& t, const AngleParam& p);
   std::optional<int64_t> intParam(const AngleParam& p, bool allowDynamic);
+  bool unknownElem(const AngleParam& p);
   DiagEngine& diags_;
 };
 

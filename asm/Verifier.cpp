@@ -2,6 +2,7 @@
 // type rules, flags, per-arch dtype sets); this file only interprets it.
 #include "asm/Frontend.h"
 
+#include <cctype>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,6 +14,13 @@ using namespace pto::ir;
 using isa::DType;
 using isa::Loc;
 
+
+/// "an acc", "a vec", "an f16", "an i8", "a ui8", "a bf16".
+std::string article(std::string_view word) {
+  bool an = !word.empty() && (std::string_view("aeio").find(word[0]) != std::string_view::npos ||
+                              (word[0] == 'f' && word.size() > 1 && std::isdigit(static_cast<unsigned char>(word[1]))));
+  return std::string(an ? "an " : "a ") + std::string(word);
+}
 
 class Verifier {
 public:
@@ -53,7 +61,13 @@ private:
   const Type& type(ValueId v) const { return fn_->type(v); }
   const Value& value(ValueId v) const { return fn_->value(v); }
 
-  void noteDef(ValueId v) { diags_.note(value(v).loc, "'%" + value(v).name + "' is defined here"); }
+  /// A note at the definition of v, unless the error already points there (fragment tiles are
+  /// defined by their first use).
+  void noteDef(ValueId v, SrcLoc errorAt = {}) {
+    const SrcLoc& def = value(v).loc;
+    if (def.line == errorAt.line && def.col == errorAt.col) return;
+    diags_.note(def, "'%" + value(v).name + "' is defined here");
+  }
 
   // ------------------------------------------------------------ types
   void checkValueType(ValueId v) {
@@ -264,9 +278,11 @@ private:
   }
 
   void checkBarrier(const Op& op) {
-    if (arch_ == isa::Arch::A5 && op.srcPipe != isa::Pipe::MTE2 && op.srcPipe != isa::Pipe::MTE3 &&
-        op.srcPipe != isa::Pipe::All && op.srcPipe != isa::Pipe::V)
-      diags_.error(op.loc, "A5 supports pipe barriers only on PIPE_MTE2, PIPE_MTE3 and PIPE_ALL (PIPE_V is ordered by hardware)");
+    if (arch_ != isa::Arch::A5) return;
+    if (op.srcPipe == isa::Pipe::V)
+      diags_.warning(op.loc, "a PIPE_V barrier has no effect on a5: the hardware keeps the vector pipe in order");
+    else if (op.srcPipe != isa::Pipe::MTE2 && op.srcPipe != isa::Pipe::MTE3 && op.srcPipe != isa::Pipe::All)
+      diags_.error(op.loc, "a5 supports pipe barriers only on PIPE_MTE2, PIPE_MTE3 and PIPE_ALL");
   }
 
   // ------------------------------------------------------------ tile ops
@@ -340,14 +356,14 @@ private:
       if ((info.flags & isa::kVecTiles) && t.loc != Loc::Vec) {
         diags_.error(o->loc, "'" + name + "' runs on the vector pipe: operand '" + std::string(o->role->name) +
                                  "' must be a vec tile, found loc=" + std::string(isa::spelling(t.loc)));
-        noteDef(o->value);
+        noteDef(o->value, o->loc);
       }
       bool rowMajorNeeded = (info.flags & isa::kRowMajor) &&
                             !(o->role->isOutput && (info.flags & (isa::kRowReduce)));
       if (rowMajorNeeded && t.blayout != isa::BLayout::RowMajor) {
         diags_.error(o->loc, "'" + name + "' needs row-major tiles: operand '" + std::string(o->role->name) +
                                  "' has blayout=col_major");
-        noteDef(o->value);
+        noteDef(o->value, o->loc);
       }
     }
     if (info.flags & isa::kCubeLocs) {
@@ -356,10 +372,10 @@ private:
         Loc want = r == "lhs" ? Loc::Left : r == "rhs" ? Loc::Right : r == "bias" ? Loc::Bias
                  : (r == "dst" || r == "acc") ? Loc::Acc : Loc::Scaling;
         if (tileOf(*o).loc != want) {
-          diags_.error(o->loc, "'" + name + "' operand '" + std::string(r) + "' must be a " +
-                                   std::string(isa::spelling(want)) + " tile, found loc=" +
+          diags_.error(o->loc, "'" + name + "' operand '" + std::string(r) + "' must be " +
+                                   article(isa::spelling(want)) + " tile, found loc=" +
                                    std::string(isa::spelling(tileOf(*o).loc)));
-          noteDef(o->value);
+          noteDef(o->value, o->loc);
         }
       }
     }
@@ -373,7 +389,7 @@ private:
 
   void dtypeError(const Operand& o, const std::string& name, const std::string& why) {
     diags_.error(o.loc, "'" + name + "' " + why);
-    noteDef(o.value);
+    noteDef(o.value, o.loc);
   }
 
   std::string dt(DType t) { return std::string(isa::spelling(t)); }
@@ -450,7 +466,7 @@ private:
       if (!src || !dst) return;
       DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
       bool accOut = tileOf(*src).loc == Loc::Acc; // the fixpipe may convert on the way out of L0C
-      if (s != d && !accOut) dtypeError(*dst, name, "copies " + dt(s) + " into a " + dt(d) + " tile; use pto.tcvt to convert");
+      if (s != d && !accOut) dtypeError(*dst, name, "copies " + dt(s) + " into " + article(dt(d)) + " tile; use pto.tcvt to convert");
       break;
     }
     case isa::TypeRule::Load:
@@ -466,7 +482,7 @@ private:
       bool accSource = info.rule == isa::TypeRule::Store && tileOf(*t).loc == Loc::Acc;
       if (!accSource) inSet(*t);
       if (!accSource && isa::bitWidth(td) != isa::bitWidth(vd))
-        dtypeError(*t, name, "moves " + dt(vd) + " data into/out of a " + dt(td) + " tile: element sizes must match");
+        dtypeError(*t, name, "moves " + dt(vd) + " data into/out of " + article(dt(td)) + " tile: element sizes must match");
       break;
     }
     case isa::TypeRule::Gather: {
@@ -542,7 +558,7 @@ private:
       if ((rows && differs(s.validRows, d.validRows)) || (cols && differs(s.validCols, d.validCols))) {
         diags_.error(o.loc, "'" + name + "' operand '" + std::string(o.role->name) + "' has valid shape " +
                                 vshape(s) + " but the destination has " + vshape(d));
-        noteDef(o.value);
+        noteDef(o.value, o.loc);
       }
     };
     for (const Operand& o : ops) {

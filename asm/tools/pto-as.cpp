@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -72,13 +74,14 @@ int main(int argc, char** argv) {
 
   std::string text;
   if (!readInput(input, text)) {
-    std::cerr << "pto-as: error: cannot read '" << input << "'\n";
+    std::cerr << "pto-as: error: cannot read '" << input << "': " << std::strerror(errno) << "\n";
     return 1;
   }
   pto::as::SourceFile src(input == "-" ? "<stdin>" : input, std::move(text));
   pto::as::DiagEngine diags(src, std::cerr);
   diags.setWarningsAreErrors(fatalWarnings);
   diags.setErrorLimit(errorLimit);
+  diags.setDeferred(true);
   std::optional<pto::isa::Arch> archFlag;
   if (!archText.empty()) archFlag = pto::isa::parseArch(archText);
 
@@ -87,6 +90,7 @@ int main(int argc, char** argv) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     pto::as::verifyModule(*module, arch, diags);
   }
+  diags.flush();
   if (!module || diags.failed()) {
     if (diags.errors() > 0)
       std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
