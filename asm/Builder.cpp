@@ -170,6 +170,45 @@ void addTypes(Pieces& p, P::TypeContext* t) {
   p.types.push_back(t);
 }
 
+void addTypeList(Pieces& out, P::TypeListContext* t) {
+  out.typesLoc = locOf(t->type(0));
+  auto types = t->type();
+  bool hasTo = false;
+  for (auto* child : t->children)
+    if (auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child); term && term->getText() == "to") hasTo = true;
+  if (hasTo) {
+    out.toType = types.back();
+    types.pop_back();
+  }
+  for (auto* ty : types) addTypes(out, ty);
+}
+
+Pieces collectPieces(const std::vector<P::PieceContext*>& pieces);
+
+/// The pieces of a generic statement: head pieces, the type list, then tail pieces.
+Pieces collectStatement(P::GenericOpContext* g) {
+  std::vector<P::PieceContext*> pieces;
+  for (auto* h : g->headPiece()) pieces.push_back(h->piece());
+  Pieces out = collectPieces(pieces);
+  if (g->typeList()) {
+    out.seen.push_back({PieceKind::Types, locOf(g->typeList()), {}, g->typeList()->getText()});
+    addTypeList(out, g->typeList());
+    std::vector<P::PieceContext*> tail;
+    for (auto* t : g->tailPiece()) tail.push_back(t->piece());
+    Pieces rest = collectPieces(tail);
+    out.seen.insert(out.seen.end(), rest.seen.begin(), rest.seen.end());
+    auto append = [](auto& into, const auto& from) { into.insert(into.end(), from.begin(), from.end()); };
+    append(out.arrowTypes, rest.arrowTypes);
+    out.hasArrow |= rest.hasArrow;
+    append(out.dicts, rest.dicts);
+    append(out.keywords, rest.keywords);
+    append(out.hashes, rest.hashes);
+    append(out.angles, rest.angles);
+    append(out.calls, rest.calls);
+  }
+  return out;
+}
+
 Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
   Pieces out;
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -220,17 +259,7 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
       r.loc = locOf(l->literal());
       out.operands.push_back(std::move(r));
     } else if (auto* t = dynamic_cast<P::TypesPieceContext*>(piece)) {
-      out.typesLoc = locOf(t->type(0));
-      auto types = t->type();
-      bool hasTo = false;
-      for (auto* child : t->children)
-        if (auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child); term && term->getText() == "to")
-          hasTo = true;
-      if (hasTo) {
-        out.toType = types.back();
-        types.pop_back();
-      }
-      for (auto* ty : types) addTypes(out, ty);
+      addTypeList(out, t->typeList());
     } else if (auto* a = dynamic_cast<P::ArrowPieceContext*>(piece)) {
       out.hasArrow = true;
       auto* g = a->typeGroup();
@@ -377,7 +406,7 @@ private:
           arch = (word->starts_with("Ascend950") || word->starts_with("Ascend910_95")) ? isa::Arch::A5
                                                                                          : isa::Arch::A2A3;
         if (!arch) {
-          diags_.error(locOf(e), "unknown target arch '" + value + "' (expected \"a2a3\", \"a3\" or \"a5\")");
+          diags_.error(locOf(e), "unknown target arch '" + value + "' (expected \"a2a3\", \"a2\", \"a3\" or \"a5\")");
           continue;
         }
         mod_->targetArch = arch;
@@ -738,7 +767,7 @@ private:
     if (!checkLiteral(text, type, loc)) return std::nullopt;
     Op& op = emitBefore(OpKind::Constant, loc, "arith.constant");
     op.attrs.push_back({"value", normalizeLiteral(text, type)});
-    std::string name = "c" + std::to_string(fn_->values.size());
+    std::string name = constantName(text, type);
     ValueId v = fn_->addValue(name, type, loc);
     op.results.push_back(v);
     return v;
@@ -777,13 +806,28 @@ private:
   }
 
   /// Hex literals for float types are bit patterns (0x3F800000 is 1.0f); print them as such.
-  static std::string normalizeLiteral(const std::string& text, const Type&) { return text; }
+  /// A decimal integer written for a float type prints as a float literal ("0" -> "0.0"), as
+  /// MLIR requires; hex literals for float types are bit patterns and stay as written.
+  static std::string normalizeLiteral(const std::string& text, const Type& type) {
+    bool decimalInt = !text.empty() && text.find_first_of(".eExX") == std::string::npos;
+    if (type.isFloatScalar() && decimalInt) return text + ".0";
+    return text;
+  }
+
+  /// MLIR-style names for materialized constants: %c16, %c0_i64, %cm1_i32, %cst (the printer
+  /// makes repeated names unique).
+  static std::string constantName(const std::string& text, const Type& type) {
+    if (type.isFloatScalar() || text.find_first_of(".eExX") != std::string::npos || text == "true" || text == "false")
+      return "cst";
+    std::string digits = text.front() == '-' ? "m" + text.substr(1) : text;
+    return "c" + digits + (type.kind == TypeKind::Index ? "" : "_" + toString(type));
+  }
 
   // ------------------------------------------------------------ generic statements
   void buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>& results) {
     std::string name = g->opName()->getText();
     SrcLoc loc = locOf(g->opName());
-    Pieces p = collectPieces(g->piece());
+    Pieces p = collectStatement(g);
     std::string pred = g->predicate ? g->predicate->getText() : "";
     SrcLoc predLoc = locOf(g->predicate);
 
@@ -971,7 +1015,7 @@ private:
     }
     if (!checkLiteral(text, type, p.operands[0].loc)) return;
     Op& op = emit(OpKind::Constant, loc, "arith.constant");
-    op.attrs.push_back({"value", text});
+    op.attrs.push_back({"value", normalizeLiteral(text, type)});
     if (expectResults("arith.constant", loc, results, 1)) defineResults(op, results, {type});
   }
 
@@ -1286,8 +1330,14 @@ private:
     if (constAddr) {
       addr = constantInt(*constAddr, Type::scalar(isa::DType::I64), addrLoc);
     } else if (p.operands.size() == 2) {
-      addr = scalarOperand(p.operands[1], Type::scalar(isa::DType::I64));
-      addrLoc = p.operands[1].loc;
+      const OperandRef& a = p.operands[1];
+      std::optional<Type> addrType;
+      if (p.types.size() == 2) addrType = readType(p.types[1]);
+      if (a.kind == OperandRef::Value && !lookup(a.name) && fn_->isFragment && addrType && addrType->isIntLike())
+        addr = declareFragmentParam(a, *addrType);
+      else
+        addr = scalarOperand(a, Type::scalar(isa::DType::I64));
+      addrLoc = a.loc;
     } else {
       diags_.error(loc, "expected '" + name + " %tile, <address>'");
       return;
@@ -1302,7 +1352,7 @@ private:
   ValueId constantInt(int64_t v, const Type& type, SrcLoc loc) {
     Op& op = emitBefore(OpKind::Constant, loc, "arith.constant");
     op.attrs.push_back({"value", std::to_string(v)});
-    ValueId id = fn_->addValue("c" + std::to_string(fn_->values.size()), type, loc);
+    ValueId id = fn_->addValue(constantName(std::to_string(v), type), type, loc);
     op.results.push_back(id);
     return id;
   }
@@ -1811,6 +1861,8 @@ private:
       else scalars.push_back(*t);
     }
     size_t ti = 0, vi = 0, si = 0;
+    viewAnnotation_.reset();
+    if (!views.empty()) viewAnnotation_ = views.front(); // for `%view[...]` operands in fragments
     auto next = [](std::vector<Type>& v, size_t& i) -> std::optional<Type> {
       if (v.empty()) return std::nullopt;
       return v[std::min(i++, v.size() - 1)];
@@ -2038,6 +2090,8 @@ private:
       if (b.ref.name == r.name && b.annotated) base.annotated = b.annotated;
     ValueId view = kNoValue;
     if (auto v = lookup(r.name)) view = *v;
+    else if (fn_->isFragment && viewAnnotation_ && viewAnnotation_->isView())
+      view = declareFragmentParam(r, *viewAnnotation_);
     else {
       diags_.error(r.loc, "use of undefined view '%" + r.name + "'");
       return kNoValue;
@@ -2064,11 +2118,21 @@ private:
       diags_.error(r.loc, "a memory operand needs a tile with a static valid shape");
       return kNoValue;
     }
-    Op& op = emit(OpKind::PartitionView, r.loc, "pto.partition_view");
-    addOperand(op, view, r.loc);
+    // Offsets first (their constants come before the partition op), then the op itself.
+    building_ = nullptr;
     std::vector<ValueId> offsets;
     for (size_t i = 0; i + r.indices.size() < rank; ++i) offsets.push_back(constantInt(0, Type::index(), r.loc));
-    for (auto& idx : r.indices) offsets.push_back(scalarOperand(idx, Type::index()));
+    for (auto& idx : r.indices) {
+      ValueId v = scalarOperand(idx, Type::index());
+      if (v == kNoValue) return kNoValue;
+      if (!fn_->type(v).isIntLike()) {
+        diags_.error(idx.loc, "index '%" + idx.name + "' must be an integer or index, found " + toString(fn_->type(v)));
+        return kNoValue;
+      }
+      offsets.push_back(v);
+    }
+    Op& op = emit(OpKind::PartitionView, r.loc, "pto.partition_view");
+    addOperand(op, view, r.loc);
     std::vector<int64_t> sizes(rank, 1);
     if (rank >= 1) sizes[rank - 1] = tile->validCols;
     if (rank >= 2) sizes[rank - 2] = tile->validRows;
@@ -2077,7 +2141,7 @@ private:
     for (ValueId v : offsets) addOperand(op, v, r.loc);
     for (ValueId v : sizeVals) addOperand(op, v, r.loc);
     op.ints = {static_cast<int64_t>(rank), static_cast<int64_t>(rank)};
-    ValueId result = fn_->addValue(r.name + "_part" + std::to_string(fn_->values.size()),
+    ValueId result = fn_->addValue(r.name + "_part",
                                    Type{TypeKind::PartView, vt.elem, sizes}, r.loc);
     op.results.push_back(result);
     return result;
@@ -2170,6 +2234,7 @@ private:
   std::vector<std::unordered_map<std::string, ValueId>> scopes_;
   std::vector<Region*> regions_;
   Op* building_ = nullptr;
+  std::optional<Type> viewAnnotation_;
   struct Placement {
     int64_t addr;
     SrcLoc loc;

@@ -103,6 +103,18 @@ isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch) {
   }
 }
 
+void setTargetArch(Module& m, isa::Arch arch) {
+  std::string value = "\"" + std::string(isa::spelling(arch)) + "\"";
+  std::erase_if(m.attrs, [](const NamedAttr& a) { return a.key == "pto.device-spec"; });
+  m.targetArch = arch;
+  for (NamedAttr& a : m.attrs)
+    if (a.key == "pto.target_arch") {
+      a.value = value;
+      return;
+    }
+  m.attrs.insert(m.attrs.begin(), {"pto.target_arch", value});
+}
+
 // ---------------------------------------------------------------- printer
 namespace {
 

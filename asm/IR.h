@@ -205,6 +205,10 @@ isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch);
 const TileType* roleTile(const Function& fn, const Op& op, std::string_view role);
 ValueId roleValue(const Op& op, std::string_view role);
 
+/// Records the arch in the module (pto.target_arch), replacing any previous value, so that
+/// the printed IR verifies the same way without the --arch flag.
+void setTargetArch(Module& m, isa::Arch arch);
+
 /// Prints the module in the canonical text form (MLIR style, DPS tile ops, compact tile_buf
 /// types). pto-as parses it back to the same IR.
 std::string print(const Module& m);

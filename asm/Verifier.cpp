@@ -158,6 +158,8 @@ private:
       if (!functionNames.count(op.name)) diags_.error(op.typeLoc, "call to undefined function '@" + op.name + "'");
       break;
     case OpKind::Subset: checkSubset(op); break;
+    case OpKind::LoadScalar:
+    case OpKind::StoreScalar: checkScalarMemory(op); break;
     default: break;
     }
   }
@@ -227,6 +229,7 @@ private:
   }
 
   void checkPartition(const Op& op) {
+    if (op.ints.size() < 2) return;
     const Type& src = type(op.operands[0]);
     const Type& res = type(op.results[0]);
     if (src.kind != TypeKind::TensorView) {
@@ -252,7 +255,29 @@ private:
       if (rank == resRank && res.shape[i] != kDynamic && res.shape[i] != *c)
         diags_.error(op.typeLoc, "partition size " + std::to_string(*c) + " in dimension " + std::to_string(i) +
                                      " does not match the result type dimension " + std::to_string(res.shape[i]));
+      // A static partition must lie inside a static view.
+      auto off = constValue(op.operands[1 + i]);
+      if (off && src.shape[i] != kDynamic && (*off < 0 || *off + *c > src.shape[i]))
+        diags_.error(op.operandLocs[1 + i], "partition [" + std::to_string(*off) + ", " + std::to_string(*off + *c) +
+                                                ") in dimension " + std::to_string(i) + " is outside the view's extent " +
+                                                std::to_string(src.shape[i]));
     }
+  }
+
+  void checkScalarMemory(const Op& op) {
+    bool load = op.kind == OpKind::LoadScalar;
+    ValueId ptr = op.operands[load ? 0 : 1];
+    const Type& pt = type(ptr);
+    const Type& vt = type(load ? op.results[0] : op.operands[0]);
+    if (pt.kind != TypeKind::Ptr) {
+      diags_.error(op.operandLocs[load ? 0 : 1], "'" + op.name + "' needs a !pto.ptr operand, found " + toString(pt));
+      return;
+    }
+    if (!type(op.operands[load ? 1 : 2]).isIntLike())
+      diags_.error(op.operandLocs[load ? 1 : 2], "'" + op.name + "' offset must be an integer or index");
+    if (vt.kind != TypeKind::Scalar || vt.elem != pt.elem)
+      diags_.error(load ? op.loc : op.operandLocs[0], "'" + op.name + "' " + (load ? "loads " : "stores ") + toString(vt) +
+                                                       " through " + toString(pt) + ": the types must match");
   }
 
   void checkSubset(const Op& op) {

@@ -15,6 +15,18 @@
 // no piece can start with a bare identifier unless a `=`/`(`/`:` follows it.
 grammar PTO;
 
+@parser::members {
+  /// A piece that may follow the type list of a generic op: `-> T`, `{attrs}`, `#attr`, `<...>`,
+  /// `key = value`, or `wait(...)`/`record(...)`. Operands may not follow the types, so a
+  /// statement such as `%a, %b = ...` on the next line cannot be read as more operands.
+  bool tailStart() {
+    size_t t = _input->LA(1);
+    if (t == ARROW || t == LBRACE || t == HASH_ID || t == LANGLE) return true;
+    if ((t == KW_WAIT || t == KW_RECORD || t == KW_INS || t == KW_OUTS) && _input->LA(2) == LPAREN) return true;
+    return t != VALUE_ID && _input->LA(2) == EQUALS;
+  }
+}
+
 file : item* EOF ;
 
 item
@@ -61,7 +73,10 @@ typeGroup : type | '(' (type (',' type)*)? ')' ;
 
 section : kind=('pto.section.vector' | 'pto.section.cube') region ;
 
-genericOp : opName (predicate=IDENT ',')? piece* ;
+genericOp : opName (predicate=IDENT ',')? headPiece* (typeList tailPiece*)? ;
+headPiece : {_input->LA(1) != COLON}? piece ;
+tailPiece : {tailStart()}? piece ;
+typeList : ':' type (',' type)* ('to' type)? ;
 opName : IDENT | 'tile' | 'wait' | 'record' ;
 
 // Canonical block assembly, as pto-objdump prints it.
@@ -80,7 +95,7 @@ piece
   | SYMBOL                                    # symbolPiece
   | literal                                   # literalPiece
   | ','                                       # commaPiece
-  | ':' type (',' type)* ('to' type)?         # typesPiece
+  | typeList                                  # typesPiece
   | '->' typeGroup                            # arrowPiece
   | attrDict                                  # dictPiece
   | bracket                                   # bracketPiece
@@ -147,6 +162,17 @@ angleAtom
   ;
 
 // ---------------------------------------------------------------- lexer
+
+// Named here (before IDENT) because the parser's predicates refer to them.
+COLON : ':' ;
+LBRACE : '{' ;
+LANGLE : '<' ;
+LPAREN : '(' ;
+EQUALS : '=' ;
+KW_WAIT : 'wait' ;
+KW_RECORD : 'record' ;
+KW_INS : 'ins' ;
+KW_OUTS : 'outs' ;
 
 BLOCK_MNEMONIC : ('BSTART' | 'BSTOP' | 'B.' [A-Z]+) ('.' [A-Z0-9_]+)* ;
 TREG : 'T#' [0-9]+ ;

@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (verifyOnly) return 0;
+  if (archFlag) pto::ir::setTargetArch(*module, *archFlag);
   std::string err;
   if (!writeOutput(output, pto::ir::print(*module), err)) {
     std::cerr << "pto-as: error: " << err << "\n";

@@ -1,0 +1,1125 @@
+#include "isa/Encoding.h"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <map>
+
+namespace pto::isa::enc {
+
+namespace {
+
+// ================================================================ small helpers
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+std::optional<int64_t> parseInt(std::string_view t) {
+  if (t.empty()) return std::nullopt;
+  bool neg = false;
+  if (t[0] == '-' || t[0] == '+') {
+    neg = t[0] == '-';
+    t.remove_prefix(1);
+  }
+  int base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+    base = 16;
+    t.remove_prefix(2);
+  }
+  if (t.empty()) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
+  if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
+  if (v > (uint64_t(1) << 63)) return std::nullopt;
+  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+}
+
+// ================================================================ code tables
+struct NoneTag {};
+constexpr NoneTag NONE{};
+constexpr std::optional<DType> ourDT(DType d) { return d; }
+constexpr std::optional<DType> ourDT(NoneTag) { return std::nullopt; }
+constexpr std::optional<OpId> ourOp(OpId o) { return o; }
+constexpr std::optional<OpId> ourOp(NoneTag) { return std::nullopt; }
+
+const std::vector<DataTypeInfo>& dataTypes() {
+  static const std::vector<DataTypeInfo> t = [] {
+    using enum DType;
+    return std::vector<DataTypeInfo>{
+#define PTO_ENC_DTYPE(Code, Name, Bits, Ours) {Code, #Name, Bits, ourDT(Ours)},
+#include "isa/Encoding.def"
+    };
+  }();
+  return t;
+}
+
+struct NamedCode {
+  unsigned code;
+  std::string_view name;
+};
+const std::vector<NamedCode>& rmodes() {
+  static const std::vector<NamedCode> t = {
+#define PTO_ENC_RMODE(Code, Name, Alias) {Code, #Name},
+#include "isa/Encoding.def"
+  };
+  return t;
+}
+const std::vector<NamedCode>& rmodeAliases() {
+  static const std::vector<NamedCode> t = {
+#define PTO_ENC_RMODE(Code, Name, Alias) {Code, Alias},
+#include "isa/Encoding.def"
+  };
+  return t;
+}
+const std::vector<NamedCode>& cmodes() {
+  static const std::vector<NamedCode> t = {
+#define PTO_ENC_CMODE(Code, Name, Ours) {Code, #Name},
+#include "isa/Encoding.def"
+  };
+  return t;
+}
+const std::vector<NamedCode>& pads() {
+  static const std::vector<NamedCode> t = {
+#define PTO_ENC_PAD(Code, Name, Ours) {Code, #Name},
+#include "isa/Encoding.def"
+  };
+  return t;
+}
+const std::vector<NamedCode>& layouts() {
+  static const std::vector<NamedCode> t = {
+#define PTO_ENC_LAYOUT(Code, Name) {Code, #Name},
+#include "isa/Encoding.def"
+  };
+  return t;
+}
+const std::vector<NamedCode>& gprs() {
+  static const std::vector<NamedCode> t = {
+#define PTO_ENC_GPR(Index, Name) {Index, #Name},
+#include "isa/Encoding.def"
+  };
+  return t;
+}
+const std::vector<NamedCode>& named(std::string_view kind) {
+  struct Row {
+    std::string_view kind;
+    NamedCode nc;
+  };
+  static const std::vector<Row> rows = {
+#define PTO_ENC_NAMED(Kind, Code, Name) {#Kind, {Code, #Name}},
+#include "isa/Encoding.def"
+  };
+  static std::map<std::string_view, std::vector<NamedCode>> byKind = [] {
+    std::map<std::string_view, std::vector<NamedCode>> m;
+    for (const Row& r : rows) m[r.kind].push_back(r.nc);
+    return m;
+  }();
+  static const std::vector<NamedCode> empty;
+  auto it = byKind.find(kind);
+  return it == byKind.end() ? empty : it->second;
+}
+
+std::string_view nameOf(const std::vector<NamedCode>& t, unsigned code) {
+  for (const NamedCode& n : t)
+    if (n.code == code) return n.name;
+  return {};
+}
+std::optional<unsigned> codeOf(const std::vector<NamedCode>& t, std::string_view name) {
+  for (const NamedCode& n : t)
+    if (iequals(n.name, name)) return n.code;
+  return std::nullopt;
+}
+
+struct XCtlRow {
+  ExtCtl ctl;
+  std::string_view name;
+  unsigned numPipes;
+};
+const std::vector<XCtlRow>& xctls() {
+  static const std::vector<XCtlRow> t = {
+#define PTO_ENC_XCTL(Name, Ctl, NumPipes) {ExtCtl::Name, #Name, NumPipes},
+#include "isa/Encoding.def"
+  };
+  return t;
+}
+const XCtlRow* xctl(unsigned code) {
+  for (const XCtlRow& r : xctls())
+    if (static_cast<unsigned>(r.ctl) == code) return &r;
+  return nullptr;
+}
+
+// ================================================================ form table
+Piece P(unsigned lsb, unsigned width, unsigned vlsb) {
+  Piece p;
+  p.instrLsb = static_cast<uint8_t>(lsb);
+  p.width = static_cast<uint8_t>(width);
+  p.valueLsb = static_cast<uint8_t>(vlsb);
+  return p;
+}
+constexpr std::nullopt_t NP = std::nullopt;
+Domain domAny() { return Domain{}; }
+Domain domSet(uint64_t s) {
+  Domain d;
+  d.kind = Domain::Kind::Set;
+  d.set = s;
+  return d;
+}
+Domain domRange(int64_t lo, int64_t hi) {
+  Domain d;
+  d.kind = Domain::Kind::Range;
+  d.lo = lo;
+  d.hi = hi;
+  return d;
+}
+[[maybe_unused]] Domain domNotEq(int64_t v) {
+  Domain d;
+  d.kind = Domain::Kind::NotEq;
+  d.lo = v;
+  return d;
+}
+
+FieldInfo makeField(std::string_view name, FieldKind kind, bool isSigned,
+                    std::initializer_list<std::optional<Piece>> pieces, Domain dom) {
+  FieldInfo f;
+  f.name = name;
+  f.kind = kind;
+  f.isSigned = isSigned;
+  f.domain = dom;
+  for (const auto& p : pieces) {
+    if (!p) continue;
+    f.pieces.push_back(*p);
+    f.width = std::max(f.width, unsigned(p->valueLsb) + p->width);
+    f.valueMask |= ((uint64_t(1) << p->width) - 1) << p->valueLsb;
+  }
+  return f;
+}
+
+std::vector<FormInfo> buildForms() {
+  std::vector<FormInfo> forms;
+#define ANY domAny()
+#define SET(x) domSet(x##ull)
+#define RANGE(a, b) domRange(a, b)
+#define NOTEQ(v) domNotEq(v)
+#define PTO_ENC_FORM(Id, Bits, Match, Mask, Status, Group, Syntax)                                 \
+  forms.push_back(FormInfo{FormId::Id, #Id, Bits, Match##ull, Mask##ull, FormStatus::Status,         \
+                           FormGroup::Group, Syntax, {}});
+#define PTO_ENC_FIELD(Form, Name, Kind, Sign, P0, P1, P2, Dom)                                     \
+  forms[static_cast<unsigned>(FormId::Form)].fields.push_back(                                     \
+      makeField(#Name, FieldKind::Kind, std::string_view(#Sign) == "S", {P0, P1, P2}, Dom));
+#include "isa/Encoding.def"
+#undef ANY
+#undef SET
+#undef RANGE
+#undef NOTEQ
+  return forms;
+}
+
+const std::vector<FormInfo>& forms() {
+  static const std::vector<FormInfo> f = buildForms();
+  return f;
+}
+
+/// Forms of one length in decode-priority order: most mask bits first, then table order.
+const std::vector<const FormInfo*>& priority(unsigned bits) {
+  static const std::map<unsigned, std::vector<const FormInfo*>> byBits = [] {
+    std::map<unsigned, std::vector<const FormInfo*>> m;
+    for (const FormInfo& f : forms()) m[f.bits].push_back(&f);
+    for (auto& [b, v] : m)
+      std::stable_sort(v.begin(), v.end(), [](const FormInfo* a, const FormInfo* c) {
+        return std::popcount(a->mask) > std::popcount(c->mask);
+      });
+    return m;
+  }();
+  static const std::vector<const FormInfo*> empty;
+  auto it = byBits.find(bits);
+  return it == byBits.end() ? empty : it->second;
+}
+
+struct Reserved {
+  std::string_view name;
+  unsigned bits;
+  uint64_t match, mask;
+};
+const std::vector<Reserved>& reservations() {
+  static const std::vector<Reserved> t = {
+#define PTO_ENC_RESERVED(Name, Bits, Match, Mask) {Name, Bits, Match##ull, Mask##ull},
+#include "isa/Encoding.def"
+  };
+  return t;
+}
+
+// ================================================================ tile op table
+std::vector<TileOpInfo> buildTileOps() {
+  using enum OpId;
+  std::vector<TileOpInfo> t;
+#define PTO_ENC_TILEOP(Name, Family, Engine, Mode, Function, Start, Ours)                          \
+  t.push_back(TileOpInfo{TileOp::Name, #Name, TileFamily::Family, TileEngine::Engine, Mode, Function, \
+                         FormId::Start, ourOp(Ours)});
+#define PTO_ENC_XOP(Name, Xop, Ours)                                                               \
+  t.push_back(TileOpInfo{TileOp::Name, #Name, TileFamily::EXT, TileEngine::EXT, 0, Xop,             \
+                         FormId::BSTART_EXT, ourOp(Ours)});
+#include "isa/Encoding.def"
+  return t;
+}
+const std::vector<TileOpInfo>& tileOps() {
+  static const std::vector<TileOpInfo> t = buildTileOps();
+  return t;
+}
+const TileOpInfo* teplOp(unsigned mode, unsigned function) {
+  for (const TileOpInfo& o : tileOps())
+    if (o.family == TileFamily::TEPL && o.mode == mode && o.function == function) return &o;
+  return nullptr;
+}
+const TileOpInfo* extOp(unsigned xop) {
+  for (const TileOpInfo& o : tileOps())
+    if (o.family == TileFamily::EXT && o.function == xop) return &o;
+  return nullptr;
+}
+const TileOpInfo* namedStartOp(FormId f) {
+  for (const TileOpInfo& o : tileOps())
+    if (o.family != TileFamily::TEPL && o.family != TileFamily::EXT && o.startForm == f) return &o;
+  return nullptr;
+}
+
+// ================================================================ bit packing
+int64_t extractField(const FieldInfo& f, uint64_t word) {
+  uint64_t v = 0;
+  for (const Piece& p : f.pieces) v |= ((word >> p.instrLsb) & ((uint64_t(1) << p.width) - 1)) << p.valueLsb;
+  if (f.isSigned && f.width < 64 && (v >> (f.width - 1) & 1)) v |= ~uint64_t(0) << f.width;
+  return static_cast<int64_t>(v);
+}
+
+std::optional<std::string> fieldFits(const FieldInfo& f, int64_t v) {
+  if (f.isSigned) {
+    int64_t lo = -(int64_t(1) << (f.width - 1)), hi = (int64_t(1) << (f.width - 1)) - 1;
+    if (v < lo || v > hi) return "value " + std::to_string(v) + " does not fit signed field " + std::string(f.name);
+    uint64_t u = static_cast<uint64_t>(v) & ((uint64_t(1) << f.width) - 1);
+    if ((u & ~f.valueMask) != 0) return "field " + std::string(f.name) + " cannot encode " + std::to_string(v);
+  } else {
+    if (v < 0 || (f.width < 64 && static_cast<uint64_t>(v) >> f.width))
+      return "value " + std::to_string(v) + " does not fit field " + std::string(f.name);
+    if ((static_cast<uint64_t>(v) & ~f.valueMask) != 0)
+      return "field " + std::string(f.name) + " cannot encode " + std::to_string(v);
+  }
+  return std::nullopt;
+}
+
+uint64_t placeField(const FieldInfo& f, int64_t v) {
+  uint64_t u = static_cast<uint64_t>(v), w = 0;
+  for (const Piece& p : f.pieces) w |= ((u >> p.valueLsb) & ((uint64_t(1) << p.width) - 1)) << p.instrLsb;
+  return w;
+}
+
+// ================================================================ semantic checks
+/// Checks beyond field domains: TEPL selector holes, extension op numbers. Empty = fine.
+std::optional<std::string> semanticCheck(const Inst& in) {
+  const FormInfo& f = info(in.form);
+  if (f.status == FormStatus::ReservedInPto)
+    return std::string(f.mnemonic()) + " is reserved-in-pto in PTO ISA 0.58.3";
+  if (in.form == FormId::BSTART_TEPL) {
+    unsigned mode = static_cast<unsigned>(*in.get("Mode")), fn = static_cast<unsigned>(*in.get("Function"));
+    if (!teplOp(mode, fn)) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "TEPL selector 0x%03X (mode %u, function %u) is reserved", mode << 5 | fn, mode, fn);
+      return std::string(buf);
+    }
+  }
+  if (in.form == FormId::BSTART_EXT && !extOp(static_cast<unsigned>(*in.get("XOP"))))
+    return "extension op " + std::to_string(*in.get("XOP")) + " is not assigned";
+  if (in.form == FormId::BSTART_EXTC) {
+    const XCtlRow* r = xctl(static_cast<unsigned>(*in.get("CTL")));
+    if (!r) return "extension control " + std::to_string(*in.get("CTL")) + " is not assigned";
+    if (r->numPipes < 1 && *in.get("PipeA") != 0) return std::string(r->name) + " takes no pipe";
+    if (r->numPipes < 2 && *in.get("PipeB") != 0) return std::string(r->name) + " takes one pipe at most";
+  }
+  return std::nullopt;
+}
+
+std::string hexOf(uint64_t v, unsigned bits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%0*llX", static_cast<int>((bits + 3) / 4), static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// ================================================================ text: field values
+const char* const kPeMasks[8] = {"0000", "1000", "0100", "0010", "0001", "1100", "1110", "1111"};
+const char kHands[4] = {'T', 'U', 'M', 'N'};
+
+std::string sregName(int64_t v) {
+  if (v >= 0 && v < 24) return std::string(gprName(static_cast<unsigned>(v)));
+  if (v >= 24 && v < 28) return "t#" + std::to_string(v - 23);
+  if (v >= 28 && v < 32) return "u#" + std::to_string(v - 27);
+  return std::to_string(v);
+}
+
+std::string printField(const FieldInfo& f, int64_t v) {
+  auto orNum = [&](std::string_view s) { return s.empty() ? std::to_string(v) : std::string(s); };
+  unsigned u = static_cast<unsigned>(v);
+  switch (f.kind) {
+  case FieldKind::UInt: return std::to_string(static_cast<uint64_t>(v));
+  case FieldKind::SInt: return std::to_string(v);
+  case FieldKind::Gpr: return orNum(gprName(u));
+  case FieldKind::SReg: return sregName(v);
+  case FieldKind::Tile: return std::string(1, kHands[(u >> 4) & 3]) + "#" + std::to_string((u & 15) + 1);
+  case FieldKind::Hand: return std::string(1, kHands[u & 3]);
+  case FieldKind::PeMask: return kPeMasks[u & 7];
+  case FieldKind::Last: return v ? ", last" : "";
+  case FieldKind::DType: {
+    const DataTypeInfo* d = dataTypeInfo(u);
+    return d ? std::string(d->name) : "DT" + std::to_string(v);
+  }
+  case FieldKind::Layout: return orNum(layoutName(u));
+  case FieldKind::Pad: return orNum(nameOf(pads(), u));
+  case FieldKind::CMode: return orNum(nameOf(cmodes(), u));
+  case FieldKind::RMode: return orNum(rmodeName(u));
+  case FieldKind::Label: return (v < 0 ? "pc-" : "pc+") + std::to_string(v < 0 ? -2 * v : 2 * v);
+  case FieldKind::LoopNest: return orNum(nameOf(named("LoopNest"), u));
+  case FieldKind::BrType: return orNum(nameOf(named("BrType"), u));
+  case FieldKind::TraceBE: return orNum(nameOf(named("TraceBE"), u));
+  case FieldKind::RTypeNeg:
+  case FieldKind::RTypeNot: {
+    static const char* const neg[4] = {"", ".sw", ".uw", ".neg"};
+    static const char* const nt[4] = {"", ".sw", ".uw", ".not"};
+    return (f.kind == FieldKind::RTypeNeg ? neg : nt)[u & 3];
+  }
+  case FieldKind::Shamt: return v ? "<<" + std::to_string(v) : "";
+  case FieldKind::Hidden: return "";
+  }
+  return std::to_string(v);
+}
+
+/// Parses one value of a field kind from a token.
+std::optional<int64_t> parseToken(FieldKind kind, std::string_view t) {
+  switch (kind) {
+  case FieldKind::UInt:
+  case FieldKind::SInt: return parseInt(t);
+  case FieldKind::Gpr:
+    if (auto g = parseGpr(t)) return *g;
+    return std::nullopt;
+  case FieldKind::SReg: {
+    if (auto g = parseGpr(t)) return *g;
+    if (t.size() == 3 && (t[0] == 't' || t[0] == 'u') && t[1] == '#' && t[2] >= '1' && t[2] <= '4')
+      return (t[0] == 't' ? 23 : 27) + (t[2] - '0');
+    return std::nullopt;
+  }
+  case FieldKind::Tile: {
+    if (t.size() < 3 || t[1] != '#') return std::nullopt;
+    const char* h = std::find(kHands, kHands + 4, std::toupper(static_cast<unsigned char>(t[0])));
+    auto n = parseInt(t.substr(2));
+    if (h == kHands + 4 || !n || *n < 1 || *n > 16) return std::nullopt;
+    return (h - kHands) * 16 + (*n - 1);
+  }
+  case FieldKind::Hand: {
+    if (t.size() != 1) return std::nullopt;
+    const char* h = std::find(kHands, kHands + 4, std::toupper(static_cast<unsigned char>(t[0])));
+    if (h == kHands + 4) return std::nullopt;
+    return h - kHands;
+  }
+  case FieldKind::PeMask:
+    for (unsigned i = 0; i < 8; ++i)
+      if (t == kPeMasks[i]) return i;
+    return std::nullopt;
+  case FieldKind::DType:
+    if (auto c = parseDataType(t)) return *c;
+    return std::nullopt;
+  case FieldKind::Layout:
+    if (auto c = layoutCode(t)) return *c;
+    return parseInt(t);
+  case FieldKind::Pad:
+    if (auto c = codeOf(pads(), t)) return *c;
+    return parseInt(t);
+  case FieldKind::CMode:
+    if (iequals(t, "None")) return 0; // spec examples write None for EQ (code 0)
+    if (auto c = codeOf(cmodes(), t)) return *c;
+    return parseInt(t);
+  case FieldKind::RMode:
+    if (auto c = codeOf(rmodes(), t)) return *c;
+    if (auto c = codeOf(rmodeAliases(), t)) return *c;
+    return parseInt(t);
+  case FieldKind::Label: {
+    if (t.size() < 4 || !iequals(t.substr(0, 2), "pc")) return std::nullopt;
+    auto n = parseInt(t.substr(2));
+    if (!n || (*n % 2) != 0 || (t[2] != '+' && t[2] != '-')) return std::nullopt;
+    return *n / 2;
+  }
+  case FieldKind::LoopNest:
+    if (auto c = codeOf(named("LoopNest"), t)) return *c;
+    return std::nullopt;
+  case FieldKind::BrType:
+    if (auto c = codeOf(named("BrType"), t)) return *c;
+    return std::nullopt;
+  case FieldKind::TraceBE:
+    if (auto c = codeOf(named("TraceBE"), t)) return *c;
+    return std::nullopt;
+  default: return std::nullopt;
+  }
+}
+
+// ================================================================ text: pattern engine
+class Cursor {
+public:
+  explicit Cursor(std::string_view s) : s_(s) {}
+  void skipWs() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  bool atEnd() {
+    skipWs();
+    return i_ == s_.size();
+  }
+  bool eat(std::string_view lit) { // case-insensitive, after optional whitespace
+    size_t save = i_;
+    skipWs();
+    if (s_.size() - i_ >= lit.size() && iequals(s_.substr(i_, lit.size()), lit)) {
+      i_ += lit.size();
+      return true;
+    }
+    i_ = save;
+    return false;
+  }
+  bool peekIs(std::string_view lit) {
+    size_t save = i_;
+    bool r = eat(lit);
+    i_ = save;
+    return r;
+  }
+  std::string_view token() {
+    skipWs();
+    size_t b = i_;
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (std::isspace(static_cast<unsigned char>(c)) || std::string_view(",<>[](){}").find(c) != std::string_view::npos)
+        break;
+      if (c == '-' && i_ + 1 < s_.size() && s_[i_ + 1] == '>') break;
+      ++i_;
+    }
+    return s_.substr(b, i_ - b);
+  }
+  size_t pos() const { return i_; }
+  void reset(size_t p) { i_ = p; }
+
+private:
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+std::string expand(const FormInfo& f, const Inst& in) {
+  std::string out;
+  std::string_view syn = f.syntax;
+  for (size_t i = 0; i < syn.size();) {
+    if (syn[i] != '$') {
+      out += syn[i++];
+      continue;
+    }
+    size_t b = ++i;
+    while (i < syn.size() && (std::isalnum(static_cast<unsigned char>(syn[i])) || syn[i] == '_')) ++i;
+    int idx = f.fieldIndex(syn.substr(b, i - b));
+    if (idx >= 0) out += printField(f.fields[static_cast<size_t>(idx)], in.field[static_cast<size_t>(idx)]);
+  }
+  return out;
+}
+
+/// Matches `text` against a pattern form; fields set in `in`. Whole text must be consumed.
+bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
+  in = Inst{};
+  in.form = f.id;
+  Cursor c(text);
+  std::string_view syn = f.syntax;
+  for (size_t i = 0; i < syn.size();) {
+    char ch = syn[i];
+    if (ch == ' ') {
+      ++i;
+      continue;
+    }
+    if (ch != '$') {
+      size_t b = i;
+      while (i < syn.size() && syn[i] != '$' && syn[i] != ' ') ++i;
+      if (!c.eat(syn.substr(b, i - b))) return false;
+      continue;
+    }
+    size_t b = ++i;
+    while (i < syn.size() && (std::isalnum(static_cast<unsigned char>(syn[i])) || syn[i] == '_')) ++i;
+    int idx = f.fieldIndex(syn.substr(b, i - b));
+    if (idx < 0) return false;
+    const FieldInfo& fi = f.fields[static_cast<size_t>(idx)];
+    int64_t& slot = in.field[static_cast<size_t>(idx)];
+    switch (fi.kind) {
+    case FieldKind::Last: {
+      size_t save = c.pos();
+      slot = 0;
+      if (c.eat(",") && c.eat("last")) slot = 1;
+      else c.reset(save);
+      break;
+    }
+    case FieldKind::Shamt: {
+      slot = 0;
+      if (c.eat("<<")) {
+        auto v = parseInt(c.token());
+        if (!v) return false;
+        slot = *v;
+      }
+      break;
+    }
+    case FieldKind::RTypeNeg:
+    case FieldKind::RTypeNot: {
+      slot = 0;
+      if (c.eat(".sw")) slot = 1;
+      else if (c.eat(".uw")) slot = 2;
+      else if (c.eat(fi.kind == FieldKind::RTypeNeg ? ".neg" : ".not")) slot = 3;
+      break;
+    }
+    case FieldKind::Hidden: slot = 0; break;
+    default: {
+      // A register token may carry a .sw/.uw suffix that belongs to the next field.
+      std::string_view tok = c.token();
+      if (fi.kind == FieldKind::SReg || fi.kind == FieldKind::Gpr) {
+        size_t dot = tok.find('.');
+        if (dot != std::string_view::npos) {
+          c.reset(c.pos() - (tok.size() - dot));
+          tok = tok.substr(0, dot);
+        }
+      }
+      auto v = parseToken(fi.kind, tok);
+      if (!v) return false;
+      slot = *v;
+    }
+    }
+  }
+  return c.atEnd();
+}
+
+// ================================================================ custom syntaxes
+std::string formatCustom(const Inst& in) {
+  const FormInfo& f = info(in.form);
+  auto g = [&](std::string_view n) { return *in.get(n); };
+  auto dt = [&](int64_t v) { return printField(f.fields[static_cast<size_t>(f.fieldIndex("DataType"))], v); };
+  if (f.syntax == "@TEPL") {
+    const TileOpInfo* op = teplOp(static_cast<unsigned>(g("Mode")), static_cast<unsigned>(g("Function")));
+    if (!op)
+      return "BSTART.TEPL " + std::to_string(g("Mode")) + ", " + std::to_string(g("Function")) + ", " + dt(g("DataType"));
+    return std::string(op->engine == TileEngine::VEC ? "BSTART.VEC " : "BSTART.SFU ") + std::string(op->name) + ", " +
+           dt(g("DataType"));
+  }
+  if (f.syntax == "@EXT") {
+    const TileOpInfo* op = extOp(static_cast<unsigned>(g("XOP")));
+    return "BSTART.EXT " + (op ? std::string(op->name) : "XOP" + std::to_string(g("XOP"))) + ", " + dt(g("DataType"));
+  }
+  if (f.syntax == "@EXTC") {
+    const XCtlRow* r = xctl(static_cast<unsigned>(g("CTL")));
+    std::string s = "BSTART.EXT " + (r ? std::string(r->name) : "CTL" + std::to_string(g("CTL")));
+    unsigned n = r ? r->numPipes : 2;
+    const auto& pipes = named("ExtPipe");
+    if (n >= 1) s += ", " + std::string(nameOf(pipes, static_cast<unsigned>(g("PipeA"))));
+    if (n >= 2) s += ", " + std::string(nameOf(pipes, static_cast<unsigned>(g("PipeB"))));
+    return s;
+  }
+  if (f.syntax == "@CATR") {
+    std::string s = "B.CATR {";
+    bool first = true;
+    for (auto [field, text] : {std::pair<std::string_view, std::string_view>{"trap", "trap"},
+                               {"atom", "atomic"}, {"aq", "aq"}, {"rl", "rl"}, {"far", "far"}, {"DR", "dr"}}) {
+      if (!g(field)) continue;
+      if (!first) s += ", ";
+      s += text;
+      first = false;
+    }
+    return s + "}";
+  }
+  if (f.syntax == "@HINT") {
+    std::string br = !g("V") ? "BR.none" : g("LUL") ? "BR.likely" : "BR.unlikely";
+    return "B.HINT {" + br + ", TEMP." + std::string(nameOf(named("HintTemp"), static_cast<unsigned>(g("temp")))) +
+           ", " + std::to_string(g("prefetch_size")) + "}";
+  }
+  return "<?>";
+}
+
+std::optional<Inst> parseCustom(const FormInfo& f, std::string_view text) {
+  Inst in;
+  in.form = f.id;
+  Cursor c(text);
+  auto setF = [&](std::string_view n, int64_t v) { in.set(n, v); };
+  auto dtype = [&]() -> std::optional<int64_t> {
+    if (!c.eat(",")) return std::nullopt;
+    auto v = parseDataType(c.token());
+    if (!v) return std::nullopt;
+    return *v;
+  };
+  if (f.syntax == "@TEPL") {
+    if (c.eat("BSTART.TEPL")) {
+      auto m = parseInt(c.token());
+      if (!m || !c.eat(",")) return std::nullopt;
+      auto fn = parseInt(c.token());
+      auto d = dtype();
+      if (!fn || !d || !c.atEnd()) return std::nullopt;
+      setF("Mode", *m);
+      setF("Function", *fn);
+      setF("DataType", *d);
+      return in;
+    }
+    bool vec = c.eat("BSTART.VEC");
+    if (!vec && !c.eat("BSTART.SFU")) return std::nullopt;
+    const TileOpInfo* op = findTileOp(c.token());
+    if (!op || op->family != TileFamily::TEPL || (op->engine == TileEngine::VEC) != vec) return std::nullopt;
+    auto d = dtype();
+    if (!d || !c.atEnd()) return std::nullopt;
+    setF("Mode", op->mode);
+    setF("Function", op->function);
+    setF("DataType", *d);
+    return in;
+  }
+  if (f.syntax == "@EXT") {
+    if (!c.eat("BSTART.EXT")) return std::nullopt;
+    const TileOpInfo* op = findTileOp(c.token());
+    if (!op || op->family != TileFamily::EXT) return std::nullopt;
+    auto d = dtype();
+    if (!d || !c.atEnd()) return std::nullopt;
+    setF("XOP", op->function);
+    setF("DataType", *d);
+    return in;
+  }
+  if (f.syntax == "@EXTC") {
+    if (!c.eat("BSTART.EXT")) return std::nullopt;
+    std::string_view name = c.token();
+    const XCtlRow* r = nullptr;
+    for (const XCtlRow& x : xctls())
+      if (iequals(x.name, name)) r = &x;
+    if (!r) return std::nullopt;
+    setF("CTL", static_cast<int64_t>(r->ctl));
+    const char* fields[2] = {"PipeA", "PipeB"};
+    for (unsigned i = 0; i < r->numPipes; ++i) {
+      if (!c.eat(",")) return std::nullopt;
+      auto p = codeOf(named("ExtPipe"), c.token());
+      if (!p) return std::nullopt;
+      setF(fields[i], *p);
+    }
+    if (!c.atEnd()) return std::nullopt;
+    return in;
+  }
+  if (f.syntax == "@CATR") {
+    if (!c.eat("B.CATR") || !c.eat("{")) return std::nullopt;
+    if (c.eat("}")) return c.atEnd() ? std::optional<Inst>(in) : std::nullopt;
+    do {
+      std::string_view t = c.token();
+      if (t == "trap") setF("trap", 1);
+      else if (t == "atomic") setF("atom", 1);
+      else if (t == "aq") setF("aq", 1);
+      else if (t == "rl") setF("rl", 1);
+      else if (t == "aqrl") setF("aq", 1), setF("rl", 1);
+      else if (t == "far") setF("far", 1);
+      else if (t == "dr") setF("DR", 1);
+      else return std::nullopt;
+    } while (c.eat(","));
+    if (!c.eat("}") || !c.atEnd()) return std::nullopt;
+    return in;
+  }
+  if (f.syntax == "@HINT") {
+    if (!c.eat("B.HINT") || !c.eat("{") || !c.eat("BR.")) return std::nullopt;
+    std::string_view br = c.token();
+    if (br == "likely") setF("V", 1), setF("LUL", 1);
+    else if (br == "unlikely") setF("V", 1);
+    else if (br != "none") return std::nullopt;
+    if (!c.eat(",") || !c.eat("TEMP.")) return std::nullopt;
+    auto t = codeOf(named("HintTemp"), c.token());
+    if (!t || !c.eat(",")) return std::nullopt;
+    auto n = parseInt(c.token());
+    if (!n || !c.eat("}") || !c.atEnd()) return std::nullopt;
+    setF("temp", *t);
+    setF("prefetch_size", *n);
+    return in;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+// ================================================================ public: codes
+bool Domain::contains(int64_t v) const {
+  switch (kind) {
+  case Kind::Any: return true;
+  case Kind::Set: return v >= 0 && v < 64 && ((set >> v) & 1);
+  case Kind::Range: return v >= lo && v <= hi;
+  case Kind::NotEq: return v != lo;
+  }
+  return false;
+}
+
+std::span<const DataTypeInfo> allDataTypes() { return dataTypes(); }
+const DataTypeInfo* dataTypeInfo(unsigned code) {
+  for (const DataTypeInfo& d : dataTypes())
+    if (d.code == code) return &d;
+  return nullptr;
+}
+bool isConcreteDataType(unsigned code) { return code < 32 && ((0x1F1F7FFFu >> code) & 1); }
+std::optional<unsigned> dataTypeCode(DType t) {
+  for (const DataTypeInfo& d : dataTypes())
+    if (d.ours == t) return d.code;
+  return std::nullopt;
+}
+std::optional<DType> dtypeOfCode(unsigned code) {
+  const DataTypeInfo* d = dataTypeInfo(code);
+  return d ? d->ours : std::nullopt;
+}
+std::optional<unsigned> parseDataType(std::string_view text) {
+  for (const DataTypeInfo& d : dataTypes())
+    if (iequals(d.name, text)) return d.code;
+  if (auto t = pto::isa::parseDType(text)) return dataTypeCode(*t);
+  return std::nullopt;
+}
+
+unsigned rmodeCode(RoundMode m) {
+  switch (m) {
+#define PTO_ENC_CAST(Ours, Code)                                                                   \
+  case RoundMode::Ours: return Code;
+#include "isa/Encoding.def"
+  }
+  return 0;
+}
+std::string_view rmodeName(unsigned code) { return nameOf(rmodes(), code); }
+unsigned cmodeCode(CmpMode m) {
+  switch (m) {
+#define PTO_ENC_CMODE(Code, Name, Ours)                                                            \
+  case CmpMode::Ours: return Code;
+#include "isa/Encoding.def"
+  }
+  return 0;
+}
+unsigned padCode(PadValue p) {
+  switch (p) {
+#define PTO_ENC_PAD(Code, Name, Ours)                                                              \
+  case PadValue::Ours: return Code;
+#include "isa/Encoding.def"
+  }
+  return 3;
+}
+std::optional<unsigned> layoutCode(std::string_view name) { return codeOf(layouts(), name); }
+std::string_view layoutName(unsigned code) { return nameOf(layouts(), code); }
+unsigned pipeCode(Pipe p) {
+  auto c = codeOf(named("ExtPipe"), spelling(p));
+  return c ? *c : 0;
+}
+std::string_view gprName(unsigned index) { return nameOf(gprs(), index); }
+std::optional<unsigned> parseGpr(std::string_view text) {
+  for (const NamedCode& g : gprs())
+    if (g.name == text) return g.code;
+  if (text.size() >= 2 && (text[0] == 'R' || text[0] == 'r')) {
+    auto n = parseInt(text.substr(1));
+    if (n && *n >= 0 && *n < static_cast<int64_t>(kNumGprs) && text[1] != '-' && text[1] != '+') return static_cast<unsigned>(*n);
+  }
+  return std::nullopt;
+}
+std::optional<unsigned> peModeOfMask(unsigned mask4) {
+  for (unsigned i = 0; i < 8; ++i)
+    if (maskOfPeMode(i) == mask4) return i;
+  return std::nullopt;
+}
+unsigned maskOfPeMode(unsigned peMode) {
+  static const unsigned m[8] = {0x0, 0x8, 0x4, 0x2, 0x1, 0xC, 0xE, 0xF};
+  return m[peMode & 7];
+}
+
+// ================================================================ public: forms
+std::span<const FormInfo> allForms() { return forms(); }
+const FormInfo& info(FormId id) { return forms()[static_cast<unsigned>(id)]; }
+std::string_view FormInfo::mnemonic() const {
+  size_t sp = syntax.find(' ');
+  return sp == std::string_view::npos ? syntax : syntax.substr(0, sp);
+}
+int FormInfo::fieldIndex(std::string_view name) const {
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (fields[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+std::optional<int64_t> Inst::get(std::string_view name) const {
+  int i = info(form).fieldIndex(name);
+  if (i < 0) return std::nullopt;
+  return field[static_cast<size_t>(i)];
+}
+bool Inst::set(std::string_view name, int64_t value) {
+  int i = info(form).fieldIndex(name);
+  if (i < 0) return false;
+  field[static_cast<size_t>(i)] = value;
+  return true;
+}
+
+Result<Encoded> encode(const Inst& in) {
+  const FormInfo& f = info(in.form);
+  uint64_t w = f.match;
+  for (size_t i = 0; i < f.fields.size(); ++i) {
+    const FieldInfo& fi = f.fields[i];
+    if (auto e = fieldFits(fi, in.field[i])) return Result<Encoded>::failure(std::string(f.idName) + ": " + *e);
+    if (!fi.domain.contains(in.field[i]))
+      return Result<Encoded>::failure(std::string(f.idName) + ": value " + std::to_string(in.field[i]) +
+                                      " is reserved for field " + std::string(fi.name));
+    w |= placeField(fi, in.field[i]);
+  }
+  for (size_t i = f.fields.size(); i < kMaxFields; ++i)
+    if (in.field[i] != 0) return Result<Encoded>::failure(std::string(f.idName) + ": stray field value");
+  if (auto e = semanticCheck(in)) return Result<Encoded>::failure(*e);
+  return Encoded{w, f.bits};
+}
+
+Result<Inst> decode(uint64_t value, unsigned bits, DecodeOptions opts) {
+  if (bits != 16 && bits != 32 && bits != 48 && bits != 64)
+    return Result<Inst>::failure("unsupported instruction length " + std::to_string(bits));
+  if (bits < 64) value &= (uint64_t(1) << bits) - 1;
+  auto reservedName = [&]() -> std::optional<std::string_view> {
+    for (const Reserved& r : reservations())
+      if (r.bits == bits && (value & r.mask) == r.match) return r.name;
+    return std::nullopt;
+  };
+  for (const FormInfo* f : priority(bits)) {
+    if ((value & f->mask) != f->match) continue;
+    if (f->group == FormGroup::Ext && !opts.extensions) continue;
+    Inst in;
+    in.form = f->id;
+    for (size_t i = 0; i < f->fields.size(); ++i) {
+      in.field[i] = extractField(f->fields[i], value);
+      if (!f->fields[i].domain.contains(in.field[i])) {
+        std::string msg = hexOf(value, bits) + ": " + std::string(f->mnemonic()) + " field " +
+                          std::string(f->fields[i].name) + " value " + std::to_string(in.field[i]) + " is reserved";
+        if (auto r = reservedName()) msg += " (reserved-in-pto extension encoding: " + std::string(*r) + ")";
+        return Result<Inst>::failure(msg);
+      }
+    }
+    if (auto e = semanticCheck(in)) return Result<Inst>::failure(hexOf(value, bits) + ": " + *e);
+    return in;
+  }
+  if (auto r = reservedName())
+    return Result<Inst>::failure(hexOf(value, bits) + ": reserved-in-pto extension encoding: " + std::string(*r));
+  return Result<Inst>::failure(hexOf(value, bits) + ": no PTO ISA 0.58.3 form at " + std::to_string(bits) + " bits");
+}
+
+unsigned lengthOf(uint16_t first, std::optional<uint16_t> second) {
+  if ((first & 0xF) == 0xE) return 48;
+  if ((first & 1) == 0) {
+    // The fused BSTART.CALL: a C.BSTART DIRECT halfword followed by C.SETRET (0x5016/0xf83f).
+    if ((first & 0xF) == 0x2 && second && (*second & 0xF83F) == 0x5016) return 32;
+    return 16;
+  }
+  if ((first & 0x7F) == 0x0F) return 64;
+  return 32;
+}
+
+Result<Inst> decodeBytes(std::span<const uint8_t> bytes, size_t& consumed, DecodeOptions opts) {
+  consumed = 0;
+  if (bytes.size() < 2) return Result<Inst>::failure("truncated instruction");
+  auto half = [&](size_t i) { return static_cast<uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8); };
+  std::optional<uint16_t> second;
+  if (bytes.size() >= 4) second = half(1);
+  unsigned bits = lengthOf(half(0), second);
+  if (bytes.size() < bits / 8) return Result<Inst>::failure("truncated instruction");
+  uint64_t v = 0;
+  for (unsigned i = 0; i < bits / 16; ++i) v |= uint64_t(half(i)) << (16 * i);
+  consumed = bits / 8;
+  return decode(v, bits, opts);
+}
+
+std::string format(const Inst& in) {
+  const FormInfo& f = info(in.form);
+  if (!f.syntax.empty() && f.syntax[0] == '@') return formatCustom(in);
+  return expand(f, in);
+}
+
+Result<Inst> parse(std::string_view text, DecodeOptions opts) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  size_t sp = text.find_first_of(" \t");
+  std::string_view head = text.substr(0, sp);
+  for (const FormInfo& f : forms()) {
+    if (f.group == FormGroup::Ext && !opts.extensions) continue;
+    if (f.syntax[0] == '@') {
+      bool candidate = (f.syntax == "@TEPL" && (iequals(head, "BSTART.VEC") || iequals(head, "BSTART.SFU") ||
+                                                 iequals(head, "BSTART.TEPL"))) ||
+                       ((f.syntax == "@EXT" || f.syntax == "@EXTC") && iequals(head, "BSTART.EXT")) ||
+                       (f.syntax == "@CATR" && iequals(head, "B.CATR")) ||
+                       (f.syntax == "@HINT" && iequals(head, "B.HINT") && text.find('{') != std::string_view::npos);
+      if (!candidate) continue;
+      if (auto in = parseCustom(f, text)) return *in;
+      continue;
+    }
+    if (!iequals(f.mnemonic(), head)) continue;
+    Inst in;
+    if (matchPattern(f, text, in)) return in;
+  }
+  return Result<Inst>::failure("cannot parse '" + std::string(text) + "'");
+}
+
+std::string disassemble(uint64_t value, unsigned bits, DecodeOptions opts) {
+  auto r = decode(value, bits, opts);
+  return r ? format(*r) : "<" + r.error() + ">";
+}
+
+// ================================================================ public: tile ops
+std::span<const TileOpInfo> allTileOps() { return tileOps(); }
+const TileOpInfo& info(TileOp op) { return tileOps()[static_cast<unsigned>(op)]; }
+const TileOpInfo* findTileOp(std::string_view name) {
+  for (const TileOpInfo& o : tileOps())
+    if (iequals(o.name, name)) return &o;
+  return nullptr;
+}
+const TileOpInfo* tileOpFor(OpId op) {
+  for (const TileOpInfo& o : tileOps())
+    if (o.ours == op) return &o;
+  return nullptr;
+}
+Inst tileStart(TileOp op, unsigned dt) {
+  const TileOpInfo& o = info(op);
+  Inst in;
+  in.form = o.startForm;
+  in.set("DataType", dt);
+  if (o.family == TileFamily::TEPL) {
+    in.set("Mode", o.mode);
+    in.set("Function", o.function);
+  } else if (o.family == TileFamily::EXT) {
+    in.set("XOP", o.function);
+  }
+  return in;
+}
+std::optional<TileOp> tileOpOf(const Inst& s) {
+  if (s.form == FormId::BSTART_TEPL) {
+    if (const TileOpInfo* o = teplOp(static_cast<unsigned>(*s.get("Mode")), static_cast<unsigned>(*s.get("Function"))))
+      return o->op;
+    return std::nullopt;
+  }
+  if (s.form == FormId::BSTART_EXT) {
+    if (const TileOpInfo* o = extOp(static_cast<unsigned>(*s.get("XOP")))) return o->op;
+    return std::nullopt;
+  }
+  if (const TileOpInfo* o = namedStartOp(s.form)) return o->op;
+  return std::nullopt;
+}
+std::optional<unsigned> dataTypeOf(const Inst& s) {
+  if (!tileOpOf(s)) return std::nullopt;
+  return static_cast<unsigned>(*s.get("DataType"));
+}
+uint32_t catalogStartWord(TileOp op, unsigned dt) {
+  const TileOpInfo& o = info(op);
+  switch (o.family) {
+  case TileFamily::TEPL: return dt << 27 | o.mode << 25 | o.function << 20 | 0x00019181u;
+  case TileFamily::TLSU: return dt << 27 | o.function << 20 | 0x00011181u;
+  case TileFamily::CUBE: return dt << 27 | o.function << 20 | 0x00031181u;
+  case TileFamily::EXT: return dt << 27 | o.function << 20 | 0x00039181u;
+  }
+  return 0;
+}
+
+// ================================================================ public: extension control
+std::string_view name(ExtCtl c) {
+  const XCtlRow* r = xctl(static_cast<unsigned>(c));
+  return r ? r->name : "";
+}
+unsigned numPipes(ExtCtl c) {
+  const XCtlRow* r = xctl(static_cast<unsigned>(c));
+  return r ? r->numPipes : 0;
+}
+Inst extControl(ExtCtl c, Pipe a, Pipe b) {
+  Inst in;
+  in.form = FormId::BSTART_EXTC;
+  in.set("CTL", static_cast<int64_t>(c));
+  unsigned n = numPipes(c);
+  in.set("PipeA", n >= 1 ? pipeCode(a) : 0);
+  in.set("PipeB", n >= 2 ? pipeCode(b) : 0);
+  return in;
+}
+
+// ================================================================ public: builders
+Inst bDim(unsigned lb, unsigned gpr, uint32_t imm) {
+  Inst in;
+  in.form = lb == 0 ? FormId::B_DIM_LB0 : lb == 1 ? FormId::B_DIM_LB1 : FormId::B_DIM_LB2;
+  in.set("RegSrc", gpr);
+  in.set("uimm17", imm);
+  return in;
+}
+Inst bIor(unsigned src0, unsigned src1, unsigned src2, unsigned dst) {
+  Inst in;
+  in.form = FormId::B_IOR;
+  in.set("RegSrc0", src0);
+  in.set("RegSrc1", src1);
+  in.set("RegSrc2", src2);
+  in.set("RegDst", dst);
+  return in;
+}
+Inst bIot(unsigned tile0, std::optional<unsigned> tile1, bool last, unsigned peMode) {
+  Inst in;
+  in.form = tile1 ? FormId::B_IOT_S2 : FormId::B_IOT_S1;
+  in.set("SrcTile0", tile0);
+  if (tile1) in.set("SrcTile1", *tile1);
+  in.set("L", last);
+  in.set("PEMode", peMode);
+  return in;
+}
+Inst bIotDst(std::optional<unsigned> tile0, std::optional<unsigned> tile1, unsigned hand, unsigned sizeCode,
+             bool last, unsigned peMode) {
+  Inst in;
+  in.form = tile1 ? FormId::B_IOT_S2D : tile0 ? FormId::B_IOT_S1D : FormId::B_IOT_D;
+  if (tile0) in.set("SrcTile0", *tile0);
+  if (tile1) in.set("SrcTile1", *tile1);
+  in.set("DstTile", hand);
+  in.set("SizeCode", sizeCode);
+  in.set("L", last);
+  in.set("PEMode", peMode);
+  return in;
+}
+Inst bDatr(const Datr& d) {
+  Inst in;
+  in.form = FormId::B_DATR;
+  in.set("Layout", d.layout);
+  in.set("DataType", d.dataType);
+  in.set("PadValueOrByteId", d.pad);
+  in.set("CMode", d.cmode);
+  in.set("RMode", d.rmode);
+  in.set("Sat", d.sat);
+  in.set("Canonicalize", d.canonicalize);
+  return in;
+}
+Inst bstop() {
+  Inst in;
+  in.form = FormId::BSTOP;
+  return in;
+}
+Inst bstartDirect(int64_t byteOffset) {
+  Inst in;
+  in.form = FormId::BSTART_DIRECT;
+  in.set("simm25", byteOffset / 2);
+  return in;
+}
+Inst bstartCond(int64_t byteOffset) {
+  Inst in;
+  in.form = FormId::BSTART_COND;
+  in.set("simm25", byteOffset / 2);
+  return in;
+}
+Result<Inst> make(FormId form, std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
+  Inst in;
+  in.form = form;
+  for (const auto& [n, v] : fields)
+    if (!in.set(n, v)) return Result<Inst>::failure(std::string(info(form).idName) + " has no field " + std::string(n));
+  return in;
+}
+std::vector<Inst> materialize64(unsigned rd, uint64_t value, unsigned scratch) {
+  auto mk = [](FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fs) { return make(f, fs).value(); };
+  int64_t sv = static_cast<int64_t>(value);
+  if (value < 4096) return {mk(FormId::S_ADDI, {{"SrcL", 0}, {"uimm12", sv}, {"RegDst", rd}})};
+  if (sv >= INT32_MIN && sv <= INT32_MAX) return {mk(FormId::S_HL_LIS, {{"simm32", sv}, {"RegDst", rd}})};
+  if (value <= UINT32_MAX) return {mk(FormId::S_HL_LIU, {{"uimm32", sv}, {"RegDst", rd}})};
+  std::vector<Inst> out{mk(FormId::S_HL_LUI, {{"imm", static_cast<int64_t>(value >> 32)}, {"RegDst", rd}})};
+  uint32_t lo = static_cast<uint32_t>(value);
+  if (lo != 0) {
+    out.push_back(mk(FormId::S_HL_LIU, {{"uimm32", lo}, {"RegDst", scratch}}));
+    out.push_back(mk(FormId::S_OR, {{"SrcL", rd}, {"SrcR", scratch}, {"RegDst", rd}}));
+  }
+  return out;
+}
+
+std::string isaNoteDescriptor(bool usesExtensions) {
+  std::string s = "{\"encoding_abi\":\"pto-isa-0.58.3-mode-function-v1\","
+                  "\"encoding_projection_sha256\":\"8a48b80e04484c70870f155bf9efc79d2a805cf99e809f4e4e8a7e6a7eb34172\",";
+  if (usesExtensions) s += "\"extensions\":[\"" + std::string(kExtensionName) + "\"],";
+  return s + "\"release\":\"0.58.3\"}";
+}
+
+} // namespace pto::isa::enc

@@ -1,0 +1,246 @@
+// PTO ISA 0.58.3 command words: a table-driven encoder, decoder, canonical printer and parser
+// for single instruction words (16/32/48/64 bits), plus the pto-toolchain extension space.
+// All facts come from isa/Encoding.def (see docs/encoding.md). Errors are values.
+#pragma once
+
+#include "isa/Isa.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace pto::isa::enc {
+
+// ---------------------------------------------------------------- result type
+template <typename T> class Result {
+public:
+  Result(T value) : v_(std::move(value)) {}
+  static Result failure(std::string message) { return Result(Err{std::move(message)}); }
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  const T& value() const { return std::get<0>(v_); }
+  T& value() { return std::get<0>(v_); }
+  const T& operator*() const { return value(); }
+  const T* operator->() const { return &value(); }
+  const std::string& error() const { return std::get<1>(v_).message; }
+
+private:
+  struct Err {
+    std::string message;
+  };
+  explicit Result(Err e) : v_(std::move(e)) {}
+  std::variant<T, Err> v_;
+};
+
+// ---------------------------------------------------------------- codes
+/// The 5-bit DataType codes (reference 3.1). 31 = DTYPE_NONE (field sentinel).
+inline constexpr unsigned kDataTypeNone = 31;
+struct DataTypeInfo {
+  unsigned code;
+  std::string_view name; // FP32, S8, U4X2, DTYPE_NONE ...
+  unsigned bits;
+  std::optional<DType> ours;
+};
+std::span<const DataTypeInfo> allDataTypes();
+const DataTypeInfo* dataTypeInfo(unsigned code);     // nullptr for reserved codes
+bool isConcreteDataType(unsigned code);               // {0-14, 16-20, 24-28}
+std::optional<unsigned> dataTypeCode(DType t);        // our element type -> code
+std::optional<DType> dtypeOfCode(unsigned code);
+/// Accepts the spec names (case-insensitive) and our dtype spellings (f32, i8, ...).
+std::optional<unsigned> parseDataType(std::string_view text);
+
+/// B.DATR.RMode code for a public CAST_* rounding mode (reference 3.3; never the ordinal).
+unsigned rmodeCode(RoundMode m);
+std::string_view rmodeName(unsigned code);
+unsigned cmodeCode(CmpMode m);                        // EQ 0, NE 1, LT 2, GT 3, LE 4, GE 5
+unsigned padCode(PadValue p);                         // Zero 0, Max 1, Min 2, Null 3
+std::optional<unsigned> layoutCode(std::string_view name);
+std::string_view layoutName(unsigned code);           // "" when reserved
+unsigned pipeCode(Pipe p);                            // extension control pipe code
+
+/// GPR selectors 0..23 (zero, sp, a0..a7, ra, s0..s8, x0..x3; see Encoding.def).
+inline constexpr unsigned kNumGprs = 24;
+std::string_view gprName(unsigned index);             // "" if >= 24
+std::optional<unsigned> parseGpr(std::string_view text); // ABI names and R0..R23
+
+/// PEMode <-> 4-bit PE mask (PE0 is the most significant digit); only 8 masks encode.
+std::optional<unsigned> peModeOfMask(unsigned mask4);
+unsigned maskOfPeMode(unsigned peMode);
+inline constexpr unsigned kPeModeAll = 7; // mask 1111
+
+// ---------------------------------------------------------------- forms
+enum class FormId : uint16_t {
+#define PTO_ENC_FORM(Id, Bits, Match, Mask, Status, Group, Syntax) Id,
+#define PTO_ENC_FIELD(Form, Name, Kind, Sign, P0, P1, P2, Dom)
+#include "isa/Encoding.def"
+};
+
+enum class FieldKind : uint8_t {
+  UInt, SInt, Gpr, SReg, Tile, Hand, PeMask, Last, DType, Layout, Pad, CMode, RMode, Label,
+  LoopNest, BrType, TraceBE, RTypeNeg, RTypeNot, Shamt, Hidden
+};
+enum class FormStatus : uint8_t { Accepted, ReservedInPto };
+enum class FormGroup : uint8_t { Cmd, Scalar, Ext };
+
+struct Piece {
+  uint8_t instrLsb = 0, width = 0, valueLsb = 0;
+};
+struct Domain {
+  enum class Kind : uint8_t { Any, Set, Range, NotEq } kind = Kind::Any;
+  uint64_t set = 0;
+  int64_t lo = 0, hi = 0;
+  bool contains(int64_t v) const;
+};
+struct FieldInfo {
+  std::string_view name;
+  FieldKind kind = FieldKind::UInt;
+  bool isSigned = false;
+  std::vector<Piece> pieces;
+  unsigned width = 0;     // value width (highest value bit + 1)
+  uint64_t valueMask = 0; // value bits that are encoded
+  Domain domain;
+};
+struct FormInfo {
+  FormId id;
+  std::string_view idName; // "B_IOT_S2D"
+  unsigned bits;           // 16, 32, 48, 64
+  uint64_t match, mask;
+  FormStatus status;
+  FormGroup group;
+  std::string_view syntax;
+  std::vector<FieldInfo> fields;
+  std::string_view mnemonic() const; // first word of the canonical text ("B.IOT", "add", "@TEPL")
+  int fieldIndex(std::string_view name) const; // -1 if absent
+};
+std::span<const FormInfo> allForms();
+const FormInfo& info(FormId id);
+
+// ---------------------------------------------------------------- instructions
+inline constexpr unsigned kMaxFields = 12;
+/// One instruction word as fields: form + field values in the form's field order.
+struct Inst {
+  FormId form = FormId::BSTOP;
+  std::array<int64_t, kMaxFields> field{};
+
+  const FormInfo& formInfo() const { return info(form); }
+  std::optional<int64_t> get(std::string_view name) const;
+  bool set(std::string_view name, int64_t value); // false if the form has no such field
+  bool operator==(const Inst&) const = default;
+};
+
+struct Encoded {
+  uint64_t value = 0;
+  unsigned bits = 32;
+  uint32_t word32() const { return static_cast<uint32_t>(value); }
+  bool operator==(const Encoded&) const = default;
+};
+
+struct DecodeOptions {
+  bool extensions = false; // accept the pto-toolchain extension space (Group Ext)
+};
+
+/// Encodes; fails when a field value does not fit its width or violates its 0.58.3 domain, or
+/// when a tile start names a selector hole.
+Result<Encoded> encode(const Inst& inst);
+/// Decodes one instruction of `bits` bits (value as in Encoded). Strict 0.58.3 semantics:
+/// the highest-priority matching form (most mask bits) decides; reserved field values,
+/// reserved-in-pto forms, TEPL selector holes and reserved DataTypes are rejected.
+Result<Inst> decode(uint64_t value, unsigned bits, DecodeOptions opts = {});
+inline Result<Inst> decode32(uint32_t word, DecodeOptions opts = {}) { return decode(word, 32, opts); }
+/// Instruction length from the first halfword(s) in memory (little-endian): 16, 32, 48 or 64.
+/// `second` is the next halfword when available (needed for the fused BSTART.CALL).
+unsigned lengthOf(uint16_t first, std::optional<uint16_t> second = std::nullopt);
+/// Decodes the instruction at the start of `bytes`; sets `consumed` to its size in bytes.
+Result<Inst> decodeBytes(std::span<const uint8_t> bytes, size_t& consumed, DecodeOptions opts = {});
+
+/// Canonical assembly text (reference 5.3), e.g. "B.IOT T#1, T#2, mask=1111, last, ->T<1>".
+std::string format(const Inst& inst);
+/// Parses canonical text back to fields (also accepts BSTART.TEPL m, f, DT, R0..R23 and the
+/// documented aliases). The result is encodable iff encode() accepts it.
+Result<Inst> parse(std::string_view text, DecodeOptions opts = {});
+
+/// Convenience: text of a decoded word, or "<error>" text.
+std::string disassemble(uint64_t value, unsigned bits, DecodeOptions opts = {});
+
+// ---------------------------------------------------------------- tile operations
+enum class TileOp : uint16_t {
+#define PTO_ENC_TILEOP(Name, Family, Engine, Mode, Function, Start, Ours) Name,
+#define PTO_ENC_XOP(Name, Xop, Ours) Name,
+#include "isa/Encoding.def"
+};
+enum class TileFamily : uint8_t { TEPL, TLSU, CUBE, EXT };
+enum class TileEngine : uint8_t { VEC, SFU, TLSU, CUBE, EXT };
+struct TileOpInfo {
+  TileOp op;
+  std::string_view name;
+  TileFamily family;
+  TileEngine engine;
+  unsigned mode;     // TEPL mode
+  unsigned function; // TEPL function, TLSU/CUBE function, or extension XOP
+  FormId startForm;
+  std::optional<OpId> ours;
+  unsigned selector() const { return mode << 5 | function; }
+};
+std::span<const TileOpInfo> allTileOps();
+const TileOpInfo& info(TileOp op);
+const TileOpInfo* findTileOp(std::string_view name); // spec name (TADD, TMATMUL_ACC, TAXPY...)
+/// The encoding of one of our ops (Ops.def): a 0.58.3 selector or an extension XOP.
+const TileOpInfo* tileOpFor(OpId op);
+/// The start word of a tile block: BSTART.VEC/SFU (TEPL), the named TLSU/CUBE start, or
+/// BSTART.EXT for extension ops.
+Inst tileStart(TileOp op, unsigned dataTypeCode);
+std::optional<TileOp> tileOpOf(const Inst& start);
+std::optional<unsigned> dataTypeOf(const Inst& start);
+/// The 0.58.3 start-word formula of a catalog op (reference 2.2), for conformance checks.
+uint32_t catalogStartWord(TileOp op, unsigned dataTypeCode);
+
+// ---------------------------------------------------------------- extension control ops
+enum class ExtCtl : uint8_t {
+  None = 0,
+#define PTO_ENC_XCTL(Name, Ctl, NumPipes) Name = Ctl,
+#include "isa/Encoding.def"
+};
+std::string_view name(ExtCtl c);
+unsigned numPipes(ExtCtl c);
+Inst extControl(ExtCtl c, Pipe a = Pipe::S, Pipe b = Pipe::S);
+
+// ---------------------------------------------------------------- word builders
+/// B.DIM <gpr>, <imm>, ->LB<lb>: the loop bound is (GPR + imm)[15:0]. imm < 2^17.
+Inst bDim(unsigned lb, unsigned gpr, uint32_t imm);
+/// B.IOR src0, src1, src2, ->dst (GPR selectors; 0 = zero).
+Inst bIor(unsigned src0, unsigned src1 = 0, unsigned src2 = 0, unsigned dst = 0);
+/// Source-form B.IOT: one or two 6-bit tile indices (0..63 = T#1..N#16).
+Inst bIot(unsigned tile0, std::optional<unsigned> tile1, bool last, unsigned peMode = kPeModeAll);
+/// Destination-form B.IOT: optional sources, a destination hand (0 T, 1 U, 2 M, 3 N), SizeCode.
+Inst bIotDst(std::optional<unsigned> tile0, std::optional<unsigned> tile1, unsigned hand,
+             unsigned sizeCode, bool last, unsigned peMode = kPeModeAll);
+struct Datr {
+  unsigned layout = 0, dataType = 0, pad = 0, cmode = 0, rmode = 0;
+  bool sat = false, canonicalize = false;
+};
+Inst bDatr(const Datr& d);
+Inst bstop();
+/// BSTART DIRECT/COND with a byte offset from this word (must be even).
+Inst bstartDirect(int64_t byteOffset);
+Inst bstartCond(int64_t byteOffset);
+/// A scalar (or any) form with named fields; fails on unknown names.
+Result<Inst> make(FormId form, std::initializer_list<std::pair<std::string_view, int64_t>> fields);
+/// Scalar instructions that put `value` in GPR `rd` (uses `scratch` only for values that need
+/// both halves): ADDI / HL.LIS / HL.LIU, or HL.LUI + HL.LIU + OR for full 64-bit constants.
+std::vector<Inst> materialize64(unsigned rd, uint64_t value, unsigned scratch);
+
+// ---------------------------------------------------------------- ISA identity note
+/// The .note.pto.isa descriptor (UTF-8 JSON, sorted keys, no whitespace, no NUL). Without
+/// extensions it is exactly the 0.58.3 identity (reference 6). With extensions it adds
+/// "extensions":["pto-toolchain-ext-v1"], so a strict 0.58.3 linker/loader (which requires an
+/// exactly equal identity) refuses the object instead of misreading extension words.
+std::string isaNoteDescriptor(bool usesExtensions);
+inline constexpr std::string_view kExtensionName = "pto-toolchain-ext-v1";
+
+} // namespace pto::isa::enc
