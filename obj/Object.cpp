@@ -1,5 +1,7 @@
 #include "obj/Object.h"
 
+#include "isa/Encoding.h"
+
 #include <gelf.h>
 #include <libelf.h>
 #include <sys/mman.h>
@@ -21,7 +23,7 @@ constexpr uint32_t kEventsMagic = 0x45545450;  // "PTTE"
 constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
 constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56, kEventRecord = 16, kLineRecord = 24;
 constexpr uint32_t kTableHeader = 16;
-constexpr uint32_t kNoteIdentity = 1, kNoteExtensions = 2;
+constexpr uint32_t kNoteIdentity = 1;
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
 
 // ---------------------------------------------------------------- byte streams
@@ -185,7 +187,8 @@ std::vector<uint8_t> serializeTiles(const ObjectFile& obj, StrTab& strs) {
       o.i32(t.validRows);
       o.i32(t.validCols);
       o.i64(t.placement);
-      o.u64(0);
+      o.u32(static_cast<uint32_t>(t.aliasOf + 1)); // 0: not a view
+      o.u32(t.aliasOffset);
     }
   return o.bytes;
 }
@@ -224,12 +227,6 @@ std::vector<uint8_t> serializeKernels(const ObjectFile& obj, StrTab& strs) {
 
 } // namespace
 
-std::string isaIdentityJson() {
-  return R"({"encoding_abi":"pto-isa-0.58.3-mode-function-v1","encoding_projection_sha256":"8a48b80e04484c70870f155bf9efc79d2a805cf99e809f4e4e8a7e6a7eb34172","release":"0.58.3"})";
-}
-std::string extensionJson() {
-  return R"({"extension_space":"pto-toolchain-ext-v1","object_format":1,"producer":"pto-toolchain"})";
-}
 
 std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& obj) {
   if (!initLibelf()) return elfError("libelf initialisation failed");
@@ -269,10 +266,7 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
     secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, o.bytes});
   }
   {
-    std::vector<uint8_t> note = noteBytes(kNoteIdentity, isaIdentityJson());
-    std::vector<uint8_t> ext = noteBytes(kNoteExtensions, extensionJson());
-    note.insert(note.end(), ext.begin(), ext.end());
-    secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4, note});
+    secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4, noteBytes(kNoteIdentity, isa::enc::isaNoteDescriptor(obj.usesExtensions))});
   }
   // Symbols: null, the .text section symbol, then one global per function and undefined callees.
   std::vector<Elf64_Sym> syms(2);
@@ -486,7 +480,9 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
         if (i < descsz) desc += static_cast<char>(c);
       }
       if (name == "PTO" && type == kNoteIdentity) {
-        if (desc != isaIdentityJson()) return "ISA identity mismatch: the object declares " + desc;
+        if (desc == isa::enc::isaNoteDescriptor(false)) obj.usesExtensions = false;
+        else if (desc == isa::enc::isaNoteDescriptor(true)) obj.usesExtensions = true;
+        else return "ISA identity mismatch: the object declares " + desc;
         identity = true;
       }
     }
@@ -571,7 +567,8 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
       t.validRows = in.i32();
       t.validCols = in.i32();
       t.placement = in.i64();
-      in.u64();
+      t.aliasOf = static_cast<int32_t>(in.u32()) - 1;
+      t.aliasOffset = in.u32();
       std::string what = "tile " + std::to_string(i);
       if (!name) in.fail(what + " has a bad name offset");
       else t.name = *name;
@@ -583,6 +580,7 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
           t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
         in.fail(what + " has a bad valid shape");
       if (t.placement < kUnplaced) in.fail(what + " has a bad placement");
+      if (t.aliasOf >= static_cast<int32_t>(i) || t.aliasOf < -1) in.fail(what + " is a view of a later or missing tile");
       t.loc = static_cast<isa::Loc>(loc);
       t.dtype = static_cast<isa::DType>(dtype);
       t.blayout = static_cast<isa::BLayout>(bl);

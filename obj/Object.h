@@ -30,6 +30,8 @@ struct TileDesc {
   uint32_t rows = 0, cols = 0;
   int32_t validRows = 0, validCols = 0; // kDynamicDim when set at run time
   int64_t placement = kUnplaced;         // byte offset in the buffer of `loc`
+  int32_t aliasOf = -1;                  // a view (subset/reshape/bitcast) of this tile index
+  uint32_t aliasOffset = 0;              // byte offset of the view in its parent
   bool operator==(const TileDesc&) const = default;
 };
 
@@ -95,6 +97,7 @@ struct LineEntry {
 
 struct ObjectFile {
   isa::Arch arch = isa::Arch::A2A3;
+  bool usesExtensions = false; // declared in the .note.pto.isa identity (docs/encoding.md)
   std::vector<uint8_t> text; // little-endian command words
   std::vector<Function> functions;
   std::vector<Event> events;
@@ -103,10 +106,6 @@ struct ObjectFile {
   bool operator==(const ObjectFile&) const = default;
 };
 
-/// The ISA identity note (owner "PTO", type 1) of PTO ISA 0.58.3, and the toolchain's note
-/// (type 2) declaring the extension space its encoder uses.
-std::string isaIdentityJson();
-std::string extensionJson();
 
 /// An error message, or nothing.
 using Error = std::optional<std::string>;

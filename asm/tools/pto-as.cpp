@@ -1,5 +1,7 @@
 // pto-as: parse any textual PTO form, verify it for an arch, and emit the Kernel IR.
 #include "asm/Frontend.h"
+#include "asm/Lower.h"
+#include "obj/Object.h"
 
 #include <CLI/CLI.hpp>
 
@@ -58,15 +60,17 @@ int main(int argc, char** argv) {
                "modules, PTO-AS assembly, SSA and DPS tile ops), verifies it for the target arch "
                "and emits the Kernel IR."};
   app.set_version_flag("--version", std::string("pto-as (pto-toolchain) ") + PTO_VERSION);
-  std::string input, output = "-", archText, emit = "ir";
+  std::string input, output = "-", archText, emit = "auto";
   bool verifyOnly = false, fatalWarnings = false;
   unsigned errorLimit = 50;
   app.add_option("input", input, "Input file ('-' for stdin)")->required();
   app.add_option("-o,--output", output, "Output file ('-' for stdout, the default)");
   app.add_option("--arch", archText, "Target arch: a2a3 (default) or a5; overrides pto.target_arch")
       ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
-  app.add_option("--emit", emit, "What to emit: ir (the canonical Kernel IR text)")
-      ->check(CLI::IsMember({"ir"}));
+  app.add_option("--emit", emit,
+                 "What to emit: obj (an ELF relocatable object) or ir (the canonical Kernel IR text). "
+                 "Default: obj when the output file ends in .o, else ir")
+      ->check(CLI::IsMember({"auto", "ir", "obj"}));
   app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
   app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
   app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
@@ -99,9 +103,29 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (verifyOnly) return 0;
-  if (archFlag) pto::ir::setTargetArch(*module, *archFlag);
+  if (emit == "auto") emit = output.size() > 2 && output.ends_with(".o") ? "obj" : "ir";
+  std::string data;
+  if (emit == "obj") {
+    pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
+    auto object = pto::as::lowerModule(*module, arch, diags);
+    diags.flush();
+    if (!object) {
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+      return 1;
+    }
+    auto bytes = pto::obj::writeObject(*object);
+    if (auto* e = std::get_if<std::string>(&bytes)) {
+      std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
+      return 1;
+    }
+    auto& b = std::get<std::vector<uint8_t>>(bytes);
+    data.assign(b.begin(), b.end());
+  } else {
+    if (archFlag) pto::ir::setTargetArch(*module, *archFlag);
+    data = pto::ir::print(*module);
+  }
   std::string err;
-  if (!writeOutput(output, pto::ir::print(*module), err)) {
+  if (!writeOutput(output, data, err)) {
     std::cerr << "pto-as: error: " << err << "\n";
     return 1;
   }

@@ -9,6 +9,7 @@ namespace {
 obj::ObjectFile sample() {
   obj::ObjectFile o;
   o.arch = isa::Arch::A5;
+  o.usesExtensions = true;
   for (uint32_t w : {0x08019181u, 0x01000043u, 0x0408CE13u, 0x00000001u}) {
     for (int i = 0; i < 4; ++i) o.text.push_back(static_cast<uint8_t>(w >> (8 * i)));
   }
@@ -28,6 +29,10 @@ obj::ObjectFile sample() {
   f.tiles.push_back(t);
   t.name = "b";
   t.placement = 0x2000;
+  f.tiles.push_back(t);
+  t.name = "b_view";
+  t.aliasOf = 1;
+  t.aliasOffset = 256;
   f.tiles.push_back(t);
   o.functions.push_back(f);
   obj::Function helper;

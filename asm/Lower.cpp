@@ -1,0 +1,1299 @@
+#include "asm/Lower.h"
+
+#include "isa/Encoding.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace pto::as {
+namespace {
+
+using namespace pto::ir;
+namespace enc = isa::enc;
+using enc::FormId;
+
+using VReg = uint32_t;
+constexpr VReg kNoVReg = ~0u;
+
+// GPR selectors (docs/encoding.md "GPR naming"): zero, sp, a0..a7, ra, s0..s8, x0..x3.
+constexpr unsigned kZero = 0, kSp = 1, kA0 = 2, kRa = 10, kX0 = 20;
+// x1..x3 are reserved as scratch for spill code and 64-bit constants.
+constexpr unsigned kScratch[] = {21, 22, 23};
+constexpr unsigned kMaxRegParams = 8;
+
+/// A register operand of a machine instruction: which field holds it, the virtual register,
+/// and whether the instruction writes it.
+struct RegRef {
+  std::string_view field;
+  VReg v;
+  bool def;
+};
+
+struct MInst {
+  enum Kind : uint8_t { Word, Label, Jump, CondJump, ParamDef } kind = Word;
+  enc::Inst inst;
+  std::vector<RegRef> regs;
+  int label = -1;       // Label: its id; Jump/CondJump: the target
+  SrcLoc loc;           // first word of a source op carries it (line table)
+  std::vector<std::pair<obj::RelocType, uint32_t>> relocs;
+  unsigned paramReg = 0; // ParamDef: the ABI register holding the parameter on entry
+  // Frame offsets known only after allocation: a stack parameter's index, or the byte offset
+  // of an event-id array in the array area (which follows the spill slots).
+  int stackParam = -1;
+  int arrayBase = -1;
+};
+
+/// A GM view in registers: base address, and per dimension the stride in elements.
+struct ViewRegs {
+  VReg base = kNoVReg;
+  std::vector<ValueId> strides; // values (constants are rematerialized at use)
+  std::vector<int64_t> constStrides; // for tensor-view parameters (static row-major strides)
+  isa::DType elem = isa::DType::F32;
+};
+
+/// A partition in registers: the byte address of its first element and the row stride in bytes.
+struct PartRegs {
+  VReg addr = kNoVReg;
+  VReg rowStride = kNoVReg;
+};
+
+/// The valid shape of a tile as the code generator knows it: a constant or a value.
+struct Dim {
+  int64_t constant = 0;
+  ValueId value = kNoValue;
+};
+
+class FunctionLowering {
+public:
+  FunctionLowering(const Function& fn, uint32_t index, isa::Arch arch, DiagEngine& diags, obj::ObjectFile& obj)
+      : fn_(fn), index_(index), arch_(arch), diags_(diags), obj_(obj) {}
+
+  bool run() {
+    out_.name = fn_.name;
+    if (fn_.hasAttr("pto.entry") || fn_.isFragment) out_.flags |= obj::kEntry;
+    if (fn_.isPrivate) out_.flags |= obj::kPrivate;
+    if (fn_.isDeclaration) out_.flags |= obj::kDeclaration;
+    for (const NamedAttr& a : fn_.attrs)
+      if (a.key == "pto.kernel_kind")
+        out_.flags |= a.value.find("cube") != std::string::npos ? obj::kKernelCube : obj::kKernelVector;
+    if (!fn_.isDeclaration) {
+      lowerParams();
+      lowerRegion(fn_.body);
+      if (ok_) emitReturn(fn_.loc);
+      if (ok_) allocateRegisters();
+      if (ok_) layout();
+    } else {
+      for (ValueId a : fn_.body.args) addParam(a);
+    }
+    return ok_;
+  }
+
+  obj::Function& result() { return out_; }
+  std::vector<uint8_t>& text() { return text_; }
+  std::vector<obj::Reloc>& relocs() { return relocs_; }
+  std::vector<obj::LineEntry>& lines() { return lines_; }
+
+private:
+  // ------------------------------------------------------------ errors
+  void unsupported(SrcLoc loc, const std::string& what) {
+    diags_.error(loc, what + " is not supported by the code generator");
+    ok_ = false;
+  }
+
+  // ------------------------------------------------------------ emission helpers
+  VReg newVReg() { return nextVReg_++; }
+
+  MInst& emit(enc::Inst inst, std::vector<RegRef> regs = {}) {
+    MInst m;
+    m.inst = inst;
+    m.regs = std::move(regs);
+    if (pendingLoc_.valid()) {
+      m.loc = pendingLoc_;
+      pendingLoc_ = {};
+    }
+    code_.push_back(std::move(m));
+    return code_.back();
+  }
+
+  enc::Inst make(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
+    auto r = enc::make(f, fields);
+    if (!r) {
+      diags_.error(currentLoc_, "internal encoding error: " + r.error());
+      ok_ = false;
+      return enc::bstop();
+    }
+    return *r;
+  }
+
+  /// Scalar instructions execute inside a scalar block; open one after a tile block.
+  void needScalarBlock() {
+    if (inScalarBlock_) return;
+    emit(make(FormId::BSTART_STD_FALL, {}));
+    inScalarBlock_ = true;
+  }
+
+  /// A scalar instruction with register fields (vregs, or physical registers via physical()).
+  void scalar(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields, std::vector<RegRef> regs) {
+    needScalarBlock();
+    emit(make(f, fields), std::move(regs));
+  }
+
+  void copy(VReg dst, VReg src) {
+    scalar(FormId::S_ADDI, {{"uimm12", 0}}, {{"SrcL", src, false}, {"RegDst", dst, true}});
+  }
+
+  int newLabel() { return nextLabel_++; }
+  void placeLabel(int label) {
+    MInst m;
+    m.kind = MInst::Label;
+    m.label = label;
+    code_.push_back(std::move(m));
+  }
+  /// Starts a block whose end jumps to `label` (unconditionally or when the commit condition
+  /// set by a SETC in the block is true).
+  void startBranchBlock(int label, bool conditional) {
+    MInst m;
+    m.kind = conditional ? MInst::CondJump : MInst::Jump;
+    m.label = label;
+    m.loc = pendingLoc_;
+    pendingLoc_ = {};
+    code_.push_back(std::move(m));
+    inScalarBlock_ = true;
+  }
+
+  // ------------------------------------------------------------ values
+  /// The register holding a scalar value. Constants are rematerialized at every use (they cost
+  /// one or two instructions and never occupy a register across the program).
+  VReg reg(ValueId v) {
+    if (auto c = constants_.find(v); c != constants_.end()) {
+      VReg r = newVReg();
+      materialize(r, c->second);
+      return r;
+    }
+    if (auto it = vregs_.find(v); it != vregs_.end()) return it->second;
+    diags_.error(fn_.value(v).loc, "internal error: value '%" + fn_.value(v).name + "' has no register");
+    ok_ = false;
+    return newVReg();
+  }
+
+  VReg define(ValueId v) {
+    VReg r = newVReg();
+    vregs_[v] = r;
+    return r;
+  }
+
+  void materialize(VReg r, uint64_t bits) {
+    needScalarBlock();
+    for (const enc::Inst& i : enc::materialize64(0, bits, kScratch[2])) {
+      std::vector<RegRef> refs;
+      const enc::FormInfo& fi = i.formInfo();
+      if (fi.fieldIndex("RegDst") >= 0) refs.push_back({"RegDst", r, true});
+      // The OR of a full 64-bit constant reads and writes the destination.
+      if (i.form == FormId::S_OR) refs.push_back({"SrcL", r, false});
+      emit(i, refs);
+    }
+  }
+
+  std::optional<int64_t> constantInt(ValueId v) const {
+    auto c = constants_.find(v);
+    if (c == constants_.end() || !fn_.type(v).isIntLike()) return std::nullopt;
+    return static_cast<int64_t>(c->second);
+  }
+
+  /// Raw bits of a constant: integers sign-extended, floats as their IEEE (or bf16) pattern,
+  /// hex literals as written.
+  std::optional<uint64_t> constantBits(const Op& op) {
+    const std::string& text = op.attr("value")->value;
+    const Type& t = fn_.type(op.results[0]);
+    if (text == "true") return 1;
+    if (text == "false") return 0;
+    bool hex = text.find("0x") != std::string::npos || text.find("0X") != std::string::npos;
+    if (t.isIntLike() || hex) {
+      try {
+        size_t pos = 0;
+        if (hex) return std::stoull(text, &pos, 16);
+        return static_cast<uint64_t>(std::stoll(text, &pos, 10));
+      } catch (...) {
+        return std::nullopt;
+      }
+    }
+    double d = std::strtod(text.c_str(), nullptr);
+    switch (t.elem) {
+    case isa::DType::F32: return std::bit_cast<uint32_t>(static_cast<float>(d));
+    case isa::DType::F64: return std::bit_cast<uint64_t>(d);
+    case isa::DType::F16: return halfBits(static_cast<float>(d));
+    case isa::DType::BF16: {
+      uint32_t f = std::bit_cast<uint32_t>(static_cast<float>(d));
+      return (f + 0x7fff + ((f >> 16) & 1)) >> 16; // round to nearest even
+    }
+    default: return std::nullopt;
+    }
+  }
+
+  static uint16_t halfBits(float f) {
+    uint32_t x = std::bit_cast<uint32_t>(f);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+    if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00);
+    if (exp <= 0) {
+      if (exp < -10) return static_cast<uint16_t>(sign);
+      mant |= 0x800000;
+      uint32_t shift = static_cast<uint32_t>(14 - exp);
+      uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+      if (rem > half || (rem == half && (h & 1))) ++h;
+      return static_cast<uint16_t>(sign | h);
+    }
+    uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+
+  // ------------------------------------------------------------ parameters (docs/abi.md)
+  void addParam(ValueId a) {
+    const Type& t = fn_.type(a);
+    obj::Param p;
+    p.name = fn_.value(a).name;
+    p.dtype = t.elem;
+    switch (t.kind) {
+    case TypeKind::Ptr: p.kind = obj::ParamKind::Pointer; break;
+    case TypeKind::TensorView:
+      p.kind = obj::ParamKind::TensorView;
+      p.shape = t.shape;
+      break;
+    case TypeKind::Index: p.kind = obj::ParamKind::Index; break;
+    default: p.kind = obj::ParamKind::Scalar; break;
+    }
+    out_.params.push_back(std::move(p));
+  }
+
+  void lowerParams() {
+    const auto& args = fn_.body.args;
+    for (size_t i = 0; i < args.size(); ++i) {
+      ValueId a = args[i];
+      const Type& t = fn_.type(a);
+      addParam(a);
+      if (t.kind == TypeKind::Tile || t.kind == TypeKind::PartView || t.kind == TypeKind::EventIdArray) {
+        unsupported(fn_.value(a).loc, "a parameter of type " + toString(t));
+        continue;
+      }
+      if (t.kind == TypeKind::TensorView) {
+        for (int64_t d : t.shape)
+          if (d == kDynamic) unsupported(fn_.value(a).loc, "a tensor_view parameter with a dynamic shape");
+      }
+      VReg r = define(a);
+      if (i < kMaxRegParams) {
+        MInst m;
+        m.kind = MInst::ParamDef;
+        m.paramReg = kA0 + static_cast<unsigned>(i);
+        m.regs.push_back({"", r, true});
+        code_.push_back(std::move(m));
+      } else {
+        // Parameters beyond a0..a7 are passed in the caller's frame: [sp + frame + 8*(i-8)],
+        // loaded once here (the offset is patched when the frame size is known).
+        needScalarBlock();
+        emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}}), {{"RegDst", r, true}}).stackParam =
+            static_cast<int>(i - kMaxRegParams);
+      }
+      if (t.kind == TypeKind::TensorView) {
+        ViewRegs vr;
+        vr.base = r;
+        vr.elem = t.elem;
+        vr.constStrides.assign(t.shape.size(), 1);
+        for (size_t d = t.shape.size(); d-- > 1;) vr.constStrides[d - 1] = vr.constStrides[d] * t.shape[d];
+        views_[a] = vr;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ regions and ops
+  void lowerRegion(const Region& r) {
+    for (const auto& op : r.ops) {
+      if (!ok_) return;
+      currentLoc_ = op->loc;
+      pendingLoc_ = op->loc;
+      lowerOp(*op);
+    }
+  }
+
+  void lowerOp(const Op& op) {
+    switch (op.kind) {
+    case OpKind::Constant: {
+      auto bits = constantBits(op);
+      if (!bits) return unsupported(op.loc, "the constant '" + op.attr("value")->value + "'");
+      constants_[op.results[0]] = *bits;
+      pendingLoc_ = {};
+      return;
+    }
+    case OpKind::Arith: return lowerArith(op);
+    case OpKind::For: return lowerFor(op);
+    case OpKind::If: return lowerIf(op);
+    case OpKind::While: return lowerWhile(op);
+    case OpKind::Condition:
+    case OpKind::Yield: return; // handled by the enclosing structured op
+    case OpKind::Return:
+      if (!op.operands.empty()) {
+        VReg v = reg(op.operands[0]);
+        scalar(FormId::S_ADDI, {{"uimm12", 0}, {"RegDst", kA0}}, {{"SrcL", v, false}});
+      }
+      return emitReturn(op.loc);
+    case OpKind::Section:
+      out_.flags |= op.name.ends_with("cube") ? obj::kKernelCube : obj::kKernelVector;
+      return lowerRegion(op.regions[0]);
+    case OpKind::MakeTensorView: return lowerMakeView(op);
+    case OpKind::PartitionView: return lowerPartition(op);
+    case OpKind::GetTensorViewDim: return lowerGetDim(op);
+    case OpKind::AllocTile: return lowerAlloc(op);
+    case OpKind::Subset:
+    case OpKind::Reshape:
+    case OpKind::Bitcast: return lowerView(op);
+    case OpKind::SetValidShape:
+      valid_[op.operands[0]] = {Dim{0, op.operands[1]}, Dim{0, op.operands[2]}};
+      pendingLoc_ = {};
+      return;
+    case OpKind::TAssign: return lowerAssign(op);
+    case OpKind::LoadScalar:
+    case OpKind::StoreScalar: return lowerScalarMemory(op);
+    case OpKind::AddPtr: {
+      VReg p = reg(op.operands[0]), o = reg(op.operands[1]);
+      unsigned shift = static_cast<unsigned>(std::countr_zero(std::max(1u, isa::bitWidth(fn_.type(op.operands[0]).elem) / 8)));
+      scalar(FormId::S_ADD, {{"shamt", shift}}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", define(op.results[0]), true}});
+      return;
+    }
+    case OpKind::BlockInfo: return lowerBlockInfo(op);
+    case OpKind::TileOp: return lowerTileOp(op);
+    case OpKind::SetFlag:
+    case OpKind::WaitFlag:
+    case OpKind::Barrier: return lowerSync(op);
+    case OpKind::DeclareEventIdArray:
+    case OpKind::EventIdArrayGet:
+    case OpKind::EventIdArraySet: return lowerEventArray(op);
+    case OpKind::Call: return unsupported(op.loc, "'func.call'");
+    case OpKind::TGetVal: return unsupported(op.loc, "'pto.tgetval'");
+    case OpKind::Print: return unsupported(op.loc, "'" + op.name + "'");
+    }
+  }
+
+  // ------------------------------------------------------------ scalar arithmetic
+  void lowerArith(const Op& op) {
+    std::string_view name = op.name;
+    name.remove_prefix(6); // "arith."
+    const Type& rt = fn_.type(op.results[0]);
+    if (rt.isFloatScalar() || (!op.operands.empty() && fn_.type(op.operands[0]).isFloatScalar()))
+      return unsupported(op.loc, "floating-point scalar arithmetic ('" + op.name + "')");
+    static const std::map<std::string_view, FormId> kBinary = {
+        {"addi", FormId::S_ADD},   {"subi", FormId::S_SUB},   {"muli", FormId::S_MUL},  {"divsi", FormId::S_DIV},
+        {"divui", FormId::S_DIVU}, {"remsi", FormId::S_REM},  {"remui", FormId::S_REMU}, {"minsi", FormId::S_MIN},
+        {"minui", FormId::S_MINU}, {"maxsi", FormId::S_MAX},  {"maxui", FormId::S_MAXU}, {"andi", FormId::S_AND},
+        {"ori", FormId::S_OR},     {"xori", FormId::S_XOR},   {"shli", FormId::S_SLL},  {"shrsi", FormId::S_SRA},
+        {"shrui", FormId::S_SRL}};
+    if (auto it = kBinary.find(name); it != kBinary.end()) {
+      VReg a = reg(op.operands[0]), b = reg(op.operands[1]);
+      VReg d = define(op.results[0]);
+      scalar(it->second, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", d, true}});
+      return normalize(d, rt);
+    }
+    if (name == "ceildivsi" || name == "floordivsi" || name == "ceildivui") return lowerRoundingDiv(op, name);
+    if (name == "cmpi") return lowerCmp(op);
+    if (name == "select") {
+      VReg c = reg(op.operands[0]), a = reg(op.operands[1]), b = reg(op.operands[2]);
+      scalar(FormId::S_CSEL, {}, {{"SrcP", c, false}, {"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", define(op.results[0]), true}});
+      return;
+    }
+    if (name == "index_cast" || name == "index_castui" || name == "extsi" || name == "extui" || name == "trunci" ||
+        name == "bitcast") {
+      VReg s = reg(op.operands[0]);
+      VReg d = define(op.results[0]);
+      copy(d, s);
+      const Type& st = fn_.type(op.operands[0]);
+      if (name == "extui" || name == "index_castui") return zeroExtend(d, st);
+      return normalize(d, rt);
+    }
+    unsupported(op.loc, "'" + op.name + "'");
+  }
+
+  /// Keeps narrow integers sign-extended in their 64-bit registers (i1 as 0/1).
+  void normalize(VReg r, const Type& t) {
+    if (t.kind != TypeKind::Scalar) return;
+    unsigned bits = isa::bitWidth(t.elem);
+    if (bits >= 64) return;
+    if (t.elem == isa::DType::I1) {
+      scalar(FormId::S_ANDI, {{"simm12", 1}}, {{"SrcL", r, false}, {"RegDst", r, true}});
+      return;
+    }
+    bool isUnsigned = isa::info(t.elem).kind == isa::DTypeKind::UInt;
+    scalar(FormId::S_SLLI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
+    scalar(isUnsigned ? FormId::S_SRLI : FormId::S_SRAI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
+  }
+  void zeroExtend(VReg r, const Type& from) {
+    if (from.kind != TypeKind::Scalar || isa::bitWidth(from.elem) >= 64) return;
+    unsigned bits = isa::bitWidth(from.elem);
+    scalar(FormId::S_SLLI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
+    scalar(FormId::S_SRLI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
+  }
+
+  /// ceil/floor division from DIV and REM: q + (r != 0 && (r < 0) == (b < 0)) for ceil,
+  /// q - (r != 0 && (r < 0) != (b < 0)) for floor.
+  void lowerRoundingDiv(const Op& op, std::string_view name) {
+    VReg a = reg(op.operands[0]), b = reg(op.operands[1]);
+    VReg q = newVReg(), r = newVReg(), nz = newVReg(), rn = newVReg(), bn = newVReg(), diff = newVReg(), adj = newVReg();
+    bool isUnsigned = name == "ceildivui";
+    scalar(isUnsigned ? FormId::S_DIVU : FormId::S_DIV, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", q, true}});
+    scalar(isUnsigned ? FormId::S_REMU : FormId::S_REM, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", r, true}});
+    scalar(FormId::S_CMP_NE, {{"SrcR", kZero}}, {{"SrcL", r, false}, {"RegDst", nz, true}});
+    VReg d = define(op.results[0]);
+    if (isUnsigned) {
+      scalar(FormId::S_ADD, {}, {{"SrcL", q, false}, {"SrcR", nz, false}, {"RegDst", d, true}});
+      return;
+    }
+    scalar(FormId::S_CMP_LT, {{"SrcR", kZero}}, {{"SrcL", r, false}, {"RegDst", rn, true}});
+    scalar(FormId::S_CMP_LT, {{"SrcR", kZero}}, {{"SrcL", b, false}, {"RegDst", bn, true}});
+    scalar(FormId::S_XOR, {}, {{"SrcL", rn, false}, {"SrcR", bn, false}, {"RegDst", diff, true}});
+    if (name == "ceildivsi") {
+      scalar(FormId::S_XORI, {{"simm12", 1}}, {{"SrcL", diff, false}, {"RegDst", diff, true}});
+      scalar(FormId::S_AND, {}, {{"SrcL", nz, false}, {"SrcR", diff, false}, {"RegDst", adj, true}});
+      scalar(FormId::S_ADD, {}, {{"SrcL", q, false}, {"SrcR", adj, false}, {"RegDst", d, true}});
+    } else {
+      scalar(FormId::S_AND, {}, {{"SrcL", nz, false}, {"SrcR", diff, false}, {"RegDst", adj, true}});
+      scalar(FormId::S_SUB, {}, {{"SrcL", q, false}, {"SrcR", adj, false}, {"RegDst", d, true}});
+    }
+  }
+
+  void lowerCmp(const Op& op) {
+    std::string pred = op.attr("predicate")->value;
+    struct P {
+      std::string_view name;
+      FormId form;
+      bool swap;
+    };
+    static const P kPreds[] = {{"eq", FormId::S_CMP_EQ, false},   {"ne", FormId::S_CMP_NE, false},
+                               {"slt", FormId::S_CMP_LT, false},  {"sge", FormId::S_CMP_GE, false},
+                               {"sgt", FormId::S_CMP_LT, true},   {"sle", FormId::S_CMP_GE, true},
+                               {"ult", FormId::S_CMP_LTU, false}, {"uge", FormId::S_CMP_GEU, false},
+                               {"ugt", FormId::S_CMP_LTU, true},  {"ule", FormId::S_CMP_GEU, true}};
+    for (const P& p : kPreds) {
+      if (p.name != pred) continue;
+      VReg a = reg(op.operands[p.swap ? 1 : 0]), b = reg(op.operands[p.swap ? 0 : 1]);
+      scalar(p.form, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", define(op.results[0]), true}});
+      return;
+    }
+    unsupported(op.loc, "'arith.cmpi " + pred + "'");
+  }
+
+  // ------------------------------------------------------------ control flow
+  void lowerFor(const Op& op) {
+    const Region& body = op.regions[0];
+    VReg iv = define(body.args[0]);
+    copy(iv, reg(op.operands[0]));
+    std::vector<VReg> iters;
+    for (size_t i = 3; i < op.operands.size(); ++i) {
+      VReg r = define(body.args[i - 2]);
+      copy(r, reg(op.operands[i]));
+      iters.push_back(r);
+    }
+    int head = newLabel(), exit = newLabel();
+    placeLabel(head);
+    size_t loopStart = code_.size();
+    // Head block: leave when iv >= ub (signed, as index arithmetic is).
+    startBranchBlock(exit, true);
+    scalar(FormId::S_SETC_GE, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[1]), false}});
+    lowerRegion(body);
+    if (!ok_) return;
+    // Latch block: step, carry the yielded values, jump back.
+    startBranchBlock(head, false);
+    const Op* yield = terminator(body, OpKind::Yield);
+    if (yield) parallelCopy(iters, yield->operands);
+    scalar(FormId::S_ADD, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", iv, true}});
+    loops_.push_back({loopStart, code_.size() - 1});
+    placeLabel(exit);
+    inScalarBlock_ = false;
+    for (size_t i = 0; i < op.results.size(); ++i) vregs_[op.results[i]] = iters[i];
+  }
+
+  /// dst[i] = src[i] for all i at once (a value may feed another position).
+  void parallelCopy(const std::vector<VReg>& dsts, const std::vector<ValueId>& srcs) {
+    std::vector<VReg> tmp;
+    for (size_t i = 0; i < dsts.size() && i < srcs.size(); ++i) {
+      VReg t = newVReg();
+      copy(t, reg(srcs[i]));
+      tmp.push_back(t);
+    }
+    for (size_t i = 0; i < tmp.size(); ++i) copy(dsts[i], tmp[i]);
+  }
+
+  static const Op* terminator(const Region& r, OpKind kind) {
+    if (r.ops.empty() || r.ops.back()->kind != kind) return nullptr;
+    return r.ops.back().get();
+  }
+
+  void lowerIf(const Op& op) {
+    int elseLabel = newLabel(), end = newLabel();
+    std::vector<VReg> results;
+    for (ValueId r : op.results) results.push_back(define(r));
+    VReg c = reg(op.operands[0]);
+    startBranchBlock(elseLabel, true);
+    scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}});
+    lowerRegion(op.regions[0]);
+    if (!ok_) return;
+    if (const Op* y = terminator(op.regions[0], OpKind::Yield)) parallelCopy(results, y->operands);
+    bool hasElse = !op.regions[1].ops.empty();
+    if (hasElse) startBranchBlock(end, false);
+    placeLabel(elseLabel);
+    inScalarBlock_ = false;
+    if (hasElse) {
+      lowerRegion(op.regions[1]);
+      if (!ok_) return;
+      if (const Op* y = terminator(op.regions[1], OpKind::Yield)) parallelCopy(results, y->operands);
+      placeLabel(end);
+      inScalarBlock_ = false;
+    }
+  }
+
+  void lowerWhile(const Op& op) {
+    const Region& before = op.regions[0];
+    const Region& after = op.regions[1];
+    std::vector<VReg> args;
+    for (size_t i = 0; i < before.args.size(); ++i) {
+      VReg r = define(before.args[i]);
+      copy(r, reg(op.operands[i]));
+      args.push_back(r);
+    }
+    std::vector<VReg> results;
+    for (ValueId r : op.results) results.push_back(define(r));
+    int head = newLabel(), exit = newLabel();
+    placeLabel(head);
+    size_t loopStart = code_.size();
+    inScalarBlock_ = false;
+    lowerRegion(before);
+    if (!ok_) return;
+    const Op* cond = terminator(before, OpKind::Condition);
+    if (!cond) return unsupported(op.loc, "'scf.while' without 'scf.condition'");
+    std::vector<ValueId> passed(cond->operands.begin() + 1, cond->operands.end());
+    parallelCopy(results, passed);
+    std::vector<VReg> afterArgs;
+    for (ValueId a : after.args) afterArgs.push_back(define(a));
+    parallelCopy(afterArgs, passed);
+    VReg c = reg(cond->operands[0]);
+    startBranchBlock(exit, true);
+    scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}});
+    lowerRegion(after);
+    if (!ok_) return;
+    startBranchBlock(head, false);
+    if (const Op* y = terminator(after, OpKind::Yield)) parallelCopy(args, y->operands);
+    loops_.push_back({loopStart, code_.size() - 1});
+    placeLabel(exit);
+    inScalarBlock_ = false;
+  }
+
+  void emitReturn(SrcLoc) {
+    emit(make(FormId::BSTART_STD_RET, {}));
+    inScalarBlock_ = true;
+  }
+
+  // ------------------------------------------------------------ views
+  void lowerMakeView(const Op& op) {
+    for (const NamedAttr& a : op.attrs)
+      if (a.key == "layout" && a.value.find("nd") == std::string::npos)
+        return unsupported(op.loc, "a tensor view with layout " + a.value + " (only ND)");
+    ViewRegs v;
+    v.base = reg(op.operands[0]);
+    v.elem = fn_.type(op.results[0]).elem;
+    size_t rank = static_cast<size_t>(op.ints[0]);
+    for (size_t i = 0; i < rank; ++i) v.strides.push_back(op.operands[1 + rank + i]);
+    views_[op.results[0]] = v;
+    dynamicShapes_[op.results[0]] = std::vector<ValueId>(op.operands.begin() + 1, op.operands.begin() + 1 + rank);
+    pendingLoc_ = {};
+  }
+
+  void lowerGetDim(const Op& op) {
+    auto dim = constantInt(op.operands[1]);
+    if (!dim) return unsupported(op.loc, "'pto.get_tensor_view_dim' with a non-constant dimension");
+    const Type& t = fn_.type(op.operands[0]);
+    if (*dim < 0 || static_cast<size_t>(*dim) >= t.shape.size()) {
+      diags_.error(op.operandLocs[1], "dimension " + std::to_string(*dim) + " is out of range for " + toString(t));
+      ok_ = false;
+      return;
+    }
+    // A static extent is a constant; a dynamic one is the shape operand of make_tensor_view.
+    if (t.shape[*dim] != kDynamic) {
+      constants_[op.results[0]] = static_cast<uint64_t>(t.shape[*dim]);
+      return;
+    }
+    auto shapes = dynamicShapes_.find(op.operands[0]);
+    if (shapes == dynamicShapes_.end()) return unsupported(op.loc, "'pto.get_tensor_view_dim' of this view");
+    copy(define(op.results[0]), reg(shapes->second[*dim]));
+  }
+
+  void lowerPartition(const Op& op) {
+    auto vit = views_.find(op.operands[0]);
+    if (vit == views_.end()) return unsupported(op.loc, "a partition of this view");
+    const ViewRegs& v = vit->second;
+    size_t rank = static_cast<size_t>(op.ints[0]);
+    const Type& pt = fn_.type(op.results[0]);
+    // Only the last two dimensions may span more than one element.
+    for (size_t i = 0; i + 2 < rank; ++i)
+      if (pt.shape[i] != 1) return unsupported(op.loc, "a partition with more than two non-unit dimensions");
+    unsigned elemBits = isa::bitWidth(v.elem);
+    VReg acc = kNoVReg;
+    for (size_t i = 0; i < rank; ++i) {
+      ValueId off = op.operands[1 + i];
+      auto c = constantInt(off);
+      if (c && *c == 0) continue;
+      VReg term = newVReg();
+      VReg o = reg(off);
+      VReg s = strideReg(v, i);
+      scalar(FormId::S_MUL, {}, {{"SrcL", o, false}, {"SrcR", s, false}, {"RegDst", term, true}});
+      if (acc == kNoVReg) acc = term;
+      else {
+        VReg sum = newVReg();
+        scalar(FormId::S_ADD, {}, {{"SrcL", acc, false}, {"SrcR", term, false}, {"RegDst", sum, true}});
+        acc = sum;
+      }
+    }
+    PartRegs p;
+    p.addr = newVReg();
+    if (acc == kNoVReg) copy(p.addr, v.base);
+    else addScaled(p.addr, v.base, acc, elemBits);
+    p.rowStride = newVReg();
+    if (rank >= 2) scaleToBytes(p.rowStride, strideReg(v, rank - 2), elemBits);
+    else materialize(p.rowStride, 0);
+    parts_[op.results[0]] = p;
+  }
+
+  VReg strideReg(const ViewRegs& v, size_t i) {
+    if (!v.constStrides.empty()) {
+      VReg r = newVReg();
+      materialize(r, static_cast<uint64_t>(v.constStrides[i]));
+      return r;
+    }
+    return reg(v.strides[i]);
+  }
+
+  /// dst = base + elems * bits / 8.
+  void addScaled(VReg dst, VReg base, VReg elems, unsigned bits) {
+    if (bits >= 8) {
+      unsigned shift = static_cast<unsigned>(std::countr_zero(bits / 8));
+      scalar(FormId::S_ADD, {{"shamt", shift}}, {{"SrcL", base, false}, {"SrcR", elems, false}, {"RegDst", dst, true}});
+      return;
+    }
+    VReg half = newVReg();
+    scalar(FormId::S_SRLI, {{"shamt", 1}}, {{"SrcL", elems, false}, {"RegDst", half, true}});
+    scalar(FormId::S_ADD, {}, {{"SrcL", base, false}, {"SrcR", half, false}, {"RegDst", dst, true}});
+  }
+  void scaleToBytes(VReg dst, VReg elems, unsigned bits) {
+    if (bits >= 8)
+      scalar(FormId::S_SLLI, {{"shamt", std::countr_zero(bits / 8)}}, {{"SrcL", elems, false}, {"RegDst", dst, true}});
+    else
+      scalar(FormId::S_SRLI, {{"shamt", 1}}, {{"SrcL", elems, false}, {"RegDst", dst, true}});
+  }
+
+  // ------------------------------------------------------------ tiles
+  uint32_t addTile(ValueId v, obj::TileDesc d) {
+    d.name = fn_.value(v).name;
+    if (out_.tiles.size() >= 64) {
+      diags_.error(fn_.value(v).loc, "function '@" + fn_.name + "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+      ok_ = false;
+    }
+    out_.tiles.push_back(std::move(d));
+    uint32_t idx = static_cast<uint32_t>(out_.tiles.size() - 1);
+    tiles_[v] = idx;
+    return idx;
+  }
+
+  static obj::TileDesc descOf(const TileType& t) {
+    obj::TileDesc d;
+    d.loc = t.loc;
+    d.dtype = t.dtype;
+    d.blayout = t.blayout;
+    d.slayout = t.slayout;
+    d.pad = t.pad;
+    d.compact = t.compact;
+    d.fractal = static_cast<uint16_t>(t.fractal);
+    d.rows = static_cast<uint32_t>(t.rows);
+    d.cols = static_cast<uint32_t>(t.cols);
+    d.validRows = static_cast<int32_t>(t.validRows);
+    d.validCols = static_cast<int32_t>(t.validCols);
+    return d;
+  }
+
+  void lowerAlloc(const Op& op) {
+    const TileType& t = fn_.type(op.results[0]).tile;
+    obj::TileDesc d = descOf(t);
+    size_t k = 0;
+    Dim rows{t.validRows, kNoValue}, cols{t.validCols, kNoValue};
+    if (op.ints[0]) {
+      auto a = constantInt(op.operands[k]);
+      if (!a) return unsupported(op.operandLocs[k], "a tile address computed at run time");
+      d.placement = *a;
+      ++k;
+    }
+    if (op.ints[1]) rows = {0, op.operands[k++]};
+    if (op.ints[2]) cols = {0, op.operands[k++]};
+    addTile(op.results[0], d);
+    valid_[op.results[0]] = {rows, cols};
+    pendingLoc_ = {};
+  }
+
+  void lowerView(const Op& op) {
+    auto parent = tiles_.find(op.operands[0]);
+    if (parent == tiles_.end()) return unsupported(op.loc, "a view of this tile");
+    const TileType& src = fn_.type(op.operands[0]).tile;
+    const TileType& t = fn_.type(op.results[0]).tile;
+    obj::TileDesc d = descOf(t);
+    d.aliasOf = static_cast<int32_t>(parent->second);
+    if (op.kind == OpKind::Subset) {
+      auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
+      if (!r || !c) return unsupported(op.loc, "'pto.subset' with run-time offsets");
+      if (src.blayout != isa::BLayout::RowMajor || src.slayout != isa::SLayout::NoneBox)
+        return unsupported(op.loc, "'pto.subset' of a boxed or column-major tile");
+      d.aliasOffset = static_cast<uint32_t>((*r * src.cols + *c) * isa::bitWidth(src.dtype) / 8);
+      // A subset keeps its parent's row pitch: its physical cols are the parent's.
+      d.cols = static_cast<uint32_t>(src.cols);
+    }
+    addTile(op.results[0], d);
+    valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+    pendingLoc_ = {};
+  }
+
+  void lowerAssign(const Op& op) {
+    auto a = constantInt(op.operands[1]);
+    if (!a) return unsupported(op.loc, "'pto.tassign' with a run-time address");
+    auto it = tiles_.find(op.operands[0]);
+    if (it == tiles_.end()) return unsupported(op.loc, "'pto.tassign' of this tile");
+    // Rebinding: a new descriptor at the new address; later uses of the tile name it.
+    obj::TileDesc d = out_.tiles[it->second];
+    d.placement = *a;
+    ValueId target = op.results.empty() ? op.operands[0] : op.results[0];
+    auto validIt = valid_.find(op.operands[0]);
+    auto valid = validIt != valid_.end() ? validIt->second : std::pair<Dim, Dim>{};
+    if (d.placement == out_.tiles[it->second].placement && op.results.empty()) return;
+    addTile(target, d);
+    valid_[target] = valid;
+    pendingLoc_ = {};
+  }
+
+  std::optional<uint32_t> tileIndex(ValueId v, SrcLoc loc) {
+    auto it = tiles_.find(v);
+    if (it != tiles_.end()) return it->second;
+    unsupported(loc, "this tile operand");
+    return std::nullopt;
+  }
+
+  // ------------------------------------------------------------ tile blocks
+  /// B.DIM for one loop bound: an immediate, or a GPR (dynamic valid shapes).
+  void dim(unsigned lb, const Dim& d) {
+    if (d.value == kNoValue) {
+      emit(enc::bDim(lb, kZero, static_cast<uint32_t>(d.constant)));
+      return;
+    }
+    VReg r = reg(d.value);
+    emit(enc::bDim(lb, kZero, 0), {{"RegSrc", r, false}});
+  }
+
+  std::pair<Dim, Dim> validOf(ValueId tile) {
+    auto it = valid_.find(tile);
+    if (it != valid_.end()) return it->second;
+    const TileType& t = fn_.type(tile).tile;
+    return {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+  }
+
+  void lowerTileOp(const Op& op) {
+    const isa::OpInfo& info = isa::info(op.tileOp);
+    const enc::TileOpInfo* eop = enc::tileOpFor(op.tileOp);
+    if (!eop) return unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "'");
+    if (eop->family == enc::TileFamily::EXT) obj_.usesExtensions = true;
+    // Operands by role.
+    std::vector<ValueId> tilesOut, tilesIn, scalars;
+    ValueId view = kNoValue, dst = kNoValue, src = kNoValue;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const isa::Role& role = info.roles[op.operandRoles[i]];
+      ValueId v = op.operands[i];
+      if (role.kind == isa::RoleKind::Tile) {
+        (role.isOutput ? tilesOut : tilesIn).push_back(v);
+        if (role.isOutput && dst == kNoValue) dst = v;
+        if (!role.isOutput && src == kNoValue) src = v;
+      } else if (role.kind == isa::RoleKind::View) {
+        view = v;
+      } else {
+        scalars.push_back(v);
+      }
+    }
+    // Registers for the scalar and GM operands are computed before the block starts: a tile
+    // block holds only header words.
+    std::vector<VReg> iorRegs;
+    if (view != kNoValue) {
+      auto p = parts_.find(view);
+      if (p == parts_.end()) return unsupported(op.loc, "a GM operand that is not a partition_view");
+      iorRegs = {p->second.addr, p->second.rowStride};
+    }
+    for (ValueId s : scalars) iorRegs.push_back(reg(s));
+    if (iorRegs.size() > 3)
+      return unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with more than three scalar operands");
+    bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
+    ValueId shapeTile = dst;
+    if (reduce || (view != kNoValue && dst == kNoValue) || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
+      shapeTile = src != kNoValue ? src : dst;
+    if (view != kNoValue && info.id == isa::OpId::TSTORE) shapeTile = src;
+    std::pair<Dim, Dim> valid = shapeTile != kNoValue ? validOf(shapeTile) : std::pair<Dim, Dim>{};
+    // Start word: the dtype of the data the op reads (source for conversions and stores).
+    isa::DType startType = fn_.type(shapeTile != kNoValue ? shapeTile : src).tile.dtype;
+    if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT || info.rule == isa::TypeRule::Matmul)
+      startType = fn_.type(src).tile.dtype;
+    if (info.rule == isa::TypeRule::Matmul) {
+      ValueId lhs = roleValue(op, "lhs");
+      if (lhs != kNoValue) startType = fn_.type(lhs).tile.dtype;
+    }
+    auto code = enc::dataTypeCode(startType);
+    if (!code) return unsupported(op.loc, "element type " + std::string(isa::spelling(startType)) + " in a tile block");
+    inScalarBlock_ = false;
+    MInst& start = emit(enc::tileStart(eop->op, *code));
+    (void)start;
+    // B.DATR: destination type, rounding, saturation, compare mode.
+    if (auto datr = datrFor(op, info, dst)) emit(enc::bDatr(*datr));
+    if (info.rule == isa::TypeRule::Matmul) {
+      emit(make(FormId::B_FPATR, {}));
+      const TileType& L = fn_.type(roleValue(op, "lhs")).tile;
+      const TileType& R = fn_.type(roleValue(op, "rhs")).tile;
+      auto v = [](int64_t valid, int64_t phys) { return valid == kDynamic ? phys : valid; };
+      emit(enc::bDim(0, kZero, static_cast<uint32_t>(v(L.validRows, L.rows))));
+      emit(enc::bDim(1, kZero, static_cast<uint32_t>(v(R.validCols, R.cols))));
+      emit(enc::bDim(2, kZero, static_cast<uint32_t>(v(L.validCols, L.cols))));
+    } else if (shapeTile != kNoValue) {
+      const TileType& t = fn_.type(shapeTile).tile;
+      dim(0, valid.second);
+      if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first);
+      if (valid.second.value != kNoValue || valid.second.constant != t.cols)
+        emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
+    }
+    if (!iorRegs.empty()) {
+      std::vector<RegRef> refs;
+      const char* fields[] = {"RegSrc0", "RegSrc1", "RegSrc2"};
+      for (size_t i = 0; i < iorRegs.size(); ++i) refs.push_back({fields[i], iorRegs[i], false});
+      emit(enc::bIor(0, 0, 0, 0), refs);
+    }
+    // B.IOT: tile operands, destination first, two per word, `last` on the final word.
+    std::vector<ValueId> order = tilesOut;
+    order.insert(order.end(), tilesIn.begin(), tilesIn.end());
+    std::vector<uint32_t> idx;
+    for (ValueId t : order) {
+      auto i = tileIndex(t, op.loc);
+      if (!i) return;
+      idx.push_back(*i);
+    }
+    for (size_t i = 0; i < idx.size(); i += 2) {
+      bool last = i + 2 >= idx.size();
+      std::optional<unsigned> second;
+      if (i + 1 < idx.size()) second = idx[i + 1];
+      MInst& w = emit(enc::bIot(idx[i], second, last));
+      for (size_t k = i; k < std::min(i + 2, idx.size()); ++k)
+        if (out_.tiles[idx[k]].placement == obj::kUnplaced && rootPlacement(idx[k]) == obj::kUnplaced)
+          w.relocs.push_back({obj::RelocType::Tile, idx[k]});
+    }
+    emit(enc::bstop());
+  }
+
+  int64_t rootPlacement(uint32_t idx) const {
+    while (out_.tiles[idx].aliasOf >= 0) idx = static_cast<uint32_t>(out_.tiles[idx].aliasOf);
+    return out_.tiles[idx].placement;
+  }
+
+  std::optional<enc::Datr> datrFor(const Op& op, const isa::OpInfo& info, ValueId dst) {
+    enc::Datr d;
+    auto attrWord = [&](std::string_view key) -> std::string {
+      const NamedAttr* a = op.attr(key);
+      if (!a) return "";
+      std::string v = a->value; // "#pto<round_mode CAST_RINT>"
+      auto sp = v.find(' '), gt = v.rfind('>');
+      return sp == std::string::npos ? v : v.substr(sp + 1, gt - sp - 1);
+    };
+    switch (info.id) {
+    case isa::OpId::TCVT: {
+      d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
+      d.rmode = enc::rmodeCode(isa::parseRoundMode(attrWord("rmode")).value_or(isa::RoundMode::CAST_RINT));
+      d.sat = attrWord("sat_mode") == "ON";
+      return d;
+    }
+    case isa::OpId::TCMP:
+    case isa::OpId::TCMPS:
+      d.dataType = enc::dataTypeCode(fn_.type(roleValue(op, "src0") != kNoValue ? roleValue(op, "src0") : roleValue(op, "src"))
+                                         .tile.dtype)
+                       .value_or(0);
+      d.cmode = enc::cmodeCode(isa::parseCmpMode(attrWord("cmpMode")).value_or(isa::CmpMode::EQ));
+      return d;
+    case isa::OpId::TDEQUANT:
+    case isa::OpId::TQUANT:
+      d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
+      return d;
+    default: return std::nullopt;
+    }
+  }
+
+  // ------------------------------------------------------------ sync and runtime ids
+  uint32_t eventIndex(const Op& op) {
+    std::string name = op.event.symbol.empty()
+                           ? "anon." + std::string(isa::spelling(op.srcPipe)) + "." + std::string(isa::spelling(op.dstPipe))
+                           : op.event.symbol;
+    auto key = std::pair(index_, name);
+    if (auto it = eventIds_.find(key); it != eventIds_.end()) return it->second;
+    obj_.events.push_back({index_, name, op.srcPipe, op.dstPipe});
+    uint32_t id = static_cast<uint32_t>(obj_.events.size() - 1);
+    eventIds_[key] = id;
+    return id;
+  }
+
+  void lowerSync(const Op& op) {
+    obj_.usesExtensions = true;
+    if (op.kind == OpKind::Barrier) {
+      inScalarBlock_ = false;
+      emit(enc::extControl(enc::ExtCtl::PIPE_BARRIER, op.srcPipe));
+      emit(enc::bstop());
+      return;
+    }
+    VReg dynamic = op.event.kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
+    inScalarBlock_ = false;
+    emit(enc::extControl(op.kind == OpKind::SetFlag ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG, op.srcPipe, op.dstPipe));
+    switch (op.event.kind) {
+    case EventRef::Kind::Const: emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event.id))); break;
+    case EventRef::Kind::Dynamic: emit(enc::bDim(0, kZero, 0), {{"RegSrc", dynamic, false}}); break;
+    case EventRef::Kind::Symbolic: {
+      MInst& w = emit(enc::bDim(0, kZero, 0));
+      w.relocs.push_back({obj::RelocType::Event, eventIndex(op)});
+      break;
+    }
+    }
+    emit(enc::bstop());
+  }
+
+  void lowerBlockInfo(const Op& op) {
+    obj_.usesExtensions = true;
+    enc::ExtCtl c = op.name == "pto.get_block_idx"      ? enc::ExtCtl::GET_BLOCK_IDX
+                    : op.name == "pto.get_block_num"    ? enc::ExtCtl::GET_BLOCK_NUM
+                    : op.name == "pto.get_subblock_idx" ? enc::ExtCtl::GET_SUBBLOCK_IDX
+                                                        : enc::ExtCtl::GET_SUBBLOCK_NUM;
+    inScalarBlock_ = false;
+    emit(enc::extControl(c));
+    emit(enc::bIor(0, 0, 0, 0), {{"RegDst", define(op.results[0]), true}});
+    emit(enc::bstop());
+  }
+
+  void lowerScalarMemory(const Op& op) {
+    bool load = op.kind == OpKind::LoadScalar;
+    ValueId ptr = op.operands[load ? 0 : 1], off = op.operands[load ? 1 : 2];
+    isa::DType elem = fn_.type(ptr).elem;
+    unsigned bytes = std::max(1u, isa::bitWidth(elem) / 8);
+    unsigned shift = static_cast<unsigned>(std::countr_zero(bytes));
+    VReg p = reg(ptr), o = reg(off);
+    bool isSigned = isa::info(elem).kind == isa::DTypeKind::SInt;
+    if (load) {
+      FormId f = bytes == 8 ? FormId::S_LD : bytes == 4 ? (isSigned ? FormId::S_LW : FormId::S_LWU)
+               : bytes == 2 ? (isSigned ? FormId::S_LH : FormId::S_LHU) : (isSigned ? FormId::S_LB : FormId::S_LBU);
+      scalar(f, {{"shamt", shift}}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", define(op.results[0]), true}});
+      return;
+    }
+    // Stores have no scaled index: form the address first.
+    VReg addr = newVReg();
+    scalar(FormId::S_ADD, {{"shamt", shift}}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", addr, true}});
+    FormId f = bytes == 8 ? FormId::S_SD : bytes == 4 ? FormId::S_SW : bytes == 2 ? FormId::S_SH : FormId::S_SB;
+    scalar(f, {{"SrcR", kZero}}, {{"SrcD", reg(op.operands[0]), false}, {"SrcL", addr, false}});
+  }
+
+  /// Event-id arrays live in the stack frame, 8 bytes per entry.
+  void lowerEventArray(const Op& op) {
+    if (op.kind == OpKind::DeclareEventIdArray) {
+      int64_t n = fn_.type(op.results[0]).shape.at(0);
+      arrays_[op.results[0]] = arrayBytes_;
+      arrayBytes_ += static_cast<uint32_t>(n * 8);
+      pendingLoc_ = {};
+      return;
+    }
+    auto base = arrays_.find(op.operands[0]);
+    if (base == arrays_.end()) return unsupported(op.loc, "this event-id array");
+    VReg idx = reg(op.operands[1]);
+    VReg addr = newVReg();
+    // addr = sp + arrayBase + 8*idx; the array area follows the spill slots (patched later).
+    scalar(FormId::S_ADD, {{"shamt", 3}, {"SrcL", kSp}}, {{"SrcR", idx, false}, {"RegDst", addr, true}});
+    scalar(FormId::S_ADDI, {{"uimm12", 0}}, {{"SrcL", addr, false}, {"RegDst", addr, true}});
+    code_.back().arrayBase = static_cast<int>(base->second);
+    if (op.kind == OpKind::EventIdArraySet)
+      scalar(FormId::S_SD, {{"SrcR", kZero}}, {{"SrcD", reg(op.operands[2]), false}, {"SrcL", addr, false}});
+    else
+      scalar(FormId::S_LD, {{"SrcR", kZero}}, {{"SrcL", addr, false}, {"RegDst", define(op.results[0]), true}});
+  }
+
+  // ------------------------------------------------------------ register allocation
+  struct Interval {
+    VReg v;
+    size_t start, end;
+    int reg = -1;
+    int slot = -1;
+    int fixedReg = -1;
+  };
+
+  void allocateRegisters() {
+    // Live intervals over the linear code; values live into a loop stay live through it.
+    std::map<VReg, Interval> iv;
+    for (size_t i = 0; i < code_.size(); ++i)
+      for (const RegRef& r : code_[i].regs) {
+        auto [it, inserted] = iv.try_emplace(r.v, Interval{r.v, i, i});
+        if (!inserted) {
+          it->second.start = std::min(it->second.start, i);
+          it->second.end = std::max(it->second.end, i);
+        }
+        if (code_[i].kind == MInst::ParamDef) it->second.fixedReg = static_cast<int>(code_[i].paramReg);
+      }
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto& [v, in] : iv)
+        for (auto [lo, hi] : loops_)
+          if (in.start < lo && in.end >= lo && in.end < hi) {
+            in.end = hi;
+            changed = true;
+          }
+    }
+    std::vector<Interval*> order;
+    for (auto& [v, in] : iv) order.push_back(&in);
+    std::sort(order.begin(), order.end(), [](const Interval* a, const Interval* b) {
+      return a->start != b->start ? a->start < b->start : a->fixedReg > b->fixedReg;
+    });
+    std::vector<unsigned> pool;
+    for (unsigned r = kA0; r < kA0 + 8; ++r) pool.push_back(r);
+    for (unsigned r = kRa + 1; r <= kX0; ++r) pool.push_back(r); // s0..s8, x0
+    std::set<unsigned> freeRegs(pool.begin(), pool.end());
+    std::vector<Interval*> active;
+    int slots = 0;
+    auto expire = [&](size_t pos) {
+      for (auto it = active.begin(); it != active.end();) {
+        if ((*it)->end < pos) {
+          freeRegs.insert(static_cast<unsigned>((*it)->reg));
+          it = active.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    };
+    for (Interval* in : order) {
+      expire(in->start);
+      if (in->fixedReg >= 0 && freeRegs.count(static_cast<unsigned>(in->fixedReg))) {
+        in->reg = in->fixedReg;
+        freeRegs.erase(static_cast<unsigned>(in->fixedReg));
+        active.push_back(in);
+        continue;
+      }
+      if (!freeRegs.empty()) {
+        in->reg = static_cast<int>(*freeRegs.begin());
+        freeRegs.erase(freeRegs.begin());
+        active.push_back(in);
+        continue;
+      }
+      // Spill whichever of the current and active intervals ends last.
+      auto victim = std::max_element(active.begin(), active.end(), [](auto* a, auto* b) { return a->end < b->end; });
+      if (victim != active.end() && (*victim)->end > in->end) {
+        in->reg = (*victim)->reg;
+        (*victim)->reg = -1;
+        (*victim)->slot = slots++;
+        *victim = in;
+      } else {
+        in->slot = slots++;
+      }
+    }
+    spillSlots_ = slots;
+    rewrite(iv);
+  }
+
+  /// Replaces virtual registers by physical ones; spilled values go through scratch registers
+  /// with loads before and stores after the instruction.
+  void rewrite(std::map<VReg, Interval>& iv) {
+    std::vector<MInst> out;
+    out.reserve(code_.size());
+    auto spillOffset = [](int slot) { return static_cast<int64_t>(slot) * 8; };
+    for (MInst& m : code_) {
+      if (m.kind == MInst::ParamDef) {
+        const Interval& in = iv[m.regs[0].v];
+        if (in.slot >= 0) {
+          MInst st;
+          st.inst = make(FormId::S_SDI, {{"SrcL", m.paramReg}, {"SrcR", kSp}, {"simm12", spillOffset(in.slot)}});
+          out.push_back(std::move(st));
+        }
+        continue;
+      }
+      std::vector<MInst> after;
+      std::map<VReg, unsigned> scratchOf;
+      unsigned nextScratch = 0;
+      std::vector<MInst> before;
+      for (const RegRef& r : m.regs) {
+        const Interval& in = iv[r.v];
+        unsigned phys;
+        if (in.reg >= 0) {
+          phys = static_cast<unsigned>(in.reg);
+        } else {
+          auto s = scratchOf.find(r.v);
+          if (s == scratchOf.end()) {
+            if (nextScratch >= 2) {
+              diags_.error(m.loc.valid() ? m.loc : currentLoc_, "internal error: too many spilled operands in one instruction");
+              ok_ = false;
+              return;
+            }
+            s = scratchOf.emplace(r.v, kScratch[nextScratch++]).first;
+            bool used = false, defined = false;
+            for (const RegRef& o : m.regs)
+              if (o.v == r.v) (o.def ? defined : used) = true;
+            if (used) {
+              MInst ld;
+              ld.inst = make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", spillOffset(in.slot)}, {"RegDst", s->second}});
+              before.push_back(std::move(ld));
+            }
+            if (defined) {
+              MInst st;
+              st.inst = make(FormId::S_SDI, {{"SrcL", s->second}, {"SrcR", kSp}, {"simm12", spillOffset(in.slot)}});
+              after.push_back(std::move(st));
+            }
+          }
+          phys = s->second;
+        }
+        m.inst.set(r.field, phys);
+      }
+      if (!before.empty() && m.loc.valid()) {
+        before.front().loc = m.loc;
+        m.loc = {};
+      }
+      for (MInst& b : before) out.push_back(std::move(b));
+      out.push_back(std::move(m));
+      for (MInst& a : after) out.push_back(std::move(a));
+    }
+    code_ = std::move(out);
+  }
+
+  // ------------------------------------------------------------ layout and encoding
+  void layout() {
+    uint32_t frame = static_cast<uint32_t>(spillSlots_ * 8) + arrayBytes_;
+    out_.frameSize = frame;
+    if (frame > 2047) {
+      diags_.error(fn_.loc, "function '@" + fn_.name + "' needs a " + std::to_string(frame) +
+                                "-byte frame; spill offsets are limited to 2047 bytes");
+      ok_ = false;
+      return;
+    }
+    patchFrameOffsets(frame);
+    // Word sizes, label addresses.
+    std::map<int, uint64_t> labelAt;
+    std::vector<uint64_t> addr(code_.size());
+    uint64_t pc = 0;
+    for (size_t i = 0; i < code_.size(); ++i) {
+      addr[i] = pc;
+      const MInst& m = code_[i];
+      if (m.kind == MInst::Label) labelAt[m.label] = pc;
+      else pc += wordBytes(m);
+    }
+    for (size_t i = 0; i < code_.size() && ok_; ++i) {
+      MInst& m = code_[i];
+      if (m.kind == MInst::Label) continue;
+      if (m.kind == MInst::Jump || m.kind == MInst::CondJump) {
+        int64_t delta = static_cast<int64_t>(labelAt[m.label]) - static_cast<int64_t>(addr[i]);
+        m.inst = m.kind == MInst::Jump ? enc::bstartDirect(delta) : enc::bstartCond(delta);
+      }
+      auto e = enc::encode(m.inst);
+      if (!e) {
+        diags_.error(m.loc.valid() ? m.loc : currentLoc_, "internal encoding error: " + e.error() + " (" + enc::format(m.inst) + ")");
+        ok_ = false;
+        return;
+      }
+      if (m.loc.valid()) lines_.push_back({addr[i], obj_source_, m.loc.line, m.loc.col});
+      for (auto& [type, index] : m.relocs) {
+        obj::Reloc r;
+        r.offset = addr[i];
+        r.type = type;
+        r.function = index_;
+        r.index = index;
+        relocs_.push_back(r);
+      }
+      for (unsigned b = 0; b < e->bits / 8; ++b) text_.push_back(static_cast<uint8_t>(e->value >> (8 * b)));
+    }
+  }
+
+  /// Stack parameters sit just above the frame; event-id arrays follow the spill slots.
+  void patchFrameOffsets(uint32_t frame) {
+    for (MInst& m : code_) {
+      if (m.stackParam >= 0) m.inst.set("simm12", frame + 8 * static_cast<int64_t>(m.stackParam));
+      if (m.arrayBase >= 0) m.inst.set("uimm12", static_cast<int64_t>(spillSlots_) * 8 + m.arrayBase);
+    }
+  }
+
+  static unsigned wordBytes(const MInst& m) {
+    if (m.kind == MInst::Jump || m.kind == MInst::CondJump) return 4;
+    return enc::info(m.inst.form).bits / 8;
+  }
+
+  const Function& fn_;
+  uint32_t index_;
+  isa::Arch arch_;
+  DiagEngine& diags_;
+  obj::ObjectFile& obj_;
+  obj::Function out_;
+  std::vector<uint8_t> text_;
+  std::vector<obj::Reloc> relocs_;
+  std::vector<obj::LineEntry> lines_;
+  std::string obj_source_;
+  bool ok_ = true;
+  std::vector<MInst> code_;
+  VReg nextVReg_ = 0;
+  int nextLabel_ = 0;
+  bool inScalarBlock_ = false;
+  SrcLoc currentLoc_, pendingLoc_;
+  std::map<ValueId, VReg> vregs_;
+  std::map<ValueId, uint64_t> constants_;
+  std::map<ValueId, ViewRegs> views_;
+  std::map<ValueId, std::vector<ValueId>> dynamicShapes_; // make_tensor_view shape operands
+  std::map<ValueId, PartRegs> parts_;
+  std::map<ValueId, uint32_t> tiles_;
+  std::map<ValueId, std::pair<Dim, Dim>> valid_;
+  std::map<ValueId, uint32_t> arrays_;
+  uint32_t arrayBytes_ = 0;
+  std::vector<std::pair<size_t, size_t>> loops_;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> eventIds_;
+  int spillSlots_ = 0;
+
+public:
+  void setSourceName(std::string name) { obj_source_ = std::move(name); }
+};
+
+} // namespace
+
+std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags) {
+  obj::ObjectFile obj;
+  obj.arch = arch;
+  bool ok = true;
+  for (size_t i = 0; i < m.functions.size(); ++i) {
+    FunctionLowering fl(*m.functions[i], static_cast<uint32_t>(i), arch, diags, obj);
+    fl.setSourceName(m.fileName);
+    if (!fl.run()) {
+      ok = false;
+      continue;
+    }
+    obj::Function f = std::move(fl.result());
+    // Functions are laid out one after the other; offsets in relocs and lines are shifted.
+    uint64_t base = obj.text.size();
+    f.textOffset = base;
+    f.textSize = fl.text().size();
+    obj.text.insert(obj.text.end(), fl.text().begin(), fl.text().end());
+    for (obj::Reloc r : fl.relocs()) {
+      r.offset += base;
+      obj.relocs.push_back(r);
+    }
+    for (obj::LineEntry l : fl.lines()) {
+      l.textOffset += base;
+      obj.lines.push_back(l);
+    }
+    obj.functions.push_back(std::move(f));
+  }
+  if (!ok) return std::nullopt;
+  return obj;
+}
+
+} // namespace pto::as
