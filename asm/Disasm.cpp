@@ -286,7 +286,8 @@ std::string relocTarget(const obj::ObjectFile& obj, const obj::Reloc& r) {
 
 /// The human-readable reloc target for -r and the -d comments.
 std::string relocDescription(const obj::ObjectFile& obj, const obj::Reloc& r) {
-  std::string fn = r.function < obj.functions.size() ? obj.functions[r.function].name : "#" + std::to_string(r.function);
+  std::string fn = r.function < obj.functions.size() ? quoteName('@', obj.functions[r.function].name).substr(1)
+                                                     : "#" + std::to_string(r.function);
   switch (r.type) {
   case obj::RelocType::Tile: {
     std::string s = fn + ":" + tileLabel(r.index);
@@ -297,7 +298,7 @@ std::string relocDescription(const obj::ObjectFile& obj, const obj::Reloc& r) {
   case obj::RelocType::Event:
     if (r.index < obj.events.size()) return fn + ":" + quoteName('@', obj.events[r.index].name);
     return fn + ":#" + std::to_string(r.index);
-  case obj::RelocType::Call: return r.symbol;
+  case obj::RelocType::Call: return quoteName('@', r.symbol).substr(1);
   case obj::RelocType::None: break;
   }
   return "";
@@ -568,7 +569,7 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
       if (inclusive ? l.textOffset > off : l.textOffset >= off) break;
       if (l.textOffset != off) warn("line entry at " + hex0x(l.textOffset) + " is not at an instruction boundary");
       if (opts.source)
-        if (auto text = sources.line(l.file, l.line)) out += "; " + l.file + ":" + std::to_string(l.line) + ": " + *text + "\n";
+        if (auto text = sources.line(l.file, l.line)) out += "; " + quoteName('@', l.file).substr(1) + ":" + std::to_string(l.line) + ": " + *text + "\n";
       out += locText(l) + "\n";
       ++nextLine;
     }
@@ -604,7 +605,7 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
            quoteName('@', f.name));
       end = obj.text.size();
     }
-    out += hex(f.textOffset, 16) + " <" + f.name + ">:\n";
+    out += hex(f.textOffset, 16) + " <" + quoteName('@', f.name).substr(1) + ">:\n";
     for (const Word& w : decodeRange(obj.text, f.textOffset, end)) {
       emitLinesUpTo(w.offset, true);
       out += addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text;

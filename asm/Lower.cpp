@@ -385,6 +385,11 @@ private:
     std::string_view name = op.name;
     name.remove_prefix(6); // "arith."
     const Type& rt = fn_.type(op.results[0]);
+    // Registers hold raw bits, so a bitcast is a copy whatever the types.
+    if (name == "bitcast") {
+      copy(define(op.results[0]), reg(op.operands[0]));
+      return;
+    }
     if (rt.isFloatScalar() || (!op.operands.empty() && fn_.type(op.operands[0]).isFloatScalar()))
       return unsupported(op.loc, "floating-point scalar arithmetic ('" + op.name + "')");
     static const std::map<std::string_view, FormId> kBinary = {

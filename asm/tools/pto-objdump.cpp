@@ -1,0 +1,61 @@
+// pto-objdump: list PTO objects. -d prints canonical block assembly that pto-as reassembles
+// into the same object; -h/-t/-r/--tiles/--raw describe the file (docs/object-format.md).
+#include "asm/Disasm.h"
+#include "obj/Object.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+int main(int argc, char** argv) {
+  CLI::App app{"pto-objdump: display the contents of PTO object files. -d disassembles .text to canonical "
+               "block assembly (pto-as reassembles it to the same bytes)."};
+  app.set_version_flag("--version", std::string("pto-objdump (pto-toolchain) ") + PTO_VERSION);
+  app.set_help_flag("--help", "Print this help message and exit"); // -h is the section table
+  std::vector<std::string> files;
+  pto::as::DisasmOptions opts;
+  app.add_option("files", files, "Object files")->required();
+  app.add_flag("-d,--disassemble", opts.disassemble, "Block assembly of .text with addresses and words");
+  app.add_flag("-S,--source", opts.source, "Like -d, with the source lines (.pto.lines) interleaved");
+  app.add_flag("-h,--section-headers", opts.headers, "The section table");
+  app.add_flag("-t,--syms", opts.symbols, "The symbol table");
+  app.add_flag("-r,--reloc", opts.relocs, "The relocations");
+  app.add_flag("--tiles", opts.tiles, "The tile descriptor table of every function");
+  app.add_flag("--raw", opts.raw, "The words of .text in hex, one instruction per line");
+  CLI11_PARSE(app, argc, argv);
+  if (!(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs || opts.tiles || opts.raw)) {
+    std::cerr << "pto-objdump: error: give at least one of -d, -S, -h, -t, -r, --tiles, --raw\n" << app.help();
+    return 1;
+  }
+  int status = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i];
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::cerr << "pto-objdump: error: cannot read '" << path << "': " << std::strerror(errno) << "\n";
+      status = 1;
+      continue;
+    }
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) {
+      std::cerr << "pto-objdump: error: cannot read '" << path << "'\n";
+      status = 1;
+      continue;
+    }
+    auto r = pto::obj::readObject(bytes.data(), bytes.size());
+    if (auto* err = std::get_if<std::string>(&r)) {
+      std::cerr << "pto-objdump: error: '" << path << "': " << *err << "\n";
+      status = 1;
+      continue;
+    }
+    opts.fileName = path;
+    if (i) std::cout << "\n";
+    std::cout << pto::as::disassemble(std::get<pto::obj::ObjectFile>(r), opts, bytes);
+  }
+  std::cout.flush();
+  return status;
+}
