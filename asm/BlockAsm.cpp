@@ -288,11 +288,22 @@ private:
     }
     if (!needFunction(textLoc, "instruction")) return;
     if (hexCol && hexBytes != bytes) {
-      std::string got, want;
-      for (uint8_t x : hexBytes) got += hexByte(x);
-      for (uint8_t x : bytes) want += hexByte(x);
-      error(at(hexCol, hexLen), "hex column (bytes " + got + ") disagrees with the encoding of '" + std::string(text) +
-                                    "' (bytes " + want + ")");
+      // Show the encoding in the grouping of the hex column (little-endian groups).
+      std::string want;
+      size_t pos = 0;
+      for (size_t g = hexCol - 1; g < hexCol - 1 + hexLen && pos < bytes.size();) {
+        size_t j = g;
+        while (j < code.size() && !isSpace(code[j])) ++j;
+        size_t n = std::min((j - g) / 2, bytes.size() - pos);
+        if (!want.empty()) want += ' ';
+        for (size_t k = n; k-- > 0;) want += hexByte(bytes[pos + k]);
+        pos += n;
+        g = j;
+        while (g < code.size() && isSpace(code[g])) ++g;
+      }
+      for (; pos < bytes.size(); ++pos) want += " " + hexByte(bytes[pos]);
+      error(at(hexCol, hexLen), "hex column '" + std::string(code.substr(hexCol - 1, hexLen)) +
+                                    "' disagrees with the encoding of '" + std::string(text) + "' (" + want + ")");
       return;
     }
     cur_->hasWords = true;
@@ -315,8 +326,7 @@ private:
     }
     auto inst = enc::parse(text, enc::DecodeOptions{.extensions = true});
     if (!inst) {
-      error(at(static_cast<uint32_t>(col0 + 1), static_cast<uint32_t>(text.size())),
-            "invalid operands for '" + std::string(head) + "': " + inst.error());
+      operandError(text, col0, head);
       return false;
     }
     auto word = enc::encode(*inst);
@@ -327,6 +337,48 @@ private:
     if (inst->formInfo().group == enc::FormGroup::Ext) obj_.usesExtensions = true;
     for (unsigned k = 0; k < word->bits / 8; ++k) bytes.push_back(static_cast<uint8_t>(word->value >> (8 * k)));
     return true;
+  }
+
+  /// Explains why canonical text does not parse: the tile op or DataType of a tile start, else
+  /// the expected operand shapes of the mnemonic.
+  void operandError(std::string_view text, size_t col0, std::string_view head) {
+    SrcLoc whole = at(static_cast<uint32_t>(col0 + 1), static_cast<uint32_t>(text.size()));
+    // Operands: comma-separated after the mnemonic.
+    struct Operand {
+      std::string_view text;
+      size_t col;
+    };
+    std::vector<Operand> ops;
+    size_t i = head.size();
+    while (i < text.size()) {
+      while (i < text.size() && (isSpace(text[i]) || text[i] == ',')) ++i;
+      size_t j = i;
+      while (j < text.size() && text[j] != ',') ++j;
+      size_t k = j;
+      while (k > i && isSpace(text[k - 1])) --k;
+      if (k > i) ops.push_back({text.substr(i, k - i), col0 + i + 1});
+      i = j;
+    }
+    auto opLoc = [&](const Operand& o) { return at(static_cast<uint32_t>(o.col), static_cast<uint32_t>(o.text.size())); };
+    std::string h = upper(head);
+    if (h == "BSTART.VEC" || h == "BSTART.SFU" || h == "BSTART.EXT") {
+      if (ops.empty()) return error(whole, "'" + std::string(head) + "' needs a tile op and a DataType");
+      bool control = h == "BSTART.EXT" && (isa::parsePipe(ops.size() > 1 ? ops[1].text : "PIPE_S") || ops.size() == 1);
+      if (!control && !enc::findTileOp(ops[0].text))
+        return error(opLoc(ops[0]), "unknown tile op '" + std::string(ops[0].text) + "'");
+      if (!control && ops.size() > 1 && !enc::parseDataType(ops[1].text))
+        return error(opLoc(ops[1]), "unknown DataType '" + std::string(ops[1].text) + "'");
+      if (!control && ops.size() < 2) return error(whole, "'" + std::string(head) + "' needs a DataType after the tile op");
+      return error(whole, "invalid operands for '" + std::string(head) + "' (wrong engine for the op, or a reserved "
+                                                                       "selector/DataType)");
+    }
+    std::string expected;
+    for (const enc::FormInfo& f : enc::allForms())
+      if (iequals(f.mnemonic(), head) && !f.syntax.empty() && f.syntax[0] != '@') {
+        if (expected.size() > 300) break;
+        expected += (expected.empty() ? "" : " or ") + ("'" + std::string(f.syntax) + "'");
+      }
+    error(whole, "invalid operands for '" + std::string(head) + "'" + (expected.empty() ? "" : "; expected " + expected));
   }
 
   /// .word / .short / .byte values (raw data in .text).

@@ -7,6 +7,7 @@
 #include "asm/Syntax.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
@@ -2247,7 +2248,39 @@ private:
 
 } // namespace
 
+namespace {
+/// The offset of the first byte that is not part of valid UTF-8, if any. ANTLR's input stream
+/// throws on invalid UTF-8, so the text is checked first and the byte reported with its place.
+std::optional<size_t> firstInvalidUtf8(const std::string& s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > n) return i;
+    for (size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return i;
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+    bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return std::nullopt;
+}
+} // namespace
+
 std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags, std::optional<isa::Arch> arch) {
+  if (auto bad = firstInvalidUtf8(src.text())) {
+    uint32_t line = 1, col = 1;
+    for (size_t i = 0; i < *bad; ++i) {
+      if (src.text()[i] == '\n') line++, col = 1;
+      else if ((static_cast<unsigned char>(src.text()[i]) >> 6) != 2) ++col;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(src.text()[*bad]));
+    diags.error({line, col, 1}, std::string("invalid UTF-8 byte ") + hex + " in the input");
+    return nullptr;
+  }
   antlr4::ANTLRInputStream input(src.text());
   ptogen::PTOLexer lexer(&input);
   SyntaxErrorListener listener(diags);

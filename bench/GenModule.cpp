@@ -19,7 +19,9 @@ public:
     return z ^ (z >> 31);
   }
   /// Uniform-ish integer in [lo, hi].
-  unsigned range(unsigned lo, unsigned hi) { return lo + static_cast<unsigned>(next() % (hi - lo + 1)); }
+  unsigned range(unsigned lo, unsigned hi) {
+    return lo + static_cast<unsigned>(next() % (hi - lo + 1));
+  }
   bool coin() { return (next() & 1) != 0; }
 
 private:
@@ -54,7 +56,8 @@ public:
                 "(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>, %arg2: !pto.ptr<f32>, "
                 "%arg3: !pto.ptr<f16>, %arg4: !pto.ptr<f32>) {");
     nextArg_ = 5;
-    for (unsigned v : {0u, 1u, 2u, 4u, 16u, 64u, numTiles_, numTiles_ * 16}) constant(v);
+    for (unsigned v : {0u, 1u, 2u, 4u, 16u, 64u, numTiles_, numTiles_ * 16})
+      constant(v);
     cst_ = "%cst";
     line(2, cst_ + " = arith.constant 1.250000e-01 : f32");
 
@@ -80,12 +83,14 @@ public:
     lo_ = lo;
     hi_ = hi;
 
-    for (auto& t : work_) t = allocTile(kTileF32);
+    for (auto& t : work_)
+      t = allocTile(kTileF32);
     tmp_ = allocTile(kTileF32);
     row_ = allocTile(kTileRow);
     half_ = allocTile(kTileF16);
 
-    for (unsigned l = 0; l < loops; ++l) emitLoop();
+    for (unsigned l = 0; l < loops; ++l)
+      emitLoop();
 
     line(3, "pto.barrier <PIPE_ALL>");
     line(2, "}");
@@ -114,8 +119,8 @@ private:
                          std::string_view type, std::string rowStride = {}) {
     if (rowStride.empty()) rowStride = cols;
     std::string v = fresh();
-    line(2, v + " = pto.make_tensor_view " + std::string(ptr) + ", shape = [" + rows + ", " +
-                cols + "] strides = [" + rowStride + ", " + c(1) + "] : " + std::string(type));
+    line(2, v + " = pto.make_tensor_view " + std::string(ptr) + ", shape = [" + rows + ", " + cols +
+                "] strides = [" + rowStride + ", " + c(1) + "] : " + std::string(type));
     return v;
   }
 
@@ -157,17 +162,16 @@ private:
       line(depth, "pto." + std::string(kUnary[pick % 2]) + " ins(" + a + " : " + tf + ") outs(" +
                       d + " : " + tf + ")");
     } else {
-      line(depth, "pto.tmuls ins(" + a + ", " + cst_ + " : " + tf + ", f32) outs(" + d + " : " +
-                      tf + ")");
+      line(depth,
+           "pto.tmuls ins(" + a + ", " + cst_ + " : " + tf + ", f32) outs(" + d + " : " + tf + ")");
     }
   }
 
   void rowReduce(unsigned depth) {
     std::string_view op = rng_.coin() ? "trowsum" : "trowmax";
     const std::string tf(kTileF32);
-    line(depth, "pto." + std::string(op) + " ins(" + work_[rng_.range(2, 3)] + ", " + tmp_ +
-                    " : " + tf + ", " + tf + ") outs(" + row_ + " : " + std::string(kTileRow) +
-                    ")");
+    line(depth, "pto." + std::string(op) + " ins(" + work_[rng_.range(2, 3)] + ", " + tmp_ + " : " +
+                    tf + ", " + tf + ") outs(" + row_ + " : " + std::string(kTileRow) + ")");
   }
 
   void emitLoop() {
@@ -188,14 +192,16 @@ private:
                     " : " + tf + ")");
     sync(d + 1, "PIPE_MTE2", "PIPE_V", 0);
 
-    for (unsigned i = 0, n = rng_.range(8, 12); i < n; ++i) elementwise(d + 1);
+    for (unsigned i = 0, n = rng_.range(8, 12); i < n; ++i)
+      elementwise(d + 1);
 
     // Nested loop carrying an index accumulator.
     std::string acc = fresh();
     std::string innerIv = freshArg(), accArg = freshArg();
     line(d + 1, acc + " = scf.for " + innerIv + " = " + c(0) + " to " + c(4) + " step " + c(1) +
                     " iter_args(" + accArg + " = " + rowOff + ") -> (index) {");
-    for (unsigned i = 0, n = rng_.range(4, 6); i < n; ++i) elementwise(d + 2);
+    for (unsigned i = 0, n = rng_.range(4, 6); i < n; ++i)
+      elementwise(d + 2);
     std::string next = fresh();
     line(d + 2, next + " = arith.addi " + accArg + ", " + innerIv + " : index");
     line(d + 2, "scf.yield " + next + " : index");
@@ -223,8 +229,8 @@ private:
     line(d + 2, "pto.tcvt ins(" + result + " {rmode = #pto<round_mode CAST_RINT>} : " + tf +
                     ") outs(" + half_ + " : " + std::string(kTileF16) + ")");
     sync(d + 2, "PIPE_V", "PIPE_MTE3", 0);
-    line(d + 2, "pto.tstore ins(" + half_ + " : " + std::string(kTileF16) + ") outs(" + ph +
-                    " : " + std::string(kPartF16) + ")");
+    line(d + 2, "pto.tstore ins(" + half_ + " : " + std::string(kTileF16) + ") outs(" + ph + " : " +
+                    std::string(kPartF16) + ")");
     line(d + 1, "} else {");
     sync(d + 2, "PIPE_V", "PIPE_MTE3", 0);
     line(d + 2, "pto.tstore ins(" + result + " : " + tf + ") outs(" + po + " : " +
@@ -258,14 +264,16 @@ std::string generateLargeModule(unsigned numFunctions, unsigned loopsPerFunction
   out.reserve(size_t(numFunctions) * (size_t(loopsPerFunction) * 55 + 45) * 190 + 64);
   Rng rng(seed);
   out += "module {\n";
-  for (unsigned f = 0; f < numFunctions; ++f) FuncEmitter(out, rng).emit(f, loopsPerFunction);
+  for (unsigned f = 0; f < numFunctions; ++f)
+    FuncEmitter(out, rng).emit(f, loopsPerFunction);
   out += "}\n";
   return out;
 }
 
 size_t countLines(const std::string& text) {
   size_t n = 0;
-  for (char ch : text) n += ch == '\n';
+  for (char ch : text)
+    n += ch == '\n';
   if (!text.empty() && text.back() != '\n') ++n;
   return n;
 }

@@ -5,6 +5,7 @@
 # in build-fuzz/fuzz-artifacts/. Skips (exit 0) when clang++-14 is not installed.
 #   FUZZ_SECONDS=N      run time (default 30)
 #   FUZZ_BUILD_DIR=dir  build tree (default <repo>/build-fuzz)
+#   FUZZ_CXX_FLAGS=...  extra compiler flags for that configuration (CMAKE_CXX_FLAGS)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +19,8 @@ seconds=${FUZZ_SECONDS:-30}
 
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPTO_BUILD_FUZZ=ON -DPTO_BUILD_TESTS=OFF -DPTO_BUILD_BENCH=OFF
+  -DPTO_BUILD_FUZZ=ON -DPTO_BUILD_TESTS=OFF -DPTO_BUILD_BENCH=OFF \
+  ${FUZZ_CXX_FLAGS:+"-DCMAKE_CXX_FLAGS=$FUZZ_CXX_FLAGS"}
 cmake --build "$build" --target fuzz-parser -j2
 
 fuzzer=$build/tests/fuzz/fuzz-parser
