@@ -41,8 +41,8 @@ std::optional<int64_t> parseI64(std::string_view t) {
   bool neg = !t.empty() && t[0] == '-';
   if (neg) t.remove_prefix(1);
   auto u = parseU64(t);
-  if (!u || *u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  return neg ? -static_cast<int64_t>(*u) : static_cast<int64_t>(*u);
+  if (!u || *u > static_cast<uint64_t>(INT64_MAX) + (neg ? 1 : 0)) return std::nullopt;
+  return neg ? static_cast<int64_t>(0 - *u) : static_cast<int64_t>(*u);
 }
 
 /// The end of the code part of a line: the first `;` or `//` outside a quoted string.

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <typeindex>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -118,13 +119,13 @@ struct Keyword {
   SrcLoc loc;
 };
 
-enum class PieceKind { Operand, Types, To, Arrow, Dict, Keyword, Hash, Angle, Call, Bracket, Symbol, Paren, Sizes, OutsType };
+enum class PieceKind { Operand, Types, To, Arrow, Dict, Keyword, Hash, Angle, Call, Bracket, Symbol, Paren, Sizes, OutsType, Comma };
 
 struct PieceSeen {
   PieceKind kind;
   SrcLoc loc;
-  std::string word; // keyword key or call name
-  std::string text;
+  std::string word;                  // keyword key or call name
+  antlr4::ParserRuleContext* ctx;    // for the text of "unexpected ..." errors
 };
 
 struct Pieces {
@@ -171,6 +172,23 @@ void addTypes(Pieces& p, P::TypeContext* t) {
   p.types.push_back(t);
 }
 
+/// The kind of a piece from its context class (one typeid lookup instead of a dynamic_cast
+/// chain: pieces are the bulk of every statement).
+PieceKind kindOf(P::PieceContext* piece) {
+  static const std::unordered_map<std::type_index, PieceKind> kKinds = {
+      {typeid(P::ValuePieceContext), PieceKind::Operand},   {typeid(P::LiteralPieceContext), PieceKind::Operand},
+      {typeid(P::TypesPieceContext), PieceKind::Types},     {typeid(P::ArrowPieceContext), PieceKind::Arrow},
+      {typeid(P::DictPieceContext), PieceKind::Dict},       {typeid(P::BracketPieceContext), PieceKind::Bracket},
+      {typeid(P::AnglePieceContext), PieceKind::Angle},     {typeid(P::HashPieceContext), PieceKind::Hash},
+      {typeid(P::KeywordPieceContext), PieceKind::Keyword}, {typeid(P::SizesPieceContext), PieceKind::Sizes},
+      {typeid(P::CallPieceContext), PieceKind::Call},       {typeid(P::OutsTypePieceContext), PieceKind::OutsType},
+      {typeid(P::ParenPieceContext), PieceKind::Paren},     {typeid(P::SymbolPieceContext), PieceKind::Symbol},
+      {typeid(P::CommaPieceContext), PieceKind::Comma},
+  };
+  auto it = kKinds.find(typeid(*piece));
+  return it == kKinds.end() ? PieceKind::Comma : it->second;
+}
+
 void addTypeList(Pieces& out, P::TypeListContext* t) {
   out.typesLoc = locOf(t->type(0));
   auto types = t->type();
@@ -192,7 +210,7 @@ Pieces collectStatement(P::GenericOpContext* g) {
   for (auto* h : g->headPiece()) pieces.push_back(h->piece());
   Pieces out = collectPieces(pieces);
   if (g->typeList()) {
-    out.seen.push_back({PieceKind::Types, locOf(g->typeList()), {}, g->typeList()->getText()});
+    out.seen.push_back({PieceKind::Types, locOf(g->typeList()), {}, g->typeList()});
     addTypeList(out, g->typeList());
     std::vector<P::PieceContext*> tail;
     for (auto* t : g->tailPiece()) tail.push_back(t->piece());
@@ -214,78 +232,66 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
   Pieces out;
   for (size_t i = 0; i < pieces.size(); ++i) {
     P::PieceContext* piece = pieces[i];
-    auto note = [&](PieceKind k, std::string word = {}) {
-      out.seen.push_back({k, locOf(piece), std::move(word), piece->getText()});
-    };
-    if (dynamic_cast<P::ValuePieceContext*>(piece) || dynamic_cast<P::LiteralPieceContext*>(piece)) note(PieceKind::Operand);
-    else if (dynamic_cast<P::TypesPieceContext*>(piece)) note(PieceKind::Types);
-    else if (dynamic_cast<P::ArrowPieceContext*>(piece)) note(PieceKind::Arrow);
-    else if (dynamic_cast<P::DictPieceContext*>(piece)) note(PieceKind::Dict);
-    else if (dynamic_cast<P::BracketPieceContext*>(piece)) note(PieceKind::Bracket);
-    else if (dynamic_cast<P::AnglePieceContext*>(piece)) note(PieceKind::Angle);
-    else if (dynamic_cast<P::HashPieceContext*>(piece)) note(PieceKind::Hash);
-    else if (auto* k = dynamic_cast<P::KeywordPieceContext*>(piece)) note(PieceKind::Keyword, k->word()->getText());
-    else if (dynamic_cast<P::SizesPieceContext*>(piece)) note(PieceKind::Sizes);
-    else if (auto* c = dynamic_cast<P::CallPieceContext*>(piece)) note(PieceKind::Call, c->callKw->getText());
-    else if (dynamic_cast<P::OutsTypePieceContext*>(piece)) note(PieceKind::OutsType);
-    else if (dynamic_cast<P::ParenPieceContext*>(piece)) note(PieceKind::Paren);
-    else if (dynamic_cast<P::SymbolPieceContext*>(piece)) note(PieceKind::Symbol);
-    if (auto* v = dynamic_cast<P::ValuePieceContext*>(piece)) {
+    PieceKind kind = kindOf(piece);
+    std::string word;
+    if (kind == PieceKind::Keyword) word = static_cast<P::KeywordPieceContext*>(piece)->word()->getText();
+    if (kind == PieceKind::Call) word = static_cast<P::CallPieceContext*>(piece)->callKw->getText();
+    out.seen.push_back({kind, locOf(piece), word, piece});
+    if (auto* v = dynamic_cast<P::ValuePieceContext*>(piece); v && kind == PieceKind::Operand) {
       OperandRef r;
       r.name = v->VALUE_ID()->getText().substr(1);
       if (v->HASH_NUM()) r.name += v->HASH_NUM()->getText();
       r.loc = locOf(v->VALUE_ID());
       // `%base[%i, %j]` is a memory operand; `%v {attrs}` attaches attributes to the operand.
-      if (i + 1 < pieces.size()) {
-        if (auto* b = dynamic_cast<P::BracketPieceContext*>(pieces[i + 1])) {
-          r.kind = OperandRef::Memory;
-          Pieces inner = collectPieces(b->bracket()->piece());
-          r.indices = inner.operands;
-          ++i;
-        }
+      if (i + 1 < pieces.size() && kindOf(pieces[i + 1]) == PieceKind::Bracket) {
+        auto* b = static_cast<P::BracketPieceContext*>(pieces[i + 1]);
+        r.kind = OperandRef::Memory;
+        Pieces inner = collectPieces(b->bracket()->piece());
+        r.indices = inner.operands;
+        ++i;
       }
-      if (i + 1 < pieces.size()) {
-        if (auto* d = dynamic_cast<P::DictPieceContext*>(pieces[i + 1])) {
-          out.seen.push_back({PieceKind::Dict, locOf(d), {}, d->getText()});
-          r.dict = d->attrDict();
-          out.dicts.push_back(r.dict);
-          ++i;
-        }
+      if (i + 1 < pieces.size() && kindOf(pieces[i + 1]) == PieceKind::Dict) {
+        auto* d = static_cast<P::DictPieceContext*>(pieces[i + 1]);
+        out.seen.push_back({PieceKind::Dict, locOf(d), {}, d});
+        r.dict = d->attrDict();
+        out.dicts.push_back(r.dict);
+        ++i;
       }
       out.operands.push_back(std::move(r));
-    } else if (auto* l = dynamic_cast<P::LiteralPieceContext*>(piece)) {
+      continue;
+    }
+    switch (kind) {
+    case PieceKind::Operand: { // a literal
+      auto* l = static_cast<P::LiteralPieceContext*>(piece);
       OperandRef r;
       r.kind = OperandRef::Literal;
       r.lit = l->literal();
       r.loc = locOf(l->literal());
       out.operands.push_back(std::move(r));
-    } else if (auto* t = dynamic_cast<P::TypesPieceContext*>(piece)) {
-      addTypeList(out, t->typeList());
-    } else if (auto* a = dynamic_cast<P::ArrowPieceContext*>(piece)) {
+      break;
+    }
+    case PieceKind::Types: addTypeList(out, static_cast<P::TypesPieceContext*>(piece)->typeList()); break;
+    case PieceKind::Arrow: {
       out.hasArrow = true;
-      auto* g = a->typeGroup();
-      if (g->type().empty() && g->getText() != "()") continue;
-      for (auto* ty : g->type()) out.arrowTypes.push_back(ty);
-    } else if (auto* d = dynamic_cast<P::DictPieceContext*>(piece)) {
-      out.dicts.push_back(d->attrDict());
-    } else if (auto* b = dynamic_cast<P::BracketPieceContext*>(piece)) {
-      out.brackets.push_back(b->bracket());
-    } else if (auto* an = dynamic_cast<P::AnglePieceContext*>(piece)) {
-      out.angles.push_back(an->angle());
-    } else if (auto* h = dynamic_cast<P::HashPieceContext*>(piece)) {
-      out.hashes.push_back(h);
-    } else if (auto* k = dynamic_cast<P::KeywordPieceContext*>(piece)) {
-      out.keywords.push_back({k->word()->getText(), k->attrValue(), locOf(k->word())});
-    } else if (auto* s = dynamic_cast<P::SizesPieceContext*>(piece)) {
-      out.sizes = s;
-    } else if (auto* c = dynamic_cast<P::CallPieceContext*>(piece)) {
-      out.calls.push_back(c);
-    } else if (auto* o = dynamic_cast<P::OutsTypePieceContext*>(piece)) {
-      out.outsType = o->type();
-    } else if (auto* pp = dynamic_cast<P::ParenPieceContext*>(piece)) {
-      out.parens.push_back(pp);
-    } else if (auto* sym = dynamic_cast<P::SymbolPieceContext*>(piece)) {
-      out.symbols.push_back(sym);
+      for (auto* ty : static_cast<P::ArrowPieceContext*>(piece)->typeGroup()->type()) out.arrowTypes.push_back(ty);
+      break;
+    }
+    case PieceKind::Dict: out.dicts.push_back(static_cast<P::DictPieceContext*>(piece)->attrDict()); break;
+    case PieceKind::Bracket: out.brackets.push_back(static_cast<P::BracketPieceContext*>(piece)->bracket()); break;
+    case PieceKind::Angle: out.angles.push_back(static_cast<P::AnglePieceContext*>(piece)->angle()); break;
+    case PieceKind::Hash: out.hashes.push_back(static_cast<P::HashPieceContext*>(piece)); break;
+    case PieceKind::Keyword: {
+      auto* k = static_cast<P::KeywordPieceContext*>(piece);
+      out.keywords.push_back({word, k->attrValue(), locOf(k->word())});
+      break;
+    }
+    case PieceKind::Sizes: out.sizes = static_cast<P::SizesPieceContext*>(piece); break;
+    case PieceKind::Call: out.calls.push_back(static_cast<P::CallPieceContext*>(piece)); break;
+    case PieceKind::OutsType: out.outsType = static_cast<P::OutsTypePieceContext*>(piece)->type(); break;
+    case PieceKind::Paren: out.parens.push_back(static_cast<P::ParenPieceContext*>(piece)); break;
+    case PieceKind::Symbol: out.symbols.push_back(static_cast<P::SymbolPieceContext*>(piece)); break;
+    case PieceKind::Comma:
+    case PieceKind::To: break;
     }
   }
   return out;
@@ -296,11 +302,13 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
 bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op, std::initializer_list<PieceKind> kinds,
                 std::initializer_list<std::string_view> words = {}) {
   for (const PieceSeen& seen : p.seen) {
+    if (seen.kind == PieceKind::Comma) continue; // separators go anywhere
     bool ok = std::find(kinds.begin(), kinds.end(), seen.kind) != kinds.end();
     if (ok && (seen.kind == PieceKind::Keyword || seen.kind == PieceKind::Call))
       ok = std::find(words.begin(), words.end(), seen.word) != words.end();
     if (ok) continue;
-    std::string text = seen.text.size() > 40 ? seen.text.substr(0, 37) + "..." : seen.text;
+    std::string full = textOf(seen.ctx);
+    std::string text = full.size() > 40 ? full.substr(0, 37) + "..." : full;
     if (seen.kind == PieceKind::Keyword) text = seen.word + " =";
     if (seen.kind == PieceKind::Call) text = seen.word + "(...)";
     diags.error(seen.loc, "unexpected '" + text + "' in '" + op + "'");
@@ -1895,9 +1903,9 @@ private:
       return;
     }
     auto params = angleParams(h->angle());
-    if (key == "pto" && params.size() == 1 && params[0].atoms.size() == 2) {
-      addTileAttr(params[0].atoms[0]->getText(), params[0].atoms[1]->getText(), params[0].atoms[1]->getText(),
-                  locOf(h), attrs);
+    if (key == "pto" && params.size() == 1 && params[0].words().size() == 2) {
+      auto words = params[0].words();
+      addTileAttr(words[0], words[1], words[1], locOf(h), attrs);
       return;
     }
     if (key.starts_with("pto.") && h->angle()) {

@@ -125,6 +125,7 @@ struct Word {
   unsigned bits = 0;
   std::string text;    // canonical text or a data directive
   std::string comment; // why a word is data
+  bool ext = false;    // an extension-space instruction
 };
 
 uint64_t loadLE(const std::vector<uint8_t>& text, uint64_t off, unsigned n) {
@@ -197,6 +198,7 @@ std::vector<Word> decodeRange(const std::vector<uint8_t>& text, uint64_t begin, 
       w.value = value;
       w.bits = bits;
       w.text = enc::format(*r);
+      w.ext = r->formInfo().group == enc::FormGroup::Ext;
       out.push_back(std::move(w));
     }
     off += consumed;
@@ -316,6 +318,7 @@ std::string locText(const obj::LineEntry& l) {
     if (std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == ';' || c == '\\' ||
         static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)
       plain = false;
+  if (l.file.find("//") != std::string::npos) plain = false; // would start a comment
   std::string file = plain ? l.file : quoted(l.file);
   return ".loc " + file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
 }
@@ -505,6 +508,16 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
   if (obj.usesExtensions) out += ".extensions " + std::string(enc::kExtensionName) + "\n";
 
   const size_t nf = obj.functions.size();
+  {
+    std::map<std::string, int> seen;
+    for (size_t i = 0; i < nf; ++i) {
+      const obj::Function& f = obj.functions[i];
+      if (seen[f.name]++ == 1) warn("function name " + quoteName('@', f.name) + " is defined more than once");
+      for (size_t t = 0; t < f.tiles.size(); ++t)
+        if (f.tiles[t].aliasOf >= static_cast<int64_t>(t))
+          warn(quoteName('@', f.name) + " " + tileLabel(static_cast<uint32_t>(t)) + " is a view of a later tile");
+    }
+  }
   // Which block each event and relocation is listed in (tile/event relocs: their function;
   // call relocs: the function whose words hold them, else the first block).
   auto containing = [&](uint64_t off) -> size_t {
@@ -580,6 +593,13 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
   };
   for (size_t i : topRelocs) relocLine(i);
 
+  if (!obj.usesExtensions) {
+    for (const Word& w : decodeRange(obj.text, 0, obj.text.size()))
+      if (w.ext) {
+        warn("the object uses extension words (at " + hex0x(w.offset) + ") but its ISA note does not declare them");
+        break;
+      }
+  }
   uint64_t pos = 0; // where the block assembler will put the next word
   size_t lastWithWords = nf;
   for (size_t i = 0; i < nf; ++i)
@@ -638,6 +658,8 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
 }
 
 std::string disassemble(const obj::ObjectFile& obj, const DisasmOptions& opts, std::span<const uint8_t> elfBytes) {
+  bool rawOnly = opts.raw && !(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs || opts.tiles);
+  if (rawOnly) return rawListing(obj); // words only: diffable between files
   std::string out = opts.fileName + ":     file format elf64-pto (" + archName(obj.arch) + ")\n";
   std::vector<uint8_t> own;
   if ((opts.headers || opts.symbols) && elfBytes.empty()) {

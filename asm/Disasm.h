@@ -30,7 +30,7 @@ struct DisasmOptions {
 };
 
 /// All requested listings, in the order -h, -t, -r, --tiles, -d/-S, --raw, after one header
-/// line. `elfBytes` is the file the object was read from (for -h and -t); when empty, the
+/// line (none when --raw is the only listing: then the output is the words alone). `elfBytes` is the file the object was read from (for -h and -t); when empty, the
 /// object is serialized with obj::writeObject to list its sections and symbols.
 std::string disassemble(const obj::ObjectFile& obj, const DisasmOptions& opts,
                         std::span<const uint8_t> elfBytes = {});

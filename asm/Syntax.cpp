@@ -28,6 +28,14 @@ SrcLoc locOf(antlr4::ParserRuleContext* ctx) {
   return l;
 }
 
+std::string textOf(antlr4::ParserRuleContext* ctx) {
+  antlr4::Token* a = ctx ? ctx->getStart() : nullptr;
+  antlr4::Token* b = ctx ? ctx->getStop() : nullptr;
+  if (!a || !b || b->getStopIndex() < a->getStartIndex() || b->getType() == antlr4::Token::EOF) return "";
+  if (a == b) return a->getText();
+  return a->getInputStream()->getText(antlr4::misc::Interval(a->getStartIndex(), b->getStopIndex()));
+}
+
 std::optional<int64_t> parseInt(const std::string& text) {
   std::string_view s = text;
   bool neg = false;
@@ -49,104 +57,171 @@ std::optional<int64_t> parseInt(const std::string& text) {
   return neg ? -r : r;
 }
 
-std::string AngleParam::text() const {
-  std::string s;
-  for (auto* a : atoms) {
-    if (!s.empty()) s += ' ';
-    s += a->getText();
-  }
-  return s;
-}
-
-std::vector<AngleParam> angleParams(P::AngleContext* angle) {
-  std::vector<AngleParam> out;
-  if (!angle) return out;
-  for (P::AngleArgContext* arg : angle->angleArg()) {
-    AngleParam p;
-    p.loc = locOf(arg);
-    bool afterEq = false;
-    std::vector<P::AngleAtomContext*> keyAtoms;
-    for (auto* child : arg->children) {
-      if (auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child)) {
-        if (term->getText() == "=") afterEq = true;
-        continue;
-      }
-      auto* atom = dynamic_cast<P::AngleAtomContext*>(child);
-      if (!atom) continue;
-      (afterEq ? p.atoms : keyAtoms).push_back(atom);
-    }
-    if (afterEq) {
-      for (auto* k : keyAtoms) p.key += k->getText();
-    } else {
-      p.atoms = std::move(keyAtoms);
-    }
-    out.push_back(std::move(p));
+std::vector<std::string> AngleParam::words() const {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < value.size()) {
+    size_t j = value.find(' ', i);
+    if (j == std::string::npos) j = value.size();
+    if (j > i) out.push_back(value.substr(i, j - i));
+    i = j + 1;
   }
   return out;
 }
 
-std::optional<ShapeSpec> parseShapeAtoms(const std::vector<P::AngleAtomContext*>& atoms) {
-  ShapeSpec spec;
-  size_t i = 0;
-  auto addDims = [&](const std::string& text) -> bool {
-    size_t pos = 0;
-    while (pos < text.size()) {
-      size_t x = text.find('x', pos);
-      if (x == std::string::npos) x = text.size();
-      std::string d = text.substr(pos, x - pos);
-      if (d == "?") {
-        spec.dims.push_back(kDynamic);
-      } else {
-        auto v = parseInt(d);
-        if (!v || *v < 0) return false;
-        spec.dims.push_back(*v);
-      }
-      pos = x + 1;
+SrcLoc AngleParam::lastWordLoc() const {
+  size_t sp = value.rfind(' ');
+  SrcLoc l = valueLoc;
+  if (sp != std::string::npos) l.col += static_cast<uint32_t>(sp + 1);
+  l.len = static_cast<uint32_t>(value.size() - (sp == std::string::npos ? 0 : sp + 1));
+  return l;
+}
+
+namespace {
+/// Trims and collapses runs of whitespace to one space.
+std::string squeeze(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
     }
-    return true;
-  };
-  if (i < atoms.size() && atoms[i]->SHAPE()) {
-    if (!addDims(atoms[i]->SHAPE()->getText())) return std::nullopt;
-    ++i;
+    if (space) out += ' ';
+    space = false;
+    out += c;
   }
-  if (i < atoms.size()) {
-    std::string t = atoms[i]->getText();
-    if (t == "?") {
-      spec.dims.push_back(kDynamic);
-    } else if (atoms[i]->INT()) {
-      auto v = parseInt(t);
-      if (!v) return std::nullopt;
-      spec.dims.push_back(*v);
-    } else if (auto dt = isa::parseDType(t)) {
-      spec.elem = *dt;
+  return out;
+}
+
+/// Location of offset `off` inside text that starts at `start`.
+SrcLoc advance(SrcLoc start, std::string_view text, size_t off) {
+  SrcLoc l = start;
+  for (size_t i = 0; i < off && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++l.line;
+      l.col = 1;
     } else {
-      return std::nullopt;
+      ++l.col;
     }
-    ++i;
   }
-  if (i != atoms.size() || (spec.dims.empty() && !spec.elem)) return std::nullopt;
+  l.len = 1;
+  return l;
+}
+} // namespace
+
+std::vector<AngleParam> angleParamsFromText(std::string_view inner, SrcLoc start) {
+  std::vector<AngleParam> out;
+  if (squeeze(inner).empty()) return out;
+  size_t begin = 0;
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = 0; i <= inner.size(); ++i) {
+    char c = i < inner.size() ? inner[i] : ',';
+    if (c == '"') quoted = !quoted;
+    if (quoted) continue;
+    if (c == '<' || c == '[' || c == '(') ++depth;
+    if (c == '>' || c == ']' || c == ')') --depth;
+    if (c != ',' || depth > 0) continue;
+    std::string_view item = inner.substr(begin, i - begin);
+    AngleParam p;
+    size_t lead = item.find_first_not_of(" \t\r\n");
+    p.loc = advance(start, inner, begin + (lead == std::string_view::npos ? 0 : lead));
+    size_t eq = std::string_view::npos;
+    int d = 0;
+    for (size_t k = 0; k < item.size(); ++k) {
+      if (item[k] == '<' || item[k] == '[') ++d;
+      if (item[k] == '>' || item[k] == ']') --d;
+      if (item[k] == '=' && d == 0) {
+        eq = k;
+        break;
+      }
+    }
+    size_t valueStart = eq == std::string_view::npos ? 0 : eq + 1;
+    if (eq != std::string_view::npos) {
+      p.key = squeeze(item.substr(0, eq));
+      p.key.erase(std::remove(p.key.begin(), p.key.end(), ' '), p.key.end());
+    }
+    std::string_view v = item.substr(valueStart);
+    size_t vlead = v.find_first_not_of(" \t\r\n");
+    p.value = squeeze(v);
+    p.valueLoc = advance(start, inner, begin + valueStart + (vlead == std::string_view::npos ? 0 : vlead));
+    p.loc.len = static_cast<uint32_t>(std::max<size_t>(1, squeeze(item).size()));
+    p.valueLoc.len = static_cast<uint32_t>(std::max<size_t>(1, p.value.size()));
+    out.push_back(std::move(p));
+    begin = i + 1;
+  }
+  return out;
+}
+
+std::vector<AngleParam> angleParams(P::AngleContext* angle) {
+  if (!angle) return {};
+  // The text between the brackets, parsed like a type token's parameters.
+  antlr4::Token* open = angle->getStart();
+  antlr4::Token* close = angle->getStop();
+  if (!open || !close || close->getStartIndex() <= open->getStopIndex()) return {};
+  std::string inner = open->getInputStream()->getText(
+      antlr4::misc::Interval(open->getStopIndex() + 1, close->getStartIndex() - 1));
+  SrcLoc start = locOf(open);
+  start.col += 1;
+  if (close->getStartIndex() == open->getStopIndex() + 1) return {};
+  return angleParamsFromText(inner, start);
+}
+
+std::optional<ShapeSpec> parseShape(std::string_view text) {
+  ShapeSpec spec;
+  size_t pos = 0;
+  // Leading dimensions, each followed by 'x'.
+  while (pos < text.size()) {
+    size_t x = text.find('x', pos);
+    if (x == std::string_view::npos) break;
+    std::string_view d = text.substr(pos, x - pos);
+    if (d == "?") spec.dims.push_back(kDynamic);
+    else if (!d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      spec.dims.push_back(std::stoll(std::string(d)));
+    else break;
+    pos = x + 1;
+  }
+  std::string_view rest = text.substr(pos);
+  if (rest == "?") spec.dims.push_back(kDynamic);
+  else if (!rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (rest.size() > 12) return std::nullopt;
+    spec.dims.push_back(std::stoll(std::string(rest)));
+  } else if (auto dt = isa::parseDType(rest)) spec.elem = *dt;
+  else return std::nullopt;
+  for (int64_t d : spec.dims)
+    if (d > (int64_t(1) << 40)) return std::nullopt;
   return spec;
+}
+
+std::string enumWordOfText(std::string_view text) {
+  size_t open = text.find('<');
+  if (open != std::string_view::npos) {
+    size_t close = text.rfind('>');
+    if (close != std::string_view::npos && close > open) return enumWordOfText(text.substr(open + 1, close - open - 1));
+  }
+  std::string s = squeeze(text);
+  size_t sp = s.rfind(' ');
+  if (sp != std::string::npos) s = s.substr(sp + 1);
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+  return s;
 }
 
 // ---------------------------------------------------------------- attribute values
 std::optional<std::string> enumWord(P::AngleContext* angle) {
   auto params = angleParams(angle);
-  if (params.size() != 1 || params[0].atoms.empty()) return std::nullopt;
-  auto* last = params[0].atoms.back();
-  if (last->angle()) return enumWord(last->angle());
-  std::string t = last->getText();
-  if (t.size() >= 2 && t.front() == '"') t = t.substr(1, t.size() - 2);
-  return t;
+  if (params.size() != 1 || params[0].value.empty() || !params[0].key.empty()) return std::nullopt;
+  return enumWordOfText(params[0].value);
 }
 
 std::optional<std::string> enumWord(P::AttrValueContext* v) {
   if (!v) return std::nullopt;
   if (v->angle()) return enumWord(v->angle());
   if (v->literal() && v->literal()->STRING()) {
-    std::string t = v->literal()->getText();
+    std::string t = textOf(v->literal());
     return t.substr(1, t.size() - 2);
   }
-  if (v->literal()) return v->literal()->getText();
+  if (v->literal()) return textOf(v->literal());
   if (v->type() && v->type()->IDENT() && !v->type()->angle()) return v->type()->IDENT()->getText();
   return std::nullopt;
 }
@@ -183,11 +258,28 @@ std::string canonicalText(antlr4::ParserRuleContext* ctx) {
 // ---------------------------------------------------------------- types
 std::optional<Type> TypeReader::read(P::TypeContext* t) {
   if (!t) return std::nullopt;
+  std::string key = textOf(t);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  auto type = readUncached(t);
+  if (type) cache_.emplace(std::move(key), *type);
+  return type;
+}
+
+std::optional<Type> TypeReader::readUncached(P::TypeContext* t) {
   SrcLoc loc = locOf(t);
-  if (t->BANG_ID()) return readBang(t->BANG_ID()->getText(), t->angle(), loc);
-  if (t->IDENT()) return readBuiltin(t->IDENT()->getText(), t->angle(), loc);
+  if (t->BANG_TYPE()) {
+    // `!pto.name<params>` lexed as one token: split the name and the parameter text.
+    std::string text = t->BANG_TYPE()->getText();
+    size_t open = text.find('<');
+    SrcLoc start = loc;
+    start.col += static_cast<uint32_t>(open + 1);
+    return readBang(text.substr(0, open), angleParamsFromText(std::string_view(text).substr(open + 1, text.size() - open - 2), start),
+                    true, loc);
+  }
+  if (t->BANG_ID()) return readBang(t->BANG_ID()->getText(), angleParams(t->angle()), t->angle() != nullptr, loc);
+  if (t->IDENT()) return readBuiltin(t->IDENT()->getText(), angleParams(t->angle()), t->angle() != nullptr, loc);
   if (t->angle()) { // legacy `tile<...>` without the bang
-    auto tile = readTile(t->angle(), loc, true);
+    auto tile = readTile(angleParams(t->angle()), loc);
     if (!tile) return std::nullopt;
     return Type::tileOf(*tile);
   }
@@ -195,25 +287,23 @@ std::optional<Type> TypeReader::read(P::TypeContext* t) {
   return std::nullopt;
 }
 
-std::optional<Type> TypeReader::readBuiltin(const std::string& name, P::AngleContext* angle,
-                                            SrcLoc loc) {
-  if (name == "index" && !angle) return Type::index();
-  if (!angle) {
+std::optional<Type> TypeReader::readBuiltin(const std::string& name, const std::vector<AngleParam>& params,
+                                            bool hasAngle, SrcLoc loc) {
+  if (name == "index" && !hasAngle) return Type::index();
+  if (!hasAngle) {
     if (auto dt = isa::parseDType(name)) return Type::scalar(*dt);
     diags_.error(loc, "unknown type '" + name + "'");
     return std::nullopt;
   }
   if (name == "memref") {
     // memref<RxCxT, #pto.address_space<vec>>: a local buffer (tile) or a GM tensor.
-    auto params = angleParams(angle);
-    auto shape = params.empty() ? std::nullopt : parseShapeAtoms(params[0].atoms);
+    auto shape = params.empty() ? std::nullopt : parseShape(params[0].value);
     if (!shape || !shape->elem) {
       diags_.error(loc, "expected 'memref<shape x dtype, #pto.address_space<...>>'");
       return std::nullopt;
     }
     std::string space = "gm";
-    if (params.size() > 1 && !params[1].atoms.empty() && params[1].atoms[0]->angle())
-      if (auto w = enumWord(params[1].atoms[0]->angle())) space = *w;
+    if (params.size() > 1) space = enumWordOfText(params[1].value);
     if (space == "gm") return Type{TypeKind::TensorView, *shape->elem, shape->dims};
     auto l = isa::parseLoc(space);
     if (!l || shape->dims.size() != 2) {
@@ -231,20 +321,19 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name, P::AngleCon
   return std::nullopt;
 }
 
-std::optional<Type> TypeReader::readBang(const std::string& name, P::AngleContext* angle,
-                                         SrcLoc loc) {
-  auto params = angleParams(angle);
+std::optional<Type> TypeReader::readBang(const std::string& name, const std::vector<AngleParam>& params,
+                                         bool hasAngle, SrcLoc loc) {
   if (name == "!pto.tile_buf" || name == "!pto.tile") {
-    if (!angle) {
+    if (!hasAngle) {
       diags_.error(loc, "expected '<' after '" + name + "'");
       return std::nullopt;
     }
-    auto tile = readTile(angle, loc, name == "!pto.tile");
+    auto tile = readTile(params, loc);
     if (!tile) return std::nullopt;
     return Type::tileOf(*tile);
   }
   if (name == "!pto.ptr") {
-    if (params.size() != 1 || params[0].atoms.size() != 1 || !isa::parseDType(params[0].text())) {
+    if (params.size() != 1 || !params[0].key.empty() || !isa::parseDType(params[0].text())) {
       if (params.size() == 2)
         diags_.error(loc, "!pto.ptr no longer accepts an address space: write !pto.ptr<T>");
       else
@@ -254,7 +343,7 @@ std::optional<Type> TypeReader::readBang(const std::string& name, P::AngleContex
     return Type::ptr(*isa::parseDType(params[0].text()));
   }
   if (name == "!pto.tensor_view" || name == "!pto.partition_tensor_view") {
-    auto shape = params.size() == 1 ? parseShapeAtoms(params[0].atoms) : std::nullopt;
+    auto shape = params.size() == 1 ? parseShape(params[0].value) : std::nullopt;
     if (!shape || !shape->elem || shape->dims.empty() || shape->dims.size() > 5) {
       diags_.error(loc, "expected '" + name + "<d0x...xdN x dtype>' with 1 to 5 dimensions");
       return std::nullopt;
@@ -276,12 +365,24 @@ std::optional<Type> TypeReader::readBang(const std::string& name, P::AngleContex
 
 /// `16x16xf17` / `f17`: reports an unknown element type at the word. Returns true if reported.
 bool TypeReader::unknownElem(const AngleParam& p) {
-  if (!p.key.empty() || p.atoms.empty()) return false;
-  P::AngleAtomContext* last = p.atoms.back();
-  if (!last->word() || isa::parseDType(last->getText())) return false;
-  if (p.atoms.size() == 1 && isa::parseLoc(last->getText())) return false;
-  if (p.atoms.size() > 1 && !p.atoms.front()->SHAPE()) return false;
-  diags_.error(locOf(last), "unknown element type '" + last->getText() + "'");
+  if (!p.key.empty() || p.value.empty()) return false;
+  // The word after the shape ("16x16xf17" -> "f17"), or the whole value ("f17").
+  std::string word = p.value;
+  size_t lastX = std::string::npos;
+  for (size_t i = 0; i < word.size(); ++i) {
+    if (word[i] != 'x') continue;
+    std::string_view head(word.data(), i);
+    bool dims = !head.empty();
+    for (char c : head) dims = dims && (std::isdigit(static_cast<unsigned char>(c)) || c == 'x' || c == '?');
+    if (dims) lastX = i;
+  }
+  if (lastX != std::string::npos) word = word.substr(lastX + 1);
+  if (word.empty() || !std::isalpha(static_cast<unsigned char>(word[0])) || isa::parseDType(word)) return false;
+  if (lastX == std::string::npos && isa::parseLoc(word)) return false;
+  SrcLoc l = p.valueLoc;
+  l.col += static_cast<uint32_t>(p.value.size() - word.size());
+  l.len = static_cast<uint32_t>(word.size());
+  diags_.error(l, "unknown element type '" + word + "'");
   return true;
 }
 
@@ -297,8 +398,7 @@ std::optional<int64_t> TypeReader::intParam(const AngleParam& p, bool allowDynam
   return v;
 }
 
-std::optional<TileType> TypeReader::readTile(P::AngleContext* angle, SrcLoc loc, bool docsForm) {
-  auto params = angleParams(angle);
+std::optional<TileType> TypeReader::readTile(const std::vector<AngleParam>& params, SrcLoc loc) {
   TileType t;
   if (params.empty()) {
     diags_.error(loc, "empty tile type");
@@ -306,7 +406,8 @@ std::optional<TileType> TypeReader::readTile(P::AngleContext* angle, SrcLoc loc,
   }
   bool ok;
   bool compactShape = params.size() > 1 && params[0].key.empty() && params[1].key.empty() &&
-                      !params[1].atoms.empty() && params[1].atoms[0]->SHAPE() && !isa::parseDType(params[0].text());
+                      params[1].value.find('x') != std::string::npos &&
+                      std::isdigit(static_cast<unsigned char>(params[1].value.front())) && !isa::parseDType(params[0].text());
   if (params[0].key == "loc" && params.size() > 1 && !params[1].key.empty()) {
     ok = tileKeyed(t, params);
   } else if (compactShape && !isa::parseLoc(params[0].text())) {
@@ -327,7 +428,6 @@ std::optional<TileType> TypeReader::readTile(P::AngleContext* angle, SrcLoc loc,
   } else {
     ok = tilePositional(t, params, 0);
   }
-  (void)docsForm;
   if (!ok) return std::nullopt;
   return t;
 }
@@ -403,7 +503,7 @@ bool TypeReader::tileOption(TileType& t, const AngleParam& p) {
     else if (auto c = isa::parseCompactMode(v)) t.compact = *c;
     else return diags_.error(p.loc, "unknown compact mode '" + v + "' (0..2)"), false;
   } else if (p.key == "valid") {
-    auto s = parseShapeAtoms(p.atoms);
+    auto s = parseShape(p.value);
     if (!s || s->elem || s->dims.size() != 2)
       return diags_.error(p.loc, "expected 'valid=RxC' ('?' for dynamic)"), false;
     t.validRows = s->dims[0];
@@ -417,7 +517,7 @@ bool TypeReader::tileOption(TileType& t, const AngleParam& p) {
 
 // vec, RxCxT [, valid=VRxVC] [, blayout=..] [, slayout=..] [, fractal=..] [, pad=..] [, compact=..]
 bool TypeReader::tileCompact(TileType& t, const std::vector<AngleParam>& params) {
-  auto shape = parseShapeAtoms(params[1].atoms);
+  auto shape = parseShape(params[1].value);
   if (!shape || !shape->elem || shape->dims.size() != 2 || shape->dims[0] == kDynamic ||
       shape->dims[1] == kDynamic) {
     if (unknownElem(params[1])) return false;
@@ -452,7 +552,7 @@ bool TypeReader::tilePositional(TileType& t, const std::vector<AngleParam>& para
     diags_.error(params.back().loc, "expected the tile element type and shape");
     return false;
   }
-  if (auto s = parseShapeAtoms(params[i].atoms); s && s->elem && s->dims.size() == 2) {
+  if (auto s = parseShape(params[i].value); s && s->elem && s->dims.size() == 2) {
     t.dtype = *s->elem;
     t.rows = s->dims[0];
     t.cols = s->dims[1];

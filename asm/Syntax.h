@@ -8,6 +8,7 @@
 #include "asm/IR.h"
 
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -18,33 +19,49 @@ using P = ptogen::PTOParser;
 SrcLoc locOf(antlr4::Token* t);
 SrcLoc locOf(antlr4::tree::TerminalNode* n);
 SrcLoc locOf(antlr4::ParserRuleContext* ctx);
+/// The source text of a rule, as written (cheap: a slice of the input, unlike getText()).
+std::string textOf(antlr4::ParserRuleContext* ctx);
 
-/// One `<...>` parameter: `key = atoms` or bare atoms.
+/// One `<...>` parameter: `key = value` or a bare value, as text (whitespace collapsed).
 struct AngleParam {
-  std::string key; // empty when there is no '='
-  std::vector<P::AngleAtomContext*> atoms;
-  SrcLoc loc;
-  std::string text() const; // the atoms' text joined by single spaces
+  std::string key;   // empty when there is no '='
+  std::string value; // e.g. "f16", "16x16xf32", "cmp lt", "#pto.address_space<vec>"
+  SrcLoc loc;        // the parameter
+  SrcLoc valueLoc;   // its value
+  const std::string& text() const { return value; }
+  std::vector<std::string> words() const;
+  /// The location of the last word of the value (for "unknown element type" errors).
+  SrcLoc lastWordLoc() const;
 };
 std::vector<AngleParam> angleParams(P::AngleContext* angle);
+/// The parameters of `inner` (the text between the outer angle brackets of a type token that
+/// starts at `start`): top-level commas split, a top-level '=' separates key and value.
+std::vector<AngleParam> angleParamsFromText(std::string_view inner, SrcLoc start);
 
-/// Parses `16x16xf32` / `?x?xf16` / `32x32` style atoms. elem is set when a dtype follows.
+/// Parses `16x16xf32`, `?x?xf16`, `32x32`, `f32`: dims, then an optional element type.
 struct ShapeSpec {
   std::vector<int64_t> dims;
   std::optional<isa::DType> elem;
 };
-std::optional<ShapeSpec> parseShapeAtoms(const std::vector<P::AngleAtomContext*>& atoms);
+std::optional<ShapeSpec> parseShape(std::string_view text);
+/// The enum word of an attribute written as text: `#pto.x<WORD>`, `#pto<x WORD>`, `<WORD>`, `WORD`.
+std::string enumWordOfText(std::string_view text);
 
 /// Reads types; reports errors to diags and returns nullopt on failure.
 class TypeReader {
 public:
   explicit TypeReader(DiagEngine& diags) : diags_(diags) {}
   std::optional<ir::Type> read(P::TypeContext* t);
-  std::optional<ir::TileType> readTile(P::AngleContext* angle, SrcLoc loc, bool docsForm);
+  /// Types repeat thousands of times in real modules; successful reads are cached by text.
+  std::unordered_map<std::string, ir::Type> cache_;
+  std::optional<ir::TileType> readTile(const std::vector<AngleParam>& params, SrcLoc loc);
 
 private:
-  std::optional<ir::Type> readBang(const std::string& name, P::AngleContext* angle, SrcLoc loc);
-  std::optional<ir::Type> readBuiltin(const std::string& name, P::AngleContext* angle, SrcLoc loc);
+  std::optional<ir::Type> readUncached(P::TypeContext* t);
+  std::optional<ir::Type> readBang(const std::string& name, const std::vector<AngleParam>& params, bool hasAngle,
+                                   SrcLoc loc);
+  std::optional<ir::Type> readBuiltin(const std::string& name, const std::vector<AngleParam>& params, bool hasAngle,
+                                      SrcLoc loc);
   bool tileKeyed(ir::TileType& t, const std::vector<AngleParam>& params);
   bool tileCompact(ir::TileType& t, const std::vector<AngleParam>& params);
   bool tilePositional(ir::TileType& t, const std::vector<AngleParam>& params, size_t first);

@@ -139,7 +139,8 @@ attrValue
   ;
 
 type
-  : BANG_ID angle?
+  : BANG_TYPE
+  | BANG_ID angle?
   | IDENT angle?
   | 'tile' angle
   | '(' (type (',' type)*)? ')' '->' typeGroup
@@ -183,6 +184,11 @@ VALUE_ID : '%' ID_CHAR+ ;
 SYMBOL : '@' (ID_CHAR+ | STRING) ;
 HASH_NUM : '#' [0-9]+ ;
 HASH_ID : '#' ID_START ID_CHAR* ;
+// A dialect type with its parameters as one token (`!pto.tile_buf<loc=vec, ...>`): types are the
+// bulk of real modules, and one token instead of dozens keeps lexing, parsing and memory small.
+// The parameters cannot contain '<' (types that nest angle brackets lex as BANG_ID + angle) nor
+// '->' (so an unclosed type cannot swallow the rest of a statement). asm/Syntax.cpp reads them.
+BANG_TYPE : '!' ID_START ID_CHAR* '<' (~[<>\-] | '-' ~[>])* '>' ;
 BANG_ID : '!' ID_START ID_CHAR* ;
 CARET_ID : '^' ID_CHAR+ ;
 IDENT : ID_START ID_CHAR* ;
