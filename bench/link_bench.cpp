@@ -1,0 +1,134 @@
+// Linker benchmark: memory planning and event-id allocation for a generated function
+// (tiles = ops / 10, loops every 40 ops, a few accumulators live across the whole function,
+// a symbolic set/wait pair every 8 ops). Prints 1k -> 10k -> 100k ops (100 -> 1k -> 10k tiles)
+// and the growth ratios: ~10x per step is linear, ~100x would be quadratic.
+#include "link/Events.h"
+#include "link/Planner.h"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+using namespace pto;
+using namespace pto::link;
+
+namespace {
+
+struct Generated {
+  FunctionCfg cfg;
+  std::vector<PlanTile> tiles;
+  std::vector<int32_t> blockEvent;
+  std::vector<std::pair<isa::Pipe, isa::Pipe>> pipes;
+  std::vector<std::string> names;
+};
+
+Generated generate(size_t ops) {
+  Generated g;
+  std::mt19937 rng(42);
+  const size_t numTiles = std::max<size_t>(ops / 10, 16);
+  for (size_t i = 0; i < numTiles; ++i)
+    g.tiles.push_back({"t" + std::to_string(i), isa::Loc::Vec, 256u * (1 + rng() % 8), -1, -1, 0});
+  std::vector<bool> fixedSucc;
+  auto add = [&](Block b, std::vector<TileUse> uses) {
+    b.offset = g.cfg.blocks.size() * 16;
+    b.end = b.offset + 16;
+    b.firstUse = static_cast<uint32_t>(g.cfg.uses.size());
+    b.numUses = static_cast<uint32_t>(uses.size());
+    g.cfg.uses.insert(g.cfg.uses.end(), uses.begin(), uses.end());
+    g.cfg.blocks.push_back(b);
+    fixedSucc.push_back(false);
+    g.blockEvent.push_back(-1);
+    return static_cast<uint32_t>(g.cfg.blocks.size() - 1);
+  };
+  const isa::Pipe pairs[][2] = {{isa::Pipe::MTE2, isa::Pipe::V}, {isa::Pipe::V, isa::Pipe::MTE3}, {isa::Pipe::MTE3, isa::Pipe::MTE2}};
+  uint32_t header = add(Block{}, {});
+  int32_t pendingEvent = -1;
+  for (size_t i = 0; i < ops; ++i) {
+    uint32_t cur = static_cast<uint32_t>((i / 10) % numTiles);
+    // The previous group's tile, within the same loop body (a value defined in a loop and read
+    // after it is live from the function entry on the zero-trip path).
+    uint32_t prev = i % 40 < 10 ? cur : static_cast<uint32_t>((i / 10 + numTiles - 1) % numTiles);
+    uint32_t acc = static_cast<uint32_t>((i / 10000) * 10000 % numTiles); // long-lived accumulator
+    Block b;
+    b.kind = BlockKind::Tile;
+    if (i % 10 == 0) add(b, {{cur, false, true, false}});
+    else if (i % 10 == 9) add(b, {{acc, true, true, false}, {cur, true, false, false}});
+    else add(b, {{cur, true, true, false}, {prev, true, false, false}});
+    if (i % 8 == 3) { // set
+      Block s;
+      s.kind = BlockKind::SetFlag;
+      const auto* p = pairs[(i / 8) % 3];
+      s.srcPipe = p[0], s.dstPipe = p[1];
+      pendingEvent = static_cast<int32_t>(g.pipes.size());
+      g.pipes.push_back({p[0], p[1]});
+      g.names.push_back("e" + std::to_string(i));
+      g.blockEvent[add(s, {})] = pendingEvent;
+    } else if (i % 8 == 6 && pendingEvent >= 0) { // wait
+      Block w;
+      w.kind = BlockKind::WaitFlag;
+      w.srcPipe = g.pipes[static_cast<size_t>(pendingEvent)].first, w.dstPipe = g.pipes[static_cast<size_t>(pendingEvent)].second;
+      g.blockEvent[add(w, {})] = pendingEvent;
+      pendingEvent = -1;
+    }
+    if (i % 40 == 39) { // close a loop: latch back to the header, then a new header
+      uint32_t latch = add(Block{}, {});
+      g.cfg.blocks[latch].succ[0] = static_cast<int32_t>(header);
+      fixedSucc[latch] = true;
+      g.cfg.blocks[header].succ[0] = static_cast<int32_t>(header + 1);
+      g.cfg.blocks[header].succ[1] = static_cast<int32_t>(latch + 1);
+      fixedSucc[header] = true;
+      header = add(Block{}, {});
+    }
+  }
+  add(Block{}, {});
+  for (size_t i = 0; i < g.cfg.blocks.size(); ++i)
+    if (!fixedSucc[i]) g.cfg.blocks[i].succ[0] = i + 1 < g.cfg.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
+  g.cfg.computePreds();
+  return g;
+}
+
+void run(const Generated& g) {
+  PlanResult r = plan(g.cfg, g.tiles, isa::Arch::A2A3);
+  EventPlan e = allocateEvents(g.cfg, g.blockEvent, g.pipes, g.names, isa::Arch::A2A3);
+  benchmark::DoNotOptimize(r);
+  benchmark::DoNotOptimize(e);
+  if (!r.ok() || !e.errors.empty()) {
+    static bool once = false;
+    if (!once) std::fprintf(stderr, "unexpected error: %s\n", !r.ok() ? r.errors[0].message.c_str() : e.errors[0].message.c_str());
+    once = true;
+  }
+}
+
+void BM_PlanAndEvents(benchmark::State& state) {
+  Generated g = generate(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) run(g);
+  state.counters["tiles"] = static_cast<double>(g.tiles.size());
+  state.counters["blocks"] = static_cast<double>(g.cfg.blocks.size());
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_PlanAndEvents)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+double secondsFor(size_t ops) {
+  Generated g = generate(ops);
+  int reps = ops <= 1000 ? 200 : ops <= 10000 ? 20 : 3;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) run(g);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  double t1 = secondsFor(1000), t10 = secondsFor(10000), t100 = secondsFor(100000);
+  std::printf("\nplanning + event allocation (one function):\n");
+  std::printf("  %7s ops %6s tiles: %9.3f ms\n", "1k", "100", t1 * 1e3);
+  std::printf("  %7s ops %6s tiles: %9.3f ms  (x%.1f)\n", "10k", "1k", t10 * 1e3, t10 / t1);
+  std::printf("  %7s ops %6s tiles: %9.3f ms  (x%.1f)\n", "100k", "10k", t100 * 1e3, t100 / t10);
+  std::printf("  growth per 10x: %.1f then %.1f (linear = 10, quadratic = 100)\n", t10 / t1, t100 / t10);
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,64 @@
+// Control-flow graphs of linked functions: the command words of one function decoded into
+// blocks (docs/abi.md), their successors (FALL, BSTART DIRECT/COND, RET), the tile operands of
+// each tile block (B.IOT, destination first) classified by the op's roles, and the sync blocks
+// (SET_FLAG / WAIT_FLAG with their event id). The planner and the event allocator work on this.
+#pragma once
+
+#include "obj/Object.h"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace pto::link {
+
+enum class Transfer : uint8_t { Fall, Direct, Cond, Ret, Call };
+enum class BlockKind : uint8_t { Scalar, Tile, SetFlag, WaitFlag, Barrier, Other };
+
+/// One tile operand of a tile block: a descriptor index of the function's tile table.
+struct TileUse {
+  uint32_t tile = 0;
+  bool read = false;    // the op reads the tile (sources, accumulators, in-place destinations)
+  bool write = false;   // the op writes the tile (destinations, scratch)
+  bool scratch = false; // the op's `tmp` operand: clobbered, never holds a value across the op
+};
+
+struct Block {
+  uint64_t offset = 0, end = 0; // byte offsets into .text: [offset, end)
+  Transfer transfer = Transfer::Fall;
+  BlockKind kind = BlockKind::Scalar;
+  std::optional<isa::OpId> op;     // Tile blocks with a known op
+  uint32_t firstUse = 0, numUses = 0; // TileUse range in FunctionCfg::uses
+  isa::Pipe srcPipe = isa::Pipe::S, dstPipe = isa::Pipe::S; // SetFlag / WaitFlag
+  int64_t eventId = 0;       // constant event id (GPR zero + uimm17); meaningful when !dynamicEvent
+  bool dynamicEvent = false; // the id comes from a GPR
+  uint64_t eventWord = UINT64_MAX; // .text offset of the B.DIM ->LB0 word, UINT64_MAX when absent
+  int32_t succ[2] = {-1, -1};      // successor block indices (-1: none)
+};
+
+struct FunctionCfg {
+  std::vector<Block> blocks; // in address order; block 0 is the entry
+  std::vector<TileUse> uses;
+  std::vector<uint32_t> predStart, preds; // CSR: preds of b are preds[predStart[b]..predStart[b+1])
+
+  std::span<const TileUse> usesOf(const Block& b) const { return {uses.data() + b.firstUse, b.numUses}; }
+  std::span<const uint32_t> predsOf(uint32_t b) const {
+    return {preds.data() + predStart[b], predStart[b + 1] - predStart[b]};
+  }
+  /// Fills predStart/preds from the successors.
+  void computePreds();
+  /// The block containing .text offset `off`, or -1.
+  int32_t blockAt(uint64_t off) const;
+};
+
+/// Classifies the B.IOT operands of an op (destination first) by the op's roles: how many
+/// tile operands are outputs, which optional roles are present, which one is the scratch.
+std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op, std::span<const uint32_t> tiles);
+
+/// Decodes function `function` of `obj` into blocks. Errors name the offending word.
+std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t function);
+
+} // namespace pto::link

@@ -1,0 +1,191 @@
+#include "link/Events.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace pto::link {
+
+unsigned hardwareEventIds(isa::Arch arch) { return isa::profile(arch).eventIdsPerPipePair; }
+
+unsigned usableEventIds(isa::Arch arch, isa::Pipe src, isa::Pipe dst) {
+  using isa::Pipe;
+  unsigned n = hardwareEventIds(arch);
+  bool reserved = (src == Pipe::V && dst == Pipe::S) || (src == Pipe::S && dst == Pipe::V) ||
+                  (src == Pipe::MTE2 && dst == Pipe::V);
+  return reserved && n > 0 ? n - 1 : n;
+}
+
+namespace {
+std::string pairName(isa::Pipe s, isa::Pipe d) {
+  return std::string(isa::spelling(s)) + " -> " + std::string(isa::spelling(d));
+}
+} // namespace
+
+EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blockEvent,
+                         const std::vector<std::pair<isa::Pipe, isa::Pipe>>& pipes,
+                         const std::vector<std::string>& names, isa::Arch arch) {
+  const size_t m = pipes.size(), nb = cfg.blocks.size();
+  EventPlan out;
+  out.id.assign(m, -1);
+  out.pending.assign(m, Interval{});
+  // Variables: the symbolic events, then one per explicit (pair, id).
+  std::vector<std::pair<isa::Pipe, isa::Pipe>> varPipes(pipes);
+  std::vector<int64_t> fixedId(m, -1);
+  std::vector<std::string> varName;
+  for (size_t e = 0; e < m; ++e) varName.push_back("event @" + (e < names.size() ? names[e] : std::to_string(e)));
+  std::map<std::tuple<int, int, int64_t>, uint32_t> explicitVar;
+  std::vector<std::vector<uint32_t>> sets(m), waits(m);
+  std::vector<int32_t> blockVar(nb, -1);
+  const unsigned hw = hardwareEventIds(arch);
+  for (uint32_t b = 0; b < nb; ++b) {
+    const Block& blk = cfg.blocks[b];
+    if (blk.kind != BlockKind::SetFlag && blk.kind != BlockKind::WaitFlag) continue;
+    int32_t v = b < blockEvent.size() ? blockEvent[b] : -1;
+    if (v >= 0) {
+      if (pipes[static_cast<size_t>(v)] != std::pair(blk.srcPipe, blk.dstPipe)) {
+        out.errors.push_back({varName[static_cast<size_t>(v)] + " is declared for " +
+                                  pairName(pipes[static_cast<size_t>(v)].first, pipes[static_cast<size_t>(v)].second) +
+                                  " but used by a sync of " + pairName(blk.srcPipe, blk.dstPipe),
+                              static_cast<int32_t>(b), {}, {static_cast<uint32_t>(v)}});
+        continue;
+      }
+    } else if (blk.dynamicEvent) {
+      continue; // a run-time id: nothing to check statically
+    } else {
+      if (blk.eventId < 0 || static_cast<uint64_t>(blk.eventId) >= hw) {
+        out.errors.push_back({"event id " + std::to_string(blk.eventId) + " for " + pairName(blk.srcPipe, blk.dstPipe) +
+                                  " is out of range (the hardware has " + std::to_string(hw) + " per pipe pair)",
+                              static_cast<int32_t>(b), {}, {}});
+        continue;
+      }
+      auto key = std::tuple(static_cast<int>(blk.srcPipe), static_cast<int>(blk.dstPipe), blk.eventId);
+      auto [it, fresh] = explicitVar.try_emplace(key, static_cast<uint32_t>(varPipes.size()));
+      if (fresh) {
+        varPipes.push_back({blk.srcPipe, blk.dstPipe});
+        fixedId.push_back(blk.eventId);
+        varName.push_back("event id " + std::to_string(blk.eventId) + " for " + pairName(blk.srcPipe, blk.dstPipe));
+        sets.emplace_back();
+        waits.emplace_back();
+      }
+      v = static_cast<int32_t>(it->second);
+    }
+    blockVar[b] = v;
+    (blk.kind == BlockKind::SetFlag ? sets : waits)[static_cast<size_t>(v)].push_back(b);
+  }
+  const size_t nv = varPipes.size();
+  // Backward: from each wait to the sets that reach it (a wait reachable from the entry with no
+  // set on the way can block forever).
+  std::vector<std::vector<VarRef>> refs(nv);
+  for (uint32_t b = 0; b < nb; ++b)
+    if (blockVar[b] >= 0)
+      refs[static_cast<size_t>(blockVar[b])].push_back({b, cfg.blocks[b].kind == BlockKind::WaitFlag,
+                                                        cfg.blocks[b].kind == BlockKind::SetFlag});
+  std::vector<bool> atEntry;
+  std::vector<Interval> live = liveIntervals(cfg, refs, &atEntry);
+  // Forward: from each set until the waits; another set on the way is a reuse while pending.
+  std::vector<uint32_t> stamp(nb, 0), stack;
+  std::vector<uint8_t> role(nb, 0); // per current variable: 1 set, 2 wait
+  for (size_t v = 0; v < nv; ++v) {
+    Interval& iv = live[v];
+    auto include = [&](uint32_t b) {
+      if (iv.empty()) iv = {b, b};
+      iv.start = std::min(iv.start, b);
+      iv.end = std::max(iv.end, b);
+    };
+    for (uint32_t s : sets[v]) role[s] = 1;
+    for (uint32_t w : waits[v]) role[w] = 2;
+    uint32_t st = static_cast<uint32_t>(v + 1);
+    bool reported = false;
+    for (uint32_t s : sets[v]) {
+      include(s);
+      stack.assign(1, s);
+      while (!stack.empty()) {
+        uint32_t b = stack.back();
+        stack.pop_back();
+        for (int32_t x : cfg.blocks[b].succ) {
+          if (x < 0) continue;
+          uint32_t u = static_cast<uint32_t>(x);
+          if (role[u] == 2) {
+            include(u);
+            continue;
+          }
+          if (role[u] == 1) {
+            if (!reported) {
+              reported = true;
+              EventError e{varName[v] + " is set again while still pending (no wait since the set)",
+                           static_cast<int32_t>(u), {static_cast<int32_t>(s)}, {}};
+              if (v < m) e.events = {static_cast<uint32_t>(v)};
+              out.errors.push_back(std::move(e));
+            }
+            continue;
+          }
+          if (stamp[u] == st) continue;
+          stamp[u] = st;
+          include(u);
+          stack.push_back(u);
+        }
+      }
+    }
+    if (atEntry[v] && !waits[v].empty()) {
+      EventError e{"wait on " + varName[v] + " can be reached with no set before it (it would wait forever)",
+                   static_cast<int32_t>(waits[v].front()), {}, {}};
+      if (v < m) e.events = {static_cast<uint32_t>(v)};
+      out.errors.push_back(std::move(e));
+    }
+    for (uint32_t s : sets[v]) role[s] = 0;
+    for (uint32_t w : waits[v]) role[w] = 0;
+  }
+  // Interval colouring per pipe pair.
+  std::map<std::pair<isa::Pipe, isa::Pipe>, std::vector<uint32_t>> byPair;
+  for (size_t v = 0; v < nv; ++v)
+    if (!live[v].empty()) byPair[varPipes[v]].push_back(static_cast<uint32_t>(v));
+  for (auto& [pair, vars] : byPair) {
+    const unsigned usable = usableEventIds(arch, pair.first, pair.second);
+    std::vector<std::vector<uint32_t>> fixed(hw); // explicit variables per id
+    std::vector<uint32_t> symbolic;
+    for (uint32_t v : vars) (v < m ? symbolic : fixed[static_cast<size_t>(fixedId[v])]).push_back(v);
+    std::sort(symbolic.begin(), symbolic.end(), [&](uint32_t a, uint32_t b) {
+      return std::pair(live[a].start, a) < std::pair(live[b].start, b);
+    });
+    std::vector<int64_t> busyUntil(hw, -1); // last block of the symbolic event holding each id
+    std::vector<int32_t> holder(hw, -1);
+    for (uint32_t v : symbolic) {
+      const Interval iv = live[v];
+      int32_t chosen = -1;
+      for (unsigned id = 0; id < usable && chosen < 0; ++id) {
+        if (busyUntil[id] >= static_cast<int64_t>(iv.start)) continue;
+        bool clash = false;
+        for (uint32_t f : fixed[id]) clash |= live[f].overlaps(iv);
+        if (!clash) chosen = static_cast<int32_t>(id);
+      }
+      if (chosen < 0) {
+        std::vector<uint32_t> pendingNow;
+        std::string list;
+        for (unsigned id = 0; id < usable; ++id) {
+          if (busyUntil[id] >= static_cast<int64_t>(iv.start) && holder[id] >= 0) {
+            pendingNow.push_back(static_cast<uint32_t>(holder[id]));
+            list += (list.empty() ? "" : ", ") + varName[static_cast<size_t>(holder[id])];
+          }
+          for (uint32_t f : fixed[id])
+            if (live[f].overlaps(iv)) list += (list.empty() ? "" : ", ") + varName[f];
+        }
+        pendingNow.push_back(v);
+        EventError e{"event ids exhausted for " + pairName(pair.first, pair.second) + ": " + varName[v] +
+                         " needs an id while all " + std::to_string(usable) + " usable ids (of " + std::to_string(hw) +
+                         ") are held by pending events: " + list,
+                     static_cast<int32_t>(sets[v].empty() ? (waits[v].empty() ? 0 : waits[v].front()) : sets[v].front()),
+                     {}, pendingNow};
+        out.errors.push_back(std::move(e));
+        continue;
+      }
+      busyUntil[static_cast<size_t>(chosen)] = iv.end;
+      holder[static_cast<size_t>(chosen)] = static_cast<int32_t>(v);
+      out.id[v] = chosen;
+    }
+  }
+  for (size_t e = 0; e < m; ++e) out.pending[e] = live[e];
+  return out;
+}
+
+} // namespace pto::link

@@ -1,0 +1,333 @@
+#include "link/Linker.h"
+
+#include "isa/Encoding.h"
+#include "link/Cfg.h"
+#include "link/Events.h"
+#include "link/Planner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace pto::link {
+
+namespace enc = isa::enc;
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string archName(isa::Arch a) { return std::string(isa::profile(a).name); }
+
+/// Source locations of one object's words (.pto.lines).
+class Lines {
+public:
+  explicit Lines(const obj::ObjectFile& o) : lines_(o.lines) {
+    std::stable_sort(lines_.begin(), lines_.end(), [](auto& a, auto& b) { return a.textOffset < b.textOffset; });
+  }
+  std::string at(uint64_t off) const {
+    auto it = std::upper_bound(lines_.begin(), lines_.end(), off, [](uint64_t o, const obj::LineEntry& l) { return o < l.textOffset; });
+    if (it == lines_.begin()) return "";
+    --it;
+    return it->file + ":" + std::to_string(it->line) + ":" + std::to_string(it->col);
+  }
+
+private:
+  std::vector<obj::LineEntry> lines_;
+};
+
+std::string shapeOf(const obj::TileDesc& t) {
+  return std::to_string(t.rows) + "x" + std::to_string(t.cols) + "x" + std::string(isa::spelling(t.dtype));
+}
+
+} // namespace
+
+LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts) {
+  LinkResult res;
+  auto error = [&](const std::string& loc, const std::string& msg) {
+    res.diags.push_back({false, loc.empty() ? msg : loc + ": " + msg});
+  };
+  auto note = [&](const std::string& loc, const std::string& msg) {
+    res.diags.push_back({true, loc.empty() ? msg : loc + ": " + msg});
+  };
+  if (inputs.empty()) {
+    error("", "no input files");
+    return res;
+  }
+  // Arch and identity.
+  isa::Arch arch = opts.arch.value_or(inputs[0].obj.arch);
+  bool extensions = false;
+  for (const InputObject& in : inputs) {
+    extensions |= in.obj.usesExtensions;
+    if (in.obj.arch == arch) continue;
+    if (opts.arch)
+      error("", "'" + in.path + "' is for " + archName(in.obj.arch) + ", but --arch " + archName(arch) + " was given");
+    else
+      error("", "'" + in.path + "' is for " + archName(in.obj.arch) + " but '" + inputs[0].path + "' is for " +
+                    archName(arch) + ": objects for different arches cannot be linked");
+  }
+  // Symbols.
+  struct Def {
+    size_t object;
+    uint32_t function;
+  };
+  std::map<std::string, Def> globals;
+  for (size_t o = 0; o < inputs.size(); ++o)
+    for (uint32_t f = 0; f < inputs[o].obj.functions.size(); ++f) {
+      const obj::Function& fn = inputs[o].obj.functions[f];
+      if ((fn.flags & obj::kDeclaration) || (fn.flags & obj::kPrivate)) continue;
+      auto [it, fresh] = globals.try_emplace(fn.name, Def{o, f});
+      if (!fresh)
+        error("", "duplicate symbol '" + fn.name + "': defined in '" + inputs[it->second.object].path + "' and in '" +
+                      inputs[o].path + "'");
+    }
+  auto resolve = [&](size_t o, const std::string& name) -> std::optional<Def> {
+    for (uint32_t f = 0; f < inputs[o].obj.functions.size(); ++f) {
+      const obj::Function& fn = inputs[o].obj.functions[f];
+      if (fn.name == name && (fn.flags & obj::kPrivate) && !(fn.flags & obj::kDeclaration)) return Def{o, f};
+    }
+    auto it = globals.find(name);
+    if (it == globals.end()) return std::nullopt;
+    return it->second;
+  };
+  for (size_t o = 0; o < inputs.size(); ++o) {
+    const obj::ObjectFile& ob = inputs[o].obj;
+    for (const obj::Function& fn : ob.functions)
+      if ((fn.flags & obj::kDeclaration) && !resolve(o, fn.name))
+        error("", "undefined symbol '" + fn.name + "' (declared in '" + inputs[o].path + "')");
+    for (const obj::Reloc& r : ob.relocs)
+      if (r.type == obj::RelocType::Call && !resolve(o, r.symbol)) {
+        std::string caller;
+        for (const obj::Function& fn : ob.functions)
+          if (!(fn.flags & obj::kDeclaration) && r.offset >= fn.textOffset && r.offset < fn.textOffset + fn.textSize)
+            caller = " from @" + fn.name;
+        error(Lines(ob).at(r.offset), "undefined symbol '" + r.symbol + "' (called" + caller + " in '" + inputs[o].path + "')");
+      }
+  }
+  // Image text and functions: each object's .text, 4-byte aligned, in input order.
+  obj::Image img;
+  img.arch = arch;
+  img.usesExtensions = extensions;
+  std::vector<uint64_t> base(inputs.size());
+  std::map<std::pair<size_t, uint32_t>, uint32_t> imageFn;
+  for (size_t o = 0; o < inputs.size(); ++o) {
+    while (img.text.size() % 4) img.text.push_back(0);
+    base[o] = img.text.size();
+    const obj::ObjectFile& ob = inputs[o].obj;
+    img.text.insert(img.text.end(), ob.text.begin(), ob.text.end());
+    for (uint32_t f = 0; f < ob.functions.size(); ++f) {
+      const obj::Function& fn = ob.functions[f];
+      if (fn.flags & obj::kDeclaration) continue;
+      obj::Function out = fn;
+      out.textOffset += base[o];
+      out.flags &= ~obj::kEntry;
+      imageFn[{o, f}] = static_cast<uint32_t>(img.functions.size());
+      img.functions.push_back(std::move(out));
+      res.functionOrigin.push_back(inputs[o].path);
+    }
+    for (const obj::LineEntry& l : ob.lines) {
+      obj::LineEntry c = l;
+      c.textOffset += base[o];
+      img.lines.push_back(std::move(c));
+    }
+  }
+  // Entries.
+  std::vector<uint32_t> entries;
+  if (!opts.entries.empty()) {
+    for (const std::string& name : opts.entries) {
+      auto it = globals.find(name);
+      if (it == globals.end()) {
+        error("", "--entry '" + name + "': no such kernel in the inputs");
+        continue;
+      }
+      uint32_t f = imageFn[{it->second.object, it->second.function}];
+      if (std::find(entries.begin(), entries.end(), f) == entries.end()) entries.push_back(f);
+    }
+  } else {
+    // PTOAS's rule per module: the pto.entry functions; a module with a single function
+    // definition and no pto.entry exports that function.
+    for (size_t o = 0; o < inputs.size(); ++o) {
+      std::vector<uint32_t> marked, defined;
+      for (uint32_t f = 0; f < inputs[o].obj.functions.size(); ++f) {
+        const obj::Function& fn = inputs[o].obj.functions[f];
+        if (fn.flags & obj::kDeclaration) continue;
+        defined.push_back(f);
+        if (fn.flags & obj::kEntry) marked.push_back(f);
+      }
+      if (marked.empty() && defined.size() == 1 && !(inputs[o].obj.functions[defined[0]].flags & obj::kPrivate))
+        marked = defined;
+      for (uint32_t f : marked) entries.push_back(imageFn[{o, f}]);
+    }
+    if (entries.empty()) error("", "no entry kernel: mark one with the pto.entry attribute or pass --entry <name>");
+  }
+  for (uint32_t f : entries) {
+    img.functions[f].flags |= obj::kEntry;
+    img.entries.push_back({f, img.functions[f].name});
+  }
+  // Calls.
+  for (size_t o = 0; o < inputs.size(); ++o)
+    for (const obj::Reloc& r : inputs[o].obj.relocs) {
+      if (r.type != obj::RelocType::Call) continue;
+      auto def = resolve(o, r.symbol);
+      if (!def) continue;
+      uint64_t at = base[o] + r.offset;
+      uint64_t target = img.functions[imageFn[{def->object, def->function}]].textOffset;
+      size_t used = 0;
+      auto w = enc::decodeBytes(std::span<const uint8_t>(img.text.data() + at, img.text.size() - at), used,
+                                enc::DecodeOptions{.extensions = true});
+      int label = -1;
+      if (w)
+        for (size_t k = 0; k < w->formInfo().fields.size(); ++k)
+          if (w->formInfo().fields[k].kind == enc::FieldKind::Label) label = static_cast<int>(k);
+      if (label < 0) {
+        error(Lines(inputs[o].obj).at(r.offset), "call relocation to '" + r.symbol + "' on a word without a branch offset");
+        continue;
+      }
+      enc::Inst inst = *w;
+      inst.field[static_cast<size_t>(label)] = (static_cast<int64_t>(target) - static_cast<int64_t>(at)) / 2;
+      auto e = enc::encode(inst);
+      if (!e || e->bits != used * 8) {
+        error(Lines(inputs[o].obj).at(r.offset), "call to '" + r.symbol + "' is out of range of the call word");
+        continue;
+      }
+      for (size_t k = 0; k < used; ++k) img.text[at + k] = static_cast<uint8_t>(e->value >> (8 * k));
+    }
+  // Per function: control flow, planning, events.
+  for (size_t o = 0; o < inputs.size(); ++o) {
+    const obj::ObjectFile& ob = inputs[o].obj;
+    Lines lines(ob);
+    for (uint32_t f = 0; f < ob.functions.size(); ++f) {
+      const obj::Function& fn = ob.functions[f];
+      if (fn.flags & obj::kDeclaration) continue;
+      const uint32_t imf = imageFn[{o, f}];
+      const std::string in = "in @" + fn.name + ", '" + inputs[o].path + "'";
+      auto built = buildCfg(ob, f);
+      if (auto* err = std::get_if<std::string>(&built)) {
+        error("", "'" + inputs[o].path + "': " + *err);
+        continue;
+      }
+      const FunctionCfg& cfg = std::get<FunctionCfg>(built);
+      auto blockLoc = [&](int32_t b) -> std::string {
+        return b >= 0 && static_cast<size_t>(b) < cfg.blocks.size() ? lines.at(cfg.blocks[static_cast<size_t>(b)].offset) : "";
+      };
+      // Tiles.
+      std::vector<PlanTile> pt;
+      for (const obj::TileDesc& t : fn.tiles)
+        pt.push_back({t.name, t.loc, tileBytes(t), t.aliasOf >= 0 ? obj::kUnplaced : t.placement, t.aliasOf, t.aliasOffset});
+      PlanResult pr = plan(cfg, pt, arch);
+      for (const PlanError& e : pr.errors) {
+        int32_t b = e.tiles.empty() ? -1 : pr.firstBlock[e.tiles.front()];
+        error(blockLoc(b), e.message + " (" + in + ")");
+        for (uint32_t t : e.peak) {
+          const obj::TileDesc& d = fn.tiles[t];
+          std::string range = pr.live[t].empty() ? "never used"
+                                                 : "live " + hex(base[o] + cfg.blocks[pr.live[t].start].offset) + ".." +
+                                                       hex(base[o] + cfg.blocks[pr.live[t].end].end);
+          note(blockLoc(pr.firstBlock[t]), "%" + d.name + " (" + shapeOf(d) + ", " + std::to_string(pt[t].bytes) +
+                                               " bytes) at " + hex(static_cast<uint64_t>(pr.offset[t])) + ", " + range);
+        }
+      }
+      obj::Function& out = img.functions[imf];
+      for (uint32_t t = 0; t < fn.tiles.size(); ++t) {
+        out.tiles[t].placement = pr.offset[t];
+        MapTile mt;
+        mt.function = imf;
+        mt.tile = t;
+        mt.name = fn.tiles[t].name;
+        mt.loc = fn.tiles[t].loc;
+        mt.offset = pr.offset[t];
+        mt.bytes = pt[t].bytes;
+        mt.manual = pr.manual[t];
+        mt.viewOf = fn.tiles[t].aliasOf;
+        mt.used = !pr.live[t].empty();
+        if (mt.used) {
+          mt.liveFrom = base[o] + cfg.blocks[pr.live[t].start].offset;
+          mt.liveTo = base[o] + cfg.blocks[pr.live[t].end].end;
+        }
+        mt.source = blockLoc(pr.firstBlock[t]);
+        res.tiles.push_back(std::move(mt));
+      }
+      for (unsigned l = 0; l < 7; ++l) {
+        bool any = false;
+        for (const obj::TileDesc& t : fn.tiles) any |= static_cast<unsigned>(t.loc) == l;
+        if (!any) continue;
+        const isa::BufferSpec& spec = isa::buffer(arch, static_cast<isa::Loc>(l));
+        img.layout.push_back({imf, static_cast<isa::Loc>(l), spec.capacity, spec.alignment, pr.used[l]});
+      }
+      // Events: symbolic events of this function, by their relocations.
+      std::vector<uint32_t> evIndex; // local -> object event index
+      std::map<uint32_t, int32_t> local;
+      for (uint32_t e = 0; e < ob.events.size(); ++e)
+        if (ob.events[e].function == f) {
+          local[e] = static_cast<int32_t>(evIndex.size());
+          evIndex.push_back(e);
+        }
+      std::vector<int32_t> blockEvent(cfg.blocks.size(), -1);
+      std::vector<std::pair<isa::Pipe, isa::Pipe>> pipes;
+      std::vector<std::string> names;
+      for (uint32_t e : evIndex) {
+        pipes.push_back({ob.events[e].srcPipe, ob.events[e].dstPipe});
+        names.push_back(ob.events[e].name);
+      }
+      std::vector<const obj::Reloc*> eventRelocs;
+      for (const obj::Reloc& r : ob.relocs) {
+        if (r.type != obj::RelocType::Event || r.offset < fn.textOffset || r.offset >= fn.textOffset + fn.textSize) continue;
+        int32_t b = cfg.blockAt(r.offset);
+        auto it = local.find(r.index);
+        if (b < 0 || it == local.end() || cfg.blocks[static_cast<size_t>(b)].eventWord != r.offset) {
+          error(lines.at(r.offset), "event relocation at " + hex(r.offset) + " is not on the event word of a set/wait (" + in + ")");
+          continue;
+        }
+        blockEvent[static_cast<size_t>(b)] = it->second;
+        eventRelocs.push_back(&r);
+      }
+      EventPlan ep = allocateEvents(cfg, blockEvent, pipes, names, arch);
+      for (const EventError& e : ep.errors) {
+        error(blockLoc(e.block), e.message + " (" + in + ")");
+        for (int32_t b : e.related) note(blockLoc(b), "the pending set is here");
+        if (e.message.find("exhausted") != std::string::npos)
+          for (uint32_t v : e.events)
+            if (v < evIndex.size() && !ep.pending[v].empty())
+              note(blockLoc(static_cast<int32_t>(ep.pending[v].start)),
+                   "event @" + names[v] + " pending " + hex(base[o] + cfg.blocks[ep.pending[v].start].offset) + ".." +
+                       hex(base[o] + cfg.blocks[ep.pending[v].end].end));
+      }
+      for (size_t v = 0; v < evIndex.size(); ++v) {
+        obj::ImageEvent ie{imf, names[v], pipes[v].first, pipes[v].second, static_cast<uint8_t>(std::max(ep.id[v], 0))};
+        img.events.push_back(ie);
+        MapEvent me{imf, names[v], pipes[v].first, pipes[v].second, ep.id[v], 0, 0};
+        if (!ep.pending[v].empty()) {
+          me.pendingFrom = base[o] + cfg.blocks[ep.pending[v].start].offset;
+          me.pendingTo = base[o] + cfg.blocks[ep.pending[v].end].end;
+        }
+        res.events.push_back(me);
+      }
+      // Patch the B.DIM uimm17 of every event word.
+      for (const obj::Reloc* r : eventRelocs) {
+        int32_t id = ep.id[static_cast<size_t>(local[r->index])];
+        if (id < 0) continue;
+        uint64_t at = base[o] + r->offset;
+        size_t used = 0;
+        auto w = enc::decodeBytes(std::span<const uint8_t>(img.text.data() + at, img.text.size() - at), used,
+                                  enc::DecodeOptions{.extensions = true});
+        enc::Inst inst = *w; // decoded by buildCfg already
+        inst.set("uimm17", id);
+        auto e = enc::encode(inst);
+        if (!e) {
+          error(lines.at(r->offset), "cannot patch the event word: " + e.error());
+          continue;
+        }
+        for (size_t k = 0; k < used; ++k) img.text[at + k] = static_cast<uint8_t>(e->value >> (8 * k));
+      }
+    }
+  }
+  bool failed = std::any_of(res.diags.begin(), res.diags.end(), [](const Diagnostic& d) { return !d.note; });
+  if (!failed) res.image = std::move(img);
+  return res;
+}
+
+} // namespace pto::link

@@ -1,0 +1,63 @@
+// pto-ld's core (docs/linking.md): symbol resolution across objects, entry selection, arch and
+// identity checks, memory planning and event-id allocation per function, and the image.
+#pragma once
+
+#include "obj/Image.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pto::link {
+
+struct InputObject {
+  std::string path;
+  obj::ObjectFile obj;
+};
+
+struct LinkOptions {
+  std::vector<std::string> entries;  // --entry: the exported kernels (default: pto.entry functions)
+  std::optional<isa::Arch> arch;     // --arch: every object must be for this arch
+};
+
+struct Diagnostic {
+  bool note = false;
+  std::string text; // "file:line:col: message (in @fn, obj.o)" or "message"
+};
+
+/// One line of the map: where a tile lives and when.
+struct MapTile {
+  uint32_t function = 0, tile = 0; // image function, descriptor index
+  std::string name;
+  isa::Loc loc = isa::Loc::Vec;
+  int64_t offset = 0;
+  uint64_t bytes = 0;
+  bool manual = false, used = false;
+  int32_t viewOf = -1;
+  uint64_t liveFrom = 0, liveTo = 0; // image .text byte range [from, to) where the storage is live
+  std::string source;                // file:line:col of the first op naming it
+};
+
+struct MapEvent {
+  uint32_t function = 0;
+  std::string name;
+  isa::Pipe src = isa::Pipe::S, dst = isa::Pipe::S;
+  int32_t id = -1;
+  uint64_t pendingFrom = 0, pendingTo = 0;
+};
+
+struct LinkResult {
+  std::optional<obj::Image> image; // set when there was no error
+  std::vector<Diagnostic> diags;
+  std::vector<std::string> functionOrigin; // per image function: the object path
+  std::vector<MapTile> tiles;
+  std::vector<MapEvent> events;
+  bool ok() const { return image.has_value(); }
+};
+
+LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts);
+
+/// The -Map text (docs/linking.md, "The map file").
+std::string formatMap(const LinkResult& r);
+
+} // namespace pto::link

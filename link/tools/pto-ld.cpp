@@ -1,0 +1,112 @@
+// pto-ld: link PTO objects into a loadable image (docs/linking.md).
+#include "link/Linker.h"
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+namespace {
+
+/// Writes through a temporary file renamed into place: a failed link leaves no output.
+bool writeAtomic(const std::string& path, const void* data, size_t size, std::string& err) {
+  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)) || !out.flush()) {
+      err = "cannot write '" + path + "'";
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    err = "cannot write '" + path + "': " + ec.message();
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pto-ld: the PTO linker. Resolves symbols across objects, places every tile by liveness, "
+               "assigns hardware event ids and writes a loadable image."};
+  app.set_version_flag("--version", std::string("pto-ld (pto-toolchain) ") + PTO_VERSION);
+  std::vector<std::string> inputs, entries;
+  std::string output = "a.img", mapFile, archText;
+  app.add_option("inputs", inputs, "Object files")->required();
+  app.add_option("-o,--output", output, "Output image (default a.img)");
+  app.add_option("--entry", entries, "Export this kernel (repeatable; default: the pto.entry functions)");
+  app.add_option("--Map,--map", mapFile, "Write the placement map to this file (also -Map=<file>, -Map <file>)");
+  app.add_option("--arch", archText, "Require objects for this arch: a2a3 or a5")
+      ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
+  // GNU ld spells it -Map=file: accept that form too.
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("-Map=", 0) == 0) a = "--Map=" + a.substr(5);
+    else if (a == "-Map") a = "--Map";
+    args.push_back(a);
+  }
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  pto::link::LinkOptions opts;
+  opts.entries = entries;
+  if (!archText.empty()) opts.arch = pto::isa::parseArch(archText);
+  std::vector<pto::link::InputObject> objects;
+  bool failed = false;
+  for (const std::string& path : inputs) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::cerr << "pto-ld: error: cannot read '" << path << "': " << std::strerror(errno) << "\n";
+      failed = true;
+      continue;
+    }
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto r = pto::obj::readObject(bytes.data(), bytes.size());
+    if (auto* err = std::get_if<std::string>(&r)) {
+      std::cerr << "pto-ld: error: '" << path << "': " << *err << "\n";
+      failed = true;
+      continue;
+    }
+    objects.push_back({path, std::move(std::get<pto::obj::ObjectFile>(r))});
+  }
+  if (failed) return 1;
+  pto::link::LinkResult res = pto::link::link(objects, opts);
+  for (const auto& d : res.diags) std::cerr << "pto-ld: " << (d.note ? "note: " : "error: ") << d.text << "\n";
+  if (!res.ok()) return 1;
+  auto bytes = pto::obj::writeImage(*res.image);
+  if (auto* err = std::get_if<std::string>(&bytes)) {
+    std::cerr << "pto-ld: error: cannot write the image: " << *err << "\n";
+    return 1;
+  }
+  std::string err;
+  if (!mapFile.empty()) {
+    std::string map = pto::link::formatMap(res);
+    if (!writeAtomic(mapFile, map.data(), map.size(), err)) {
+      std::cerr << "pto-ld: error: " << err << "\n";
+      return 1;
+    }
+  }
+  auto& data = std::get<std::vector<uint8_t>>(bytes);
+  if (!writeAtomic(output, data.data(), data.size(), err)) {
+    std::cerr << "pto-ld: error: " << err << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,713 @@
+#include "obj/Image.h"
+
+#include "isa/Encoding.h"
+
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+
+// The byte-stream, string-table and libelf helpers mirror obj/Object.cpp (a shared internal
+// header would remove the copy).
+namespace pto::obj {
+
+namespace {
+
+constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL" (object record format)
+constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
+constexpr uint32_t kParamsMagic = 0x50545450;  // "PTTP"
+constexpr uint32_t kEventsMagic = 0x45495450;  // "PTIE": image events (with ids)
+constexpr uint32_t kEntriesMagic = 0x4e495450; // "PTIN"
+constexpr uint32_t kLayoutMagic = 0x4c495450;  // "PTIL"
+constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
+constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56, kEventRecord = 16, kEntryRecord = 16,
+                   kLayoutRecord = 24, kLineRecord = 24;
+constexpr uint32_t kTableHeader = 16;
+constexpr uint32_t kNoteIdentity = 1;
+constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
+
+// ---------------------------------------------------------------- byte streams
+class Out {
+public:
+  void u8(uint8_t v) { bytes.push_back(v); }
+  void u16(uint16_t v) { le(v, 2); }
+  void u32(uint32_t v) { le(v, 4); }
+  void u64(uint64_t v) { le(v, 8); }
+  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
+  void header(uint32_t magic, uint32_t recordSize, size_t count) {
+    u32(magic);
+    u16(kImageVersion);
+    u16(static_cast<uint16_t>(recordSize));
+    u32(static_cast<uint32_t>(count));
+    u32(0);
+  }
+  std::vector<uint8_t> bytes;
+
+private:
+  void le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+};
+
+class In {
+public:
+  In(const uint8_t* p, size_t n, std::string what) : p_(p), n_(n), what_(std::move(what)) {}
+  bool ok() const { return !err_; }
+  const std::string& error() const { return *err_; }
+  uint8_t u8() { return static_cast<uint8_t>(le(1)); }
+  uint16_t u16() { return static_cast<uint16_t>(le(2)); }
+  uint32_t u32() { return static_cast<uint32_t>(le(4)); }
+  uint64_t u64() { return le(8); }
+  int32_t i32() { return static_cast<int32_t>(u32()); }
+  int64_t i64() { return static_cast<int64_t>(u64()); }
+  void fail(const std::string& msg) {
+    if (!err_) err_ = what_ + ": " + msg;
+  }
+  /// Reads a table header; returns the record count, checking magic, version, record size and
+  /// that the records fit in what remains.
+  uint32_t header(uint32_t magic, uint32_t recordSize) {
+    if (n_ - pos_ < kTableHeader) {
+      fail("truncated table header");
+      return 0;
+    }
+    uint32_t m = u32();
+    uint16_t version = u16(), size = u16();
+    uint32_t count = u32();
+    u32();
+    if (m != magic) fail("bad table magic");
+    else if (version != kImageVersion)
+      fail("unsupported format version " + std::to_string(version) + " (this reader handles " +
+           std::to_string(kImageVersion) + ")");
+    else if (size != recordSize) fail("bad record size " + std::to_string(size));
+    else if (static_cast<uint64_t>(count) * recordSize > n_ - pos_) fail("records extend past the end of the section");
+    return ok() ? count : 0;
+  }
+  size_t remaining() const { return n_ - pos_; }
+
+private:
+  uint64_t le(int n) {
+    if (err_ || n_ - pos_ < static_cast<size_t>(n)) {
+      fail("truncated");
+      return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
+    pos_ += n;
+    return v;
+  }
+  const uint8_t* p_;
+  size_t n_;
+  size_t pos_ = 0;
+  std::string what_;
+  std::optional<std::string> err_;
+};
+
+// ---------------------------------------------------------------- string table
+class StrTab {
+public:
+  StrTab() { data_.push_back(0); }
+  uint32_t add(const std::string& s) {
+    if (s.empty()) return 0;
+    if (auto it = index_.find(s); it != index_.end()) return it->second;
+    uint32_t off = static_cast<uint32_t>(data_.size());
+    data_.insert(data_.end(), s.begin(), s.end());
+    data_.push_back(0);
+    index_[s] = off;
+    return off;
+  }
+  std::vector<uint8_t>& data() { return data_; }
+
+private:
+  std::vector<uint8_t> data_;
+  std::map<std::string, uint32_t> index_;
+};
+
+std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_t off) {
+  if (off >= tab.size()) return std::nullopt;
+  const void* end = std::memchr(tab.data() + off, 0, tab.size() - off);
+  if (!end) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(tab.data() + off));
+}
+
+
+// ---------------------------------------------------------------- libelf helpers
+struct ElfCloser {
+  void operator()(Elf* e) const { elf_end(e); }
+};
+using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
+
+bool initLibelf() {
+  static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
+  return ok;
+}
+
+std::string elfError(const std::string& what) { return what + ": " + elf_errmsg(-1); }
+
+std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc) {
+  Out o;
+  o.u32(4);
+  o.u32(static_cast<uint32_t>(desc.size()));
+  o.u32(type);
+  for (char c : std::string("PTO")) o.u8(static_cast<uint8_t>(c));
+  o.u8(0);
+  for (char c : desc) o.u8(static_cast<uint8_t>(c));
+  while (o.bytes.size() % 4) o.u8(0);
+  return o.bytes;
+}
+
+uint64_t descBytes(const TileDesc& t) { return (static_cast<uint64_t>(t.rows) * t.cols * isa::bitWidth(t.dtype) + 7) / 8; }
+
+struct Sec {
+  const char* name;
+  Elf64_Word type;
+  Elf64_Xword flags;
+  Elf64_Xword align;
+  std::vector<uint8_t> data;
+  Elf64_Word link = 0, info = 0;
+  Elf64_Xword entsize = 0;
+};
+
+} // namespace
+
+std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
+  if (!initLibelf()) return elfError("libelf initialisation failed");
+  if (img.text.size() % 2 != 0) return std::string("text size must be a multiple of 2 bytes");
+  StrTab strs;
+  enum { kText = 1, kTiles, kKernels, kEvents, kEntries, kLayout, kLines, kNote, kSymtab, kStrtab };
+  std::vector<Sec> secs;
+  secs.push_back({".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 4, img.text});
+  {
+    Out o;
+    size_t count = 0;
+    for (const Function& f : img.functions) count += f.tiles.size();
+    o.header(kTilesMagic, kTileRecord, count);
+    for (uint32_t fi = 0; fi < img.functions.size(); ++fi)
+      for (const TileDesc& t : img.functions[fi].tiles) {
+        o.u32(fi);
+        o.u32(strs.add(t.name));
+        o.u8(static_cast<uint8_t>(t.loc));
+        o.u8(static_cast<uint8_t>(t.dtype));
+        o.u8(static_cast<uint8_t>(t.blayout));
+        o.u8(static_cast<uint8_t>(t.slayout));
+        o.u8(static_cast<uint8_t>(t.pad));
+        o.u8(static_cast<uint8_t>(t.compact));
+        o.u16(t.fractal);
+        o.u32(t.rows);
+        o.u32(t.cols);
+        o.i32(t.validRows);
+        o.i32(t.validCols);
+        o.i64(t.placement);
+        o.u32(static_cast<uint32_t>(t.aliasOf + 1));
+        o.u32(t.aliasOffset);
+      }
+    secs.push_back({".pto.tiles", SHT_PROGBITS, 0, 8, o.bytes});
+  }
+  {
+    Out o;
+    o.header(kKernelsMagic, kFunctionRecord, img.functions.size());
+    uint32_t firstParam = 0, firstTile = 0;
+    for (const Function& f : img.functions) {
+      o.u32(strs.add(f.name));
+      o.u32(f.flags);
+      o.u64(f.textOffset);
+      o.u64(f.textSize);
+      o.u32(firstParam);
+      o.u32(static_cast<uint32_t>(f.params.size()));
+      o.u32(firstTile);
+      o.u32(static_cast<uint32_t>(f.tiles.size()));
+      o.u32(f.frameSize);
+      o.u32(0);
+      firstParam += static_cast<uint32_t>(f.params.size());
+      firstTile += static_cast<uint32_t>(f.tiles.size());
+    }
+    o.header(kParamsMagic, kParamRecord, firstParam);
+    for (const Function& f : img.functions)
+      for (const Param& p : f.params) {
+        if (p.shape.size() > 5) return "parameter '" + p.name + "' has rank " + std::to_string(p.shape.size());
+        o.u32(strs.add(p.name));
+        o.u8(static_cast<uint8_t>(p.kind));
+        o.u8(static_cast<uint8_t>(p.dtype));
+        o.u8(static_cast<uint8_t>(p.shape.size()));
+        o.u8(0);
+        for (size_t i = 0; i < 5; ++i) o.i64(i < p.shape.size() ? p.shape[i] : 0);
+        o.u64(0);
+      }
+    secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, o.bytes});
+  }
+  {
+    Out o;
+    o.header(kEventsMagic, kEventRecord, img.events.size());
+    for (const ImageEvent& e : img.events) {
+      o.u32(e.function);
+      o.u32(strs.add(e.name));
+      o.u8(static_cast<uint8_t>(e.srcPipe));
+      o.u8(static_cast<uint8_t>(e.dstPipe));
+      o.u8(e.id);
+      o.u8(0);
+      o.u32(0);
+    }
+    secs.push_back({".pto.events", SHT_PROGBITS, 0, 8, o.bytes});
+  }
+  {
+    Out o;
+    o.header(kEntriesMagic, kEntryRecord, img.entries.size());
+    for (const ImageEntry& e : img.entries) {
+      o.u32(e.function);
+      o.u32(strs.add(e.name));
+      o.u64(e.function < img.functions.size() ? img.functions[e.function].textOffset : 0);
+    }
+    secs.push_back({".pto.entries", SHT_PROGBITS, 0, 8, o.bytes});
+  }
+  {
+    Out o;
+    o.header(kLayoutMagic, kLayoutRecord, img.layout.size());
+    for (const BufferUse& b : img.layout) {
+      o.u32(b.function);
+      o.u8(static_cast<uint8_t>(b.loc));
+      o.u8(0);
+      o.u16(0);
+      o.u32(b.capacity);
+      o.u32(b.alignment);
+      o.u64(b.used);
+    }
+    secs.push_back({".pto.layout", SHT_PROGBITS, 0, 8, o.bytes});
+  }
+  {
+    Out o;
+    o.header(kLinesMagic, kLineRecord, img.lines.size());
+    for (const LineEntry& l : img.lines) {
+      o.u64(l.textOffset);
+      o.u32(strs.add(l.file));
+      o.u32(l.line);
+      o.u32(l.col);
+      o.u32(0);
+    }
+    secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, o.bytes});
+  }
+  secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4, noteBytes(kNoteIdentity, isa::enc::isaNoteDescriptor(img.usesExtensions))});
+  {
+    // Symbols: null, .text section, then functions (locals first: non-entries are local).
+    std::vector<bool> isEntry(img.functions.size(), false);
+    for (const ImageEntry& e : img.entries)
+      if (e.function < isEntry.size()) isEntry[e.function] = true;
+    Out o;
+    auto sym = [&](uint32_t name, uint8_t info, uint16_t shndx, uint64_t value, uint64_t size) {
+      o.u32(name);
+      o.u8(info);
+      o.u8(0);
+      o.u16(shndx);
+      o.u64(value);
+      o.u64(size);
+    };
+    sym(0, 0, 0, 0, 0);
+    sym(0, ELF64_ST_INFO(STB_LOCAL, STT_SECTION), kText, 0, 0);
+    uint32_t firstGlobal = 2;
+    for (bool global : {false, true})
+      for (size_t i = 0; i < img.functions.size(); ++i)
+        if (isEntry[i] == global) {
+          const Function& f = img.functions[i];
+          sym(strs.add(f.name), ELF64_ST_INFO(global ? STB_GLOBAL : STB_LOCAL, STT_FUNC), kText, f.textOffset, f.textSize);
+          if (!global) ++firstGlobal;
+        }
+    secs.push_back({".symtab", SHT_SYMTAB, 0, 8, o.bytes, kStrtab, firstGlobal, sizeof(Elf64_Sym)});
+  }
+  secs.push_back({".strtab", SHT_STRTAB, 0, 1, strs.data()});
+
+  int fd = memfd_create("pto-image", 0);
+  if (fd < 0) return std::string("cannot create an in-memory file");
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
+  ElfPtr elf(elf_begin(fd, ELF_C_WRITE, nullptr));
+  if (!elf) return elfError("elf_begin");
+  Elf64_Ehdr* eh = elf64_newehdr(elf.get());
+  if (!eh) return elfError("elf64_newehdr");
+  eh->e_ident[EI_DATA] = ELFDATA2LSB;
+  eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
+  eh->e_type = ET_EXEC;
+  eh->e_machine = EM_NONE;
+  eh->e_version = EV_CURRENT;
+  eh->e_flags = img.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3;
+  eh->e_entry = !img.entries.empty() && img.entries[0].function < img.functions.size()
+                    ? img.functions[img.entries[0].function].textOffset
+                    : 0;
+  Elf64_Phdr* ph = elf64_newphdr(elf.get(), 1);
+  if (!ph) return elfError("elf64_newphdr");
+  StrTab shstrs;
+  std::vector<uint32_t> shNames;
+  for (auto& s : secs) shNames.push_back(shstrs.add(s.name));
+  uint32_t shstrName = shstrs.add(".shstrtab");
+  Elf_Scn* textScn = nullptr;
+  auto addSection = [&](Elf64_Word type, Elf64_Xword flags, Elf64_Xword align, std::vector<uint8_t>& data, Elf64_Word link,
+                        Elf64_Word info, Elf64_Xword entsize, uint32_t nameOff) -> Error {
+    Elf_Scn* scn = elf_newscn(elf.get());
+    if (!scn) return elfError("elf_newscn");
+    if (!textScn) textScn = scn;
+    Elf_Data* d = elf_newdata(scn);
+    if (!d) return elfError("elf_newdata");
+    d->d_buf = data.data();
+    d->d_size = data.size();
+    d->d_type = ELF_T_BYTE;
+    d->d_align = align;
+    d->d_version = EV_CURRENT;
+    Elf64_Shdr* sh = elf64_getshdr(scn);
+    if (!sh) return elfError("elf64_getshdr");
+    sh->sh_name = nameOff;
+    sh->sh_type = type;
+    sh->sh_flags = flags;
+    sh->sh_addralign = align;
+    sh->sh_link = link;
+    sh->sh_info = info;
+    sh->sh_entsize = entsize;
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < secs.size(); ++i) {
+    Sec& s = secs[i];
+    if (Error e = addSection(s.type, s.flags, s.align, s.data, s.link, s.info, s.entsize, shNames[i])) return *e;
+  }
+  std::vector<uint8_t>& shstrData = shstrs.data();
+  if (Error e = addSection(SHT_STRTAB, 0, 1, shstrData, 0, 0, 0, shstrName)) return *e;
+  eh->e_shstrndx = static_cast<Elf64_Half>(secs.size() + 1);
+  // Lay the file out, then point the one PT_LOAD segment at .text.
+  if (elf_update(elf.get(), ELF_C_NULL) < 0) return elfError("elf_update");
+  Elf64_Shdr* tsh = elf64_getshdr(textScn);
+  if (!tsh) return elfError("elf64_getshdr");
+  ph = elf64_getphdr(elf.get());
+  if (!ph) return elfError("elf64_getphdr");
+  ph->p_type = PT_LOAD;
+  ph->p_flags = PF_R | PF_X;
+  ph->p_offset = tsh->sh_offset;
+  ph->p_vaddr = ph->p_paddr = 0;
+  ph->p_filesz = ph->p_memsz = img.text.size();
+  ph->p_align = 4;
+  elf_flagphdr(elf.get(), ELF_C_SET, ELF_F_DIRTY);
+  if (elf_update(elf.get(), ELF_C_WRITE) < 0) return elfError("elf_update");
+  elf.reset();
+  off_t size = lseek(fd, 0, SEEK_END);
+  if (size < 0 || lseek(fd, 0, SEEK_SET) < 0) return std::string("cannot read back the image");
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
+    if (n <= 0) return std::string("cannot read back the image");
+    got += static_cast<size_t>(n);
+  }
+  return bytes;
+}
+
+// ---------------------------------------------------------------- reader
+namespace {
+
+struct Sections {
+  std::map<std::string, std::vector<uint8_t>> data;
+};
+
+std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size, Elf64_Ehdr& eh) {
+  if (size < sizeof(Elf64_Ehdr)) return std::string("file too small to be an ELF image");
+  if (std::memcmp(data, ELFMAG, SELFMAG) != 0) return std::string("not an ELF file (bad magic)");
+  if (data[EI_CLASS] != ELFCLASS64) return std::string("not a 64-bit ELF file");
+  if (data[EI_DATA] != ELFDATA2LSB) return std::string("not a little-endian ELF file");
+  if (!initLibelf()) return elfError("libelf initialisation failed");
+  std::memcpy(&eh, data, sizeof eh);
+  if (eh.e_shentsize != sizeof(Elf64_Shdr)) return std::string("bad section header entry size");
+  if (eh.e_shoff > size || static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > size - eh.e_shoff)
+    return std::string("section header table extends past the end of the file");
+  if (eh.e_shstrndx >= eh.e_shnum) return std::string("bad section name table index");
+  if (eh.e_phnum > 0 && (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+                         static_cast<uint64_t>(eh.e_phnum) * sizeof(Elf64_Phdr) > size - eh.e_phoff))
+    return std::string("program header table extends past the end of the file");
+  std::vector<Elf64_Shdr> shdrs(eh.e_shnum);
+  std::memcpy(shdrs.data(), data + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
+  for (size_t i = 1; i < shdrs.size(); ++i) {
+    const Elf64_Shdr& sh = shdrs[i];
+    if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
+      return "section " + std::to_string(i) + " extends past the end of the file";
+  }
+  const Elf64_Shdr& shstr = shdrs[eh.e_shstrndx];
+  std::vector<uint8_t> names(data + shstr.sh_offset, data + shstr.sh_offset + shstr.sh_size);
+  Sections out;
+  for (size_t i = 1; i < shdrs.size(); ++i) {
+    auto name = strAt(names, shdrs[i].sh_name);
+    if (!name) return "section " + std::to_string(i) + " has a bad name offset";
+    if (out.data.count(*name)) return "duplicate section '" + *name + "'";
+    auto& d = out.data[*name];
+    if (shdrs[i].sh_type != SHT_NOBITS) d.assign(data + shdrs[i].sh_offset, data + shdrs[i].sh_offset + shdrs[i].sh_size);
+  }
+  std::vector<uint8_t> copy(data, data + size);
+  ElfPtr elf(elf_memory(reinterpret_cast<char*>(copy.data()), copy.size()));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return elfError("libelf rejects the file");
+  size_t n = 0;
+  if (elf_getshdrnum(elf.get(), &n) != 0 || n != shdrs.size()) return elfError("libelf rejects the section table");
+  return out;
+}
+
+} // namespace
+
+std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
+  Elf64_Ehdr eh{};
+  auto loaded = loadSections(data, size, eh);
+  if (auto* err = std::get_if<std::string>(&loaded)) return *err;
+  Sections& s = std::get<Sections>(loaded);
+  if (eh.e_type == ET_REL) return std::string("this is a relocatable object, not a linked image (run pto-ld)");
+  if (eh.e_type != ET_EXEC) return std::string("not a PTO image (e_type " + std::to_string(eh.e_type) + ")");
+  if (eh.e_machine != EM_NONE) return std::string("not a PTO image (e_machine " + std::to_string(eh.e_machine) + ")");
+  Image img;
+  if (eh.e_flags == kArchFlagA2A3) img.arch = isa::Arch::A2A3;
+  else if (eh.e_flags == kArchFlagA5) img.arch = isa::Arch::A5;
+  else return std::string("unknown arch flags " + std::to_string(eh.e_flags));
+  for (const char* need : {".text", ".pto.tiles", ".pto.kernels", ".pto.events", ".pto.entries", ".pto.layout",
+                           ".pto.lines", ".note.pto.isa", ".symtab", ".strtab"})
+    if (!s.data.count(need)) return std::string("missing section '") + need + "'";
+  {
+    In in(s.data[".note.pto.isa"].data(), s.data[".note.pto.isa"].size(), ".note.pto.isa");
+    bool identity = false;
+    while (in.ok() && in.remaining() > 0) {
+      uint32_t namesz = in.u32(), descsz = in.u32(), type = in.u32();
+      if (!in.ok()) break;
+      if (namesz > in.remaining()) {
+        in.fail("note name extends past the section");
+        break;
+      }
+      std::string name;
+      for (uint32_t i = 0; i < ((namesz + 3) & ~3u) && in.ok(); ++i) {
+        uint8_t c = in.u8();
+        if (i + 1 < namesz) name += static_cast<char>(c);
+      }
+      if (descsz > in.remaining()) {
+        in.fail("note descriptor extends past the section");
+        break;
+      }
+      std::string desc;
+      for (uint32_t i = 0; i < ((descsz + 3) & ~3u) && in.ok(); ++i) {
+        uint8_t c = in.u8();
+        if (i < descsz) desc += static_cast<char>(c);
+      }
+      if (name == "PTO" && type == kNoteIdentity) {
+        if (desc == isa::enc::isaNoteDescriptor(false)) img.usesExtensions = false;
+        else if (desc == isa::enc::isaNoteDescriptor(true)) img.usesExtensions = true;
+        else return "ISA identity mismatch: the image declares " + desc;
+        identity = true;
+      }
+    }
+    if (!in.ok()) return in.error();
+    if (!identity) return std::string("missing PTO ISA identity note");
+  }
+  img.text = s.data[".text"];
+  const std::vector<uint8_t>& strtab = s.data[".strtab"];
+  auto str = [&](uint32_t off) { return strAt(strtab, off); };
+  struct FnRange {
+    uint32_t firstParam, numParams, firstTile, numTiles;
+  };
+  std::vector<FnRange> ranges;
+  {
+    auto& d = s.data[".pto.kernels"];
+    In in(d.data(), d.size(), ".pto.kernels");
+    uint32_t count = in.header(kKernelsMagic, kFunctionRecord);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      Function f;
+      auto name = str(in.u32());
+      f.flags = in.u32();
+      f.textOffset = in.u64();
+      f.textSize = in.u64();
+      FnRange r{in.u32(), in.u32(), in.u32(), in.u32()};
+      f.frameSize = in.u32();
+      in.u32();
+      if (!name) in.fail("function " + std::to_string(i) + " has a bad name offset");
+      else f.name = *name;
+      if (f.textOffset > img.text.size() || f.textSize > img.text.size() - f.textOffset)
+        in.fail("function '" + f.name + "' extends past the end of .text");
+      if (f.flags & kDeclaration) in.fail("function '" + f.name + "' is an unresolved declaration");
+      img.functions.push_back(std::move(f));
+      ranges.push_back(r);
+    }
+    std::vector<Param> params;
+    uint32_t nparams = in.ok() ? in.header(kParamsMagic, kParamRecord) : 0;
+    for (uint32_t i = 0; i < nparams && in.ok(); ++i) {
+      Param p;
+      auto name = str(in.u32());
+      uint8_t kind = in.u8(), dtype = in.u8(), rank = in.u8();
+      in.u8();
+      int64_t shape[5];
+      for (auto& v : shape) v = in.i64();
+      in.u64();
+      if (!name) in.fail("parameter " + std::to_string(i) + " has a bad name offset");
+      else p.name = *name;
+      if (kind > static_cast<uint8_t>(ParamKind::Index)) in.fail("parameter '" + p.name + "' has a bad kind");
+      if (dtype >= isa::kNumDTypes) in.fail("parameter '" + p.name + "' has a bad dtype");
+      if (rank > 5) in.fail("parameter '" + p.name + "' has rank " + std::to_string(rank));
+      p.kind = static_cast<ParamKind>(kind);
+      p.dtype = static_cast<isa::DType>(dtype);
+      for (uint8_t k = 0; k < rank && k < 5; ++k) p.shape.push_back(shape[k]);
+      params.push_back(std::move(p));
+    }
+    if (!in.ok()) return in.error();
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const FnRange& r = ranges[i];
+      if (r.firstParam > params.size() || r.numParams > params.size() - r.firstParam)
+        return "function '" + img.functions[i].name + "' has a parameter range past the table";
+      img.functions[i].params.assign(params.begin() + r.firstParam, params.begin() + r.firstParam + r.numParams);
+    }
+  }
+  {
+    auto& d = s.data[".pto.tiles"];
+    In in(d.data(), d.size(), ".pto.tiles");
+    uint32_t count = in.header(kTilesMagic, kTileRecord);
+    size_t next = 0, fn = 0;
+    std::vector<TileDesc> all;
+    std::vector<uint32_t> owner;
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      uint32_t f = in.u32();
+      TileDesc t;
+      auto name = str(in.u32());
+      uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(), compact = in.u8();
+      t.fractal = in.u16();
+      t.rows = in.u32();
+      t.cols = in.u32();
+      t.validRows = in.i32();
+      t.validCols = in.i32();
+      t.placement = in.i64();
+      t.aliasOf = static_cast<int32_t>(in.u32()) - 1;
+      t.aliasOffset = in.u32();
+      std::string what = "tile " + std::to_string(i);
+      if (!name) in.fail(what + " has a bad name offset");
+      else t.name = *name;
+      if (f >= img.functions.size()) in.fail(what + " belongs to missing function " + std::to_string(f));
+      if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes || bl >= isa::spellingsBLayout().size() ||
+          sl >= isa::spellingsSLayout().size() || pad >= isa::spellingsPadValue().size() ||
+          compact >= isa::spellingsCompactMode().size())
+        in.fail(what + " has an out-of-range enum field");
+      if (!in.ok()) break;
+      t.loc = static_cast<isa::Loc>(loc);
+      t.dtype = static_cast<isa::DType>(dtype);
+      t.blayout = static_cast<isa::BLayout>(bl);
+      t.slayout = static_cast<isa::SLayout>(sl);
+      t.pad = static_cast<isa::PadValue>(pad);
+      t.compact = static_cast<isa::CompactMode>(compact);
+      if ((t.validRows < 0 && t.validRows != kDynamicDim) || (t.validCols < 0 && t.validCols != kDynamicDim) ||
+          t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
+        in.fail(what + " has a bad valid shape");
+      const isa::BufferSpec& spec = isa::buffer(img.arch, t.loc);
+      if (t.placement < 0) in.fail(what + " ('" + t.name + "') is not placed");
+      else if (static_cast<uint64_t>(t.placement) + descBytes(t) > spec.capacity)
+        in.fail(what + " ('" + t.name + "') is placed past the end of its buffer");
+      else if (t.aliasOf < 0 && spec.alignment && static_cast<uint64_t>(t.placement) % spec.alignment)
+        in.fail(what + " ('" + t.name + "') is misaligned");
+      all.push_back(std::move(t));
+      owner.push_back(f);
+    }
+    if (!in.ok()) return in.error();
+    for (fn = 0; fn < ranges.size(); ++fn) {
+      const FnRange& r = ranges[fn];
+      if (r.firstTile != next || r.numTiles > all.size() - next)
+        return "function '" + img.functions[fn].name + "' has a tile range that does not match .pto.tiles";
+      for (uint32_t k = 0; k < r.numTiles; ++k) {
+        if (owner[next + k] != fn) return std::string("tile table is not grouped by function");
+        TileDesc& t = all[next + k];
+        if (t.aliasOf >= static_cast<int32_t>(k) || t.aliasOf < -1)
+          return "tile '" + t.name + "' of '" + img.functions[fn].name + "' is a view of a later or missing tile";
+        img.functions[fn].tiles.push_back(std::move(t));
+      }
+      next += r.numTiles;
+    }
+    if (next != all.size()) return std::string("tiles belong to no function");
+  }
+  const unsigned hw = isa::profile(img.arch).eventIdsPerPipePair;
+  {
+    auto& d = s.data[".pto.events"];
+    In in(d.data(), d.size(), ".pto.events");
+    uint32_t count = in.header(kEventsMagic, kEventRecord);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      ImageEvent e;
+      e.function = in.u32();
+      auto name = str(in.u32());
+      uint8_t sp = in.u8(), dp = in.u8();
+      e.id = in.u8();
+      in.u8();
+      in.u32();
+      if (!name) in.fail("event " + std::to_string(i) + " has a bad name offset");
+      else e.name = *name;
+      if (e.function >= img.functions.size()) in.fail("event '" + e.name + "' belongs to a missing function");
+      if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size()) in.fail("event '" + e.name + "' has a bad pipe");
+      if (e.id >= hw) in.fail("event '" + e.name + "' has id " + std::to_string(e.id) + " (at most " + std::to_string(hw - 1) + ")");
+      e.srcPipe = static_cast<isa::Pipe>(sp);
+      e.dstPipe = static_cast<isa::Pipe>(dp);
+      img.events.push_back(std::move(e));
+    }
+    if (!in.ok()) return in.error();
+  }
+  {
+    auto& d = s.data[".pto.entries"];
+    In in(d.data(), d.size(), ".pto.entries");
+    uint32_t count = in.header(kEntriesMagic, kEntryRecord);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      ImageEntry e;
+      e.function = in.u32();
+      auto name = str(in.u32());
+      uint64_t off = in.u64();
+      if (!name) in.fail("entry " + std::to_string(i) + " has a bad name offset");
+      else e.name = *name;
+      if (e.function >= img.functions.size()) in.fail("entry '" + e.name + "' names a missing function");
+      else if (img.functions[e.function].name != e.name || img.functions[e.function].textOffset != off)
+        in.fail("entry '" + e.name + "' does not match its function");
+      img.entries.push_back(std::move(e));
+    }
+    if (!in.ok()) return in.error();
+  }
+  {
+    auto& d = s.data[".pto.layout"];
+    In in(d.data(), d.size(), ".pto.layout");
+    uint32_t count = in.header(kLayoutMagic, kLayoutRecord);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      BufferUse b;
+      b.function = in.u32();
+      uint8_t loc = in.u8();
+      in.u8();
+      in.u16();
+      b.capacity = in.u32();
+      b.alignment = in.u32();
+      b.used = in.u64();
+      std::string what = "buffer record " + std::to_string(i);
+      if (b.function >= img.functions.size()) in.fail(what + " names a missing function");
+      if (loc >= isa::spellingsLoc().size()) {
+        in.fail(what + " has a bad buffer");
+        break;
+      }
+      b.loc = static_cast<isa::Loc>(loc);
+      const isa::BufferSpec& spec = isa::buffer(img.arch, b.loc);
+      if (b.capacity != spec.capacity || b.alignment != spec.alignment)
+        in.fail(what + " does not match the " + std::string(isa::profile(img.arch).name) + " buffer " +
+                std::string(isa::spelling(b.loc)));
+      if (b.used > b.capacity) in.fail(what + " uses more than the capacity");
+      img.layout.push_back(b);
+    }
+    if (!in.ok()) return in.error();
+  }
+  {
+    auto& d = s.data[".pto.lines"];
+    In in(d.data(), d.size(), ".pto.lines");
+    uint32_t count = in.header(kLinesMagic, kLineRecord);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      LineEntry l;
+      l.textOffset = in.u64();
+      auto file = str(in.u32());
+      l.line = in.u32();
+      l.col = in.u32();
+      in.u32();
+      if (!file) in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
+      else l.file = *file;
+      if (l.textOffset > img.text.size()) in.fail("line entry " + std::to_string(i) + " points past .text");
+      img.lines.push_back(std::move(l));
+    }
+    if (!in.ok()) return in.error();
+  }
+  return img;
+}
+
+} // namespace pto::obj
