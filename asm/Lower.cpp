@@ -267,7 +267,10 @@ private:
       p.kind = obj::ParamKind::TensorView;
       p.shape = t.shape;
       break;
-    case TypeKind::Index: p.kind = obj::ParamKind::Index; break;
+    case TypeKind::Index:
+      p.kind = obj::ParamKind::Index;
+      p.dtype = isa::DType::I64;
+      break;
     default: p.kind = obj::ParamKind::Scalar; break;
     }
     out_.params.push_back(std::move(p));

@@ -304,7 +304,7 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   {
     Out o;
     for (const Reloc& r : obj.relocs) {
-      if (r.offset + 4 > obj.text.size()) return std::string("relocation offset past the end of .text");
+      if (r.offset + 4 > obj.text.size() || r.offset % 2) return std::string("relocation offset past the end of .text or odd");
       uint32_t sym = 1;
       int64_t addend = 0;
       if (r.type == RelocType::Call) sym = symIndex[r.symbol];
@@ -421,7 +421,10 @@ std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t siz
     if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
       return "section " + std::to_string(i) + " extends past the end of the file";
   }
+  // The section-name table is read before anything else: check it whatever its index or type.
   const Elf64_Shdr& shstr = shdrs[eh.e_shstrndx];
+  if (eh.e_shstrndx == 0 || shstr.sh_type != SHT_STRTAB || shstr.sh_offset > size || shstr.sh_size > size - shstr.sh_offset)
+    return std::string("bad section name table");
   std::vector<uint8_t> names(data + shstr.sh_offset, data + shstr.sh_offset + shstr.sh_size);
   Sections out;
   for (size_t i = 1; i < shdrs.size(); ++i) {
@@ -518,6 +521,8 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
       in.u32();
       if (!name) in.fail("function " + std::to_string(i) + " has a bad name offset");
       else f.name = *name;
+      for (const Function& prev : obj.functions)
+        if (!f.name.empty() && prev.name == f.name) in.fail("duplicate function '" + f.name + "'");
       if (f.textOffset > obj.text.size() || f.textSize > obj.text.size() - f.textOffset)
         in.fail("function '" + f.name + "' extends past the end of .text");
       obj.functions.push_back(std::move(f));
@@ -580,7 +585,7 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
           t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
         in.fail(what + " has a bad valid shape");
       if (t.placement < kUnplaced) in.fail(what + " has a bad placement");
-      if (t.aliasOf >= static_cast<int32_t>(i) || t.aliasOf < -1) in.fail(what + " is a view of a later or missing tile");
+      if (t.aliasOf < -1) in.fail(what + " is a view of a missing tile");
       t.loc = static_cast<isa::Loc>(loc);
       t.dtype = static_cast<isa::DType>(dtype);
       t.blayout = static_cast<isa::BLayout>(bl);
@@ -597,7 +602,11 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
         return "function '" + obj.functions[i].name + "' has a tile range that does not match .pto.tiles";
       for (uint32_t k = 0; k < r.numTiles; ++k) {
         if (tiles[next + k].first != i) return "tile table is not grouped by function";
-        obj.functions[i].tiles.push_back(tiles[next + k].second);
+        const TileDesc& t = tiles[next + k].second;
+        // A view names an earlier tile of the same function (indices are per function).
+        if (t.aliasOf >= static_cast<int32_t>(k))
+          return "tile '" + t.name + "' of '" + obj.functions[i].name + "' is a view of a later or missing tile";
+        obj.functions[i].tiles.push_back(t);
       }
       next += r.numTiles;
     }

@@ -21,7 +21,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPTO_BUILD_FUZZ=ON -DPTO_BUILD_TESTS=OFF -DPTO_BUILD_BENCH=OFF \
   ${FUZZ_CXX_FLAGS:+"-DCMAKE_CXX_FLAGS=$FUZZ_CXX_FLAGS"}
-cmake --build "$build" --target fuzz-parser -j2
+cmake --build "$build" --target fuzz-parser fuzz-object pto-as -j2
 
 fuzzer=$build/tests/fuzz/fuzz-parser
 artifacts=$build/fuzz-artifacts
@@ -37,6 +37,20 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
   -dict="$root/tests/fuzz/pto.dict" \
   -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+
+if [ "$status" -eq 0 ]; then
+  # Object seeds are made fresh by this build's pto-as, so they always match the format.
+  mkdir -p "$work/corpus-object"
+  ASAN_OPTIONS=detect_leaks=0 "$build/asm/pto-as" "$root/samples/vadd/vadd.pto" -o "$work/corpus-object/vadd.o"
+  for k in "$root"/tests/lit/forms/seed_*.pto; do
+    ASAN_OPTIONS=detect_leaks=0 "$build/asm/pto-as" "$k" -o "$work/corpus-object/$(basename "$k" .pto).o" || true
+  done
+  echo "fuzz-smoke: running fuzz-object for ${seconds}s"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+    "$build/tests/fuzz/fuzz-object" "$work/corpus-object" \
+    -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+fi
 
 if [ "$status" -ne 0 ]; then
   echo "fuzz-smoke: FAILED (exit $status); reproducer(s) in $artifacts:" >&2

@@ -1,4 +1,5 @@
 // pto-as: parse any textual PTO form, verify it for an arch, and emit the Kernel IR.
+#include "asm/BlockAsm.h"
 #include "asm/Frontend.h"
 #include "asm/Lower.h"
 #include "obj/Object.h"
@@ -88,6 +89,30 @@ int main(int argc, char** argv) {
   diags.setDeferred(true);
   std::optional<pto::isa::Arch> archFlag;
   if (!archText.empty()) archFlag = pto::isa::parseArch(archText);
+
+  // Canonical block assembly (what pto-objdump -d prints) assembles straight to an object.
+  if (pto::as::looksLikeBlockAssembly(src.text())) {
+    auto object = pto::as::assembleBlockText(src, diags);
+    diags.flush();
+    if (!object || diags.failed()) {
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+      return 1;
+    }
+    if (archFlag) object->arch = *archFlag;
+    if (verifyOnly) return 0;
+    auto bytes = pto::obj::writeObject(*object);
+    if (auto* e = std::get_if<std::string>(&bytes)) {
+      std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
+      return 1;
+    }
+    auto& b = std::get<std::vector<uint8_t>>(bytes);
+    std::string err;
+    if (!writeOutput(output, std::string(b.begin(), b.end()), err)) {
+      std::cerr << "pto-as: error: " << err << "\n";
+      return 1;
+    }
+    return 0;
+  }
 
   auto module = pto::as::parseModule(src, diags, archFlag);
   if (module) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <elf.h>
+
+#include <cstring>
+
 using namespace pto;
 
 namespace {
@@ -93,4 +97,25 @@ TEST(Object, RejectsWrongIdentityAndType) {
   std::string text = "not elf at all";
   r = obj::readObject(reinterpret_cast<const uint8_t*>(text.data()), text.size());
   ASSERT_TRUE(std::holds_alternative<std::string>(r));
+}
+
+// Found by the object fuzzer: the section-name table was read before its bounds were checked.
+TEST(Object, RejectsABadSectionNameTable) {
+  auto bytes = bytesOf(sample());
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, bytes.data(), sizeof eh);
+  auto zero = bytes;
+  reinterpret_cast<Elf64_Ehdr*>(zero.data())->e_shstrndx = 0;
+  Elf64_Shdr* sh0 = reinterpret_cast<Elf64_Shdr*>(zero.data() + eh.e_shoff);
+  sh0->sh_offset = 0x10;
+  sh0->sh_size = 0x7fffffffffff;
+  auto r = obj::readObject(zero.data(), zero.size());
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  auto nobits = bytes;
+  Elf64_Shdr* names = reinterpret_cast<Elf64_Shdr*>(nobits.data() + eh.e_shoff) + eh.e_shstrndx;
+  names->sh_type = SHT_NOBITS;
+  names->sh_offset = 0xd00000000;
+  r = obj::readObject(nobits.data(), nobits.size());
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  EXPECT_NE(std::get<std::string>(r).find("section"), std::string::npos);
 }
