@@ -45,6 +45,10 @@ struct MInst {
   // of an event-id array in the array area (which follows the spill slots).
   int stackParam = -1;
   int arrayBase = -1;
+  int outArg = -1;            // a call's outgoing argument slot (the call-argument area)
+  bool clobbersRegs = false;  // a call, or the argument loads right before it
+  enum Frame : uint8_t { None, BlockStart, SpAdjust, RaSave, RaRestore } frame = None; // prologue/epilogue
+  std::string callee;         // Call relocation target
 };
 
 /// A GM view in registers: base address, and per dimension the stride in elements.
@@ -83,7 +87,8 @@ public:
     if (!fn_.isDeclaration) {
       lowerParams();
       lowerRegion(fn_.body);
-      if (ok_) emitReturn(fn_.loc);
+      bool returns = !fn_.body.ops.empty() && fn_.body.ops.back()->kind == OpKind::Return;
+      if (ok_ && !returns) emitReturn(fn_.loc);
       if (ok_) allocateRegisters();
       if (ok_) layout();
     } else {
@@ -377,7 +382,7 @@ private:
     case OpKind::DeclareEventIdArray:
     case OpKind::EventIdArrayGet:
     case OpKind::EventIdArraySet: return lowerEventArray(op);
-    case OpKind::Call: return unsupported(op.loc, "'func.call'");
+    case OpKind::Call: return lowerCall(op);
     case OpKind::TGetVal: return unsupported(op.loc, "'pto.tgetval'");
     case OpKind::Print: return unsupported(op.loc, "'" + op.name + "'");
     }
@@ -599,9 +604,43 @@ private:
     inScalarBlock_ = false;
   }
 
+  /// The return block, preceded by the epilogue (frame release, ra restore). Whether a frame
+  /// is needed is known only after register allocation: layout() drops what is not needed.
   void emitReturn(SrcLoc) {
+    if (!inScalarBlock_) emit(make(FormId::BSTART_STD_FALL, {})).frame = MInst::BlockStart;
+    // ra is reloaded from the frame before the frame is released.
+    emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kRa}})).frame = MInst::RaRestore;
+    emit(make(FormId::S_ADDI, {{"SrcL", kSp}, {"uimm12", 0}, {"RegDst", kSp}})).frame = MInst::SpAdjust;
     emit(make(FormId::BSTART_STD_RET, {}));
     inScalarBlock_ = true;
+  }
+
+  /// A call: arguments go through the call-argument area of the frame into a0..a7 (so that no
+  /// argument overwrites another), values live across the call are kept in the frame (the
+  /// callee may use every register), and the result comes back in a0 (docs/abi.md).
+  void lowerCall(const Op& op) {
+    if (op.operands.size() > kMaxRegParams) return unsupported(op.loc, "a call with more than 8 arguments");
+    if (op.results.size() > 1) return unsupported(op.loc, "a call with more than one result");
+    for (ValueId v : op.operands)
+      if (!fn_.type(v).isScalarLike() && fn_.type(v).kind != TypeKind::Ptr)
+        return unsupported(op.operandLocs[0], "passing " + toString(fn_.type(v)) + " to a call");
+    hasCalls_ = true;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      VReg v = reg(op.operands[i]);
+      scalar(FormId::S_SDI, {{"SrcR", kSp}, {"simm12", 0}}, {{"SrcL", v, false}});
+      code_.back().outArg = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      scalar(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kA0 + static_cast<int64_t>(i)}}, {});
+      code_.back().outArg = static_cast<int>(i);
+      code_.back().clobbersRegs = true;
+    }
+    MInst& call = emit(make(FormId::BSTART_CALL, {{"simm12", 0}, {"uimm5", 1}}));
+    call.clobbersRegs = true;
+    call.callee = op.name;
+    inScalarBlock_ = false; // the callee returns to the next word, which starts a block
+    if (!op.results.empty())
+      scalar(FormId::S_ADDI, {{"SrcL", kA0}, {"uimm12", 0}}, {{"RegDst", define(op.results[0]), true}});
   }
 
   // ------------------------------------------------------------ views
@@ -1065,6 +1104,15 @@ private:
             changed = true;
           }
     }
+    // The callee may use every register: values live across a call stay in the frame.
+    std::vector<size_t> clobbers;
+    for (size_t i = 0; i < code_.size(); ++i)
+      if (code_[i].clobbersRegs) clobbers.push_back(i);
+    std::set<VReg> acrossCalls;
+    for (auto& [v, in] : iv) {
+      auto it = std::upper_bound(clobbers.begin(), clobbers.end(), in.start);
+      if (it != clobbers.end() && *it < in.end) acrossCalls.insert(v);
+    }
     std::vector<Interval*> order;
     for (auto& [v, in] : iv) order.push_back(&in);
     std::sort(order.begin(), order.end(), [](const Interval* a, const Interval* b) {
@@ -1088,6 +1136,10 @@ private:
     };
     for (Interval* in : order) {
       expire(in->start);
+      if (acrossCalls.count(in->v)) {
+        in->slot = slots++;
+        continue;
+      }
       if (in->fixedReg >= 0 && freeRegs.count(static_cast<unsigned>(in->fixedReg))) {
         in->reg = in->fixedReg;
         freeRegs.erase(static_cast<unsigned>(in->fixedReg));
@@ -1180,7 +1232,10 @@ private:
 
   // ------------------------------------------------------------ layout and encoding
   void layout() {
-    uint32_t frame = static_cast<uint32_t>(spillSlots_ * 8) + arrayBytes_;
+    // Frame: spill slots, event-id arrays, then (when the function calls) the call-argument
+    // area and the saved ra.
+    callArea_ = static_cast<uint32_t>(spillSlots_ * 8) + arrayBytes_;
+    uint32_t frame = callArea_ + (hasCalls_ ? 8 * kMaxRegParams + 8 : 0);
     out_.frameSize = frame;
     if (frame > 2047) {
       diags_.error(fn_.loc, "function '@" + fn_.name + "' needs a " + std::to_string(frame) +
@@ -1189,6 +1244,7 @@ private:
       return;
     }
     patchFrameOffsets(frame);
+    placeFrameCode(frame);
     // Word sizes, label addresses.
     std::map<int, uint64_t> labelAt;
     std::vector<uint64_t> addr(code_.size());
@@ -1213,6 +1269,14 @@ private:
         return;
       }
       if (m.loc.valid()) lines_.push_back({addr[i], obj_source_, m.loc.line, m.loc.col});
+      if (!m.callee.empty()) {
+        obj::Reloc r;
+        r.offset = addr[i];
+        r.type = obj::RelocType::Call;
+        r.function = index_;
+        r.symbol = m.callee;
+        relocs_.push_back(r);
+      }
       for (auto& [type, index] : m.relocs) {
         obj::Reloc r;
         r.offset = addr[i];
@@ -1225,12 +1289,49 @@ private:
     }
   }
 
-  /// Stack parameters sit just above the frame; event-id arrays follow the spill slots.
+  /// Stack parameters sit just above the frame; event-id arrays follow the spill slots; call
+  /// arguments use the call-argument area.
   void patchFrameOffsets(uint32_t frame) {
     for (MInst& m : code_) {
       if (m.stackParam >= 0) m.inst.set("simm12", frame + 8 * static_cast<int64_t>(m.stackParam));
       if (m.arrayBase >= 0) m.inst.set("uimm12", static_cast<int64_t>(spillSlots_) * 8 + m.arrayBase);
+      if (m.outArg >= 0) m.inst.set("simm12", callArea_ + 8 * static_cast<int64_t>(m.outArg));
     }
+  }
+
+  /// With a frame, the function starts by reserving it (and saving ra when it calls) and every
+  /// return releases it; without one, the placeholders emitted at returns are dropped.
+  void placeFrameCode(uint32_t frame) {
+    uint32_t raSlot = callArea_ + 8 * kMaxRegParams;
+    std::vector<MInst> out;
+    if (frame > 0) {
+      MInst start, adjust;
+      start.inst = make(FormId::BSTART_STD_FALL, {});
+      adjust.inst = make(FormId::S_SUBI, {{"SrcL", kSp}, {"uimm12", frame}, {"RegDst", kSp}});
+      out.push_back(std::move(start));
+      out.push_back(std::move(adjust));
+      if (hasCalls_) {
+        MInst save;
+        save.inst = make(FormId::S_SDI, {{"SrcL", kRa}, {"SrcR", kSp}, {"simm12", raSlot}});
+        out.push_back(std::move(save));
+      }
+    }
+    for (MInst& m : code_) {
+      switch (m.frame) {
+      case MInst::BlockStart:
+      case MInst::SpAdjust:
+        if (frame == 0) continue;
+        if (m.frame == MInst::SpAdjust) m.inst.set("uimm12", frame);
+        break;
+      case MInst::RaRestore:
+        if (!hasCalls_) continue;
+        m.inst.set("simm12", raSlot);
+        break;
+      default: break;
+      }
+      out.push_back(std::move(m));
+    }
+    code_ = std::move(out);
   }
 
   static unsigned wordBytes(const MInst& m) {
@@ -1266,6 +1367,8 @@ private:
   std::vector<std::pair<size_t, size_t>> loops_;
   std::map<std::pair<uint32_t, std::string>, uint32_t> eventIds_;
   int spillSlots_ = 0;
+  bool hasCalls_ = false;
+  uint32_t callArea_ = 0;
 
 public:
   void setSourceName(std::string name) { obj_source_ = std::move(name); }
