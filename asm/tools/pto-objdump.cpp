@@ -1,6 +1,7 @@
 // pto-objdump: list PTO objects. -d prints canonical block assembly that pto-as reassembles
 // into the same object; -h/-t/-r/--tiles/--raw describe the file (docs/object-format.md).
 #include "asm/Disasm.h"
+#include "obj/Image.h"
 #include "obj/Object.h"
 
 #include <CLI/CLI.hpp>
@@ -46,7 +47,28 @@ int main(int argc, char** argv) {
       status = 1;
       continue;
     }
-    auto r = pto::obj::readObject(bytes.data(), bytes.size());
+    // Linked images (ET_EXEC) are shown like objects: their placements, event ids and patched
+    // words are the resolved ones; they carry no relocations.
+    bool image = bytes.size() > 17 && bytes[16] == 2 && bytes[17] == 0;
+    std::variant<pto::obj::ObjectFile, std::string> r = std::string();
+    if (image) {
+      auto img = pto::obj::readImage(bytes.data(), bytes.size());
+      if (auto* err = std::get_if<std::string>(&img)) {
+        r = *err;
+      } else {
+        const pto::obj::Image& im = std::get<pto::obj::Image>(img);
+        pto::obj::ObjectFile o;
+        o.arch = im.arch;
+        o.usesExtensions = im.usesExtensions;
+        o.text = im.text;
+        o.functions = im.functions;
+        o.lines = im.lines;
+        for (const auto& e : im.events) o.events.push_back({e.function, e.name, e.srcPipe, e.dstPipe});
+        r = std::move(o);
+      }
+    } else {
+      r = pto::obj::readObject(bytes.data(), bytes.size());
+    }
     if (auto* err = std::get_if<std::string>(&r)) {
       std::cerr << "pto-objdump: error: '" << path << "': " << *err << "\n";
       status = 1;
