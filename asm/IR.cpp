@@ -1,5 +1,7 @@
 #include "asm/IR.h"
 
+#include "isa/Pipes.h"
+
 #include <cctype>
 #include <map>
 #include <set>
@@ -71,36 +73,10 @@ const TileType* roleTile(const Function& fn, const Op& op, std::string_view role
 }
 
 isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch) {
-  const isa::OpInfo& info = isa::info(op.tileOp);
-  using isa::Loc;
-  using isa::OpId;
-  using isa::Pipe;
   const TileType* src = roleTile(fn, op, "src");
   const TileType* dst = roleTile(fn, op, "dst");
-  auto to = [&](std::initializer_list<Loc> locs) {
-    if (!dst) return false;
-    for (Loc l : locs)
-      if (dst->loc == l) return true;
-    return false;
-  };
-  switch (op.tileOp) {
-  case OpId::TSTORE: return src && src->loc == Loc::Acc ? Pipe::FIX : Pipe::MTE3;
-  case OpId::TMOV:
-    if (!src || !dst) return info.pipe;
-    if (src->loc == Loc::Mat && to({Loc::Left, Loc::Right, Loc::Bias, Loc::Scaling})) return Pipe::MTE1;
-    if (src->loc == Loc::Acc || (src->loc == Loc::Vec && dst->loc == Loc::Mat)) return Pipe::FIX;
-    return Pipe::V;
-  case OpId::TEXTRACT:
-    if (!src || !dst) return info.pipe;
-    if (src->loc == Loc::Mat && to({Loc::Left, Loc::Right, Loc::Bias, Loc::Scaling})) return Pipe::MTE1;
-    if (dst->loc == Loc::Mat) return Pipe::FIX;
-    return Pipe::V;
-  case OpId::TINSERT:
-    if (arch != isa::Arch::A5 || !dst) return Pipe::FIX;
-    return dst->loc == Loc::Mat ? Pipe::MTE3 : Pipe::V;
-  case OpId::TSCATTER: return arch == isa::Arch::A5 ? Pipe::V : Pipe::S;
-  default: return info.pipe;
-  }
+  return isa::pipeOf(op.tileOp, src ? std::optional(src->loc) : std::nullopt,
+                     dst ? std::optional(dst->loc) : std::nullopt, arch);
 }
 
 void setTargetArch(Module& m, isa::Arch arch) {

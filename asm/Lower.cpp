@@ -833,13 +833,16 @@ private:
   }
 
   // ------------------------------------------------------------ tile blocks
+  /// The register of a dynamic bound, resolved before the tile block starts (a constant is
+  /// rematerialized by scalar code, which must not land inside the block).
+  VReg dimReg(const Dim& d) { return d.value == kNoValue ? kNoVReg : reg(d.value); }
+
   /// B.DIM for one loop bound: an immediate, or a GPR (dynamic valid shapes).
-  void dim(unsigned lb, const Dim& d) {
+  void dim(unsigned lb, const Dim& d, VReg r) {
     if (d.value == kNoValue) {
       emit(enc::bDim(lb, kZero, static_cast<uint32_t>(d.constant)));
       return;
     }
-    VReg r = reg(d.value);
     emit(enc::bDim(lb, kZero, 0), {{"RegSrc", r, false}});
   }
 
@@ -898,6 +901,7 @@ private:
     }
     auto code = enc::dataTypeCode(startType);
     if (!code) return unsupported(op.loc, "element type " + std::string(isa::spelling(startType)) + " in a tile block");
+    VReg rowsReg = dimReg(valid.first), colsReg = dimReg(valid.second);
     inScalarBlock_ = false;
     MInst& start = emit(enc::tileStart(eop->op, *code));
     (void)start;
@@ -913,8 +917,8 @@ private:
       emit(enc::bDim(2, kZero, static_cast<uint32_t>(v(L.validCols, L.cols))));
     } else if (shapeTile != kNoValue) {
       const TileType& t = fn_.type(shapeTile).tile;
-      dim(0, valid.second);
-      if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first);
+      dim(0, valid.second, colsReg);
+      if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first, rowsReg);
       if (valid.second.value != kNoValue || valid.second.constant != t.cols)
         emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
     }

@@ -159,6 +159,9 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
             b.dstPipe = *dp;
           } else if (ctl == 3) {
             b.kind = BlockKind::Barrier;
+            auto bp = pipeOfCode(in.get("PipeA").value_or(0));
+            if (!bp) return where + ": bad pipe in the barrier word at " + hex(pos);
+            b.srcPipe = b.dstPipe = *bp;
           } else {
             b.kind = BlockKind::Other;
           }

@@ -32,7 +32,7 @@ struct Block {
   BlockKind kind = BlockKind::Scalar;
   std::optional<isa::OpId> op;     // Tile blocks with a known op
   uint32_t firstUse = 0, numUses = 0; // TileUse range in FunctionCfg::uses
-  isa::Pipe srcPipe = isa::Pipe::S, dstPipe = isa::Pipe::S; // SetFlag / WaitFlag
+  isa::Pipe srcPipe = isa::Pipe::S, dstPipe = isa::Pipe::S; // SetFlag / WaitFlag; Barrier: its pipe (both)
   int64_t eventId = 0;       // constant event id (GPR zero + uimm17); meaningful when !dynamicEvent
   bool dynamicEvent = false; // the id comes from a GPR
   uint64_t eventWord = UINT64_MAX; // .text offset of the B.DIM ->LB0 word, UINT64_MAX when absent

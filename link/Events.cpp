@@ -81,10 +81,10 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
     if (blockVar[b] >= 0)
       refs[static_cast<size_t>(blockVar[b])].push_back({b, cfg.blocks[b].kind == BlockKind::WaitFlag,
                                                         cfg.blocks[b].kind == BlockKind::SetFlag});
-  std::vector<bool> atEntry;
-  std::vector<Interval> live = liveIntervals(cfg, refs, &atEntry);
+  std::vector<Interval> live = liveIntervals(cfg, refs);
   // Forward: from each set until the waits; another set on the way is a reuse while pending.
-  std::vector<uint32_t> stamp(nb, 0), stack;
+  std::vector<uint32_t> stamp(nb, 0), stack, seenAt(nb, 0);
+  uint32_t epoch = 0;
   std::vector<uint8_t> role(nb, 0); // per current variable: 1 set, 2 wait
   for (size_t v = 0; v < nv; ++v) {
     Interval& iv = live[v];
@@ -127,11 +127,55 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
         }
       }
     }
-    if (atEntry[v] && !waits[v].empty()) {
-      EventError e{"wait on " + varName[v] + " can be reached with no set before it (it would wait forever)",
-                   static_cast<int32_t>(waits[v].front()), {}, {}};
+    // Deadlocks: backward from each wait, stopping at the sets. Reaching the entry means a
+    // path with no set before the wait; reaching a wait means its set was consumed there.
+    for (uint32_t w : waits[v]) {
+      ++epoch;
+      int32_t other = -1;
+      bool fromEntry = w == 0;
+      stack.assign(cfg.predsOf(w).begin(), cfg.predsOf(w).end());
+      while (!stack.empty() && other < 0 && !fromEntry) {
+        uint32_t b = stack.back();
+        stack.pop_back();
+        if (seenAt[b] == epoch) continue;
+        seenAt[b] = epoch;
+        if (role[b] == 1) continue;
+        if (role[b] == 2) {
+          other = static_cast<int32_t>(b);
+          break;
+        }
+        if (b == 0) {
+          fromEntry = true;
+          break;
+        }
+        for (uint32_t p : cfg.predsOf(b))
+          if (seenAt[p] != epoch) stack.push_back(p);
+      }
+      if (other < 0 && !fromEntry) continue;
+      std::string what = "the wait_flag on " + varName[v] + " at {wait}";
+      EventError e;
+      e.deadlock = true;
+      e.block = static_cast<int32_t>(w);
+      if (fromEntry) {
+        if (sets[v].empty()) {
+          e.message = what + " has no set_flag at all (it would wait forever)";
+        } else {
+          e.message = what + " can be reached with no set_flag before it: the set_flag at {other} is not on every "
+                             "path to it (a branch that skips it, or a loop that runs zero times)";
+          e.related = {static_cast<int32_t>(sets[v].front())};
+        }
+      } else if (static_cast<uint32_t>(other) == w) {
+        e.message = what + " runs again on the next loop iteration with no set_flag since it consumed the one "
+                           "at {other}";
+        e.related = {static_cast<int32_t>(sets[v].empty() ? w : sets[v].front())};
+      } else {
+        e.message = what + " can be reached after the wait_flag at {other} with no set_flag in between: the set "
+                           "it needs was consumed there";
+        e.related = {other};
+      }
       if (v < m) e.events = {static_cast<uint32_t>(v)};
       out.errors.push_back(std::move(e));
+      break; // one per event
     }
     for (uint32_t s : sets[v]) role[s] = 0;
     for (uint32_t w : waits[v]) role[w] = 0;

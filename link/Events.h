@@ -21,6 +21,10 @@ struct EventError {
   int32_t block = -1;           // locates the error
   std::vector<int32_t> related; // further blocks worth a note (e.g. the pending set)
   std::vector<uint32_t> events; // symbolic events concerned
+  /// A wait that no set satisfies on some path. The message names two places: "{wait}" (the
+  /// wait, `block`) and "{other}" (`related[0]`: the wait that consumed the set, or a set that
+  /// the path bypasses); the linker substitutes their source locations.
+  bool deadlock = false;
 };
 
 struct EventPlan {

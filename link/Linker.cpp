@@ -4,10 +4,13 @@
 #include "link/Cfg.h"
 #include "link/Events.h"
 #include "link/Planner.h"
+#include "link/Rewrite.h"
+#include "link/Sync.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace pto::link {
 
@@ -44,15 +47,125 @@ std::string shapeOf(const obj::TileDesc& t) {
   return std::to_string(t.rows) + "x" + std::to_string(t.cols) + "x" + std::string(isa::spelling(t.dtype));
 }
 
+std::vector<PlanTile> planTiles(const obj::Function& fn) {
+  std::vector<PlanTile> pt;
+  for (const obj::TileDesc& t : fn.tiles)
+    pt.push_back({t.name, t.loc, tileBytes(t), t.aliasOf >= 0 ? obj::kUnplaced : t.placement, t.aliasOf, t.aliasOffset});
+  return pt;
+}
+
+std::vector<TileSpan> tileSpans(const obj::Function& fn, const std::vector<PlanTile>& pt, const PlanResult& pr) {
+  std::vector<TileSpan> spans;
+  for (size_t t = 0; t < fn.tiles.size(); ++t)
+    spans.push_back({fn.tiles[t].loc, t < pr.offset.size() ? pr.offset[t] : -1, pt[t].bytes});
+  return spans;
+}
+
+std::string opName(const FunctionCfg& cfg, uint32_t b) {
+  const Block& blk = cfg.blocks[b];
+  return blk.op ? std::string(isa::info(*blk.op).mnemonic) : "tile op";
+}
+
+constexpr std::string_view kAutoPrefix = "auto.";
+
+/// --auto-sync bookkeeping shared between rounds: which inserted events ran out of ids.
+struct AutoState {
+  std::vector<size_t> firstAutoEvent; // per object: its events from this index on are auto-sync's
+  std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>> exhausted;
+};
+
+LinkResult linkObjects(const std::vector<InputObject>& inputs, const LinkOptions& opts, AutoState* autoState);
+
 } // namespace
 
 LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts) {
+  if (!opts.autoSync || inputs.empty()) return linkObjects(inputs, opts, nullptr);
+  AutoState st;
+  for (const InputObject& in : inputs) st.firstAutoEvent.push_back(in.obj.events.size());
+  std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>> asBarrier;
+  for (;;) {
+    std::vector<InputObject> copy;
+    std::vector<std::string> log;
+    std::vector<Diagnostic> warnings;
+    for (size_t o = 0; o < inputs.size(); ++o) {
+      const obj::ObjectFile& ob = inputs[o].obj;
+      Lines lines(ob);
+      InputObject c{inputs[o].path, ob};
+      std::vector<Insertion> all;
+      for (uint32_t f = 0; f < ob.functions.size(); ++f) {
+        const obj::Function& fn = ob.functions[f];
+        if (fn.flags & obj::kDeclaration) continue;
+        auto built = buildCfg(ob, f);
+        if (!std::holds_alternative<FunctionCfg>(built)) continue; // reported by the link itself
+        const FunctionCfg& cfg = std::get<FunctionCfg>(built);
+        std::vector<PlanTile> pt = planTiles(fn);
+        PlanResult pr = plan(cfg, pt, opts.arch.value_or(ob.arch));
+        std::vector<TileSpan> spans = tileSpans(fn, pt, pr);
+        auto pipes = blockPipes(cfg, fn.tiles, opts.arch.value_or(ob.arch));
+        std::vector<Dependency> deps = unorderedDependencies(cfg, pipes, spans, opts.arch.value_or(ob.arch));
+        AutoSyncPlan sp = planAutoSync(cfg, deps, f, static_cast<uint32_t>(c.obj.events.size()), std::string(kAutoPrefix),
+                                       asBarrier[{o, f}]);
+        c.obj.events.insert(c.obj.events.end(), sp.events.begin(), sp.events.end());
+        all.insert(all.end(), std::make_move_iterator(sp.insertions.begin()), std::make_move_iterator(sp.insertions.end()));
+        auto at = [&](uint32_t b) { return opName(cfg, b) + " (" + lines.at(cfg.blocks[b].offset) + ")"; };
+        for (const SyncItem& it : sp.items) {
+          const Dependency& d = deps[it.dep];
+          std::string pair = std::string(isa::spelling(it.src)) + " -> " + std::string(isa::spelling(it.dst));
+          std::string head = "@" + fn.name + " ";
+          switch (it.kind) {
+          case SyncItem::Pair:
+            log.push_back(head + "@" + it.eventName + " " + pair + ": set after " + at(d.from) + ", wait for " + at(d.to));
+            break;
+          case SyncItem::LoopPair:
+            log.push_back(head + "@" + it.eventName + " " + pair + ": loop-carried, set after " + at(d.from) +
+                          ", wait before " + at(d.to) + ", set before the loop, wait after it");
+            break;
+          case SyncItem::Barrier:
+            log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) + ") before " + at(d.to) + ", after " +
+                          at(d.from));
+            break;
+          case SyncItem::AllBarrier:
+            log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " + at(d.to) + " (event ids exhausted)");
+            warnings.push_back({false, true,
+                                lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " + pair + ": --auto-sync orders " +
+                                    opName(cfg, d.from) + " before " + at(d.to) +
+                                    " with a pipe_barrier(PIPE_ALL) instead (in @" + fn.name + ", '" + inputs[o].path + "')"});
+            break;
+          }
+        }
+      }
+      auto rewritten = insertWords(c.obj, std::move(all));
+      if (auto* err = std::get_if<std::string>(&rewritten)) {
+        LinkResult r;
+        r.diags.push_back({false, false, "'" + inputs[o].path + "': --auto-sync: " + *err});
+        return r;
+      }
+      c.obj = std::move(std::get<obj::ObjectFile>(rewritten));
+      copy.push_back(std::move(c));
+    }
+    st.exhausted.clear();
+    LinkResult r = linkObjects(copy, opts, &st);
+    if (st.exhausted.empty()) {
+      r.diags.insert(r.diags.begin(), warnings.begin(), warnings.end());
+      r.syncLog = std::move(log);
+      return r;
+    }
+    for (auto& [key, ks] : st.exhausted) asBarrier[key].insert(ks.begin(), ks.end());
+  }
+}
+
+namespace {
+
+LinkResult linkObjects(const std::vector<InputObject>& inputs, const LinkOptions& opts, AutoState* autoState) {
   LinkResult res;
   auto error = [&](const std::string& loc, const std::string& msg) {
-    res.diags.push_back({false, loc.empty() ? msg : loc + ": " + msg});
+    res.diags.push_back({false, false, loc.empty() ? msg : loc + ": " + msg});
   };
   auto note = [&](const std::string& loc, const std::string& msg) {
-    res.diags.push_back({true, loc.empty() ? msg : loc + ": " + msg});
+    res.diags.push_back({true, false, loc.empty() ? msg : loc + ": " + msg});
+  };
+  auto warn = [&](const std::string& loc, const std::string& msg) {
+    res.diags.push_back({false, true, loc.empty() ? msg : loc + ": " + msg});
   };
   if (inputs.empty()) {
     error("", "no input files");
@@ -215,9 +328,7 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
         return b >= 0 && static_cast<size_t>(b) < cfg.blocks.size() ? lines.at(cfg.blocks[static_cast<size_t>(b)].offset) : "";
       };
       // Tiles.
-      std::vector<PlanTile> pt;
-      for (const obj::TileDesc& t : fn.tiles)
-        pt.push_back({t.name, t.loc, tileBytes(t), t.aliasOf >= 0 ? obj::kUnplaced : t.placement, t.aliasOf, t.aliasOffset});
+      std::vector<PlanTile> pt = planTiles(fn);
       PlanResult pr = plan(cfg, pt, arch);
       for (const PlanError& e : pr.errors) {
         int32_t b = e.tiles.empty() ? -1 : pr.firstBlock[e.tiles.front()];
@@ -258,6 +369,33 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
         const isa::BufferSpec& spec = isa::buffer(arch, static_cast<isa::Loc>(l));
         img.layout.push_back({imf, static_cast<isa::Loc>(l), spec.capacity, spec.alignment, pr.used[l]});
       }
+      // Races: dependencies between pipes that no event chain orders.
+      {
+        auto pipes = blockPipes(cfg, fn.tiles, arch);
+        std::vector<Dependency> deps = unorderedDependencies(cfg, pipes, tileSpans(fn, pt, pr), arch);
+        size_t shown = 0, races = 0;
+        for (const Dependency& d : deps) {
+          if (d.barrier) continue;
+          if (++races > 10) continue;
+          ++shown;
+          const std::string& fromTile = fn.tiles[d.fromTile].name;
+          const std::string& toTile = fn.tiles[d.toTile].name;
+          std::string toVerb = d.kind == DepKind::RAW ? "reads" : "writes";
+          std::string fromVerb = d.kind == DepKind::WAR ? "reads" : "writes";
+          std::string msg = "race: " + opName(cfg, d.to) + " on " + std::string(isa::spelling(d.toPipe)) + " " + toVerb + " %" +
+                            toTile + (fromTile == toTile ? ", which " : " and overlaps %" + fromTile + ", which ") +
+                            opName(cfg, d.from) + " on " + std::string(isa::spelling(d.fromPipe)) + " at " +
+                            blockLoc(static_cast<int32_t>(d.from)) + " " + fromVerb +
+                            ", and no set_flag/wait_flag chain orders them (" +
+                            (d.kind == DepKind::RAW ? "RAW" : d.kind == DepKind::WAR ? "WAR" : "WAW") + ") (" + in + ")";
+          if (opts.allowRaces) warn(blockLoc(static_cast<int32_t>(d.to)), msg);
+          else error(blockLoc(static_cast<int32_t>(d.to)), msg);
+          note(blockLoc(static_cast<int32_t>(d.from)), "the " + opName(cfg, d.from) + " is here");
+        }
+        if (races > shown)
+          note("", std::to_string(races - shown) + " more race(s) in @" + fn.name +
+                       " not shown (link with --auto-sync to order them)");
+      }
       // Events: symbolic events of this function, by their relocations.
       std::vector<uint32_t> evIndex; // local -> object event index
       std::map<uint32_t, int32_t> local;
@@ -287,6 +425,27 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
       }
       EventPlan ep = allocateEvents(cfg, blockEvent, pipes, names, arch);
       for (const EventError& e : ep.errors) {
+        if (autoState && e.message.find("exhausted") != std::string::npos && !e.events.empty() &&
+            e.events.back() < evIndex.size() && evIndex[e.events.back()] >= autoState->firstAutoEvent[o]) {
+          const std::string& nm = names[e.events.back()];
+          if (nm.rfind(kAutoPrefix, 0) == 0) {
+            autoState->exhausted[{o, f}].insert(static_cast<uint32_t>(std::stoul(nm.substr(kAutoPrefix.size()))));
+            continue;
+          }
+        }
+        if (e.deadlock) {
+          std::string msg = e.message;
+          auto subst = [&](const std::string& key, const std::string& val) {
+            for (size_t at = msg.find(key); at != std::string::npos; at = msg.find(key, at + val.size()))
+              msg.replace(at, key.size(), val);
+          };
+          subst("{wait}", blockLoc(e.block));
+          subst("{other}", e.related.empty() ? std::string("?") : blockLoc(e.related.front()));
+          error("", "deadlock: " + msg + " (" + in + ")");
+          note(blockLoc(e.block), "the wait_flag is here");
+          if (!e.related.empty()) note(blockLoc(e.related.front()), "the other end is here");
+          continue;
+        }
         error(blockLoc(e.block), e.message + " (" + in + ")");
         for (int32_t b : e.related) note(blockLoc(b), "the pending set is here");
         if (e.message.find("exhausted") != std::string::npos)
@@ -325,9 +484,11 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
       }
     }
   }
-  bool failed = std::any_of(res.diags.begin(), res.diags.end(), [](const Diagnostic& d) { return !d.note; });
+  bool failed = std::any_of(res.diags.begin(), res.diags.end(), [](const Diagnostic& d) { return !d.note && !d.warning; });
   if (!failed) res.image = std::move(img);
   return res;
 }
+
+} // namespace
 
 } // namespace pto::link

@@ -18,10 +18,13 @@ struct InputObject {
 struct LinkOptions {
   std::vector<std::string> entries;  // --entry: the exported kernels (default: pto.entry functions)
   std::optional<isa::Arch> arch;     // --arch: every object must be for this arch
+  bool autoSync = false;             // --auto-sync: insert the set/wait pairs and barriers (docs/sync.md)
+  bool allowRaces = false;           // --allow-races: a race is a warning, not an error
 };
 
 struct Diagnostic {
   bool note = false;
+  bool warning = false; // neither: an error
   std::string text; // "file:line:col: message (in @fn, obj.o)" or "message"
 };
 
@@ -52,10 +55,14 @@ struct LinkResult {
   std::vector<std::string> functionOrigin; // per image function: the object path
   std::vector<MapTile> tiles;
   std::vector<MapEvent> events;
+  std::vector<std::string> syncLog; // --auto-sync: what was inserted where (the map's "Auto-sync")
   bool ok() const { return image.has_value(); }
 };
 
 LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts);
+
+/// The diagnostic's prefix as pto-ld prints it: "error: ", "warning: " or "note: ".
+inline const char* severity(const Diagnostic& d) { return d.note ? "note: " : d.warning ? "warning: " : "error: "; }
 
 /// The -Map text (docs/linking.md, "The map file").
 std::string formatMap(const LinkResult& r);

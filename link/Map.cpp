@@ -71,6 +71,10 @@ std::string formatMap(const LinkResult& r) {
                   pend.c_str());
     out += buf;
   }
+  if (!r.syncLog.empty()) {
+    out += "\nAuto-sync\n";
+    for (const std::string& l : r.syncLog) out += "  " + l + "\n";
+  }
   return out;
 }
 

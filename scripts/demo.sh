@@ -12,6 +12,6 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "== pto-as $SAMPLE -o vadd.o"
 "$BUILD_DIR"/asm/pto-as "$SAMPLE" -o "$OUT/vadd.o"
-echo "== pto-ld vadd.o -o vadd.img -Map=vadd.map"
-"$BUILD_DIR"/link/pto-ld "$OUT/vadd.o" -o "$OUT/vadd.img" -Map="$OUT/vadd.map"
+echo "== pto-ld --auto-sync vadd.o -o vadd.img -Map=vadd.map"
+"$BUILD_DIR"/link/pto-ld --auto-sync "$OUT/vadd.o" -o "$OUT/vadd.img" -Map="$OUT/vadd.map"
 cat "$OUT/vadd.map"

@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "Output image (default a.img)");
   app.add_option("--entry", entries, "Export this kernel (repeatable; default: the pto.entry functions)");
   app.add_option("--Map,--map", mapFile, "Write the placement map to this file (also -Map=<file>, -Map <file>)");
+  bool autoSync = false, allowRaces = false;
+  app.add_flag("--auto-sync", autoSync,
+               "Insert set_flag/wait_flag pairs and barriers for every unordered dependency between pipes (docs/sync.md)");
+  app.add_flag("--allow-races", allowRaces, "Report a race (a dependency between pipes that no event orders) as a warning");
   app.add_option("--arch", archText, "Require objects for this arch: a2a3 or a5")
       ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
   // GNU ld spells it -Map=file: accept that form too.
@@ -67,6 +71,8 @@ int main(int argc, char** argv) {
   }
   pto::link::LinkOptions opts;
   opts.entries = entries;
+  opts.autoSync = autoSync;
+  opts.allowRaces = allowRaces;
   if (!archText.empty()) opts.arch = pto::isa::parseArch(archText);
   std::vector<pto::link::InputObject> objects;
   bool failed = false;
@@ -88,7 +94,7 @@ int main(int argc, char** argv) {
   }
   if (failed) return 1;
   pto::link::LinkResult res = pto::link::link(objects, opts);
-  for (const auto& d : res.diags) std::cerr << "pto-ld: " << (d.note ? "note: " : "error: ") << d.text << "\n";
+  for (const auto& d : res.diags) std::cerr << "pto-ld: " << pto::link::severity(d) << d.text << "\n";
   if (!res.ok()) return 1;
   auto bytes = pto::obj::writeImage(*res.image);
   if (auto* err = std::get_if<std::string>(&bytes)) {

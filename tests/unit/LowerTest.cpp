@@ -154,3 +154,29 @@ TEST(Lower, UnsupportedConstructsAreLocatedErrors) {
   EXPECT_NE(diags.find("t.pto:3:"), std::string::npos) << diags;
   EXPECT_NE(diags.find("not supported by the code generator"), std::string::npos) << diags;
 }
+
+// A dynamic valid shape's register is computed before the tile block: scalar code inside the
+// block would start a new block and leave the tile op without its operands (found by the
+// linker's sync analysis on the softmax corpus kernel).
+TEST(Lower, DynamicValidShapeRegistersComeBeforeTheTileBlock) {
+  auto o = lower(R"(module {
+  func.func @k() {
+    %c16 = arith.constant 16 : index
+    %t = pto.alloc_tile valid_col = %c16 : !pto.tile_buf<vec, 16x64xf32, valid=16x?>
+    %u = pto.alloc_tile valid_col = %c16 : !pto.tile_buf<vec, 16x64xf32, valid=16x?>
+    pto.texp ins(%t : !pto.tile_buf<vec, 16x64xf32, valid=16x?>) outs(%u : !pto.tile_buf<vec, 16x64xf32, valid=16x?>)
+    return
+  }
+})",
+                 isa::Arch::A2A3);
+  ASSERT_TRUE(o);
+  auto words = decodeAll(*o);
+  auto start = std::find_if(words.begin(), words.end(), [](const enc::Inst& w) { return enc::tileOpOf(w).has_value(); });
+  ASSERT_NE(start, words.end());
+  bool dynamicDim = false;
+  for (auto it = start + 1; it != words.end() && it->form != enc::FormId::BSTOP; ++it) {
+    EXPECT_FALSE(enc::info(it->form).mnemonic().starts_with("BSTART")) << enc::format(*it);
+    if (it->form == enc::FormId::B_DIM_LB0) dynamicDim = it->get("RegSrc") != 0;
+  }
+  EXPECT_TRUE(dynamicDim);
+}

@@ -1,0 +1,44 @@
+// Inserting command words into an object's .text (docs/sync.md, "Re-laying out a function").
+// Every .text offset that the object records moves with the words: function ranges,
+// relocations, line entries, and the byte offsets of the intra-function branches
+// (BSTART DIRECT/COND and their compact forms, measured from the BSTART word).
+#pragma once
+
+#include "obj/Object.h"
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace pto::link {
+
+struct Insertion {
+  uint64_t offset = 0; // .text offset of the word the new words go in front of
+  /// true: a branch to `offset` lands on the inserted words (they run on every path into the
+  /// word at `offset`); false: such a branch skips them (they run only when control falls
+  /// through from the preceding word). At one offset, fall-through-only insertions come first.
+  bool entry = true;
+  std::vector<uint8_t> bytes;
+  std::vector<obj::Reloc> relocs;    // offsets relative to the start of `bytes`
+  std::vector<obj::LineEntry> lines; // offsets relative to the start of `bytes`
+};
+
+/// Where an old .text offset goes: `before` counts every insertion at a smaller offset, plus
+/// (for `after`) every insertion at the offset itself.
+class OffsetMap {
+public:
+  explicit OffsetMap(std::vector<std::pair<uint64_t, uint64_t>> sortedSizes); // (offset, bytes), sorted
+  uint64_t before(uint64_t off) const;
+  uint64_t after(uint64_t off) const;
+
+private:
+  std::vector<uint64_t> at_, prefix_; // prefix_[i]: bytes inserted at offsets < at_[i]
+};
+
+/// Returns `obj` with the insertions applied (in offset order; equal offsets keep their order
+/// within the fall-through-only and the entry group). An insertion must be at a word boundary
+/// inside a function, or at its start. Fails when a branch no longer reaches its target with
+/// its encoding (a compact C.BSTART with a short offset).
+std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& obj, std::vector<Insertion> insertions);
+
+} // namespace pto::link

@@ -1,0 +1,413 @@
+#include "link/Sync.h"
+
+#include "isa/Encoding.h"
+#include "isa/Pipes.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <unordered_set>
+
+namespace pto::link {
+
+namespace enc = isa::enc;
+
+std::vector<std::optional<isa::Pipe>> blockPipes(const FunctionCfg& cfg, std::span<const obj::TileDesc> tiles,
+                                                 isa::Arch arch) {
+  std::vector<std::optional<isa::Pipe>> out(cfg.blocks.size());
+  for (size_t b = 0; b < cfg.blocks.size(); ++b) {
+    const Block& blk = cfg.blocks[b];
+    if (blk.kind != BlockKind::Tile) continue;
+    if (!blk.op) {
+      out[b] = isa::Pipe::V;
+      continue;
+    }
+    std::optional<isa::Loc> src, dst;
+    for (const TileUse& u : cfg.usesOf(blk)) {
+      if (u.tile >= tiles.size()) continue;
+      if (!u.write && !src) src = tiles[u.tile].loc;
+      if (u.write && !u.scratch && !dst) dst = tiles[u.tile].loc;
+    }
+    out[b] = isa::pipeOf(*blk.op, src, dst, arch);
+  }
+  return out;
+}
+
+namespace {
+
+unsigned pipeBit(isa::Pipe p) { return 1u << static_cast<unsigned>(p); }
+
+/// One access that later accesses may still conflict with.
+struct Pending {
+  uint32_t block = 0, tile = 0;
+  isa::Pipe pipe = isa::Pipe::S;
+  bool write = false;
+  uint8_t vis = 0;           // pipes whose later ops are ordered after this access
+  std::vector<uint16_t> sig; // set_flags issued after it that no wait has consumed yet
+  auto key() const { return std::tuple(block, tile, write); }
+};
+using State = std::vector<Pending>;
+
+uint16_t signalCode(const Block& b) {
+  unsigned id = b.dynamicEvent || b.eventId < 0 || b.eventId > 7 ? 8u : static_cast<unsigned>(b.eventId);
+  return static_cast<uint16_t>((static_cast<unsigned>(b.srcPipe) * 8 + static_cast<unsigned>(b.dstPipe)) * 9 + id);
+}
+
+/// Merges `src` into `dst` (a path join): an access pending on either path stays pending, with
+/// only the orderings both paths give it. Returns whether `dst` changed.
+bool mergeInto(State& dst, State src) {
+  auto byKey = [](const Pending& a, const Pending& b) { return a.key() < b.key(); };
+  if (!std::is_sorted(dst.begin(), dst.end(), byKey)) std::sort(dst.begin(), dst.end(), byKey);
+  if (!std::is_sorted(src.begin(), src.end(), byKey)) std::sort(src.begin(), src.end(), byKey);
+  State out;
+  out.reserve(dst.size() + src.size());
+  bool changed = false;
+  size_t i = 0, j = 0;
+  while (i < dst.size() || j < src.size()) {
+    if (j == src.size() || (i < dst.size() && dst[i].key() < src[j].key())) {
+      out.push_back(std::move(dst[i++]));
+    } else if (i == dst.size() || src[j].key() < dst[i].key()) {
+      out.push_back(std::move(src[j++]));
+      changed = true;
+    } else {
+      Pending p = std::move(dst[i++]);
+      const Pending& q = src[j++];
+      uint8_t vis = p.vis & q.vis;
+      std::vector<uint16_t> sig;
+      std::set_intersection(p.sig.begin(), p.sig.end(), q.sig.begin(), q.sig.end(), std::back_inserter(sig));
+      if (vis != p.vis || sig.size() != p.sig.size()) changed = true;
+      p.vis = vis;
+      p.sig = std::move(sig);
+      out.push_back(std::move(p));
+    }
+  }
+  dst = std::move(out);
+  return changed;
+}
+
+bool overlaps(const TileSpan& a, const TileSpan& b) {
+  if (a.loc != b.loc) return false;
+  if (a.offset < 0 || b.offset < 0) return true;
+  return static_cast<uint64_t>(a.offset) < static_cast<uint64_t>(b.offset) + b.bytes &&
+         static_cast<uint64_t>(b.offset) < static_cast<uint64_t>(a.offset) + a.bytes;
+}
+
+/// Whether `outer` covers every byte of `inner`.
+bool covers(const TileSpan& outer, uint32_t outerTile, const TileSpan& inner, uint32_t innerTile) {
+  if (outerTile == innerTile) return true;
+  if (outer.loc != inner.loc || outer.offset < 0 || inner.offset < 0) return false;
+  return outer.offset <= inner.offset &&
+         static_cast<uint64_t>(inner.offset) + inner.bytes <= static_cast<uint64_t>(outer.offset) + outer.bytes;
+}
+
+} // namespace
+
+std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<const std::optional<isa::Pipe>> pipes,
+                                              std::span<const TileSpan> spans, isa::Arch arch) {
+  const size_t nb = cfg.blocks.size();
+  std::vector<Dependency> deps;
+  if (nb == 0) return deps;
+  std::unordered_set<uint64_t> seen;
+  std::vector<State> in(nb);
+  std::vector<uint8_t> has(nb, 0), queued(nb, 0);
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> work;
+  auto isJoin = [&](uint32_t b) { return b == 0 || cfg.predsOf(b).size() != 1; };
+  auto spanOf = [&](uint32_t t) { return t < spans.size() ? spans[t] : TileSpan{}; };
+  has[0] = 1;
+  work.push(0);
+  queued[0] = 1;
+  struct Use {
+    uint32_t tile;
+    bool read, write;
+  };
+  std::vector<Use> uses;
+  while (!work.empty()) {
+    uint32_t b = work.top();
+    work.pop();
+    queued[b] = 0;
+    State st = isJoin(b) ? in[b] : std::move(in[b]);
+    const Block& blk = cfg.blocks[b];
+    switch (blk.kind) {
+    case BlockKind::SetFlag: {
+      uint16_t code = signalCode(blk);
+      for (Pending& p : st)
+        if (p.pipe == blk.srcPipe || (p.vis & pipeBit(blk.srcPipe))) {
+          auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
+          if (it == p.sig.end() || *it != code) p.sig.insert(it, code);
+        }
+      break;
+    }
+    case BlockKind::WaitFlag: {
+      uint16_t code = signalCode(blk);
+      for (Pending& p : st) {
+        auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
+        if (it != p.sig.end() && *it == code) {
+          p.sig.erase(it);
+          p.vis |= static_cast<uint8_t>(pipeBit(blk.dstPipe));
+        }
+      }
+      break;
+    }
+    case BlockKind::Barrier:
+      if (blk.srcPipe == isa::Pipe::All) st.clear();
+      else
+        for (Pending& p : st)
+          if (p.pipe == blk.srcPipe) p.vis |= static_cast<uint8_t>(pipeBit(blk.srcPipe));
+      break;
+    case BlockKind::Tile: {
+      const isa::Pipe q = pipes[b].value_or(isa::Pipe::V);
+      const bool needBarrier = isa::needsIntraPipeBarrier(arch, q);
+      uses.clear();
+      for (const TileUse& u : cfg.usesOf(blk)) {
+        auto it = std::find_if(uses.begin(), uses.end(), [&](const Use& x) { return x.tile == u.tile; });
+        if (it == uses.end()) uses.push_back({u.tile, u.read, u.write});
+        else it->read |= u.read, it->write |= u.write;
+      }
+      for (const Use& u : uses) {
+        const TileSpan us = spanOf(u.tile);
+        for (const Pending& p : st) {
+          if (!(p.write || u.write) || !overlaps(spanOf(p.tile), us)) continue; // p.block == b: the previous iteration
+          bool ordered = p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
+          if (ordered) continue;
+          if (!seen.insert((static_cast<uint64_t>(p.block) << 32) | b).second) continue;
+          Dependency d;
+          d.from = p.block;
+          d.to = b;
+          d.fromTile = p.tile;
+          d.toTile = u.tile;
+          d.kind = p.write && u.write ? DepKind::WAW : p.write ? DepKind::RAW : DepKind::WAR;
+          d.fromPipe = p.pipe;
+          d.toPipe = q;
+          d.barrier = p.pipe == q;
+          deps.push_back(d);
+        }
+      }
+      for (const Use& u : uses) {
+        const TileSpan us = spanOf(u.tile);
+        // Accesses this one supersedes: later conflicts with them are conflicts with this one,
+        // and whatever orders this one after them (or will, once the race is fixed) carries over.
+        std::erase_if(st, [&](const Pending& p) {
+          if (!covers(us, u.tile, spanOf(p.tile), p.tile)) return false;
+          return u.write || p.write || p.pipe == q;
+        });
+      }
+      for (const Use& u : uses)
+        st.push_back({b, u.tile, q, u.write, static_cast<uint8_t>(needBarrier ? 0 : pipeBit(q)), {}});
+      break;
+    }
+    default: break;
+    }
+    int32_t succ[2] = {blk.succ[0], blk.succ[1]};
+    int n = (succ[0] >= 0) + (succ[1] >= 0);
+    for (int32_t sx : succ) {
+      if (sx < 0) continue;
+      uint32_t s = static_cast<uint32_t>(sx);
+      bool last = --n == 0;
+      bool push = false;
+      if (isJoin(s)) {
+        if (!has[s]) {
+          in[s] = st;
+          has[s] = 1;
+          push = true;
+        } else {
+          push = mergeInto(in[s], st);
+        }
+      } else {
+        in[s] = last ? std::move(st) : st;
+        push = true;
+      }
+      if (push && !queued[s]) {
+        queued[s] = 1;
+        work.push(s);
+      }
+    }
+  }
+  std::sort(deps.begin(), deps.end(), [](const Dependency& a, const Dependency& b) {
+    return std::pair(a.to, a.from) < std::pair(b.to, b.from);
+  });
+  return deps;
+}
+
+std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
+  std::vector<uint8_t> out;
+  for (const enc::Inst& in : {enc::extControl(set ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG, src, dst),
+                              enc::bDim(0, 0, id), enc::bstop()}) {
+    auto e = enc::encode(in);
+    for (unsigned k = 0; k < e->bits / 8; ++k) out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
+  }
+  return out;
+}
+
+std::vector<uint8_t> barrierBlockBytes(isa::Pipe pipe) {
+  std::vector<uint8_t> out;
+  for (const enc::Inst& in : {enc::extControl(enc::ExtCtl::PIPE_BARRIER, pipe), enc::bstop()}) {
+    auto e = enc::encode(in);
+    for (unsigned k = 0; k < e->bits / 8; ++k) out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
+  }
+  return out;
+}
+
+namespace {
+
+/// Where a sync block goes: in front of the block starting at `offset`, for every path into it
+/// (`entry`) or only for the fall-through from the block before it.
+struct Spot {
+  uint64_t offset = 0;
+  bool entry = false;
+  auto operator<=>(const Spot&) const = default;
+};
+
+} // namespace
+
+AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps, uint32_t function,
+                          uint32_t firstEvent, const std::string& prefix, const std::set<uint32_t>& asBarrier) {
+  AutoSyncPlan plan;
+  const auto& blocks = cfg.blocks;
+  auto single = [&](int32_t s) { return s >= 0 && cfg.predsOf(static_cast<uint32_t>(s)).size() == 1; };
+  auto isBranch = [&](const Block& b) {
+    return b.transfer == Transfer::Direct || b.transfer == Transfer::Cond || b.transfer == Transfer::Ret;
+  };
+  // The straight line of blocks after `from`: where its wait goes, and whether `to` is on it.
+  struct Line {
+    Spot wait;
+    uint32_t dist = 0;
+    bool reachesTo = false;
+    int32_t last = -1; // the last block of the line
+  };
+  auto lineAfter = [&](uint32_t from, uint32_t to) {
+    Line l;
+    uint32_t cur = from;
+    for (;;) {
+      const Block& cb = blocks[cur];
+      if (cur != from && isBranch(cb)) {
+        l.wait = {cb.offset, true};
+        l.last = static_cast<int32_t>(cur);
+        return l;
+      }
+      int32_t s = cb.succ[0];
+      if (s < 0 || cb.succ[1] >= 0 || !single(s) || static_cast<uint32_t>(s) == from) {
+        l.wait = {cb.end, false};
+        l.last = static_cast<int32_t>(cur);
+        return l;
+      }
+      ++l.dist;
+      if (static_cast<uint32_t>(s) == to) {
+        l.wait = {blocks[static_cast<size_t>(s)].offset, true};
+        l.reachesTo = true;
+        l.last = s;
+        return l;
+      }
+      cur = static_cast<uint32_t>(s);
+    }
+  };
+  // The straight line at the top of the loop whose latch is `latch` (a DIRECT back edge):
+  // true when `to` is on it, with the loop's header and exit block.
+  struct Loop {
+    uint32_t header = 0;
+    int32_t exit = -1;
+  };
+  auto loopTop = [&](uint32_t latch, uint32_t to) -> std::optional<Loop> {
+    const Block& lb = blocks[latch];
+    if (lb.transfer != Transfer::Direct || lb.succ[0] < 0 || static_cast<uint32_t>(lb.succ[0]) > latch) return std::nullopt;
+    uint32_t h = static_cast<uint32_t>(lb.succ[0]);
+    if (cfg.predsOf(h).size() != 2 || to <= h || to >= latch) return std::nullopt;
+    // The exit: the header line's conditional block leaves the loop.
+    uint32_t cur = h;
+    int32_t exit = -1;
+    for (uint32_t steps = 0; steps < blocks.size(); ++steps) {
+      const Block& cb = blocks[cur];
+      if (cb.transfer == Transfer::Cond) {
+        int32_t t = cb.succ[1];
+        if (t < 0 || static_cast<uint32_t>(t) <= latch || !single(t)) return std::nullopt;
+        exit = t;
+        if (!single(cb.succ[0])) return std::nullopt;
+        cur = static_cast<uint32_t>(cb.succ[0]);
+        break;
+      }
+      if (cb.succ[0] < 0 || cb.succ[1] >= 0 || (cur != h && !single(static_cast<int32_t>(cur)))) return std::nullopt;
+      if (cur == to) return std::nullopt;
+      cur = static_cast<uint32_t>(cb.succ[0]);
+      if (!single(static_cast<int32_t>(cur))) return std::nullopt;
+    }
+    if (exit < 0) return std::nullopt;
+    // From the body's first block, straight to `to`.
+    for (;;) {
+      if (cur == to) return Loop{h, exit};
+      const Block& cb = blocks[cur];
+      if (isBranch(cb) || cb.succ[1] >= 0 || !single(cb.succ[0])) return std::nullopt;
+      cur = static_cast<uint32_t>(cb.succ[0]);
+    }
+  };
+
+  struct PairPlan {
+    isa::Pipe src, dst;
+    uint32_t dep, dist;
+    Spot set, wait;
+    std::optional<Spot> preSet, postWait; // loop-carried compensation
+    SyncItem::Kind kind;
+  };
+  std::map<std::tuple<int, int, int, Spot>, PairPlan> pairs; // by (kind, src, dst, wait spot)
+  std::map<std::pair<int, uint64_t>, uint32_t> barriers; // (pipe, block offset) -> dep
+  for (uint32_t k = 0; k < deps.size(); ++k) {
+    const Dependency& d = deps[k];
+    if (d.barrier) {
+      barriers.try_emplace({static_cast<int>(d.toPipe), blocks[d.to].offset}, k);
+      continue;
+    }
+    Line l = lineAfter(d.from, d.to);
+    PairPlan p{d.fromPipe, d.toPipe, k, l.dist, Spot{blocks[d.from].end, false}, l.wait, {}, {}, SyncItem::Pair};
+    if (!l.reachesTo && l.last >= 0) {
+      if (auto loop = loopTop(static_cast<uint32_t>(l.last), d.to)) {
+        // Carried to the next iteration: wait at the top, set at the end; a set before the loop
+        // satisfies the first wait and a wait after it consumes the last set.
+        p.kind = SyncItem::LoopPair;
+        p.wait = {blocks[d.to].offset, true};
+        p.preSet = Spot{blocks[loop->header].offset, false};
+        p.postWait = Spot{blocks[static_cast<size_t>(loop->exit)].offset, true};
+      }
+    }
+    auto key = std::tuple(static_cast<int>(p.kind), static_cast<int>(d.fromPipe), static_cast<int>(d.toPipe), p.wait);
+    auto [it, fresh] = pairs.try_emplace(key, p);
+    if (!fresh && p.dist < it->second.dist) it->second = p; // the later op covers the earlier one
+  }
+  uint32_t n = 0;
+  auto place = [&](Spot s, std::vector<uint8_t> bytes, std::optional<uint32_t> event) {
+    Insertion ins;
+    ins.offset = s.offset;
+    ins.entry = s.entry;
+    ins.bytes = std::move(bytes);
+    if (event) {
+      obj::Reloc r;
+      r.offset = 4; // the B.DIM word after the 32-bit BSTART.EXT
+      r.type = obj::RelocType::Event;
+      r.function = function;
+      r.index = *event;
+      ins.relocs.push_back(std::move(r));
+    }
+    plan.insertions.push_back(std::move(ins));
+  };
+  for (auto& [key, p] : pairs) {
+    uint32_t k = n++;
+    std::string name = prefix + std::to_string(k);
+    if (asBarrier.count(k)) {
+      place(p.set, barrierBlockBytes(isa::Pipe::All), std::nullopt);
+      plan.items.push_back({SyncItem::AllBarrier, p.src, p.dst, p.dep, name});
+      continue;
+    }
+    uint32_t ev = firstEvent + static_cast<uint32_t>(plan.events.size());
+    plan.events.push_back({function, name, p.src, p.dst});
+    if (p.preSet) place(*p.preSet, syncBlockBytes(true, p.src, p.dst, 0), ev);
+    place(p.set, syncBlockBytes(true, p.src, p.dst, 0), ev);
+    place(p.wait, syncBlockBytes(false, p.src, p.dst, 0), ev);
+    if (p.postWait) place(*p.postWait, syncBlockBytes(false, p.src, p.dst, 0), ev);
+    plan.items.push_back({p.kind, p.src, p.dst, p.dep, name});
+  }
+  for (auto& [key, dep] : barriers) {
+    isa::Pipe pipe = static_cast<isa::Pipe>(key.first);
+    place(Spot{key.second, true}, barrierBlockBytes(pipe), std::nullopt);
+    plan.items.push_back({SyncItem::Barrier, pipe, pipe, dep, ""});
+  }
+  return plan;
+}
+
+} // namespace pto::link

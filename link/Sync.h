@@ -1,0 +1,78 @@
+// Synchronisation between pipes (docs/sync.md): the pipe of every tile block, the tile
+// dependencies that no event chain or barrier orders (races), and --auto-sync, which plans the
+// set_flag/wait_flag pairs and barriers that order them.
+#pragma once
+
+#include "link/Cfg.h"
+#include "link/Rewrite.h"
+
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace pto::link {
+
+/// The bytes of a tile descriptor: its buffer and [offset, offset + bytes). offset < 0: the
+/// placement is unknown, and the tile may alias any tile of its buffer.
+struct TileSpan {
+  isa::Loc loc = isa::Loc::Vec;
+  int64_t offset = -1;
+  uint64_t bytes = 0;
+};
+
+/// Per block: the pipe that runs a tile block (isa::pipeOf with the locations of its first
+/// source and its destination), std::nullopt for every other block.
+std::vector<std::optional<isa::Pipe>> blockPipes(const FunctionCfg& cfg, std::span<const obj::TileDesc> tiles,
+                                                 isa::Arch arch);
+
+enum class DepKind : uint8_t { RAW, WAR, WAW };
+
+/// Tile block `from` must complete before tile block `to` starts: they touch overlapping
+/// bytes and at least one writes them.
+struct Dependency {
+  uint32_t from = 0, to = 0;
+  uint32_t fromTile = 0, toTile = 0; // the descriptors through which they touch the bytes
+  DepKind kind = DepKind::RAW;
+  isa::Pipe fromPipe = isa::Pipe::S, toPipe = isa::Pipe::S;
+  bool barrier = false; // same pipe, on an arch that needs a pipe_barrier between the two
+};
+
+/// Every dependency that nothing orders on some path (also from one loop iteration to the
+/// next): cross-pipe ones with no set/wait chain, and same-pipe ones with no barrier where
+/// the arch needs one. A dependency is reported once per (from, to) pair of blocks.
+/// Cost: O(B * P) for B blocks and P accesses pending at a time (at most tiles x pipes x 2).
+std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<const std::optional<isa::Pipe>> pipes,
+                                              std::span<const TileSpan> spans, isa::Arch arch);
+
+/// What --auto-sync puts into one function.
+struct SyncItem {
+  enum Kind : uint8_t { Pair, LoopPair, Barrier, AllBarrier } kind = Pair;
+  isa::Pipe src = isa::Pipe::S, dst = isa::Pipe::S;
+  uint32_t dep = 0;       // the dependency that needed it (index into the input)
+  std::string eventName;  // Pair / LoopPair: the symbolic event
+};
+
+struct AutoSyncPlan {
+  std::vector<Insertion> insertions;
+  std::vector<obj::Event> events; // new symbolic events (Event relocations in the insertions)
+  std::vector<SyncItem> items;
+};
+
+/// Plans the sync that orders `deps` in function `function` of an object whose next free
+/// event index is `firstEvent`. Pair k is named "<prefix>k"; the pairs listed in `asBarrier`
+/// (by k) become a PIPE_ALL barrier after the earlier op instead (event-id exhaustion).
+/// Placement (docs/sync.md): the set right after the earlier op, the wait right before the
+/// later op when it follows in the same straight line of blocks, otherwise at the end of that
+/// line (before the branch or the join), so that every path that leaves the earlier op waits
+/// once. Dependencies from the end of a loop body to its top (carried to the next iteration)
+/// wait at the top and set at the end, with a set before the loop and a wait after it.
+AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps, uint32_t function,
+                          uint32_t firstEvent, const std::string& prefix, const std::set<uint32_t>& asBarrier);
+
+/// The encoded sync blocks (BSTART.EXT ... BSTOP).
+std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id);
+std::vector<uint8_t> barrierBlockBytes(isa::Pipe pipe);
+
+} // namespace pto::link
