@@ -1,6 +1,7 @@
 #include "asm/Lower.h"
 
 #include "isa/Encoding.h"
+#include "isa/Numerics.h"
 
 #include <algorithm>
 #include <bit>
@@ -967,7 +968,10 @@ private:
     case isa::OpId::TCVT: {
       d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
       d.rmode = enc::rmodeCode(isa::parseRoundMode(attrWord("rmode")).value_or(isa::RoundMode::CAST_RINT));
-      d.sat = attrWord("sat_mode") == "ON";
+      // The block always carries the effective saturation: the attribute, else the pair's
+      // default (docs/numerics.md), so an explicit OFF on a pair that saturates by default stays OFF.
+      if (std::string sat = attrWord("sat_mode"); !sat.empty()) d.sat = sat == "ON";
+      else d.sat = isa::cvtSaturatesByDefault(fn_.type(roleValue(op, "src")).tile.dtype, fn_.type(dst).tile.dtype);
       return d;
     }
     case isa::OpId::TCMP:
@@ -981,6 +985,13 @@ private:
     case isa::OpId::TQUANT:
       d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
       return d;
+    case isa::OpId::TSTORE: {
+      // A store that converts (acc f32 -> f16 GM through the fixpipe) names the GM type.
+      ValueId view = roleValue(op, "dst"), src = roleValue(op, "src");
+      if (view == kNoValue || src == kNoValue || fn_.type(view).elem == fn_.type(src).tile.dtype) return std::nullopt;
+      d.dataType = enc::dataTypeCode(fn_.type(view).elem).value_or(0);
+      return d;
+    }
     default: return std::nullopt;
     }
   }
@@ -1173,63 +1184,113 @@ private:
 
   /// Replaces virtual registers by physical ones; spilled values go through scratch registers
   /// with loads before and stores after the instruction.
+  /// A word that belongs to a block's header (B.DIM, B.IOR, B.IOT, B.DATR, ...): scalar code for
+  /// it cannot go next to it, only before the block starts or after it ends.
+  static bool isHeaderWord(const MInst& m) {
+    if (m.kind != MInst::Word) return false;
+    const enc::FormInfo& fi = enc::info(m.inst.form);
+    return fi.group != enc::FormGroup::Scalar && !fi.mnemonic().starts_with("BSTART") && m.inst.form != FormId::BSTOP;
+  }
+  static bool startsBlock(const MInst& m) {
+    if (m.kind == MInst::Jump || m.kind == MInst::CondJump) return true;
+    return m.kind == MInst::Word && enc::info(m.inst.form).mnemonic().starts_with("BSTART");
+  }
+
+  /// Replaces virtual registers by physical ones; spilled values go through the scratch
+  /// registers x1..x3: loaded before the instruction and stored after it. For the header words
+  /// of a block the loads go before the block (in a scalar block of their own) and the stores
+  /// after its BSTOP, since scalar instructions inside a tile block would end it.
   void rewrite(std::map<VReg, Interval>& iv) {
     std::vector<MInst> out;
     out.reserve(code_.size());
     auto spillOffset = [](int slot) { return static_cast<int64_t>(slot) * 8; };
+    auto load = [&](unsigned reg, int slot) {
+      MInst ld;
+      ld.inst = make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", spillOffset(slot)}, {"RegDst", reg}});
+      return ld;
+    };
+    auto store = [&](unsigned reg, int slot) {
+      MInst st;
+      st.inst = make(FormId::S_SDI, {{"SrcL", reg}, {"SrcR", kSp}, {"simm12", spillOffset(slot)}});
+      return st;
+    };
+    auto scalarBlockStart = [&] {
+      MInst b;
+      b.inst = make(FormId::BSTART_STD_FALL, {});
+      return b;
+    };
+    size_t blockStart = 0;                 // index in `out` of the current block's BSTART
+    std::map<VReg, unsigned> blockScratch; // spilled header operands of the current block
+    std::vector<MInst> blockLoads, blockStores;
+    bool blockIsTile = false;
+    auto flushBlock = [&] {
+      if (!blockLoads.empty()) {
+        blockLoads.insert(blockLoads.begin(), scalarBlockStart());
+        if (out[blockStart].loc.valid()) {
+          blockLoads.front().loc = out[blockStart].loc;
+          out[blockStart].loc = {};
+        }
+        out.insert(out.begin() + static_cast<std::ptrdiff_t>(blockStart), std::make_move_iterator(blockLoads.begin()),
+                   std::make_move_iterator(blockLoads.end()));
+      }
+      if (!blockStores.empty()) {
+        out.push_back(scalarBlockStart());
+        for (MInst& st : blockStores) out.push_back(std::move(st));
+      }
+      blockLoads.clear();
+      blockStores.clear();
+      blockScratch.clear();
+    };
     for (MInst& m : code_) {
       if (m.kind == MInst::ParamDef) {
         const Interval& in = iv[m.regs[0].v];
-        if (in.slot >= 0) {
-          MInst st;
-          st.inst = make(FormId::S_SDI, {{"SrcL", m.paramReg}, {"SrcR", kSp}, {"simm12", spillOffset(in.slot)}});
-          out.push_back(std::move(st));
-        }
+        if (in.slot >= 0) out.push_back(store(m.paramReg, in.slot));
         continue;
       }
-      std::vector<MInst> after;
+      if (startsBlock(m)) {
+        blockStart = out.size();
+        blockIsTile = m.kind == MInst::Word && m.inst.form != FormId::BSTART_STD_FALL;
+      }
+      bool header = isHeaderWord(m) && blockIsTile;
+      std::vector<MInst> before, after;
       std::map<VReg, unsigned> scratchOf;
       unsigned nextScratch = 0;
-      std::vector<MInst> before;
       for (const RegRef& r : m.regs) {
         const Interval& in = iv[r.v];
-        unsigned phys;
         if (in.reg >= 0) {
-          phys = static_cast<unsigned>(in.reg);
-        } else {
-          auto s = scratchOf.find(r.v);
-          if (s == scratchOf.end()) {
-            if (nextScratch >= 2) {
-              diags_.error(m.loc.valid() ? m.loc : currentLoc_, "internal error: too many spilled operands in one instruction");
-              ok_ = false;
-              return;
-            }
-            s = scratchOf.emplace(r.v, kScratch[nextScratch++]).first;
-            bool used = false, defined = false;
-            for (const RegRef& o : m.regs)
-              if (o.v == r.v) (o.def ? defined : used) = true;
-            if (used) {
-              MInst ld;
-              ld.inst = make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", spillOffset(in.slot)}, {"RegDst", s->second}});
-              before.push_back(std::move(ld));
-            }
-            if (defined) {
-              MInst st;
-              st.inst = make(FormId::S_SDI, {{"SrcL", s->second}, {"SrcR", kSp}, {"simm12", spillOffset(in.slot)}});
-              after.push_back(std::move(st));
-            }
-          }
-          phys = s->second;
+          m.inst.set(r.field, static_cast<unsigned>(in.reg));
+          continue;
         }
-        m.inst.set(r.field, phys);
+        std::map<VReg, unsigned>& scratch = header ? blockScratch : scratchOf;
+        auto s = scratch.find(r.v);
+        if (s == scratch.end()) {
+          unsigned next = header ? static_cast<unsigned>(blockScratch.size()) : nextScratch++;
+          if (next >= (header ? 3u : 2u)) {
+            diags_.error(m.loc.valid() ? m.loc : currentLoc_, "internal error: too many spilled operands in one block");
+            ok_ = false;
+            return;
+          }
+          s = scratch.emplace(r.v, kScratch[next]).first;
+          bool used = false, defined = false;
+          for (const RegRef& o : m.regs)
+            if (o.v == r.v) (o.def ? defined : used) = true;
+          if (used) (header ? blockLoads : before).push_back(load(s->second, in.slot));
+          if (defined) (header ? blockStores : after).push_back(store(s->second, in.slot));
+        }
+        m.inst.set(r.field, s->second);
       }
       if (!before.empty() && m.loc.valid()) {
         before.front().loc = m.loc;
         m.loc = {};
       }
+      bool ends = m.kind == MInst::Word && m.inst.form == FormId::BSTOP;
       for (MInst& b : before) out.push_back(std::move(b));
       out.push_back(std::move(m));
       for (MInst& a : after) out.push_back(std::move(a));
+      if (ends) {
+        flushBlock();
+        blockIsTile = false;
+      }
     }
     code_ = std::move(out);
   }

@@ -1,0 +1,183 @@
+// The decoded program: every function of an image decoded once into micro-ops (scalar code,
+// control transfers, tile ops with resolved operands and a kernel picked per dtype).
+// Internal to the runtime (runtime/Runtime.h is the public API).
+#pragma once
+
+#include "obj/Image.h"
+#include "runtime/Runtime.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pto::rt {
+
+// ------------------------------------------------------------------ simulated core state
+inline constexpr unsigned kNumRegs = 32; // 24 GPRs; index 31 is the sink for writes to `zero`
+inline constexpr unsigned kSinkReg = 31;
+inline constexpr unsigned kRegionShift = 40; // GM virtual address = (region << 40) | offset
+inline constexpr uint64_t kRegionMask = (uint64_t{1} << kRegionShift) - 1;
+inline constexpr uint64_t kStackRegion = 0xFFFF;
+
+struct GmRegion {
+  uint8_t* data = nullptr;
+  uint64_t size = 0;
+  isa::DType dtype = isa::DType::U8;
+  std::string name; // parameter name
+};
+
+struct TileInst;
+struct Program;
+
+/// One simulated AI core (one block). Buffers are reused from block to block.
+struct Core {
+  std::array<uint64_t, kNumRegs> r{};
+  bool cond = false;
+  std::array<uint8_t*, 7> buf{};                 // by isa::Loc
+  std::vector<std::vector<uint8_t>> storage;     // backing of buf
+  std::vector<uint8_t> stack;                    // frame + stack parameters
+  const std::vector<GmRegion>* gm = nullptr;     // region i+1 = argument i
+  uint32_t blockIdx = 0, blockNum = 1;
+  std::string error;                             // first error (without location)
+  uint64_t tileOps = 0, scalarOps = 0;
+  const std::vector<struct DecodedFunction>* functions = nullptr; // call targets
+  unsigned callDepth = 0;
+
+  /// Translates a GM/stack virtual address range; nullptr (and error set) when out of bounds.
+  uint8_t* translate(uint64_t addr, uint64_t bytes, const char* what, bool write);
+  /// The argument region an address falls in (nullptr if none).
+  const GmRegion* regionOf(uint64_t addr) const;
+};
+
+// ------------------------------------------------------------------ tile operands
+struct TileOperand {
+  uint8_t loc = 0;
+  isa::DType dtype = isa::DType::F32;
+  isa::BLayout blayout = isa::BLayout::RowMajor;
+  isa::SLayout slayout = isa::SLayout::NoneBox;
+  uint32_t offset = 0; // byte offset in the buffer
+  uint32_t rows = 0, cols = 0;
+  int32_t validRows = 0, validCols = 0; // descriptor (kDynamicDim = -1 when dynamic)
+  uint32_t innerRows = 1, innerCols = 1; // box shape (1x1 for NoneBox)
+  isa::PadValue pad = isa::PadValue::Null;
+  std::string name;
+
+  bool plainRowMajor() const { return blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::NoneBox; }
+  /// Element offset of (r, c) (reference 4.3, GetTileElementOffset).
+  size_t elemOffset(uint32_t r, uint32_t c) const {
+    if (slayout == isa::SLayout::NoneBox)
+      return blayout == isa::BLayout::RowMajor ? size_t{r} * cols + c : size_t{c} * rows + r;
+    const uint32_t IR = innerRows, IC = innerCols, sr = r / IR, ir = r % IR, sc = c / IC, ic = c % IC;
+    const size_t inumel = size_t{IR} * IC;
+    if (blayout == isa::BLayout::ColMajor && slayout == isa::SLayout::RowMajor) // Nz
+      return size_t{sc} * rows * IC + sr * inumel + ir * IC + ic;
+    if (blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::ColMajor) // Zn
+      return size_t{sr} * cols * IR + sc * inumel + ic * IR + ir;
+    if (blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::RowMajor) // Zz
+      return size_t{sr} * cols * IR + sc * inumel + ir * IC + ic;
+    return size_t{sc} * rows * IC + sr * inumel + ic * IR + ir; // Nn
+  }
+  size_t bytes() const { return (size_t{rows} * cols * isa::bitWidth(dtype) + 7) / 8; }
+};
+
+/// A loop bound: (GPR + imm)[15:0]; reg 0 = constant.
+struct Bound {
+  uint8_t reg = 0;
+  uint32_t imm = 0;
+  bool present = false;
+};
+
+using TileKernel = void (*)(Core&, const TileInst&);
+
+struct TileInst {
+  isa::OpId op{};
+  const char* name = "";       // spec name for messages (TLOAD, TADD, ...)
+  isa::DType startType = isa::DType::F32; // BSTART DataType (data the op reads)
+  bool hasDatr = false;
+  unsigned datrType = 0, rmode = 0, cmode = 0, pad = 3;
+  bool sat = false;
+  Bound dim[3];                 // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
+  uint8_t ior[3] = {0, 0, 0};   // B.IOR sources
+  uint8_t iorDst = 0;
+  unsigned numIor = 0;
+  std::vector<TileOperand> tiles; // destination first, as B.IOT lists them
+  // Operand positions by role (-1 when absent), filled by the role matcher.
+  int dst = -1, src0 = -1, src1 = -1, src2 = -1, acc = -1, bias = -1;
+  TileKernel kernel = nullptr;
+  isa::RoundMode round = isa::RoundMode::CAST_NONE;
+  isa::SatMode satMode = isa::SatMode::ON;
+
+  uint32_t bound(const Core& c, unsigned lb, uint32_t dflt) const {
+    const Bound& b = dim[lb];
+    if (!b.present) return dflt;
+    return static_cast<uint32_t>((c.r[b.reg] + b.imm) & 0xFFFF);
+  }
+  uint32_t validCols(const Core& c) const { return bound(c, 0, 1); }
+  uint32_t validRows(const Core& c) const { return bound(c, 1, 1); }
+  uint64_t scalar(const Core& c, unsigned i) const { return c.r[ior[i]]; }
+};
+
+// ------------------------------------------------------------------ micro-ops
+enum class MKind : uint8_t {
+  Alu,      // rd = op(r[rs1], B)   B = useImm ? imm : xform(r[rs2]) << shamt
+  Setc,     // cond = op(r[rs1], B)
+  Csel,     // rd = r[rs3] ? r[rs1] : xform(r[rs2])
+  Load,     // rd = mem[r[rs1] + B]  (size, signed)
+  Store,    // mem[r[rs1] + B] = r[rs3]
+  Tile,     // tiles[index]
+  BlockInfo,// rd = block idx / num / subblock idx / num (imm = which)
+  Jump,     // pc = target
+  JumpIf,   // if cond: pc = target
+  ClearCond,
+  Ret,
+  Call,     // run function `target` (its image index; imm = the call's text target), then go on
+};
+
+enum class AluOp : uint8_t {
+  Add, Sub, And, Or, Xor, AddW, SubW, Mul, MulU, MulW, Div, DivU, Rem, RemU, Min, Max, MinU, MaxU,
+  Sll, Srl, Sra, CmpEq, CmpNe, CmpLt, CmpGe, CmpLtU, CmpGeU, CmpAnd, CmpOr, Li,
+};
+
+struct MOp {
+  MKind kind = MKind::Ret;
+  AluOp op = AluOp::Add;
+  uint8_t rd = kSinkReg, rs1 = 0, rs2 = 0, rs3 = 0;
+  uint8_t rtype = 0, shamt = 0, size = 8;
+  bool useImm = false, isSigned = false;
+  int64_t imm = 0;
+  uint32_t target = 0;     // Jump/JumpIf: micro-op index; Tile: TileInst index
+  uint32_t textOffset = 0; // image .text offset of the word (for source locations)
+};
+
+struct DecodedFunction {
+  uint32_t index = 0; // in Image::functions
+  std::string name;
+  std::vector<MOp> code;
+  std::vector<TileInst> tiles;
+  std::vector<Module::ParamInfo> params;
+  uint32_t frameSize = 0;
+  std::array<uint64_t, 7> bufferUsed{}; // bytes to clear at block start
+};
+
+struct Program {
+  obj::Image image;
+  std::string fileName;
+  std::vector<DecodedFunction> functions; // one per image function
+  std::vector<uint32_t> entries;          // function indices of the entry table
+
+  /// "file:line:col" of the source op that produced the word at `textOffset`, or "".
+  std::string locationOf(uint32_t function, uint64_t textOffset) const;
+};
+
+/// Decodes every function of a validated image.
+Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileName);
+
+/// Runs one block of `fn` on `core` (registers set up by the caller). Returns false on error
+/// (core.error set, `failedAt` = text offset of the failing word).
+bool runBlock(const DecodedFunction& fn, Core& core, uint32_t& failedAt);
+
+/// Picks the cpu kernel of a decoded tile instruction; an error message when unsupported.
+std::optional<std::string> selectKernel(TileInst& t);
+
+} // namespace pto::rt

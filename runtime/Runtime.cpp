@@ -1,0 +1,257 @@
+// Host API: Module (load + decode), Launch (bind + run on the cpu backend), Tensor.
+#include "runtime/Runtime.h"
+
+#include "isa/Numerics.h"
+#include "runtime/Program.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace pto::rt {
+
+// ------------------------------------------------------------------ Tensor
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+size_t Tensor::bytesFor(isa::DType t, int64_t numel) {
+  return static_cast<size_t>((static_cast<uint64_t>(numel) * isa::bitWidth(t) + 7) / 8);
+}
+Tensor Tensor::zeros(isa::DType t, std::vector<int64_t> shape) {
+  Tensor x;
+  x.dtype = t;
+  x.shape = std::move(shape);
+  x.data.assign(bytesFor(t, x.numel()), 0);
+  return x;
+}
+uint64_t Tensor::bitsAt(int64_t i) const {
+  unsigned bits = isa::bitWidth(dtype);
+  if (bits < 8) return isa::getNibble(data.data(), static_cast<size_t>(i));
+  uint64_t v = 0;
+  std::memcpy(&v, data.data() + static_cast<size_t>(i) * (bits / 8), bits / 8);
+  return v;
+}
+void Tensor::setBits(int64_t i, uint64_t v) {
+  unsigned bits = isa::bitWidth(dtype);
+  if (bits < 8) return isa::setNibble(data.data(), static_cast<size_t>(i), static_cast<uint8_t>(v));
+  std::memcpy(data.data() + static_cast<size_t>(i) * (bits / 8), &v, bits / 8);
+}
+double Tensor::at(int64_t i) const { return isa::decodeToDouble(dtype, bitsAt(i)); }
+
+// ------------------------------------------------------------------ Module
+Result<Module> Module::open(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": error: cannot open the image"};
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return load(bytes, path);
+}
+
+Result<Module> Module::load(const std::vector<uint8_t>& bytes, std::string name) {
+  auto img = obj::readImage(bytes.data(), bytes.size());
+  if (img.index() == 1) return Error{name + ": error: " + std::get<1>(img)};
+  auto prog = decodeImage(std::move(std::get<0>(img)), name);
+  if (!prog) return prog.error();
+  Module m;
+  m.prog_ = prog.value();
+  return m;
+}
+
+const obj::Image& Module::image() const { return prog_->image; }
+isa::Arch Module::arch() const { return prog_->image.arch; }
+
+std::vector<std::string> Module::kernelNames() const {
+  std::vector<std::string> out;
+  for (const obj::ImageEntry& e : prog_->image.entries) out.push_back(e.name);
+  return out;
+}
+
+const std::vector<Module::ParamInfo>* Module::params(std::string_view kernel) const {
+  for (const obj::ImageEntry& e : prog_->image.entries)
+    if (e.name == kernel) return &prog_->functions[e.function].params;
+  return nullptr;
+}
+
+Result<Launch> Module::launch(std::string_view kernel) const {
+  for (const obj::ImageEntry& e : prog_->image.entries)
+    if (e.name == kernel) {
+      Launch l;
+      l.prog_ = prog_;
+      l.function_ = e.function;
+      l.bindings_.resize(prog_->functions[e.function].params.size());
+      return l;
+    }
+  std::string names;
+  for (const obj::ImageEntry& e : prog_->image.entries) names += (names.empty() ? "" : ", ") + e.name;
+  return Error{prog_->fileName + ": error: no entry kernel '" + std::string(kernel) + "' (entries: " + names + ")"};
+}
+
+// ------------------------------------------------------------------ Launch
+const std::vector<Module::ParamInfo>& Launch::params() const { return prog_->functions[function_].params; }
+std::string_view Launch::kernel() const { return prog_->functions[function_].name; }
+
+std::optional<size_t> Launch::find(std::string_view param, Status& err) const {
+  if (!param.empty() && param[0] == '%') param.remove_prefix(1);
+  const auto& ps = params();
+  if (!param.empty() && param[0] == '#') {
+    size_t i = std::stoul(std::string(param.substr(1)));
+    if (i < ps.size()) return i;
+  }
+  for (size_t i = 0; i < ps.size(); ++i)
+    if (ps[i].name == param) return i;
+  std::string names;
+  for (const auto& p : ps) names += (names.empty() ? "%" : ", %") + p.name;
+  err = Error{"error: kernel @" + std::string(kernel()) + " has no parameter '%" + std::string(param) + "' (parameters: " + names + ")"};
+  return std::nullopt;
+}
+
+Status Launch::bind(std::string_view param, Tensor* buffer) {
+  Status err;
+  auto i = find(param, err);
+  if (!i) return err;
+  const auto& p = params()[*i];
+  if (p.kind != Module::ParamInfo::Kind::Pointer && p.kind != Module::ParamInfo::Kind::TensorView)
+    return Error{"error: parameter %" + p.name + " of @" + std::string(kernel()) + " is a scalar, not a buffer"};
+  if (isa::bitWidth(buffer->dtype) != isa::bitWidth(p.dtype))
+    return Error{"error: parameter %" + p.name + " has element type " + std::string(isa::spelling(p.dtype)) +
+                 " but the buffer holds " + std::string(isa::spelling(buffer->dtype))};
+  if (p.kind == Module::ParamInfo::Kind::TensorView) {
+    int64_t need = 1;
+    for (int64_t d : p.shape) need *= d;
+    if (buffer->numel() < need)
+      return Error{"error: parameter %" + p.name + " is a tensor_view of " + std::to_string(need) + " elements but the buffer has " +
+                   std::to_string(buffer->numel())};
+  }
+  bindings_[*i].buffer = buffer;
+  return std::nullopt;
+}
+
+Status Launch::bindScalarBits(std::string_view param, uint64_t bits) {
+  Status err;
+  auto i = find(param, err);
+  if (!i) return err;
+  const auto& p = params()[*i];
+  if (p.kind == Module::ParamInfo::Kind::Pointer || p.kind == Module::ParamInfo::Kind::TensorView)
+    return Error{"error: parameter %" + p.name + " of @" + std::string(kernel()) + " is a buffer, not a scalar"};
+  bindings_[*i].bits = bits;
+  return std::nullopt;
+}
+
+Status Launch::bindScalar(std::string_view param, int64_t value) {
+  Status err;
+  auto i = find(param, err);
+  if (!i) return err;
+  const auto& p = params()[*i];
+  if (p.kind == Module::ParamInfo::Kind::Scalar && isa::isFloat(p.dtype)) return bindScalar(param, static_cast<double>(value));
+  return bindScalarBits(param, static_cast<uint64_t>(value));
+}
+
+Status Launch::bindScalar(std::string_view param, double value) {
+  Status err;
+  auto i = find(param, err);
+  if (!i) return err;
+  const auto& p = params()[*i];
+  if (p.kind == Module::ParamInfo::Kind::Scalar && isa::isFloat(p.dtype))
+    return bindScalarBits(param, isa::encodeFromDouble(p.dtype, value, isa::RoundMode::CAST_RINT, isa::SatMode::OFF));
+  return bindScalarBits(param, static_cast<uint64_t>(static_cast<int64_t>(value)));
+}
+
+Status Launch::run(const RunOptions& opts, RunStats* stats) {
+  const DecodedFunction& fn = prog_->functions[function_];
+  const auto& ps = fn.params;
+  std::vector<GmRegion> regions(ps.size());
+  std::vector<uint64_t> argBits(ps.size());
+  for (size_t i = 0; i < ps.size(); ++i) {
+    regions[i].name = ps[i].name;
+    regions[i].dtype = ps[i].dtype;
+    if (ps[i].kind == Module::ParamInfo::Kind::Pointer || ps[i].kind == Module::ParamInfo::Kind::TensorView) {
+      if (!bindings_[i].buffer) return Error{"error: parameter %" + ps[i].name + " of @" + fn.name + " is not bound"};
+      regions[i].data = bindings_[i].buffer->data.data();
+      regions[i].size = bindings_[i].buffer->data.size();
+      argBits[i] = (static_cast<uint64_t>(i) + 1) << kRegionShift;
+    } else {
+      if (!bindings_[i].bits) return Error{"error: parameter %" + ps[i].name + " of @" + fn.name + " is not bound"};
+      argBits[i] = *bindings_[i].bits;
+    }
+  }
+  const uint32_t blocks = std::max<uint32_t>(1, opts.blocks);
+  unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, blocks);
+  std::atomic<uint32_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::string firstError;
+  uint32_t firstBlock = UINT32_MAX;
+  std::atomic<uint64_t> tileOps{0}, scalarOps{0};
+  const isa::Arch arch = prog_->image.arch;
+  const size_t stackParams = ps.size() > 8 ? ps.size() - 8 : 0;
+
+  auto worker = [&] {
+    Core c;
+    c.gm = &regions;
+    c.functions = &prog_->functions;
+    c.blockNum = blocks;
+    c.storage.resize(7);
+    for (unsigned l = 0; l < 7; ++l) {
+      c.storage[l].assign(std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32), 0);
+      c.buf[l] = c.storage[l].data();
+    }
+    // The stack grows down (docs/abi.md): the kernel's prologue reserves its frame below the
+    // initial sp, callees reserve theirs below that; stack parameters sit above the initial sp.
+    constexpr size_t kCalleeStack = 64 * 1024;
+    c.stack.assign(kCalleeStack + fn.frameSize + 8 * stackParams, 0);
+    for (;;) {
+      if (failed.load(std::memory_order_relaxed)) break;
+      uint32_t b = next.fetch_add(1);
+      if (b >= blocks) break;
+      c.r.fill(0);
+      c.cond = false;
+      c.blockIdx = b;
+      const size_t top = kCalleeStack + fn.frameSize; // sp on entry
+      c.r[1] = (kStackRegion << kRegionShift) + top;
+      for (size_t i = 0; i < ps.size() && i < 8; ++i) c.r[2 + i] = argBits[i];
+      std::fill(c.stack.begin(), c.stack.end(), 0);
+      for (size_t i = 8; i < ps.size(); ++i) std::memcpy(c.stack.data() + top + 8 * (i - 8), &argBits[i], 8);
+      for (unsigned l = 0; l < 7; ++l)
+        if (fn.bufferUsed[l]) std::memset(c.buf[l], 0, std::min<size_t>(fn.bufferUsed[l], c.storage[l].size()));
+      uint32_t at = 0;
+      if (!runBlock(fn, c, at)) {
+        failed = true;
+        std::lock_guard<std::mutex> lock(mu);
+        if (b < firstBlock) {
+          firstBlock = b;
+          std::string loc = prog_->locationOf(function_, at);
+          firstError = (loc.empty() ? prog_->fileName + ":@" + fn.name : loc) + ": runtime error: " + c.error;
+          if (blocks > 1) firstError += " (block " + std::to_string(b) + ")";
+        }
+        c.error.clear();
+        break;
+      }
+    }
+    tileOps += c.tileOps;
+    scalarOps += c.scalarOps;
+  };
+
+  auto t0 = std::chrono::steady_clock::now();
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  if (stats) {
+    stats->seconds = std::chrono::duration<double>(t1 - t0).count();
+    stats->tileOps = tileOps;
+    stats->scalarOps = scalarOps;
+  }
+  if (failed) return Error{firstError};
+  return std::nullopt;
+}
+
+} // namespace pto::rt

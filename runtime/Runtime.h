@@ -1,0 +1,138 @@
+// pto-toolchain runtime: the host API (usable without pto-run).
+//
+//   auto mod = pto::rt::Module::open("k.img");            // load, validate, decode once
+//   pto::rt::Launch l = mod.value().launch("vadd");       // one kernel
+//   l.bind("x", &x); l.bind("y", &y); l.bind("z", &z);    // typed host buffers (Tensor)
+//   l.bindScalar("n", int64_t{64});                      // scalars
+//   if (auto err = l.run({.blocks = 8})) ...             // errors are values
+//
+// The cpu backend runs the decoded program in program order, one simulated AI core per block,
+// blocks in parallel on a thread pool. See docs/runtime.md.
+#pragma once
+
+#include "isa/Isa.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace pto::obj {
+struct Image;
+}
+
+namespace pto::rt {
+
+/// A runtime or load error. `message` is complete, e.g.
+/// "softmax.pto:31:9: runtime error: TLOAD reads past the end of argument %arg0".
+struct Error {
+  std::string message;
+};
+using Status = std::optional<Error>; // nullopt = success
+
+template <typename T> class Result {
+public:
+  Result(T v) : v_(std::move(v)) {}
+  Result(Error e) : v_(std::move(e)) {}
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() { return std::get<0>(v_); }
+  const T& value() const { return std::get<0>(v_); }
+  T* operator->() { return &value(); }
+  const Error& error() const { return std::get<1>(v_); }
+
+private:
+  std::variant<T, Error> v_;
+};
+
+/// A typed host buffer: element type, shape (row-major), raw little-endian element bits.
+/// Packed 4-bit types hold two elements per byte (element 2k in the low nibble).
+struct Tensor {
+  isa::DType dtype = isa::DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+
+  int64_t numel() const;
+  static size_t bytesFor(isa::DType t, int64_t numel);
+  static Tensor zeros(isa::DType t, std::vector<int64_t> shape);
+  /// Element i as a double (isa::decodeToDouble).
+  double at(int64_t i) const;
+  uint64_t bitsAt(int64_t i) const;
+  void setBits(int64_t i, uint64_t bits);
+};
+
+struct RunOptions {
+  uint32_t blocks = 1;  // get_block_num(); each block is one simulated core
+  unsigned threads = 0; // 0 = hardware concurrency (capped at blocks)
+};
+
+struct RunStats {
+  double seconds = 0;        // wall time of the launch
+  uint64_t tileOps = 0;      // executed tile blocks, all blocks together
+  uint64_t scalarOps = 0;    // executed scalar instructions
+};
+
+class Program; // the decoded image (runtime/Program.h)
+
+class Launch;
+
+/// A loaded, validated and decoded image.
+class Module {
+public:
+  static Result<Module> open(const std::string& path);
+  static Result<Module> load(const std::vector<uint8_t>& bytes, std::string name = "<memory>");
+
+  const obj::Image& image() const;
+  isa::Arch arch() const;
+  std::vector<std::string> kernelNames() const;
+  /// Parameters of an entry kernel (name, kind, dtype, shape), or null if there is no such entry.
+  struct ParamInfo {
+    std::string name;
+    enum class Kind { Pointer, Scalar, TensorView, Index } kind;
+    isa::DType dtype;
+    std::vector<int64_t> shape;
+  };
+  const std::vector<ParamInfo>* params(std::string_view kernel) const;
+
+  /// A launch of one entry kernel; fails when there is no entry of that name.
+  Result<Launch> launch(std::string_view kernel) const;
+
+  std::shared_ptr<const Program> program() const { return prog_; }
+
+private:
+  std::shared_ptr<const Program> prog_;
+};
+
+class Launch {
+public:
+  /// Binds a pointer / tensor_view parameter to a host buffer (by name, with or without '%',
+  /// or "#index"). The buffer must outlive run(); the kernel reads and writes it in place.
+  Status bind(std::string_view param, Tensor* buffer);
+  /// Binds a scalar or index parameter. Integers are sign-extended raw bits; a double is
+  /// converted to the parameter's element type (round to nearest even).
+  Status bindScalar(std::string_view param, int64_t value);
+  Status bindScalar(std::string_view param, double value);
+  Status bindScalarBits(std::string_view param, uint64_t bits);
+
+  /// Runs the kernel. Errors carry the kernel's source location.
+  Status run(const RunOptions& opts = {}, RunStats* stats = nullptr);
+
+  const std::vector<Module::ParamInfo>& params() const;
+  std::string_view kernel() const;
+
+private:
+  friend class Module;
+  std::shared_ptr<const Program> prog_;
+  uint32_t function_ = 0;
+  struct Binding {
+    Tensor* buffer = nullptr;
+    std::optional<uint64_t> bits;
+  };
+  std::vector<Binding> bindings_;
+  std::optional<size_t> find(std::string_view param, Status& err) const;
+};
+
+} // namespace pto::rt

@@ -1,0 +1,928 @@
+// cpu backend tile kernels. selectKernel() picks one instantiation per (op, dtypes) when the
+// image is decoded; the kernels iterate the destination valid region (the B.DIM bounds) and
+// never touch elements outside it. Plain row-major tiles take contiguous row loops; other
+// layouts go through TileOperand::elemOffset (reference 4.3).
+#include "isa/Encoding.h"
+#include "isa/Numerics.h"
+#include "runtime/Program.h"
+#include "runtime/cpu/Elem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pto::rt {
+namespace {
+
+using isa::DType;
+using namespace cpu;
+namespace enc = isa::enc;
+
+// ------------------------------------------------------------------ helpers
+template <typename S> inline S* tptr(Core& c, const TileOperand& o) { return reinterpret_cast<S*>(c.buf[o.loc] + o.offset); }
+
+bool fits(Core& c, const TileInst& t, const TileOperand& o, uint32_t vr, uint32_t vc) {
+  if (vr <= o.rows && vc <= o.cols) return true;
+  if (c.error.empty())
+    c.error = std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" + std::to_string(vc) + " exceeds tile %" + o.name +
+              " (" + std::to_string(o.rows) + "x" + std::to_string(o.cols) + ")";
+  return false;
+}
+
+/// Element accessor for one operand (fast row-major addressing or the generic layout).
+template <typename S> struct Acc {
+  S* base;
+  const TileOperand* o;
+  bool rm;
+  Acc(Core& c, const TileOperand& op) : base(tptr<S>(c, op)), o(&op), rm(op.plainRowMajor()) {}
+  S& at(uint32_t r, uint32_t col) const { return rm ? base[size_t{r} * o->cols + col] : base[o->elemOffset(r, col)]; }
+  S* row(uint32_t r) const { return base + size_t{r} * o->cols; }
+};
+
+// ------------------------------------------------------------------ binary tile-tile
+struct OAdd { template <typename C> static C f(C a, C b) { return wrapAdd(a, b); } };
+struct OSub { template <typename C> static C f(C a, C b) { return wrapSub(a, b); } };
+struct OMul { template <typename C> static C f(C a, C b) { return wrapMul(a, b); } };
+struct ODiv {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) return static_cast<C>(-1);
+      if constexpr (std::is_signed_v<C>)
+        if (a == std::numeric_limits<C>::min() && b == -1) return a;
+      return static_cast<C>(a / b);
+    } else {
+      return a / b;
+    }
+  }
+};
+struct ORem {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) return a;
+      if constexpr (std::is_signed_v<C>)
+        if (a == std::numeric_limits<C>::min() && b == -1) return 0;
+      return static_cast<C>(a % b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+struct OMax { template <typename C> static C f(C a, C b) { return a < b ? b : a; } };
+struct OMin { template <typename C> static C f(C a, C b) { return b < a ? b : a; } };
+struct OAnd { template <typename C> static C f(C a, C b) { if constexpr (std::is_integral_v<C>) return a & b; else return a; } };
+struct OOr { template <typename C> static C f(C a, C b) { if constexpr (std::is_integral_v<C>) return a | b; else return a; } };
+struct OXor { template <typename C> static C f(C a, C b) { if constexpr (std::is_integral_v<C>) return a ^ b; else return a; } };
+struct OShl {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      using U = std::make_unsigned_t<C>;
+      const uint64_t s = static_cast<uint64_t>(b);
+      return s >= sizeof(C) * 8 ? C{0} : static_cast<C>(static_cast<U>(a) << s);
+    } else {
+      return a;
+    }
+  }
+};
+struct OShr {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      const uint64_t s = static_cast<uint64_t>(b);
+      if (s >= sizeof(C) * 8) return std::is_signed_v<C> && a < 0 ? C(-1) : C{0};
+      return static_cast<C>(a >> s);
+    } else {
+      return a;
+    }
+  }
+};
+struct OExpDif {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_same_v<C, float>) return std::exp(a - b);
+    else if constexpr (std::is_floating_point_v<C>) return std::exp(a - b);
+    else return a;
+  }
+};
+
+template <DType D, typename Op> void kBinary(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, ob, vr, vc)) return;
+  Acc<S> d(c, od), a(c, oa), b(c, ob);
+  if (d.rm && a.rm && b.rm) {
+    for (uint32_t r = 0; r < vr; ++r) {
+      S* dr = d.row(r);
+      const S *ar = a.row(r), *br = b.row(r);
+      for (uint32_t j = 0; j < vc; ++j) dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j]), Tr<D>::ld(br[j])));
+    }
+    return;
+  }
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(b.at(r, j))));
+}
+
+template <typename S, DType D> inline typename Tr<D>::C scalarOf(uint64_t bits) {
+  S s;
+  std::memcpy(&s, &bits, sizeof(S));
+  return Tr<D>::ld(s);
+}
+
+template <DType D, typename Op> void kScalar(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  const auto s = scalarOf<S, D>(t.scalar(c, 0));
+  Acc<S> d(c, od), a(c, oa);
+  if (d.rm && a.rm) {
+    for (uint32_t r = 0; r < vr; ++r) {
+      S* dr = d.row(r);
+      const S* ar = a.row(r);
+      for (uint32_t j = 0; j < vc; ++j) dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j]), s));
+    }
+    return;
+  }
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), s));
+}
+
+// ------------------------------------------------------------------ unary
+template <DType D> struct UExp {
+  template <typename C> static C f(C x) {
+    if constexpr (D == DType::F32) return static_cast<float>(std::exp(static_cast<double>(x)));
+    else if constexpr (std::is_same_v<C, float>) return std::exp(x);
+    else if constexpr (std::is_floating_point_v<C>) return std::exp(x);
+    else return x;
+  }
+};
+template <DType D> struct ULog {
+  template <typename C> static C f(C x) {
+    if constexpr (D == DType::F32) return static_cast<float>(std::log(static_cast<double>(x)));
+    else if constexpr (std::is_floating_point_v<C>) return std::log(x);
+    else return x;
+  }
+};
+template <DType D> struct USqrt {
+  template <typename C> static C f(C x) {
+    if constexpr (std::is_floating_point_v<C>) return static_cast<C>(std::sqrt(static_cast<double>(x)));
+    else return x;
+  }
+};
+template <DType D> struct URsqrt {
+  template <typename C> static C f(C x) {
+    if constexpr (std::is_floating_point_v<C>) return static_cast<C>(1.0 / std::sqrt(static_cast<double>(x)));
+    else return x;
+  }
+};
+template <DType D> struct URecip {
+  template <typename C> static C f(C x) {
+    if constexpr (std::is_floating_point_v<C>) return C(1) / x;
+    else return x == 0 ? C(-1) : static_cast<C>(1 / x);
+  }
+};
+template <DType D> struct URelu { template <typename C> static C f(C x) { return x < C(0) ? C(0) : x; } };
+template <DType D> struct UAbs {
+  template <typename C> static C f(C x) {
+    if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
+    else if constexpr (std::is_signed_v<C>) return x < 0 ? wrapSub(C(0), x) : x;
+    else return x;
+  }
+};
+template <DType D> struct UNeg {
+  template <typename C> static C f(C x) {
+    if constexpr (std::is_floating_point_v<C>) return -x;
+    else return wrapSub(C(0), x);
+  }
+};
+template <DType D> struct UNot {
+  template <typename C> static C f(C x) {
+    if constexpr (std::is_integral_v<C>) return static_cast<C>(~x);
+    else return x;
+  }
+};
+
+template <DType D, typename Op> void kUnary(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  Acc<S> d(c, od), a(c, oa);
+  if (d.rm && a.rm) {
+    for (uint32_t r = 0; r < vr; ++r) {
+      S* dr = d.row(r);
+      const S* ar = a.row(r);
+      for (uint32_t j = 0; j < vc; ++j) dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j])));
+    }
+    return;
+  }
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j))));
+}
+
+/// TLRELU: x > 0 ? x : x * slope (slope as the tile's element type).
+template <DType D> void kLrelu(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  const auto s = scalarOf<S, D>(t.scalar(c, 0));
+  Acc<S> d(c, od), a(c, oa);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      auto x = Tr<D>::ld(a.at(r, j));
+      d.at(r, j) = Tr<D>::st(x > 0 ? x : x * s);
+    }
+}
+
+// ------------------------------------------------------------------ TEXPANDS (raw bits)
+void kExpands(Core& c, const TileInst& t) {
+  const TileOperand& od = t.tiles[t.dst];
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, od, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype);
+  const uint64_t v = t.scalar(c, 0);
+  uint8_t* base = c.buf[od.loc] + od.offset;
+  if (bits == 32 && od.plainRowMajor()) {
+    const uint32_t v32 = static_cast<uint32_t>(v);
+    for (uint32_t r = 0; r < vr; ++r) {
+      uint32_t* row = reinterpret_cast<uint32_t*>(base) + size_t{r} * od.cols;
+      std::fill(row, row + vc, v32);
+    }
+    return;
+  }
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) setBits(base, bits, od.elemOffset(r, j), v);
+}
+
+// ------------------------------------------------------------------ reductions and expands
+enum class Red { Sum, Max, Min, Prod };
+template <DType D, Red R> void kRowReduce(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  using C = typename Tr<D>::C;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c); // the source valid region
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, vr, 1)) return;
+  Acc<S> d(c, od), a(c, oa);
+  for (uint32_t r = 0; r < vr; ++r) {
+    if (vc == 0) continue;
+    C acc = Tr<D>::ld(a.at(r, 0));
+    for (uint32_t j = 1; j < vc; ++j) {
+      C x = Tr<D>::ld(a.at(r, j));
+      if constexpr (R == Red::Sum) acc = wrapAdd(acc, x);
+      else if constexpr (R == Red::Prod) acc = wrapMul(acc, x);
+      else if constexpr (R == Red::Max) acc = acc < x ? x : acc;
+      else acc = x < acc ? x : acc;
+    }
+    d.at(r, 0) = Tr<D>::st(acc);
+  }
+}
+template <DType D, Red R> void kColReduce(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  using C = typename Tr<D>::C;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, 1, vc)) return;
+  Acc<S> d(c, od), a(c, oa);
+  for (uint32_t j = 0; j < vc; ++j) {
+    if (vr == 0) continue;
+    C acc = Tr<D>::ld(a.at(0, j));
+    for (uint32_t r = 1; r < vr; ++r) {
+      C x = Tr<D>::ld(a.at(r, j));
+      if constexpr (R == Red::Sum) acc = wrapAdd(acc, x);
+      else if constexpr (R == Red::Prod) acc = wrapMul(acc, x);
+      else if constexpr (R == Red::Max) acc = acc < x ? x : acc;
+      else acc = x < acc ? x : acc;
+    }
+    d.at(0, j) = Tr<D>::st(acc);
+  }
+}
+
+/// dst[i,j] = src[i,0] (row) or src[0,j] (col), raw element copy.
+template <DType D, bool Row> void kExpand(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, Row ? vr : 1, Row ? 1 : vc)) return;
+  Acc<S> d(c, od), a(c, oa);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Row ? a.at(r, 0) : a.at(0, j);
+}
+
+/// dst[i,j] = op(src0[i,j], src1[i,0]) (Row) or op(src0[i,j], src1[0,j]).
+template <DType D, typename Op, bool Row> void kExpandOp(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, ob, Row ? vr : 1, Row ? 1 : vc)) return;
+  Acc<S> d(c, od), a(c, oa), b(c, ob);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j)
+      d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(Row ? b.at(r, 0) : b.at(0, j))));
+}
+
+// ------------------------------------------------------------------ compare / select
+template <DType D> void kCmp(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const bool scalar = t.op == isa::OpId::TCMPS;
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || (!scalar && !fits(c, t, t.tiles[t.src1], vr, vc))) return;
+  Acc<S> a(c, oa);
+  const auto s = scalarOf<S, D>(t.scalar(c, 0));
+  uint8_t* base = c.buf[od.loc] + od.offset;
+  const unsigned bits = isa::bitWidth(od.dtype);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      auto x = Tr<D>::ld(a.at(r, j));
+      auto y = scalar ? s : Tr<D>::ld(Acc<S>(c, t.tiles[t.src1]).at(r, j));
+      bool v = false;
+      switch (t.cmode) {
+      case 0: v = x == y; break;
+      case 1: v = x != y; break;
+      case 2: v = x < y; break;
+      case 3: v = x > y; break;
+      case 4: v = x <= y; break;
+      default: v = x >= y; break;
+      }
+      setBits(base, bits, od.elemOffset(r, j), v ? 1 : 0);
+    }
+}
+
+/// TSEL: dst = mask != 0 ? src0 : src1; TSELS: dst = mask != 0 ? src : scalar.
+template <DType D> void kSel(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &om = t.tiles[t.src0], &oa = t.tiles[t.src1];
+  const bool scalar = t.op == isa::OpId::TSELS;
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, om, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  Acc<S> d(c, od), a(c, oa);
+  const uint8_t* mb = c.buf[om.loc] + om.offset;
+  const unsigned mbits = isa::bitWidth(om.dtype);
+  S sv{};
+  uint64_t bits = t.scalar(c, 0);
+  std::memcpy(&sv, &bits, sizeof(S));
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      bool m = getBits(mb, mbits, om.elemOffset(r, j)) != 0;
+      d.at(r, j) = m ? a.at(r, j) : (scalar ? sv : Acc<S>(c, t.tiles[t.src2]).at(r, j));
+    }
+}
+
+// ------------------------------------------------------------------ conversions
+isa::RoundMode roundOf(unsigned rmode) {
+  switch (rmode) {
+  case 1: return isa::RoundMode::CAST_RINT;
+  case 2: return isa::RoundMode::CAST_TRUNC;
+  case 3: return isa::RoundMode::CAST_FLOOR;
+  case 4: return isa::RoundMode::CAST_CEIL;
+  case 5: return isa::RoundMode::CAST_ROUND;
+  case 6: return isa::RoundMode::CAST_ODD;
+  default: return isa::RoundMode::CAST_NONE;
+  }
+}
+
+/// Generic conversion over the destination valid region through isa::convert (exact, every
+/// mode and saturation). 8-bit-or-narrower sources use the Converter's table.
+void kCvtGeneric(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  const isa::Converter cv(oa.dtype, od.dtype, t.round, t.satMode);
+  const uint8_t* sb = c.buf[oa.loc] + oa.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const unsigned sbits = isa::bitWidth(oa.dtype), dbits = isa::bitWidth(od.dtype);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) setBits(db, dbits, od.elemOffset(r, j), cv(getBits(sb, sbits, oa.elemOffset(r, j))));
+}
+
+/// Exact widening to f32 (f16, bf16 and small integers): every rounding mode gives the same.
+template <DType Src> void kCvtWiden(Core& c, const TileInst& t) {
+  using S = typename Tr<Src>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  Acc<float> d(c, od);
+  Acc<S> a(c, oa);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = static_cast<float>(Tr<Src>::ld(a.at(r, j)));
+}
+
+/// f32 -> f16 with round to nearest even (CAST_RINT / CAST_NONE) and the pair's saturation.
+void kCvtF32F16Rint(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  Acc<uint16_t> d(c, od);
+  Acc<float> a(c, oa);
+  const bool sat = t.satMode == isa::SatMode::ON;
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      uint16_t h = f2h(a.at(r, j));
+      if (sat && (h & 0x7fffu) == 0x7c00u) h = static_cast<uint16_t>((h & 0x8000u) | 0x7bffu);
+      d.at(r, j) = h;
+    }
+}
+
+// ------------------------------------------------------------------ TAXPY / TDEQUANT
+template <DType Dd, DType Ds> void kAxpy(Core& c, const TileInst& t) {
+  using SD = typename Tr<Dd>::S;
+  using SS = typename Tr<Ds>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  Acc<SD> d(c, od);
+  Acc<SS> a(c, oa);
+  const float s = scalarOf<SS, Ds>(t.scalar(c, 0));
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      if constexpr (Dd == DType::F16) {
+        // same-type half path: the product and the sum each round to half
+        float p = h2f(f2h(h2f(a.at(r, j)) * s));
+        d.at(r, j) = f2h(h2f(d.at(r, j)) + p);
+      } else {
+        // f32 destination: the source is widened to f32 first, product and sum round in f32
+        float x = Tr<Ds>::ld(a.at(r, j));
+        float p = x * s;
+        d.at(r, j) = Tr<Dd>::st(Tr<Dd>::ld(d.at(r, j)) + p);
+      }
+    }
+}
+
+template <DType Src> void kDequant(Core& c, const TileInst& t) {
+  using S = typename Tr<Src>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &osc = t.tiles[t.src1], &oof = t.tiles[t.src2];
+  const uint32_t paraCols = std::max<int32_t>(1, osc.validCols);
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, osc, vr, std::min(paraCols, osc.cols)) ||
+      !fits(c, t, oof, vr, std::min(paraCols, oof.cols)))
+    return;
+  Acc<float> d(c, od), sc(c, osc), of(c, oof);
+  Acc<S> a(c, oa);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      const uint32_t pc = std::min(j, paraCols - 1);
+      float x = static_cast<float>(a.at(r, j)) - of.at(r, pc);
+      d.at(r, j) = x * sc.at(r, pc);
+    }
+}
+
+// ------------------------------------------------------------------ data movement
+/// Reads an element as float/double/int for conversions between tiles of any dtypes.
+void kMov(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  const uint8_t* sb = c.buf[oa.loc] + oa.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const unsigned sbits = isa::bitWidth(oa.dtype), dbits = isa::bitWidth(od.dtype);
+  if (oa.dtype == od.dtype) {
+    if (od.plainRowMajor() && oa.plainRowMajor() && sbits >= 8) {
+      for (uint32_t r = 0; r < vr; ++r)
+        std::memmove(db + size_t{r} * od.cols * (dbits / 8), sb + size_t{r} * oa.cols * (sbits / 8), size_t{vc} * (dbits / 8));
+      return;
+    }
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t j = 0; j < vc; ++j) setBits(db, dbits, od.elemOffset(r, j), getBits(sb, sbits, oa.elemOffset(r, j)));
+    return;
+  }
+  const isa::Converter cv(oa.dtype, od.dtype, isa::RoundMode::CAST_RINT);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) setBits(db, dbits, od.elemOffset(r, j), cv(getBits(sb, sbits, oa.elemOffset(r, j))));
+}
+
+void kTrans(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vc, vr)) return;
+  const uint8_t* sb = c.buf[oa.loc] + oa.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const unsigned bits = isa::bitWidth(od.dtype);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) setBits(db, bits, od.elemOffset(r, j), getBits(sb, bits, oa.elemOffset(j, r)));
+}
+
+uint64_t padBits(isa::PadValue p, DType d) {
+  const bool hasInf = d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64 || d == DType::F8E5M2 || d == DType::HIF8;
+  switch (p) {
+  case isa::PadValue::Max:
+    if (isa::isFloat(d)) return isa::encodeFromDouble(d, hasInf ? INFINITY : isa::maxFinite(d), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
+    return isa::info(d).kind == isa::DTypeKind::UInt ? ~uint64_t{0} : (uint64_t{1} << (isa::bitWidth(d) - 1)) - 1;
+  case isa::PadValue::Min:
+    if (isa::isFloat(d)) return isa::encodeFromDouble(d, hasInf ? -INFINITY : -isa::maxFinite(d), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
+    return isa::info(d).kind == isa::DTypeKind::UInt ? 0 : uint64_t{1} << (isa::bitWidth(d) - 1);
+  default: return 0;
+  }
+}
+
+/// TLOAD: B.IOR = (GM byte address, row stride in bytes). The destination valid region is
+/// read; with a Zero/Max/Min pad, the rest of the tile is filled with the pad value first.
+void kLoad(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand& od = t.tiles[t.dst];
+  if (!fits(c, t, od, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype), eb = bits / 8;
+  const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  if (od.pad != isa::PadValue::Null) {
+    const uint64_t pv = padBits(od.pad, od.dtype);
+    for (uint32_t r = 0; r < od.rows; ++r)
+      for (uint32_t j = 0; j < od.cols; ++j)
+        if (r >= vr || j >= vc) setBits(db, bits, od.elemOffset(r, j), pv);
+  }
+  if (vr == 0 || vc == 0) return;
+  const uint64_t span = (vr - 1) * stride + uint64_t{vc} * eb;
+  const uint8_t* src = c.translate(addr, span, "TLOAD", false);
+  if (!src) return;
+  if (od.plainRowMajor()) {
+    for (uint32_t r = 0; r < vr; ++r) std::memcpy(db + size_t{r} * od.cols * eb, src + r * stride, size_t{vc} * eb);
+    return;
+  }
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) setBits(db, bits, od.elemOffset(r, j), getBits(src + r * stride, bits, j));
+}
+
+/// TSTORE: the source valid region to GM. When the argument's element type is narrower than
+/// the tile's (acc f32 -> f16/bf16), elements are converted (round to nearest even).
+void kStore(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand& os = t.tiles[t.src0];
+  if (!fits(c, t, os, vr, vc)) return;
+  if (vr == 0 || vc == 0) return;
+  const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
+  const GmRegion* g = c.regionOf(addr);
+  DType gmType = g && isa::bitWidth(g->dtype) != isa::bitWidth(os.dtype) ? g->dtype : os.dtype;
+  if (t.hasDatr && t.datrType != enc::kDataTypeNone && t.datrType != 0)
+    if (auto d = enc::dtypeOfCode(t.datrType)) gmType = *d;
+  const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType), geb = gbits / 8;
+  const uint64_t span = (vr - 1) * stride + uint64_t{vc} * geb;
+  uint8_t* dst = c.translate(addr, span, "TSTORE", true);
+  if (!dst) return;
+  const uint8_t* sb = c.buf[os.loc] + os.offset;
+  if (gmType == os.dtype) {
+    if (os.plainRowMajor()) {
+      for (uint32_t r = 0; r < vr; ++r) std::memcpy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
+      return;
+    }
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t j = 0; j < vc; ++j) setBits(dst + r * stride, gbits, j, getBits(sb, sbits, os.elemOffset(r, j)));
+    return;
+  }
+  const isa::Converter cv(os.dtype, gmType, isa::RoundMode::CAST_RINT);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) setBits(dst + r * stride, gbits, j, cv(getBits(sb, sbits, os.elemOffset(r, j))));
+}
+
+/// TGATHER with an index tile: dst[i,j] = src element at storage index idx[i,j].
+void kGather(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &oi = t.tiles[t.src1];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oi, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype), ibits = isa::bitWidth(oi.dtype);
+  const bool isSigned = isa::info(oi.dtype).kind == isa::DTypeKind::SInt;
+  const uint8_t *sb = c.buf[oa.loc] + oa.offset, *ib = c.buf[oi.loc] + oi.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const int64_t n = int64_t{oa.rows} * oa.cols;
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      uint64_t raw = getBits(ib, ibits, oi.elemOffset(r, j));
+      int64_t k = isSigned ? static_cast<int64_t>(raw << (64 - ibits)) >> (64 - ibits) : static_cast<int64_t>(raw);
+      if (k < 0 || k >= n) {
+        c.error = "TGATHER index " + std::to_string(k) + " is outside the source tile %" + oa.name + " (" + std::to_string(n) + " elements)";
+        return;
+      }
+      setBits(db, bits, od.elemOffset(r, j), getBits(sb, bits, static_cast<size_t>(k)));
+    }
+}
+
+/// TSCATTER: dst element at storage index idx[i,j] = src[i,j], over the index tile's valid
+/// region (its descriptor; the block's bounds when it is dynamic).
+void kScatter(Core& c, const TileInst& t) {
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &oi = t.tiles[t.src1];
+  const uint32_t vr = oi.validRows >= 0 ? static_cast<uint32_t>(oi.validRows) : t.validRows(c);
+  const uint32_t vc = oi.validCols >= 0 ? static_cast<uint32_t>(oi.validCols) : t.validCols(c);
+  if (!fits(c, t, oa, vr, vc) || !fits(c, t, oi, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype), ibits = isa::bitWidth(oi.dtype);
+  const bool isSigned = isa::info(oi.dtype).kind == isa::DTypeKind::SInt;
+  const uint8_t *sb = c.buf[oa.loc] + oa.offset, *ib = c.buf[oi.loc] + oi.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const int64_t n = int64_t{od.rows} * od.cols;
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      uint64_t raw = getBits(ib, ibits, oi.elemOffset(r, j));
+      int64_t k = isSigned ? static_cast<int64_t>(raw << (64 - ibits)) >> (64 - ibits) : static_cast<int64_t>(raw);
+      if (k < 0 || k >= n) {
+        c.error = "TSCATTER index " + std::to_string(k) + " is outside the destination tile %" + od.name + " (" + std::to_string(n) + " elements)";
+        return;
+      }
+      setBits(db, bits, static_cast<size_t>(k), getBits(sb, bits, oa.elemOffset(r, j)));
+    }
+}
+
+// ------------------------------------------------------------------ matmul
+inline double loadAsDouble(const uint8_t* base, DType d, size_t i) { return isa::decodeToDouble(d, getBits(base, isa::bitWidth(d), i)); }
+
+/// C[i,j] = sum_k A[i,k] * B[k,j] (M = LB0, N = LB1, K = LB2); f32 accumulation with a fused
+/// multiply-add per k (inputs converted to f32 first), i32 accumulation for integer inputs.
+template <bool IntAcc> void kMatmul(Core& c, const TileInst& t) {
+  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
+  const uint8_t *ab = c.buf[oa.loc] + oa.offset, *bb = c.buf[ob.loc] + ob.offset;
+  std::vector<float> A(size_t{M} * K), B(size_t{K} * N);
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t k = 0; k < K; ++k) A[size_t{i} * K + k] = static_cast<float>(loadAsDouble(ab, oa.dtype, oa.elemOffset(i, k)));
+  for (uint32_t k = 0; k < K; ++k)
+    for (uint32_t j = 0; j < N; ++j) B[size_t{k} * N + j] = static_cast<float>(loadAsDouble(bb, ob.dtype, ob.elemOffset(k, j)));
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const unsigned dbits = isa::bitWidth(od.dtype);
+  const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
+  const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
+  if (accIn && !fits(c, t, *accIn, M, N)) return;
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      if constexpr (IntAcc) {
+        int32_t acc = 0;
+        for (uint32_t k = 0; k < K; ++k)
+          acc = wrapAdd(acc, wrapMul(static_cast<int32_t>(A[size_t{i} * K + k]), static_cast<int32_t>(B[size_t{k} * N + j])));
+        if (accIn) acc = wrapAdd(acc, static_cast<int32_t>(getBits(c.buf[accIn->loc] + accIn->offset, 32, accIn->elemOffset(i, j))));
+        if (bias) acc = wrapAdd(acc, static_cast<int32_t>(getBits(c.buf[bias->loc] + bias->offset, 32, bias->elemOffset(0, j))));
+        setBits(db, dbits, od.elemOffset(i, j), static_cast<uint32_t>(acc));
+      } else {
+        float acc = 0;
+        for (uint32_t k = 0; k < K; ++k) acc = std::fma(A[size_t{i} * K + k], B[size_t{k} * N + j], acc);
+        if (accIn) acc = static_cast<float>(loadAsDouble(c.buf[accIn->loc] + accIn->offset, accIn->dtype, accIn->elemOffset(i, j))) + acc;
+        if (bias) acc = acc + static_cast<float>(loadAsDouble(c.buf[bias->loc] + bias->offset, bias->dtype, bias->elemOffset(0, j)));
+        setBits(db, dbits, od.elemOffset(i, j), isa::f32Bits(acc));
+      }
+    }
+}
+
+void kNop(Core&, const TileInst&) {}
+
+// ------------------------------------------------------------------ dtype dispatch
+template <template <DType> class K> TileKernel byType(DType d, bool ints, bool floats) {
+  switch (d) {
+  case DType::F32: return floats ? &K<DType::F32>::run : nullptr;
+  case DType::F16: return floats ? &K<DType::F16>::run : nullptr;
+  case DType::BF16: return floats ? &K<DType::BF16>::run : nullptr;
+  case DType::F64: return floats ? &K<DType::F64>::run : nullptr;
+  case DType::I8: return ints ? &K<DType::I8>::run : nullptr;
+  case DType::I16: return ints ? &K<DType::I16>::run : nullptr;
+  case DType::I32: return ints ? &K<DType::I32>::run : nullptr;
+  case DType::I64: return ints ? &K<DType::I64>::run : nullptr;
+  case DType::U8: return ints ? &K<DType::U8>::run : nullptr;
+  case DType::U16: return ints ? &K<DType::U16>::run : nullptr;
+  case DType::U32: return ints ? &K<DType::U32>::run : nullptr;
+  case DType::U64: return ints ? &K<DType::U64>::run : nullptr;
+  default: return nullptr;
+  }
+}
+
+#define PTO_K(NAME, BODY)                                                                                              \
+  template <typename Op> struct NAME {                                                                                 \
+    template <DType D> struct T {                                                                                      \
+      static void run(Core& c, const TileInst& t) { BODY; }                                                            \
+    };                                                                                                                 \
+  };
+PTO_K(BinK, (kBinary<D, Op>(c, t)))
+PTO_K(ScalK, (kScalar<D, Op>(c, t)))
+PTO_K(RowExpK, (kExpandOp<D, Op, true>(c, t)))
+PTO_K(ColExpK, (kExpandOp<D, Op, false>(c, t)))
+#undef PTO_K
+template <template <DType> class U> struct UnK {
+  template <DType D> struct T {
+    static void run(Core& c, const TileInst& t) { kUnary<D, U<D>>(c, t); }
+  };
+};
+template <Red R> struct RowRedK {
+  template <DType D> struct T {
+    static void run(Core& c, const TileInst& t) { kRowReduce<D, R>(c, t); }
+  };
+};
+template <Red R> struct ColRedK {
+  template <DType D> struct T {
+    static void run(Core& c, const TileInst& t) { kColReduce<D, R>(c, t); }
+  };
+};
+template <bool Row> struct ExpK {
+  template <DType D> struct T {
+    static void run(Core& c, const TileInst& t) { kExpand<D, Row>(c, t); }
+  };
+};
+template <DType D> struct CmpK {
+  static void run(Core& c, const TileInst& t) { kCmp<D>(c, t); }
+};
+template <DType D> struct SelK {
+  static void run(Core& c, const TileInst& t) { kSel<D>(c, t); }
+};
+template <DType D> struct LreluK {
+  static void run(Core& c, const TileInst& t) { kLrelu<D>(c, t); }
+};
+
+} // namespace
+
+std::optional<std::string> selectKernel(TileInst& t) {
+  using isa::OpId;
+  const DType d = t.dst >= 0 ? t.tiles[t.dst].dtype : (t.src0 >= 0 ? t.tiles[t.src0].dtype : t.startType);
+  const DType s = t.src0 >= 0 ? t.tiles[t.src0].dtype : d;
+  auto need = [&](std::initializer_list<int> roles) -> std::optional<std::string> {
+    for (int r : roles)
+      if (r < 0) return std::string(t.name) + ": missing tile operand";
+    return std::nullopt;
+  };
+  auto unsupportedType = [&](DType x) {
+    return std::string(t.name) + " on " + std::string(isa::spelling(x)) + " tiles is not supported by the cpu backend";
+  };
+  TileKernel k = nullptr;
+  switch (t.op) {
+#define BIN(OP, F, I, FL)                                                                                              \
+  case OpId::OP:                                                                                                       \
+    if (auto e = need({t.dst, t.src0, t.src1})) return e;                                                              \
+    k = byType<BinK<F>::template T>(d, I, FL);                                                                         \
+    break;
+    BIN(TADD, OAdd, true, true)
+    BIN(TSUB, OSub, true, true)
+    BIN(TMUL, OMul, true, true)
+    BIN(TDIV, ODiv, true, true)
+    BIN(TMAX, OMax, true, true)
+    BIN(TMIN, OMin, true, true)
+    BIN(TREM, ORem, true, true)
+    BIN(TFMOD, ORem, false, true)
+    BIN(TAND, OAnd, true, false)
+    BIN(TOR, OOr, true, false)
+    BIN(TXOR, OXor, true, false)
+    BIN(TSHL, OShl, true, false)
+    BIN(TSHR, OShr, true, false)
+#undef BIN
+#define SCAL(OP, F, I, FL)                                                                                             \
+  case OpId::OP:                                                                                                       \
+    if (auto e = need({t.dst, t.src0})) return e;                                                                      \
+    k = byType<ScalK<F>::template T>(d, I, FL);                                                                        \
+    break;
+    SCAL(TADDS, OAdd, true, true)
+    SCAL(TSUBS, OSub, true, true)
+    SCAL(TMULS, OMul, true, true)
+    SCAL(TDIVS, ODiv, true, true)
+    SCAL(TMAXS, OMax, true, true)
+    SCAL(TMINS, OMin, true, true)
+    SCAL(TREMS, ORem, true, true)
+    SCAL(TFMODS, ORem, false, true)
+    SCAL(TANDS, OAnd, true, false)
+    SCAL(TORS, OOr, true, false)
+    SCAL(TXORS, OXor, true, false)
+    SCAL(TSHLS, OShl, true, false)
+    SCAL(TSHRS, OShr, true, false)
+#undef SCAL
+#define UN(OP, U, I, FL)                                                                                               \
+  case OpId::OP:                                                                                                       \
+    if (auto e = need({t.dst, t.src0})) return e;                                                                      \
+    k = byType<UnK<U>::template T>(d, I, FL);                                                                          \
+    break;
+    UN(TEXP, UExp, false, true)
+    UN(TLOG, ULog, false, true)
+    UN(TSQRT, USqrt, false, true)
+    UN(TRSQRT, URsqrt, false, true)
+    UN(TRECIP, URecip, false, true)
+    UN(TRELU, URelu, true, true)
+    UN(TABS, UAbs, true, true)
+    UN(TNEG, UNeg, true, true)
+    UN(TNOT, UNot, true, false)
+#undef UN
+#define RED(OP, R, ROW)                                                                                                \
+  case OpId::OP:                                                                                                       \
+    if (auto e = need({t.dst, t.src0})) return e;                                                                      \
+    k = ROW ? byType<RowRedK<R>::template T>(d, true, true) : byType<ColRedK<R>::template T>(d, true, true);           \
+    if (s != d) return std::string(t.name) + ": source and destination types differ (" + std::string(isa::spelling(s)) + " -> " + std::string(isa::spelling(d)) + ")"; \
+    break;
+    RED(TROWSUM, Red::Sum, true)
+    RED(TROWMAX, Red::Max, true)
+    RED(TROWMIN, Red::Min, true)
+    RED(TROWPROD, Red::Prod, true)
+    RED(TCOLSUM, Red::Sum, false)
+    RED(TCOLMAX, Red::Max, false)
+    RED(TCOLMIN, Red::Min, false)
+    RED(TCOLPROD, Red::Prod, false)
+#undef RED
+  case OpId::TROWEXPAND:
+  case OpId::TCOLEXPAND:
+    if (auto e = need({t.dst, t.src0})) return e;
+    k = t.op == OpId::TROWEXPAND ? byType<ExpK<true>::template T>(d, true, true) : byType<ExpK<false>::template T>(d, true, true);
+    break;
+#define EXPOP(OP, F, ROW)                                                                                              \
+  case OpId::OP:                                                                                                       \
+    if (auto e = need({t.dst, t.src0, t.src1})) return e;                                                              \
+    k = ROW ? byType<RowExpK<F>::template T>(d, true, true) : byType<ColExpK<F>::template T>(d, true, true);           \
+    break;
+    EXPOP(TROWEXPANDADD, OAdd, true)
+    EXPOP(TROWEXPANDSUB, OSub, true)
+    EXPOP(TROWEXPANDMUL, OMul, true)
+    EXPOP(TROWEXPANDDIV, ODiv, true)
+    EXPOP(TROWEXPANDMAX, OMax, true)
+    EXPOP(TROWEXPANDMIN, OMin, true)
+    EXPOP(TROWEXPANDEXPDIF, OExpDif, true)
+    EXPOP(TCOLEXPANDADD, OAdd, false)
+    EXPOP(TCOLEXPANDSUB, OSub, false)
+    EXPOP(TCOLEXPANDMUL, OMul, false)
+    EXPOP(TCOLEXPANDDIV, ODiv, false)
+    EXPOP(TCOLEXPANDMAX, OMax, false)
+    EXPOP(TCOLEXPANDMIN, OMin, false)
+    EXPOP(TCOLEXPANDEXPDIF, OExpDif, false)
+#undef EXPOP
+  case OpId::TCMP:
+  case OpId::TCMPS:
+    if (auto e = need({t.dst, t.src0})) return e;
+    if (t.op == OpId::TCMP && t.src1 < 0) return std::string(t.name) + ": missing tile operand";
+    k = byType<CmpK>(s, true, true);
+    if (!k) return unsupportedType(s);
+    break;
+  case OpId::TSEL:
+  case OpId::TSELS:
+    if (auto e = need({t.dst, t.src0, t.src1})) return e;
+    if (t.op == OpId::TSEL && t.src2 < 0) return std::string(t.name) + ": missing tile operand";
+    k = byType<SelK>(d, true, true);
+    break;
+  case OpId::TLRELU:
+    if (auto e = need({t.dst, t.src0})) return e;
+    k = byType<LreluK>(d, false, true);
+    break;
+  case OpId::TEXPANDS:
+    if (auto e = need({t.dst})) return e;
+    k = &kExpands;
+    break;
+  case OpId::TCVT: {
+    if (auto e = need({t.dst, t.src0})) return e;
+    t.round = roundOf(t.rmode);
+    t.satMode = t.sat ? isa::SatMode::ON : isa::SatMode::OFF; // the assembler writes the effective mode
+    if (d == DType::F32 && s == DType::F16) k = &kCvtWiden<DType::F16>;
+    else if (d == DType::F32 && s == DType::BF16) k = &kCvtWiden<DType::BF16>;
+    else if (d == DType::F32 && s == DType::I16) k = &kCvtWiden<DType::I16>;
+    else if (d == DType::F32 && s == DType::I8) k = &kCvtWiden<DType::I8>;
+    else if (d == DType::F32 && s == DType::U8) k = &kCvtWiden<DType::U8>;
+    else if (d == DType::F16 && s == DType::F32 &&
+             isa::effectiveRoundMode(s, d, t.round) == isa::RoundMode::CAST_RINT)
+      k = &kCvtF32F16Rint;
+    else k = &kCvtGeneric;
+    break;
+  }
+  case OpId::TAXPY:
+    if (auto e = need({t.dst, t.src0})) return e;
+    if (d == DType::F32 && s == DType::F32) k = &kAxpy<DType::F32, DType::F32>;
+    else if (d == DType::F16 && s == DType::F16) k = &kAxpy<DType::F16, DType::F16>;
+    else if (d == DType::F32 && s == DType::F16) k = &kAxpy<DType::F32, DType::F16>;
+    else return std::string("TAXPY with ") + std::string(isa::spelling(d)) + " destination and " + std::string(isa::spelling(s)) +
+                " source is not a supported pair (f16/f16, f32/f32, f32/f16)";
+    break;
+  case OpId::TDEQUANT:
+    if (auto e = need({t.dst, t.src0, t.src1, t.src2})) return e;
+    if (d != DType::F32 || t.tiles[t.src1].dtype != DType::F32 || t.tiles[t.src2].dtype != DType::F32)
+      return std::string("TDEQUANT needs f32 destination, scale and offset tiles");
+    if (s == DType::I8) k = &kDequant<DType::I8>;
+    else if (s == DType::I16) k = &kDequant<DType::I16>;
+    else return std::string("TDEQUANT source must be i8 or i16, not ") + std::string(isa::spelling(s));
+    break;
+  case OpId::TLOAD:
+  case OpId::TPREFETCH:
+    if (auto e = need({t.dst})) return e;
+    if (isa::bitWidth(d) < 8) return unsupportedType(d);
+    k = t.op == OpId::TLOAD ? &kLoad : &kNop;
+    break;
+  case OpId::TSTORE:
+    if (auto e = need({t.src0})) return e;
+    if (isa::bitWidth(s) < 8) return unsupportedType(s);
+    k = &kStore;
+    break;
+  case OpId::TMOV:
+    if (auto e = need({t.dst, t.src0})) return e;
+    k = &kMov;
+    break;
+  case OpId::TTRANS:
+    if (auto e = need({t.dst, t.src0})) return e;
+    k = &kTrans;
+    break;
+  case OpId::TGATHER:
+    if (auto e = need({t.dst, t.src0})) return e;
+    if (t.src1 < 0) return std::string("TGATHER without an index tile (mask patterns) is not supported by the cpu backend");
+    k = &kGather;
+    break;
+  case OpId::TSCATTER:
+    if (auto e = need({t.dst, t.src0, t.src1})) return e;
+    k = &kScatter;
+    break;
+  case OpId::TMATMUL:
+  case OpId::TMATMUL_ACC:
+  case OpId::TMATMUL_BIAS:
+  case OpId::TGEMV:
+  case OpId::TGEMV_ACC:
+  case OpId::TGEMV_BIAS:
+    if (auto e = need({t.dst, t.src0, t.src1})) return e;
+    if (d == DType::I32) k = &kMatmul<true>;
+    else if (d == DType::F32) k = &kMatmul<false>;
+    else return unsupportedType(d);
+    break;
+  default: return std::string(t.name) + " is not supported by the cpu backend";
+  }
+  if (!k) return unsupportedType(d);
+  t.kernel = k;
+  return std::nullopt;
+}
+
+} // namespace pto::rt

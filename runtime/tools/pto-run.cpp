@@ -1,0 +1,280 @@
+// pto-run: load a linked PTO image and run one kernel on the cpu backend.
+//
+//   pto-run k.img [--kernel NAME] [--arg NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=SCALAR]...
+//          [--random NAME=SHAPE:DTYPE]... [--zeros NAME=SHAPE:DTYPE]... [--seed N]
+//          [--out NAME=file.npy]... [--print NAME]... [--blocks N] [--threads N]
+//          [--backend cpu] [--arch a2a3|a5] [--quiet]
+#include "isa/Numerics.h"
+#include "runtime/Npy.h"
+#include "runtime/Runtime.h"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+
+using namespace pto;
+using namespace pto::rt;
+
+namespace {
+
+int fail(const std::string& msg) {
+  fprintf(stderr, "%s\n", msg.c_str());
+  return 1;
+}
+
+void usage() {
+  fprintf(stderr,
+          "usage: pto-run IMAGE [--kernel NAME] [--arg NAME=file.npy|NAME=file.bin:SHAPE:DTYPE|NAME=VALUE]...\n"
+          "               [--random NAME=SHAPE:DTYPE]... [--zeros NAME=SHAPE:DTYPE]... [--seed N]\n"
+          "               [--out NAME=file.npy]... [--print NAME]... [--blocks N] [--threads N]\n"
+          "               [--backend cpu] [--arch a2a3|a5] [--quiet]\n");
+}
+
+/// Uniform values in [-1, 1) for floats (rounded to the type), [-8, 8) for signed and [0, 16)
+/// for unsigned integers.
+Tensor randomTensor(isa::DType t, std::vector<int64_t> shape, std::mt19937_64& rng) {
+  Tensor x = Tensor::zeros(t, std::move(shape));
+  std::uniform_real_distribution<double> fd(-1.0, 1.0);
+  std::uniform_int_distribution<int> sd(-8, 7), ud(0, 15);
+  const int64_t n = isa::bitWidth(t) < 8 ? static_cast<int64_t>(x.data.size()) * 2 : x.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t bits;
+    if (isa::isFloat(t)) bits = isa::encodeFromDouble(t, fd(rng), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
+    else if (isa::info(t).kind == isa::DTypeKind::SInt) bits = static_cast<uint64_t>(static_cast<int64_t>(sd(rng)));
+    else if (t == isa::DType::I1) bits = static_cast<uint64_t>(ud(rng) & 1);
+    else bits = static_cast<uint64_t>(ud(rng));
+    if (isa::bitWidth(t) < 64) bits &= (uint64_t{1} << isa::bitWidth(t)) - 1;
+    x.setBits(i, bits);
+  }
+  return x;
+}
+
+/// "SHAPE:DTYPE"
+std::optional<std::pair<std::vector<int64_t>, isa::DType>> shapeAndType(std::string_view s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto shape = parseShape(s.substr(0, colon));
+  auto t = isa::parseDType(s.substr(colon + 1));
+  if (!shape || !t) return std::nullopt;
+  return std::pair{*shape, *t};
+}
+
+void printTensor(const std::string& name, const Tensor& x) {
+  printf("%%%s: %s[", name.c_str(), std::string(isa::spelling(x.dtype)).c_str());
+  for (size_t i = 0; i < x.shape.size(); ++i) printf("%s%lld", i ? "x" : "", static_cast<long long>(x.shape[i]));
+  printf("] =");
+  const int64_t n = x.numel();
+  const int64_t perRow = x.shape.empty() ? 1 : x.shape.back();
+  for (int64_t i = 0; i < n; ++i) {
+    if (perRow > 0 && i % perRow == 0) printf("\n ");
+    if (isa::isInteger(x.dtype) || x.dtype == isa::DType::I1) {
+      const uint64_t b = x.bitsAt(i);
+      const unsigned w = isa::bitWidth(x.dtype);
+      if (isa::info(x.dtype).kind == isa::DTypeKind::SInt && w < 64)
+        printf(" %lld", static_cast<long long>(static_cast<int64_t>(b << (64 - w)) >> (64 - w)));
+      else if (isa::info(x.dtype).kind == isa::DTypeKind::SInt)
+        printf(" %lld", static_cast<long long>(b));
+      else
+        printf(" %llu", static_cast<unsigned long long>(b));
+    } else {
+      printf(" %.9g", x.at(i));
+    }
+  }
+  printf("\n");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::string image, kernel, backend = "cpu", arch;
+  std::vector<std::pair<std::string, std::string>> args, randoms, zeros, outs;
+  std::vector<std::string> prints;
+  uint64_t seed = 0;
+  RunOptions opts;
+  bool quiet = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      std::string f = flag;
+      if (a == f) {
+        if (i + 1 >= argc) return std::nullopt;
+        return std::string(argv[++i]);
+      }
+      if (a.rfind(f + "=", 0) == 0) return a.substr(f.size() + 1);
+      return std::nullopt;
+    };
+    auto nameValue = [](const std::string& s) -> std::optional<std::pair<std::string, std::string>> {
+      auto eq = s.find('=');
+      if (eq == std::string::npos || eq == 0) return std::nullopt;
+      std::string n = s.substr(0, eq);
+      if (n[0] == '%') n = n.substr(1);
+      return std::pair{n, s.substr(eq + 1)};
+    };
+    auto isFlag = [&](const char* f) { return a == f || a.rfind(std::string(f) + "=", 0) == 0; };
+    if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
+    } else if (isFlag("--kernel")) {
+      auto v = value("--kernel");
+      if (!v) return fail("pto-run: error: --kernel needs a name");
+      kernel = *v;
+      if (!kernel.empty() && kernel[0] == '@') kernel = kernel.substr(1);
+    } else if (isFlag("--arg") || isFlag("--random") || isFlag("--zeros") || isFlag("--out")) {
+      std::string flag = a.substr(0, a.find('='));
+      auto v = value(flag.c_str());
+      auto nv = v ? nameValue(*v) : std::nullopt;
+      if (!nv) return fail("pto-run: error: " + flag + " needs NAME=VALUE");
+      (flag == "--arg" ? args : flag == "--random" ? randoms : flag == "--zeros" ? zeros : outs).push_back(*nv);
+    } else if (isFlag("--print")) {
+      auto v = value("--print");
+      if (!v) return fail("pto-run: error: --print needs a name");
+      prints.push_back((*v)[0] == '%' ? v->substr(1) : *v);
+    } else if (isFlag("--seed") || isFlag("--blocks") || isFlag("--threads")) {
+      std::string flag = a.substr(0, a.find('='));
+      auto v = value(flag.c_str());
+      char* end = nullptr;
+      unsigned long long n = v ? strtoull(v->c_str(), &end, 0) : 0;
+      if (!v || v->empty() || *end) return fail("pto-run: error: " + flag + " needs a number");
+      if (flag == "--seed") seed = n;
+      else if (flag == "--blocks") opts.blocks = static_cast<uint32_t>(n);
+      else opts.threads = static_cast<unsigned>(n);
+      if (flag == "--blocks" && n == 0) return fail("pto-run: error: --blocks must be at least 1");
+    } else if (isFlag("--backend")) {
+      auto v = value("--backend");
+      if (!v) return fail("pto-run: error: --backend needs a name");
+      backend = *v;
+    } else if (isFlag("--arch")) {
+      auto v = value("--arch");
+      if (!v) return fail("pto-run: error: --arch needs a name");
+      arch = *v;
+    } else if (a == "--quiet" || a == "-q") {
+      quiet = true;
+    } else if (!a.empty() && a[0] == '-') {
+      usage();
+      return fail("pto-run: error: unknown option '" + a + "'");
+    } else if (image.empty()) {
+      image = a;
+    } else {
+      return fail("pto-run: error: more than one image given ('" + image + "' and '" + a + "')");
+    }
+  }
+  if (image.empty()) {
+    usage();
+    return 1;
+  }
+  if (backend != "cpu") return fail("pto-run: error: backend '" + backend + "' is not available (only 'cpu')");
+  auto mod = Module::open(image);
+  if (!mod) return fail(mod.error().message);
+  if (!arch.empty()) {
+    auto want = isa::parseArch(arch);
+    if (!want) return fail("pto-run: error: unknown arch '" + arch + "' (a2a3 or a5)");
+    if (*want != mod->arch())
+      return fail("pto-run: error: '" + image + "' is linked for " + std::string(isa::spelling(mod->arch())) + ", not " + arch);
+  }
+  if (kernel.empty()) {
+    auto names = mod->kernelNames();
+    if (names.size() != 1) {
+      std::string list;
+      for (auto& n : names) list += " @" + n;
+      return fail("pto-run: error: the image has several kernels; choose one with --kernel:" + list);
+    }
+    kernel = names[0];
+  }
+  auto launch = mod->launch(kernel);
+  if (!launch) return fail(launch.error().message);
+  Launch& L = launch.value();
+  const auto& params = L.params();
+  std::map<std::string, Tensor> buffers; // by parameter name
+  std::mt19937_64 rng(seed);
+  auto paramOf = [&](const std::string& name) -> const Module::ParamInfo* {
+    for (const auto& p : params)
+      if (p.name == name) return &p;
+    return nullptr;
+  };
+  auto noParam = [&](const std::string& name) {
+    std::string list;
+    for (const auto& p : params) list += " %" + p.name;
+    return fail("pto-run: error: kernel @" + kernel + " has no parameter %" + name + " (parameters:" + list + ")");
+  };
+  for (auto& [name, spec] : randoms) {
+    const auto* p = paramOf(name);
+    if (!p) return noParam(name);
+    auto st = shapeAndType(spec);
+    if (!st) return fail("pto-run: error: --random " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
+    buffers[name] = randomTensor(st->second, st->first, rng);
+  }
+  for (auto& [name, spec] : zeros) {
+    if (!paramOf(name)) return noParam(name);
+    auto st = shapeAndType(spec);
+    if (!st) return fail("pto-run: error: --zeros " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
+    buffers[name] = Tensor::zeros(st->second, st->first);
+  }
+  for (auto& [name, spec] : args) {
+    const auto* p = paramOf(name);
+    if (!p) return noParam(name);
+    bool isBuffer = p->kind == Module::ParamInfo::Kind::Pointer || p->kind == Module::ParamInfo::Kind::TensorView;
+    if (!isBuffer) {
+      Status st;
+      char* end = nullptr;
+      if (isa::isFloat(p->dtype)) {
+        double d = strtod(spec.c_str(), &end);
+        if (spec.empty() || *end) return fail("pto-run: error: --arg " + name + ": '" + spec + "' is not a number");
+        st = L.bindScalar(name, d);
+      } else {
+        long long v = strtoll(spec.c_str(), &end, 0);
+        if (spec.empty() || *end) return fail("pto-run: error: --arg " + name + ": '" + spec + "' is not an integer");
+        st = L.bindScalar(name, static_cast<int64_t>(v));
+      }
+      if (st) return fail("pto-run: " + st->message);
+      continue;
+    }
+    Result<Tensor> t = Error{};
+    if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".npy") == 0) {
+      t = readNpy(spec);
+    } else {
+      // file.bin:SHAPE:DTYPE
+      auto c2 = spec.rfind(':');
+      auto c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : spec.rfind(':', c2 - 1);
+      if (c1 == std::string::npos) return fail("pto-run: error: --arg " + name + "=" + spec + ": expected file.npy or file.bin:SHAPE:DTYPE");
+      auto st = shapeAndType(spec.substr(c1 + 1));
+      if (!st) return fail("pto-run: error: --arg " + name + "=" + spec + ": bad SHAPE:DTYPE");
+      t = readRaw(spec.substr(0, c1), st->second, st->first);
+    }
+    if (!t) return fail(t.error().message);
+    buffers[name] = std::move(t.value());
+  }
+  // Buffers not given: tensor_view parameters get zeros of their static shape.
+  for (const auto& p : params) {
+    bool isBuffer = p.kind == Module::ParamInfo::Kind::Pointer || p.kind == Module::ParamInfo::Kind::TensorView;
+    if (!isBuffer || buffers.count(p.name)) continue;
+    if (p.kind == Module::ParamInfo::Kind::TensorView) buffers[p.name] = Tensor::zeros(p.dtype, p.shape);
+    else return fail("pto-run: error: pointer parameter %" + p.name + " of @" + kernel + " needs --arg, --random or --zeros");
+  }
+  for (auto& [name, t] : buffers) {
+    const auto* p = paramOf(name);
+    if (!retag(t, p->dtype))
+      return fail("pto-run: error: parameter %" + name + " has element type " + std::string(isa::spelling(p->dtype)) +
+                  " but the data is " + std::string(isa::spelling(t.dtype)));
+    if (auto st = L.bind(name, &t)) return fail("pto-run: " + st->message);
+  }
+  RunStats stats;
+  if (auto st = L.run(opts, &stats)) return fail(st->message);
+  for (auto& [name, path] : outs) {
+    auto it = buffers.find(name);
+    if (it == buffers.end()) {
+      if (!paramOf(name)) return noParam(name);
+      return fail("pto-run: error: --out " + name + ": parameter %" + name + " is not a buffer");
+    }
+    if (auto st = writeNpy(path, it->second)) return fail(st->message);
+  }
+  for (auto& name : prints) {
+    auto it = buffers.find(name);
+    if (it == buffers.end()) return noParam(name);
+    printTensor(name, it->second);
+  }
+  if (!quiet)
+    fprintf(stderr, "pto-run: @%s: %u block(s), %llu tile ops, %llu scalar ops, %.3f ms (cpu)\n", kernel.c_str(), opts.blocks,
+            static_cast<unsigned long long>(stats.tileOps), static_cast<unsigned long long>(stats.scalarOps), stats.seconds * 1e3);
+  return 0;
+}
