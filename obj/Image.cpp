@@ -1,5 +1,7 @@
 #include "obj/Image.h"
 
+#include "obj/Binary.h"
+
 #include "isa/Encoding.h"
 
 #include <gelf.h>
@@ -12,11 +14,11 @@
 #include <map>
 #include <memory>
 
-// The byte-stream, string-table and libelf helpers mirror obj/Object.cpp (a shared internal
-// header would remove the copy).
 namespace pto::obj {
 
 namespace {
+
+using namespace detail;
 
 constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL" (object record format)
 constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
@@ -27,140 +29,10 @@ constexpr uint32_t kLayoutMagic = 0x4c495450;  // "PTIL"
 constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
 constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56, kEventRecord = 16, kEntryRecord = 16,
                    kLayoutRecord = 24, kLineRecord = 24;
-constexpr uint32_t kTableHeader = 16;
 constexpr uint32_t kNoteIdentity = 1;
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
 
 // ---------------------------------------------------------------- byte streams
-class Out {
-public:
-  void u8(uint8_t v) { bytes.push_back(v); }
-  void u16(uint16_t v) { le(v, 2); }
-  void u32(uint32_t v) { le(v, 4); }
-  void u64(uint64_t v) { le(v, 8); }
-  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
-  void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
-  void header(uint32_t magic, uint32_t recordSize, size_t count) {
-    u32(magic);
-    u16(kImageVersion);
-    u16(static_cast<uint16_t>(recordSize));
-    u32(static_cast<uint32_t>(count));
-    u32(0);
-  }
-  std::vector<uint8_t> bytes;
-
-private:
-  void le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-};
-
-class In {
-public:
-  In(const uint8_t* p, size_t n, std::string what) : p_(p), n_(n), what_(std::move(what)) {}
-  bool ok() const { return !err_; }
-  const std::string& error() const { return *err_; }
-  uint8_t u8() { return static_cast<uint8_t>(le(1)); }
-  uint16_t u16() { return static_cast<uint16_t>(le(2)); }
-  uint32_t u32() { return static_cast<uint32_t>(le(4)); }
-  uint64_t u64() { return le(8); }
-  int32_t i32() { return static_cast<int32_t>(u32()); }
-  int64_t i64() { return static_cast<int64_t>(u64()); }
-  void fail(const std::string& msg) {
-    if (!err_) err_ = what_ + ": " + msg;
-  }
-  /// Reads a table header; returns the record count, checking magic, version, record size and
-  /// that the records fit in what remains.
-  uint32_t header(uint32_t magic, uint32_t recordSize) {
-    if (n_ - pos_ < kTableHeader) {
-      fail("truncated table header");
-      return 0;
-    }
-    uint32_t m = u32();
-    uint16_t version = u16(), size = u16();
-    uint32_t count = u32();
-    u32();
-    if (m != magic) fail("bad table magic");
-    else if (version != kImageVersion)
-      fail("unsupported format version " + std::to_string(version) + " (this reader handles " +
-           std::to_string(kImageVersion) + ")");
-    else if (size != recordSize) fail("bad record size " + std::to_string(size));
-    else if (static_cast<uint64_t>(count) * recordSize > n_ - pos_) fail("records extend past the end of the section");
-    return ok() ? count : 0;
-  }
-  size_t remaining() const { return n_ - pos_; }
-
-private:
-  uint64_t le(int n) {
-    if (err_ || n_ - pos_ < static_cast<size_t>(n)) {
-      fail("truncated");
-      return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
-    pos_ += n;
-    return v;
-  }
-  const uint8_t* p_;
-  size_t n_;
-  size_t pos_ = 0;
-  std::string what_;
-  std::optional<std::string> err_;
-};
-
-// ---------------------------------------------------------------- string table
-class StrTab {
-public:
-  StrTab() { data_.push_back(0); }
-  uint32_t add(const std::string& s) {
-    if (s.empty()) return 0;
-    if (auto it = index_.find(s); it != index_.end()) return it->second;
-    uint32_t off = static_cast<uint32_t>(data_.size());
-    data_.insert(data_.end(), s.begin(), s.end());
-    data_.push_back(0);
-    index_[s] = off;
-    return off;
-  }
-  std::vector<uint8_t>& data() { return data_; }
-
-private:
-  std::vector<uint8_t> data_;
-  std::map<std::string, uint32_t> index_;
-};
-
-std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_t off) {
-  if (off >= tab.size()) return std::nullopt;
-  const void* end = std::memchr(tab.data() + off, 0, tab.size() - off);
-  if (!end) return std::nullopt;
-  return std::string(reinterpret_cast<const char*>(tab.data() + off));
-}
-
-
-// ---------------------------------------------------------------- libelf helpers
-struct ElfCloser {
-  void operator()(Elf* e) const { elf_end(e); }
-};
-using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
-
-bool initLibelf() {
-  static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
-  return ok;
-}
-
-std::string elfError(const std::string& what) { return what + ": " + elf_errmsg(-1); }
-
-std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc) {
-  Out o;
-  o.u32(4);
-  o.u32(static_cast<uint32_t>(desc.size()));
-  o.u32(type);
-  for (char c : std::string("PTO")) o.u8(static_cast<uint8_t>(c));
-  o.u8(0);
-  for (char c : desc) o.u8(static_cast<uint8_t>(c));
-  while (o.bytes.size() % 4) o.u8(0);
-  return o.bytes;
-}
-
 uint64_t descBytes(const TileDesc& t) { return (static_cast<uint64_t>(t.rows) * t.cols * isa::bitWidth(t.dtype) + 7) / 8; }
 
 struct Sec {
@@ -186,7 +58,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
     Out o;
     size_t count = 0;
     for (const Function& f : img.functions) count += f.tiles.size();
-    o.header(kTilesMagic, kTileRecord, count);
+    o.header(kTilesMagic, kTileRecord, count, kImageVersion);
     for (uint32_t fi = 0; fi < img.functions.size(); ++fi)
       for (const TileDesc& t : img.functions[fi].tiles) {
         o.u32(fi);
@@ -210,7 +82,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   }
   {
     Out o;
-    o.header(kKernelsMagic, kFunctionRecord, img.functions.size());
+    o.header(kKernelsMagic, kFunctionRecord, img.functions.size(), kImageVersion);
     uint32_t firstParam = 0, firstTile = 0;
     for (const Function& f : img.functions) {
       o.u32(strs.add(f.name));
@@ -226,7 +98,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
       firstParam += static_cast<uint32_t>(f.params.size());
       firstTile += static_cast<uint32_t>(f.tiles.size());
     }
-    o.header(kParamsMagic, kParamRecord, firstParam);
+    o.header(kParamsMagic, kParamRecord, firstParam, kImageVersion);
     for (const Function& f : img.functions)
       for (const Param& p : f.params) {
         if (p.shape.size() > 5) return "parameter '" + p.name + "' has rank " + std::to_string(p.shape.size());
@@ -242,7 +114,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   }
   {
     Out o;
-    o.header(kEventsMagic, kEventRecord, img.events.size());
+    o.header(kEventsMagic, kEventRecord, img.events.size(), kImageVersion);
     for (const ImageEvent& e : img.events) {
       o.u32(e.function);
       o.u32(strs.add(e.name));
@@ -256,7 +128,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   }
   {
     Out o;
-    o.header(kEntriesMagic, kEntryRecord, img.entries.size());
+    o.header(kEntriesMagic, kEntryRecord, img.entries.size(), kImageVersion);
     for (const ImageEntry& e : img.entries) {
       o.u32(e.function);
       o.u32(strs.add(e.name));
@@ -266,7 +138,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   }
   {
     Out o;
-    o.header(kLayoutMagic, kLayoutRecord, img.layout.size());
+    o.header(kLayoutMagic, kLayoutRecord, img.layout.size(), kImageVersion);
     for (const BufferUse& b : img.layout) {
       o.u32(b.function);
       o.u8(static_cast<uint8_t>(b.loc));
@@ -280,7 +152,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   }
   {
     Out o;
-    o.header(kLinesMagic, kLineRecord, img.lines.size());
+    o.header(kLinesMagic, kLineRecord, img.lines.size(), kImageVersion);
     for (const LineEntry& l : img.lines) {
       o.u64(l.textOffset);
       o.u32(strs.add(l.file));
@@ -405,56 +277,13 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
 // ---------------------------------------------------------------- reader
 namespace {
 
-struct Sections {
-  std::map<std::string, std::vector<uint8_t>> data;
-};
-
-std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size, Elf64_Ehdr& eh) {
-  if (size < sizeof(Elf64_Ehdr)) return std::string("file too small to be an ELF image");
-  if (std::memcmp(data, ELFMAG, SELFMAG) != 0) return std::string("not an ELF file (bad magic)");
-  if (data[EI_CLASS] != ELFCLASS64) return std::string("not a 64-bit ELF file");
-  if (data[EI_DATA] != ELFDATA2LSB) return std::string("not a little-endian ELF file");
-  if (!initLibelf()) return elfError("libelf initialisation failed");
-  std::memcpy(&eh, data, sizeof eh);
-  if (eh.e_shentsize != sizeof(Elf64_Shdr)) return std::string("bad section header entry size");
-  if (eh.e_shoff > size || static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > size - eh.e_shoff)
-    return std::string("section header table extends past the end of the file");
-  if (eh.e_shstrndx >= eh.e_shnum) return std::string("bad section name table index");
-  if (eh.e_phnum > 0 && (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
-                         static_cast<uint64_t>(eh.e_phnum) * sizeof(Elf64_Phdr) > size - eh.e_phoff))
-    return std::string("program header table extends past the end of the file");
-  std::vector<Elf64_Shdr> shdrs(eh.e_shnum);
-  std::memcpy(shdrs.data(), data + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
-  for (size_t i = 1; i < shdrs.size(); ++i) {
-    const Elf64_Shdr& sh = shdrs[i];
-    if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
-      return "section " + std::to_string(i) + " extends past the end of the file";
-  }
-  const Elf64_Shdr& shstr = shdrs[eh.e_shstrndx];
-  std::vector<uint8_t> names(data + shstr.sh_offset, data + shstr.sh_offset + shstr.sh_size);
-  Sections out;
-  for (size_t i = 1; i < shdrs.size(); ++i) {
-    auto name = strAt(names, shdrs[i].sh_name);
-    if (!name) return "section " + std::to_string(i) + " has a bad name offset";
-    if (out.data.count(*name)) return "duplicate section '" + *name + "'";
-    auto& d = out.data[*name];
-    if (shdrs[i].sh_type != SHT_NOBITS) d.assign(data + shdrs[i].sh_offset, data + shdrs[i].sh_offset + shdrs[i].sh_size);
-  }
-  std::vector<uint8_t> copy(data, data + size);
-  ElfPtr elf(elf_memory(reinterpret_cast<char*>(copy.data()), copy.size()));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return elfError("libelf rejects the file");
-  size_t n = 0;
-  if (elf_getshdrnum(elf.get(), &n) != 0 || n != shdrs.size()) return elfError("libelf rejects the section table");
-  return out;
-}
-
 } // namespace
 
 std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
-  Elf64_Ehdr eh{};
-  auto loaded = loadSections(data, size, eh);
+  auto loaded = detail::loadSections(data, size, "image");
   if (auto* err = std::get_if<std::string>(&loaded)) return *err;
-  Sections& s = std::get<Sections>(loaded);
+  detail::Sections& s = std::get<detail::Sections>(loaded);
+  const Elf64_Ehdr& eh = s.ehdr;
   if (eh.e_type == ET_REL) return std::string("this is a relocatable object, not a linked image (run pto-ld)");
   if (eh.e_type != ET_EXEC) return std::string("not a PTO image (e_type " + std::to_string(eh.e_type) + ")");
   if (eh.e_machine != EM_NONE) return std::string("not a PTO image (e_machine " + std::to_string(eh.e_machine) + ")");
@@ -509,7 +338,7 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   {
     auto& d = s.data[".pto.kernels"];
     In in(d.data(), d.size(), ".pto.kernels");
-    uint32_t count = in.header(kKernelsMagic, kFunctionRecord);
+    uint32_t count = in.header(kKernelsMagic, kFunctionRecord, kImageVersion);
     for (uint32_t i = 0; i < count && in.ok(); ++i) {
       Function f;
       auto name = str(in.u32());
@@ -528,7 +357,7 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
       ranges.push_back(r);
     }
     std::vector<Param> params;
-    uint32_t nparams = in.ok() ? in.header(kParamsMagic, kParamRecord) : 0;
+    uint32_t nparams = in.ok() ? in.header(kParamsMagic, kParamRecord, kImageVersion) : 0;
     for (uint32_t i = 0; i < nparams && in.ok(); ++i) {
       Param p;
       auto name = str(in.u32());
@@ -558,7 +387,7 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   {
     auto& d = s.data[".pto.tiles"];
     In in(d.data(), d.size(), ".pto.tiles");
-    uint32_t count = in.header(kTilesMagic, kTileRecord);
+    uint32_t count = in.header(kTilesMagic, kTileRecord, kImageVersion);
     size_t next = 0, fn = 0;
     std::vector<TileDesc> all;
     std::vector<uint32_t> owner;
@@ -622,7 +451,7 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   {
     auto& d = s.data[".pto.events"];
     In in(d.data(), d.size(), ".pto.events");
-    uint32_t count = in.header(kEventsMagic, kEventRecord);
+    uint32_t count = in.header(kEventsMagic, kEventRecord, kImageVersion);
     for (uint32_t i = 0; i < count && in.ok(); ++i) {
       ImageEvent e;
       e.function = in.u32();
@@ -645,7 +474,7 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   {
     auto& d = s.data[".pto.entries"];
     In in(d.data(), d.size(), ".pto.entries");
-    uint32_t count = in.header(kEntriesMagic, kEntryRecord);
+    uint32_t count = in.header(kEntriesMagic, kEntryRecord, kImageVersion);
     for (uint32_t i = 0; i < count && in.ok(); ++i) {
       ImageEntry e;
       e.function = in.u32();
@@ -663,7 +492,7 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   {
     auto& d = s.data[".pto.layout"];
     In in(d.data(), d.size(), ".pto.layout");
-    uint32_t count = in.header(kLayoutMagic, kLayoutRecord);
+    uint32_t count = in.header(kLayoutMagic, kLayoutRecord, kImageVersion);
     for (uint32_t i = 0; i < count && in.ok(); ++i) {
       BufferUse b;
       b.function = in.u32();
@@ -692,7 +521,7 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   {
     auto& d = s.data[".pto.lines"];
     In in(d.data(), d.size(), ".pto.lines");
-    uint32_t count = in.header(kLinesMagic, kLineRecord);
+    uint32_t count = in.header(kLinesMagic, kLineRecord, kImageVersion);
     for (uint32_t i = 0; i < count && in.ok(); ++i) {
       LineEntry l;
       l.textOffset = in.u64();

@@ -1,5 +1,7 @@
 #include "obj/Object.h"
 
+#include "obj/Binary.h"
+
 #include "isa/Encoding.h"
 
 #include <gelf.h>
@@ -16,133 +18,16 @@ namespace pto::obj {
 
 namespace {
 
+using namespace detail;
+
 constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL"
 constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
 constexpr uint32_t kParamsMagic = 0x50545450;  // "PTTP"
 constexpr uint32_t kEventsMagic = 0x45545450;  // "PTTE"
 constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
 constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56, kEventRecord = 16, kLineRecord = 24;
-constexpr uint32_t kTableHeader = 16;
 constexpr uint32_t kNoteIdentity = 1;
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
-
-// ---------------------------------------------------------------- byte streams
-class Out {
-public:
-  void u8(uint8_t v) { bytes.push_back(v); }
-  void u16(uint16_t v) { le(v, 2); }
-  void u32(uint32_t v) { le(v, 4); }
-  void u64(uint64_t v) { le(v, 8); }
-  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
-  void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
-  void header(uint32_t magic, uint32_t recordSize, size_t count) {
-    u32(magic);
-    u16(kFormatVersion);
-    u16(static_cast<uint16_t>(recordSize));
-    u32(static_cast<uint32_t>(count));
-    u32(0);
-  }
-  std::vector<uint8_t> bytes;
-
-private:
-  void le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-};
-
-class In {
-public:
-  In(const uint8_t* p, size_t n, std::string what) : p_(p), n_(n), what_(std::move(what)) {}
-  bool ok() const { return !err_; }
-  const std::string& error() const { return *err_; }
-  uint8_t u8() { return static_cast<uint8_t>(le(1)); }
-  uint16_t u16() { return static_cast<uint16_t>(le(2)); }
-  uint32_t u32() { return static_cast<uint32_t>(le(4)); }
-  uint64_t u64() { return le(8); }
-  int32_t i32() { return static_cast<int32_t>(u32()); }
-  int64_t i64() { return static_cast<int64_t>(u64()); }
-  void fail(const std::string& msg) {
-    if (!err_) err_ = what_ + ": " + msg;
-  }
-  /// Reads a table header; returns the record count, checking magic, version, record size and
-  /// that the records fit in what remains.
-  uint32_t header(uint32_t magic, uint32_t recordSize) {
-    if (n_ - pos_ < kTableHeader) {
-      fail("truncated table header");
-      return 0;
-    }
-    uint32_t m = u32();
-    uint16_t version = u16(), size = u16();
-    uint32_t count = u32();
-    u32();
-    if (m != magic) fail("bad table magic");
-    else if (version != kFormatVersion)
-      fail("unsupported format version " + std::to_string(version) + " (this reader handles " +
-           std::to_string(kFormatVersion) + ")");
-    else if (size != recordSize) fail("bad record size " + std::to_string(size));
-    else if (static_cast<uint64_t>(count) * recordSize > n_ - pos_) fail("records extend past the end of the section");
-    return ok() ? count : 0;
-  }
-  size_t remaining() const { return n_ - pos_; }
-
-private:
-  uint64_t le(int n) {
-    if (err_ || n_ - pos_ < static_cast<size_t>(n)) {
-      fail("truncated");
-      return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
-    pos_ += n;
-    return v;
-  }
-  const uint8_t* p_;
-  size_t n_;
-  size_t pos_ = 0;
-  std::string what_;
-  std::optional<std::string> err_;
-};
-
-// ---------------------------------------------------------------- string table
-class StrTab {
-public:
-  StrTab() { data_.push_back(0); }
-  uint32_t add(const std::string& s) {
-    if (s.empty()) return 0;
-    if (auto it = index_.find(s); it != index_.end()) return it->second;
-    uint32_t off = static_cast<uint32_t>(data_.size());
-    data_.insert(data_.end(), s.begin(), s.end());
-    data_.push_back(0);
-    index_[s] = off;
-    return off;
-  }
-  std::vector<uint8_t>& data() { return data_; }
-
-private:
-  std::vector<uint8_t> data_;
-  std::map<std::string, uint32_t> index_;
-};
-
-std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_t off) {
-  if (off >= tab.size()) return std::nullopt;
-  const void* end = std::memchr(tab.data() + off, 0, tab.size() - off);
-  if (!end) return std::nullopt;
-  return std::string(reinterpret_cast<const char*>(tab.data() + off));
-}
-
-
-// ---------------------------------------------------------------- libelf helpers
-struct ElfCloser {
-  void operator()(Elf* e) const { elf_end(e); }
-};
-using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
-
-bool initLibelf() {
-  static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
-  return ok;
-}
-
-std::string elfError(const std::string& what) { return what + ": " + elf_errmsg(-1); }
 
 struct SectionSpec {
   const char* name;
@@ -153,18 +38,6 @@ struct SectionSpec {
   Elf64_Word link = 0, info = 0;
   Elf64_Xword entsize = 0;
 };
-
-std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc) {
-  Out o;
-  o.u32(4); // "PTO\0"
-  o.u32(static_cast<uint32_t>(desc.size()));
-  o.u32(type);
-  for (char c : std::string("PTO")) o.u8(static_cast<uint8_t>(c));
-  o.u8(0);
-  for (char c : desc) o.u8(static_cast<uint8_t>(c));
-  while (o.bytes.size() % 4) o.u8(0);
-  return o.bytes;
-}
 
 std::vector<uint8_t> serializeTiles(const ObjectFile& obj, StrTab& strs) {
   Out o;
@@ -394,64 +267,11 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
 }
 
 // ---------------------------------------------------------------- reader
-namespace {
-
-struct Sections {
-  std::map<std::string, std::vector<uint8_t>> data;
-  std::map<std::string, Elf64_Shdr> headers;
-};
-
-std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size) {
-  if (size < sizeof(Elf64_Ehdr)) return std::string("file too small to be an ELF object");
-  if (std::memcmp(data, ELFMAG, SELFMAG) != 0) return std::string("not an ELF file (bad magic)");
-  if (data[EI_CLASS] != ELFCLASS64) return std::string("not a 64-bit ELF file");
-  if (data[EI_DATA] != ELFDATA2LSB) return std::string("not a little-endian ELF file");
-  if (!initLibelf()) return elfError("libelf initialisation failed");
-  // Validate the section header table ourselves before libelf walks it.
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, data, sizeof eh);
-  if (eh.e_shentsize != sizeof(Elf64_Shdr)) return std::string("bad section header entry size");
-  if (eh.e_shoff > size || static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > size - eh.e_shoff)
-    return std::string("section header table extends past the end of the file");
-  if (eh.e_shstrndx >= eh.e_shnum) return std::string("bad section name table index");
-  std::vector<Elf64_Shdr> shdrs(eh.e_shnum);
-  std::memcpy(shdrs.data(), data + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
-  for (size_t i = 1; i < shdrs.size(); ++i) {
-    const Elf64_Shdr& sh = shdrs[i];
-    if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
-      return "section " + std::to_string(i) + " extends past the end of the file";
-  }
-  // The section-name table is read before anything else: check it whatever its index or type.
-  const Elf64_Shdr& shstr = shdrs[eh.e_shstrndx];
-  if (eh.e_shstrndx == 0 || shstr.sh_type != SHT_STRTAB || shstr.sh_offset > size || shstr.sh_size > size - shstr.sh_offset)
-    return std::string("bad section name table");
-  std::vector<uint8_t> names(data + shstr.sh_offset, data + shstr.sh_offset + shstr.sh_size);
-  Sections out;
-  for (size_t i = 1; i < shdrs.size(); ++i) {
-    auto name = strAt(names, shdrs[i].sh_name);
-    if (!name) return "section " + std::to_string(i) + " has a bad name offset";
-    if (out.data.count(*name)) return "duplicate section '" + *name + "'";
-    out.headers[*name] = shdrs[i];
-    if (shdrs[i].sh_type != SHT_NOBITS)
-      out.data[*name].assign(data + shdrs[i].sh_offset, data + shdrs[i].sh_offset + shdrs[i].sh_size);
-  }
-  // libelf must agree that the file is well formed.
-  std::vector<uint8_t> copy(data, data + size);
-  ElfPtr elf(elf_memory(reinterpret_cast<char*>(copy.data()), copy.size()));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return elfError("libelf rejects the file");
-  size_t n = 0;
-  if (elf_getshdrnum(elf.get(), &n) != 0 || n != shdrs.size()) return elfError("libelf rejects the section table");
-  return out;
-}
-
-} // namespace
-
 std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t size) {
-  auto loaded = loadSections(data, size);
+  auto loaded = detail::loadSections(data, size, "object");
   if (auto* err = std::get_if<std::string>(&loaded)) return *err;
-  Sections& s = std::get<Sections>(loaded);
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, data, sizeof eh);
+  detail::Sections& s = std::get<detail::Sections>(loaded);
+  const Elf64_Ehdr& eh = s.ehdr;
   if (eh.e_type != ET_REL) return std::string("not a relocatable object (e_type " + std::to_string(eh.e_type) + ")");
   if (eh.e_machine != EM_NONE) return std::string("not a PTO object (e_machine " + std::to_string(eh.e_machine) + ")");
   ObjectFile obj;
@@ -495,7 +315,7 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
   obj.text = s.data[".text"];
   const std::vector<uint8_t>& strtab = s.data[".strtab"];
   auto str = [&](uint32_t off, const char* what) -> std::optional<std::string> {
-    auto v = strAt(strtab, off);
+    auto v = detail::strAt(strtab, off);
     if (!v) return std::nullopt;
     (void)what;
     return v;

@@ -2,6 +2,7 @@
 #include "asm/BlockAsm.h"
 #include "asm/Frontend.h"
 #include "asm/Lower.h"
+#include "obj/FileIO.h"
 #include "obj/Object.h"
 
 #include <CLI/CLI.hpp>
@@ -28,27 +29,9 @@ bool readInput(const std::string& path, std::string& text) {
   return !in.bad();
 }
 
-/// Writes through a temporary file renamed into place, so a failed run never leaves a
-/// partial output behind.
 bool writeOutput(const std::string& path, const std::string& data, std::string& err) {
-  if (path == "-") {
-    std::cout << data;
-    return static_cast<bool>(std::cout.flush());
-  }
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out || !out.write(data.data(), static_cast<std::streamsize>(data.size())) || !out.flush()) {
-      err = "cannot write '" + path + "'";
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    err = "cannot write '" + path + "': " + ec.message();
-    std::remove(tmp.c_str());
+  if (auto e = pto::obj::writeFileAtomically(path, data)) {
+    err = *e;
     return false;
   }
   return true;

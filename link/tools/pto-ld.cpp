@@ -1,5 +1,6 @@
 // pto-ld: link PTO objects into a loadable image (docs/linking.md).
 #include "link/Linker.h"
+#include "obj/FileIO.h"
 
 #include <CLI/CLI.hpp>
 
@@ -16,22 +17,10 @@
 
 namespace {
 
-/// Writes through a temporary file renamed into place: a failed link leaves no output.
+/// A failed link leaves no output (obj::writeFileAtomically).
 bool writeAtomic(const std::string& path, const void* data, size_t size, std::string& err) {
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)) || !out.flush()) {
-      err = "cannot write '" + path + "'";
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    err = "cannot write '" + path + "': " + ec.message();
-    std::remove(tmp.c_str());
+  if (auto e = pto::obj::writeFileAtomically(path, std::string_view(static_cast<const char*>(data), size))) {
+    err = *e;
     return false;
   }
   return true;

@@ -1,0 +1,152 @@
+// Internal to obj/: little-endian record streams, string tables and the libelf plumbing that
+// the object and image formats share (obj/Object.cpp, obj/Image.cpp).
+#pragma once
+
+#include "obj/Object.h"
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace pto::obj::detail {
+
+inline constexpr uint32_t kTableHeader = 16; // magic, version, record size, count, reserved
+
+// ---------------------------------------------------------------- byte streams
+class Out {
+public:
+  void u8(uint8_t v) { bytes.push_back(v); }
+  void u16(uint16_t v) { le(v, 2); }
+  void u32(uint32_t v) { le(v, 4); }
+  void u64(uint64_t v) { le(v, 8); }
+  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
+  void header(uint32_t magic, uint32_t recordSize, size_t count, uint16_t version = kFormatVersion) {
+    u32(magic);
+    u16(version);
+    u16(static_cast<uint16_t>(recordSize));
+    u32(static_cast<uint32_t>(count));
+    u32(0);
+  }
+  std::vector<uint8_t> bytes;
+
+private:
+  void le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+};
+
+class In {
+public:
+  In(const uint8_t* p, size_t n, std::string what) : p_(p), n_(n), what_(std::move(what)) {}
+  bool ok() const { return !err_; }
+  const std::string& error() const { return *err_; }
+  uint8_t u8() { return static_cast<uint8_t>(le(1)); }
+  uint16_t u16() { return static_cast<uint16_t>(le(2)); }
+  uint32_t u32() { return static_cast<uint32_t>(le(4)); }
+  uint64_t u64() { return le(8); }
+  int32_t i32() { return static_cast<int32_t>(u32()); }
+  int64_t i64() { return static_cast<int64_t>(u64()); }
+  void fail(const std::string& msg) {
+    if (!err_) err_ = what_ + ": " + msg;
+  }
+  /// Reads a table header; returns the record count, checking magic, version, record size and
+  /// that the records fit in what remains.
+  uint32_t header(uint32_t magic, uint32_t recordSize, uint16_t expectVersion = kFormatVersion) {
+    if (n_ - pos_ < kTableHeader) {
+      fail("truncated table header");
+      return 0;
+    }
+    uint32_t m = u32();
+    uint16_t version = u16(), size = u16();
+    uint32_t count = u32();
+    u32();
+    if (m != magic) fail("bad table magic");
+    else if (version != expectVersion)
+      fail("unsupported format version " + std::to_string(version) + " (this reader handles " +
+           std::to_string(expectVersion) + ")");
+    else if (size != recordSize) fail("bad record size " + std::to_string(size));
+    else if (static_cast<uint64_t>(count) * recordSize > n_ - pos_) fail("records extend past the end of the section");
+    return ok() ? count : 0;
+  }
+  size_t remaining() const { return n_ - pos_; }
+
+private:
+  uint64_t le(int n) {
+    if (err_ || n_ - pos_ < static_cast<size_t>(n)) {
+      fail("truncated");
+      return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
+    pos_ += n;
+    return v;
+  }
+  const uint8_t* p_;
+  size_t n_;
+  size_t pos_ = 0;
+  std::string what_;
+  std::optional<std::string> err_;
+};
+
+// ---------------------------------------------------------------- string table
+class StrTab {
+public:
+  StrTab() { data_.push_back(0); }
+  uint32_t add(const std::string& s) {
+    if (s.empty()) return 0;
+    if (auto it = index_.find(s); it != index_.end()) return it->second;
+    uint32_t off = static_cast<uint32_t>(data_.size());
+    data_.insert(data_.end(), s.begin(), s.end());
+    data_.push_back(0);
+    index_[s] = off;
+    return off;
+  }
+  std::vector<uint8_t>& data() { return data_; }
+
+private:
+  std::vector<uint8_t> data_;
+  std::map<std::string, uint32_t> index_;
+};
+
+inline std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_t off) {
+  if (off >= tab.size()) return std::nullopt;
+  const void* end = std::memchr(tab.data() + off, 0, tab.size() - off);
+  if (!end) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(tab.data() + off));
+}
+
+
+struct ElfCloser {
+  void operator()(Elf* e) const { elf_end(e); }
+};
+using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
+
+inline bool initLibelf() {
+  static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
+  return ok;
+}
+
+inline std::string elfError(const std::string& what) { return what + ": " + elf_errmsg(-1); }
+
+/// A note record (owner "PTO"), padded to 4 bytes.
+std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc);
+
+/// The sections of an ELF64 little-endian file by name, after checking every header, offset
+/// and size (and that libelf accepts the file); `what` names the kind of file in messages.
+struct Sections {
+  Elf64_Ehdr ehdr;
+  std::map<std::string, std::vector<uint8_t>> data;
+  std::map<std::string, Elf64_Shdr> headers;
+};
+
+std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size, const char* what);
+
+} // namespace pto::obj::detail
