@@ -46,7 +46,7 @@ static std::optional<isa::DType> dtypeOfDescr(std::string d) {
 std::vector<uint8_t> toNpy(const Tensor& t) {
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
-  if (isa::bitWidth(t.dtype) < 8) shape = "(" + std::to_string(t.data.size()) + ",";
+  if (isa::bitWidth(t.dtype) == 4) shape = "(" + std::to_string(t.data.size()) + ","; // packed 4-bit: bytes
   shape += ")";
   std::string header = "{'descr': '" + npyDescr(t.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
@@ -95,13 +95,19 @@ Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
   t.dtype = *descr;
   std::stringstream ss(value("shape"));
   std::string item;
+  // Each dimension is a plain non-negative integer (a trailing comma is allowed), and the
+  // element count must stay far from overflow (found by the .npy fuzzer).
+  int64_t elements = 1;
   while (std::getline(ss, item, ',')) {
-    if (item.find_first_not_of(' ') == std::string::npos) continue;
-    try {
-      t.shape.push_back(std::stoll(item));
-    } catch (...) {
+    size_t first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
+    if (first == std::string::npos) continue;
+    std::string digits = item.substr(first, last - first + 1);
+    if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
       return bad("shape '" + value("shape") + "'");
-    }
+    int64_t d = std::stoll(digits);
+    if (d > 0 && elements > (int64_t(1) << 40) / d) return bad("shape '" + value("shape") + "' is too large");
+    elements *= d;
+    t.shape.push_back(d);
   }
   size_t need = Tensor::bytesFor(t.dtype, t.numel());
   if (b.size() - hoff - hlen < need) return bad("truncated data (" + std::to_string(b.size() - hoff - hlen) + " of " + std::to_string(need) + " bytes)");

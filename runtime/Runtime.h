@@ -75,7 +75,7 @@ struct RunStats {
   uint64_t scalarOps = 0;    // executed scalar instructions
 };
 
-class Program; // the decoded image (runtime/Program.h)
+struct Program; // the decoded image (runtime/Program.h)
 
 class Launch;
 

@@ -21,7 +21,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPTO_BUILD_FUZZ=ON -DPTO_BUILD_TESTS=OFF -DPTO_BUILD_BENCH=OFF \
   ${FUZZ_CXX_FLAGS:+"-DCMAKE_CXX_FLAGS=$FUZZ_CXX_FLAGS"}
-cmake --build "$build" --target fuzz-parser fuzz-object pto-as -j2
+cmake --build "$build" --target fuzz-parser fuzz-object fuzz-npy pto-as -j2
 
 fuzzer=$build/tests/fuzz/fuzz-parser
 artifacts=$build/fuzz-artifacts
@@ -49,6 +49,19 @@ if [ "$status" -eq 0 ]; then
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-object" "$work/corpus-object" \
     -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+fi
+
+if [ "$status" -eq 0 ]; then
+  mkdir -p "$work/corpus-npy"
+  # A seed .npy written by hand: magic, version 1.0, header length, dict, then 4 f32 values.
+  printf "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }%*s\n" 52 "" \
+    > "$work/corpus-npy/seed.npy"
+  printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40' >> "$work/corpus-npy/seed.npy"
+  echo "fuzz-smoke: running fuzz-npy for $((seconds / 2))s"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+    "$build/tests/fuzz/fuzz-npy" "$work/corpus-npy" \
+    -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
 fi
 

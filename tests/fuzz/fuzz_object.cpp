@@ -4,6 +4,7 @@
 // warning (the object is in canonical form), the reassembled object must equal the one read.
 #include "asm/BlockAsm.h"
 #include "asm/Disasm.h"
+#include "obj/Image.h"
 #include "obj/Object.h"
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static std::ostream nullOut(nullptr); // badbit set: diagnostics are formatted, then dropped
+  (void)pto::obj::readImage(data, size); // the same bytes as a linked image (pto-run, pto-objdump)
   auto r = pto::obj::readObject(data, size);
   auto* obj = std::get_if<pto::obj::ObjectFile>(&r);
   if (!obj) return 0;

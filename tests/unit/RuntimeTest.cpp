@@ -411,3 +411,25 @@ TEST(Runtime, NpyRoundTrip) {
   EXPECT_EQ(hb.value().data, h.data);
   EXPECT_FALSE(fromNpy({1, 2, 3}, "bad").ok());
 }
+
+// Found by the .npy fuzzer: a shape with stray characters was read leniently ("8@" as 8), and
+// a bool tensor was written back as packed bytes.
+TEST(Npy, StrictShapesAndBoolRoundTrip) {
+  auto npy = [](const std::string& header, size_t payload) {
+    std::string h = header;
+    while ((10 + h.size() + 1) % 64) h += ' ';
+    h += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(h.size()) + '\0' + h +
+                        std::string(payload, '\x01');
+    return std::vector<uint8_t>(bytes.begin(), bytes.end());
+  };
+  EXPECT_FALSE(pto::rt::fromNpy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 8@), }", 64), "x.npy"));
+  EXPECT_FALSE(pto::rt::fromNpy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 8), }", 64), "x.npy"));
+  EXPECT_FALSE(pto::rt::fromNpy(npy("{'descr': '|u1', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", 64), "x.npy"));
+  auto b = pto::rt::fromNpy(npy("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", 3), "b.npy");
+  ASSERT_TRUE(b);
+  auto again = pto::rt::fromNpy(pto::rt::toNpy(b.value()), "again.npy");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->shape, b->shape);
+  EXPECT_EQ(again->data, b->data);
+}
