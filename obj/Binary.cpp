@@ -1,8 +1,194 @@
 #include "obj/Binary.h"
 
 #include <cstring>
+#include <string>
 
 namespace pto::obj::detail {
+
+namespace {
+constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL"
+constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
+constexpr uint32_t kParamsMagic = 0x50545450;  // "PTTP"
+constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56;
+} // namespace
+
+std::vector<uint8_t> writeTiles(const std::vector<Function>& functions, StrTab& strs, uint16_t version) {
+  Out o;
+  size_t count = 0;
+  for (const Function& f : functions) count += f.tiles.size();
+  o.header(kTilesMagic, kTileRecord, count, version);
+  for (uint32_t fi = 0; fi < functions.size(); ++fi)
+    for (const TileDesc& t : functions[fi].tiles) {
+      o.u32(fi);
+      o.u32(strs.add(t.name));
+      o.u8(static_cast<uint8_t>(t.loc));
+      o.u8(static_cast<uint8_t>(t.dtype));
+      o.u8(static_cast<uint8_t>(t.blayout));
+      o.u8(static_cast<uint8_t>(t.slayout));
+      o.u8(static_cast<uint8_t>(t.pad));
+      o.u8(static_cast<uint8_t>(t.compact));
+      o.u16(t.fractal);
+      o.u32(t.rows);
+      o.u32(t.cols);
+      o.i32(t.validRows);
+      o.i32(t.validCols);
+      o.i64(t.placement);
+      o.u32(static_cast<uint32_t>(t.aliasOf + 1)); // 0: not a view
+      o.u32(t.aliasOffset);
+    }
+  return o.bytes;
+}
+
+std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<Function>& functions, StrTab& strs,
+                                                               uint16_t version) {
+  Out o;
+  o.header(kKernelsMagic, kFunctionRecord, functions.size(), version);
+  uint32_t firstParam = 0, firstTile = 0;
+  for (const Function& f : functions) {
+    o.u32(strs.add(f.name));
+    o.u32(f.flags);
+    o.u64(f.textOffset);
+    o.u64(f.textSize);
+    o.u32(firstParam);
+    o.u32(static_cast<uint32_t>(f.params.size()));
+    o.u32(firstTile);
+    o.u32(static_cast<uint32_t>(f.tiles.size()));
+    o.u32(f.frameSize);
+    o.u32(0);
+    firstParam += static_cast<uint32_t>(f.params.size());
+    firstTile += static_cast<uint32_t>(f.tiles.size());
+  }
+  o.header(kParamsMagic, kParamRecord, firstParam, version);
+  for (const Function& f : functions)
+    for (const Param& p : f.params) {
+      if (p.shape.size() > 5) return "parameter '" + p.name + "' has rank " + std::to_string(p.shape.size());
+      o.u32(strs.add(p.name));
+      o.u8(static_cast<uint8_t>(p.kind));
+      o.u8(static_cast<uint8_t>(p.dtype));
+      o.u8(static_cast<uint8_t>(p.shape.size()));
+      o.u8(0);
+      for (size_t i = 0; i < 5; ++i) o.i64(i < p.shape.size() ? p.shape[i] : 0);
+      o.u64(0);
+    }
+  return o.bytes;
+}
+
+
+std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, const std::vector<uint8_t>& tiles,
+                                         const std::vector<uint8_t>& strtab, size_t textSize, uint16_t version,
+                                         std::vector<Function>& functions) {
+  auto str = [&](uint32_t off, const char*) { return strAt(strtab, off); };
+  struct FnRange {
+    uint32_t firstParam, numParams, firstTile, numTiles;
+  };
+  std::vector<FnRange> ranges;
+  std::vector<Param> params;
+  {
+    In in(kernels.data(), kernels.size(), ".pto.kernels");
+    uint32_t count = in.header(kKernelsMagic, kFunctionRecord, version);
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      Function f;
+      auto name = str(in.u32(), "function");
+      f.flags = in.u32();
+      f.textOffset = in.u64();
+      f.textSize = in.u64();
+      FnRange r{in.u32(), in.u32(), in.u32(), in.u32()};
+      f.frameSize = in.u32();
+      in.u32();
+      if (!name) in.fail("function " + std::to_string(i) + " has a bad name offset");
+      else f.name = *name;
+      for (const Function& prev : functions)
+        if (!f.name.empty() && prev.name == f.name) in.fail("duplicate function '" + f.name + "'");
+      if (f.textOffset > textSize || f.textSize > textSize - f.textOffset)
+        in.fail("function '" + f.name + "' extends past the end of .text");
+      functions.push_back(std::move(f));
+      ranges.push_back(r);
+    }
+    uint32_t nparams = in.ok() ? in.header(kParamsMagic, kParamRecord, version) : 0;
+    for (uint32_t i = 0; i < nparams && in.ok(); ++i) {
+      Param p;
+      auto name = str(in.u32(), "param");
+      uint8_t kind = in.u8(), dtype = in.u8(), rank = in.u8();
+      in.u8();
+      int64_t shape[5];
+      for (auto& v : shape) v = in.i64();
+      in.u64();
+      if (!name) in.fail("parameter " + std::to_string(i) + " has a bad name offset");
+      else p.name = *name;
+      if (kind > static_cast<uint8_t>(ParamKind::Index)) in.fail("parameter '" + p.name + "' has a bad kind");
+      if (dtype >= isa::kNumDTypes) in.fail("parameter '" + p.name + "' has a bad dtype");
+      if (rank > 5) in.fail("parameter '" + p.name + "' has rank " + std::to_string(rank));
+      p.kind = static_cast<ParamKind>(kind);
+      p.dtype = static_cast<isa::DType>(dtype);
+      for (uint8_t k = 0; k < rank && k < 5; ++k) p.shape.push_back(shape[k]);
+      params.push_back(std::move(p));
+    }
+    if (!in.ok()) return in.error();
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const FnRange& r = ranges[i];
+      if (r.firstParam > params.size() || r.numParams > params.size() - r.firstParam)
+        return "function '" + functions[i].name + "' has a parameter range past the table";
+      functions[i].params.assign(params.begin() + r.firstParam, params.begin() + r.firstParam + r.numParams);
+    }
+  }
+  // Tiles.
+  {
+    In in(tiles.data(), tiles.size(), ".pto.tiles");
+    uint32_t count = in.header(kTilesMagic, kTileRecord, version);
+    std::vector<std::pair<uint32_t, TileDesc>> tiles;
+    for (uint32_t i = 0; i < count && in.ok(); ++i) {
+      uint32_t fn = in.u32();
+      TileDesc t;
+      auto name = str(in.u32(), "tile");
+      uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(), compact = in.u8();
+      t.fractal = in.u16();
+      t.rows = in.u32();
+      t.cols = in.u32();
+      t.validRows = in.i32();
+      t.validCols = in.i32();
+      t.placement = in.i64();
+      t.aliasOf = static_cast<int32_t>(in.u32()) - 1;
+      t.aliasOffset = in.u32();
+      std::string what = "tile " + std::to_string(i);
+      if (!name) in.fail(what + " has a bad name offset");
+      else t.name = *name;
+      if (fn >= functions.size()) in.fail(what + " belongs to missing function " + std::to_string(fn));
+      if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes || bl >= isa::spellingsBLayout().size() ||
+          sl >= isa::spellingsSLayout().size() || pad >= isa::spellingsPadValue().size() || compact >= isa::spellingsCompactMode().size())
+        in.fail(what + " has an out-of-range enum field");
+      if ((t.validRows < 0 && t.validRows != kDynamicDim) || (t.validCols < 0 && t.validCols != kDynamicDim) ||
+          t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
+        in.fail(what + " has a bad valid shape");
+      if (t.placement < kUnplaced) in.fail(what + " has a bad placement");
+      if (t.aliasOf < -1) in.fail(what + " is a view of a missing tile");
+      t.loc = static_cast<isa::Loc>(loc);
+      t.dtype = static_cast<isa::DType>(dtype);
+      t.blayout = static_cast<isa::BLayout>(bl);
+      t.slayout = static_cast<isa::SLayout>(sl);
+      t.pad = static_cast<isa::PadValue>(pad);
+      t.compact = static_cast<isa::CompactMode>(compact);
+      tiles.push_back({fn, std::move(t)});
+    }
+    if (!in.ok()) return in.error();
+    size_t next = 0;
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const FnRange& r = ranges[i];
+      if (r.firstTile != next || r.numTiles > tiles.size() - next)
+        return "function '" + functions[i].name + "' has a tile range that does not match .pto.tiles";
+      for (uint32_t k = 0; k < r.numTiles; ++k) {
+        if (tiles[next + k].first != i) return "tile table is not grouped by function";
+        const TileDesc& t = tiles[next + k].second;
+        // A view names an earlier tile of the same function (indices are per function).
+        if (t.aliasOf >= static_cast<int32_t>(k))
+          return "tile '" + t.name + "' of '" + functions[i].name + "' is a view of a later or missing tile";
+        functions[i].tiles.push_back(t);
+      }
+      next += r.numTiles;
+    }
+    if (next != tiles.size()) return std::string("tiles belong to no function");
+  }
+  return std::nullopt;
+}
 
 std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc) {
   Out o;

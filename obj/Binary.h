@@ -136,6 +136,17 @@ inline bool initLibelf() {
 
 inline std::string elfError(const std::string& what) { return what + ": " + elf_errmsg(-1); }
 
+/// The .pto.tiles and .pto.kernels (function and parameter) tables, the same in objects and
+/// images (which carry their own format version).
+std::vector<uint8_t> writeTiles(const std::vector<Function>& functions, StrTab& strs, uint16_t version);
+std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<Function>& functions, StrTab& strs,
+                                                               uint16_t version);
+/// Reads both tables into `functions`, checking every record, name, range and index; returns an
+/// error message for corrupt input.
+std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, const std::vector<uint8_t>& tiles,
+                                         const std::vector<uint8_t>& strtab, size_t textSize, uint16_t version,
+                                         std::vector<Function>& functions);
+
 /// A note record (owner "PTO"), padded to 4 bytes.
 std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc);
 

@@ -20,14 +20,11 @@ namespace {
 
 using namespace detail;
 
-constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL" (object record format)
-constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
-constexpr uint32_t kParamsMagic = 0x50545450;  // "PTTP"
 constexpr uint32_t kEventsMagic = 0x45495450;  // "PTIE": image events (with ids)
 constexpr uint32_t kEntriesMagic = 0x4e495450; // "PTIN"
 constexpr uint32_t kLayoutMagic = 0x4c495450;  // "PTIL"
 constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
-constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56, kEventRecord = 16, kEntryRecord = 16,
+constexpr uint32_t kEventRecord = 16, kEntryRecord = 16, // tiles and kernels: obj/Binary.cpp
                    kLayoutRecord = 24, kLineRecord = 24;
 constexpr uint32_t kNoteIdentity = 1;
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
@@ -54,63 +51,11 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   enum { kText = 1, kTiles, kKernels, kEvents, kEntries, kLayout, kLines, kNote, kSymtab, kStrtab };
   std::vector<Sec> secs;
   secs.push_back({".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 4, img.text});
+  secs.push_back({".pto.tiles", SHT_PROGBITS, 0, 8, writeTiles(img.functions, strs, kImageVersion)});
   {
-    Out o;
-    size_t count = 0;
-    for (const Function& f : img.functions) count += f.tiles.size();
-    o.header(kTilesMagic, kTileRecord, count, kImageVersion);
-    for (uint32_t fi = 0; fi < img.functions.size(); ++fi)
-      for (const TileDesc& t : img.functions[fi].tiles) {
-        o.u32(fi);
-        o.u32(strs.add(t.name));
-        o.u8(static_cast<uint8_t>(t.loc));
-        o.u8(static_cast<uint8_t>(t.dtype));
-        o.u8(static_cast<uint8_t>(t.blayout));
-        o.u8(static_cast<uint8_t>(t.slayout));
-        o.u8(static_cast<uint8_t>(t.pad));
-        o.u8(static_cast<uint8_t>(t.compact));
-        o.u16(t.fractal);
-        o.u32(t.rows);
-        o.u32(t.cols);
-        o.i32(t.validRows);
-        o.i32(t.validCols);
-        o.i64(t.placement);
-        o.u32(static_cast<uint32_t>(t.aliasOf + 1));
-        o.u32(t.aliasOffset);
-      }
-    secs.push_back({".pto.tiles", SHT_PROGBITS, 0, 8, o.bytes});
-  }
-  {
-    Out o;
-    o.header(kKernelsMagic, kFunctionRecord, img.functions.size(), kImageVersion);
-    uint32_t firstParam = 0, firstTile = 0;
-    for (const Function& f : img.functions) {
-      o.u32(strs.add(f.name));
-      o.u32(f.flags);
-      o.u64(f.textOffset);
-      o.u64(f.textSize);
-      o.u32(firstParam);
-      o.u32(static_cast<uint32_t>(f.params.size()));
-      o.u32(firstTile);
-      o.u32(static_cast<uint32_t>(f.tiles.size()));
-      o.u32(f.frameSize);
-      o.u32(0);
-      firstParam += static_cast<uint32_t>(f.params.size());
-      firstTile += static_cast<uint32_t>(f.tiles.size());
-    }
-    o.header(kParamsMagic, kParamRecord, firstParam, kImageVersion);
-    for (const Function& f : img.functions)
-      for (const Param& p : f.params) {
-        if (p.shape.size() > 5) return "parameter '" + p.name + "' has rank " + std::to_string(p.shape.size());
-        o.u32(strs.add(p.name));
-        o.u8(static_cast<uint8_t>(p.kind));
-        o.u8(static_cast<uint8_t>(p.dtype));
-        o.u8(static_cast<uint8_t>(p.shape.size()));
-        o.u8(0);
-        for (size_t i = 0; i < 5; ++i) o.i64(i < p.shape.size() ? p.shape[i] : 0);
-        o.u64(0);
-      }
-    secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, o.bytes});
+    auto kernels = writeKernels(img.functions, strs, kImageVersion);
+    if (auto* e = std::get_if<std::string>(&kernels)) return *e;
+    secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, std::get<std::vector<uint8_t>>(kernels)});
   }
   {
     Out o;
@@ -331,121 +276,19 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   img.text = s.data[".text"];
   const std::vector<uint8_t>& strtab = s.data[".strtab"];
   auto str = [&](uint32_t off) { return strAt(strtab, off); };
-  struct FnRange {
-    uint32_t firstParam, numParams, firstTile, numTiles;
-  };
-  std::vector<FnRange> ranges;
-  {
-    auto& d = s.data[".pto.kernels"];
-    In in(d.data(), d.size(), ".pto.kernels");
-    uint32_t count = in.header(kKernelsMagic, kFunctionRecord, kImageVersion);
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      Function f;
-      auto name = str(in.u32());
-      f.flags = in.u32();
-      f.textOffset = in.u64();
-      f.textSize = in.u64();
-      FnRange r{in.u32(), in.u32(), in.u32(), in.u32()};
-      f.frameSize = in.u32();
-      in.u32();
-      if (!name) in.fail("function " + std::to_string(i) + " has a bad name offset");
-      else f.name = *name;
-      if (f.textOffset > img.text.size() || f.textSize > img.text.size() - f.textOffset)
-        in.fail("function '" + f.name + "' extends past the end of .text");
-      if (f.flags & kDeclaration) in.fail("function '" + f.name + "' is an unresolved declaration");
-      img.functions.push_back(std::move(f));
-      ranges.push_back(r);
-    }
-    std::vector<Param> params;
-    uint32_t nparams = in.ok() ? in.header(kParamsMagic, kParamRecord, kImageVersion) : 0;
-    for (uint32_t i = 0; i < nparams && in.ok(); ++i) {
-      Param p;
-      auto name = str(in.u32());
-      uint8_t kind = in.u8(), dtype = in.u8(), rank = in.u8();
-      in.u8();
-      int64_t shape[5];
-      for (auto& v : shape) v = in.i64();
-      in.u64();
-      if (!name) in.fail("parameter " + std::to_string(i) + " has a bad name offset");
-      else p.name = *name;
-      if (kind > static_cast<uint8_t>(ParamKind::Index)) in.fail("parameter '" + p.name + "' has a bad kind");
-      if (dtype >= isa::kNumDTypes) in.fail("parameter '" + p.name + "' has a bad dtype");
-      if (rank > 5) in.fail("parameter '" + p.name + "' has rank " + std::to_string(rank));
-      p.kind = static_cast<ParamKind>(kind);
-      p.dtype = static_cast<isa::DType>(dtype);
-      for (uint8_t k = 0; k < rank && k < 5; ++k) p.shape.push_back(shape[k]);
-      params.push_back(std::move(p));
-    }
-    if (!in.ok()) return in.error();
-    for (size_t i = 0; i < ranges.size(); ++i) {
-      const FnRange& r = ranges[i];
-      if (r.firstParam > params.size() || r.numParams > params.size() - r.firstParam)
-        return "function '" + img.functions[i].name + "' has a parameter range past the table";
-      img.functions[i].params.assign(params.begin() + r.firstParam, params.begin() + r.firstParam + r.numParams);
-    }
-  }
-  {
-    auto& d = s.data[".pto.tiles"];
-    In in(d.data(), d.size(), ".pto.tiles");
-    uint32_t count = in.header(kTilesMagic, kTileRecord, kImageVersion);
-    size_t next = 0, fn = 0;
-    std::vector<TileDesc> all;
-    std::vector<uint32_t> owner;
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      uint32_t f = in.u32();
-      TileDesc t;
-      auto name = str(in.u32());
-      uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(), compact = in.u8();
-      t.fractal = in.u16();
-      t.rows = in.u32();
-      t.cols = in.u32();
-      t.validRows = in.i32();
-      t.validCols = in.i32();
-      t.placement = in.i64();
-      t.aliasOf = static_cast<int32_t>(in.u32()) - 1;
-      t.aliasOffset = in.u32();
-      std::string what = "tile " + std::to_string(i);
-      if (!name) in.fail(what + " has a bad name offset");
-      else t.name = *name;
-      if (f >= img.functions.size()) in.fail(what + " belongs to missing function " + std::to_string(f));
-      if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes || bl >= isa::spellingsBLayout().size() ||
-          sl >= isa::spellingsSLayout().size() || pad >= isa::spellingsPadValue().size() ||
-          compact >= isa::spellingsCompactMode().size())
-        in.fail(what + " has an out-of-range enum field");
-      if (!in.ok()) break;
-      t.loc = static_cast<isa::Loc>(loc);
-      t.dtype = static_cast<isa::DType>(dtype);
-      t.blayout = static_cast<isa::BLayout>(bl);
-      t.slayout = static_cast<isa::SLayout>(sl);
-      t.pad = static_cast<isa::PadValue>(pad);
-      t.compact = static_cast<isa::CompactMode>(compact);
-      if ((t.validRows < 0 && t.validRows != kDynamicDim) || (t.validCols < 0 && t.validCols != kDynamicDim) ||
-          t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
-        in.fail(what + " has a bad valid shape");
+  if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab, img.text.size(),
+                                     kImageVersion, img.functions))
+    return *e;
+  // A linked image resolves every declaration and places every tile inside its buffer.
+  for (const Function& f : img.functions) {
+    if (f.flags & kDeclaration) return "function '" + f.name + "' is an unresolved declaration";
+    for (const TileDesc& t : f.tiles) {
+      std::string what = "tile '" + t.name + "' of '" + f.name + "'";
       const isa::BufferSpec& spec = isa::buffer(img.arch, t.loc);
-      if (t.placement < 0) in.fail(what + " ('" + t.name + "') is not placed");
-      else if (static_cast<uint64_t>(t.placement) + descBytes(t) > spec.capacity)
-        in.fail(what + " ('" + t.name + "') is placed past the end of its buffer");
-      else if (t.aliasOf < 0 && spec.alignment && static_cast<uint64_t>(t.placement) % spec.alignment)
-        in.fail(what + " ('" + t.name + "') is misaligned");
-      all.push_back(std::move(t));
-      owner.push_back(f);
+      if (t.placement < 0) return what + " is not placed";
+      if (static_cast<uint64_t>(t.placement) + descBytes(t) > spec.capacity) return what + " is placed past the end of its buffer";
+      if (t.aliasOf < 0 && spec.alignment && static_cast<uint64_t>(t.placement) % spec.alignment) return what + " is misaligned";
     }
-    if (!in.ok()) return in.error();
-    for (fn = 0; fn < ranges.size(); ++fn) {
-      const FnRange& r = ranges[fn];
-      if (r.firstTile != next || r.numTiles > all.size() - next)
-        return "function '" + img.functions[fn].name + "' has a tile range that does not match .pto.tiles";
-      for (uint32_t k = 0; k < r.numTiles; ++k) {
-        if (owner[next + k] != fn) return std::string("tile table is not grouped by function");
-        TileDesc& t = all[next + k];
-        if (t.aliasOf >= static_cast<int32_t>(k) || t.aliasOf < -1)
-          return "tile '" + t.name + "' of '" + img.functions[fn].name + "' is a view of a later or missing tile";
-        img.functions[fn].tiles.push_back(std::move(t));
-      }
-      next += r.numTiles;
-    }
-    if (next != all.size()) return std::string("tiles belong to no function");
   }
   const unsigned hw = isa::profile(img.arch).eventIdsPerPipePair;
   {

@@ -20,12 +20,9 @@ namespace {
 
 using namespace detail;
 
-constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL"
-constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
-constexpr uint32_t kParamsMagic = 0x50545450;  // "PTTP"
 constexpr uint32_t kEventsMagic = 0x45545450;  // "PTTE"
 constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
-constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56, kEventRecord = 16, kLineRecord = 24;
+constexpr uint32_t kEventRecord = 16, kLineRecord = 24; // tiles and kernels: obj/Binary.cpp
 constexpr uint32_t kNoteIdentity = 1;
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
 
@@ -39,65 +36,6 @@ struct SectionSpec {
   Elf64_Xword entsize = 0;
 };
 
-std::vector<uint8_t> serializeTiles(const ObjectFile& obj, StrTab& strs) {
-  Out o;
-  size_t count = 0;
-  for (const Function& f : obj.functions) count += f.tiles.size();
-  o.header(kTilesMagic, kTileRecord, count);
-  for (uint32_t fi = 0; fi < obj.functions.size(); ++fi)
-    for (const TileDesc& t : obj.functions[fi].tiles) {
-      o.u32(fi);
-      o.u32(strs.add(t.name));
-      o.u8(static_cast<uint8_t>(t.loc));
-      o.u8(static_cast<uint8_t>(t.dtype));
-      o.u8(static_cast<uint8_t>(t.blayout));
-      o.u8(static_cast<uint8_t>(t.slayout));
-      o.u8(static_cast<uint8_t>(t.pad));
-      o.u8(static_cast<uint8_t>(t.compact));
-      o.u16(t.fractal);
-      o.u32(t.rows);
-      o.u32(t.cols);
-      o.i32(t.validRows);
-      o.i32(t.validCols);
-      o.i64(t.placement);
-      o.u32(static_cast<uint32_t>(t.aliasOf + 1)); // 0: not a view
-      o.u32(t.aliasOffset);
-    }
-  return o.bytes;
-}
-
-std::vector<uint8_t> serializeKernels(const ObjectFile& obj, StrTab& strs) {
-  Out o;
-  o.header(kKernelsMagic, kFunctionRecord, obj.functions.size());
-  uint32_t firstParam = 0, firstTile = 0;
-  for (const Function& f : obj.functions) {
-    o.u32(strs.add(f.name));
-    o.u32(f.flags);
-    o.u64(f.textOffset);
-    o.u64(f.textSize);
-    o.u32(firstParam);
-    o.u32(static_cast<uint32_t>(f.params.size()));
-    o.u32(firstTile);
-    o.u32(static_cast<uint32_t>(f.tiles.size()));
-    o.u32(f.frameSize);
-    o.u32(0);
-    firstParam += static_cast<uint32_t>(f.params.size());
-    firstTile += static_cast<uint32_t>(f.tiles.size());
-  }
-  o.header(kParamsMagic, kParamRecord, firstParam);
-  for (const Function& f : obj.functions)
-    for (const Param& p : f.params) {
-      o.u32(strs.add(p.name));
-      o.u8(static_cast<uint8_t>(p.kind));
-      o.u8(static_cast<uint8_t>(p.dtype));
-      o.u8(static_cast<uint8_t>(p.shape.size()));
-      o.u8(0);
-      for (size_t i = 0; i < 5; ++i) o.i64(i < p.shape.size() ? p.shape[i] : 0);
-      o.u64(0);
-    }
-  return o.bytes;
-}
-
 } // namespace
 
 
@@ -110,8 +48,10 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   // Index 1..: the order below fixes the section indices used by links.
   enum { kText = 1, kTiles, kKernels, kEvents, kLines, kNote, kRela, kSymtab, kStrtab };
   secs.push_back({".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 4, obj.text});
-  secs.push_back({".pto.tiles", SHT_PROGBITS, 0, 8, serializeTiles(obj, strs)});
-  secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, serializeKernels(obj, strs)});
+  secs.push_back({".pto.tiles", SHT_PROGBITS, 0, 8, writeTiles(obj.functions, strs, kFormatVersion)});
+  auto kernels = writeKernels(obj.functions, strs, kFormatVersion);
+  if (auto* e = std::get_if<std::string>(&kernels)) return *e;
+  secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, std::get<std::vector<uint8_t>>(kernels)});
   {
     Out o;
     o.header(kEventsMagic, kEventRecord, obj.events.size());
@@ -320,118 +260,9 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
     (void)what;
     return v;
   };
-  // Functions and parameters.
-  struct FnRange {
-    uint32_t firstParam, numParams, firstTile, numTiles;
-  };
-  std::vector<FnRange> ranges;
-  std::vector<Param> params;
-  {
-    auto& d = s.data[".pto.kernels"];
-    In in(d.data(), d.size(), ".pto.kernels");
-    uint32_t count = in.header(kKernelsMagic, kFunctionRecord);
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      Function f;
-      auto name = str(in.u32(), "function");
-      f.flags = in.u32();
-      f.textOffset = in.u64();
-      f.textSize = in.u64();
-      FnRange r{in.u32(), in.u32(), in.u32(), in.u32()};
-      f.frameSize = in.u32();
-      in.u32();
-      if (!name) in.fail("function " + std::to_string(i) + " has a bad name offset");
-      else f.name = *name;
-      for (const Function& prev : obj.functions)
-        if (!f.name.empty() && prev.name == f.name) in.fail("duplicate function '" + f.name + "'");
-      if (f.textOffset > obj.text.size() || f.textSize > obj.text.size() - f.textOffset)
-        in.fail("function '" + f.name + "' extends past the end of .text");
-      obj.functions.push_back(std::move(f));
-      ranges.push_back(r);
-    }
-    uint32_t nparams = in.ok() ? in.header(kParamsMagic, kParamRecord) : 0;
-    for (uint32_t i = 0; i < nparams && in.ok(); ++i) {
-      Param p;
-      auto name = str(in.u32(), "param");
-      uint8_t kind = in.u8(), dtype = in.u8(), rank = in.u8();
-      in.u8();
-      int64_t shape[5];
-      for (auto& v : shape) v = in.i64();
-      in.u64();
-      if (!name) in.fail("parameter " + std::to_string(i) + " has a bad name offset");
-      else p.name = *name;
-      if (kind > static_cast<uint8_t>(ParamKind::Index)) in.fail("parameter '" + p.name + "' has a bad kind");
-      if (dtype >= isa::kNumDTypes) in.fail("parameter '" + p.name + "' has a bad dtype");
-      if (rank > 5) in.fail("parameter '" + p.name + "' has rank " + std::to_string(rank));
-      p.kind = static_cast<ParamKind>(kind);
-      p.dtype = static_cast<isa::DType>(dtype);
-      for (uint8_t k = 0; k < rank && k < 5; ++k) p.shape.push_back(shape[k]);
-      params.push_back(std::move(p));
-    }
-    if (!in.ok()) return in.error();
-    for (size_t i = 0; i < ranges.size(); ++i) {
-      const FnRange& r = ranges[i];
-      if (r.firstParam > params.size() || r.numParams > params.size() - r.firstParam)
-        return "function '" + obj.functions[i].name + "' has a parameter range past the table";
-      obj.functions[i].params.assign(params.begin() + r.firstParam, params.begin() + r.firstParam + r.numParams);
-    }
-  }
-  // Tiles.
-  {
-    auto& d = s.data[".pto.tiles"];
-    In in(d.data(), d.size(), ".pto.tiles");
-    uint32_t count = in.header(kTilesMagic, kTileRecord);
-    std::vector<std::pair<uint32_t, TileDesc>> tiles;
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      uint32_t fn = in.u32();
-      TileDesc t;
-      auto name = str(in.u32(), "tile");
-      uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(), compact = in.u8();
-      t.fractal = in.u16();
-      t.rows = in.u32();
-      t.cols = in.u32();
-      t.validRows = in.i32();
-      t.validCols = in.i32();
-      t.placement = in.i64();
-      t.aliasOf = static_cast<int32_t>(in.u32()) - 1;
-      t.aliasOffset = in.u32();
-      std::string what = "tile " + std::to_string(i);
-      if (!name) in.fail(what + " has a bad name offset");
-      else t.name = *name;
-      if (fn >= obj.functions.size()) in.fail(what + " belongs to missing function " + std::to_string(fn));
-      if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes || bl >= isa::spellingsBLayout().size() ||
-          sl >= isa::spellingsSLayout().size() || pad >= isa::spellingsPadValue().size() || compact >= isa::spellingsCompactMode().size())
-        in.fail(what + " has an out-of-range enum field");
-      if ((t.validRows < 0 && t.validRows != kDynamicDim) || (t.validCols < 0 && t.validCols != kDynamicDim) ||
-          t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
-        in.fail(what + " has a bad valid shape");
-      if (t.placement < kUnplaced) in.fail(what + " has a bad placement");
-      if (t.aliasOf < -1) in.fail(what + " is a view of a missing tile");
-      t.loc = static_cast<isa::Loc>(loc);
-      t.dtype = static_cast<isa::DType>(dtype);
-      t.blayout = static_cast<isa::BLayout>(bl);
-      t.slayout = static_cast<isa::SLayout>(sl);
-      t.pad = static_cast<isa::PadValue>(pad);
-      t.compact = static_cast<isa::CompactMode>(compact);
-      tiles.push_back({fn, std::move(t)});
-    }
-    if (!in.ok()) return in.error();
-    size_t next = 0;
-    for (size_t i = 0; i < ranges.size(); ++i) {
-      const FnRange& r = ranges[i];
-      if (r.firstTile != next || r.numTiles > tiles.size() - next)
-        return "function '" + obj.functions[i].name + "' has a tile range that does not match .pto.tiles";
-      for (uint32_t k = 0; k < r.numTiles; ++k) {
-        if (tiles[next + k].first != i) return "tile table is not grouped by function";
-        const TileDesc& t = tiles[next + k].second;
-        // A view names an earlier tile of the same function (indices are per function).
-        if (t.aliasOf >= static_cast<int32_t>(k))
-          return "tile '" + t.name + "' of '" + obj.functions[i].name + "' is a view of a later or missing tile";
-        obj.functions[i].tiles.push_back(t);
-      }
-      next += r.numTiles;
-    }
-    if (next != tiles.size()) return std::string("tiles belong to no function");
-  }
+  if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab, obj.text.size(),
+                                     kFormatVersion, obj.functions))
+    return *e;
   // Events.
   {
     auto& d = s.data[".pto.events"];
