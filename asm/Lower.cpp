@@ -75,7 +75,9 @@ struct Dim {
 class FunctionLowering {
 public:
   FunctionLowering(const Function& fn, uint32_t index, isa::Arch arch, DiagEngine& diags, obj::ObjectFile& obj)
-      : fn_(fn), index_(index), arch_(arch), diags_(diags), obj_(obj) {}
+      : fn_(fn), index_(index), diags_(diags), obj_(obj) {
+    obj_.arch = arch;
+  }
 
   bool run() {
     out_.name = fn_.name;
@@ -1406,7 +1408,6 @@ private:
 
   const Function& fn_;
   uint32_t index_;
-  isa::Arch arch_;
   DiagEngine& diags_;
   obj::ObjectFile& obj_;
   obj::Function out_;
