@@ -1,5 +1,7 @@
 #include "obj/Binary.h"
 
+#include "isa/Encoding.h"
+
 #include <cstring>
 #include <string>
 
@@ -200,6 +202,40 @@ std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc) {
   for (char c : desc) o.u8(static_cast<uint8_t>(c));
   while (o.bytes.size() % 4) o.u8(0);
   return o.bytes;
+}
+
+std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& note, const char* what) {
+  In in(note.data(), note.size(), ".note.pto.isa");
+  std::optional<bool> extensions;
+  while (in.ok() && in.remaining() > 0) {
+    uint32_t namesz = in.u32(), descsz = in.u32(), type = in.u32();
+    if (!in.ok()) break;
+    if (namesz > in.remaining()) {
+      in.fail("note name extends past the section");
+      break;
+    }
+    std::string name;
+    for (uint32_t i = 0; i < ((namesz + 3) & ~3u) && in.ok(); ++i) {
+      uint8_t c = in.u8();
+      if (i + 1 < namesz) name += static_cast<char>(c);
+    }
+    if (descsz > in.remaining()) {
+      in.fail("note descriptor extends past the section");
+      break;
+    }
+    std::string desc;
+    for (uint32_t i = 0; i < ((descsz + 3) & ~3u) && in.ok(); ++i) {
+      uint8_t c = in.u8();
+      if (i < descsz) desc += static_cast<char>(c);
+    }
+    if (name != "PTO" || type != kNoteIdentity) continue;
+    if (desc == isa::enc::isaNoteDescriptor(false)) extensions = false;
+    else if (desc == isa::enc::isaNoteDescriptor(true)) extensions = true;
+    else return std::string("ISA identity mismatch: the ") + what + " declares " + desc;
+  }
+  if (!in.ok()) return in.error();
+  if (!extensions) return std::string("missing PTO ISA identity note");
+  return *extensions;
 }
 
 std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size, const char* what) {

@@ -18,6 +18,7 @@
 namespace pto::obj::detail {
 
 inline constexpr uint32_t kTableHeader = 16; // magic, version, record size, count, reserved
+inline constexpr uint32_t kNoteIdentity = 1; // PTO_NT_ISA_IDENTITY (owner "PTO")
 
 // ---------------------------------------------------------------- byte streams
 class Out {
@@ -146,6 +147,10 @@ std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<F
 std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, const std::vector<uint8_t>& tiles,
                                          const std::vector<uint8_t>& strtab, size_t textSize, uint16_t version,
                                          std::vector<Function>& functions);
+
+/// Reads the .note.pto.isa section: whether the identity declares the toolchain's extension
+/// space, or an error (missing, mismatching or malformed note). `what` is "object" or "image".
+std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& note, const char* what);
 
 /// A note record (owner "PTO"), padded to 4 bytes.
 std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc);

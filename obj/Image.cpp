@@ -26,7 +26,6 @@ constexpr uint32_t kLayoutMagic = 0x4c495450;  // "PTIL"
 constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
 constexpr uint32_t kEventRecord = 16, kEntryRecord = 16, // tiles and kernels: obj/Binary.cpp
                    kLayoutRecord = 24, kLineRecord = 24;
-constexpr uint32_t kNoteIdentity = 1;
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
 
 // ---------------------------------------------------------------- byte streams
@@ -240,38 +239,9 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
                            ".pto.lines", ".note.pto.isa", ".symtab", ".strtab"})
     if (!s.data.count(need)) return std::string("missing section '") + need + "'";
   {
-    In in(s.data[".note.pto.isa"].data(), s.data[".note.pto.isa"].size(), ".note.pto.isa");
-    bool identity = false;
-    while (in.ok() && in.remaining() > 0) {
-      uint32_t namesz = in.u32(), descsz = in.u32(), type = in.u32();
-      if (!in.ok()) break;
-      if (namesz > in.remaining()) {
-        in.fail("note name extends past the section");
-        break;
-      }
-      std::string name;
-      for (uint32_t i = 0; i < ((namesz + 3) & ~3u) && in.ok(); ++i) {
-        uint8_t c = in.u8();
-        if (i + 1 < namesz) name += static_cast<char>(c);
-      }
-      if (descsz > in.remaining()) {
-        in.fail("note descriptor extends past the section");
-        break;
-      }
-      std::string desc;
-      for (uint32_t i = 0; i < ((descsz + 3) & ~3u) && in.ok(); ++i) {
-        uint8_t c = in.u8();
-        if (i < descsz) desc += static_cast<char>(c);
-      }
-      if (name == "PTO" && type == kNoteIdentity) {
-        if (desc == isa::enc::isaNoteDescriptor(false)) img.usesExtensions = false;
-        else if (desc == isa::enc::isaNoteDescriptor(true)) img.usesExtensions = true;
-        else return "ISA identity mismatch: the image declares " + desc;
-        identity = true;
-      }
-    }
-    if (!in.ok()) return in.error();
-    if (!identity) return std::string("missing PTO ISA identity note");
+    auto identity = detail::readIdentityNote(s.data[".note.pto.isa"], "image");
+    if (auto* e = std::get_if<std::string>(&identity)) return *e;
+    img.usesExtensions = std::get<bool>(identity);
   }
   img.text = s.data[".text"];
   const std::vector<uint8_t>& strtab = s.data[".strtab"];

@@ -23,7 +23,6 @@ using namespace detail;
 constexpr uint32_t kEventsMagic = 0x45545450;  // "PTTE"
 constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
 constexpr uint32_t kEventRecord = 16, kLineRecord = 24; // tiles and kernels: obj/Binary.cpp
-constexpr uint32_t kNoteIdentity = 1;
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
 
 struct SectionSpec {
@@ -223,34 +222,9 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
     if (!s.headers.count(need)) return std::string("missing section '") + need + "'";
   // The ISA identity note must match exactly.
   {
-    In in(s.data[".note.pto.isa"].data(), s.data[".note.pto.isa"].size(), ".note.pto.isa");
-    bool identity = false;
-    while (in.ok() && in.remaining() > 0) {
-      uint32_t namesz = in.u32(), descsz = in.u32(), type = in.u32();
-      if (!in.ok() || namesz > in.remaining()) break;
-      std::string name;
-      for (uint32_t i = 0; i < ((namesz + 3) & ~3u) && in.ok(); ++i) {
-        uint8_t c = in.u8();
-        if (i + 1 < namesz) name += static_cast<char>(c);
-      }
-      if (descsz > in.remaining()) {
-        in.fail("note descriptor extends past the section");
-        break;
-      }
-      std::string desc;
-      for (uint32_t i = 0; i < ((descsz + 3) & ~3u) && in.ok(); ++i) {
-        uint8_t c = in.u8();
-        if (i < descsz) desc += static_cast<char>(c);
-      }
-      if (name == "PTO" && type == kNoteIdentity) {
-        if (desc == isa::enc::isaNoteDescriptor(false)) obj.usesExtensions = false;
-        else if (desc == isa::enc::isaNoteDescriptor(true)) obj.usesExtensions = true;
-        else return "ISA identity mismatch: the object declares " + desc;
-        identity = true;
-      }
-    }
-    if (!in.ok()) return in.error();
-    if (!identity) return std::string("missing PTO ISA identity note");
+    auto identity = detail::readIdentityNote(s.data[".note.pto.isa"], "object");
+    if (auto* e = std::get_if<std::string>(&identity)) return *e;
+    obj.usesExtensions = std::get<bool>(identity);
   }
   obj.text = s.data[".text"];
   const std::vector<uint8_t>& strtab = s.data[".strtab"];
