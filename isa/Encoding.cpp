@@ -801,6 +801,11 @@ unsigned pipeCode(Pipe p) {
   auto c = codeOf(named("ExtPipe"), spelling(p));
   return c ? *c : 0;
 }
+std::optional<Pipe> pipeOfCode(int64_t code) {
+  for (size_t i = 0; i < spellingsPipe().size(); ++i)
+    if (pipeCode(static_cast<Pipe>(i)) == code) return static_cast<Pipe>(i);
+  return std::nullopt;
+}
 std::string_view gprName(unsigned index) { return nameOf(gprs(), index); }
 std::optional<unsigned> parseGpr(std::string_view text) {
   for (const NamedCode& g : gprs())

@@ -63,6 +63,7 @@ unsigned padCode(PadValue p);                         // Zero 0, Max 1, Min 2, N
 std::optional<unsigned> layoutCode(std::string_view name);
 std::string_view layoutName(unsigned code);           // "" when reserved
 unsigned pipeCode(Pipe p);                            // extension control pipe code
+std::optional<Pipe> pipeOfCode(int64_t code);         // its inverse (nullopt: no such pipe)
 
 /// GPR selectors 0..23 (zero, sp, a0..a7, ra, s0..s8, x0..x3; see Encoding.def).
 inline constexpr unsigned kNumGprs = 24;

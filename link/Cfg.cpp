@@ -80,12 +80,6 @@ std::string hex(uint64_t v) {
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool endsWith(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
 
-std::optional<isa::Pipe> pipeOfCode(int64_t code) {
-  for (size_t i = 0; i < isa::spellingsPipe().size(); ++i)
-    if (enc::pipeCode(static_cast<isa::Pipe>(i)) == code) return static_cast<isa::Pipe>(i);
-  return std::nullopt;
-}
-
 } // namespace
 
 std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t fi) {
@@ -153,13 +147,13 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
           int64_t ctl = in.get("CTL").value_or(0);
           if (ctl == 1 || ctl == 2) {
             b.kind = ctl == 1 ? BlockKind::SetFlag : BlockKind::WaitFlag;
-            auto sp = pipeOfCode(in.get("PipeA").value_or(0)), dp = pipeOfCode(in.get("PipeB").value_or(0));
+            auto sp = enc::pipeOfCode(in.get("PipeA").value_or(0)), dp = enc::pipeOfCode(in.get("PipeB").value_or(0));
             if (!sp || !dp) return where + ": bad pipe in the sync word at " + hex(pos);
             b.srcPipe = *sp;
             b.dstPipe = *dp;
           } else if (ctl == 3) {
             b.kind = BlockKind::Barrier;
-            auto bp = pipeOfCode(in.get("PipeA").value_or(0));
+            auto bp = enc::pipeOfCode(in.get("PipeA").value_or(0));
             if (!bp) return where + ": bad pipe in the barrier word at " + hex(pos);
             b.srcPipe = b.dstPipe = *bp;
           } else {

@@ -119,7 +119,18 @@ private:
       out_.tiles.push_back(std::move(tile_));
       out_.code.push_back(m);
     } else if (kind_ == BlockKind::Ctl) {
-      if (ctl_ >= 4 && ctl_ <= 7) {
+      if (ctl_ >= 1 && ctl_ <= 3) {
+        SyncInst s;
+        s.kind = static_cast<enc::ExtCtl>(ctl_);
+        s.src = pipeA_;
+        s.dst = ctl_ == 3 ? pipeA_ : pipeB_;
+        s.event = tile_.dim[0];
+        MOp m{.kind = MKind::Sync};
+        m.target = static_cast<uint32_t>(out_.syncs.size());
+        m.textOffset = blockStart_;
+        out_.syncs.push_back(s);
+        out_.code.push_back(m);
+      } else if (ctl_ >= 4 && ctl_ <= 7) {
         MOp m{.kind = MKind::BlockInfo};
         m.rd = tile_.iorDst == 0 ? kSinkReg : tile_.iorDst;
         m.imm = ctl_;
@@ -186,6 +197,12 @@ private:
     case FormId::BSTART_EXTC: {
       if (auto e = startBlock(BlockKind::Ctl, Transfer::Fall)) return e;
       ctl_ = static_cast<unsigned>(f(in, "CTL"));
+      if (ctl_ >= 1 && ctl_ <= 3) {
+        auto a = enc::pipeOfCode(f(in, "PipeA")), b = enc::pipeOfCode(ctl_ == 3 ? f(in, "PipeA") : f(in, "PipeB"));
+        if (!a || !b) return "bad pipe in " + enc::format(in);
+        pipeA_ = *a;
+        pipeB_ = *b;
+      }
       return std::nullopt;
     }
     case FormId::BSTOP:
@@ -518,6 +535,7 @@ private:
   TileInst tile_;
   bool haveOp_ = false;
   unsigned ctl_ = 0;
+  isa::Pipe pipeA_ = isa::Pipe::S, pipeB_ = isa::Pipe::S;
   std::vector<std::string_view> roleNames_;
   std::map<uint64_t, uint32_t> starts_;
   std::vector<std::pair<uint32_t, uint64_t>> branches_;

@@ -3,6 +3,7 @@
 // Internal to the runtime (runtime/Runtime.h is the public API).
 #pragma once
 
+#include "isa/Encoding.h"
 #include "obj/Image.h"
 #include "runtime/Runtime.h"
 
@@ -41,6 +42,7 @@ struct Core {
   uint32_t blockIdx = 0, blockNum = 1;
   std::string error;                             // first error (without location)
   uint64_t tileOps = 0, scalarOps = 0;
+  uint64_t instructionLimit = 0; // 0 = none; checked at branches
   const std::vector<struct DecodedFunction>* functions = nullptr; // call targets
   unsigned callDepth = 0;
 
@@ -132,6 +134,8 @@ enum class MKind : uint8_t {
   ClearCond,
   Ret,
   Call,     // run function `target` (its image index; imm = the call's text target), then go on
+  Sync,     // syncs[target]: set_flag / wait_flag / pipe_barrier (the cpu backend runs in program
+            // order and skips them; the npu model blocks and releases pipes on them)
 };
 
 enum class AluOp : uint8_t {
@@ -150,11 +154,20 @@ struct MOp {
   uint32_t textOffset = 0; // image .text offset of the word (for source locations)
 };
 
+/// A set_flag / wait_flag (src -> dst pipe, event id = bound) or a pipe_barrier (src = dst).
+struct SyncInst {
+  isa::enc::ExtCtl kind = isa::enc::ExtCtl::SET_FLAG;
+  isa::Pipe src = isa::Pipe::S, dst = isa::Pipe::S;
+  Bound event; // (GPR + imm)[15:0]
+  uint32_t eventId(const Core& c) const { return event.present ? static_cast<uint32_t>((c.r[event.reg] + event.imm) & 0xFFFF) : 0; }
+};
+
 struct DecodedFunction {
   uint32_t index = 0; // in Image::functions
   std::string name;
   std::vector<MOp> code;
   std::vector<TileInst> tiles;
+  std::vector<SyncInst> syncs;
   std::vector<Module::ParamInfo> params;
   uint32_t frameSize = 0;
   std::array<uint64_t, 7> bufferUsed{}; // bytes to clear at block start

@@ -195,6 +195,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
     c.gm = &regions;
     c.functions = &prog_->functions;
     c.blockNum = blocks;
+    c.instructionLimit = opts.maxInstructions;
     c.storage.resize(7);
     for (unsigned l = 0; l < 7; ++l) {
       c.storage[l].assign(std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32), 0);
@@ -210,6 +211,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
       if (b >= blocks) break;
       c.r.fill(0);
       c.cond = false;
+      c.scalarOps = c.tileOps = 0;
       c.blockIdx = b;
       const size_t top = kCalleeStack + fn.frameSize; // sp on entry
       c.r[1] = (kStackRegion << kRegionShift) + top;
@@ -219,7 +221,10 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
       for (unsigned l = 0; l < 7; ++l)
         if (fn.bufferUsed[l]) std::memset(c.buf[l], 0, std::min<size_t>(fn.bufferUsed[l], c.storage[l].size()));
       uint32_t at = 0;
-      if (!runBlock(fn, c, at)) {
+      const bool ok = runBlock(fn, c, at);
+      tileOps += c.tileOps;
+      scalarOps += c.scalarOps;
+      if (!ok) {
         failed = true;
         std::lock_guard<std::mutex> lock(mu);
         if (b < firstBlock) {
@@ -232,8 +237,6 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
         break;
       }
     }
-    tileOps += c.tileOps;
-    scalarOps += c.scalarOps;
   };
 
   auto t0 = std::chrono::steady_clock::now();

@@ -67,6 +67,7 @@ struct Tensor {
 struct RunOptions {
   uint32_t blocks = 1;  // get_block_num(); each block is one simulated core
   unsigned threads = 0; // 0 = hardware concurrency (capped at blocks)
+  uint64_t maxInstructions = 0; // per block; 0 = no limit (an endless loop then never ends)
 };
 
 struct RunStats {

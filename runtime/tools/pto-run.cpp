@@ -3,7 +3,7 @@
 //   pto-run k.img [--kernel NAME] [--arg NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=SCALAR]...
 //          [--random NAME=SHAPE:DTYPE]... [--zeros NAME=SHAPE:DTYPE]... [--seed N]
 //          [--out NAME=file.npy]... [--print NAME]... [--blocks N] [--threads N]
-//          [--backend cpu] [--arch a2a3|a5] [--quiet]
+//          [--max-instructions N] [--backend cpu] [--arch a2a3|a5] [--quiet]
 #include "isa/Numerics.h"
 #include "runtime/Npy.h"
 #include "runtime/Runtime.h"
@@ -28,7 +28,7 @@ void usage() {
           "usage: pto-run IMAGE [--kernel NAME] [--arg NAME=file.npy|NAME=file.bin:SHAPE:DTYPE|NAME=VALUE]...\n"
           "               [--random NAME=SHAPE:DTYPE]... [--zeros NAME=SHAPE:DTYPE]... [--seed N]\n"
           "               [--out NAME=file.npy]... [--print NAME]... [--blocks N] [--threads N]\n"
-          "               [--backend cpu] [--arch a2a3|a5] [--quiet]\n");
+          "               [--max-instructions N] [--backend cpu] [--arch a2a3|a5] [--quiet]\n");
 }
 
 /// Uniform values in [-1, 1) for floats (rounded to the type), [-8, 8) for signed and [0, 16)
@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> prints;
   uint64_t seed = 0;
   RunOptions opts;
+  opts.maxInstructions = 10'000'000'000ull; // per block: minutes of work; ends endless loops
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
       auto v = value("--print");
       if (!v) return fail("pto-run: error: --print needs a name");
       prints.push_back((*v)[0] == '%' ? v->substr(1) : *v);
-    } else if (isFlag("--seed") || isFlag("--blocks") || isFlag("--threads")) {
+    } else if (isFlag("--seed") || isFlag("--blocks") || isFlag("--threads") || isFlag("--max-instructions")) {
       std::string flag = a.substr(0, a.find('='));
       auto v = value(flag.c_str());
       char* end = nullptr;
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
       if (!v || v->empty() || *end) return fail("pto-run: error: " + flag + " needs a number");
       if (flag == "--seed") seed = n;
       else if (flag == "--blocks") opts.blocks = static_cast<uint32_t>(n);
+      else if (flag == "--max-instructions") opts.maxInstructions = n;
       else opts.threads = static_cast<unsigned>(n);
       if (flag == "--blocks" && n == 0) return fail("pto-run: error: --blocks must be at least 1");
     } else if (isFlag("--backend")) {
