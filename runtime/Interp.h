@@ -156,9 +156,11 @@ template <class Exec> bool interpret(const DecodedFunction& fn, Core& c, uint32_
     }
     case MKind::Tile:
       ++tileOps;
+      flush(); // the npu model reads the counts to charge the scalar unit's time
       if (!exec.tile(c, tiles[m.target], m)) return fail(m);
       break;
     case MKind::Sync:
+      flush();
       if (!exec.sync(c, fn.syncs[m.target], m)) return fail(m);
       break;
     case MKind::BlockInfo:

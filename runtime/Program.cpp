@@ -554,6 +554,16 @@ std::string Program::locationOf(uint32_t function, uint64_t textOffset) const {
   return best->file + ":" + std::to_string(best->line) + ":" + std::to_string(best->col);
 }
 
+std::string Program::locationAt(uint64_t textOffset) const {
+  for (uint32_t i = 0; i < image.functions.size(); ++i) {
+    const obj::Function& f = image.functions[i];
+    if (textOffset < f.textOffset || textOffset >= f.textOffset + f.textSize) continue;
+    std::string loc = locationOf(i, textOffset);
+    return loc.empty() ? "@" + f.name + "+" + hex(textOffset - f.textOffset) : loc;
+  }
+  return hex(textOffset);
+}
+
 Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileName) {
   auto p = std::make_shared<Program>();
   p->image = std::move(image);

@@ -181,6 +181,8 @@ struct Program {
 
   /// "file:line:col" of the source op that produced the word at `textOffset`, or "".
   std::string locationOf(uint32_t function, uint64_t textOffset) const;
+  /// The same for any text offset: "file:line:col", or "@function+0xoffset" without a line entry.
+  std::string locationAt(uint64_t textOffset) const;
 };
 
 /// Decodes every function of a validated image.

@@ -2,7 +2,9 @@
 #include "runtime/Runtime.h"
 
 #include "isa/Numerics.h"
+#include "runtime/Interp.h"
 #include "runtime/Program.h"
+#include "runtime/npu/Model.h"
 
 #include <atomic>
 #include <chrono>
@@ -63,6 +65,8 @@ Result<Module> Module::load(const std::vector<uint8_t>& bytes, std::string name)
 
 const obj::Image& Module::image() const { return prog_->image; }
 isa::Arch Module::arch() const { return prog_->image.arch; }
+
+std::string Module::location(uint64_t textOffset) const { return prog_->locationAt(textOffset); }
 
 std::vector<std::string> Module::kernelNames() const {
   std::vector<std::string> out;
@@ -187,6 +191,9 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
   std::string firstError;
   uint32_t firstBlock = UINT32_MAX;
   std::atomic<uint64_t> tileOps{0}, scalarOps{0};
+  std::vector<NpuBlock> npuBlocks(opts.backend == Backend::Npu ? blocks : 0);
+  if (opts.backend == Backend::Npu)
+    if (auto e = npu::Simulator::checkArch(*prog_)) return Error{prog_->fileName + ": error: " + *e};
   const isa::Arch arch = prog_->image.arch;
   const size_t stackParams = ps.size() > 8 ? ps.size() - 8 : 0;
 
@@ -221,7 +228,16 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
       for (unsigned l = 0; l < 7; ++l)
         if (fn.bufferUsed[l]) std::memset(c.buf[l], 0, std::min<size_t>(fn.bufferUsed[l], c.storage[l].size()));
       uint32_t at = 0;
-      const bool ok = runBlock(fn, c, at);
+      bool ok;
+      if (opts.backend == Backend::Npu) {
+        npu::Simulator sim(*prog_, opts.recordOps);
+        ok = interpret(fn, c, at, sim) && sim.finish(c);
+        if (!ok && sim.errorAt) at = *sim.errorAt;
+        std::lock_guard<std::mutex> lock(mu);
+        npuBlocks[b] = std::move(sim.report);
+      } else {
+        ok = runBlock(fn, c, at);
+      }
       tileOps += c.tileOps;
       scalarOps += c.scalarOps;
       if (!ok) {
@@ -229,8 +245,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
         std::lock_guard<std::mutex> lock(mu);
         if (b < firstBlock) {
           firstBlock = b;
-          std::string loc = prog_->locationOf(function_, at);
-          firstError = (loc.empty() ? prog_->fileName + ":@" + fn.name : loc) + ": runtime error: " + c.error;
+          firstError = prog_->locationAt(at) + ": runtime error: " + c.error;
           if (blocks > 1) firstError += " (block " + std::to_string(b) + ")";
         }
         c.error.clear();
@@ -252,6 +267,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
     stats->seconds = std::chrono::duration<double>(t1 - t0).count();
     stats->tileOps = tileOps;
     stats->scalarOps = scalarOps;
+    stats->npu = std::move(npuBlocks);
   }
   if (failed) return Error{firstError};
   return std::nullopt;

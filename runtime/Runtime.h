@@ -12,6 +12,7 @@
 
 #include "isa/Isa.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,16 +65,43 @@ struct Tensor {
   void setBits(int64_t i, uint64_t bits);
 };
 
+enum class Backend : uint8_t {
+  Cpu, // functional, program order, fast
+  Npu, // the AI-core model: pipes, events, cycles, races, deadlocks (docs/npu-model.md)
+};
+
 struct RunOptions {
   uint32_t blocks = 1;  // get_block_num(); each block is one simulated core
   unsigned threads = 0; // 0 = hardware concurrency (capped at blocks)
   uint64_t maxInstructions = 0; // per block; 0 = no limit (an endless loop then never ends)
+  Backend backend = Backend::Cpu;
+  bool recordOps = false; // npu: keep every executed op (for a trace or a profile)
+};
+
+/// npu backend: one executed op on one pipe, in cycles from the start of its block.
+struct NpuOp {
+  uint32_t textOffset = 0; // of the op's word in .text (Module::location gives its source line)
+  const char* name = "";   // TADD, set_flag, wait_flag, ...
+  uint8_t pipe = 0;        // isa::Pipe
+  uint64_t start = 0, end = 0;
+  int64_t flowOut = -1, flowIn = -1; // a set_flag and the wait_flag it released share an id
+};
+
+/// npu backend: what one block (one AI core) did.
+struct NpuBlock {
+  uint64_t cycles = 0;            // from the first issue to the last pipe going idle
+  std::array<uint64_t, 8> busy{}; // cycles each pipe (by isa::Pipe) was executing
+  std::array<uint64_t, 8> ops{};  // ops each pipe executed
+  std::vector<NpuOp> records;     // with RunOptions::recordOps
+  bool recordsTruncated = false;
+  std::vector<std::string> warnings; // GM hazards no event orders (complete messages)
 };
 
 struct RunStats {
   double seconds = 0;        // wall time of the launch
   uint64_t tileOps = 0;      // executed tile blocks, all blocks together
   uint64_t scalarOps = 0;    // executed scalar instructions
+  std::vector<NpuBlock> npu; // npu backend: one per block
 };
 
 struct Program; // the decoded image (runtime/Program.h)
@@ -102,6 +130,8 @@ public:
   Result<Launch> launch(std::string_view kernel) const;
 
   std::shared_ptr<const Program> program() const { return prog_; }
+  /// "file:line:col" of the source op of a .text offset (or "@function+0x..").
+  std::string location(uint64_t textOffset) const;
 
 private:
   std::shared_ptr<const Program> prog_;

@@ -1,17 +1,21 @@
-// pto-run: load a linked PTO image and run one kernel on the cpu backend.
+// pto-run: load a linked PTO image and run one kernel on the cpu backend or the npu model.
 //
 //   pto-run k.img [--kernel NAME] [--arg NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=SCALAR]...
 //          [--random NAME=SHAPE:DTYPE]... [--zeros NAME=SHAPE:DTYPE]... [--seed N]
 //          [--out NAME=file.npy]... [--print NAME]... [--blocks N] [--threads N]
-//          [--max-instructions N] [--backend cpu] [--arch a2a3|a5] [--quiet]
+//          [--max-instructions N] [--backend cpu|npu] [--trace out.json] [--profile[=N]]
+//          [--arch a2a3|a5] [--quiet]
 #include "isa/Numerics.h"
 #include "runtime/Npy.h"
+#include "obj/FileIO.h"
 #include "runtime/Runtime.h"
+#include "runtime/npu/Report.h"
 
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
 
 using namespace pto;
 using namespace pto::rt;
@@ -28,7 +32,8 @@ void usage() {
           "usage: pto-run IMAGE [--kernel NAME] [--arg NAME=file.npy|NAME=file.bin:SHAPE:DTYPE|NAME=VALUE]...\n"
           "               [--random NAME=SHAPE:DTYPE]... [--zeros NAME=SHAPE:DTYPE]... [--seed N]\n"
           "               [--out NAME=file.npy]... [--print NAME]... [--blocks N] [--threads N]\n"
-          "               [--max-instructions N] [--backend cpu] [--arch a2a3|a5] [--quiet]\n");
+          "               [--max-instructions N] [--backend cpu|npu] [--trace out.json] [--profile[=N]]\n"
+          "               [--arch a2a3|a5] [--quiet]\n");
 }
 
 /// Uniform values in [-1, 1) for floats (rounded to the type), [-8, 8) for signed and [0, 16)
@@ -87,7 +92,8 @@ void printTensor(const std::string& name, const Tensor& x) {
 } // namespace
 
 int main(int argc, char** argv) {
-  std::string image, kernel, backend = "cpu", arch;
+  std::string image, kernel, backend = "cpu", arch, tracePath;
+  size_t profileTop = 0;
   std::vector<std::pair<std::string, std::string>> args, randoms, zeros, outs;
   std::vector<std::string> prints;
   uint64_t seed = 0;
@@ -146,6 +152,17 @@ int main(int argc, char** argv) {
       auto v = value("--backend");
       if (!v) return fail("pto-run: error: --backend needs a name");
       backend = *v;
+    } else if (isFlag("--trace")) {
+      auto v = value("--trace");
+      if (!v || v->empty()) return fail("pto-run: error: --trace needs a file name");
+      tracePath = *v;
+    } else if (a == "--profile" || a.rfind("--profile=", 0) == 0) {
+      profileTop = 20;
+      if (a.size() > 10) {
+        char* end = nullptr;
+        profileTop = strtoull(a.c_str() + 10, &end, 10);
+        if (*end || profileTop == 0) return fail("pto-run: error: --profile=N needs a positive number");
+      }
     } else if (isFlag("--arch")) {
       auto v = value("--arch");
       if (!v) return fail("pto-run: error: --arch needs a name");
@@ -165,7 +182,11 @@ int main(int argc, char** argv) {
     usage();
     return 1;
   }
-  if (backend != "cpu") return fail("pto-run: error: backend '" + backend + "' is not available (only 'cpu')");
+  if (backend != "cpu" && backend != "npu") return fail("pto-run: error: unknown backend '" + backend + "' (cpu or npu)");
+  opts.backend = backend == "npu" ? Backend::Npu : Backend::Cpu;
+  if ((!tracePath.empty() || profileTop) && opts.backend != Backend::Npu)
+    return fail("pto-run: error: --trace and --profile need --backend npu");
+  opts.recordOps = !tracePath.empty() || profileTop;
   auto mod = Module::open(image);
   if (!mod) return fail(mod.error().message);
   if (!arch.empty()) {
@@ -275,8 +296,22 @@ int main(int argc, char** argv) {
     if (it == buffers.end()) return noParam(name);
     printTensor(name, it->second);
   }
+  if (opts.backend == Backend::Npu) {
+    std::set<std::string> warned; // each block reports its own
+    for (const NpuBlock& b : stats.npu)
+      for (const std::string& w : b.warnings)
+        if (warned.insert(w).second) fprintf(stderr, "%s\n", w.c_str());
+    printf("%s", npu::summary(mod.value(), stats).c_str());
+    if (profileTop) printf("%s", npu::profile(mod.value(), stats, profileTop).c_str());
+    if (!tracePath.empty()) {
+      const std::string json = npu::chromeTrace(mod.value(), stats);
+      if (auto err = obj::writeFileAtomically(tracePath, json))
+        return fail("pto-run: error: " + *err);
+    }
+  }
   if (!quiet)
-    fprintf(stderr, "pto-run: @%s: %u block(s), %llu tile ops, %llu scalar ops, %.3f ms (cpu)\n", kernel.c_str(), opts.blocks,
-            static_cast<unsigned long long>(stats.tileOps), static_cast<unsigned long long>(stats.scalarOps), stats.seconds * 1e3);
+    fprintf(stderr, "pto-run: @%s: %u block(s), %llu tile ops, %llu scalar ops, %.3f ms (%s)\n", kernel.c_str(), opts.blocks,
+            static_cast<unsigned long long>(stats.tileOps), static_cast<unsigned long long>(stats.scalarOps), stats.seconds * 1e3,
+            backend.c_str());
   return 0;
 }
