@@ -134,6 +134,7 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
           }
         }
       }
+      const bool inserted = !all.empty();
       auto rewritten = insertWords(c.obj, std::move(all));
       if (auto* err = std::get_if<std::string>(&rewritten)) {
         LinkResult r;
@@ -141,6 +142,8 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
         return r;
       }
       c.obj = std::move(std::get<obj::ObjectFile>(rewritten));
+      // Inserted set/wait/barrier words live in the extension space: the image must declare it.
+      c.obj.usesExtensions |= inserted;
       copy.push_back(std::move(c));
     }
     st.exhausted.clear();
