@@ -1,6 +1,7 @@
 // pto-objdump: list PTO objects. -d prints canonical block assembly that pto-as reassembles
 // into the same object; -h/-t/-r/--tiles/--raw describe the file (docs/object-format.md).
 #include "asm/Disasm.h"
+#include "obj/CppExport.h"
 #include "obj/Image.h"
 #include "obj/Object.h"
 
@@ -11,6 +12,59 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+
+namespace {
+
+bool readFile(const std::string& path, std::vector<uint8_t>& bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << "pto-objdump: error: cannot read '" << path << "': " << std::strerror(errno) << "\n";
+    return false;
+  }
+  bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    std::cerr << "pto-objdump: error: cannot read '" << path << "'\n";
+    return false;
+  }
+  return true;
+}
+
+bool isImage(const std::vector<uint8_t>& bytes) { return bytes.size() > 17 && bytes[16] == 2 && bytes[17] == 0; }
+
+/// --cpp / --cpp-host: the C++ export of each linked image (objects have no planned tiles).
+int exportCpp(const std::vector<std::string>& files, bool host) {
+  int status = 0;
+  for (const std::string& path : files) {
+    std::vector<uint8_t> bytes;
+    if (!readFile(path, bytes)) {
+      status = 1;
+      continue;
+    }
+    if (!isImage(bytes)) {
+      std::cerr << "pto-objdump: error: '" << path << "': --cpp needs a linked image (run pto-ld), not an object\n";
+      status = 1;
+      continue;
+    }
+    auto img = pto::obj::readImage(bytes.data(), bytes.size());
+    if (auto* err = std::get_if<std::string>(&img)) {
+      std::cerr << "pto-objdump: error: '" << path << "': " << *err << "\n";
+      status = 1;
+      continue;
+    }
+    const auto& im = std::get<pto::obj::Image>(img);
+    auto text = host ? pto::obj::exportCppHost(im) : pto::obj::exportCpp(im);
+    if (auto* e = std::get_if<pto::obj::ExportError>(&text)) {
+      std::cerr << "pto-objdump: error: '" << path << "': cannot export C++: " << e->message << "\n";
+      status = 1;
+      continue;
+    }
+    std::cout << std::get<std::string>(text);
+  }
+  std::cout.flush();
+  return status;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"pto-objdump: display the contents of PTO object files. -d disassembles .text to canonical "
@@ -27,7 +81,11 @@ int main(int argc, char** argv) {
   app.add_flag("-r,--reloc", opts.relocs, "The relocations");
   app.add_flag("--tiles", opts.tiles, "The tile descriptor table of every function");
   app.add_flag("--raw", opts.raw, "The words of .text in hex, one instruction per line");
+  bool cpp = false, cppHost = false;
+  app.add_flag("--cpp", cpp, "A linked image as pto-isa C++ (docs/cpp-export.md); alone");
+  app.add_flag("--cpp-host", cppHost, "The host launcher of a linked image's C++ export; alone");
   CLI11_PARSE(app, argc, argv);
+  if (cpp || cppHost) return exportCpp(files, cppHost);
   if (!(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs || opts.tiles || opts.raw)) {
     std::cerr << "pto-objdump: error: give at least one of -d, -S, -h, -t, -r, --tiles, --raw\n" << app.help();
     return 1;

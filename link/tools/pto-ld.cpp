@@ -1,5 +1,6 @@
 // pto-ld: link PTO objects into a loadable image (docs/linking.md).
 #include "link/Linker.h"
+#include "obj/CppExport.h"
 #include "obj/FileIO.h"
 
 #include <CLI/CLI.hpp>
@@ -33,9 +34,13 @@ int main(int argc, char** argv) {
                "assigns hardware event ids and writes a loadable image."};
   app.set_version_flag("--version", std::string("pto-ld (pto-toolchain) ") + PTO_VERSION);
   std::vector<std::string> inputs, entries;
-  std::string output = "a.img", mapFile, archText;
+  std::string output, mapFile, archText, emit = "image";
   app.add_option("inputs", inputs, "Object files")->required();
-  app.add_option("-o,--output", output, "Output image (default a.img)");
+  app.add_option("-o,--output", output, "Output file (default a.img, a.cpp for --emit=cpp, a_host.cpp for --emit=cpp-host)");
+  app.add_option("--emit", emit,
+                 "What to write: the image (default), its pto-isa C++ (cpp) or a host launcher for it (cpp-host); "
+                 "docs/cpp-export.md")
+      ->check(CLI::IsMember({"image", "cpp", "cpp-host"}));
   app.add_option("--entry", entries, "Export this kernel (repeatable; default: the pto.entry functions)");
   app.add_option("--Map,--map", mapFile, "Write the placement map to this file (also -Map=<file>, -Map <file>)");
   bool autoSync = false, allowRaces = false;
@@ -90,6 +95,16 @@ int main(int argc, char** argv) {
     std::cerr << "pto-ld: error: cannot write the image: " << *err << "\n";
     return 1;
   }
+  if (emit != "image") { // the C++ export (docs/cpp-export.md) replaces the image as the output
+    auto text = emit == "cpp" ? pto::obj::exportCpp(*res.image) : pto::obj::exportCppHost(*res.image);
+    if (auto* e = std::get_if<pto::obj::ExportError>(&text)) {
+      std::cerr << "pto-ld: error: cannot export C++: " << e->message << "\n";
+      return 1;
+    }
+    const std::string& cpp = std::get<std::string>(text);
+    bytes = std::vector<uint8_t>(cpp.begin(), cpp.end());
+  }
+  if (output.empty()) output = emit == "image" ? "a.img" : emit == "cpp" ? "a.cpp" : "a_host.cpp";
   std::string err;
   if (!mapFile.empty()) {
     std::string map = pto::link::formatMap(res);

@@ -14,5 +14,7 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("FileCheck", os.path.basename(config.filecheck)))
 config.substitutions.append(("%shared", config.pto_shared_dir))
 config.substitutions.append(("%src", config.pto_source_dir))
+# The host C++ compiler, for syntax checks of exported C++ (tests/lit/export).
+config.substitutions.append(("%cxx", getattr(config, "cxx", "c++")))
 if os.path.isdir(config.pto_shared_dir):
     config.available_features.add("shared")
