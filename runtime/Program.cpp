@@ -340,16 +340,40 @@ private:
     };
     tile_.dst = role({"dst", "dsts"});
     tile_.src0 = role({"src0", "src", "lhs", "mask"});
-    tile_.src1 = role({"src1", "rhs", "indices", "indexes", "scale", "idx", "offsets"});
+    tile_.src1 = role({"src1", "rhs", "indices", "indexes", "scale", "idx", "offsets", "fp"});
     tile_.src2 = role({"src2", "offset"});
     tile_.acc = role({"acc"});
     tile_.bias = role({"bias"});
+    tile_.tmp = role({"tmp"});
+    tile_.lscale = role({"lscale"});
+    tile_.rscale = role({"rscale"});
     if (tile_.op == isa::OpId::TSEL || tile_.op == isa::OpId::TSELS) {
       tile_.src0 = role({"mask"});
       tile_.src1 = role({"src0", "src"});
       tile_.src2 = role({"src1"});
     }
+    if (tile_.op == isa::OpId::TMRGSORT)
+      if (auto e = mergeSortRoles()) return e;
     if (auto e = selectKernel(tile_)) return *e;
+    return std::nullopt;
+  }
+
+  /// TMRGSORT's two variadic roles cannot be split by the role table; the B.IOT count decides
+  /// between pto-isa's two forms: (dst, src) with a block length, and (dst, tmp, src0..src3)
+  /// merging 2-4 lists.
+  std::optional<std::string> mergeSortRoles() {
+    const int n = static_cast<int>(tile_.tiles.size());
+    tile_.dst = 0;
+    tile_.src0 = 1;
+    tile_.src1 = tile_.src2 = tile_.src3 = tile_.tmp = -1;
+    if (n == 2) return std::nullopt;
+    if (n < 4 || n > 6)
+      return "TMRGSORT has " + std::to_string(n) + " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)";
+    tile_.tmp = 1;
+    tile_.src0 = 2;
+    tile_.src1 = 3;
+    tile_.src2 = n > 4 ? 4 : -1;
+    tile_.src3 = n > 5 ? 5 : -1;
     return std::nullopt;
   }
 

@@ -106,6 +106,8 @@ struct TileInst {
   std::vector<TileOperand> tiles; // destination first, as B.IOT lists them
   // Operand positions by role (-1 when absent), filled by the role matcher.
   int dst = -1, src0 = -1, src1 = -1, src2 = -1, acc = -1, bias = -1;
+  int src3 = -1, tmp = -1;        // TMRGSORT's fourth list; the scratch tile (role `tmp`)
+  int lscale = -1, rscale = -1;   // MX matmul scale tiles
   TileKernel kernel = nullptr;
   isa::RoundMode round = isa::RoundMode::CAST_NONE;
   isa::SatMode satMode = isa::SatMode::ON;

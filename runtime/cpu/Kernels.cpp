@@ -6,6 +6,7 @@
 #include "isa/Numerics.h"
 #include "runtime/Program.h"
 #include "runtime/cpu/Elem.h"
+#include "runtime/cpu/KernelUtil.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,27 +18,6 @@ namespace {
 using isa::DType;
 using namespace cpu;
 namespace enc = isa::enc;
-
-// ------------------------------------------------------------------ helpers
-template <typename S> inline S* tptr(Core& c, const TileOperand& o) { return reinterpret_cast<S*>(c.buf[o.loc] + o.offset); }
-
-bool fits(Core& c, const TileInst& t, const TileOperand& o, uint32_t vr, uint32_t vc) {
-  if (vr <= o.rows && vc <= o.cols) return true;
-  if (c.error.empty())
-    c.error = std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" + std::to_string(vc) + " exceeds tile %" + o.name +
-              " (" + std::to_string(o.rows) + "x" + std::to_string(o.cols) + ")";
-  return false;
-}
-
-/// Element accessor for one operand (fast row-major addressing or the generic layout).
-template <typename S> struct Acc {
-  S* base;
-  const TileOperand* o;
-  bool rm;
-  Acc(Core& c, const TileOperand& op) : base(tptr<S>(c, op)), o(&op), rm(op.plainRowMajor()) {}
-  S& at(uint32_t r, uint32_t col) const { return rm ? base[size_t{r} * o->cols + col] : base[o->elemOffset(r, col)]; }
-  S* row(uint32_t r) const { return base + size_t{r} * o->cols; }
-};
 
 // ------------------------------------------------------------------ binary tile-tile
 struct OAdd { template <typename C> static C f(C a, C b) { return wrapAdd(a, b); } };
@@ -102,6 +82,22 @@ struct OExpDif {
   }
 };
 
+/// One row of a binary op in blocks of 8 through local copies: the fixed-size inner loop has no
+/// aliasing between d, a and b and no trip-count epilogue, so the compiler vectorizes it at -O2
+/// (GCC's cheap vectorizer model refuses the plain loop, which needs run-time alias checks).
+template <DType D, typename Op, typename S> inline void binaryRow(S* d, const S* a, const S* b, uint32_t n) {
+  constexpr uint32_t W = 8;
+  uint32_t j = 0;
+  for (; j + W <= n; j += W) {
+    S x[W], y[W], z[W];
+    std::memcpy(x, a + j, sizeof x);
+    std::memcpy(y, b + j, sizeof y);
+    for (uint32_t k = 0; k < W; ++k) z[k] = Tr<D>::st(Op::f(Tr<D>::ld(x[k]), Tr<D>::ld(y[k])));
+    std::memcpy(d + j, z, sizeof z);
+  }
+  for (; j < n; ++j) d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), Tr<D>::ld(b[j])));
+}
+
 template <DType D, typename Op> void kBinary(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
@@ -112,7 +108,7 @@ template <DType D, typename Op> void kBinary(Core& c, const TileInst& t) {
     for (uint32_t r = 0; r < vr; ++r) {
       S* dr = d.row(r);
       const S *ar = a.row(r), *br = b.row(r);
-      for (uint32_t j = 0; j < vc; ++j) dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j]), Tr<D>::ld(br[j])));
+      binaryRow<D, Op>(dr, ar, br, vc);
     }
     return;
   }
@@ -120,11 +116,6 @@ template <DType D, typename Op> void kBinary(Core& c, const TileInst& t) {
     for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(b.at(r, j))));
 }
 
-template <typename S, DType D> inline typename Tr<D>::C scalarOf(uint64_t bits) {
-  S s;
-  std::memcpy(&s, &bits, sizeof(S));
-  return Tr<D>::ld(s);
-}
 
 template <DType D, typename Op> void kScalar(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
@@ -500,18 +491,6 @@ void kTrans(Core& c, const TileInst& t) {
     for (uint32_t j = 0; j < vc; ++j) setBits(db, bits, od.elemOffset(r, j), getBits(sb, bits, oa.elemOffset(j, r)));
 }
 
-uint64_t padBits(isa::PadValue p, DType d) {
-  const bool hasInf = d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64 || d == DType::F8E5M2 || d == DType::HIF8;
-  switch (p) {
-  case isa::PadValue::Max:
-    if (isa::isFloat(d)) return isa::encodeFromDouble(d, hasInf ? INFINITY : isa::maxFinite(d), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
-    return isa::info(d).kind == isa::DTypeKind::UInt ? ~uint64_t{0} : (uint64_t{1} << (isa::bitWidth(d) - 1)) - 1;
-  case isa::PadValue::Min:
-    if (isa::isFloat(d)) return isa::encodeFromDouble(d, hasInf ? -INFINITY : -isa::maxFinite(d), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
-    return isa::info(d).kind == isa::DTypeKind::UInt ? 0 : uint64_t{1} << (isa::bitWidth(d) - 1);
-  default: return 0;
-  }
-}
 
 /// TLOAD: B.IOR = (GM byte address, row stride in bytes). The destination valid region is
 /// read; with a Zero/Max/Min pad, the rest of the tile is filled with the pad value first.
@@ -529,10 +508,10 @@ void kLoad(Core& c, const TileInst& t) {
         if (r >= vr || j >= vc) setBits(db, bits, od.elemOffset(r, j), pv);
   }
   if (vr == 0 || vc == 0) return;
-  const uint64_t span = (vr - 1) * stride + uint64_t{vc} * eb;
+  const uint64_t span = (vr - 1) * stride + (uint64_t{vc} * bits + 7) / 8; // packed 4-bit rows round up
   const uint8_t* src = c.translate(addr, span, "TLOAD", false);
   if (!src) return;
-  if (od.plainRowMajor()) {
+  if (od.plainRowMajor() && bits >= 8) {
     for (uint32_t r = 0; r < vr; ++r) std::memcpy(db + size_t{r} * od.cols * eb, src + r * stride, size_t{vc} * eb);
     return;
   }
@@ -553,12 +532,12 @@ void kStore(Core& c, const TileInst& t) {
   if (t.hasDatr && t.datrType != enc::kDataTypeNone && t.datrType != 0)
     if (auto d = enc::dtypeOfCode(t.datrType)) gmType = *d;
   const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType), geb = gbits / 8;
-  const uint64_t span = (vr - 1) * stride + uint64_t{vc} * geb;
+  const uint64_t span = (vr - 1) * stride + (uint64_t{vc} * gbits + 7) / 8; // packed 4-bit rows round up
   uint8_t* dst = c.translate(addr, span, "TSTORE", true);
   if (!dst) return;
   const uint8_t* sb = c.buf[os.loc] + os.offset;
   if (gmType == os.dtype) {
-    if (os.plainRowMajor()) {
+    if (os.plainRowMajor() && gbits >= 8) {
       for (uint32_t r = 0; r < vr; ++r) std::memcpy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
       return;
     }
@@ -882,12 +861,10 @@ std::optional<std::string> selectKernel(TileInst& t) {
   case OpId::TLOAD:
   case OpId::TPREFETCH:
     if (auto e = need({t.dst})) return e;
-    if (isa::bitWidth(d) < 8) return unsupportedType(d);
     k = t.op == OpId::TLOAD ? &kLoad : &kNop;
     break;
   case OpId::TSTORE:
     if (auto e = need({t.src0})) return e;
-    if (isa::bitWidth(s) < 8) return unsupportedType(s);
     k = &kStore;
     break;
   case OpId::TMOV:
@@ -918,7 +895,11 @@ std::optional<std::string> selectKernel(TileInst& t) {
     else if (d == DType::F32) k = &kMatmul<false>;
     else return unsupportedType(d);
     break;
-  default: return std::string(t.name) + " is not supported by the cpu backend";
+  default: {
+    std::optional<std::string> err;
+    if (selectLayoutKernel(t, err) || selectMathKernel(t, err)) return err;
+    return std::string(t.name) + " is not supported by the cpu backend";
+  }
   }
   if (!k) return unsupportedType(d);
   t.kernel = k;

@@ -1,0 +1,100 @@
+// Helpers shared by the cpu kernel files: operand pointers, bound checks, element accessors and
+// the per-family kernel selectors that Kernels.cpp's selectKernel() falls through to.
+#pragma once
+
+#include "isa/Numerics.h"
+#include "runtime/Program.h"
+#include "runtime/cpu/Elem.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+
+namespace pto::rt::cpu {
+
+template <typename S> inline S* tptr(Core& c, const TileOperand& o) { return reinterpret_cast<S*>(c.buf[o.loc] + o.offset); }
+inline uint8_t* bptr(Core& c, const TileOperand& o) { return c.buf[o.loc] + o.offset; }
+
+/// True when a vr x vc region fits the operand's physical shape; otherwise records the error.
+inline bool fits(Core& c, const TileInst& t, const TileOperand& o, uint32_t vr, uint32_t vc) {
+  if (vr <= o.rows && vc <= o.cols) return true;
+  if (c.error.empty())
+    c.error = std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" + std::to_string(vc) + " exceeds tile %" + o.name +
+              " (" + std::to_string(o.rows) + "x" + std::to_string(o.cols) + ")";
+  return false;
+}
+
+/// Records the first runtime error of a kernel.
+inline void fail(Core& c, std::string msg) {
+  if (c.error.empty()) c.error = std::move(msg);
+}
+
+/// Element accessor for one operand (fast row-major addressing or the generic layout).
+template <typename S> struct Acc {
+  S* base;
+  const TileOperand* o;
+  bool rm;
+  Acc(Core& c, const TileOperand& op) : base(tptr<S>(c, op)), o(&op), rm(op.plainRowMajor()) {}
+  S& at(uint32_t r, uint32_t col) const { return rm ? base[size_t{r} * o->cols + col] : base[o->elemOffset(r, col)]; }
+  S* row(uint32_t r) const { return base + size_t{r} * o->cols; }
+};
+
+/// The B.IOR scalar (raw bits, low bits of the register) as the compute type of D.
+template <typename S, isa::DType D> inline typename Tr<D>::C scalarOf(uint64_t bits) {
+  S s;
+  std::memcpy(&s, &bits, sizeof(S));
+  return Tr<D>::ld(s);
+}
+
+/// Sign- or zero-extends the low `bits` of `raw` as an element of integer type d.
+inline int64_t intValue(isa::DType d, uint64_t raw) {
+  const unsigned bits = isa::bitWidth(d);
+  if (bits >= 64) return static_cast<int64_t>(raw);
+  if (isa::info(d).kind == isa::DTypeKind::SInt) return static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);
+  return static_cast<int64_t>(raw & ((uint64_t{1} << bits) - 1));
+}
+
+/// A source's valid region: its descriptor's when static; the block bounds when both the
+/// source and the destination are dynamic (a tile block carries one valid shape, the
+/// destination's, so a dynamic source is taken to share it).
+struct Region {
+  uint32_t rows = 0, cols = 0;
+};
+inline Region sourceRegion(const Core& c, const TileInst& t, const TileOperand& o) {
+  Region r{o.validRows >= 0 ? static_cast<uint32_t>(o.validRows) : t.validRows(c),
+           o.validCols >= 0 ? static_cast<uint32_t>(o.validCols) : t.validCols(c)};
+  return r;
+}
+/// Load-time check for sourceRegion(): a dynamic source next to a static destination has a
+/// valid shape the block does not carry.
+inline std::optional<std::string> sourceRegionKnown(const TileInst& t, int src) {
+  if (src < 0 || t.dst < 0) return std::nullopt;
+  const TileOperand &s = t.tiles[src], &d = t.tiles[t.dst];
+  if ((s.validRows < 0 && d.validRows >= 0) || (s.validCols < 0 && d.validCols >= 0))
+    return std::string(t.name) + ": tile %" + s.name +
+           " has a dynamic valid shape but the destination's is static; a tile block carries only the destination's "
+           "valid shape, so the source's cannot be known";
+  return std::nullopt;
+}
+
+/// Element bits of a pad value (TLOAD, TFILLPAD): 0, +inf (max where the type has no inf), -inf
+/// (min). Infinity is encoded without saturation, which would turn it into the largest finite value.
+inline uint64_t padBits(isa::PadValue p, isa::DType d) {
+  const bool hasInf = d == isa::DType::F32 || d == isa::DType::F16 || d == isa::DType::BF16 || d == isa::DType::F64 || d == isa::DType::F8E5M2 || d == isa::DType::HIF8;
+  switch (p) {
+  case isa::PadValue::Max:
+    if (isa::isFloat(d)) return isa::encodeFromDouble(d, hasInf ? INFINITY : isa::maxFinite(d), isa::RoundMode::CAST_RINT, hasInf ? isa::SatMode::OFF : isa::SatMode::ON);
+    return isa::info(d).kind == isa::DTypeKind::UInt ? ~uint64_t{0} : (uint64_t{1} << (isa::bitWidth(d) - 1)) - 1;
+  case isa::PadValue::Min:
+    if (isa::isFloat(d)) return isa::encodeFromDouble(d, hasInf ? -INFINITY : -isa::maxFinite(d), isa::RoundMode::CAST_RINT, hasInf ? isa::SatMode::OFF : isa::SatMode::ON);
+    return isa::info(d).kind == isa::DTypeKind::UInt ? 0 : uint64_t{1} << (isa::bitWidth(d) - 1);
+  default: return 0;
+  }
+}
+
+// Family selectors: each returns true when it handles t.op (then `err` or t.kernel is set).
+bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err);
+bool selectMathKernel(TileInst& t, std::optional<std::string>& err);
+
+} // namespace pto::rt::cpu

@@ -1,0 +1,339 @@
+// cpu kernels that generate or move raw elements: TCI, TTRI, TSETVAL, TFILLPAD*, TEXTRACT,
+// TINSERT, TCONCAT, TPACK, TGATHERB, MGATHER and MSCATTER (docs/runtime.md). Kernels are
+// instantiated per element width (4-bit packed, 8, 16, 32, 64) and chosen at load time.
+#include "isa/Numerics.h"
+#include "runtime/cpu/KernelUtil.h"
+
+#include <algorithm>
+
+namespace pto::rt::cpu {
+namespace {
+
+using isa::DType;
+using isa::OpId;
+
+/// Raw element access for one element width. Bits == 4 is the packed nibble storage.
+template <unsigned Bits> struct Raw {
+  using U = std::conditional_t<Bits == 64, uint64_t, std::conditional_t<Bits == 32, uint32_t, std::conditional_t<Bits == 16, uint16_t, uint8_t>>>;
+  static uint64_t get(const uint8_t* base, size_t i) {
+    if constexpr (Bits == 4) return getBits(base, 4, i);
+    else {
+      U v;
+      std::memcpy(&v, base + i * sizeof(U), sizeof(U));
+      return v;
+    }
+  }
+  static void set(uint8_t* base, size_t i, uint64_t v) {
+    if constexpr (Bits == 4) setBits(base, 4, i, v);
+    else {
+      const U u = static_cast<U>(v);
+      std::memcpy(base + i * sizeof(U), &u, sizeof(U));
+    }
+  }
+};
+
+/// Picks K<Bits>::run for an element width.
+template <template <unsigned> class K> TileKernel byWidth(unsigned bits) {
+  switch (bits) {
+  case 4: return &K<4>::run;
+  case 8: return &K<8>::run;
+  case 16: return &K<16>::run;
+  case 32: return &K<32>::run;
+  case 64: return &K<64>::run;
+  default: return nullptr;
+  }
+}
+
+/// Copies a rows x cols rectangle between two tiles of one element width; row-major tiles of
+/// whole bytes move row by row with memmove (source and destination may be the same tile).
+template <unsigned Bits>
+void copyRect(Core& c, const TileOperand& od, uint32_t dr, uint32_t dc, const TileOperand& os, uint32_t sr, uint32_t sc, uint32_t rows,
+              uint32_t cols) {
+  uint8_t* db = bptr(c, od);
+  const uint8_t* sb = bptr(c, os);
+  if constexpr (Bits >= 8) {
+    if (od.plainRowMajor() && os.plainRowMajor()) {
+      constexpr size_t eb = Bits / 8;
+      for (uint32_t r = 0; r < rows; ++r)
+        std::memmove(db + ((size_t{dr} + r) * od.cols + dc) * eb, sb + ((size_t{sr} + r) * os.cols + sc) * eb, size_t{cols} * eb);
+      return;
+    }
+  }
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t j = 0; j < cols; ++j)
+      Raw<Bits>::set(db, od.elemOffset(dr + r, dc + j), Raw<Bits>::get(sb, os.elemOffset(sr + r, sc + j)));
+}
+
+// ------------------------------------------------------------------ generators
+/// TCI: dst = start + k over the valid region, k the row-major linear index (a one-row tile in
+/// practice: pto-isa uses the valid columns as the sequence length). Wraps in the element type.
+/// `descending` is not carried by the block (asm/Lower.cpp drops it), so the sequence ascends.
+template <unsigned Bits> struct Ci {
+  static void run(Core& c, const TileInst& t) {
+    const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+    const TileOperand& od = t.tiles[t.dst];
+    if (!fits(c, t, od, vr, vc)) return;
+    const uint64_t start = t.scalar(c, 0);
+    uint8_t* db = bptr(c, od);
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t j = 0; j < vc; ++j) Raw<Bits>::set(db, od.elemOffset(r, j), start + uint64_t{r} * vc + j);
+  }
+};
+
+/// TTRI (lower form, isUpperOrLower = 0, the only one the block can express): dst[i,j] = 1
+/// when j <= i + diagonal, else 0, as elements of the destination type.
+template <unsigned Bits> struct Tri {
+  static void run(Core& c, const TileInst& t) {
+    const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+    const TileOperand& od = t.tiles[t.dst];
+    if (!fits(c, t, od, vr, vc)) return;
+    const int64_t diag = static_cast<int64_t>(t.scalar(c, 0));
+    const uint64_t one = isa::encodeFromDouble(od.dtype, 1.0, isa::RoundMode::CAST_RINT, isa::SatMode::ON);
+    uint8_t* db = bptr(c, od);
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t j = 0; j < vc; ++j) Raw<Bits>::set(db, od.elemOffset(r, j), int64_t{j} <= int64_t{r} + diag ? one : 0);
+  }
+};
+
+/// TSETVAL: the element at storage index `offset` of dst = val (raw bits of the tile type).
+void kSetval(Core& c, const TileInst& t) {
+  const TileOperand& od = t.tiles[t.dst];
+  const uint64_t off = t.scalar(c, 0), n = uint64_t{od.rows} * od.cols;
+  if (off >= n) return fail(c, "TSETVAL offset " + std::to_string(off) + " is outside tile %" + od.name + " (" + std::to_string(n) + " elements)");
+  setBits(bptr(c, od), isa::bitWidth(od.dtype), off, t.scalar(c, 1));
+}
+
+// ------------------------------------------------------------------ pad, extract, insert, concat
+/// TFILLPAD / _INPLACE / _EXPAND: every element of the destination tile becomes src[i,j]
+/// inside the source valid region and the destination's pad value elsewhere.
+template <unsigned Bits> struct FillPad {
+  static void run(Core& c, const TileInst& t) {
+    const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0];
+    const Region s = sourceRegion(c, t, os);
+    if (!fits(c, t, os, s.rows, s.cols) || !fits(c, t, od, s.rows, s.cols)) return;
+    if (os.loc != od.loc || os.offset != od.offset) copyRect<Bits>(c, od, 0, 0, os, 0, 0, s.rows, s.cols);
+    const uint64_t pad = padBits(od.pad, od.dtype);
+    uint8_t* db = bptr(c, od);
+    for (uint32_t r = 0; r < od.rows; ++r)
+      for (uint32_t j = r < s.rows ? s.cols : 0; j < od.cols; ++j) Raw<Bits>::set(db, od.elemOffset(r, j), pad);
+  }
+};
+
+/// TEXTRACT: dst[i,j] = src[row + i, col + j] over the destination valid region.
+template <unsigned Bits> struct Extract {
+  static void run(Core& c, const TileInst& t) {
+    const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+    const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0];
+    const uint64_t r0 = t.scalar(c, 0), c0 = t.scalar(c, 1);
+    if (!fits(c, t, od, vr, vc)) return;
+    if (r0 + vr > os.rows || c0 + vc > os.cols)
+      return fail(c, "TEXTRACT window at (" + std::to_string(r0) + ", " + std::to_string(c0) + ") of " + std::to_string(vr) + "x" +
+                         std::to_string(vc) + " is outside tile %" + os.name + " (" + std::to_string(os.rows) + "x" + std::to_string(os.cols) + ")");
+    copyRect<Bits>(c, od, 0, 0, os, static_cast<uint32_t>(r0), static_cast<uint32_t>(c0), vr, vc);
+  }
+};
+
+/// TINSERT: dst[row + i, col + j] = src[i,j] over the source valid region.
+template <unsigned Bits> struct Insert {
+  static void run(Core& c, const TileInst& t) {
+    const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0];
+    const Region s = sourceRegion(c, t, os);
+    const uint64_t r0 = t.scalar(c, 0), c0 = t.scalar(c, 1);
+    if (!fits(c, t, os, s.rows, s.cols)) return;
+    if (r0 + s.rows > od.rows || c0 + s.cols > od.cols)
+      return fail(c, "TINSERT window at (" + std::to_string(r0) + ", " + std::to_string(c0) + ") of " + std::to_string(s.rows) + "x" +
+                         std::to_string(s.cols) + " is outside tile %" + od.name + " (" + std::to_string(od.rows) + "x" + std::to_string(od.cols) + ")");
+    copyRect<Bits>(c, od, static_cast<uint32_t>(r0), static_cast<uint32_t>(c0), os, 0, 0, s.rows, s.cols);
+  }
+};
+
+/// TCONCAT: each destination row is src0's valid columns followed by src1's.
+template <unsigned Bits> struct Concat {
+  static void run(Core& c, const TileInst& t) {
+    const uint32_t vr = t.validRows(c);
+    const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+    const uint32_t ca = sourceRegion(c, t, oa).cols, cb = sourceRegion(c, t, ob).cols;
+    if (!fits(c, t, oa, vr, ca) || !fits(c, t, ob, vr, cb) || !fits(c, t, od, vr, ca + cb)) return;
+    copyRect<Bits>(c, od, 0, 0, oa, 0, 0, vr, ca);
+    copyRect<Bits>(c, od, 0, ca, ob, 0, 0, vr, cb);
+  }
+};
+
+/// TPACK (A5): dst[i,j] = the low bits of src[i,j] (b32 -> b16/b8, b16 -> b8), as the NPU's
+/// packing stores do.
+template <typename SU, typename DU> void kPack(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, os, vr, vc)) return;
+  Acc<DU> d(c, od);
+  Acc<SU> s(c, os);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = static_cast<DU>(s.at(r, j));
+}
+
+// ------------------------------------------------------------------ gathers
+/// An index element as a signed value (negative indices are out of range).
+inline int64_t indexAt(Core& c, const TileOperand& oi, uint32_t r, uint32_t j) {
+  return intValue(oi.dtype, getBits(bptr(c, oi), isa::bitWidth(oi.dtype), oi.elemOffset(r, j)));
+}
+
+/// TGATHERB: dst[i,j] = the element at byte offset off[i,j] from the source tile's start.
+template <unsigned Bits> struct GatherB {
+  static void run(Core& c, const TileInst& t) {
+    const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+    const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0], &oo = t.tiles[t.src1];
+    if (!fits(c, t, od, vr, vc) || !fits(c, t, oo, vr, vc)) return;
+    const int64_t limit = static_cast<int64_t>(os.bytes()) - static_cast<int64_t>(Bits / 8);
+    const uint8_t* sb = bptr(c, os);
+    uint8_t* db = bptr(c, od);
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t j = 0; j < vc; ++j) {
+        const int64_t off = indexAt(c, oo, r, j);
+        if (off < 0 || off > limit)
+          return fail(c, "TGATHERB byte offset " + std::to_string(off) + " is outside the source tile %" + os.name + " (" +
+                             std::to_string(os.bytes()) + " bytes)");
+        Raw<Bits>::set(db, od.elemOffset(r, j), Raw<Bits>::get(sb + off, 0));
+      }
+  }
+};
+
+/// MGATHER / MSCATTER addressing. The index tile's shape picks pto-isa's coalesce mode: the
+/// same valid shape as the data tile is element mode (a flat table from the view's address);
+/// one index per data row (1 x R or R x 1) is row mode (table row idx at the view's row stride).
+struct GmIndexing {
+  bool rowMode = false;
+  uint32_t rows = 0, cols = 0;
+};
+inline GmIndexing gmIndexing(const Core& c, const TileInst& t, const TileOperand& data, const TileOperand& idx) {
+  const Region d = sourceRegion(c, t, data), i = sourceRegion(c, t, idx);
+  GmIndexing g{false, d.rows, d.cols};
+  g.rowMode = !(i.rows == d.rows && i.cols == d.cols) && d.cols > 1 &&
+              ((i.rows == 1 && i.cols == d.rows) || (i.cols == 1 && i.rows == d.rows));
+  return g;
+}
+inline int64_t rowIndex(Core& c, const TileOperand& oi, uint32_t r) { return oi.rows == 1 || oi.cols != 1 ? indexAt(c, oi, 0, r) : indexAt(c, oi, r, 0); }
+
+/// GM element address of data element (r, j).
+inline uint64_t gmAddress(Core& c, const TileInst& t, const GmIndexing& g, const TileOperand& oi, uint32_t r, uint32_t j, unsigned bits,
+                          bool& bad) {
+  const uint64_t base = t.scalar(c, 0), stride = t.scalar(c, 1);
+  const int64_t k = g.rowMode ? rowIndex(c, oi, r) : indexAt(c, oi, r, j);
+  bad = k < 0;
+  return g.rowMode ? base + static_cast<uint64_t>(k) * stride + uint64_t{j} * bits / 8 : base + static_cast<uint64_t>(k) * bits / 8;
+}
+
+template <unsigned Bits> struct MGather {
+  static void run(Core& c, const TileInst& t) {
+    const TileOperand &od = t.tiles[t.dst], &oi = t.tiles[t.src1];
+    const GmIndexing g = gmIndexing(c, t, od, oi);
+    if (!fits(c, t, od, g.rows, g.cols)) return;
+    uint8_t* db = bptr(c, od);
+    for (uint32_t r = 0; r < g.rows; ++r)
+      for (uint32_t j = 0; j < g.cols; ++j) {
+        bool bad = false;
+        const uint64_t a = gmAddress(c, t, g, oi, r, j, Bits, bad);
+        const uint8_t* p = bad ? nullptr : c.translate(a, (Bits + 7) / 8, "MGATHER", false);
+        if (!p) return fail(c, "MGATHER: negative index in tile %" + oi.name);
+        Raw<Bits>::set(db, od.elemOffset(r, j), Raw<Bits>::get(p, 0));
+      }
+  }
+};
+
+/// MSCATTER: in row-major order, so the last writer of a GM element wins (pto-isa's
+/// sequential semantics, A5 Conflict::Last).
+template <unsigned Bits> struct MScatter {
+  static void run(Core& c, const TileInst& t) {
+    const TileOperand &os = t.tiles[t.src0], &oi = t.tiles[t.src1];
+    const GmIndexing g = gmIndexing(c, t, os, oi);
+    if (!fits(c, t, os, g.rows, g.cols)) return;
+    const uint8_t* sb = bptr(c, os);
+    for (uint32_t r = 0; r < g.rows; ++r)
+      for (uint32_t j = 0; j < g.cols; ++j) {
+        bool bad = false;
+        const uint64_t a = gmAddress(c, t, g, oi, r, j, Bits, bad);
+        uint8_t* p = bad ? nullptr : c.translate(a, (Bits + 7) / 8, "MSCATTER", true);
+        if (!p) return fail(c, "MSCATTER: negative index in tile %" + oi.name);
+        Raw<Bits>::set(p, 0, Raw<Bits>::get(sb, os.elemOffset(r, j)));
+      }
+  }
+};
+
+TileKernel packKernel(unsigned sbits, unsigned dbits) {
+  if (sbits == 32 && dbits == 16) return &kPack<uint32_t, uint16_t>;
+  if (sbits == 32 && dbits == 8) return &kPack<uint32_t, uint8_t>;
+  if (sbits == 16 && dbits == 8) return &kPack<uint16_t, uint8_t>;
+  return nullptr;
+}
+
+std::optional<std::string> need(const TileInst& t, std::initializer_list<int> roles) {
+  for (int r : roles)
+    if (r < 0) return std::string(t.name) + ": missing tile operand";
+  return std::nullopt;
+}
+
+/// The kernel for ops whose data moves as raw elements of the destination's width.
+std::optional<std::string> selectRaw(TileInst& t, std::initializer_list<int> roles, TileKernel k) {
+  if (auto e = need(t, roles)) return e;
+  if (!k) return std::string(t.name) + " on " + std::string(isa::spelling(t.tiles[t.dst >= 0 ? t.dst : t.src0].dtype)) +
+                 " tiles is not supported by the cpu backend";
+  t.kernel = k;
+  return std::nullopt;
+}
+
+} // namespace
+
+bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
+  const unsigned bits = t.dst >= 0 ? isa::bitWidth(t.tiles[t.dst].dtype) : t.src0 >= 0 ? isa::bitWidth(t.tiles[t.src0].dtype) : 0;
+  switch (t.op) {
+  case OpId::TCI:
+    if (t.dst >= 0 && !isa::isInteger(t.tiles[t.dst].dtype)) {
+      err = "TCI needs an integer destination, not " + std::string(isa::spelling(t.tiles[t.dst].dtype));
+      return true;
+    }
+    err = selectRaw(t, {t.dst}, byWidth<Ci>(bits));
+    return true;
+  case OpId::TTRI: err = selectRaw(t, {t.dst}, byWidth<Tri>(bits)); return true;
+  case OpId::TSETVAL: err = selectRaw(t, {t.dst}, &kSetval); return true;
+  case OpId::TFILLPAD:
+  case OpId::TFILLPAD_INPLACE:
+  case OpId::TFILLPAD_EXPAND:
+    if ((err = need(t, {t.dst, t.src0}))) return true;
+    if (t.tiles[t.dst].pad == isa::PadValue::Null) {
+      err = std::string(t.name) + ": the destination tile %" + t.tiles[t.dst].name + " has no pad value (pad must be zero, max or min)";
+      return true;
+    }
+    if ((err = sourceRegionKnown(t, t.src0))) return true;
+    err = selectRaw(t, {t.dst, t.src0}, byWidth<FillPad>(bits));
+    return true;
+  case OpId::TEXTRACT: err = selectRaw(t, {t.dst, t.src0}, byWidth<Extract>(bits)); return true;
+  case OpId::TINSERT:
+    if (!(err = sourceRegionKnown(t, t.src0))) err = selectRaw(t, {t.dst, t.src0}, byWidth<Insert>(bits));
+    return true;
+  case OpId::TCONCAT:
+    if (!(err = sourceRegionKnown(t, t.src0)) && !(err = sourceRegionKnown(t, t.src1)))
+      err = selectRaw(t, {t.dst, t.src0, t.src1}, byWidth<Concat>(bits));
+    return true;
+  case OpId::TPACK:
+    if ((err = need(t, {t.dst, t.src0}))) return true;
+    err = selectRaw(t, {t.dst, t.src0}, packKernel(isa::bitWidth(t.tiles[t.src0].dtype), bits));
+    if (err) err = "TPACK packs b32 -> b16/b8 or b16 -> b8, not " + std::string(isa::spelling(t.tiles[t.src0].dtype)) + " -> " +
+                   std::string(isa::spelling(t.tiles[t.dst].dtype));
+    return true;
+  case OpId::TGATHERB: err = selectRaw(t, {t.dst, t.src0, t.src1}, bits >= 8 ? byWidth<GatherB>(bits) : nullptr); return true;
+  case OpId::MGATHER:
+    if (!(err = need(t, {t.dst, t.src1})) && !(err = sourceRegionKnown(t, t.src1))) err = selectRaw(t, {t.dst, t.src1}, bits >= 8 ? byWidth<MGather>(bits) : nullptr);
+    return true;
+  case OpId::MSCATTER: err = selectRaw(t, {t.src0, t.src1}, bits >= 8 ? byWidth<MScatter>(bits) : nullptr); return true;
+  case OpId::TRANDOM:
+    err = std::string("TRANDOM is not supported by the cpu backend: its key and counter are six scalar operands and a tile block "
+                      "carries three (B.IOR), so the generator's state cannot be decoded");
+    return true;
+  case OpId::TMOV_FP:
+    err = std::string("TMOV_FP is not supported by the cpu backend: the PTO documents leave the scaling tile's quantization "
+                      "format implementation-defined (pto-isa's CPU model ignores it)");
+    return true;
+  default: return false;
+  }
+}
+
+} // namespace pto::rt::cpu
