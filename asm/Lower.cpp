@@ -58,12 +58,22 @@ struct ViewRegs {
   std::vector<ValueId> strides; // values (constants are rematerialized at use)
   std::vector<int64_t> constStrides; // for tensor-view parameters (static row-major strides)
   isa::DType elem = isa::DType::F32;
+  bool dn = false; // column-major (layout DN): the elements of a column are adjacent
 };
 
-/// A partition in registers: the byte address of its first element and the row stride in bytes.
+/// A partition in registers: the byte address of its first element and the stride in bytes
+/// between its rows (ND) or its columns (DN). Dimensions before the last two that span more than
+/// one element (`outer`) make the partition a stack of 2-D slices, moved one TLOAD/TSTORE each.
 struct PartRegs {
   VReg addr = kNoVReg;
   VReg rowStride = kNoVReg;
+  bool dn = false;
+  struct Outer {
+    int64_t size;
+    VReg strideBytes;
+  };
+  std::vector<Outer> outer;
+  int64_t sliceRows = 0, sliceCols = 0; // the last two dimensions (static) when `outer` is set
 };
 
 /// The valid shape of a tile as the code generator knows it: a constant or a value.
@@ -648,13 +658,25 @@ private:
 
   // ------------------------------------------------------------ views
   void lowerMakeView(const Op& op) {
-    for (const NamedAttr& a : op.attrs)
-      if (a.key == "layout" && a.value.find("nd") == std::string::npos)
-        return unsupported(op.loc, "a tensor view with layout " + a.value + " (only ND)");
     ViewRegs v;
+    size_t rank = static_cast<size_t>(op.ints[0]);
+    bool explicitLayout = false;
+    for (const NamedAttr& a : op.attrs) {
+      if (a.key != "layout") continue;
+      explicitLayout = true;
+      if (a.value.find("<dn>") != std::string::npos) v.dn = true;
+      else if (a.value.find("<nd>") == std::string::npos)
+        return unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
+    }
+    // Without the attribute, constant strides decide as PTOAS infers: column-major is DN.
+    if (!explicitLayout && rank >= 2) {
+      auto inner = constantInt(op.operands[1 + rank + rank - 1]), outer = constantInt(op.operands[1 + rank + rank - 2]);
+      v.dn = inner && outer && *outer == 1 && *inner != 1;
+    }
+    if (v.dn && rank < 2) return unsupported(op.loc, "a DN tensor view of rank 1");
+    if (v.dn) return unsupported(op.loc, "a tensor view with layout DN");
     v.base = reg(op.operands[0]);
     v.elem = fn_.type(op.results[0]).elem;
-    size_t rank = static_cast<size_t>(op.ints[0]);
     for (size_t i = 0; i < rank; ++i) v.strides.push_back(op.operands[1 + rank + i]);
     views_[op.results[0]] = v;
     dynamicShapes_[op.results[0]] = std::vector<ValueId>(op.operands.begin() + 1, op.operands.begin() + 1 + rank);
@@ -686,10 +708,23 @@ private:
     const ViewRegs& v = vit->second;
     size_t rank = static_cast<size_t>(op.ints[0]);
     const Type& pt = fn_.type(op.results[0]);
-    // Only the last two dimensions may span more than one element.
-    for (size_t i = 0; i + 2 < rank; ++i)
-      if (pt.shape[i] != 1) return unsupported(op.loc, "a partition with more than two non-unit dimensions");
     unsigned elemBits = isa::bitWidth(v.elem);
+    PartRegs p;
+    p.dn = v.dn;
+    // Dimensions before the last two that span more than one element: a stack of 2-D slices.
+    for (size_t i = 0; i + 2 < rank; ++i) {
+      if (pt.shape[i] == 1) continue;
+      if (v.dn) return unsupported(op.loc, "a DN partition with more than two non-unit dimensions");
+      if (pt.shape[i] == kDynamic || pt.shape[rank - 1] == kDynamic || pt.shape[rank - 2] == kDynamic)
+        return unsupported(op.loc, "a partition of more than two dimensions with a dynamic size");
+      VReg stride = newVReg();
+      scaleToBytes(stride, strideReg(v, i), elemBits);
+      p.outer.push_back({pt.shape[i], stride});
+    }
+    if (!p.outer.empty()) {
+      p.sliceRows = rank >= 2 ? pt.shape[rank - 2] : 1;
+      p.sliceCols = pt.shape[rank - 1];
+    }
     VReg acc = kNoVReg;
     for (size_t i = 0; i < rank; ++i) {
       ValueId off = op.operands[1 + i];
@@ -706,12 +741,12 @@ private:
         acc = sum;
       }
     }
-    PartRegs p;
     p.addr = newVReg();
     if (acc == kNoVReg) copy(p.addr, v.base);
     else addScaled(p.addr, v.base, acc, elemBits);
     p.rowStride = newVReg();
-    if (rank >= 2) scaleToBytes(p.rowStride, strideReg(v, rank - 2), elemBits);
+    // ND: the stride between rows; DN: between columns (the rows of a column are adjacent).
+    if (rank >= 2) scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rank - 2), elemBits);
     else materialize(p.rowStride, 0);
     parts_[op.results[0]] = p;
   }
@@ -883,6 +918,7 @@ private:
     if (view != kNoValue) {
       auto p = parts_.find(view);
       if (p == parts_.end()) return unsupported(op.loc, "a GM operand that is not a partition_view");
+      if (!p->second.outer.empty()) return lowerSlicedTransfer(op, info, *eop, p->second, dst != kNoValue ? dst : src);
       iorRegs = {p->second.addr, p->second.rowStride};
     }
     for (ValueId s : scalars) iorRegs.push_back(reg(s));
@@ -952,6 +988,74 @@ private:
     emit(enc::bstop());
   }
 
+  bool isDn(ValueId view) const {
+    auto p = parts_.find(view);
+    return p != parts_.end() && p->second.dn;
+  }
+
+  /// A TLOAD/TSTORE whose partition has more than two non-unit dimensions: one block per 2-D
+  /// slice (the last two dimensions), each into its rows of the tile through an alias
+  /// descriptor. The tile must be row-major without boxes, so a slice's rows are contiguous.
+  void lowerSlicedTransfer(const Op& op, const isa::OpInfo& info, const enc::TileOpInfo& eop, const PartRegs& p, ValueId tile) {
+    const TileType& tt = fn_.type(tile).tile;
+    if (tt.blayout != isa::BLayout::RowMajor || tt.slayout != isa::SLayout::NoneBox)
+      return unsupported(op.loc, "a partition with more than two non-unit dimensions and a boxed or column-major tile");
+    int64_t slices = 1;
+    for (const PartRegs::Outer& o : p.outer) slices *= o.size;
+    if (slices * p.sliceRows > tt.rows || p.sliceCols > tt.cols) {
+      diags_.error(op.loc, "the partition's " + std::to_string(slices) + " slices of " + std::to_string(p.sliceRows) + "x" +
+                               std::to_string(p.sliceCols) + " do not fit the " + std::to_string(tt.rows) + "x" +
+                               std::to_string(tt.cols) + " tile");
+      ok_ = false;
+      return;
+    }
+    auto parent = tileIndex(tile, op.loc);
+    if (!parent) return;
+    auto code = enc::dataTypeCode(tt.dtype);
+    if (!code) return unsupported(op.loc, "element type " + std::string(isa::spelling(tt.dtype)) + " in a tile block");
+    const auto datr = datrFor(op, info, roleValue(op, "dst"));
+    const uint32_t sliceBytes = static_cast<uint32_t>(p.sliceRows * tt.cols * isa::bitWidth(tt.dtype) / 8);
+    for (int64_t s = 0; s < slices; ++s) {
+      // The slice's GM address: the partition's plus sum(index_k * stride_k), row-major indices.
+      VReg addr = p.addr;
+      int64_t rest = s;
+      for (size_t k = p.outer.size(); k-- > 0;) {
+        const int64_t idx = rest % p.outer[k].size;
+        rest /= p.outer[k].size;
+        if (idx == 0) continue;
+        VReg n = newVReg(), term = newVReg(), sum = newVReg();
+        materialize(n, static_cast<uint64_t>(idx));
+        scalar(FormId::S_MUL, {}, {{"SrcL", n, false}, {"SrcR", p.outer[k].strideBytes, false}, {"RegDst", term, true}});
+        scalar(FormId::S_ADD, {}, {{"SrcL", addr, false}, {"SrcR", term, false}, {"RegDst", sum, true}});
+        addr = sum;
+      }
+      obj::TileDesc d = out_.tiles[*parent];
+      d.name = out_.tiles[*parent].name + "." + std::to_string(s);
+      d.aliasOf = static_cast<int32_t>(*parent);
+      d.aliasOffset = static_cast<uint32_t>(s) * sliceBytes;
+      d.placement = obj::kUnplaced;
+      d.rows = static_cast<uint32_t>(p.sliceRows);
+      d.validRows = static_cast<int32_t>(p.sliceRows);
+      d.validCols = static_cast<int32_t>(p.sliceCols);
+      if (out_.tiles.size() >= 64) {
+        diags_.error(op.loc, "function '@" + fn_.name + "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+        ok_ = false;
+        return;
+      }
+      out_.tiles.push_back(d);
+      const uint32_t idx = static_cast<uint32_t>(out_.tiles.size() - 1);
+      inScalarBlock_ = false;
+      emit(enc::tileStart(eop.op, *code));
+      if (datr) emit(enc::bDatr(*datr));
+      emit(enc::bDim(0, kZero, static_cast<uint32_t>(p.sliceCols)));
+      if (p.sliceRows != 1) emit(enc::bDim(1, kZero, static_cast<uint32_t>(p.sliceRows)));
+      emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", addr, false}, {"RegSrc1", p.rowStride, false}});
+      MInst& w = emit(enc::bIot(idx, std::nullopt, true));
+      if (rootPlacement(idx) == obj::kUnplaced) w.relocs.push_back({obj::RelocType::Tile, idx});
+      emit(enc::bstop());
+    }
+  }
+
   int64_t rootPlacement(uint32_t idx) const {
     while (out_.tiles[idx].aliasOf >= 0) idx = static_cast<uint32_t>(out_.tiles[idx].aliasOf);
     return out_.tiles[idx].placement;
@@ -987,11 +1091,24 @@ private:
     case isa::OpId::TQUANT:
       d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
       return d;
-    case isa::OpId::TSTORE: {
-      // A store that converts (acc f32 -> f16 GM through the fixpipe) names the GM type.
-      ValueId view = roleValue(op, "dst"), src = roleValue(op, "src");
-      if (view == kNoValue || src == kNoValue || fn_.type(view).elem == fn_.type(src).tile.dtype) return std::nullopt;
+    case isa::OpId::TLOAD:
+    case isa::OpId::TPREFETCH: {
+      // GM in DN layout: B.DATR.Layout DN2ND (the runtime reads the GM side of the code).
+      ValueId view = roleValue(op, "src");
+      if (view == kNoValue || !isDn(view)) return std::nullopt;
+      d.layout = *enc::layoutCode("DN2ND");
       d.dataType = enc::dataTypeCode(fn_.type(view).elem).value_or(0);
+      return d;
+    }
+    case isa::OpId::TSTORE: {
+      // A store that converts (acc f32 -> f16 GM through the fixpipe) names the GM type; a
+      // store to a DN view says so in the layout (ND2DN).
+      ValueId view = roleValue(op, "dst"), src = roleValue(op, "src");
+      if (view == kNoValue || src == kNoValue) return std::nullopt;
+      const bool converts = fn_.type(view).elem != fn_.type(src).tile.dtype;
+      if (!converts && !isDn(view)) return std::nullopt;
+      d.dataType = enc::dataTypeCode(fn_.type(view).elem).value_or(0);
+      if (isDn(view)) d.layout = *enc::layoutCode("ND2DN");
       return d;
     }
     default: return std::nullopt;
