@@ -435,8 +435,10 @@ private:
       if (auto e = start(BlockKind::Control, Transfer::Fall)) return e;
       ControlBlock& c = open_->control;
       c.ctl = static_cast<enc::ExtCtl>(field(in, "CTL"));
-      c.pipeA = static_cast<isa::Pipe>(field(in, "PipeA"));
-      c.pipeB = static_cast<isa::Pipe>(field(in, "PipeB"));
+      auto a = enc::pipeOfCode(field(in, "PipeA")), b = enc::pipeOfCode(field(in, "PipeB"));
+      if (!a || !b) return std::optional<std::string>("bad pipe in " + enc::format(in));
+      c.pipeA = *a;
+      c.pipeB = *b;
       return std::optional<std::string>();
     }
     case FormId::BSTOP:

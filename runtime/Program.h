@@ -5,6 +5,7 @@
 
 #include "isa/Encoding.h"
 #include "obj/Image.h"
+#include "obj/ImageCode.h"
 #include "runtime/Runtime.h"
 
 #include <array>
@@ -99,6 +100,7 @@ struct TileInst {
   bool hasDatr = false;
   unsigned datrType = 0, rmode = 0, cmode = 0, pad = 3;
   bool sat = false;
+  unsigned layout = 0;          // B.DATR Layout (TLOAD/TSTORE: the GM side, e.g. DN2ND)
   Bound dim[3];                 // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
   uint8_t ior[3] = {0, 0, 0};   // B.IOR sources
   uint8_t iorDst = 0;
@@ -140,10 +142,7 @@ enum class MKind : uint8_t {
             // order and skips them; the npu model blocks and releases pipes on them)
 };
 
-enum class AluOp : uint8_t {
-  Add, Sub, And, Or, Xor, AddW, SubW, Mul, MulU, MulW, Div, DivU, Rem, RemU, Min, Max, MinU, MaxU,
-  Sll, Srl, Sra, CmpEq, CmpNe, CmpLt, CmpGe, CmpLtU, CmpGeU, CmpAnd, CmpOr, Li,
-};
+using AluOp = obj::code::AluOp; // the scalar operations, as obj/ImageCode decodes them
 
 struct MOp {
   MKind kind = MKind::Ret;

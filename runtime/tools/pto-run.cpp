@@ -1,15 +1,12 @@
-// pto-run: load a linked PTO image and run one kernel on the cpu backend or the npu model.
-//
-//   pto-run k.img [--kernel NAME] [--arg NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=SCALAR]...
-//          [--random NAME=SHAPE:DTYPE]... [--zeros NAME=SHAPE:DTYPE]... [--seed N]
-//          [--out NAME=file.npy]... [--print NAME]... [--blocks N] [--threads N]
-//          [--max-instructions N] [--backend cpu|npu] [--trace out.json] [--profile[=N]]
-//          [--arch a2a3|a5] [--quiet]
+// pto-run: load a linked PTO image and run one kernel on the cpu backend or the npu model
+// (docs/runtime.md; `pto-run --help` lists the options).
 #include "isa/Numerics.h"
 #include "runtime/Npy.h"
 #include "obj/FileIO.h"
 #include "runtime/Runtime.h"
 #include "runtime/npu/Report.h"
+
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -25,15 +22,6 @@ namespace {
 int fail(const std::string& msg) {
   fprintf(stderr, "%s\n", msg.c_str());
   return 1;
-}
-
-void usage() {
-  fprintf(stderr,
-          "usage: pto-run IMAGE [--kernel NAME] [--arg NAME=file.npy|NAME=file.bin:SHAPE:DTYPE|NAME=VALUE]...\n"
-          "               [--random NAME=SHAPE:DTYPE]... [--zeros NAME=SHAPE:DTYPE]... [--seed N]\n"
-          "               [--out NAME=file.npy]... [--print NAME]... [--blocks N] [--threads N]\n"
-          "               [--max-instructions N] [--backend cpu|npu] [--trace out.json] [--profile[=N]]\n"
-          "               [--arch a2a3|a5] [--quiet]\n");
 }
 
 /// Uniform values in [-1, 1) for floats (rounded to the type), [-8, 8) for signed and [0, 16)
@@ -92,96 +80,67 @@ void printTensor(const std::string& name, const Tensor& x) {
 } // namespace
 
 int main(int argc, char** argv) {
-  std::string image, kernel, backend = "cpu", arch, tracePath;
-  size_t profileTop = 0;
-  std::vector<std::pair<std::string, std::string>> args, randoms, zeros, outs;
-  std::vector<std::string> prints;
+  CLI::App app{"pto-run: load a linked PTO image (pto-ld output) and run one kernel on the cpu backend "
+               "(exact PTO semantics) or the npu model (pipes, events, cycles, races, deadlocks). "
+               "docs/runtime.md, docs/npu-model.md."};
+  app.set_version_flag("--version", std::string("pto-run (pto-toolchain) ") + PTO_VERSION);
+  std::string image, kernel, backend = "cpu", arch, tracePath, profileSpec;
+  std::vector<std::string> argSpecs, randomSpecs, zeroSpecs, outSpecs, prints;
   uint64_t seed = 0;
   RunOptions opts;
   opts.maxInstructions = 10'000'000'000ull; // per block: minutes of work; ends endless loops
   bool quiet = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* flag) -> std::optional<std::string> {
-      std::string f = flag;
-      if (a == f) {
-        if (i + 1 >= argc) return std::nullopt;
-        return std::string(argv[++i]);
+  app.add_option("image", image, "Linked image")->required();
+  app.add_option("--kernel", kernel, "The entry kernel to run (may be omitted when the image has one)");
+  app.add_option("--arg", argSpecs, "NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--random", randomSpecs, "NAME=SHAPE:DTYPE: a buffer of uniform random values (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--zeros", zeroSpecs, "NAME=SHAPE:DTYPE: a buffer of zeros (repeatable)")->allow_extra_args(false);
+  app.add_option("--out", outSpecs, "NAME=file.npy: write the buffer after the run (repeatable)")->allow_extra_args(false);
+  app.add_option("--print", prints, "Print the buffer NAME after the run (repeatable)")->allow_extra_args(false);
+  app.add_option("--seed", seed, "Seed of --random (default 0)");
+  app.add_option("--blocks", opts.blocks, "Blocks to launch (get_block_num); each is one simulated AI core")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--threads", opts.threads, "Worker threads (default: hardware threads)");
+  app.add_option("--max-instructions", opts.maxInstructions,
+                 "Instructions a block may run before it is stopped as an endless loop (default 1e10; 0 = no limit)");
+  app.add_option("--backend", backend, "cpu (default) or npu");
+  app.add_option("--trace", tracePath, "npu: write a Chrome trace-event file (open it in Perfetto)");
+  app.add_option("--profile", profileSpec, "npu: print the N costliest ops and stalls (default 20)")
+      ->expected(0, 1)
+      ->default_str("20");
+  app.add_option("--arch", arch, "Require the image to be linked for this arch: a2a3 or a5");
+  app.add_flag("-q,--quiet", quiet, "No summary line on stderr");
+  CLI11_PARSE(app, argc, argv);
+
+  size_t profileTop = 0;
+  if (app.count("--profile")) {
+    char* end = nullptr;
+    const std::string spec = profileSpec.empty() ? "20" : profileSpec;
+    profileTop = strtoull(spec.c_str(), &end, 10);
+    if (*end || profileTop == 0) return fail("pto-run: error: --profile=N needs a positive number");
+  }
+  if (!kernel.empty() && kernel[0] == '@') kernel = kernel.substr(1);
+  for (std::string& p : prints)
+    if (!p.empty() && p[0] == '%') p = p.substr(1);
+  // NAME=VALUE lists, with or without the '%' of the parameter name.
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  auto split = [](const std::vector<std::string>& specs, const char* flag, Pairs& out) -> bool {
+    for (const std::string& spec : specs) {
+      auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || (eq == 1 && spec[0] == '%')) {
+        fprintf(stderr, "pto-run: error: %s needs NAME=VALUE, not '%s'\n", flag, spec.c_str());
+        return false;
       }
-      if (a.rfind(f + "=", 0) == 0) return a.substr(f.size() + 1);
-      return std::nullopt;
-    };
-    auto nameValue = [](const std::string& s) -> std::optional<std::pair<std::string, std::string>> {
-      auto eq = s.find('=');
-      if (eq == std::string::npos || eq == 0) return std::nullopt;
-      std::string n = s.substr(0, eq);
-      if (n[0] == '%') n = n.substr(1);
-      return std::pair{n, s.substr(eq + 1)};
-    };
-    auto isFlag = [&](const char* f) { return a == f || a.rfind(std::string(f) + "=", 0) == 0; };
-    if (a == "-h" || a == "--help") {
-      usage();
-      return 0;
-    } else if (isFlag("--kernel")) {
-      auto v = value("--kernel");
-      if (!v) return fail("pto-run: error: --kernel needs a name");
-      kernel = *v;
-      if (!kernel.empty() && kernel[0] == '@') kernel = kernel.substr(1);
-    } else if (isFlag("--arg") || isFlag("--random") || isFlag("--zeros") || isFlag("--out")) {
-      std::string flag = a.substr(0, a.find('='));
-      auto v = value(flag.c_str());
-      auto nv = v ? nameValue(*v) : std::nullopt;
-      if (!nv) return fail("pto-run: error: " + flag + " needs NAME=VALUE");
-      (flag == "--arg" ? args : flag == "--random" ? randoms : flag == "--zeros" ? zeros : outs).push_back(*nv);
-    } else if (isFlag("--print")) {
-      auto v = value("--print");
-      if (!v) return fail("pto-run: error: --print needs a name");
-      prints.push_back((*v)[0] == '%' ? v->substr(1) : *v);
-    } else if (isFlag("--seed") || isFlag("--blocks") || isFlag("--threads") || isFlag("--max-instructions")) {
-      std::string flag = a.substr(0, a.find('='));
-      auto v = value(flag.c_str());
-      char* end = nullptr;
-      unsigned long long n = v ? strtoull(v->c_str(), &end, 0) : 0;
-      if (!v || v->empty() || *end) return fail("pto-run: error: " + flag + " needs a number");
-      if (flag == "--seed") seed = n;
-      else if (flag == "--blocks") opts.blocks = static_cast<uint32_t>(n);
-      else if (flag == "--max-instructions") opts.maxInstructions = n;
-      else opts.threads = static_cast<unsigned>(n);
-      if (flag == "--blocks" && n == 0) return fail("pto-run: error: --blocks must be at least 1");
-    } else if (isFlag("--backend")) {
-      auto v = value("--backend");
-      if (!v) return fail("pto-run: error: --backend needs a name");
-      backend = *v;
-    } else if (isFlag("--trace")) {
-      auto v = value("--trace");
-      if (!v || v->empty()) return fail("pto-run: error: --trace needs a file name");
-      tracePath = *v;
-    } else if (a == "--profile" || a.rfind("--profile=", 0) == 0) {
-      profileTop = 20;
-      if (a.size() > 10) {
-        char* end = nullptr;
-        profileTop = strtoull(a.c_str() + 10, &end, 10);
-        if (*end || profileTop == 0) return fail("pto-run: error: --profile=N needs a positive number");
-      }
-    } else if (isFlag("--arch")) {
-      auto v = value("--arch");
-      if (!v) return fail("pto-run: error: --arch needs a name");
-      arch = *v;
-    } else if (a == "--quiet" || a == "-q") {
-      quiet = true;
-    } else if (!a.empty() && a[0] == '-') {
-      usage();
-      return fail("pto-run: error: unknown option '" + a + "'");
-    } else if (image.empty()) {
-      image = a;
-    } else {
-      return fail("pto-run: error: more than one image given ('" + image + "' and '" + a + "')");
+      out.push_back({spec.substr(spec[0] == '%' ? 1 : 0, eq - (spec[0] == '%' ? 1 : 0)), spec.substr(eq + 1)});
     }
-  }
-  if (image.empty()) {
-    usage();
+    return true;
+  };
+  Pairs args, randoms, zeros, outs;
+  if (!split(argSpecs, "--arg", args) || !split(randomSpecs, "--random", randoms) || !split(zeroSpecs, "--zeros", zeros) ||
+      !split(outSpecs, "--out", outs))
     return 1;
-  }
   if (backend != "cpu" && backend != "npu") return fail("pto-run: error: unknown backend '" + backend + "' (cpu or npu)");
   opts.backend = backend == "npu" ? Backend::Npu : Backend::Cpu;
   if ((!tracePath.empty() || profileTop) && opts.backend != Backend::Npu)
