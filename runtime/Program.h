@@ -103,7 +103,6 @@ struct TileInst {
   unsigned layout = 0;          // B.DATR Layout (TLOAD/TSTORE: the GM side, e.g. DN2ND)
   Bound dim[3];                 // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
   uint8_t ior[3] = {0, 0, 0};   // B.IOR sources
-  uint8_t iorDst = 0;
   unsigned numIor = 0;
   std::vector<TileOperand> tiles; // destination first, as B.IOT lists them
   // Operand positions by role (-1 when absent), filled by the role matcher.

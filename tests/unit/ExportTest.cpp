@@ -7,6 +7,7 @@
 #include "link/Linker.h"
 #include "obj/CppExport.h"
 #include "obj/ImageCode.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -18,29 +19,8 @@ namespace code = pto::obj::code;
 
 namespace {
 
-obj::ObjectFile assembleFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  as::SourceFile src(path, ss.str());
-  std::ostringstream err;
-  as::DiagEngine diags(src, err);
-  auto m = as::parseModule(src, diags, std::nullopt);
-  EXPECT_TRUE(m) << err.str();
-  isa::Arch a = as::resolveArch(*m, std::nullopt);
-  as::verifyModule(*m, a, diags);
-  auto o = as::lowerModule(*m, a, diags);
-  EXPECT_TRUE(o) << err.str();
-  return *o;
-}
-
-obj::Image linkOne(const obj::ObjectFile& o) {
-  link::LinkOptions opts;
-  opts.autoSync = true;
-  link::LinkResult r = link::link({{"k.o", o}}, opts);
-  EXPECT_TRUE(r.ok());
-  return *r.image;
-}
+using test::assembleFile;
+using test::linkOne;
 
 obj::Image sample(const std::string& rel) {
   return linkOne(assembleFile(std::string(PTO_SOURCE_DIR) + "/samples/" + rel));

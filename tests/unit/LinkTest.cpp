@@ -5,6 +5,7 @@
 #include "isa/Encoding.h"
 #include "link/Cfg.h"
 #include "link/Linker.h"
+#include "tests/unit/TestSupport.h"
 #include "obj/Image.h"
 
 #include <gtest/gtest.h>
@@ -26,19 +27,7 @@ link::LinkOptions racesAllowed() {
 }
 
 obj::ObjectFile assemble(const std::string& path, std::optional<isa::Arch> arch = std::nullopt) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  as::SourceFile src(path, ss.str());
-  std::ostringstream err;
-  as::DiagEngine diags(src, err);
-  auto m = as::parseModule(src, diags, arch);
-  EXPECT_TRUE(m) << err.str();
-  isa::Arch a = as::resolveArch(*m, arch);
-  as::verifyModule(*m, a, diags);
-  auto o = as::lowerModule(*m, a, diags);
-  EXPECT_TRUE(o) << err.str();
-  return *o;
+  return test::assembleFile(path, arch);
 }
 
 std::string vaddPath() { return std::string(PTO_SOURCE_DIR) + "/samples/vadd/vadd.pto"; }

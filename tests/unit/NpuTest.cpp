@@ -1,13 +1,10 @@
 // The npu model: calibration against the measured anchors (and the generated table in
 // docs/npu-calibration.md), pipe overlap of the ping-pong sample, the trace, and the model's
 // agreement with the cpu backend.
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
 #include "isa/Numerics.h"
-#include "link/Linker.h"
-#include "obj/Image.h"
 #include "runtime/Runtime.h"
 #include "runtime/npu/Report.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -26,38 +23,10 @@ using namespace pto::rt;
 
 namespace {
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::readText;
+using test::sourcePath;
 
-std::string sourcePath(const std::string& rel) { return std::string(PTO_SOURCE_DIR) + "/" + rel; }
-
-/// .pto -> object -> image (with --auto-sync) -> Module, all in process.
-Module buildKernel(const std::string& path) {
-  as::SourceFile src(path, readText(path));
-  std::ostringstream err;
-  as::DiagEngine diags(src, err);
-  auto m = as::parseModule(src, diags);
-  EXPECT_TRUE(m) << err.str();
-  const isa::Arch arch = as::resolveArch(*m, std::nullopt);
-  as::verifyModule(*m, arch, diags);
-  auto o = as::lowerModule(*m, arch, diags);
-  EXPECT_TRUE(o) << err.str();
-  link::LinkOptions opts;
-  opts.autoSync = true;
-  link::LinkResult r = link::link({{"k.o", *o}}, opts);
-  std::string msgs;
-  for (const auto& d : r.diags) msgs += d.text + "\n";
-  EXPECT_TRUE(r.ok()) << msgs;
-  auto bytes = obj::writeImage(*r.image);
-  EXPECT_EQ(bytes.index(), 0u);
-  auto mod = Module::load(std::get<0>(bytes), std::filesystem::path(path).filename().string());
-  EXPECT_TRUE(mod.ok()) << (mod.ok() ? "" : mod.error().message);
-  return mod.value();
-}
+Module buildKernel(const std::string& path) { return test::buildModule(path); }
 
 /// Runs the module's only kernel with every tensor_view parameter bound to values in [-1, 1).
 RunStats runAll(const Module& mod, RunOptions opts, std::vector<Tensor>& buffers) {

@@ -8,6 +8,7 @@
 #include "obj/Image.h"
 #include "runtime/Npy.h"
 #include "runtime/Runtime.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -23,37 +24,10 @@ using isa::DType;
 
 namespace {
 
-std::string corpus(const std::string& name) { return std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels/" + name; }
-/// The corpus kernels live in ../shared, which a clean checkout may not have: tests skip then.
-bool haveCorpus() { return std::filesystem::exists(std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels"); }
-std::string sample(const std::string& name) { return std::string(PTO_SOURCE_DIR) + "/samples/" + name; }
-
-/// .pto -> object -> image (auto-sync) -> Module.
-Module build(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  as::SourceFile src(path, ss.str());
-  std::ostringstream err;
-  as::DiagEngine diags(src, err);
-  auto m = as::parseModule(src, diags);
-  EXPECT_TRUE(m) << err.str();
-  isa::Arch a = as::resolveArch(*m, std::nullopt);
-  as::verifyModule(*m, a, diags);
-  auto o = as::lowerModule(*m, a, diags);
-  EXPECT_TRUE(o) << err.str();
-  link::LinkOptions opts;
-  opts.autoSync = true;
-  link::LinkResult r = link::link({{"k.o", *o}}, opts);
-  std::string msgs;
-  for (const auto& d : r.diags) msgs += d.text + "\n";
-  EXPECT_TRUE(r.ok()) << msgs;
-  auto bytes = obj::writeImage(*r.image);
-  EXPECT_EQ(bytes.index(), 0u);
-  auto mod = Module::load(std::get<0>(bytes), path);
-  EXPECT_TRUE(mod.ok()) << (mod.ok() ? "" : mod.error().message);
-  return mod.value();
-}
+std::string corpus(const std::string& name) { return test::corpusPath(name); }
+using test::haveCorpus;
+std::string sample(const std::string& name) { return test::sourcePath("samples/" + name); }
+Module build(const std::string& path) { return test::buildModule(path); }
 
 Tensor randomTensor(DType t, std::vector<int64_t> shape, uint64_t seed, double lo = -1, double hi = 1) {
   std::mt19937_64 rng(seed);

@@ -1,0 +1,72 @@
+// Helpers the unit tests share: reading files, and running the real tool chain in process
+// (.pto -> object -> image -> runtime Module) with each stage's diagnostics as the failure text.
+#pragma once
+
+#include "asm/Frontend.h"
+#include "asm/Lower.h"
+#include "link/Linker.h"
+#include "obj/Image.h"
+#include "runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace pto::test {
+
+inline std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// A path below the source tree (samples, docs).
+inline std::string sourcePath(const std::string& rel) { return std::string(PTO_SOURCE_DIR) + "/" + rel; }
+
+/// A corpus kernel of ../shared; `haveCorpus()` says whether a checkout has them.
+inline std::string corpusPath(const std::string& name) {
+  return std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels/" + name;
+}
+inline bool haveCorpus() { return std::filesystem::exists(std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels"); }
+
+/// pto-as in process: parse, verify for the arch (the module's, or `arch`), lower.
+inline obj::ObjectFile assembleFile(const std::string& path, std::optional<isa::Arch> arch = std::nullopt) {
+  as::SourceFile src(path, readText(path));
+  std::ostringstream err;
+  as::DiagEngine diags(src, err);
+  auto m = as::parseModule(src, diags, arch);
+  EXPECT_TRUE(m) << err.str();
+  if (!m) return {};
+  const isa::Arch a = as::resolveArch(*m, arch);
+  as::verifyModule(*m, a, diags);
+  auto o = as::lowerModule(*m, a, diags);
+  EXPECT_TRUE(o) << err.str();
+  return o ? *o : obj::ObjectFile{};
+}
+
+/// pto-ld in process (one object, --auto-sync unless told otherwise).
+inline obj::Image linkOne(const obj::ObjectFile& o, bool autoSync = true) {
+  link::LinkOptions opts;
+  opts.autoSync = autoSync;
+  link::LinkResult r = link::link({{"k.o", o}}, opts);
+  std::string msgs;
+  for (const auto& d : r.diags) msgs += d.text + "\n";
+  EXPECT_TRUE(r.ok()) << msgs;
+  return r.ok() ? *r.image : obj::Image{};
+}
+
+/// .pto -> object -> image (with --auto-sync) -> a loaded runtime Module named after the file.
+inline rt::Module buildModule(const std::string& path) {
+  auto bytes = obj::writeImage(linkOne(assembleFile(path)));
+  EXPECT_EQ(bytes.index(), 0u);
+  auto mod = rt::Module::load(std::get<0>(bytes), path);
+  EXPECT_TRUE(mod.ok()) << (mod.ok() ? "" : mod.error().message);
+  return mod.value();
+}
+
+} // namespace pto::test
