@@ -125,6 +125,7 @@ isa::Pipe pipeOf(const TileInst& t, isa::Arch arch) {
 
 uint64_t cyclesOf(const TileInst& t, const Core& c, isa::Arch arch) {
   const CostTable& k = costTable(arch);
+  if (isa::info(t.op).rule == isa::TypeRule::Matmul && t.dst >= 0 && t.src0 >= 0) return cube(t, c, k);
   switch (t.op) {
   case OpId::TLOAD:
   case OpId::TPREFETCH:
@@ -135,14 +136,6 @@ uint64_t cyclesOf(const TileInst& t, const Core& c, isa::Arch arch) {
     const Loc from = static_cast<Loc>(t.tiles[t.src0].loc);
     return gmTransfer(t, c, t.tiles[t.src0], from == Loc::Acc ? k.accToGm : from == Loc::Mat ? k.matToGm : k.vecToGm);
   }
-  case OpId::TMATMUL:
-  case OpId::TMATMUL_ACC:
-  case OpId::TMATMUL_BIAS:
-  case OpId::TGEMV:
-  case OpId::TGEMV_ACC:
-  case OpId::TGEMV_BIAS:
-    if (t.dst < 0 || t.src0 < 0) break;
-    return cube(t, c, k);
   case OpId::TMOV:
   case OpId::TEXTRACT:
   case OpId::TINSERT:
