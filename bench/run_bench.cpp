@@ -1,11 +1,20 @@
 // pto-bench-run: the cpu backend's tile kernels and whole kernels, each figure printed beside a
-// reference measured in the same run, as a ratio:
-//   - elementwise TADD (f32, f16) on 64x64 and 128x256 tiles vs memcpy of one tile's bytes;
-//   - TCVT f32 -> f16 (RINT) vs the same memcpy;
-//   - TMATMUL 128x128x128 (f32) vs a naive triple loop;
+// reference measured in the same run, as a ratio (reference time / our time, so 1 = as fast):
+//   - elementwise TADD (f32, f16) on 64x64 and 128x256 tiles and TCVT f32 -> f16 (RINT) vs a
+//     memcpy touching the same bytes (below);
+//   - TMATMUL 128x128x128 (f32, and f16 inputs) vs a naive f32 triple loop;
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop.
-// The tile kernels are called directly (decoded TileInst, kernel picked by selectKernel), so
-// the figures are the kernels' own cost.
+// The tile kernels are called directly on tiles resident in one buffer (decoded TileInst,
+// kernel picked by selectKernel as at load time), so the figures are the kernels' own cost.
+//
+// "The same bytes": the op reads its sources and writes its destination, so it touches the sum
+// of its operand tiles' bytes (TADD: 3 tiles; TCVT f32 -> f16: 4 + 2 bytes per element). The
+// reference memcpy copies half that many bytes, so its reads plus writes, and its working set,
+// equal the op's: TADD's reference copies 1.5 tiles. The summary also gives the ratio against a
+// memcpy of the destination tile only (2/3 of TADD's traffic, a stricter reference).
+//
+// --simd=portable|avx2 caps the x86 kernel tier (runtime/cpu/Simd.h) to measure the lower
+// ones; the default is the best this CPU has (printed first).
 #include "asm/Frontend.h"
 #include "asm/Lower.h"
 #include "link/Linker.h"
@@ -13,6 +22,7 @@
 #include "isa/Numerics.h"
 #include "runtime/Program.h"
 #include "runtime/cpu/Elem.h"
+#include "runtime/cpu/KernelUtil.h"
 #include "runtime/Runtime.h"
 
 #include <benchmark/benchmark.h>
@@ -31,11 +41,30 @@ using namespace pto;
 using isa::DType;
 
 // ------------------------------------------------------------------ single tile ops
-/// One TileInst over row-major vec tiles placed one after another in a private buffer.
+/// A zeroed byte buffer starting on a 64-byte boundary. Both the kernels' tiles and the memcpy
+/// references live in these: a large std::vector's data sits 16 bytes past a page boundary,
+/// which splits every other 32-byte access across cache lines and makes a run 2-3x slower or
+/// not depending on where malloc put it.
+struct Aligned {
+  std::vector<uint8_t> v;
+  uint8_t* p;
+  explicit Aligned(size_t n, uint8_t fill = 0) : v(n + 64, fill) {
+    p = v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64;
+  }
+  // Moves keep the vector's heap block, so p stays valid; copies would not.
+  Aligned(Aligned&&) = default;
+  Aligned& operator=(Aligned&&) = default;
+  Aligned(const Aligned&) = delete;
+  Aligned& operator=(const Aligned&) = delete;
+  uint8_t* data() { return p; }
+};
+
+/// One TileInst over row-major vec tiles placed one after another (64-byte aligned) in a
+/// private buffer.
 struct TileBench {
   rt::Core core;
   rt::TileInst inst;
-  std::vector<uint8_t> vec;
+  Aligned vec{0};
 
   TileBench(isa::OpId op, std::vector<DType> types, uint32_t rows, uint32_t cols) {
     inst.op = op;
@@ -53,7 +82,7 @@ struct TileBench {
       off += (o.bytes() + 63) / 64 * 64;
       inst.tiles.push_back(o);
     }
-    vec.assign(off, 0);
+    vec = Aligned(off);
     for (const rt::TileOperand& o : inst.tiles) // ordinary finite values of each tile's type
       for (size_t i = 0; i < size_t{rows} * cols; ++i)
         rt::cpu::setBits(vec.data() + o.offset, isa::bitWidth(o.dtype), i,
@@ -96,6 +125,13 @@ void compare(const std::string& what, const std::string& refName, const std::fun
   gSummary.push_back(s.str());
 }
 
+/// Bytes of all operand tiles: what the op reads plus what it writes.
+size_t operandBytes(const std::vector<DType>& types, uint32_t rows, uint32_t cols) {
+  size_t n = 0;
+  for (DType t : types) n += size_t{rows} * cols * isa::bitWidth(t) / 8;
+  return n;
+}
+
 void BM_Tile(benchmark::State& state, isa::OpId op, std::vector<DType> types, uint32_t rows, uint32_t cols) {
   TileBench b(op, types, rows, cols);
   if (!b.ready()) return state.SkipWithError("no kernel");
@@ -103,27 +139,34 @@ void BM_Tile(benchmark::State& state, isa::OpId op, std::vector<DType> types, ui
     b.run();
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * int64_t{rows} * cols * isa::bitWidth(types[0]) / 8);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(operandBytes(types, rows, cols)));
 }
 
+/// memcpy of `bytes` (reads + writes = 2 * bytes; bytes processed counts both, as BM_Tile's do).
 void BM_Memcpy(benchmark::State& state, size_t bytes) {
-  std::vector<uint8_t> a(bytes, 1), b(bytes);
+  Aligned a(bytes, 1), b(bytes);
   for (auto _ : state) {
     std::memcpy(b.data(), a.data(), bytes);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * bytes));
 }
 
+/// The op beside a memcpy of half its operand bytes (the same bytes touched), then beside a
+/// memcpy of its destination tile.
 void compareTile(const std::string& what, isa::OpId op, std::vector<DType> types, uint32_t rows, uint32_t cols) {
   TileBench b(op, types, rows, cols);
   if (!b.ready()) return gSummary.push_back(what + ": no kernel");
-  const size_t bytes = size_t{rows} * cols * isa::bitWidth(types[0]) / 8;
-  std::vector<uint8_t> x(bytes, 1), y(bytes);
-  compare(what, "memcpy of " + std::to_string(bytes) + " bytes", [&] { b.run(); }, [&] {
-    std::memcpy(y.data(), x.data(), bytes);
-    benchmark::ClobberMemory();
-  });
+  const size_t same = operandBytes(types, rows, cols) / 2, dst = size_t{rows} * cols * isa::bitWidth(types[0]) / 8;
+  for (size_t bytes : {same, dst}) {
+    Aligned x(bytes, 1), y(bytes);
+    compare(what, std::string(bytes == same ? "memcpy touching the same bytes (" : "memcpy of the destination (") +
+                      std::to_string(bytes) + " bytes)",
+            [&] { b.run(); }, [&] {
+              std::memcpy(y.data(), x.data(), bytes);
+              benchmark::ClobberMemory();
+            });
+  }
 }
 
 // ------------------------------------------------------------------ matmul
@@ -139,16 +182,16 @@ void naiveMatmul(const std::vector<float>& A, const std::vector<float>& B, std::
   benchmark::ClobberMemory();
 }
 
-TileBench matmulBench() {
-  TileBench b(isa::OpId::TMATMUL, {DType::F32, DType::F32, DType::F32}, kMM, kMM);
+TileBench matmulBench(DType in = DType::F32) {
+  TileBench b(isa::OpId::TMATMUL, {DType::F32, in, in}, kMM, kMM);
   b.inst.dim[0] = {0, kMM, true}; // M
   b.inst.dim[1] = {0, kMM, true}; // N
   b.inst.dim[2] = {0, kMM, true}; // K
   return b;
 }
 
-void BM_Matmul(benchmark::State& state) {
-  TileBench b = matmulBench();
+void BM_Matmul(benchmark::State& state, DType in) {
+  TileBench b = matmulBench(in);
   if (!b.ready()) return state.SkipWithError("no kernel");
   for (auto _ : state) b.run();
   state.counters["flop/s"] = benchmark::Counter(2.0 * kMM * kMM * kMM * double(state.iterations()), benchmark::Counter::kIsRate);
@@ -228,15 +271,18 @@ void BM_VaddTiled64MiB(benchmark::State& state) {
 
 void registerTileBenchmarks() {
   using isa::OpId;
+  // Each memcpy touches the bytes of the op registered before it (half its operand bytes).
   for (auto [r, c] : {std::pair<uint32_t, uint32_t>{64, 64}, {128, 256}}) {
     const std::string shape = std::to_string(r) + "x" + std::to_string(c);
     benchmark::RegisterBenchmark(("TADD_f32/" + shape).c_str(), BM_Tile, OpId::TADD, std::vector{DType::F32, DType::F32, DType::F32}, r, c);
-    benchmark::RegisterBenchmark(("memcpy_f32/" + shape).c_str(), BM_Memcpy, size_t{r} * c * 4);
+    benchmark::RegisterBenchmark(("memcpy_f32x1.5/" + shape).c_str(), BM_Memcpy, size_t{r} * c * 6);
     benchmark::RegisterBenchmark(("TADD_f16/" + shape).c_str(), BM_Tile, OpId::TADD, std::vector{DType::F16, DType::F16, DType::F16}, r, c);
-    benchmark::RegisterBenchmark(("memcpy_f16/" + shape).c_str(), BM_Memcpy, size_t{r} * c * 2);
+    benchmark::RegisterBenchmark(("memcpy_f16x1.5/" + shape).c_str(), BM_Memcpy, size_t{r} * c * 3);
   }
   benchmark::RegisterBenchmark("TCVT_f32_f16/128x256", BM_Tile, OpId::TCVT, std::vector{DType::F16, DType::F32}, 128u, 256u);
-  benchmark::RegisterBenchmark("TMATMUL_f32/128x128x128", BM_Matmul);
+  benchmark::RegisterBenchmark("memcpy_3B_per_elem/128x256", BM_Memcpy, size_t{128} * 256 * 3);
+  benchmark::RegisterBenchmark("TMATMUL_f32/128x128x128", BM_Matmul, DType::F32);
+  benchmark::RegisterBenchmark("TMATMUL_f16_in/128x128x128", BM_Matmul, DType::F16);
   benchmark::RegisterBenchmark("naive_matmul/128x128x128", BM_NaiveMatmul);
 }
 
@@ -247,26 +293,31 @@ void summarizeTiles() {
     compareTile("TADD f32 " + shape, OpId::TADD, {DType::F32, DType::F32, DType::F32}, r, c);
     compareTile("TADD f16 " + shape, OpId::TADD, {DType::F16, DType::F16, DType::F16}, r, c);
   }
-  // TCVT: the memcpy reference moves the f16 result's bytes.
-  {
-    TileBench b(OpId::TCVT, {DType::F16, DType::F32}, 128, 256);
-    if (b.ready()) {
-      std::vector<uint8_t> x(128 * 256 * 2, 1), y(x.size());
-      compare("TCVT f32->f16 128x256", "memcpy of the f16 bytes", [&] { b.run(); }, [&] {
-        std::memcpy(y.data(), x.data(), x.size());
-        benchmark::ClobberMemory();
-      });
-    }
-  }
-  TileBench mm = matmulBench();
+  compareTile("TCVT f32->f16 128x256", OpId::TCVT, {DType::F16, DType::F32}, 128, 256);
   std::vector<float> A(kMM * kMM, 0.5f), B(kMM * kMM, 0.25f), C(kMM * kMM);
-  if (mm.ready()) compare("TMATMUL f32 128x128x128", "naive triple loop", [&] { mm.run(); }, [&] { naiveMatmul(A, B, C); });
+  for (DType in : {DType::F32, DType::F16}) {
+    TileBench mm = matmulBench(in);
+    if (mm.ready())
+      compare(std::string("TMATMUL ") + (in == DType::F32 ? "f32" : "f16 -> f32") + " 128x128x128", "naive f32 triple loop",
+              [&] { mm.run(); }, [&] { naiveMatmul(A, B, C); });
+  }
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--simd=portable") rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Portable);
+    else if (a == "--simd=avx2") rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Avx2);
+    else if (a != "--simd=best") {
+      std::cerr << "pto-bench-run: unknown argument " << a << " (--simd=portable|avx2|best, or Google Benchmark's)\n";
+      return 1;
+    }
+  }
+  static const char* const kTier[] = {"portable", "avx2+f16c+fma", "avx512-fp16"};
+  std::cout << "cpu kernel tier: " << kTier[static_cast<int>(rt::cpu::simdLevel())] << "\n";
   auto module = buildVadd();
   if (!module) {
     std::cerr << "pto-bench-run: the 64 MiB vector-add kernel does not build\n";

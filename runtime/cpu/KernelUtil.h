@@ -7,6 +7,7 @@
 #include "runtime/cpu/Elem.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -29,6 +30,27 @@ inline bool fits(Core& c, const TileInst& t, const TileOperand& o, uint32_t vr, 
 inline void fail(Core& c, std::string msg) {
   if (c.error.empty()) c.error = std::move(msg);
 }
+
+/// True when a kernel may process src and dst several elements at a time: src is dst itself
+/// (same storage, element width and row length, so every element is read at the index it is
+/// written) or shares no byte with it. Partially overlapping tiles (possible with manual
+/// placement) keep the element-by-element loops.
+inline bool sameOrDisjoint(Core& c, const TileOperand& d, const TileOperand& s) {
+  const auto pd = reinterpret_cast<uintptr_t>(bptr(c, d)), ps = reinterpret_cast<uintptr_t>(bptr(c, s));
+  if (pd == ps) return d.cols == s.cols && isa::bitWidth(d.dtype) == isa::bitWidth(s.dtype);
+  return ps + s.bytes() <= pd || pd + d.bytes() <= ps;
+}
+
+/// Tiers of x86 kernels (runtime/cpu/Simd.h), each including the one before: AVX2 + F16C + FMA
+/// (f32 / f16 / bf16 elementwise, TCVT f32 -> f16, TMATMUL), then AVX512-FP16 (f16 elementwise).
+enum class SimdLevel : uint8_t { Portable, Avx2, Avx512Fp16 };
+/// The best tier the running CPU has (checked once).
+SimdLevel simdSupported();
+/// The tier selectKernel uses: the supported one, capped by setSimdLimit (default: no cap).
+/// selectKernel reads it, so a cap applies to modules decoded afterwards; tests lower it to run
+/// every tier's kernels on the same data and compare bits.
+SimdLevel simdLevel();
+void setSimdLimit(SimdLevel limit);
 
 /// Element accessor for one operand (fast row-major addressing or the generic layout).
 template <typename S> struct Acc {

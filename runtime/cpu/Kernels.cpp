@@ -7,8 +7,13 @@
 #include "runtime/Program.h"
 #include "runtime/cpu/Elem.h"
 #include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/Simd.h"
 
 #include <algorithm>
+#include <atomic>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <cmath>
 #include <limits>
 
@@ -105,6 +110,9 @@ template <DType D, typename Op> void kBinary(Core& c, const TileInst& t) {
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, ob, vr, vc)) return;
   Acc<S> d(c, od), a(c, oa), b(c, ob);
   if (d.rm && a.rm && b.rm) {
+    // Rows that follow each other in all three tiles form one run: no per-row overhead.
+    if (vc == od.cols && vc == oa.cols && vc == ob.cols && sameOrDisjoint(c, od, oa) && sameOrDisjoint(c, od, ob))
+      return binaryRow<D, Op>(d.base, a.base, b.base, vr * vc);
     for (uint32_t r = 0; r < vr; ++r) {
       S* dr = d.row(r);
       const S *ar = a.row(r), *br = b.row(r);
@@ -135,6 +143,86 @@ template <DType D, typename Op> void kScalar(Core& c, const TileInst& t) {
   for (uint32_t r = 0; r < vr; ++r)
     for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), s));
 }
+
+#ifdef PTO_X86_SIMD
+// AVX2 versions of kBinary / kScalar for f32, f16 and bf16 (Simd.h): contiguous runs of plain
+// row-major tiles, the whole tile as one run when its rows follow each other. Anything else
+// (other layouts, partially overlapping tiles) goes to the portable kernel.
+/// H: f16 on AVX512-FP16 (binaryRunH) instead of AVX2 + F16C.
+template <DType D, typename Op, typename VOp, bool H = false> void kBinarySimd(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !ob.plainRowMajor() || !sameOrDisjoint(c, od, oa) || !sameOrDisjoint(c, od, ob))
+    return kBinary<D, Op>(c, t);
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, ob, vr, vc)) return;
+  S* d = tptr<S>(c, od);
+  const S *a = tptr<S>(c, oa), *b = tptr<S>(c, ob);
+  auto run = [](S* d, const S* a, const S* b, size_t n) {
+#ifdef PTO_X86_FP16
+    if constexpr (H) return simd::binaryRunH<VOp>(d, a, b, n);
+#endif
+    simd::binaryRun<D, Op, VOp>(d, a, b, n);
+  };
+  if (vc == od.cols && vc == oa.cols && vc == ob.cols) return run(d, a, b, size_t{vr} * vc);
+  for (uint32_t r = 0; r < vr; ++r) run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, b + size_t{r} * ob.cols, vc);
+}
+
+template <DType D, typename Op, typename VOp, bool H = false> void kScalarSimd(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa)) return kScalar<D, Op>(c, t);
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  const uint64_t bits = t.scalar(c, 0);
+  const float s = scalarOf<S, D>(bits);
+  S* d = tptr<S>(c, od);
+  const S* a = tptr<S>(c, oa);
+  auto run = [&](S* d, const S* a, size_t n) {
+#ifdef PTO_X86_FP16
+    if constexpr (H) return simd::scalarRunH<VOp>(d, a, static_cast<uint16_t>(bits), n);
+#endif
+    simd::scalarRun<D, Op, VOp>(d, a, s, n);
+  };
+  if (vc == od.cols && vc == oa.cols) return run(d, a, size_t{vr} * vc);
+  for (uint32_t r = 0; r < vr; ++r) run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
+}
+
+template <typename Op, typename VOp> TileKernel simdFloatKernel(DType d, bool scalar) {
+  switch (d) {
+  case DType::F32: return scalar ? &kScalarSimd<DType::F32, Op, VOp> : &kBinarySimd<DType::F32, Op, VOp>;
+  case DType::F16:
+#ifdef PTO_X86_FP16
+    if (simdLevel() >= SimdLevel::Avx512Fp16)
+      return scalar ? &kScalarSimd<DType::F16, Op, VOp, true> : &kBinarySimd<DType::F16, Op, VOp, true>;
+#endif
+    return scalar ? &kScalarSimd<DType::F16, Op, VOp> : &kBinarySimd<DType::F16, Op, VOp>;
+  case DType::BF16: return scalar ? &kScalarSimd<DType::BF16, Op, VOp> : &kBinarySimd<DType::BF16, Op, VOp>;
+  default: return nullptr;
+  }
+}
+
+/// The AVX2 kernel replacing the portable one selectKernel picked for a binary or tile-scalar
+/// op on f32/f16/bf16, or nullptr.
+TileKernel simdElementwiseKernel(isa::OpId op, DType d) {
+  using isa::OpId;
+  switch (op) {
+  case OpId::TADD: return simdFloatKernel<OAdd, simd::VAdd>(d, false);
+  case OpId::TSUB: return simdFloatKernel<OSub, simd::VSub>(d, false);
+  case OpId::TMUL: return simdFloatKernel<OMul, simd::VMul>(d, false);
+  case OpId::TDIV: return simdFloatKernel<ODiv, simd::VDiv>(d, false);
+  case OpId::TMAX: return simdFloatKernel<OMax, simd::VMax>(d, false);
+  case OpId::TMIN: return simdFloatKernel<OMin, simd::VMin>(d, false);
+  case OpId::TADDS: return simdFloatKernel<OAdd, simd::VAdd>(d, true);
+  case OpId::TSUBS: return simdFloatKernel<OSub, simd::VSub>(d, true);
+  case OpId::TMULS: return simdFloatKernel<OMul, simd::VMul>(d, true);
+  case OpId::TDIVS: return simdFloatKernel<ODiv, simd::VDiv>(d, true);
+  case OpId::TMAXS: return simdFloatKernel<OMax, simd::VMax>(d, true);
+  case OpId::TMINS: return simdFloatKernel<OMin, simd::VMin>(d, true);
+  default: return nullptr;
+  }
+}
+#endif
 
 // ------------------------------------------------------------------ unary
 template <DType D> struct UExp {
@@ -413,6 +501,22 @@ void kCvtF32F16Rint(Core& c, const TileInst& t) {
     }
 }
 
+#ifdef PTO_X86_SIMD
+/// kCvtF32F16Rint with F16C on plain row-major, non-overlapping tiles (the same bits: Simd.h).
+void kCvtF32F16Simd(Core& c, const TileInst& t) {
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa) || bptr(c, od) == bptr(c, oa))
+    return kCvtF32F16Rint(c, t);
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  uint16_t* d = tptr<uint16_t>(c, od);
+  const float* a = tptr<float>(c, oa);
+  const bool sat = t.satMode == isa::SatMode::ON;
+  if (vc == od.cols && vc == oa.cols) return simd::cvtF32F16Run(d, a, size_t{vr} * vc, sat);
+  for (uint32_t r = 0; r < vr; ++r) simd::cvtF32F16Run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc, sat);
+}
+#endif
+
 // ------------------------------------------------------------------ TAXPY / TDEQUANT
 template <DType Dd, DType Ds> void kAxpy(Core& c, const TileInst& t) {
   using SD = typename Tr<Dd>::S;
@@ -601,7 +705,8 @@ inline double loadAsDouble(const uint8_t* base, DType d, size_t i) { return isa:
 
 /// C[i,j] = sum_k A[i,k] * B[k,j] (M = LB0, N = LB1, K = LB2); f32 accumulation with a fused
 /// multiply-add per k (inputs converted to f32 first), i32 accumulation for integer inputs.
-template <bool IntAcc> void kMatmul(Core& c, const TileInst& t) {
+/// This is the reference formulation; kMatmulF32 computes the same for float accumulation.
+template <bool IntAcc> void kMatmulRef(Core& c, const TileInst& t) {
   const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
   if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
@@ -632,6 +737,86 @@ template <bool IntAcc> void kMatmul(Core& c, const TileInst& t) {
         if (bias) acc = acc + static_cast<float>(loadAsDouble(c.buf[bias->loc] + bias->offset, bias->dtype, bias->elemOffset(0, j)));
         setBits(db, dbits, od.elemOffset(i, j), isa::f32Bits(acc));
       }
+    }
+}
+
+/// Rows x cols of a tile as a dense row-major f32 array, each element
+/// static_cast<float>(decodeToDouble(...)) as kMatmulRef reads it. f32, f16 and bf16 take
+/// direct paths (exact, so the same values). Returns false at the first NaN: the NaN codes the
+/// direct paths give may differ from decodeToDouble's, and which NaN an fma passes on depends on
+/// operand order, so inputs with NaNs go to kMatmulRef.
+bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_t cols, float* out) {
+  const bool rm = o.plainRowMajor();
+  for (uint32_t i = 0; i < rows; ++i) {
+    float* row = out + size_t{i} * cols;
+    const size_t start = rm ? size_t{i} * o.cols : 0;
+    switch (o.dtype) {
+    case DType::F32:
+      if (rm) std::memcpy(row, base + start * 4, size_t{cols} * 4);
+      else
+        for (uint32_t j = 0; j < cols; ++j) std::memcpy(row + j, base + o.elemOffset(i, j) * 4, 4);
+      break;
+    case DType::F16:
+    case DType::BF16: {
+      const bool h = o.dtype == DType::F16;
+      for (uint32_t j = 0; j < cols; ++j) {
+        uint16_t v;
+        std::memcpy(&v, base + (rm ? start + j : o.elemOffset(i, j)) * 2, 2);
+        row[j] = h ? h2f(v) : b2f(v);
+      }
+      break;
+    }
+    default:
+      for (uint32_t j = 0; j < cols; ++j) row[j] = static_cast<float>(loadAsDouble(base, o.dtype, o.elemOffset(i, j)));
+    }
+    for (uint32_t j = 0; j < cols; ++j)
+      if (std::isnan(row[j])) return false;
+  }
+  return true;
+}
+
+/// Float-accumulating TMATMUL / TGEMV: inputs decoded once into dense f32 arrays, then
+/// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), the AVX2 + FMA
+/// micro-kernel when Simd (picked at selection, like the other tiers). The order of operations
+/// per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then `acc + C` and
+/// `C + bias` in f32, so the bits agree.
+template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
+  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
+  const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
+  const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
+  if (accIn && !fits(c, t, *accIn, M, N)) return;
+  // Scratch reused across calls on this thread (each worker thread runs one block at a time).
+  thread_local std::vector<float> A, B, C;
+  A.resize(size_t{M} * K);
+  B.resize(size_t{K} * N);
+  C.resize(size_t{M} * N);
+  if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data())) return kMatmulRef<false>(c, t);
+#ifdef PTO_X86_SIMD
+  if constexpr (Simd) simd::matmul(A.data(), B.data(), C.data(), M, N, K);
+  else
+#endif
+  {
+    for (uint32_t i = 0; i < M; ++i) {
+      float* ci = C.data() + size_t{i} * N;
+      std::fill(ci, ci + N, 0.0f);
+      for (uint32_t k = 0; k < K; ++k) {
+        const float a = A[size_t{i} * K + k];
+        const float* bk = B.data() + size_t{k} * N;
+        for (uint32_t j = 0; j < N; ++j) ci[j] = std::fma(a, bk[j], ci[j]);
+      }
+    }
+  }
+  uint8_t* db = bptr(c, od);
+  const uint8_t *accb = accIn ? bptr(c, *accIn) : nullptr, *biasb = bias ? bptr(c, *bias) : nullptr;
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      float acc = C[size_t{i} * N + j];
+      if (accIn) acc = static_cast<float>(loadAsDouble(accb, accIn->dtype, accIn->elemOffset(i, j))) + acc;
+      if (bias) acc = acc + static_cast<float>(loadAsDouble(biasb, bias->dtype, bias->elemOffset(0, j)));
+      const uint32_t bits = isa::f32Bits(acc);
+      std::memcpy(db + (od.plainRowMajor() ? size_t{i} * od.cols + j : od.elemOffset(i, j)) * 4, &bits, 4);
     }
 }
 
@@ -697,7 +882,34 @@ template <DType D> struct LreluK {
   static void run(Core& c, const TileInst& t) { kLrelu<D>(c, t); }
 };
 
+std::atomic<SimdLevel> gSimdLimit{SimdLevel::Avx512Fp16};
+
 } // namespace
+
+namespace cpu {
+SimdLevel simdSupported() {
+#ifdef PTO_X86_SIMD
+  static const SimdLevel level = [] {
+    // __builtin_cpu_supports("avx2") also says the OS saves the AVX state (avx512bw: the AVX-512
+    // state). F16C (CPUID.1:ECX[29]) and AVX512-FP16 (CPUID.7.0:EDX[23]) are read directly:
+    // clang 14's __builtin_cpu_supports knows neither name.
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1);
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !f16c) return SimdLevel::Portable;
+#ifdef PTO_X86_FP16
+    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 23) & 1))
+      return SimdLevel::Avx512Fp16;
+#endif
+    return SimdLevel::Avx2;
+  }();
+  return level;
+#else
+  return SimdLevel::Portable;
+#endif
+}
+SimdLevel simdLevel() { return std::min(simdSupported(), gSimdLimit.load(std::memory_order_relaxed)); }
+void setSimdLimit(SimdLevel limit) { gSimdLimit.store(limit, std::memory_order_relaxed); }
+} // namespace cpu
 
 std::optional<std::string> selectKernel(TileInst& t) {
   using isa::OpId;
@@ -837,8 +1049,12 @@ std::optional<std::string> selectKernel(TileInst& t) {
     else if (d == DType::F32 && s == DType::I8) k = &kCvtWiden<DType::I8>;
     else if (d == DType::F32 && s == DType::U8) k = &kCvtWiden<DType::U8>;
     else if (d == DType::F16 && s == DType::F32 &&
-             isa::effectiveRoundMode(s, d, t.round) == isa::RoundMode::CAST_RINT)
+             isa::effectiveRoundMode(s, d, t.round) == isa::RoundMode::CAST_RINT) {
       k = &kCvtF32F16Rint;
+#ifdef PTO_X86_SIMD
+      if (simdLevel() >= SimdLevel::Avx2) k = &kCvtF32F16Simd;
+#endif
+    }
     else k = &kCvtGeneric;
     break;
   }
@@ -891,8 +1107,8 @@ std::optional<std::string> selectKernel(TileInst& t) {
   case OpId::TGEMV_ACC:
   case OpId::TGEMV_BIAS:
     if (auto e = need({t.dst, t.src0, t.src1})) return e;
-    if (d == DType::I32) k = &kMatmul<true>;
-    else if (d == DType::F32) k = &kMatmul<false>;
+    if (d == DType::I32) k = &kMatmulRef<true>;
+    else if (d == DType::F32) k = simdLevel() >= SimdLevel::Avx2 ? &kMatmulF32<true> : &kMatmulF32<false>;
     else return unsupportedType(d);
     break;
   default: {
@@ -902,6 +1118,10 @@ std::optional<std::string> selectKernel(TileInst& t) {
   }
   }
   if (!k) return unsupportedType(d);
+#ifdef PTO_X86_SIMD
+  if (simdLevel() >= SimdLevel::Avx2)
+    if (TileKernel f = simdElementwiseKernel(t.op, d)) k = f;
+#endif
   t.kernel = k;
   return std::nullopt;
 }

@@ -7,14 +7,19 @@
 #include "isa/Numerics.h"
 #include "link/Linker.h"
 #include "obj/Image.h"
+#include "runtime/Program.h"
 #include "runtime/Runtime.h"
+#include "runtime/cpu/KernelUtil.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <iostream>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 using namespace pto;
 using namespace pto::rt;
@@ -243,3 +248,308 @@ TEST(RuntimeOps, QuantRoundsTiesToEvenAndSaturates) {
 }
 
 } // namespace
+
+// ------------------------------------------------------------------ fast paths vs portable kernels
+// The cpu backend picks x86 kernels by CPU tier (runtime/cpu/Simd.h): AVX2 + F16C + FMA, then
+// AVX512-FP16. Each must give the portable kernel's bits. These tests build a TileInst over
+// tiles in one buffer (as bench/run_bench.cpp does), select its kernel at every tier this CPU
+// has, run each on the same bytes and compare. On a CPU without the tiers they only run the
+// portable kernels (and say so).
+namespace {
+
+using cpu::SimdLevel;
+
+/// Operand tiles laid out one after another in a private buffer, all at buffer 0.
+struct TileCase {
+  std::vector<uint8_t> buf;
+  TileInst inst;
+  uint64_t scalar = 0; // B.IOR src0 (register 5)
+
+  /// One tile per dtype (rows x cols each unless `shapes` says otherwise); valid region vr x vc.
+  TileCase(isa::OpId op, std::vector<DType> types, uint32_t rows, uint32_t cols, uint32_t vr, uint32_t vc,
+           std::vector<std::pair<uint32_t, uint32_t>> shapes = {}) {
+    inst.op = op;
+    inst.name = isa::info(op).mnemonic.data();
+    size_t off = 0;
+    for (size_t i = 0; i < types.size(); ++i) {
+      TileOperand o;
+      o.dtype = types[i];
+      o.rows = shapes.empty() ? rows : shapes[i].first;
+      o.cols = shapes.empty() ? cols : shapes[i].second;
+      o.validRows = static_cast<int32_t>(vr);
+      o.validCols = static_cast<int32_t>(vc);
+      o.offset = static_cast<uint32_t>(off);
+      o.name = "t" + std::to_string(i);
+      off += (o.bytes() + 63) / 64 * 64;
+      inst.tiles.push_back(o);
+    }
+    buf.assign(off, 0);
+    inst.dim[0] = {0, vc, true};
+    inst.dim[1] = {0, vr, true};
+    inst.dst = 0;
+    inst.src0 = types.size() > 1 ? 1 : -1;
+    inst.src1 = types.size() > 2 ? 2 : -1;
+    inst.ior[0] = 5;
+  }
+  uint8_t* tile(int i) { return buf.data() + inst.tiles[static_cast<size_t>(i)].offset; }
+  template <typename T> void set(int i, size_t k, T v) { std::memcpy(tile(i) + k * sizeof(T), &v, sizeof(T)); }
+
+  /// The buffer after running the kernel selectKernel picks at `level`.
+  std::vector<uint8_t> runAt(SimdLevel level) const {
+    TileInst t = inst;
+    cpu::setSimdLimit(level);
+    auto err = selectKernel(t);
+    cpu::setSimdLimit(SimdLevel::Avx512Fp16);
+    EXPECT_FALSE(err) << *err;
+    std::vector<uint8_t> out = buf;
+    Core core;
+    core.buf[0] = out.data();
+    core.r[5] = scalar;
+    if (t.kernel) t.kernel(core, t);
+    EXPECT_EQ(core.error, "");
+    return out;
+  }
+};
+
+/// The tiers above the portable one this CPU runs.
+std::vector<SimdLevel> fastTiers() {
+  std::vector<SimdLevel> v;
+  if (cpu::simdSupported() >= SimdLevel::Avx2) v.push_back(SimdLevel::Avx2);
+  if (cpu::simdSupported() >= SimdLevel::Avx512Fp16) v.push_back(SimdLevel::Avx512Fp16);
+  if (v.empty()) std::cout << "[ note     ] this CPU has no AVX2 + F16C + FMA: only the portable kernels ran\n";
+  return v;
+}
+
+/// Compares the destination tile of every fast tier against the portable kernel, element by
+/// element unless `allowed(k, got, portable)` accepts the difference; reports the first few
+/// differences with the operands that produced them (`describe(k)`).
+void expectSameAsPortable(const TileCase& c, const std::string& what, const std::function<std::string(size_t)>& describe = {},
+                          const std::function<bool(size_t, uint64_t, uint64_t)>& allowed = {}) {
+  const std::vector<uint8_t> ref = c.runAt(SimdLevel::Portable);
+  const TileOperand& d = c.inst.tiles[0];
+  const size_t eb = isa::bitWidth(d.dtype) / 8, n = size_t{d.rows} * d.cols;
+  for (SimdLevel l : fastTiers()) {
+    const std::vector<uint8_t> got = c.runAt(l);
+    EXPECT_EQ(0, std::memcmp(got.data() + d.bytes(), ref.data() + d.bytes(), ref.size() - d.bytes()))
+        << what << ": bytes outside the destination differ";
+    int shown = 0;
+    for (size_t k = 0; k < n && shown < 5; ++k)
+      if (std::memcmp(got.data() + d.offset + k * eb, ref.data() + d.offset + k * eb, eb) != 0) {
+        uint64_t g = 0, r = 0;
+        std::memcpy(&g, got.data() + d.offset + k * eb, eb);
+        std::memcpy(&r, ref.data() + d.offset + k * eb, eb);
+        if (allowed && allowed(k, g, r)) continue;
+        ADD_FAILURE() << what << " tier " << int(l) << " element " << k << ": 0x" << std::hex << g << " vs portable 0x" << r
+                      << std::dec << (describe ? " (" + describe(k) + ")" : "");
+        ++shown;
+      }
+  }
+}
+
+constexpr isa::OpId kBinaryOps[] = {isa::OpId::TADD, isa::OpId::TSUB, isa::OpId::TMUL, isa::OpId::TDIV, isa::OpId::TMAX, isa::OpId::TMIN};
+constexpr isa::OpId kScalarOps[] = {isa::OpId::TADDS, isa::OpId::TSUBS, isa::OpId::TMULS, isa::OpId::TDIVS, isa::OpId::TMAXS, isa::OpId::TMINS};
+
+/// Second operands worth every first one: zeros, infinities, quiet and signalling NaNs of both
+/// signs, the extremes, one.
+std::vector<uint16_t> specials16(DType d) {
+  if (d == DType::F16)
+    return {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0xfd55, 0x7bff, 0xfbff, 0x0001, 0x8001, 0x0400, 0x3c00, 0xbc00, 0x3555};
+  return {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81, 0xff95, 0x7f7f, 0xff7f, 0x0001, 0x8001, 0x0080, 0x3f80, 0xbf80, 0x3eab};
+}
+
+} // namespace
+
+TEST(RuntimeFastPaths, F16AndBf16ElementwiseMatchPortableOnAllPatterns) {
+  // a = every 16-bit pattern; b = a permutation of them per round (so 65536 x 24 pairs, a
+  // strided subset of all pairs) plus each special value against every a.
+  //
+  // Bits must agree except when both operands are NaNs: then the result is either operand as
+  // the quiet NaN the rounding makes of it, and which one is not specified: x86 passes the
+  // first source operand on and the compiler may swap the operands of a commutative op (the
+  // portable bf16 add does in GCC 12 builds, the f16 one does not).
+  for (DType dt : {DType::F16, DType::BF16}) {
+    auto isNan = [&](uint16_t x) { return dt == DType::F16 ? (x & 0x7fff) > 0x7c00 : (x & 0x7fff) > 0x7f80; };
+    auto quiet = [&](uint16_t x) { return static_cast<uint16_t>(dt == DType::F16 ? (x & 0x8000) | 0x7e00 : x | 0x40); };
+    std::vector<std::vector<uint16_t>> bs;
+    for (uint32_t r = 0; r < 24; ++r) {
+      std::vector<uint16_t> b(65536);
+      for (uint32_t i = 0; i < 65536; ++i) b[i] = static_cast<uint16_t>(i * 40503u + r * 7919u);
+      bs.push_back(b);
+    }
+    for (uint16_t s : specials16(dt)) bs.push_back(std::vector<uint16_t>(65536, s));
+    for (isa::OpId op : kBinaryOps) {
+      TileCase c(op, {dt, dt, dt}, 256, 256, 256, 256);
+      for (uint32_t i = 0; i < 65536; ++i) c.set<uint16_t>(1, i, static_cast<uint16_t>(i));
+      for (const auto& b : bs) {
+        for (uint32_t i = 0; i < 65536; ++i) c.set<uint16_t>(2, i, b[i]);
+        expectSameAsPortable(
+            c, std::string(isa::spelling(dt)) + " " + c.inst.name,
+            [&](size_t k) {
+              std::ostringstream s;
+              s << std::hex << "a 0x" << k << ", b 0x" << b[k];
+              return s.str();
+            },
+            [&](size_t k, uint64_t got, uint64_t) {
+              const auto a = static_cast<uint16_t>(k);
+              return isNan(a) && isNan(b[k]) && (got == quiet(a) || got == quiet(b[k]));
+            });
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+    for (isa::OpId op : kScalarOps)
+      for (uint16_t s : specials16(dt)) {
+        TileCase c(op, {dt, dt}, 256, 256, 256, 256);
+        for (uint32_t i = 0; i < 65536; ++i) c.set<uint16_t>(1, i, static_cast<uint16_t>(i));
+        c.scalar = s;
+        expectSameAsPortable(c, std::string(isa::spelling(dt)) + " " + c.inst.name + " scalar " + std::to_string(s), {},
+                             [&](size_t k, uint64_t got, uint64_t) {
+                               const auto a = static_cast<uint16_t>(k);
+                               return isNan(a) && isNan(s) && (got == quiet(a) || got == quiet(s));
+                             });
+        if (::testing::Test::HasFailure()) return;
+      }
+  }
+}
+
+TEST(RuntimeFastPaths, F32ElementwiseMatchesPortable) {
+  std::mt19937 rng(7);
+  const uint32_t specials[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x00000001u, 0x7f7fffffu, 0x3f800000u};
+  for (isa::OpId op : kBinaryOps) {
+    TileCase c(op, {DType::F32, DType::F32, DType::F32}, 64, 64, 64, 64);
+    std::vector<uint32_t> a(4096), b(4096);
+    for (uint32_t i = 0; i < 4096; ++i) {
+      a[i] = i < 100 ? specials[i % 10] : rng();
+      b[i] = i < 100 ? specials[i / 10] : rng() % 4 == 0 ? specials[rng() % 10] : rng();
+      c.set<uint32_t>(1, i, a[i]);
+      c.set<uint32_t>(2, i, b[i]);
+    }
+    // Two NaN operands: either one, quieted (see the f16 test).
+    auto isNan = [](uint32_t x) { return (x & 0x7fffffffu) > 0x7f800000u; };
+    expectSameAsPortable(c, std::string("f32 ") + c.inst.name, {}, [&](size_t k, uint64_t got, uint64_t) {
+      return isNan(a[k]) && isNan(b[k]) && (got == (a[k] | 0x400000u) || got == (b[k] | 0x400000u));
+    });
+  }
+}
+
+TEST(RuntimeFastPaths, ValidRegionsRowsAndInPlace) {
+  // Valid regions narrower than the tiles (row by row, tails shorter than a vector), sources
+  // with a different row length, and the destination being a source: elements outside the
+  // valid region keep their bytes and everything matches the portable kernels.
+  std::mt19937 rng(3);
+  for (DType dt : {DType::F32, DType::F16, DType::BF16})
+    for (isa::OpId op : {isa::OpId::TADD, isa::OpId::TMAX, isa::OpId::TMULS}) {
+      const bool scalar = op == isa::OpId::TMULS;
+      std::vector<DType> types = scalar ? std::vector{dt, dt} : std::vector{dt, dt, dt};
+      for (auto [vr, vc] : {std::pair<uint32_t, uint32_t>{7, 37}, {16, 40}, {3, 5}, {16, 33}}) {
+        std::vector<std::pair<uint32_t, uint32_t>> shapes(types.size(), {16, 40});
+        shapes.back() = {16, 48}; // the last source is wider
+        TileCase c(op, types, 16, 40, vr, vc, shapes);
+        for (uint8_t& b : c.buf) b = static_cast<uint8_t>(rng() % 61); // small finite values
+        c.scalar = dt == DType::F32 ? 0x3fc00000u : dt == DType::F16 ? 0x3e00u : 0x3fc0u;
+        const std::vector<uint8_t> before = c.buf;
+        const std::vector<uint8_t> ref = c.runAt(SimdLevel::Portable);
+        const TileOperand& d = c.inst.tiles[0];
+        const size_t eb = isa::bitWidth(dt) / 8;
+        for (uint32_t r = 0; r < d.rows; ++r)
+          for (uint32_t j = 0; j < d.cols; ++j)
+            if (r >= vr || j >= vc) {
+              ASSERT_EQ(0, std::memcmp(ref.data() + (size_t{r} * d.cols + j) * eb, before.data() + (size_t{r} * d.cols + j) * eb, eb));
+            }
+        expectSameAsPortable(c, std::string(isa::spelling(dt)) + " " + c.inst.name + " " + std::to_string(vr) + "x" + std::to_string(vc));
+        // In place: the destination is the first source.
+        TileCase in = c;
+        in.inst.tiles[0].offset = in.inst.tiles[1].offset;
+        expectSameAsPortable(in, std::string("in place ") + isa::spelling(dt).data() + " " + c.inst.name);
+      }
+    }
+}
+
+TEST(RuntimeFastPaths, CvtF32ToF16MatchesPortable) {
+  // Around every f16 value: the f32 itself, its neighbours, the halfway points to the next f16
+  // and their neighbours (ties to even, overflow to inf at 65520, subnormals), NaNs, infinities.
+  std::vector<uint32_t> xs;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint32_t f = isa::f32Bits(static_cast<float>(isa::decodeToDouble(DType::F16, h)));
+    for (int32_t delta : {-1, 0, 1, 0xfff, 0x1000, 0x1001}) xs.push_back(f + static_cast<uint32_t>(delta));
+  }
+  std::mt19937 rng(11);
+  while (xs.size() % 1024) xs.push_back(rng());
+  const uint32_t rows = static_cast<uint32_t>(xs.size() / 1024);
+  for (bool sat : {false, true}) {
+    TileCase c(isa::OpId::TCVT, {DType::F16, DType::F32}, rows, 1024, rows, 1024);
+    c.inst.sat = sat;
+    for (size_t i = 0; i < xs.size(); ++i) c.set<uint32_t>(1, i, xs[i]);
+    expectSameAsPortable(c, sat ? "tcvt sat" : "tcvt", [&](size_t k) {
+      std::ostringstream s;
+      s << std::hex << "f32 0x" << xs[k];
+      return s.str();
+    });
+    // Row by row with a tail: 5 x 1021 of the same tiles.
+    c.inst.dim[0] = {0, 1021, true};
+    c.inst.dim[1] = {0, 5, true};
+    expectSameAsPortable(c, sat ? "tcvt sat rows" : "tcvt rows");
+  }
+}
+
+TEST(RuntimeFastPaths, MatmulKeepsTheFmaOrder) {
+  // C[i,j] = fma chain over k in increasing k from +0 (then + acc): checked against that
+  // formula written here, at every tier, for f32 and f16 inputs, shapes with vector tails.
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (DType in : {DType::F32, DType::F16})
+    for (auto [M, N, K] : {std::tuple<uint32_t, uint32_t, uint32_t>{37, 45, 29}, {64, 64, 64}, {1, 16, 8}})
+      for (bool withAcc : {false, true}) {
+        const uint32_t S = 64;
+        std::vector<DType> types{DType::F32, in, in};
+        if (withAcc) types.push_back(DType::F32);
+        TileCase c(withAcc ? isa::OpId::TMATMUL_ACC : isa::OpId::TMATMUL, types, S, S, S, S);
+        if (withAcc) c.inst.acc = 3;
+        c.inst.dim[0] = {0, M, true};
+        c.inst.dim[1] = {0, N, true};
+        c.inst.dim[2] = {0, K, true};
+        auto val = [&](int t, uint32_t r, uint32_t j) {
+          const DType d = c.inst.tiles[static_cast<size_t>(t)].dtype;
+          return static_cast<float>(isa::decodeToDouble(d, cpu::getBits(c.tile(t), isa::bitWidth(d), size_t{r} * S + j)));
+        };
+        for (int t = 1; t < static_cast<int>(types.size()); ++t)
+          for (uint32_t k = 0; k < S * S; ++k) {
+            float v = u(rng);
+            if (k == 5) v = INFINITY;
+            if (k == 77) v = -0.0f;
+            cpu::setBits(c.tile(t), isa::bitWidth(types[static_cast<size_t>(t)]), k,
+                         isa::encodeFromDouble(types[static_cast<size_t>(t)], v, isa::RoundMode::CAST_RINT, isa::SatMode::ON));
+          }
+        for (SimdLevel l : {SimdLevel::Portable, SimdLevel::Avx2}) {
+          const std::vector<uint8_t> out = c.runAt(l);
+          for (uint32_t i = 0; i < M; ++i)
+            for (uint32_t j = 0; j < N; ++j) {
+              float acc = 0;
+              for (uint32_t k = 0; k < K; ++k) acc = std::fma(val(1, i, k), val(2, k, j), acc);
+              if (withAcc) acc = val(3, i, j) + acc;
+              uint32_t got;
+              std::memcpy(&got, out.data() + (size_t{i} * S + j) * 4, 4);
+              ASSERT_EQ(got, isa::f32Bits(acc)) << "tier " << int(l) << " " << M << "x" << N << "x" << K << " at " << i << "," << j;
+            }
+        }
+      }
+}
+
+TEST(RuntimeFastPaths, MatmulWithNanInputsGivesNans) {
+  // NaN inputs take the reference kernel; the NaNs land where they must, the rest is exact.
+  TileCase c(isa::OpId::TMATMUL, {DType::F32, DType::F32, DType::F32}, 16, 16, 16, 16);
+  c.inst.dim[2] = {0, 16, true};
+  for (uint32_t k = 0; k < 256; ++k) {
+    c.set<float>(1, k, static_cast<float>(k % 7) - 3);
+    c.set<float>(2, k, static_cast<float>(k % 5) - 2);
+  }
+  c.set<float>(1, 3 * 16 + 4, NAN); // A[3,4]: row 3 of C is NaN
+  for (SimdLevel l : {SimdLevel::Portable, SimdLevel::Avx2}) {
+    const std::vector<uint8_t> out = c.runAt(l);
+    for (uint32_t i = 0; i < 16; ++i)
+      for (uint32_t j = 0; j < 16; ++j) {
+        float got;
+        std::memcpy(&got, out.data() + (size_t{i} * 16 + j) * 4, 4);
+        EXPECT_EQ(std::isnan(got), i == 3) << i << "," << j;
+      }
+  }
+}

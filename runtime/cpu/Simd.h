@@ -1,0 +1,257 @@
+// x86 vector building blocks for the cpu kernels' fast paths (AVX2 + F16C + FMA), compiled per
+// function with a target attribute so the library itself keeps the baseline ISA: Kernels.cpp
+// picks a fast kernel only when the running CPU has these extensions (simdAvailable()).
+//
+// Every fast path gives the bits of the portable kernel it replaces; tests/unit/RuntimeOpsTest.cpp
+// runs both on the same tiles (all f16 / bf16 patterns against a spread of second operands).
+// Why the results agree:
+//   - f16 / bf16 values are widened to f32 exactly (F16C, a 16-bit shift), the op is the same
+//     single f32 operation as the portable Op::f, and the f32 result is rounded once to nearest
+//     even (F16C with an explicit RNE immediate; the bf16 integer rounding of f2b).
+//   - NaNs: the portable f2h / f2b make every NaN the quiet NaN with its sign (0x7e00 / the top
+//     half | 0x40); the hardware keeps payload bits, so the stores below clear them the same way.
+#pragma once
+
+#include "runtime/cpu/Elem.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define PTO_X86_SIMD 1
+#include <immintrin.h>
+
+// Functions using the intrinsics. Everything they call must carry it too (or be plain code the
+// compiler may inline into it); lambdas would not inherit it, so helpers are static members.
+#define PTO_SIMD __attribute__((target("avx2,f16c,fma")))
+
+// A further tier for f16 elementwise ops where the CPU computes f16 natively (AVX512-FP16,
+// Sapphire Rapids and later): F16C's conversions cap the AVX2 path at about 3 cycles per 8
+// elements, several times slower than moving the bytes. Built when <immintrin.h> declares the
+// intrinsics without -mavx512fp16 (GCC >= 12 does; clang 14 only with the flag): the header
+// guards say so.
+#if defined(__AVX512FP16INTRIN_H_INCLUDED) || defined(__AVX512FP16INTRIN_H)
+#define PTO_X86_FP16 1
+#define PTO_SIMD_FP16 __attribute__((target("avx2,f16c,fma,avx512f,avx512bw,avx512vl,avx512fp16")))
+#endif
+
+namespace pto::rt::cpu::simd {
+
+/// Eight lanes of element type D as f32: load (exact widening) and store (one rounding).
+template <isa::DType D> struct V;
+
+template <> struct V<isa::DType::F32> {
+  using S = float;
+  PTO_SIMD static __m256 ld(const S* p) { return _mm256_loadu_ps(p); }
+  PTO_SIMD static void st(S* p, __m256 v) { _mm256_storeu_ps(p, v); }
+};
+
+template <> struct V<isa::DType::F16> {
+  using S = uint16_t;
+  PTO_SIMD static __m256 ld(const S* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  /// f32 -> f16 bits, round to nearest even, NaN -> sign | 0x7e00 (as f2h).
+  PTO_SIMD static __m128i cvt(__m256 v) {
+    const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    // A NaN comes out as sign | 0x7e00 | payload bits; clear the payload (the low 9 bits).
+    const __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00));
+    return _mm_andnot_si128(_mm_and_si128(nan, _mm_set1_epi16(0x01ff)), h);
+  }
+  PTO_SIMD static void st(S* p, __m256 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), cvt(v)); }
+};
+
+template <> struct V<isa::DType::BF16> {
+  using S = uint16_t;
+  PTO_SIMD static __m256 ld(const S* p) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  }
+  /// f2b on eight lanes: (x + 0x7fff + lsb) >> 16, NaN -> (x >> 16) | 0x40.
+  PTO_SIMD static void st(S* p, __m256 v) {
+    const __m256i x = _mm256_castps_si256(v), hi = _mm256_srli_epi32(x, 16);
+    const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
+    const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+    const __m256i q = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+    // Every lane is <= 0xffff, so the unsigned-saturating pack is exact; it packs within 128-bit
+    // halves, so gather qwords 0 and 2.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(q, q), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+  }
+};
+
+// The f32 operation of each portable Op (Kernels.cpp), lane by lane (f), and the same on 32 f16
+// lanes (h, AVX512-FP16). max/min keep the portable `a < b ? b : a` / `b < a ? b : a`:
+// maxps(x, y) is `x > y ? x : y` (likewise maxph), so the operands are swapped.
+//
+// When both operands are NaNs, x86 returns the first source operand's (quieted). The compiler
+// may swap the operands of a commutative add or multiply, which would flip the sign of such a
+// NaN result; the asm keeps `a` first, as the portable `a + b` compiles.
+#define PTO_ASM_OP(INSN, REG) asm(INSN " %2, %1, %0" : "=" REG(r) : REG(a), REG(b))
+struct VAdd {
+  PTO_SIMD static __m256 f(__m256 a, __m256 b) { __m256 r; PTO_ASM_OP("vaddps", "x"); return r; }
+#ifdef PTO_X86_FP16
+  PTO_SIMD_FP16 static __m512h h(__m512h a, __m512h b) { __m512h r; PTO_ASM_OP("vaddph", "v"); return r; }
+#endif
+};
+struct VMul {
+  PTO_SIMD static __m256 f(__m256 a, __m256 b) { __m256 r; PTO_ASM_OP("vmulps", "x"); return r; }
+#ifdef PTO_X86_FP16
+  PTO_SIMD_FP16 static __m512h h(__m512h a, __m512h b) { __m512h r; PTO_ASM_OP("vmulph", "v"); return r; }
+#endif
+};
+#undef PTO_ASM_OP
+#ifdef PTO_X86_FP16
+#define PTO_VOP(NAME, PS, PH, X, Y)                                                                \
+  struct NAME {                                                                                    \
+    PTO_SIMD static __m256 f(__m256 a, __m256 b) { return PS(X, Y); }                              \
+    PTO_SIMD_FP16 static __m512h h(__m512h a, __m512h b) { return PH(X, Y); }                      \
+  };
+#else
+#define PTO_VOP(NAME, PS, PH, X, Y)                                                                \
+  struct NAME {                                                                                    \
+    PTO_SIMD static __m256 f(__m256 a, __m256 b) { return PS(X, Y); }                              \
+  };
+#endif
+PTO_VOP(VSub, _mm256_sub_ps, _mm512_sub_ph, a, b)
+PTO_VOP(VDiv, _mm256_div_ps, _mm512_div_ph, a, b)
+PTO_VOP(VMax, _mm256_max_ps, _mm512_max_ph, b, a)
+PTO_VOP(VMin, _mm256_min_ps, _mm512_min_ph, b, a)
+#undef PTO_VOP
+
+/// d[i] = op(a[i], b[i]) for n contiguous elements; the tail (< 8) through the portable Op.
+/// d may be a or b itself (each lane is read before it is written), never a partial overlap.
+template <isa::DType D, typename Op, typename VOp>
+PTO_SIMD void binaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, const typename Tr<D>::S* b, size_t n) {
+  size_t j = 0;
+  for (; j + 16 <= n; j += 16) { // two vectors per step: both loads issue before the stores
+    const __m256 x0 = V<D>::ld(a + j), y0 = V<D>::ld(b + j), x1 = V<D>::ld(a + j + 8), y1 = V<D>::ld(b + j + 8);
+    V<D>::st(d + j, VOp::f(x0, y0));
+    V<D>::st(d + j + 8, VOp::f(x1, y1));
+  }
+  if (j + 8 <= n) {
+    V<D>::st(d + j, VOp::f(V<D>::ld(a + j), V<D>::ld(b + j)));
+    j += 8;
+  }
+  for (; j < n; ++j) d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), Tr<D>::ld(b[j])));
+}
+
+/// d[i] = op(a[i], s) for n contiguous elements (s already in the compute type, as the portable
+/// kernel has it).
+template <isa::DType D, typename Op, typename VOp>
+PTO_SIMD void scalarRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, float s, size_t n) {
+  const __m256 vs = _mm256_set1_ps(s);
+  size_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m256 x0 = V<D>::ld(a + j), x1 = V<D>::ld(a + j + 8);
+    V<D>::st(d + j, VOp::f(x0, vs));
+    V<D>::st(d + j + 8, VOp::f(x1, vs));
+  }
+  if (j + 8 <= n) {
+    V<D>::st(d + j, VOp::f(V<D>::ld(a + j), vs));
+    j += 8;
+  }
+  for (; j < n; ++j) d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), s));
+}
+
+#ifdef PTO_X86_FP16
+// Native f16: one correctly rounded f16 +, -, *, / equals the f32 operation rounded once to f16
+// (the double rounding is harmless since 24 >= 2 * 11 + 2), and f16 values lose nothing in f32,
+// so these give the F16C path's bits. A NaN result keeps payload bits (and max / min pass a
+// signalling NaN on unquieted): made sign | 0x7e00.
+PTO_SIMD_FP16 inline __m512i fixNanH(__m512h r) {
+  const __mmask32 nan = _mm512_cmp_ph_mask(r, r, _CMP_UNORD_Q);
+  const __m512i x = _mm512_castph_si512(r);
+  const __m512i q = _mm512_or_si512(_mm512_and_si512(x, _mm512_set1_epi16(static_cast<short>(0x8000))), _mm512_set1_epi16(0x7e00));
+  return _mm512_mask_blend_epi16(nan, x, q);
+}
+
+/// binaryRun for f16 on AVX512-FP16, 32 lanes at a time; the tail with masked loads / stores.
+template <typename VOp> PTO_SIMD_FP16 void binaryRunH(uint16_t* d, const uint16_t* a, const uint16_t* b, size_t n) {
+  size_t j = 0;
+  for (; j + 32 <= n; j += 32) {
+    const __m512h x = _mm512_castsi512_ph(_mm512_loadu_si512(a + j)), y = _mm512_castsi512_ph(_mm512_loadu_si512(b + j));
+    _mm512_storeu_si512(d + j, fixNanH(VOp::h(x, y)));
+  }
+  if (j < n) {
+    const __mmask32 m = (uint32_t{1} << (n - j)) - 1;
+    const __m512h x = _mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, a + j)), y = _mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, b + j));
+    _mm512_mask_storeu_epi16(d + j, m, fixNanH(VOp::h(x, y)));
+  }
+}
+
+/// scalarRun for f16 on AVX512-FP16; s is the scalar's f16 bits.
+template <typename VOp> PTO_SIMD_FP16 void scalarRunH(uint16_t* d, const uint16_t* a, uint16_t s, size_t n) {
+  const __m512h y = _mm512_castsi512_ph(_mm512_set1_epi16(static_cast<short>(s)));
+  size_t j = 0;
+  for (; j + 32 <= n; j += 32) _mm512_storeu_si512(d + j, fixNanH(VOp::h(_mm512_castsi512_ph(_mm512_loadu_si512(a + j)), y)));
+  if (j < n) {
+    const __mmask32 m = (uint32_t{1} << (n - j)) - 1;
+    _mm512_mask_storeu_epi16(d + j, m, fixNanH(VOp::h(_mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, a + j)), y)));
+  }
+}
+#endif
+
+/// TCVT f32 -> f16, round to nearest even; with saturation +-inf become +-65504 (0x7bff), as
+/// the portable kernel does after f2h.
+PTO_SIMD inline void cvtF32F16Run(uint16_t* d, const float* a, size_t n, bool sat) {
+  const __m128i inf = _mm_set1_epi16(0x7c00), mag = _mm_set1_epi16(0x7fff), one = _mm_set1_epi16(1);
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m128i h = V<isa::DType::F16>::cvt(_mm256_loadu_ps(a + j));
+    // 0x7c00 - 1 = 0x7bff with the sign bit untouched
+    if (sat) h = _mm_sub_epi16(h, _mm_and_si128(_mm_cmpeq_epi16(_mm_and_si128(h, mag), inf), one));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j), h);
+  }
+  for (; j < n; ++j) {
+    uint16_t h = f2h(a[j]);
+    if (sat && (h & 0x7fffu) == 0x7c00u) h = static_cast<uint16_t>((h & 0x8000u) | 0x7bffu);
+    d[j] = h;
+  }
+}
+
+/// Rows [0, R) of C = A * B for dense row-major f32 arrays (A: R x K with row stride K, B: K x N,
+/// C: R x N). Each C element starts at +0 and takes one fma per k in increasing k, exactly the
+/// portable kernel's sequence; the vectors only compute 8 or 16 columns of it at once.
+template <unsigned R> PTO_SIMD void matmulRows(const float* A, const float* B, float* C, uint32_t N, uint32_t K) {
+  uint32_t j = 0;
+  for (; j + 16 <= N; j += 16) {
+    __m256 acc[R][2];
+    for (unsigned r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (uint32_t k = 0; k < K; ++k) {
+      const __m256 b0 = _mm256_loadu_ps(B + size_t{k} * N + j), b1 = _mm256_loadu_ps(B + size_t{k} * N + j + 8);
+      for (unsigned r = 0; r < R; ++r) {
+        const __m256 a = _mm256_broadcast_ss(A + size_t{r} * K + k);
+        acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
+      }
+    }
+    for (unsigned r = 0; r < R; ++r) {
+      _mm256_storeu_ps(C + size_t{r} * N + j, acc[r][0]);
+      _mm256_storeu_ps(C + size_t{r} * N + j + 8, acc[r][1]);
+    }
+  }
+  for (; j + 8 <= N; j += 8) {
+    __m256 acc[R];
+    for (unsigned r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (uint32_t k = 0; k < K; ++k) {
+      const __m256 b0 = _mm256_loadu_ps(B + size_t{k} * N + j);
+      for (unsigned r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + size_t{r} * K + k), b0, acc[r]);
+    }
+    for (unsigned r = 0; r < R; ++r) _mm256_storeu_ps(C + size_t{r} * N + j, acc[r]);
+  }
+  for (; j < N; ++j)
+    for (unsigned r = 0; r < R; ++r) {
+      float acc = 0;
+      for (uint32_t k = 0; k < K; ++k) acc = __builtin_fmaf(A[size_t{r} * K + k], B[size_t{k} * N + j], acc);
+      C[size_t{r} * N + j] = acc;
+    }
+}
+
+/// C = A * B, M x N (see matmulRows), four rows at a time.
+PTO_SIMD inline void matmul(const float* A, const float* B, float* C, uint32_t M, uint32_t N, uint32_t K) {
+  uint32_t i = 0;
+  for (; i + 4 <= M; i += 4) matmulRows<4>(A + size_t{i} * K, B, C + size_t{i} * N, N, K);
+  for (; i < M; ++i) matmulRows<1>(A + size_t{i} * K, B, C + size_t{i} * N, N, K);
+}
+
+} // namespace pto::rt::cpu::simd
+#endif
