@@ -37,7 +37,8 @@ struct Core {
   std::array<uint64_t, kNumRegs> r{};
   bool cond = false;
   std::array<uint8_t*, 7> buf{};                 // by isa::Loc
-  std::vector<std::vector<uint8_t>> storage;     // backing of buf
+  std::array<size_t, 7> bufSize{};               // bytes of each buffer (the arch's capacity)
+  std::vector<std::vector<uint8_t>> storage;     // backing of buf (64 bytes more, for alignment)
   std::vector<uint8_t> stack;                    // frame + stack parameters
   const std::vector<GmRegion>* gm = nullptr;     // region i+1 = argument i
   uint32_t blockIdx = 0, blockNum = 1;

@@ -205,8 +205,12 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
     c.instructionLimit = opts.maxInstructions;
     c.storage.resize(7);
     for (unsigned l = 0; l < 7; ++l) {
-      c.storage[l].assign(std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32), 0);
-      c.buf[l] = c.storage[l].data();
+      // 64-byte aligned, like the NPU's buffers: vector kernels never split a cache line.
+      const size_t capacity = std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32);
+      c.storage[l].assign(capacity + 64, 0);
+      const auto base = reinterpret_cast<uintptr_t>(c.storage[l].data());
+      c.buf[l] = c.storage[l].data() + ((64 - base % 64) % 64);
+      c.bufSize[l] = capacity;
     }
     // The stack grows down (docs/abi.md): the kernel's prologue reserves its frame below the
     // initial sp, callees reserve theirs below that; stack parameters sit above the initial sp.
@@ -226,7 +230,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
       std::fill(c.stack.begin(), c.stack.end(), 0);
       for (size_t i = 8; i < ps.size(); ++i) std::memcpy(c.stack.data() + top + 8 * (i - 8), &argBits[i], 8);
       for (unsigned l = 0; l < 7; ++l)
-        if (fn.bufferUsed[l]) std::memset(c.buf[l], 0, std::min<size_t>(fn.bufferUsed[l], c.storage[l].size()));
+        if (fn.bufferUsed[l]) std::memset(c.buf[l], 0, std::min<size_t>(fn.bufferUsed[l], c.bufSize[l]));
       uint32_t at = 0;
       bool ok;
       if (opts.backend == Backend::Npu) {
