@@ -674,7 +674,6 @@ private:
       v.dn = inner && outer && *outer == 1 && *inner != 1;
     }
     if (v.dn && rank < 2) return unsupported(op.loc, "a DN tensor view of rank 1");
-    if (v.dn) return unsupported(op.loc, "a tensor view with layout DN");
     v.base = reg(op.operands[0]);
     v.elem = fn_.type(op.results[0]).elem;
     for (size_t i = 0; i < rank; ++i) v.strides.push_back(op.operands[1 + rank + i]);

@@ -824,10 +824,19 @@ private:
     std::optional<uint64_t> stride = known_[strideReg];
     std::string shape = "Shape<1, 1, 1, " + (rowsDyn ? std::string("-1") : rows) + ", " +
                         (colsDyn ? std::string("-1") : cols) + ">";
-    std::string strideT = "Stride<1, 1, 1, " +
-                          (stride ? std::to_string(*stride / bytes) : std::string("-1")) + ", 1>";
+    // The GM side of the B.DATR layout: ND, or DN (column-major: the stride is between columns).
+    bool dn = false;
+    if (t.datr && t.datr->layout != 0) {
+      const bool load = t.op == isa::OpId::TLOAD || t.op == isa::OpId::TPREFETCH;
+      const std::string_view name = isa::enc::layoutName(t.datr->layout);
+      const std::string_view gm = load ? name.substr(0, name.find('2')) : name.substr(name.rfind('2') + 1);
+      if (gm != "ND" && gm != "DN") return "GM layout " + std::string(name);
+      dn = gm == "DN";
+    }
+    const std::string outer = stride ? std::to_string(*stride / bytes) : std::string("-1");
+    std::string strideT = dn ? "Stride<1, 1, 1, 1, " + outer + ">" : "Stride<1, 1, 1, " + outer + ", 1>";
     std::string type = cppType(elem);
-    decl = "    using GT = GlobalTensor<" + type + ", " + shape + ", " + strideT + ">;\n";
+    decl = "    using GT = GlobalTensor<" + type + ", " + shape + ", " + strideT + (dn ? ", Layout::DN" : "") + ">;\n";
     decl += "    GT gm(reinterpret_cast<__gm__ " + type + "*>(" + reg(addr) + ")";
     if (rowsDyn || colsDyn || !stride) {
       std::vector<std::string> dyn;

@@ -150,11 +150,25 @@ private:
       tile_.numIor = 3;
     }
     for (uint32_t idx : tb.tiles) tile_.tiles.push_back(operand(idx));
+    if (auto e = gmLayout()) return e;
     if (auto e = buildTile()) return e;
     MOp m{.kind = MKind::Tile};
     m.target = static_cast<uint32_t>(out_.tiles.size());
     out_.tiles.push_back(std::move(tile_));
     push(m, b.offset);
+    return std::nullopt;
+  }
+
+  /// The GM side of a TLOAD/TSTORE's B.DATR layout: ND (NORM, ND2x / x2ND) or DN (DN2x / x2DN);
+  /// the fractal GM layouts are load errors.
+  std::optional<std::string> gmLayout() {
+    const bool load = tile_.op == isa::OpId::TLOAD || tile_.op == isa::OpId::TPREFETCH;
+    if ((!load && tile_.op != isa::OpId::TSTORE) || tile_.layout == 0) return std::nullopt;
+    const std::string_view name = enc::layoutName(tile_.layout);
+    const std::string_view gm = load ? name.substr(0, name.find('2')) : name.substr(name.rfind('2') + 1);
+    if (gm == "DN") tile_.gmDn = true;
+    else if (gm != "ND")
+      return std::string(tile_.name) + " with GM layout " + std::string(name) + " is not supported by the runtime (ND and DN are)";
     return std::nullopt;
   }
 

@@ -102,6 +102,7 @@ struct TileInst {
   unsigned datrType = 0, rmode = 0, cmode = 0, pad = 3;
   bool sat = false;
   unsigned layout = 0;          // B.DATR Layout (TLOAD/TSTORE: the GM side, e.g. DN2ND)
+  bool gmDn = false;            // TLOAD/TSTORE: GM is column-major (stride = between columns)
   Bound dim[3];                 // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
   uint8_t ior[3] = {0, 0, 0};   // B.IOR sources
   unsigned numIor = 0;

@@ -623,6 +623,48 @@ void kLoad(Core& c, const TileInst& t) {
     for (uint32_t j = 0; j < vc; ++j) setBits(db, bits, od.elemOffset(r, j), getBits(src + r * stride, bits, j));
 }
 
+/// TLOAD from a column-major (DN) view: partition element (r, j) is at addr + j*stride + r*size.
+void kLoadDn(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand& od = t.tiles[t.dst];
+  if (!fits(c, t, od, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype), eb = bits / 8;
+  const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  if (od.pad != isa::PadValue::Null) {
+    const uint64_t pv = padBits(od.pad, od.dtype);
+    for (uint32_t r = 0; r < od.rows; ++r)
+      for (uint32_t j = 0; j < od.cols; ++j)
+        if (r >= vr || j >= vc) setBits(db, bits, od.elemOffset(r, j), pv);
+  }
+  if (vr == 0 || vc == 0) return;
+  const uint8_t* src = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * eb, "TLOAD", false);
+  if (!src) return;
+  for (uint32_t j = 0; j < vc; ++j)
+    for (uint32_t r = 0; r < vr; ++r) setBits(db, bits, od.elemOffset(r, j), getBits(src + j * stride, bits, r));
+}
+
+/// TSTORE to a column-major (DN) view, converting like kStore.
+void kStoreDn(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand& os = t.tiles[t.src0];
+  if (!fits(c, t, os, vr, vc) || vr == 0 || vc == 0) return;
+  const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
+  DType gmType = os.dtype;
+  if (t.hasDatr && t.datrType != enc::kDataTypeNone && t.datrType != 0)
+    if (auto d = enc::dtypeOfCode(t.datrType)) gmType = *d;
+  const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType);
+  uint8_t* dst = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * (gbits / 8), "TSTORE", true);
+  if (!dst) return;
+  const uint8_t* sb = c.buf[os.loc] + os.offset;
+  const isa::Converter cv(os.dtype, gmType, isa::RoundMode::CAST_RINT);
+  for (uint32_t j = 0; j < vc; ++j)
+    for (uint32_t r = 0; r < vr; ++r) {
+      const uint64_t v = getBits(sb, sbits, os.elemOffset(r, j));
+      setBits(dst + j * stride, gbits, r, gmType == os.dtype ? v : cv(v));
+    }
+}
+
 /// TSTORE: the source valid region to GM. When the argument's element type is narrower than
 /// the tile's (acc f32 -> f16/bf16), elements are converted (round to nearest even).
 void kStore(Core& c, const TileInst& t) {
@@ -1077,11 +1119,13 @@ std::optional<std::string> selectKernel(TileInst& t) {
   case OpId::TLOAD:
   case OpId::TPREFETCH:
     if (auto e = need({t.dst})) return e;
-    k = t.op == OpId::TLOAD ? &kLoad : &kNop;
+    if (t.gmDn && isa::bitWidth(d) < 8) return unsupportedType(d);
+    k = t.op == OpId::TPREFETCH ? &kNop : t.gmDn ? &kLoadDn : &kLoad;
     break;
   case OpId::TSTORE:
     if (auto e = need({t.src0})) return e;
-    k = &kStore;
+    if (t.gmDn && isa::bitWidth(s) < 8) return unsupportedType(s);
+    k = t.gmDn ? &kStoreDn : &kStore;
     break;
   case OpId::TMOV:
     if (auto e = need({t.dst, t.src0})) return e;

@@ -77,9 +77,10 @@ uint64_t move(const MoveCost& m, uint64_t bytes, uint64_t bursts) {
   return static_cast<uint64_t>(std::llround(cycles));
 }
 
-/// TLOAD / TSTORE: rows of valid columns, one burst when the GM rows are back to back.
+/// TLOAD / TSTORE: rows of valid columns (columns of valid rows for a DN view), one burst when
+/// they are back to back in GM.
 uint64_t gmTransfer(const TileInst& t, const Core& c, const TileOperand& tile, const MoveCost& m) {
-  const uint64_t rows = t.validRows(c), cols = t.validCols(c);
+  const uint64_t rows = t.gmDn ? t.validCols(c) : t.validRows(c), cols = t.gmDn ? t.validRows(c) : t.validCols(c);
   const uint64_t rowBytes = (cols * isa::bitWidth(tile.dtype) + 7) / 8, stride = t.scalar(c, 1);
   const uint64_t bursts = rows <= 1 || stride == rowBytes ? 1 : rows;
   return move(m, rows * rowBytes, bursts);

@@ -295,8 +295,9 @@ std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileIn
       Range r;
       r.space = static_cast<uint32_t>(8 + region);
       r.base = addr & kRegionMask;
-      r.rows = t.validRows(c);
-      r.rowBytes = (uint64_t{t.validCols(c)} * bits + 7) / 8;
+      // ND: a run per row; DN (column-major GM): a run per column.
+      r.rows = t.gmDn ? t.validCols(c) : t.validRows(c);
+      r.rowBytes = (uint64_t{t.gmDn ? t.validRows(c) : t.validCols(c)} * bits + 7) / 8;
       r.stride = t.scalar(c, 1);
       if (r.rows > 0 && r.rowBytes > 0) out.push_back({r, store});
     }
