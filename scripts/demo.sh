@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build the toolchain and run a sample kernel through it: assemble, link (with
-# automatic synchronisation) and run it on the cpu backend, printing the result.
+# automatic synchronisation) and run it on the cpu backend, printing the result, then on the
+# npu model, printing its cycle summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -20,3 +21,6 @@ echo "== pto-run vadd.img --kernel vadd --random x=64x64:f32 --random y=64x64:f3
 "$BUILD_DIR"/runtime/pto-run "$OUT/vadd.img" --kernel vadd --random x=64x64:f32 --random y=64x64:f32 \
   --zeros z=64x64:f32 --seed 7 --print x --print y --print z |
   awk '/^%/ {name = $1; getline; printf "%-4s %s %s %s %s ...\n", name, $1, $2, $3, $4; next} /^pto-run/ {print}'
+echo "== pto-run vadd.img ... --backend npu   (the same kernel on the model of the AI core)"
+"$BUILD_DIR"/runtime/pto-run "$OUT/vadd.img" --kernel vadd --random x=64x64:f32 --random y=64x64:f32 \
+  --zeros z=64x64:f32 --seed 7 --backend npu --quiet
