@@ -115,6 +115,37 @@ inline uint64_t padBits(isa::PadValue p, isa::DType d) {
   }
 }
 
+/// Fills every element of `o` outside the rows x cols region with its pad value (TLOAD with a
+/// Zero/Max/Min pad; a Null pad leaves them untouched).
+inline void fillOutsideWithPad(uint8_t* base, const TileOperand& o, uint32_t rows, uint32_t cols) {
+  if (o.pad == isa::PadValue::Null) return;
+  const unsigned bits = isa::bitWidth(o.dtype);
+  const uint64_t pv = padBits(o.pad, o.dtype);
+  for (uint32_t r = 0; r < o.rows; ++r)
+    for (uint32_t j = r < rows ? cols : 0; j < o.cols; ++j) setBits(base, bits, o.elemOffset(r, j), pv);
+}
+
+/// K<D>::run for an element type: floats (f32, f16, bf16, f64) when `floats`, the integer types
+/// when `ints`; nullptr for the others.
+template <template <isa::DType> class K> TileKernel byType(isa::DType d, bool ints, bool floats) {
+  using isa::DType;
+  switch (d) {
+  case DType::F32: return floats ? &K<DType::F32>::run : nullptr;
+  case DType::F16: return floats ? &K<DType::F16>::run : nullptr;
+  case DType::BF16: return floats ? &K<DType::BF16>::run : nullptr;
+  case DType::F64: return floats ? &K<DType::F64>::run : nullptr;
+  case DType::I8: return ints ? &K<DType::I8>::run : nullptr;
+  case DType::I16: return ints ? &K<DType::I16>::run : nullptr;
+  case DType::I32: return ints ? &K<DType::I32>::run : nullptr;
+  case DType::I64: return ints ? &K<DType::I64>::run : nullptr;
+  case DType::U8: return ints ? &K<DType::U8>::run : nullptr;
+  case DType::U16: return ints ? &K<DType::U16>::run : nullptr;
+  case DType::U32: return ints ? &K<DType::U32>::run : nullptr;
+  case DType::U64: return ints ? &K<DType::U64>::run : nullptr;
+  default: return nullptr;
+  }
+}
+
 // Family selectors: each returns true when it handles t.op (then `err` or t.kernel is set).
 bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err);
 bool selectMathKernel(TileInst& t, std::optional<std::string>& err);

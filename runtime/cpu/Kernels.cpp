@@ -605,12 +605,7 @@ void kLoad(Core& c, const TileInst& t) {
   const unsigned bits = isa::bitWidth(od.dtype), eb = bits / 8;
   const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
   uint8_t* db = c.buf[od.loc] + od.offset;
-  if (od.pad != isa::PadValue::Null) {
-    const uint64_t pv = padBits(od.pad, od.dtype);
-    for (uint32_t r = 0; r < od.rows; ++r)
-      for (uint32_t j = 0; j < od.cols; ++j)
-        if (r >= vr || j >= vc) setBits(db, bits, od.elemOffset(r, j), pv);
-  }
+  fillOutsideWithPad(db, od, vr, vc);
   if (vr == 0 || vc == 0) return;
   const uint64_t span = (vr - 1) * stride + (uint64_t{vc} * bits + 7) / 8; // packed 4-bit rows round up
   const uint8_t* src = c.translate(addr, span, "TLOAD", false);
@@ -631,12 +626,7 @@ void kLoadDn(Core& c, const TileInst& t) {
   const unsigned bits = isa::bitWidth(od.dtype), eb = bits / 8;
   const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
   uint8_t* db = c.buf[od.loc] + od.offset;
-  if (od.pad != isa::PadValue::Null) {
-    const uint64_t pv = padBits(od.pad, od.dtype);
-    for (uint32_t r = 0; r < od.rows; ++r)
-      for (uint32_t j = 0; j < od.cols; ++j)
-        if (r >= vr || j >= vc) setBits(db, bits, od.elemOffset(r, j), pv);
-  }
+  fillOutsideWithPad(db, od, vr, vc);
   if (vr == 0 || vc == 0) return;
   const uint8_t* src = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * eb, "TLOAD", false);
   if (!src) return;
@@ -864,24 +854,7 @@ template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
 
 void kNop(Core&, const TileInst&) {}
 
-// ------------------------------------------------------------------ dtype dispatch
-template <template <DType> class K> TileKernel byType(DType d, bool ints, bool floats) {
-  switch (d) {
-  case DType::F32: return floats ? &K<DType::F32>::run : nullptr;
-  case DType::F16: return floats ? &K<DType::F16>::run : nullptr;
-  case DType::BF16: return floats ? &K<DType::BF16>::run : nullptr;
-  case DType::F64: return floats ? &K<DType::F64>::run : nullptr;
-  case DType::I8: return ints ? &K<DType::I8>::run : nullptr;
-  case DType::I16: return ints ? &K<DType::I16>::run : nullptr;
-  case DType::I32: return ints ? &K<DType::I32>::run : nullptr;
-  case DType::I64: return ints ? &K<DType::I64>::run : nullptr;
-  case DType::U8: return ints ? &K<DType::U8>::run : nullptr;
-  case DType::U16: return ints ? &K<DType::U16>::run : nullptr;
-  case DType::U32: return ints ? &K<DType::U32>::run : nullptr;
-  case DType::U64: return ints ? &K<DType::U64>::run : nullptr;
-  default: return nullptr;
-  }
-}
+// ------------------------------------------------------------------ dtype dispatch (byType: KernelUtil.h)
 
 #define PTO_K(NAME, BODY)                                                                                              \
   template <typename Op> struct NAME {                                                                                 \

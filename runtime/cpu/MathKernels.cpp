@@ -13,22 +13,9 @@ namespace {
 using isa::DType;
 using isa::OpId;
 
-/// Picks K<D>::run for an arithmetic element type (nullptr for the others).
+/// Picks K<D>::run for an arithmetic element type (nullptr for the others, f64 included).
 template <template <DType> class K> TileKernel arith(DType d, bool floats = true, bool ints = true) {
-  switch (d) {
-  case DType::F32: return floats ? &K<DType::F32>::run : nullptr;
-  case DType::F16: return floats ? &K<DType::F16>::run : nullptr;
-  case DType::BF16: return floats ? &K<DType::BF16>::run : nullptr;
-  case DType::I8: return ints ? &K<DType::I8>::run : nullptr;
-  case DType::I16: return ints ? &K<DType::I16>::run : nullptr;
-  case DType::I32: return ints ? &K<DType::I32>::run : nullptr;
-  case DType::I64: return ints ? &K<DType::I64>::run : nullptr;
-  case DType::U8: return ints ? &K<DType::U8>::run : nullptr;
-  case DType::U16: return ints ? &K<DType::U16>::run : nullptr;
-  case DType::U32: return ints ? &K<DType::U32>::run : nullptr;
-  case DType::U64: return ints ? &K<DType::U64>::run : nullptr;
-  default: return nullptr;
-  }
+  return d == DType::F64 ? nullptr : byType<K>(d, ints, floats);
 }
 
 enum class Bin { Add, Sub, Mul, Max, Min };
