@@ -876,6 +876,7 @@ private:
       switch (role.kind) {
       case isa::RoleKind::Tile:
         if (at[r] >= 0) args.push_back(tileNames_[t.tiles[static_cast<size_t>(at[r])]]);
+        else if (!role.optional) return fail("its tile operand '" + std::string(role.name) + "' is missing");
         return std::nullopt;
       case isa::RoleKind::View: {
         // A load's GM type is its destination's; a store's is its source's, or the type
@@ -911,6 +912,7 @@ private:
       args.push_back(a);
     setValidShapes(b, oi, at);
     std::string call;
+    if (t.op == isa::OpId::TSETVAL && args.size() < 3) return fail("it needs a tile, an offset and a value");
     if (t.op == isa::OpId::TSETVAL) {
       // dst.SetValue(offset, value): the destination is args[0].
       call = args[0] + ".SetValue(" + args[1] + ", " + args[2] + ")";

@@ -21,7 +21,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPTO_BUILD_FUZZ=ON -DPTO_BUILD_TESTS=OFF -DPTO_BUILD_BENCH=OFF \
   ${FUZZ_CXX_FLAGS:+"-DCMAKE_CXX_FLAGS=$FUZZ_CXX_FLAGS"}
-cmake --build "$build" --target fuzz-parser fuzz-object fuzz-npy pto-as -j2
+cmake --build "$build" --target fuzz-parser fuzz-object fuzz-npy fuzz-image pto-as pto-ld -j2
 
 fuzzer=$build/tests/fuzz/fuzz-parser
 artifacts=$build/fuzz-artifacts
@@ -49,6 +49,21 @@ if [ "$status" -eq 0 ]; then
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-object" "$work/corpus-object" \
     -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+fi
+
+if [ "$status" -eq 0 ]; then
+  # Image seeds: the samples assembled and linked by this build's tools.
+  mkdir -p "$work/corpus-image"
+  for k in "$root"/samples/*/*.pto; do
+    n=$(basename "$k" .pto)
+    ASAN_OPTIONS=detect_leaks=0 "$build/asm/pto-as" "$k" -o "$work/$n.o" &&
+      ASAN_OPTIONS=detect_leaks=0 "$build/link/pto-ld" --auto-sync "$work/$n.o" -o "$work/corpus-image/$n.img" || true
+  done
+  echo "fuzz-smoke: running fuzz-image for ${seconds}s"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+    "$build/tests/fuzz/fuzz-image" "$work/corpus-image" \
+    -max_total_time="$seconds" -max_len=16384 -timeout=20 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
 fi
 
