@@ -93,8 +93,10 @@ public:
   }
 
 private:
+  /// "@fn+0x10 (k.pto:12:3): msg" — the word, and its source line when the image has one.
   std::string at(uint64_t off, const std::string& msg) const {
-    return "@" + fn_.name + "+" + hex(off - fn_.textOffset) + ": " + msg;
+    const std::string loc = code::sourceLocation(img_, fc_.function, off);
+    return "@" + fn_.name + "+" + hex(off - fn_.textOffset) + (loc.empty() ? "" : " (" + loc + ")") + ": " + msg;
   }
 
   void push(MOp m, uint64_t offset) {
@@ -131,6 +133,9 @@ private:
 
   std::optional<std::string> tile(const code::Block& b) {
     const code::TileBlock& tb = b.tile;
+    // An image edited after linking may name an op its arch does not have (both backends refuse).
+    if (!isa::info(tb.op).supports(img_.arch))
+      return std::string(isa::enc::info(tb.encOp).name) + " is not available on " + std::string(isa::spelling(img_.arch));
     tile_ = TileInst{};
     tile_.op = tb.op;
     tile_.name = isa::enc::info(tb.encOp).name.data();

@@ -192,8 +192,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
   uint32_t firstBlock = UINT32_MAX;
   std::atomic<uint64_t> tileOps{0}, scalarOps{0};
   std::vector<NpuBlock> npuBlocks(opts.backend == Backend::Npu ? blocks : 0);
-  if (opts.backend == Backend::Npu)
-    if (auto e = npu::Simulator::checkArch(*prog_)) return Error{prog_->fileName + ": error: " + *e};
+
   const isa::Arch arch = prog_->image.arch;
   const size_t stackParams = ps.size() > 8 ? ps.size() - 8 : 0;
 

@@ -31,17 +31,6 @@ bool intervalsOverlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) { retu
 
 Simulator::Simulator(const Program& prog, bool record) : prog_(prog), arch_(prog.image.arch), record_(record) {}
 
-std::optional<std::string> Simulator::checkArch(const Program& prog) {
-  const isa::Arch arch = prog.image.arch;
-  for (const DecodedFunction& fn : prog.functions)
-    for (const TileInst& t : fn.tiles) {
-      const isa::OpInfo& oi = isa::info(t.op);
-      if (!oi.supports(arch))
-        return "@" + fn.name + ": " + std::string(t.name) + " is not available on " + std::string(isa::spelling(arch));
-    }
-  return std::nullopt;
-}
-
 void Simulator::addRecord(const OpRecord& r) {
   if (!record_) return;
   if (report.records.size() >= kMaxRecords) {

@@ -43,9 +43,6 @@ public:
   std::optional<uint32_t> errorAt;
   BlockReport report;
 
-  /// Checks the ops of every function against the arch (an image edited after linking).
-  static std::optional<std::string> checkArch(const Program& prog);
-
 private:
   using Clock = std::array<uint32_t, kPipes>;
   enum class Kind : uint8_t { Tile, Set, Wait, Barrier };
