@@ -4,6 +4,7 @@
 #include "isa/Numerics.h"
 
 #include <algorithm>
+#include <cctype>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -664,9 +665,14 @@ private:
     for (const NamedAttr& a : op.attrs) {
       if (a.key != "layout") continue;
       explicitLayout = true;
-      if (a.value.find("<dn>") != std::string::npos) v.dn = true;
-      else if (a.value.find("<nd>") == std::string::npos)
-        return unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
+      // Any spelling (#pto.layout<dn>, #pto<layout dn>, ...): its last word is the layout.
+      std::string word;
+      for (char ch : a.value)
+        if (std::isalnum(static_cast<unsigned char>(ch))) word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        else if (!word.empty() && word != "pto" && word != "layout") break;
+        else word.clear();
+      if (word == "dn") v.dn = true;
+      else if (word != "nd") return unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
     }
     // Without the attribute, constant strides decide as PTOAS infers: column-major is DN.
     if (!explicitLayout && rank >= 2) {
@@ -999,6 +1005,11 @@ private:
     const TileType& tt = fn_.type(tile).tile;
     if (tt.blayout != isa::BLayout::RowMajor || tt.slayout != isa::SLayout::NoneBox)
       return unsupported(op.loc, "a partition with more than two non-unit dimensions and a boxed or column-major tile");
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const isa::RoleKind k = info.roles[op.operandRoles[i]].kind;
+      if (k != isa::RoleKind::Tile && k != isa::RoleKind::View)
+        return unsupported(op.operandLocs[i], "a scalar operand with a partition of more than two non-unit dimensions");
+    }
     int64_t slices = 1;
     for (const PartRegs::Outer& o : p.outer) slices *= o.size;
     if (slices * p.sliceRows > tt.rows || p.sliceCols > tt.cols) {

@@ -79,7 +79,7 @@ inline uint64_t alu(AluOp op, uint64_t a, uint64_t b) {
   return 0;
 }
 
-inline bool isLogic(AluOp op) { return op == AluOp::And || op == AluOp::Or || op == AluOp::Xor || op == AluOp::CmpAnd || op == AluOp::CmpOr; }
+inline bool isLogic(AluOp op) { return obj::code::isLogical(op); }
 
 } // namespace interp
 
@@ -181,7 +181,11 @@ template <class Exec> bool interpret(const DecodedFunction& fn, Core& c, uint32_
     case MKind::Call: {
       // The callee runs on the same core (registers, stack); it returns with its own RET.
       constexpr unsigned kMaxCallDepth = 256;
-      if (c.callDepth >= kMaxCallDepth || !c.functions || m.target >= c.functions->size()) {
+      if (!c.functions || m.target >= c.functions->size()) {
+        c.error = "call to a function the program does not have";
+        return fail(m);
+      }
+      if (c.callDepth >= kMaxCallDepth) {
         c.error = "call depth exceeds " + std::to_string(kMaxCallDepth);
         return fail(m);
       }

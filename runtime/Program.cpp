@@ -310,7 +310,7 @@ std::string Program::locationAt(uint64_t textOffset) const {
     const obj::Function& f = image.functions[i];
     if (textOffset < f.textOffset || textOffset >= f.textOffset + f.textSize) continue;
     std::string loc = locationOf(i, textOffset);
-    return loc.empty() ? "@" + f.name + "+" + hex(textOffset - f.textOffset) : loc;
+    return loc.empty() ? fileName + ":@" + f.name + "+" + hex(textOffset - f.textOffset) : loc;
   }
   return hex(textOffset);
 }

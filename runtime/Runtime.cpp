@@ -233,7 +233,8 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
       uint32_t at = 0;
       bool ok;
       if (opts.backend == Backend::Npu) {
-        npu::Simulator sim(*prog_, opts.recordOps);
+        // Op records for the trace and profile: 4M in all, at least 100k per block.
+        npu::Simulator sim(*prog_, opts.recordOps, std::max<size_t>(100'000, 4'000'000 / blocks));
         ok = interpret(fn, c, at, sim) && sim.finish(c);
         if (!ok && sim.errorAt) at = *sim.errorAt;
         std::lock_guard<std::mutex> lock(mu);

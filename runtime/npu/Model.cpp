@@ -13,8 +13,7 @@ using isa::Pipe;
 using isa::enc::ExtCtl;
 
 constexpr size_t kQueueDepth = 32;       // issued ops a pipe queue holds before the scalar unit stalls
-constexpr size_t kMaxRecords = 4'000'000; // trace/profile records kept per block
-constexpr size_t kMaxAccesses = 1024;     // recent accesses kept per buffer for race checks
+constexpr size_t kMaxAccesses = 8192;     // accesses kept for race checks, all buffers together
 
 constexpr uint8_t pipeIndex(Pipe p) { return static_cast<uint8_t>(p); }
 constexpr uint8_t kS = pipeIndex(Pipe::S);
@@ -29,11 +28,15 @@ bool intervalsOverlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) { retu
 
 } // namespace
 
-Simulator::Simulator(const Program& prog, bool record) : prog_(prog), arch_(prog.image.arch), record_(record) {}
+Simulator::Simulator(const Program& prog, bool record, size_t maxRecords)
+    : prog_(prog), arch_(prog.image.arch), record_(record), maxRecords_(maxRecords) {
+  for (const DecodedFunction& fn : prog.functions)
+    for (const TileInst& t : fn.tiles) memoryPipes_[pipeIndex(npu::pipeOf(t, arch_))] = true;
+}
 
 void Simulator::addRecord(const OpRecord& r) {
   if (!record_) return;
-  if (report.records.size() >= kMaxRecords) {
+  if (report.records.size() >= maxRecords_) {
     report.recordsTruncated = true;
     return;
   }
@@ -56,10 +59,7 @@ bool Simulator::tile(Core& c, const TileInst& t, const MOp& m) {
   Entry e;
   e.kind = Kind::Tile;
   e.tile = &t;
-  if (p == Pipe::S || p == Pipe::All) {
-    // Runs on the scalar unit itself (after every pipe drained, for an op without a pipe).
-    if (p == Pipe::All && !runUntil(c, [&] { return std::all_of(queues_.begin(), queues_.end(), [](auto& q) { return q.empty(); }); }, m.textOffset))
-      return false;
+  if (p == Pipe::S) { // runs on the scalar unit itself
     e.textOffset = m.textOffset;
     e.issueAt = scalarTime_;
     e.regs = c.r;
@@ -80,8 +80,7 @@ bool Simulator::sync(Core& c, const SyncInst& s, const MOp& m) {
   e.eventId = s.eventId(c);
   if (s.kind == ExtCtl::PIPE_BARRIER) {
     if (s.src == Pipe::All) {
-      auto drained = [&] { return std::all_of(queues_.begin(), queues_.end(), [](auto& q) { return q.empty(); }); };
-      if (!runUntil(c, drained, m.textOffset)) return false;
+      if (!runUntil(c, [&] { return drained(); }, m.textOffset)) return false;
       uint64_t t = scalarTime_;
       Clock all{};
       for (unsigned p = 0; p < kPipes; ++p) {
@@ -115,8 +114,10 @@ bool Simulator::sync(Core& c, const SyncInst& s, const MOp& m) {
   }
   e.kind = Kind::Wait;
   if (dst == kS) { // the scalar unit itself waits
+    scalarWaitsFor_ = key;
     if (!runUntil(c, [&] { auto it = pending_.find(key); return it != pending_.end() && !it->second.empty(); }, m.textOffset))
       return false;
+    scalarWaitsFor_.reset();
     e.textOffset = m.textOffset;
     e.issueAt = scalarTime_;
     e.hb = clock_[kS];
@@ -148,9 +149,8 @@ bool Simulator::issue(Core& c, uint8_t pipe, Entry e, const MOp& m) {
 }
 
 bool Simulator::finish(Core& c) {
-  auto drained = [&] { return std::all_of(queues_.begin(), queues_.end(), [](auto& q) { return q.empty(); }); };
   catchUp(c);
-  if (!runUntil(c, drained, 0)) return false;
+  if (!runUntil(c, [&] { return drained(); }, std::nullopt)) return false;
   uint64_t end = scalarTime_;
   for (uint64_t t : freeAt_) end = std::max(end, t);
   report.cycles = end;
@@ -191,14 +191,18 @@ int Simulator::step(Core& c) {
   return execute(c, p, e, bestStart) ? 1 : -1;
 }
 
-bool Simulator::runUntil(Core& c, const std::function<bool()>& done, uint32_t blockedAt) {
+bool Simulator::drained() const {
+  return std::all_of(queues_.begin(), queues_.end(), [](const std::deque<Entry>& q) { return q.empty(); });
+}
+
+bool Simulator::runUntil(Core& c, const std::function<bool()>& done, std::optional<uint32_t> blockedAt) {
   while (!done()) {
     const int r = step(c);
     if (r < 0) return false;
     if (r == 0) {
-      uint32_t at = blockedAt;
+      std::optional<uint32_t> at = blockedAt;
       c.error = deadlockMessage(at);
-      errorAt = at;
+      if (at) errorAt = *at;
       return false;
     }
   }
@@ -270,7 +274,7 @@ std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileIn
     r.space = o.loc;
     r.base = o.offset;
     r.rowBytes = o.bytes();
-    out.push_back({r, i < outputs});
+    out.push_back({r, i < outputs || static_cast<int>(i) == t.tmp}); // the scratch tile is written too
   }
   // GM: TLOAD reads and TSTORE writes `rows` runs of valid columns, `stride` bytes apart.
   const bool load = t.op == isa::OpId::TLOAD || t.op == isa::OpId::TPREFETCH, store = t.op == isa::OpId::TSTORE;
@@ -295,14 +299,21 @@ std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileIn
 }
 
 namespace {
+/// The end of a strided rectangle, saturated (strides come from registers: never trust them).
+uint64_t rectEnd(uint64_t base, uint64_t rows, uint64_t len, uint64_t stride) {
+  const unsigned __int128 end = static_cast<unsigned __int128>(base) +
+                                static_cast<unsigned __int128>(rows - 1) * stride + len;
+  return end > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(end);
+}
+
 /// Whether two strided rectangles of the same space share a byte.
 bool rangesOverlap(uint64_t aBase, uint64_t aRows, uint64_t aLen, uint64_t aStride, uint64_t bBase, uint64_t bRows,
                    uint64_t bLen, uint64_t bStride) {
-  const uint64_t aEnd = aBase + (aRows - 1) * aStride + aLen, bEnd = bBase + (bRows - 1) * bStride + bLen;
+  const uint64_t aEnd = rectEnd(aBase, aRows, aLen, aStride), bEnd = rectEnd(bBase, bRows, bLen, bStride);
   if (!intervalsOverlap(aBase, aEnd, bBase, bEnd)) return false;
   const bool aSolid = aRows == 1 || aStride <= aLen, bSolid = bRows == 1 || bStride <= bLen;
   if (aSolid && bSolid) return true;
-  if (aRows > bRows || (aRows == bRows && !aSolid)) // walk the rows of the one with fewer
+  if (aRows > bRows) // walk the rows of the one with fewer (the loop handles a strided b)
     return rangesOverlap(bBase, bRows, bLen, bStride, aBase, aRows, aLen, aStride);
   for (uint64_t r = 0; r < aRows; ++r) {
     const uint64_t s = aBase + r * aStride, e = s + aLen;
@@ -359,17 +370,15 @@ bool Simulator::checkRaces(Core& c, uint8_t pipe, const std::vector<std::pair<Ra
 }
 
 void Simulator::prune() {
-  // An access can be forgotten once every pipe that touches memory has seen it happen: no later
-  // op can race with it. Pipes that never ran a tile op are left out, and the list is capped.
-  std::array<bool, kPipes> active{};
-  for (const Access& a : accesses_) active[a.pipe] = true;
+  // An access can be forgotten once every pipe the program's tile ops run on has seen it happen:
+  // no later op can race with it. Beyond kMaxAccesses the oldest are dropped (the only loss).
   std::erase_if(accesses_, [&](const Access& a) {
     for (unsigned q = 0; q < kPipes; ++q)
-      if (active[q] && q != a.pipe && clock_[q][a.pipe] < a.stamp) return false;
+      if (memoryPipes_[q] && q != a.pipe && clock_[q][a.pipe] < a.stamp) return false;
     return true;
   });
-  if (accesses_.size() > kMaxAccesses * 8)
-    accesses_.erase(accesses_.begin(), accesses_.begin() + static_cast<std::ptrdiff_t>(accesses_.size() - kMaxAccesses * 8));
+  if (accesses_.size() > kMaxAccesses)
+    accesses_.erase(accesses_.begin(), accesses_.begin() + static_cast<std::ptrdiff_t>(accesses_.size() - kMaxAccesses));
   pruneAt_ = std::max<size_t>(256, accesses_.size() * 2);
 }
 
@@ -388,7 +397,7 @@ bool Simulator::executeTile(Core& c, uint8_t pipe, Entry& e) {
 
 // ---------------------------------------------------------------- deadlocks
 
-std::string Simulator::deadlockMessage(uint32_t& at) const {
+std::string Simulator::deadlockMessage(std::optional<uint32_t>& at) const {
   // The blocked wait_flag issued first is the one reported; the others are listed.
   const Entry* first = nullptr;
   uint8_t firstPipe = 0;
@@ -413,10 +422,14 @@ std::string Simulator::deadlockMessage(uint32_t& at) const {
   };
   std::string msg;
   if (!first) {
-    // Only the scalar unit waits (a wait_flag to PIPE_S, or a drain at a barrier or the end).
-    msg = "deadlock: the scalar unit waits at " + (at ? where(at) : std::string("the end of the kernel")) +
-          " and no pipe can make progress";
-    return msg;
+    // Only the scalar unit waits: for an event (a wait_flag to PIPE_S), or for pipes to drain
+    // (a full queue, pipe_barrier(PIPE_ALL), the end of the kernel) that never do.
+    if (scalarWaitsFor_) {
+      const auto [src, dst, id] = *scalarWaitsFor_;
+      return "deadlock: wait_flag" + eventText(src, dst, id) + " on the scalar unit waits forever: " + explain(src, dst, id);
+    }
+    return "deadlock: the scalar unit waits at " + (at ? where(*at) : std::string("the end of the kernel")) +
+           " for the pipes, and none can make progress";
   }
   const uint8_t src = pipeIndex(first->sync->src);
   at = first->textOffset;

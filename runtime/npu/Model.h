@@ -30,7 +30,8 @@ using BlockReport = NpuBlock;
 
 class Simulator {
 public:
-  Simulator(const Program& prog, bool record);
+  /// `maxRecords`: op records kept for the trace and profile (the summary is always complete).
+  Simulator(const Program& prog, bool record, size_t maxRecords);
 
   // The executor interface of interpret() (runtime/Interp.h).
   bool tile(Core& c, const TileInst& t, const MOp& m);
@@ -79,6 +80,9 @@ private:
   const Program& prog_;
   isa::Arch arch_;
   bool record_;
+  size_t maxRecords_;
+  std::array<bool, kPipes> memoryPipes_{}; // pipes some tile op of the program runs on
+  std::optional<std::tuple<uint8_t, uint8_t, uint32_t>> scalarWaitsFor_; // the scalar unit's wait_flag
   std::array<std::deque<Entry>, kPipes> queues_;
   std::array<uint64_t, kPipes> freeAt_{};
   std::array<Clock, kPipes> clock_{};
@@ -94,14 +98,15 @@ private:
   bool issue(Core& c, uint8_t pipe, Entry e, const MOp& m);
   int step(Core& c); // runs the earliest head op: 1 ran, 0 nothing can run, -1 error
   void catchUp(const Core& c); // charges the scalar instructions run since the last call
-  bool runUntil(Core& c, const std::function<bool()>& done, uint32_t blockedAt);
+  bool runUntil(Core& c, const std::function<bool()>& done, std::optional<uint32_t> blockedAt);
+  bool drained() const;
   std::optional<uint64_t> startOf(uint8_t pipe) const;
   bool execute(Core& c, uint8_t pipe, Entry& e, uint64_t start);
   bool executeTile(Core& c, uint8_t pipe, Entry& e);
   bool checkRaces(Core& c, uint8_t pipe, const std::vector<std::pair<Range, bool>>& touched, const Entry& e);
   void prune();
   void addRecord(const OpRecord& r);
-  std::string deadlockMessage(uint32_t& at) const;
+  std::string deadlockMessage(std::optional<uint32_t>& at) const;
   std::string where(uint32_t textOffset) const { return prog_.locationAt(textOffset); }
   std::vector<std::pair<Range, bool>> footprint(const TileInst& t, const Core& c) const;
 };

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
                "(exact PTO semantics) or the npu model (pipes, events, cycles, races, deadlocks). "
                "docs/runtime.md, docs/npu-model.md."};
   app.set_version_flag("--version", std::string("pto-run (pto-toolchain) ") + PTO_VERSION);
-  std::string image, kernel, backend = "cpu", arch, tracePath, profileSpec;
+  std::string image, kernel, backend = "cpu", arch, tracePath;
   std::vector<std::string> argSpecs, randomSpecs, zeroSpecs, outSpecs, prints;
   uint64_t seed = 0;
   RunOptions opts;
@@ -107,20 +107,15 @@ int main(int argc, char** argv) {
                  "Instructions a block may run before it is stopped as an endless loop (default 1e10; 0 = no limit)");
   app.add_option("--backend", backend, "cpu (default) or npu");
   app.add_option("--trace", tracePath, "npu: write a Chrome trace-event file (open it in Perfetto)");
-  app.add_option("--profile", profileSpec, "npu: print the N costliest ops and stalls (default 20)")
-      ->expected(0, 1)
-      ->default_str("20");
+  bool profile = false;
+  size_t profileTop = 20;
+  app.add_flag("--profile", profile, "npu: print the costliest ops and the longest stalls, with their source lines");
+  app.add_option("--profile-top", profileTop, "npu: how many rows --profile prints (default 20)")->check(CLI::PositiveNumber);
   app.add_option("--arch", arch, "Require the image to be linked for this arch: a2a3 or a5");
   app.add_flag("-q,--quiet", quiet, "No summary line on stderr");
   CLI11_PARSE(app, argc, argv);
 
-  size_t profileTop = 0;
-  if (app.count("--profile")) {
-    char* end = nullptr;
-    const std::string spec = profileSpec.empty() ? "20" : profileSpec;
-    profileTop = strtoull(spec.c_str(), &end, 10);
-    if (*end || profileTop == 0) return fail("pto-run: error: --profile=N needs a positive number");
-  }
+  if (app.count("--profile-top")) profile = true;
   if (!kernel.empty() && kernel[0] == '@') kernel = kernel.substr(1);
   for (std::string& p : prints)
     if (!p.empty() && p[0] == '%') p = p.substr(1);
@@ -143,9 +138,9 @@ int main(int argc, char** argv) {
     return 1;
   if (backend != "cpu" && backend != "npu") return fail("pto-run: error: unknown backend '" + backend + "' (cpu or npu)");
   opts.backend = backend == "npu" ? Backend::Npu : Backend::Cpu;
-  if ((!tracePath.empty() || profileTop) && opts.backend != Backend::Npu)
+  if ((!tracePath.empty() || profile) && opts.backend != Backend::Npu)
     return fail("pto-run: error: --trace and --profile need --backend npu");
-  opts.recordOps = !tracePath.empty() || profileTop;
+  opts.recordOps = !tracePath.empty() || profile;
   auto mod = Module::open(image);
   if (!mod) return fail(mod.error().message);
   if (!arch.empty()) {
@@ -241,7 +236,23 @@ int main(int argc, char** argv) {
     if (auto st = L.bind(name, &t)) return fail("pto-run: " + st->message);
   }
   RunStats stats;
-  if (auto st = L.run(opts, &stats)) return fail(st->message);
+  const Status runError = L.run(opts, &stats);
+  // The npu model's warnings, profile and trace are written even when the run fails (a race or
+  // a deadlock): that is when they help most.
+  if (opts.backend == Backend::Npu) {
+    std::set<std::string> warned; // each block reports its own
+    for (const NpuBlock& b : stats.npu)
+      for (const std::string& w : b.warnings)
+        if (warned.insert(w).second) fprintf(stderr, "%s\n", w.c_str());
+    if (!tracePath.empty()) {
+      const std::string json = npu::chromeTrace(mod.value(), stats);
+      if (auto err = obj::writeFileAtomically(tracePath, json)) return fail("pto-run: error: " + *err);
+    }
+  }
+  if (runError) {
+    if (profile) printf("%s", npu::profile(mod.value(), stats, profileTop).c_str());
+    return fail(runError->message);
+  }
   for (auto& [name, path] : outs) {
     auto it = buffers.find(name);
     if (it == buffers.end()) {
@@ -256,17 +267,8 @@ int main(int argc, char** argv) {
     printTensor(name, it->second);
   }
   if (opts.backend == Backend::Npu) {
-    std::set<std::string> warned; // each block reports its own
-    for (const NpuBlock& b : stats.npu)
-      for (const std::string& w : b.warnings)
-        if (warned.insert(w).second) fprintf(stderr, "%s\n", w.c_str());
     printf("%s", npu::summary(mod.value(), stats).c_str());
-    if (profileTop) printf("%s", npu::profile(mod.value(), stats, profileTop).c_str());
-    if (!tracePath.empty()) {
-      const std::string json = npu::chromeTrace(mod.value(), stats);
-      if (auto err = obj::writeFileAtomically(tracePath, json))
-        return fail("pto-run: error: " + *err);
-    }
+    if (profile) printf("%s", npu::profile(mod.value(), stats, profileTop).c_str());
   }
   if (!quiet)
     fprintf(stderr, "pto-run: @%s: %u block(s), %llu tile ops, %llu scalar ops, %.3f ms (%s)\n", kernel.c_str(), opts.blocks,
