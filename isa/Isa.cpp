@@ -206,6 +206,31 @@ size_t OpInfo::numInputs() const {
 }
 size_t OpInfo::numOutputs() const { return roles.size() - numInputs(); }
 
+std::vector<int> tileOperandRoles(const OpInfo& op, size_t n) {
+  std::vector<int> order; // tile roles in operand order: outputs, then inputs
+  for (bool outputs : {true, false})
+    for (size_t r = 0; r < op.roles.size(); ++r)
+      if (op.roles[r].kind == RoleKind::Tile && op.roles[r].isOutput == outputs) order.push_back(static_cast<int>(r));
+  size_t required = 0;
+  for (int r : order) required += !op.roles[r].optional && !op.roles[r].variadic;
+  size_t extra = n > required ? n - required : 0;
+  std::vector<int> out;
+  out.reserve(n);
+  for (int r : order) {
+    size_t take = 1;
+    if (op.roles[r].variadic) {
+      take = extra;
+      extra = 0;
+    } else if (op.roles[r].optional) {
+      if (extra == 0) continue;
+      --extra;
+    }
+    for (size_t k = 0; k < take && out.size() < n; ++k) out.push_back(r);
+  }
+  out.resize(n, -1); // surplus operands
+  return out;
+}
+
 std::span<const OpInfo> allOps() { return opTable(); }
 const OpInfo& info(OpId id) { return opTable()[static_cast<unsigned>(id)]; }
 

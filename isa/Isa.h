@@ -155,6 +155,13 @@ struct OpInfo {
   }
 };
 
+/// The role (an index into OpInfo::roles) of each of `n` tile operands of an op, in the order the
+/// code lists them (B.IOT: outputs first, then inputs, each in signature order). Optional roles
+/// are filled in order while operands remain beyond the required ones; a variadic role takes the
+/// operands beyond the required ones; a surplus operand gets -1. The assembler's operand order,
+/// the linker's read/write analysis, the runtime and the C++ export all follow this one rule.
+std::vector<int> tileOperandRoles(const OpInfo& op, size_t n);
+
 std::span<const OpInfo> allOps();
 const OpInfo& info(OpId id);
 /// Looks up a tile op by mnemonic, with or without the "pto." prefix, any case.

@@ -38,34 +38,18 @@ std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op, std::span<con
     return out;
   }
   const isa::OpInfo& info = isa::info(*op);
-  std::vector<const isa::Role*> roles; // tile roles in B.IOT order: outputs, then inputs
-  for (bool outputs : {true, false})
-    for (const isa::Role& r : info.roles)
-      if (r.kind == isa::RoleKind::Tile && r.isOutput == outputs) roles.push_back(&r);
-  size_t required = 0;
-  bool variadic = false;
-  for (const isa::Role* r : roles) {
-    if (!r->optional && !r->variadic) ++required;
-    variadic |= r->variadic;
-  }
-  size_t extra = tiles.size() > required ? tiles.size() - required : 0;
-  size_t next = 0;
-  for (const isa::Role* r : roles) {
-    size_t take = 1;
-    if (r->variadic) take = extra, extra = 0;
-    else if (r->optional) {
-      if (extra == 0) continue;
-      --extra;
+  const std::vector<int> roles = isa::tileOperandRoles(info, tiles.size());
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    if (roles[i] < 0) { // surplus: a source
+      out.push_back({tiles[i], true, false, false});
+      continue;
     }
-    for (size_t k = 0; k < take && next < tiles.size(); ++k, ++next) {
-      TileUse u{tiles[next], !r->isOutput, r->isOutput, false};
-      if (r->isOutput && (info.flags & isa::kReadsDst)) u.read = true;
-      if (r->name == "tmp") u = {tiles[next], false, true, true};
-      out.push_back(u);
-    }
+    const isa::Role& r = info.roles[static_cast<size_t>(roles[i])];
+    TileUse u{tiles[i], !r.isOutput, r.isOutput, false};
+    if (r.isOutput && (info.flags & isa::kReadsDst)) u.read = true;
+    if (r.name == "tmp") u = {tiles[i], false, true, true};
+    out.push_back(u);
   }
-  for (; next < tiles.size(); ++next) out.push_back({tiles[next], true, false, false}); // surplus: sources
-  (void)variadic;
   return out;
 }
 

@@ -774,26 +774,12 @@ private:
   };
 
   /// Matches B.IOT operands to the op's tile roles (docs/linking.md, section 2).
+  /// The operand index of each role (-1: absent), by isa::tileOperandRoles.
   static std::vector<int> matchTiles(const isa::OpInfo& oi, size_t n) {
     std::vector<int> at(oi.roles.size(), -1);
-    std::vector<size_t> order;
-    for (size_t r = 0; r < oi.roles.size(); ++r)
-      if (oi.roles[r].kind == isa::RoleKind::Tile && oi.roles[r].isOutput) order.push_back(r);
-    for (size_t r = 0; r < oi.roles.size(); ++r)
-      if (oi.roles[r].kind == isa::RoleKind::Tile && !oi.roles[r].isOutput) order.push_back(r);
-    size_t required = 0;
-    for (size_t r : order)
-      required += !oi.roles[r].optional && !oi.roles[r].variadic;
-    size_t extra = n >= required ? n - required : 0, k = 0;
-    for (size_t r : order) {
-      if (k >= n) break;
-      if (oi.roles[r].variadic) break; // variadic roles are rejected by the caller
-      if (oi.roles[r].optional) {
-        if (extra == 0) continue;
-        --extra;
-      }
-      at[r] = static_cast<int>(k++);
-    }
+    const std::vector<int> roles = isa::tileOperandRoles(oi, n);
+    for (size_t k = 0; k < n; ++k)
+      if (roles[k] >= 0 && at[static_cast<size_t>(roles[k])] < 0) at[static_cast<size_t>(roles[k])] = static_cast<int>(k);
     return at;
   }
 

@@ -219,32 +219,16 @@ private:
 
   std::optional<std::string> buildTile() {
     const isa::OpInfo& oi = isa::info(tile_.op);
-    // Tile roles: outputs first, then inputs; optional roles filled in order while operands
-    // remain beyond the required ones; a variadic role takes the rest (docs/linking.md 2).
-    std::vector<const isa::Role*> order;
-    for (const isa::Role& r : oi.roles)
-      if (r.kind == isa::RoleKind::Tile && r.isOutput) order.push_back(&r);
-    for (const isa::Role& r : oi.roles)
-      if (r.kind == isa::RoleKind::Tile && !r.isOutput) order.push_back(&r);
-    size_t required = 0;
-    for (const isa::Role* r : order) required += !r->optional && !r->variadic;
+    // Tile roles by the one rule (isa::tileOperandRoles, docs/linking.md 2).
     const size_t n = tile_.tiles.size();
+    size_t required = 0;
+    for (const isa::Role& r : oi.roles) required += r.kind == isa::RoleKind::Tile && !r.optional && !r.variadic;
     if (n < required)
       return std::string(tile_.name) + " has " + std::to_string(n) + " tile operands, needs " + std::to_string(required);
-    size_t extra = n - required, k = 0;
+    const std::vector<int> roles = isa::tileOperandRoles(oi, n);
     roleNames_.assign(n, "");
-    for (const isa::Role* r : order) {
-      if (k >= n) break;
-      if (r->variadic) {
-        while (k < n) roleNames_[k++] = r->name;
-        break;
-      }
-      if (r->optional) {
-        if (extra == 0) continue;
-        --extra;
-      }
-      roleNames_[k++] = r->name;
-    }
+    for (size_t k = 0; k < n; ++k)
+      if (roles[k] >= 0) roleNames_[k] = oi.roles[static_cast<size_t>(roles[k])].name;
     auto role = [&](std::initializer_list<std::string_view> names) {
       for (std::string_view nm : names)
         for (size_t i = 0; i < n; ++i)

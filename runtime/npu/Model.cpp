@@ -266,15 +266,17 @@ bool Simulator::execute(Core& c, uint8_t pipe, Entry& e, uint64_t start) {
 std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileInst& t, const Core& c) const {
   std::vector<std::pair<Range, bool>> out;
   const isa::OpInfo& oi = isa::info(t.op);
-  size_t outputs = 0;
-  for (const isa::Role& r : oi.roles) outputs += r.kind == isa::RoleKind::Tile && r.isOutput;
+  const std::vector<int> roles = isa::tileOperandRoles(oi, t.tiles.size());
   for (size_t i = 0; i < t.tiles.size(); ++i) {
     const TileOperand& o = t.tiles[i];
     Range r;
     r.space = o.loc;
     r.base = o.offset;
     r.rowBytes = o.bytes();
-    out.push_back({r, i < outputs || static_cast<int>(i) == t.tmp}); // the scratch tile is written too
+    // Outputs and the scratch tile are written (the linker's rule, link/Cfg.cpp).
+    const bool write = roles[i] >= 0 && (oi.roles[static_cast<size_t>(roles[i])].isOutput ||
+                                         oi.roles[static_cast<size_t>(roles[i])].name == "tmp");
+    out.push_back({r, write});
   }
   // GM: TLOAD reads and TSTORE writes `rows` runs of valid columns, `stride` bytes apart.
   const bool load = t.op == isa::OpId::TLOAD || t.op == isa::OpId::TPREFETCH, store = t.op == isa::OpId::TSTORE;

@@ -110,3 +110,20 @@ TEST(Cvt, SeedConversionTable) {
   EXPECT_FALSE(cvtSupported(Arch::A2A3, DType::U32, DType::U8));
   EXPECT_TRUE(cvtSupported(Arch::A5, DType::U32, DType::U8));
 }
+
+// The one operand-role rule the linker, the runtime, the npu model and the C++ export share.
+TEST(IsaOps, TileOperandRoles) {
+  auto names = [](OpId id, size_t n) {
+    const OpInfo& oi = info(id);
+    std::vector<std::string> out;
+    for (int r : tileOperandRoles(oi, n)) out.push_back(r < 0 ? "-" : std::string(oi.roles[static_cast<size_t>(r)].name));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(OpId::TADD, 3), (V{"dst", "src0", "src1"}));
+  EXPECT_EQ(names(OpId::TADD, 4), (V{"dst", "src0", "src1", "-"})); // surplus
+  EXPECT_EQ(names(OpId::TMOV, 2), (V{"dst", "src"}));               // optional fp absent
+  EXPECT_EQ(names(OpId::TMOV, 3), (V{"dst", "src", "fp"}));         // ... and present
+  EXPECT_EQ(names(OpId::TMATMUL_ACC, 4), (V{"dst", "acc", "lhs", "rhs"}));
+  EXPECT_EQ(names(OpId::TMRGSORT, 3), (V{"dsts", "dsts", "dsts"})); // the variadic output takes them
+}
