@@ -896,8 +896,34 @@ private:
     return {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
   }
 
+  /// Op attributes the tile block has no field for: any value but the one the runtime and the
+  /// NPU default to is refused here, at its source line, rather than dropped.
+  bool attributesEncodable(const Op& op, const isa::OpInfo& info) {
+    struct Unencoded {
+      isa::OpId op;
+      std::string_view key;
+      std::string_view defaultValue; // "" = no value is encodable
+    };
+    static constexpr Unencoded kUnencoded[] = {
+        {isa::OpId::TCI, "descending", "false"},       {isa::OpId::TTRI, "upperOrLower", "0"},
+        {isa::OpId::THISTOGRAM, "isMSB", "true"},      {isa::OpId::TMRGSORT, "exhausted", "false"},
+        {isa::OpId::MGATHER, "gatherOob", ""},         {isa::OpId::MSCATTER, "scatterOob", ""},
+        {isa::OpId::MSCATTER, "scatterAtomicOp", ""},  {isa::OpId::TGATHER, "maskPattern", ""},
+    };
+    for (const Unencoded& u : kUnencoded) {
+      if (u.op != info.id) continue;
+      const NamedAttr* a = op.attr(u.key);
+      if (!a || (!u.defaultValue.empty() && a->value == u.defaultValue)) continue;
+      unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with " + std::string(u.key) + " = " + a->value +
+                              " (the tile block has no field for it)");
+      return false;
+    }
+    return true;
+  }
+
   void lowerTileOp(const Op& op) {
     const isa::OpInfo& info = isa::info(op.tileOp);
+    if (!attributesEncodable(op, info)) return;
     const enc::TileOpInfo* eop = enc::tileOpFor(op.tileOp);
     if (!eop) return unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "'");
     if (eop->family == enc::TileFamily::EXT) obj_.usesExtensions = true;
