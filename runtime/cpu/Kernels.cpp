@@ -940,44 +940,33 @@ std::optional<std::string> selectKernel(TileInst& t) {
   };
   TileKernel k = nullptr;
   switch (t.op) {
-#define BIN(OP, F, I, FL)                                                                                              \
+// Tile-tile ops and their tile-scalar twins: (op, scalar op, functor, ints, floats).
+#define PTO_ARITH_OPS(X)                                                                                               \
+  X(TADD, TADDS, OAdd, true, true) \
+  X(TSUB, TSUBS, OSub, true, true) \
+  X(TMUL, TMULS, OMul, true, true) \
+  X(TDIV, TDIVS, ODiv, true, true) \
+  X(TMAX, TMAXS, OMax, true, true) \
+  X(TMIN, TMINS, OMin, true, true) \
+  X(TREM, TREMS, ORem, true, true) \
+  X(TFMOD, TFMODS, ORem, false, true) \
+  X(TAND, TANDS, OAnd, true, false) \
+  X(TOR, TORS, OOr, true, false) \
+  X(TXOR, TXORS, OXor, true, false) \
+  X(TSHL, TSHLS, OShl, true, false) \
+  X(TSHR, TSHRS, OShr, true, false)
+#define BIN(OP, SOP, F, I, FL)                                                                                         \
   case OpId::OP:                                                                                                       \
     if (auto e = need({t.dst, t.src0, t.src1})) return e;                                                              \
     k = byType<BinK<F>::template T>(d, I, FL);                                                                         \
-    break;
-    BIN(TADD, OAdd, true, true)
-    BIN(TSUB, OSub, true, true)
-    BIN(TMUL, OMul, true, true)
-    BIN(TDIV, ODiv, true, true)
-    BIN(TMAX, OMax, true, true)
-    BIN(TMIN, OMin, true, true)
-    BIN(TREM, ORem, true, true)
-    BIN(TFMOD, ORem, false, true)
-    BIN(TAND, OAnd, true, false)
-    BIN(TOR, OOr, true, false)
-    BIN(TXOR, OXor, true, false)
-    BIN(TSHL, OShl, true, false)
-    BIN(TSHR, OShr, true, false)
-#undef BIN
-#define SCAL(OP, F, I, FL)                                                                                             \
-  case OpId::OP:                                                                                                       \
+    break;                                                                                                             \
+  case OpId::SOP:                                                                                                      \
     if (auto e = need({t.dst, t.src0})) return e;                                                                      \
     k = byType<ScalK<F>::template T>(d, I, FL);                                                                        \
     break;
-    SCAL(TADDS, OAdd, true, true)
-    SCAL(TSUBS, OSub, true, true)
-    SCAL(TMULS, OMul, true, true)
-    SCAL(TDIVS, ODiv, true, true)
-    SCAL(TMAXS, OMax, true, true)
-    SCAL(TMINS, OMin, true, true)
-    SCAL(TREMS, ORem, true, true)
-    SCAL(TFMODS, ORem, false, true)
-    SCAL(TANDS, OAnd, true, false)
-    SCAL(TORS, OOr, true, false)
-    SCAL(TXORS, OXor, true, false)
-    SCAL(TSHLS, OShl, true, false)
-    SCAL(TSHRS, OShr, true, false)
-#undef SCAL
+    PTO_ARITH_OPS(BIN)
+#undef BIN
+#undef PTO_ARITH_OPS
 #define UN(OP, U, I, FL)                                                                                               \
   case OpId::OP:                                                                                                       \
     if (auto e = need({t.dst, t.src0})) return e;                                                                      \

@@ -51,6 +51,15 @@ RunStats runAll(const Module& mod, RunOptions opts, std::vector<Tensor>& buffers
   return stats;
 }
 
+/// The module's kernel on the npu model with every op recorded (for the trace and profile).
+RunStats runRecorded(const Module& mod) {
+  std::vector<Tensor> bufs;
+  RunOptions opts;
+  opts.backend = Backend::Npu;
+  opts.recordOps = true;
+  return runAll(mod, opts, bufs);
+}
+
 struct Anchor {
   std::string file, op;
   uint64_t cycles = 0;
@@ -74,11 +83,7 @@ std::string calibrationTable() {
   std::string table = "| sample | op | anchor (cycles) | model (cycles) | error |\n|---|---|---:|---:|---:|\n";
   for (const Anchor& a : calibrationSamples()) {
     Module mod = buildKernel(a.file);
-    std::vector<Tensor> bufs;
-    RunOptions opts;
-    opts.backend = Backend::Npu;
-    opts.recordOps = true;
-    RunStats stats = runAll(mod, opts, bufs);
+    RunStats stats = runRecorded(mod);
     uint64_t model = 0;
     for (const NpuOp& r : stats.npu.at(0).records)
       if (a.op == r.name) model = r.end - r.start;
@@ -143,11 +148,7 @@ TEST(Npu, PingPongOverlapsSingleBufferDoesNot) {
 // line, and every flow start (set_flag) has its finish (wait_flag).
 TEST(Npu, TraceHasTracksSlicesAndFlows) {
   Module mod = buildKernel(sourcePath("samples/pingpong/pingpong.pto"));
-  std::vector<Tensor> bufs;
-  RunOptions opts;
-  opts.backend = Backend::Npu;
-  opts.recordOps = true;
-  RunStats s = runAll(mod, opts, bufs);
+  RunStats s = runRecorded(mod);
   auto doc = nlohmann::json::parse(npu::chromeTrace(mod, s));
   std::set<std::string> tracks;
   std::map<int64_t, int> flows;
@@ -176,11 +177,7 @@ TEST(Npu, TraceHasTracksSlicesAndFlows) {
 // ends before the set_flag that released it.
 TEST(Npu, PipesAreInOrderAndWaitsFollowSets) {
   Module mod = buildKernel(sourcePath("samples/pingpong/pingpong.pto"));
-  std::vector<Tensor> bufs;
-  RunOptions opts;
-  opts.backend = Backend::Npu;
-  opts.recordOps = true;
-  RunStats s = runAll(mod, opts, bufs);
+  RunStats s = runRecorded(mod);
   std::array<uint64_t, 8> lastEnd{};
   std::map<int64_t, uint64_t> setEnd;
   std::vector<NpuOp> recs = s.npu.at(0).records;
