@@ -82,6 +82,10 @@ std::optional<std::string_view> labelOf(std::string_view s) {
   return s.substr(i + 1, s.size() - i - 3);
 }
 
+/// Whether `head` (upper-cased) names a form: a fixed mnemonic, or one whose mnemonic holds type
+/// fields (`fadd.$SrcType` is `FADD.` followed by the type).
+bool isKnownMnemonic(const std::string& head);
+
 /// Mnemonics the word layer knows, upper-cased (first word of the canonical text).
 const std::set<std::string>& knownMnemonics() {
   static const std::set<std::string> names = [] {
@@ -92,11 +96,29 @@ const std::set<std::string>& knownMnemonics() {
       return r;
     };
     for (const enc::FormInfo& f : enc::allForms())
-      if (!f.mnemonic().empty() && f.mnemonic()[0] != '@') s.insert(up(f.mnemonic()));
+      if (!f.mnemonic().empty() && f.mnemonic()[0] != '@' && f.mnemonic().find('$') == std::string_view::npos)
+        s.insert(up(f.mnemonic()));
     for (const char* extra : {"BSTART.VEC", "BSTART.SFU", "BSTART.TEPL", "BSTART.EXT", "B.CATR", "B.HINT"}) s.insert(extra);
     return s;
   }();
   return names;
+}
+
+bool isKnownMnemonic(const std::string& head) {
+  if (knownMnemonics().count(head)) return true;
+  static const std::vector<std::string> prefixes = [] {
+    std::vector<std::string> v;
+    for (const enc::FormInfo& f : enc::allForms())
+      if (size_t d = f.mnemonic().find('$'); d != std::string_view::npos && d > 0) {
+        std::string p(f.mnemonic().substr(0, d));
+        for (char& c : p) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        v.push_back(p);
+      }
+    return v;
+  }();
+  for (const std::string& p : prefixes)
+    if (head.size() > p.size() && head.compare(0, p.size(), p) == 0) return true;
+  return false;
 }
 std::string upper(std::string_view v) {
   std::string r(v);
@@ -320,7 +342,7 @@ private:
     while (sp < text.size() && !isSpace(text[sp])) ++sp;
     std::string_view head = text.substr(0, sp);
     SrcLoc headLoc = at(static_cast<uint32_t>(col0 + 1), static_cast<uint32_t>(head.size()));
-    if (!knownMnemonics().count(upper(head))) {
+    if (!isKnownMnemonic(upper(head))) {
       error(headLoc, "unknown mnemonic '" + std::string(head) + "'");
       return false;
     }
@@ -848,7 +870,7 @@ bool looksLikeBlockAssembly(std::string_view text) {
     size_t sp = 0;
     while (sp < s.size() && !isSpace(s[sp])) ++sp;
     std::string head = upper(s.substr(0, sp));
-    if (!knownMnemonics().count(head)) return false;
+    if (!isKnownMnemonic(head)) return false;
     for (std::string_view p : {"BSTART", "B.", "BSTOP", "C.", "L.", "HL."})
       if (istartsWith(head, p)) return true;
     return static_cast<bool>(enc::parse(s, enc::DecodeOptions{.extensions = true}));

@@ -2,6 +2,7 @@
 
 #include "isa/Encoding.h"
 #include "isa/Numerics.h"
+#include "isa/ScalarFp.h"
 
 #include <algorithm>
 #include <cctype>
@@ -122,6 +123,11 @@ private:
     diags_.error(loc, what + " is not supported by the code generator");
     ok_ = false;
   }
+  /// A value the code generator has no home for. After an error this is the error's echo (the
+  /// refused op defined nothing), so only the first refusal is reported, not its consequences.
+  void missing(SrcLoc loc, const std::string& what) {
+    if (ok_) unsupported(loc, what);
+  }
 
   // ------------------------------------------------------------ emission helpers
   VReg newVReg() { return nextVReg_++; }
@@ -184,6 +190,16 @@ private:
     inScalarBlock_ = true;
   }
 
+  /// A conditional exit: a COND block of its own that computes the commit condition and leaves
+  /// for `label` when it holds. A COND block transfers at its end, so the guarded code must not
+  /// share it: the block is closed right after the condition (docs/abi.md, "Control flow").
+  template <class EmitCondition> void conditionalExit(int label, SrcLoc loc, EmitCondition emitCondition) {
+    pendingLoc_ = loc; // the test belongs to the structured op's line
+    startBranchBlock(label, true);
+    emitCondition();
+    inScalarBlock_ = false;
+  }
+
   // ------------------------------------------------------------ values
   /// The register holding a scalar value. Constants are rematerialized at every use (they cost
   /// one or two instructions and never occupy a register across the program).
@@ -194,7 +210,7 @@ private:
       return r;
     }
     if (auto it = vregs_.find(v); it != vregs_.end()) return it->second;
-    diags_.error(fn_.value(v).loc, "internal error: value '%" + fn_.value(v).name + "' has no register");
+    if (ok_) diags_.error(fn_.value(v).loc, "internal error: value '%" + fn_.value(v).name + "' has no register");
     ok_ = false;
     return newVReg();
   }
@@ -244,35 +260,13 @@ private:
     switch (t.elem) {
     case isa::DType::F32: return std::bit_cast<uint32_t>(static_cast<float>(d));
     case isa::DType::F64: return std::bit_cast<uint64_t>(d);
-    case isa::DType::F16: return halfBits(static_cast<float>(d));
-    case isa::DType::BF16: {
-      uint32_t f = std::bit_cast<uint32_t>(static_cast<float>(d));
-      return (f + 0x7fff + ((f >> 16) & 1)) >> 16; // round to nearest even
-    }
+    case isa::DType::F16:
+    case isa::DType::BF16: return isa::encodeFromDouble(t.elem, d, isa::RoundMode::CAST_RINT, isa::SatMode::OFF);
     default: return std::nullopt;
     }
   }
 
-  static uint16_t halfBits(float f) {
-    uint32_t x = std::bit_cast<uint32_t>(f);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-    uint32_t mant = x & 0x7fffff;
-    if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
-    if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-    if (exp <= 0) {
-      if (exp < -10) return static_cast<uint16_t>(sign);
-      mant |= 0x800000;
-      uint32_t shift = static_cast<uint32_t>(14 - exp);
-      uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-      if (rem > half || (rem == half && (h & 1))) ++h;
-      return static_cast<uint16_t>(sign | h);
-    }
-    uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-    uint32_t rem = mant & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
+
 
   // ------------------------------------------------------------ parameters (docs/abi.md)
   void addParam(ValueId a) {
@@ -336,8 +330,9 @@ private:
 
   // ------------------------------------------------------------ regions and ops
   void lowerRegion(const Region& r) {
+    // Lowering goes on after a refusal so that every refusal is reported in one run; nothing is
+    // emitted once ok_ is false.
     for (const auto& op : r.ops) {
-      if (!ok_) return;
       currentLoc_ = op->loc;
       pendingLoc_ = op->loc;
       lowerOp(*op);
@@ -412,8 +407,13 @@ private:
       copy(define(op.results[0]), reg(op.operands[0]));
       return;
     }
+    if (name == "select") {
+      VReg c = reg(op.operands[0]), a = reg(op.operands[1]), b = reg(op.operands[2]);
+      scalar(FormId::S_CSEL, {}, {{"SrcP", c, false}, {"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", define(op.results[0]), true}});
+      return;
+    }
     if (rt.isFloatScalar() || (!op.operands.empty() && fn_.type(op.operands[0]).isFloatScalar()))
-      return unsupported(op.loc, "floating-point scalar arithmetic ('" + op.name + "')");
+      return lowerFloat(op, name);
     static const std::map<std::string_view, FormId> kBinary = {
         {"addi", FormId::S_ADD},   {"subi", FormId::S_SUB},   {"muli", FormId::S_MUL},  {"divsi", FormId::S_DIV},
         {"divui", FormId::S_DIVU}, {"remsi", FormId::S_REM},  {"remui", FormId::S_REMU}, {"minsi", FormId::S_MIN},
@@ -422,17 +422,17 @@ private:
         {"shrui", FormId::S_SRL}};
     if (auto it = kBinary.find(name); it != kBinary.end()) {
       VReg a = reg(op.operands[0]), b = reg(op.operands[1]);
+      // Narrow integers are kept sign-extended: the unsigned ops read them zero-extended.
+      if (name == "divui" || name == "remui" || name == "shrui") {
+        a = zeroExtended(a, rt);
+        if (name != "shrui") b = zeroExtended(b, rt);
+      }
       VReg d = define(op.results[0]);
       scalar(it->second, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", d, true}});
       return normalize(d, rt);
     }
     if (name == "ceildivsi" || name == "floordivsi" || name == "ceildivui") return lowerRoundingDiv(op, name);
     if (name == "cmpi") return lowerCmp(op);
-    if (name == "select") {
-      VReg c = reg(op.operands[0]), a = reg(op.operands[1]), b = reg(op.operands[2]);
-      scalar(FormId::S_CSEL, {}, {{"SrcP", c, false}, {"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", define(op.results[0]), true}});
-      return;
-    }
     if (name == "index_cast" || name == "index_castui" || name == "extsi" || name == "extui" || name == "trunci" ||
         name == "bitcast") {
       VReg s = reg(op.operands[0]);
@@ -443,6 +443,175 @@ private:
       return normalize(d, rt);
     }
     unsupported(op.loc, "'" + op.name + "'");
+  }
+
+  // ------------------------------------------------------------ scalar floating point
+  // The 0.58.3 FSU forms compute in FP32 (.fs) or FP64 (.fd). f16 and bf16 values live in the low
+  // 16 bits of a register (zero-extended); they are widened to FP32 exactly, computed there and
+  // rounded once back (for +, -, *, / and compares this equals the operation in the narrow type:
+  // FP32 carries more than twice their precision plus two bits). docs/abi.md "Floating point".
+
+  VReg constant(uint64_t bits) {
+    VReg r = newVReg();
+    materialize(r, bits);
+    return r;
+  }
+
+  /// `r` (a value of type t) in the unit's compute type: FP64 for f64, else FP32.
+  VReg widen(VReg r, isa::DType t) {
+    if (t == isa::DType::F32 || t == isa::DType::F64) return r;
+    VReg w = newVReg();
+    if (t == isa::DType::BF16) { // bf16 is the top half of an f32
+      scalar(FormId::S_SLLI, {{"shamt", 16}}, {{"SrcL", r, false}, {"RegDst", w, true}});
+      return w;
+    }
+    // f16: magnitude bits moved to f32 positions and scaled by 2^112 (exact, subnormals
+    // included); an all-ones exponent becomes inf/NaN by setting the f32 exponent; then the sign.
+    VReg mag = newVReg(), scaled = newVReg(), expo = newVReg(), special = newVReg(), infnan = newVReg(), sign = newVReg();
+    scalar(FormId::S_AND, {}, {{"SrcL", r, false}, {"SrcR", constant(0x7FFF), false}, {"RegDst", mag, true}});
+    scalar(FormId::S_SLLI, {{"shamt", 13}}, {{"SrcL", mag, false}, {"RegDst", mag, true}});
+    fpu(FormId::S_FMUL, isa::kFpSrcF32, {mag, constant(0x77800000)}, scaled); // 2^112
+    scalar(FormId::S_AND, {}, {{"SrcL", r, false}, {"SrcR", constant(0x7C00), false}, {"RegDst", expo, true}});
+    scalar(FormId::S_CMP_EQ, {}, {{"SrcL", expo, false}, {"SrcR", constant(0x7C00), false}, {"RegDst", special, true}});
+    scalar(FormId::S_OR, {}, {{"SrcL", mag, false}, {"SrcR", constant(0x7F800000), false}, {"RegDst", infnan, true}});
+    scalar(FormId::S_CSEL, {}, {{"SrcP", special, false}, {"SrcL", infnan, false}, {"SrcR", scaled, false}, {"RegDst", w, true}});
+    scalar(FormId::S_SRLI, {{"shamt", 15}}, {{"SrcL", r, false}, {"RegDst", sign, true}});
+    scalar(FormId::S_SLLI, {{"shamt", 31}}, {{"SrcL", sign, false}, {"RegDst", sign, true}});
+    scalar(FormId::S_OR, {}, {{"SrcL", w, false}, {"SrcR", sign, false}, {"RegDst", w, true}});
+    return w;
+  }
+
+  static unsigned computeType(isa::DType t) { return t == isa::DType::F64 ? isa::kFpSrcF64 : isa::kFpSrcF32; }
+
+  /// A value of the compute type rounded (to nearest even) into `dst`'s format, into `d`.
+  void narrowInto(VReg d, VReg r, isa::DType from, isa::DType dst) {
+    const unsigned src = computeType(from);
+    if ((src == isa::kFpSrcF32 && dst == isa::DType::F32) || (src == isa::kFpSrcF64 && dst == isa::DType::F64)) {
+      copy(d, r);
+      return;
+    }
+    scalar(FormId::S_FCVT, {{"SrcType", src}, {"DstType", *isa::fpDstCode(dst)}}, {{"SrcL", r, false}, {"RegDst", d, true}});
+  }
+
+  void fpu(FormId f, unsigned type, std::initializer_list<VReg> srcs, VReg d) {
+    std::vector<RegRef> refs;
+    const char* names[] = {"SrcL", "SrcR"};
+    size_t i = 0;
+    for (VReg s : srcs) refs.push_back({names[i++], s, false});
+    refs.push_back({"RegDst", d, true});
+    scalar(f, {{"SrcType", type}}, std::move(refs));
+  }
+
+  static bool scalarFloat(isa::DType t) {
+    return t == isa::DType::F16 || t == isa::DType::BF16 || t == isa::DType::F32 || t == isa::DType::F64;
+  }
+
+  void lowerFloat(const Op& op, std::string_view name) {
+    const Type& rt = fn_.type(op.results[0]);
+    const Type& st = fn_.type(op.operands[0]);
+    for (const Type* t : {&rt, &st})
+      if (t->isFloatScalar() && !scalarFloat(t->elem))
+        return unsupported(op.loc, "scalar " + std::string(isa::spelling(t->elem)) + " arithmetic (f16, bf16, f32 and f64 are)");
+    static const std::map<std::string_view, FormId> kBinary = {
+        {"addf", FormId::S_FADD}, {"subf", FormId::S_FSUB},    {"mulf", FormId::S_FMUL},    {"divf", FormId::S_FDIV},
+        {"maxnumf", FormId::S_FMAX}, {"minnumf", FormId::S_FMIN}, {"maximumf", FormId::S_FMAX}, {"minimumf", FormId::S_FMIN}};
+    if (auto it = kBinary.find(name); it != kBinary.end()) {
+      const unsigned ct = computeType(st.elem);
+      VReg a = widen(reg(op.operands[0]), st.elem), b = widen(reg(op.operands[1]), st.elem);
+      VReg r = newVReg();
+      fpu(it->second, ct, {a, b}, r);
+      if (name == "maximumf" || name == "minimumf") { // NaN-propagating: any NaN operand gives NaN
+        VReg oa = newVReg(), ob = newVReg(), nan = constant(ct == isa::kFpSrcF32 ? 0x7FC00000 : 0x7FF8000000000000ull);
+        fpu(FormId::S_FEQ, ct, {a, a}, oa);
+        fpu(FormId::S_FEQ, ct, {b, b}, ob);
+        scalar(FormId::S_AND, {}, {{"SrcL", oa, false}, {"SrcR", ob, false}, {"RegDst", oa, true}});
+        scalar(FormId::S_CSEL, {}, {{"SrcP", oa, false}, {"SrcL", r, false}, {"SrcR", nan, false}, {"RegDst", r, true}});
+      }
+      return narrowInto(define(op.results[0]), r, st.elem, rt.elem);
+    }
+    if (name == "negf") { // a sign flip on the raw bits, NaN included
+      const unsigned bits = isa::bitWidth(rt.elem);
+      VReg d = define(op.results[0]);
+      scalar(FormId::S_XOR, {}, {{"SrcL", reg(op.operands[0]), false}, {"SrcR", constant(uint64_t{1} << (bits - 1)), false}, {"RegDst", d, true}});
+      return;
+    }
+    if (name == "cmpf") return lowerCmpF(op);
+    if (name == "extf" || name == "truncf") {
+      VReg w = widen(reg(op.operands[0]), st.elem);
+      VReg d = define(op.results[0]);
+      if (rt.elem == isa::DType::F32) // f16/bf16 widened exactly; fmax x, x makes a NaN canonical,
+        return fpu(FormId::S_FMAX, isa::kFpSrcF32, {w, w}, d); // as every conversion's NaN is
+      if (computeType(st.elem) == isa::kFpSrcF32 && rt.elem == isa::DType::F64) {
+        scalar(FormId::S_FCVT, {{"SrcType", isa::kFpSrcF32}, {"DstType", *isa::fpDstCode(isa::DType::F64)}}, {{"SrcL", w, false}, {"RegDst", d, true}});
+        return;
+      }
+      return narrowInto(d, w, st.elem, rt.elem);
+    }
+    if (name == "sitofp" || name == "uitofp") {
+      const bool wide = st.kind == TypeKind::Index || isa::bitWidth(st.elem) > 32;
+      const bool sgn = name == "sitofp";
+      VReg src = reg(op.operands[0]);
+      if (!sgn && !wide && st.kind == TypeKind::Scalar && isa::bitWidth(st.elem) < 32) { // kept sign-extended
+        src = newVReg();
+        copy(src, reg(op.operands[0]));
+        zeroExtend(src, st);
+      }
+      scalar(sgn ? FormId::S_SCVTF : FormId::S_UCVTF, {{"SrcType", wide ? 0u : 1u}, {"DstType", *isa::fpDstCode(rt.elem)}},
+             {{"SrcL", src, false}, {"RegDst", define(op.results[0]), true}});
+      return;
+    }
+    if (name == "fptosi" || name == "fptoui") {
+      const bool sgn = name == "fptosi";
+      const unsigned bits = rt.kind == TypeKind::Index ? 64 : isa::bitWidth(rt.elem);
+      isa::DType target = bits == 64 ? (sgn ? isa::DType::I64 : isa::DType::U64)
+                        : bits == 32 ? (sgn ? isa::DType::I32 : isa::DType::U32)
+                        : bits == 16 ? (sgn ? isa::DType::I16 : isa::DType::U16)
+                                     : (sgn ? isa::DType::I8 : isa::DType::U8);
+      if (bits != 64 && bits != 32 && bits != 16 && bits != 8)
+        return unsupported(op.loc, "'" + op.name + "' to " + toString(rt));
+      VReg w = widen(reg(op.operands[0]), st.elem);
+      VReg d = define(op.results[0]);
+      scalar(FormId::S_FCVTZ, {{"SrcType", computeType(st.elem)}, {"DstType", *isa::intDstCode(target)}}, {{"SrcL", w, false}, {"RegDst", d, true}});
+      return normalize(d, rt);
+    }
+    unsupported(op.loc, "'" + op.name + "' on floating-point values");
+  }
+
+  /// cmpf: the FSU compares are ordered (a NaN operand gives 0); the unordered predicates are
+  /// their complements, ord/uno test each operand against itself.
+  void lowerCmpF(const Op& op) {
+    const std::string pred = op.attr("predicate")->value;
+    const isa::DType t = fn_.type(op.operands[0]).elem;
+    const unsigned ct = computeType(t);
+    VReg d = define(op.results[0]);
+    if (pred == "false" || pred == "true") {
+      copy(d, constant(pred == "true"));
+      return;
+    }
+    VReg a = widen(reg(op.operands[0]), t), b = widen(reg(op.operands[1]), t);
+    if (pred == "ord" || pred == "uno") {
+      VReg ob = newVReg();
+      fpu(FormId::S_FEQ, ct, {a, a}, d);
+      fpu(FormId::S_FEQ, ct, {b, b}, ob);
+      scalar(FormId::S_AND, {}, {{"SrcL", d, false}, {"SrcR", ob, false}, {"RegDst", d, true}});
+    } else {
+      struct P {
+        std::string_view name;
+        FormId form;
+        bool swap;
+      };
+      // Ordered predicate, and for the unordered ones the ordered predicate they complement.
+      static const P kPreds[] = {{"oeq", FormId::S_FEQ, false}, {"one", FormId::S_FNE, false}, {"olt", FormId::S_FLT, false},
+                                 {"ogt", FormId::S_FLT, true},  {"oge", FormId::S_FGE, false}, {"ole", FormId::S_FGE, true},
+                                 {"une", FormId::S_FEQ, false}, {"ueq", FormId::S_FNE, false}, {"uge", FormId::S_FLT, false},
+                                 {"ule", FormId::S_FLT, true},  {"ult", FormId::S_FGE, false}, {"ugt", FormId::S_FGE, true}};
+      const P* p = nullptr;
+      for (const P& k : kPreds)
+        if (k.name == pred) p = &k;
+      if (!p) return unsupported(op.loc, "'arith.cmpf " + pred + "'");
+      fpu(p->form, ct, {p->swap ? b : a, p->swap ? a : b}, d);
+    }
+    if (pred[0] == 'u') scalar(FormId::S_XORI, {{"simm12", 1}}, {{"SrcL", d, false}, {"RegDst", d, true}});
   }
 
   /// Keeps narrow integers sign-extended in their 64-bit registers (i1 as 0/1).
@@ -458,6 +627,14 @@ private:
     scalar(FormId::S_SLLI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
     scalar(isUnsigned ? FormId::S_SRLI : FormId::S_SRAI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
   }
+  /// A zero-extended copy of a narrow integer (the register itself for 64-bit types).
+  VReg zeroExtended(VReg r, const Type& t) {
+    if (t.kind != TypeKind::Scalar || isa::bitWidth(t.elem) >= 64) return r;
+    VReg z = newVReg();
+    copy(z, r);
+    zeroExtend(z, t);
+    return z;
+  }
   void zeroExtend(VReg r, const Type& from) {
     if (from.kind != TypeKind::Scalar || isa::bitWidth(from.elem) >= 64) return;
     unsigned bits = isa::bitWidth(from.elem);
@@ -468,16 +645,28 @@ private:
   /// ceil/floor division from DIV and REM: q + (r != 0 && (r < 0) == (b < 0)) for ceil,
   /// q - (r != 0 && (r < 0) != (b < 0)) for floor.
   void lowerRoundingDiv(const Op& op, std::string_view name) {
-    VReg a = reg(op.operands[0]), b = reg(op.operands[1]);
-    VReg q = newVReg(), r = newVReg(), nz = newVReg(), rn = newVReg(), bn = newVReg(), diff = newVReg(), adj = newVReg();
+    const Type& rt = fn_.type(op.results[0]);
     bool isUnsigned = name == "ceildivui";
+    VReg a = reg(op.operands[0]), b = reg(op.operands[1]);
+    if (isUnsigned) {
+      a = zeroExtended(a, rt);
+      b = zeroExtended(b, rt);
+    }
+    VReg q = newVReg(), r = newVReg(), nz = newVReg(), rn = newVReg(), bn = newVReg(), diff = newVReg(), adj = newVReg();
     scalar(isUnsigned ? FormId::S_DIVU : FormId::S_DIV, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", q, true}});
     scalar(isUnsigned ? FormId::S_REMU : FormId::S_REM, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", r, true}});
     scalar(FormId::S_CMP_NE, {{"SrcR", kZero}}, {{"SrcL", r, false}, {"RegDst", nz, true}});
     VReg d = define(op.results[0]);
+    // Division by zero gives all ones, as DIV does, whatever the rounding (docs/abi.md).
+    auto byZero = [&] {
+      VReg z = newVReg();
+      scalar(FormId::S_CMP_EQ, {{"SrcR", kZero}}, {{"SrcL", b, false}, {"RegDst", z, true}});
+      scalar(FormId::S_CSEL, {}, {{"SrcP", z, false}, {"SrcL", q, false}, {"SrcR", d, false}, {"RegDst", d, true}});
+      normalize(d, rt);
+    };
     if (isUnsigned) {
       scalar(FormId::S_ADD, {}, {{"SrcL", q, false}, {"SrcR", nz, false}, {"RegDst", d, true}});
-      return;
+      return byZero();
     }
     scalar(FormId::S_CMP_LT, {{"SrcR", kZero}}, {{"SrcL", r, false}, {"RegDst", rn, true}});
     scalar(FormId::S_CMP_LT, {{"SrcR", kZero}}, {{"SrcL", b, false}, {"RegDst", bn, true}});
@@ -490,6 +679,7 @@ private:
       scalar(FormId::S_AND, {}, {{"SrcL", nz, false}, {"SrcR", diff, false}, {"RegDst", adj, true}});
       scalar(FormId::S_SUB, {}, {{"SrcL", q, false}, {"SrcR", adj, false}, {"RegDst", d, true}});
     }
+    byZero();
   }
 
   void lowerCmp(const Op& op) {
@@ -518,40 +708,26 @@ private:
     const Region& body = op.regions[0];
     VReg iv = define(body.args[0]);
     copy(iv, reg(op.operands[0]));
-    std::vector<VReg> iters;
+    std::vector<ValueId> carried; // the body's iter_args: each one's home holds the value
     for (size_t i = 3; i < op.operands.size(); ++i) {
-      VReg r = define(body.args[i - 2]);
-      copy(r, reg(op.operands[i]));
-      iters.push_back(r);
+      if (!bindHome(body.args[i - 2], op.operands[i], op.operandLocs[i])) return;
+      carried.push_back(body.args[i - 2]);
     }
     int head = newLabel(), exit = newLabel();
     placeLabel(head);
     size_t loopStart = code_.size();
     // Head block: leave when iv >= ub (signed, as index arithmetic is).
-    startBranchBlock(exit, true);
-    scalar(FormId::S_SETC_GE, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[1]), false}});
+    conditionalExit(exit, op.loc, [&] { scalar(FormId::S_SETC_GE, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[1]), false}}); });
     lowerRegion(body);
-    if (!ok_) return;
     // Latch block: step, carry the yielded values, jump back.
     startBranchBlock(head, false);
     const Op* yield = terminator(body, OpKind::Yield);
-    if (yield) parallelCopy(iters, yield->operands);
+    if (yield) yieldTo(carried, yield->operands, yield->loc);
     scalar(FormId::S_ADD, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", iv, true}});
     loops_.push_back({loopStart, code_.size() - 1});
     placeLabel(exit);
     inScalarBlock_ = false;
-    for (size_t i = 0; i < op.results.size(); ++i) vregs_[op.results[i]] = iters[i];
-  }
-
-  /// dst[i] = src[i] for all i at once (a value may feed another position).
-  void parallelCopy(const std::vector<VReg>& dsts, const std::vector<ValueId>& srcs) {
-    std::vector<VReg> tmp;
-    for (size_t i = 0; i < dsts.size() && i < srcs.size(); ++i) {
-      VReg t = newVReg();
-      copy(t, reg(srcs[i]));
-      tmp.push_back(t);
-    }
-    for (size_t i = 0; i < tmp.size(); ++i) copy(dsts[i], tmp[i]);
+    for (size_t i = 0; i < op.results.size() && i < carried.size(); ++i) shareHome(op.results[i], carried[i]);
   }
 
   static const Op* terminator(const Region& r, OpKind kind) {
@@ -561,22 +737,21 @@ private:
 
   void lowerIf(const Op& op) {
     int elseLabel = newLabel(), end = newLabel();
-    std::vector<VReg> results;
-    for (ValueId r : op.results) results.push_back(define(r));
     VReg c = reg(op.operands[0]);
-    startBranchBlock(elseLabel, true);
-    scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}});
+    conditionalExit(elseLabel, op.loc, [&] { scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}}); });
     lowerRegion(op.regions[0]);
-    if (!ok_) return;
-    if (const Op* y = terminator(op.regions[0], OpKind::Yield)) parallelCopy(results, y->operands);
+    // The results' homes are made on the then edge, from the values it yields.
+    const Op* thenYield = terminator(op.regions[0], OpKind::Yield);
+    if (!op.results.empty() && !thenYield) return unsupported(op.loc, "'scf.if' with results and no 'scf.yield'");
+    for (size_t i = 0; i < op.results.size(); ++i)
+      if (!bindHome(op.results[i], thenYield->operands[i], thenYield->operandLocs[i])) return;
     bool hasElse = !op.regions[1].ops.empty();
     if (hasElse) startBranchBlock(end, false);
     placeLabel(elseLabel);
     inScalarBlock_ = false;
     if (hasElse) {
       lowerRegion(op.regions[1]);
-      if (!ok_) return;
-      if (const Op* y = terminator(op.regions[1], OpKind::Yield)) parallelCopy(results, y->operands);
+      if (const Op* y = terminator(op.regions[1], OpKind::Yield)) yieldTo(op.results, y->operands, y->loc);
       placeLabel(end);
       inScalarBlock_ = false;
     }
@@ -585,37 +760,201 @@ private:
   void lowerWhile(const Op& op) {
     const Region& before = op.regions[0];
     const Region& after = op.regions[1];
-    std::vector<VReg> args;
-    for (size_t i = 0; i < before.args.size(); ++i) {
-      VReg r = define(before.args[i]);
-      copy(r, reg(op.operands[i]));
-      args.push_back(r);
-    }
-    std::vector<VReg> results;
-    for (ValueId r : op.results) results.push_back(define(r));
+    for (size_t i = 0; i < before.args.size(); ++i)
+      if (!bindHome(before.args[i], op.operands[i], op.operandLocs[i])) return;
     int head = newLabel(), exit = newLabel();
     placeLabel(head);
     size_t loopStart = code_.size();
     inScalarBlock_ = false;
     lowerRegion(before);
-    if (!ok_) return;
     const Op* cond = terminator(before, OpKind::Condition);
     if (!cond) return unsupported(op.loc, "'scf.while' without 'scf.condition'");
-    std::vector<ValueId> passed(cond->operands.begin() + 1, cond->operands.end());
-    parallelCopy(results, passed);
-    std::vector<VReg> afterArgs;
-    for (ValueId a : after.args) afterArgs.push_back(define(a));
-    parallelCopy(afterArgs, passed);
+    // The values scf.condition passes become the results (on exit) and the after region's
+    // arguments (otherwise); both homes are written before the decision, which reads neither.
+    for (size_t i = 0; i + 1 < cond->operands.size(); ++i) {
+      if (i < op.results.size() && !bindHome(op.results[i], cond->operands[i + 1], cond->operandLocs[i + 1])) return;
+      if (i < after.args.size() && !bindHome(after.args[i], cond->operands[i + 1], cond->operandLocs[i + 1])) return;
+    }
     VReg c = reg(cond->operands[0]);
-    startBranchBlock(exit, true);
-    scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}});
+    conditionalExit(exit, cond->loc, [&] { scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}}); });
     lowerRegion(after);
-    if (!ok_) return;
     startBranchBlock(head, false);
-    if (const Op* y = terminator(after, OpKind::Yield)) parallelCopy(args, y->operands);
+    if (const Op* y = terminator(after, OpKind::Yield)) yieldTo(before.args, y->operands, y->loc);
     loops_.push_back({loopStart, code_.size() - 1});
     placeLabel(exit);
     inScalarBlock_ = false;
+  }
+
+  // ------------------------------------------------------------ values carried across regions
+  // A value that crosses a region boundary (iter_args, scf.if and scf.while results) has one
+  // home that every incoming edge writes: a scalar its register; a tensor view its base register
+  // (strides must agree on every edge); a partition its address and stride registers (its static
+  // shape must agree); a tile one descriptor, the first incoming tile's, into which a different
+  // tile arriving on another edge is copied with TMOV (tiles are buffers: docs/abi.md).
+
+  /// Gives `home` a fresh home initialised from `from` (the first incoming edge).
+  bool bindHome(ValueId home, ValueId from, SrcLoc loc) {
+    const Type& t = fn_.type(home);
+    switch (t.kind) {
+    case TypeKind::Tile: {
+      auto d = tiles_.find(from);
+      if (d == tiles_.end()) {
+        missing(loc, "this tile operand");
+        return false;
+      }
+      tiles_[home] = d->second;
+      if (auto v = valid_.find(from); v != valid_.end()) valid_[home] = v->second;
+      return true;
+    }
+    case TypeKind::TensorView: {
+      auto v = views_.find(from);
+      if (v == views_.end()) {
+        missing(loc, "this tensor view");
+        return false;
+      }
+      ViewRegs h = v->second;
+      h.base = newVReg();
+      copy(h.base, v->second.base);
+      views_[home] = h;
+      if (auto s = dynamicShapes_.find(from); s != dynamicShapes_.end()) dynamicShapes_[home] = s->second;
+      return true;
+    }
+    case TypeKind::PartView: {
+      auto p = parts_.find(from);
+      if (p == parts_.end()) {
+        missing(loc, "this partition view");
+        return false;
+      }
+      PartRegs h = p->second;
+      for (VReg* r : partRegs(h)) {
+        VReg src = *r;
+        *r = newVReg();
+        copy(*r, src);
+      }
+      parts_[home] = h;
+      return true;
+    }
+    case TypeKind::EventIdArray:
+    case TypeKind::None:
+      unsupported(loc, "carrying " + toString(t) + " across a region");
+      return false;
+    default: {
+      VReg src = reg(from);
+      copy(define(home), src);
+      return true;
+    }
+    }
+  }
+
+  /// The result of a loop shares the home of its iter_arg.
+  void shareHome(ValueId result, ValueId home) {
+    if (auto it = vregs_.find(home); it != vregs_.end()) vregs_[result] = it->second;
+    if (auto it = tiles_.find(home); it != tiles_.end()) tiles_[result] = it->second;
+    if (auto it = valid_.find(home); it != valid_.end()) valid_[result] = it->second;
+    if (auto it = views_.find(home); it != views_.end()) views_[result] = it->second;
+    if (auto it = dynamicShapes_.find(home); it != dynamicShapes_.end()) dynamicShapes_[result] = it->second;
+    if (auto it = parts_.find(home); it != parts_.end()) parts_[result] = it->second;
+  }
+
+  static std::vector<VReg*> partRegs(PartRegs& p) {
+    std::vector<VReg*> regs{&p.addr, &p.rowStride};
+    for (PartRegs::Outer& o : p.outer) regs.push_back(&o.strideBytes);
+    return regs;
+  }
+
+  /// An edge into the homes: homes[i] = srcs[i] for all i at once (a value may feed another
+  /// position, as in a swap).
+  void yieldTo(const std::vector<ValueId>& homes, const std::vector<ValueId>& srcs, SrcLoc loc) {
+    std::vector<VReg> dstRegs, srcRegs;
+    std::vector<std::pair<uint32_t, ValueId>> tileCopies; // (home descriptor, source tile)
+    for (size_t i = 0; i < homes.size() && i < srcs.size(); ++i) {
+      const Type& t = fn_.type(homes[i]);
+      switch (t.kind) {
+      case TypeKind::Tile: {
+        auto h = tiles_.find(homes[i]);
+        auto s = tiles_.find(srcs[i]);
+        if (h == tiles_.end() || s == tiles_.end()) return missing(loc, "this tile operand");
+        if (h->second != s->second) tileCopies.push_back({h->second, srcs[i]});
+        break;
+      }
+      case TypeKind::TensorView: {
+        auto h = views_.find(homes[i]);
+        auto s = views_.find(srcs[i]);
+        if (h == views_.end() || s == views_.end()) return missing(loc, "this tensor view");
+        if (!sameStrides(h->second, s->second))
+          return unsupported(loc, "yielding tensor views with different strides");
+        dstRegs.push_back(h->second.base);
+        srcRegs.push_back(s->second.base);
+        break;
+      }
+      case TypeKind::PartView: {
+        auto h = parts_.find(homes[i]);
+        auto s = parts_.find(srcs[i]);
+        if (h == parts_.end() || s == parts_.end()) return missing(loc, "this partition view");
+        if (!sameShape(h->second, s->second))
+          return unsupported(loc, "yielding partition views of different layouts or slice shapes");
+        for (VReg* r : partRegs(h->second)) dstRegs.push_back(*r);
+        for (VReg* r : partRegs(s->second)) srcRegs.push_back(*r);
+        break;
+      }
+      default:
+        dstRegs.push_back(vregs_.count(homes[i]) ? vregs_[homes[i]] : reg(homes[i]));
+        srcRegs.push_back(reg(srcs[i]));
+        break;
+      }
+    }
+    // Tiles: a home that another copy reads must not be overwritten first.
+    for (auto& [home, src] : tileCopies)
+      for (auto& [otherHome, otherSrc] : tileCopies)
+        if (tiles_[otherSrc] == home && otherHome != home)
+          return unsupported(loc, "tiles exchanged between the values a region yields");
+    std::vector<VReg> tmp;
+    for (VReg s : srcRegs) {
+      VReg t = newVReg();
+      copy(t, s);
+      tmp.push_back(t);
+    }
+    for (size_t i = 0; i < tmp.size(); ++i) copy(dstRegs[i], tmp[i]);
+    for (auto& [home, src] : tileCopies) copyTile(home, src, loc);
+  }
+
+  bool sameStrides(const ViewRegs& a, const ViewRegs& b) const {
+    if (a.strides.size() != b.strides.size() || a.dn != b.dn || a.constStrides != b.constStrides) return false;
+    for (size_t i = 0; i < a.strides.size(); ++i) {
+      if (a.strides[i] == b.strides[i]) continue;
+      auto x = constantInt(a.strides[i]), y = constantInt(b.strides[i]);
+      if (!x || !y || *x != *y) return false;
+    }
+    return true;
+  }
+  static bool sameShape(const PartRegs& a, const PartRegs& b) {
+    if (a.dn != b.dn || a.outer.size() != b.outer.size() || a.sliceRows != b.sliceRows || a.sliceCols != b.sliceCols)
+      return false;
+    for (size_t i = 0; i < a.outer.size(); ++i)
+      if (a.outer[i].size != b.outer[i].size) return false;
+    return true;
+  }
+
+  /// home <- src as a TMOV block (both have the yielded value's type, so the same shape).
+  void copyTile(uint32_t home, ValueId src, SrcLoc loc) {
+    auto code = enc::dataTypeCode(fn_.type(src).tile.dtype);
+    auto eop = enc::tileOpFor(isa::OpId::TMOV);
+    auto s = tiles_.find(src);
+    if (!code || !eop || s == tiles_.end()) return unsupported(loc, "copying a yielded tile of this type");
+    const TileType& t = fn_.type(src).tile;
+    std::pair<Dim, Dim> valid = validOf(src);
+    VReg rowsReg = dimReg(valid.first), colsReg = dimReg(valid.second);
+    inScalarBlock_ = false;
+    pendingLoc_ = loc;
+    emit(enc::tileStart(eop->op, *code));
+    dim(0, valid.second, colsReg);
+    if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first, rowsReg);
+    if (valid.second.value != kNoValue || valid.second.constant != t.cols) emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
+    MInst& w = emit(enc::bIot(home, s->second, true));
+    for (uint32_t idx : {home, s->second})
+      if (out_.tiles[idx].placement == obj::kUnplaced && rootPlacement(idx) == obj::kUnplaced)
+        w.relocs.push_back({obj::RelocType::Tile, idx});
+    emit(enc::bstop());
   }
 
   /// The return block, preceded by the epilogue (frame release, ra restore). Whether a frame
@@ -709,7 +1048,7 @@ private:
 
   void lowerPartition(const Op& op) {
     auto vit = views_.find(op.operands[0]);
-    if (vit == views_.end()) return unsupported(op.loc, "a partition of this view");
+    if (vit == views_.end()) return missing(op.loc, "a partition of this view");
     const ViewRegs& v = vit->second;
     size_t rank = static_cast<size_t>(op.ints[0]);
     const Type& pt = fn_.type(op.results[0]);
@@ -832,7 +1171,7 @@ private:
 
   void lowerView(const Op& op) {
     auto parent = tiles_.find(op.operands[0]);
-    if (parent == tiles_.end()) return unsupported(op.loc, "a view of this tile");
+    if (parent == tiles_.end()) return missing(op.loc, "a view of this tile");
     const TileType& src = fn_.type(op.operands[0]).tile;
     const TileType& t = fn_.type(op.results[0]).tile;
     obj::TileDesc d = descOf(t);
@@ -871,7 +1210,7 @@ private:
   std::optional<uint32_t> tileIndex(ValueId v, SrcLoc loc) {
     auto it = tiles_.find(v);
     if (it != tiles_.end()) return it->second;
-    unsupported(loc, "this tile operand");
+    missing(loc, "this tile operand");
     return std::nullopt;
   }
 
@@ -1230,7 +1569,7 @@ private:
       return;
     }
     auto base = arrays_.find(op.operands[0]);
-    if (base == arrays_.end()) return unsupported(op.loc, "this event-id array");
+    if (base == arrays_.end()) return missing(op.loc, "this event-id array");
     VReg idx = reg(op.operands[1]);
     VReg addr = newVReg();
     // addr = sp + arrayBase + 8*idx; the array area follows the spill slots (patched later).

@@ -357,6 +357,23 @@ std::string sregName(int64_t v) {
   return std::to_string(v);
 }
 
+/// Spellings of the scalar floating-point type fields (docs/encoding.md "Scalar floating point").
+std::span<const std::string_view> scalarTypeNames(FieldKind kind) {
+  static constexpr std::string_view kFp[] = {"fd", "fs"};
+  static constexpr std::string_view kIntSrc[] = {"d", "w"};
+  static constexpr std::string_view kFpDst[] = {"fd",   "fs",   "tf32", "hf32",   "fh",     "bf16", "hif8",  "e4m3",
+                                                "e5m2", "e3m2", "e2m3", "e2m1x2", "e1m2x2", "e8m0", "hif4x2"};
+  static constexpr std::string_view kIntDst[] = {"ud", "uw", "uh", "ub", "u4", "u2", "u1", "b1",
+                                                 "sd", "sw", "sh", "sb", "s4", "s2", "s1"};
+  switch (kind) {
+  case FieldKind::FpType: return kFp;
+  case FieldKind::IntSrc: return kIntSrc;
+  case FieldKind::FpDst: return kFpDst;
+  case FieldKind::IntDst: return kIntDst;
+  default: return {};
+  }
+}
+
 std::string printField(const FieldInfo& f, int64_t v) {
   auto orNum = [&](std::string_view s) { return s.empty() ? std::to_string(v) : std::string(s); };
   unsigned u = static_cast<unsigned>(v);
@@ -389,6 +406,13 @@ std::string printField(const FieldInfo& f, int64_t v) {
   }
   case FieldKind::Shamt: return v ? "<<" + std::to_string(v) : "";
   case FieldKind::Hidden: return "";
+  case FieldKind::FpType:
+  case FieldKind::IntSrc:
+  case FieldKind::FpDst:
+  case FieldKind::IntDst: {
+    auto names = scalarTypeNames(f.kind);
+    return u < names.size() ? std::string(names[u]) : "?" + std::to_string(v);
+  }
   }
   return std::to_string(v);
 }
@@ -507,6 +531,16 @@ private:
   size_t i_ = 0;
 };
 
+/// The end of the field name that starts at `b` in a syntax template: the longest run of name
+/// characters that names a field, so literal digits may follow a name (`$SrcType2$DstType`).
+size_t fieldNameEnd(const FormInfo& f, std::string_view syn, size_t b) {
+  size_t e = b;
+  while (e < syn.size() && (std::isalnum(static_cast<unsigned char>(syn[e])) || syn[e] == '_')) ++e;
+  for (size_t k = e; k > b; --k)
+    if (f.fieldIndex(syn.substr(b, k - b)) >= 0) return k;
+  return e;
+}
+
 std::string expand(const FormInfo& f, const Inst& in) {
   std::string out;
   std::string_view syn = f.syntax;
@@ -516,7 +550,7 @@ std::string expand(const FormInfo& f, const Inst& in) {
       continue;
     }
     size_t b = ++i;
-    while (i < syn.size() && (std::isalnum(static_cast<unsigned char>(syn[i])) || syn[i] == '_')) ++i;
+    i = fieldNameEnd(f, syn, b);
     int idx = f.fieldIndex(syn.substr(b, i - b));
     if (idx >= 0) out += printField(f.fields[static_cast<size_t>(idx)], in.field[static_cast<size_t>(idx)]);
   }
@@ -542,7 +576,7 @@ bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
       continue;
     }
     size_t b = ++i;
-    while (i < syn.size() && (std::isalnum(static_cast<unsigned char>(syn[i])) || syn[i] == '_')) ++i;
+    i = fieldNameEnd(f, syn, b);
     int idx = f.fieldIndex(syn.substr(b, i - b));
     if (idx < 0) return false;
     const FieldInfo& fi = f.fields[static_cast<size_t>(idx)];
@@ -573,6 +607,20 @@ bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
       break;
     }
     case FieldKind::Hidden: slot = 0; break;
+    case FieldKind::FpType:
+    case FieldKind::IntSrc:
+    case FieldKind::FpDst:
+    case FieldKind::IntDst: {
+      // Part of the mnemonic (fadd.fs, fcvt.fs2fh): the longest spelling that follows.
+      auto names = scalarTypeNames(fi.kind);
+      int best = -1;
+      for (size_t k = 0; k < names.size(); ++k)
+        if ((best < 0 || names[k].size() > names[static_cast<size_t>(best)].size()) && c.peekIs(names[k]))
+          best = static_cast<int>(k);
+      if (best < 0 || !c.eat(names[static_cast<size_t>(best)])) return false;
+      slot = best;
+      break;
+    }
     default: {
       // A register token may carry a .sw/.uw suffix that belongs to the next field.
       std::string_view tok = c.token();
@@ -946,7 +994,13 @@ Result<Inst> parse(std::string_view text, DecodeOptions opts) {
       if (auto in = parseCustom(f, text)) return *in;
       continue;
     }
-    if (!iequals(f.mnemonic(), head)) continue;
+    // A mnemonic may hold type fields (fadd.$SrcType): its literal part must start the word.
+    std::string_view mn = f.mnemonic();
+    if (size_t dollar = mn.find('$'); dollar != std::string_view::npos) {
+      if (head.size() < dollar || !iequals(head.substr(0, dollar), mn.substr(0, dollar))) continue;
+    } else if (!iequals(mn, head)) {
+      continue;
+    }
     Inst in;
     if (matchPattern(f, text, in)) return in;
   }

@@ -84,7 +84,11 @@ enum class FormId : uint16_t {
 
 enum class FieldKind : uint8_t {
   UInt, SInt, Gpr, SReg, Tile, Hand, PeMask, Last, DType, Layout, Pad, CMode, RMode, Label,
-  LoopNest, BrType, TraceBE, RTypeNeg, RTypeNot, Shamt, Hidden
+  LoopNest, BrType, TraceBE, RTypeNeg, RTypeNot, Shamt, Hidden,
+  FpType, // scalar float source: fd (FP64), fs (FP32)
+  IntSrc, // scvtf/ucvtf integer source: d (64-bit), w (32-bit)
+  FpDst,  // scalar float destination format (DataType order 0..14: fd, fs, ..., fh, bf16, ...)
+  IntDst  // fcvtz integer destination: ud uw uh ub u4 u2 u1 b1 sd sw sh sb s4 s2 s1
 };
 enum class FormStatus : uint8_t { Accepted, ReservedInPto };
 enum class FormGroup : uint8_t { Cmd, Scalar, Ext };

@@ -651,6 +651,18 @@ private:
     }
   }
 
+  std::string fpuExpr(const ScalarOp& m) {
+    using F = isa::FpOp;
+    const std::string t = std::to_string(m.fpSrc), code = std::to_string(m.fpDst), a = reg(m.rs1), b = reg(m.rs2);
+    switch (m.fp) {
+    case F::Cvt: return "pto_export::fcvt(" + t + ", " + code + ", " + a + ")";
+    case F::CvtZ: return "pto_export::fcvtz(" + t + ", " + code + ", " + a + ")";
+    case F::SCvtF: return "pto_export::cvtf(true, " + t + ", " + code + ", " + a + ")";
+    case F::UCvtF: return "pto_export::cvtf(false, " + t + ", " + code + ", " + a + ")";
+    default: return "pto_export::fpu(" + std::to_string(static_cast<int>(m.fp)) + ", " + t + ", " + a + ", " + b + ")";
+    }
+  }
+
   std::optional<ExportError> scalar(const ScalarInst& s) {
     const ScalarOp& m = s.op;
     std::string text = enc::format(s.inst);
@@ -673,6 +685,9 @@ private:
     case ScalarKind::Csel:
       if (m.rd != kZeroReg)
         stmt = dst(m.rd) + " = " + reg(m.rs3) + " != 0 ? " + reg(m.rs1) + " : " + xform(m) + ";";
+      break;
+    case ScalarKind::Fpu:
+      if (m.rd != kZeroReg) stmt = dst(m.rd) + " = " + fpuExpr(m) + ";";
       break;
     case ScalarKind::Load:
     case ScalarKind::Store: {
@@ -1047,6 +1062,92 @@ template <typename T> AICORE inline uint64_t load_gm(uint64_t addr) {
 }
 template <typename T> AICORE inline void store_gm(uint64_t addr, uint64_t v) {
   *reinterpret_cast<__gm__ T*>(addr) = static_cast<T>(v);
+}
+// Scalar floating point, the FSU forms on raw register bits (docs/numerics.md, "Scalar floating
+// point"): round to nearest even, canonical quiet NaNs, ordered compares, saturating fcvtz.
+AICORE inline float f32(uint64_t v) { return bits<float>(v & 0xffffffffull); }
+AICORE inline double f64(uint64_t v) { return bits<double>(v); }
+AICORE inline uint64_t canon(float x) { return x != x ? 0x7fc00000ull : raw(x); }
+AICORE inline uint64_t canon(double x) { return x != x ? 0x7ff8000000000000ull : raw(x); }
+template <typename F> AICORE inline uint64_t fbin(int op, F x, F y) {
+  const bool nx = x != x, ny = y != y;
+  switch (op) {
+  case 0: return canon(x + y);
+  case 1: return canon(x - y);
+  case 2: return canon(x * y);
+  case 3: return canon(x / y);
+  case 4: case 5: { // max, min
+    if (nx || ny) return canon(nx ? y : x);
+    if (x == y) return canon(((op == 5) == (__builtin_signbit(x) != 0)) ? x : y);
+    return canon(((op == 4) == (x > y)) ? x : y);
+  }
+  case 7: return x == y;
+  case 8: return !nx && !ny && x != y;
+  case 9: return x < y;
+  case 10: return x >= y;
+  }
+  return 0;
+}
+// op: 0 add 1 sub 2 mul 3 div 4 max 5 min 6 abs 7 eq 8 ne 9 lt 10 ge; t: 0 FP64, 1 FP32.
+AICORE inline uint64_t fpu(int op, unsigned t, uint64_t a, uint64_t b) {
+  if (op == 6) return t ? (a & 0x7fffffffull) : (a & 0x7fffffffffffffffull);
+  return t ? fbin<float>(op, f32(a), f32(b)) : fbin<double>(op, f64(a), f64(b));
+}
+// A double rounded (nearest even) into a binary format of p significand bits, exponent bits eb.
+AICORE inline uint64_t narrow(double v, int p, int eb) {
+  const int bias = (1 << (eb - 1)) - 1, emin = 1 - bias;
+  const uint64_t sign = __builtin_signbit(v) ? uint64_t{1} << (p + eb - 1) : 0;
+  const uint64_t inf = uint64_t((1 << eb) - 1) << (p - 1);
+  if (v != v) return inf | (uint64_t{1} << (p - 2));
+  double m = v < 0 ? -v : v;
+  if (m == 0) return sign;
+  if (m > 1.7976931348623157e308) return sign | inf;
+  int e = __builtin_ilogb(m);
+  if (e < emin) e = emin;
+  const double q = __builtin_nearbyint(__builtin_ldexp(m, p - 1 - e)); // significand, rounded
+  const double r = __builtin_ldexp(q, e - (p - 1));
+  if (__builtin_ilogb(r) > bias) return sign | inf;
+  const int re = __builtin_ilogb(r);
+  if (re < emin) return sign | uint64_t(__builtin_ldexp(r, p - 1 - emin)); // subnormal
+  return sign | (uint64_t(re + bias) << (p - 1)) | (uint64_t(__builtin_ldexp(r, p - 1 - re)) & ((uint64_t{1} << (p - 1)) - 1));
+}
+// A double into DstType `code`: 0 FP64, 1 FP32, 4 FP16, 5 BF16.
+AICORE inline uint64_t to_float(double v, unsigned code) {
+  switch (code) {
+  case 0: return canon(v);
+  case 1: return canon(static_cast<float>(v));
+  case 4: return narrow(v, 11, 5);
+  case 5: return narrow(v, 8, 8);
+  }
+  return 0;
+}
+AICORE inline uint64_t fcvt(unsigned t, unsigned code, uint64_t a) {
+  if (t && code == 1) return canon(f32(a));
+  return to_float(t ? double(f32(a)) : f64(a), code);
+}
+AICORE inline uint64_t cvtf(bool sgn, unsigned t, unsigned code, uint64_t a) {
+  if (sgn) {
+    const int64_t i = t ? int64_t(int32_t(a)) : int64_t(a);
+    return code == 1 ? raw(static_cast<float>(i)) : to_float(static_cast<double>(i), code);
+  }
+  const uint64_t u = t ? (a & 0xffffffffull) : a;
+  return code == 1 ? raw(static_cast<float>(u)) : to_float(static_cast<double>(u), code);
+}
+// fcvtz: toward zero, saturating, NaN -> 0. code: 0 u64 1 u32 2 u16 3 u8, 8 i64 9 i32 10 i16 11 i8.
+AICORE inline uint64_t fcvtz(unsigned t, unsigned code, uint64_t a) {
+  const double v = t ? double(f32(a)) : f64(a);
+  if (v != v) return 0;
+  const bool sgn = code >= 8;
+  const int w = 64 >> (code & 3);
+  if (sgn) {
+    const double hi = __builtin_ldexp(1.0, w - 1);
+    if (v >= hi) return w == 64 ? 0x7fffffffffffffffull : (uint64_t{1} << (w - 1)) - 1;
+    if (v <= -hi) return static_cast<uint64_t>(-(int64_t{1} << (w - 2)) * 2);
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+  if (v <= -1.0) return 0;
+  if (v >= __builtin_ldexp(1.0, w)) return w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+  return static_cast<uint64_t>(v);
 }
 } // namespace pto_export
 )";

@@ -12,6 +12,8 @@
 
 #include <array>
 #include <optional>
+#include "isa/ScalarFp.h"
+
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,6 +27,7 @@ enum class ScalarKind : uint8_t {
   Csel,  // rd = r[rs3] != 0 ? r[rs1] : xform(r[rs2])
   Load,  // rd = mem[r[rs1] + B], `size` bytes, sign- or zero-extended
   Store, // mem[r[rs1] + B] = r[rs3], `size` bytes;  B = useImm ? imm : xform(r[rs2])
+  Fpu,   // rd = isa::scalarFp(fp, fpSrc, fpDst, r[rs1], r[rs2])
 };
 
 enum class AluOp : uint8_t {
@@ -75,6 +78,8 @@ struct ScalarOp {
   bool isSigned = false; // Load: sign-extend
   bool useImm = false;
   int64_t imm = 0;
+  isa::FpOp fp = isa::FpOp::Add; // Fpu: the operation, its SrcType and DstType fields
+  uint8_t fpSrc = 0, fpDst = 0;
   bool operator==(const ScalarOp&) const = default;
 };
 

@@ -103,8 +103,11 @@ template <class Exec> bool interpret(const DecodedFunction& fn, Core& c, uint32_
     return false;
   };
   // Branches check the instruction budget, so an endless loop ends with an error, not a hang.
+  // Taken branches count too: a block that branches to itself executes no other instruction.
+  uint64_t branches = 0;
   auto overBudget = [&] {
-    return c.instructionLimit && c.scalarOps + c.tileOps + scalarOps + tileOps > c.instructionLimit;
+    ++branches;
+    return c.instructionLimit && c.scalarOps + c.tileOps + scalarOps + tileOps + branches > c.instructionLimit;
   };
   auto budgetError = [&](const MOp& m) {
     c.error = "the kernel ran more than " + std::to_string(c.instructionLimit) +
@@ -127,6 +130,10 @@ template <class Exec> bool interpret(const DecodedFunction& fn, Core& c, uint32_
       ++scalarOps;
       break;
     }
+    case MKind::Fpu:
+      r[m.rd] = isa::scalarFp(m.fp, m.fpSrc, m.fpDst, r[m.rs1], r[m.rs2]);
+      ++scalarOps;
+      break;
     case MKind::Csel:
       r[m.rd] = r[m.rs3] != 0 ? r[m.rs1] : xform(r[m.rs2], m.rtype);
       ++scalarOps;

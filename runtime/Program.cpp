@@ -114,7 +114,11 @@ private:
     case code::ScalarKind::Csel: m.kind = MKind::Csel; break;
     case code::ScalarKind::Load: m.kind = MKind::Load; break;
     case code::ScalarKind::Store: m.kind = MKind::Store; break;
+    case code::ScalarKind::Fpu: m.kind = MKind::Fpu; break;
     }
+    m.fp = s.fp;
+    m.fpSrc = s.fpSrc;
+    m.fpDst = s.fpDst;
     m.op = s.op;
     m.rd = dstReg(s.rd);
     m.rs1 = s.rs1;

@@ -130,6 +130,7 @@ enum class MKind : uint8_t {
   Alu,      // rd = op(r[rs1], B)   B = useImm ? imm : xform(r[rs2]) << shamt
   Setc,     // cond = op(r[rs1], B)
   Csel,     // rd = r[rs3] ? r[rs1] : xform(r[rs2])
+  Fpu,      // rd = isa::scalarFp(fp, fpSrc, fpDst, r[rs1], r[rs2])
   Load,     // rd = mem[r[rs1] + B]  (size, signed)
   Store,    // mem[r[rs1] + B] = r[rs3]
   Tile,     // tiles[index]
@@ -151,6 +152,8 @@ struct MOp {
   uint8_t rd = kSinkReg, rs1 = 0, rs2 = 0, rs3 = 0;
   uint8_t rtype = 0, shamt = 0, size = 8;
   bool useImm = false, isSigned = false;
+  isa::FpOp fp = isa::FpOp::Add;
+  uint8_t fpSrc = 0, fpDst = 0;
   int64_t imm = 0;
   uint32_t target = 0;     // Jump/JumpIf: micro-op index; Tile: TileInst index
   uint32_t textOffset = 0; // image .text offset of the word (for source locations)

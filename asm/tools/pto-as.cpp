@@ -110,7 +110,16 @@ int main(int argc, char** argv) {
       std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
     return 1;
   }
-  if (verifyOnly) return 0;
+  // --verify-only runs every check that -o runs: the code generator's refusals included.
+  if (verifyOnly) {
+    auto object = pto::as::lowerModule(*module, pto::as::resolveArch(*module, archFlag), diags);
+    diags.flush();
+    if (!object) {
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+      return 1;
+    }
+    return 0;
+  }
   if (emit == "auto") emit = output.size() > 2 && output.ends_with(".o") ? "obj" : "ir";
   std::string data;
   if (emit == "obj") {

@@ -1,0 +1,113 @@
+// The scalar floating-point unit (isa/ScalarFp) against values computed independently: the
+// host compiler's _Float16 conversions (libgcc's soft-float), a bf16 rounding formula written here,
+// and hand-picked edge values (NaN, -0, infinities, subnormals, saturation).
+#include "isa/ScalarFp.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+namespace pto::isa {
+namespace {
+
+uint64_t fb(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
+uint64_t db(double d) {
+  return std::bit_cast<uint64_t>(d);
+}
+constexpr unsigned kF32 = kFpSrcF32, kF64 = kFpSrcF64;
+constexpr unsigned kToF16 = 4, kToBf16 = 5, kToF32 = 1, kToF64 = 0;
+constexpr unsigned kToI32 = 9, kToU32 = 1, kToI8 = 11, kToI64 = 8;
+
+TEST(ScalarFp, ArithmeticRoundsToNearestEvenAndCanonicalisesNaN) {
+  EXPECT_EQ(scalarFp(FpOp::Add, kF32, 0, fb(1.0f), fb(0x1p-24f)), fb(1.0f)); // tie to even
+  EXPECT_EQ(scalarFp(FpOp::Add, kF32, 0, fb(1.0f), fb(0x1.8p-24f)), fb(1.0f + 0x1p-23f));
+  EXPECT_EQ(scalarFp(FpOp::Div, kF32, 0, fb(1.0f), fb(3.0f)), 0x3EAAAAABu);
+  EXPECT_EQ(scalarFp(FpOp::Sub, kF32, 0, fb(INFINITY), fb(INFINITY)), 0x7FC00000u);
+  EXPECT_EQ(scalarFp(FpOp::Mul, kF32, 0, 0xFFC12345u, fb(2.0f)), 0x7FC00000u); // payload not kept
+  EXPECT_EQ(scalarFp(FpOp::Div, kF64, 0, db(0.0), db(0.0)), 0x7FF8000000000000ull);
+  EXPECT_EQ(scalarFp(FpOp::Mul, kF32, 0, fb(0x1p-126f), fb(0.5f)), fb(0x1p-127f)); // no flush
+  EXPECT_EQ(scalarFp(FpOp::Add, kF32, 0, 0xFFFFFFFF00000000ull | fb(1.0f), fb(1.0f)),
+            fb(2.0f)); // low word only
+}
+
+TEST(ScalarFp, MaxMinAndCompares) {
+  const uint64_t nan = 0x7FC00000u;
+  EXPECT_EQ(scalarFp(FpOp::Max, kF32, 0, nan, fb(-3.0f)), fb(-3.0f));
+  EXPECT_EQ(scalarFp(FpOp::Min, kF32, 0, fb(2.0f), nan), fb(2.0f));
+  EXPECT_EQ(scalarFp(FpOp::Max, kF32, 0, nan, nan), nan);
+  EXPECT_EQ(scalarFp(FpOp::Max, kF32, 0, fb(-0.0f), fb(0.0f)), fb(0.0f));
+  EXPECT_EQ(scalarFp(FpOp::Max, kF32, 0, fb(0.0f), fb(-0.0f)), fb(0.0f));
+  EXPECT_EQ(scalarFp(FpOp::Min, kF32, 0, fb(0.0f), fb(-0.0f)), fb(-0.0f));
+  EXPECT_EQ(scalarFp(FpOp::Min, kF32, 0, fb(-0.0f), fb(-0.0f)), fb(-0.0f));
+  EXPECT_EQ(scalarFp(FpOp::Eq, kF32, 0, fb(0.0f), fb(-0.0f)), 1u);
+  EXPECT_EQ(scalarFp(FpOp::Ne, kF32, 0, nan, fb(1.0f)), 0u); // ordered: NaN gives 0, ne too
+  EXPECT_EQ(scalarFp(FpOp::Lt, kF32, 0, fb(1.0f), nan), 0u);
+  EXPECT_EQ(scalarFp(FpOp::Ge, kF32, 0, fb(1.0f), fb(1.0f)), 1u);
+  EXPECT_EQ(scalarFp(FpOp::Lt, kF64, 0, db(-1.0), db(-0.5)), 1u);
+  EXPECT_EQ(scalarFp(FpOp::Abs, kF32, 0, 0xFFC12345u, 0), 0x7FC12345u); // bit operation
+}
+
+TEST(ScalarFp, ToIntegerTruncatesAndSaturates) {
+  EXPECT_EQ(scalarFp(FpOp::CvtZ, kF32, kToI32, fb(-2.9f), 0), static_cast<uint64_t>(int64_t{-2}));
+  EXPECT_EQ(scalarFp(FpOp::CvtZ, kF32, kToI32, fb(3e9f), 0), 0x7FFFFFFFu);
+  EXPECT_EQ(scalarFp(FpOp::CvtZ, kF32, kToI32, fb(-3e9f), 0),
+            static_cast<uint64_t>(int64_t{INT32_MIN}));
+  EXPECT_EQ(scalarFp(FpOp::CvtZ, kF32, kToI32, 0x7FC00000u, 0), 0u);
+  EXPECT_EQ(scalarFp(FpOp::CvtZ, kF32, kToU32, fb(-5.0f), 0), 0u);
+  EXPECT_EQ(scalarFp(FpOp::CvtZ, kF32, kToU32, fb(4e9f), 0), 4000000000u);
+  EXPECT_EQ(scalarFp(FpOp::CvtZ, kF32, kToI8, fb(-200.0f), 0),
+            static_cast<uint64_t>(int64_t{-128}));
+  EXPECT_EQ(scalarFp(FpOp::CvtZ, kF64, kToI64, db(1e300), 0), 0x7FFFFFFFFFFFFFFFull);
+}
+
+TEST(ScalarFp, FromInteger) {
+  EXPECT_EQ(scalarFp(FpOp::SCvtF, 1, kToF32, 0xFFFFFFFFu, 0), fb(-1.0f)); // 32-bit source
+  EXPECT_EQ(scalarFp(FpOp::UCvtF, 1, kToF32, 0xFFFFFFFFu, 0), fb(4294967296.0f));
+  EXPECT_EQ(scalarFp(FpOp::SCvtF, 0, kToF32, 16777217, 0), fb(16777216.0f)); // tie to even
+  EXPECT_EQ(scalarFp(FpOp::SCvtF, 0, kToF64, static_cast<uint64_t>(int64_t{-7}), 0), db(-7.0));
+  EXPECT_EQ(scalarFp(FpOp::SCvtF, 1, kToF16, 2049, 0), 0x6800u);  // 2048: tie to even
+  EXPECT_EQ(scalarFp(FpOp::SCvtF, 1, kToF16, 70000, 0), 0x7C00u); // overflow: +inf
+}
+
+/// bf16 from f32 by the rounding rule itself: add half an ulp minus one plus the lsb, truncate.
+uint64_t bf16Of(uint32_t f) {
+  if ((f & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0;
+  return (f + 0x7FFF + ((f >> 16) & 1)) >> 16;
+}
+
+TEST(ScalarFp, FloatConversionsAgreeWithTheHostOnRandomInputs) {
+  std::mt19937_64 rng(2026);
+  unsigned checked = 0;
+  for (int i = 0; i < 400000; ++i) {
+    const uint32_t bits = static_cast<uint32_t>(rng());
+    const float f = std::bit_cast<float>(bits);
+    const uint64_t h = scalarFp(FpOp::Cvt, kF32, kToF16, bits, 0);
+    const uint64_t b = scalarFp(FpOp::Cvt, kF32, kToBf16, bits, 0);
+    if (std::isnan(f)) {
+      EXPECT_EQ(h, 0x7E00u);
+      EXPECT_EQ(b, 0x7FC0u);
+      continue;
+    }
+    const _Float16 want = static_cast<_Float16>(f);
+    ASSERT_EQ(h, std::bit_cast<uint16_t>(want)) << std::hex << bits;
+    ASSERT_EQ(b, bf16Of(bits)) << std::hex << bits;
+    const double d = std::ldexp(static_cast<double>(static_cast<int64_t>(rng() >> 11)),
+                                static_cast<int>(rng() % 80) - 60);
+    ASSERT_EQ(scalarFp(FpOp::Cvt, kF64, kToF16, db(d), 0),
+              std::bit_cast<uint16_t>(static_cast<_Float16>(d)))
+        << d;
+    ASSERT_EQ(scalarFp(FpOp::Cvt, kF64, kToF32, db(d), 0), fb(static_cast<float>(d))) << d;
+    ASSERT_EQ(scalarFp(FpOp::Cvt, kF32, kToF64, bits, 0), db(static_cast<double>(f)));
+    checked += 4;
+  }
+  EXPECT_GT(checked, 1500000u);
+}
+
+} // namespace
+} // namespace pto::isa
