@@ -94,7 +94,7 @@ TEST(RefScalar, FloatMinMaxAndZeros) {
 TEST(RefScalar, HalfAndBfloatRounding) {
   // f16: 11 significant bits.
   EXPECT_EQ(ref::doubleToFloat(DType::F16, 2049.0), 0x6800u);        // tie -> even (2048)
-  EXPECT_EQ(ref::doubleToFloat(DType::F16, 2051.0), 0x6804u);        // tie -> even (2052)
+  EXPECT_EQ(ref::doubleToFloat(DType::F16, 2051.0), 0x6802u);        // tie -> even (2052)
   EXPECT_EQ(ref::doubleToFloat(DType::F16, 65504.0), 0x7BFFu);
   EXPECT_EQ(ref::doubleToFloat(DType::F16, 65519.0), 0x7BFFu);
   EXPECT_EQ(ref::doubleToFloat(DType::F16, 65520.0), 0x7C00u);       // overflow -> inf
@@ -488,6 +488,14 @@ std::vector<std::string> ptoFiles(const std::string& dir) {
 /// generation bugs being fixed (issue #11 items 1-2). The test fails when one starts to agree:
 /// remove it from the list then.
 const std::map<std::string, std::string> kExpectedMismatch = {
+    {"attention__attention_update.pto", "pto-as: float scalar code ('arith.cmpf') is not supported by the code generator"},
+    {"attention__ring_attention_update__739.pto", "pto-as: float scalar code ('arith.cmpf') is not supported by the code generator"},
+    {"ffn__swin_transformer_ln_qkv__b1_s64_h128__stage3_split.pto",
+     "front end (both paths): a pto.subset result annotated valid=1x? is refused as a type mismatch"},
+    {"posembedding__apply_rotary_pos_emb.pto", "pto-ld: a subset keeping its parent's row pitch 'extends past its parent'"},
+    {"posembedding__dequant_rope_quant_kvcache__b2_cache8__stage_rotary.pto",
+     "pto-ld: a subset keeping its parent's row pitch 'extends past its parent'"},
+    {"posembedding__rope_with_sin_cos_cache__b2_cache8.pto", "pto-ld: a subset keeping its parent's row pitch 'extends past its parent'"},
 };
 
 void runAll(const std::vector<std::string>& files, const std::string& what) {
