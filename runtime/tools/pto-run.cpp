@@ -3,6 +3,7 @@
 #include "isa/Numerics.h"
 #include "runtime/Npy.h"
 #include "obj/FileIO.h"
+#include "ref/RunSource.h"
 #include "runtime/Runtime.h"
 #include "runtime/npu/Report.h"
 
@@ -80,8 +81,12 @@ void printTensor(const std::string& name, const Tensor& x) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // A source file (not an ELF image) runs on the reference interpreter of the Kernel IR.
+  if (ref::isSourceInput(argc, argv)) return ref::runSourceMain(argc, argv);
   CLI::App app{"pto-run: load a linked PTO image (pto-ld output) and run one kernel on the cpu backend "
                "(exact PTO semantics) or the npu model (pipes, events, cycles, races, deadlocks). "
+               "A source file (pto-run kernel.pto ...) runs without assembling or linking, on the reference "
+               "interpreter of the Kernel IR, with the same options (--backend npu excepted). "
                "docs/runtime.md, docs/npu-model.md."};
   app.set_version_flag("--version", std::string("pto-run (pto-toolchain) ") + PTO_VERSION);
   std::string image, kernel, backend = "cpu", arch, tracePath;
@@ -90,7 +95,7 @@ int main(int argc, char** argv) {
   RunOptions opts;
   opts.maxInstructions = 10'000'000'000ull; // per block: minutes of work; ends endless loops
   bool quiet = false;
-  app.add_option("image", image, "Linked image")->required();
+  app.add_option("image", image, "Linked image, or a .pto source file (reference interpreter)")->required();
   app.add_option("--kernel", kernel, "The entry kernel to run (may be omitted when the image has one)");
   app.add_option("--arg", argSpecs, "NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=VALUE (repeatable)")
       ->allow_extra_args(false);

@@ -1,0 +1,274 @@
+// `pto-run kernel.pto`: the reference interpreter behind pto-run's options (ref/RunSource.h).
+#include "ref/RunSource.h"
+
+#include "asm/Frontend.h"
+#include "isa/Numerics.h"
+#include "ref/Interp.h"
+#include "ref/Scalar.h"
+#include "runtime/Npy.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+namespace pto::ref {
+namespace {
+
+using rt::Tensor;
+
+int fail(const std::string& msg) {
+  fprintf(stderr, "%s\n", msg.c_str());
+  return 1;
+}
+
+/// The same values as pto-run's --random for a seed: uniform [-1, 1) floats rounded to the
+/// type, [-8, 8) signed and [0, 16) unsigned integers.
+Tensor randomTensor(isa::DType t, std::vector<int64_t> shape, std::mt19937_64& rng) {
+  Tensor x = Tensor::zeros(t, std::move(shape));
+  std::uniform_real_distribution<double> fd(-1.0, 1.0);
+  std::uniform_int_distribution<int> sd(-8, 7), ud(0, 15);
+  const int64_t n = isa::bitWidth(t) < 8 ? static_cast<int64_t>(x.data.size()) * 2 : x.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t bits;
+    if (isa::isFloat(t)) bits = isa::encodeFromDouble(t, fd(rng), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
+    else if (isa::info(t).kind == isa::DTypeKind::SInt) bits = static_cast<uint64_t>(static_cast<int64_t>(sd(rng)));
+    else if (t == isa::DType::I1) bits = static_cast<uint64_t>(ud(rng) & 1);
+    else bits = static_cast<uint64_t>(ud(rng));
+    x.setBits(i, truncBits(bits, isa::bitWidth(t)));
+  }
+  return x;
+}
+
+std::optional<std::pair<std::vector<int64_t>, isa::DType>> shapeAndType(std::string_view s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto shape = rt::parseShape(s.substr(0, colon));
+  auto t = isa::parseDType(s.substr(colon + 1));
+  if (!shape || !t) return std::nullopt;
+  return std::pair{*shape, *t};
+}
+
+void printTensor(const std::string& name, const Tensor& x) {
+  printf("%%%s: %s[", name.c_str(), std::string(isa::spelling(x.dtype)).c_str());
+  for (size_t i = 0; i < x.shape.size(); ++i) printf("%s%lld", i ? "x" : "", static_cast<long long>(x.shape[i]));
+  printf("] =");
+  const int64_t perRow = x.shape.empty() ? 1 : x.shape.back();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (perRow > 0 && i % perRow == 0) printf("\n ");
+    const uint64_t b = x.bitsAt(i);
+    const unsigned w = isa::bitWidth(x.dtype);
+    if (isa::isFloat(x.dtype)) printf(" %.9g", x.at(i));
+    else if (isa::info(x.dtype).kind == isa::DTypeKind::SInt) printf(" %lld", static_cast<long long>(signedValue(b, w)));
+    else printf(" %llu", static_cast<unsigned long long>(b));
+  }
+  printf("\n");
+}
+
+} // namespace
+
+bool isSourceInput(int argc, char** argv) {
+  static const std::set<std::string> kFlags = {"-q", "--quiet", "--profile", "-h", "--help", "--version"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.size() > 1 && a[0] == '-') {
+      if (a.find('=') == std::string::npos && !kFlags.count(a)) ++i; // the option's value
+      continue;
+    }
+    std::ifstream in(a, std::ios::binary);
+    if (!in) return false; // pto-run reports it
+    char magic[4] = {};
+    in.read(magic, 4);
+    return !(in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F');
+  }
+  return false;
+}
+
+int runSourceMain(int argc, char** argv) {
+  CLI::App app{"pto-run kernel.pto: run a source file on the reference interpreter of the Kernel IR (no assembling or "
+               "linking; docs/runtime.md)."};
+  std::string input, kernel, backend = "ref", arch, trace;
+  std::vector<std::string> argSpecs, randomSpecs, zeroSpecs, outSpecs, prints;
+  uint64_t seed = 0;
+  Options opts;
+  opts.maxOps = 10'000'000'000ull;
+  unsigned threads = 0;
+  bool quiet = false, profile = false;
+  size_t profileTop = 20;
+  app.add_option("input", input, "Source file (.pto)")->required();
+  app.add_option("--kernel", kernel, "The kernel to run (may be omitted when the file has one)");
+  app.add_option("--arg", argSpecs, "NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=VALUE")->allow_extra_args(false);
+  app.add_option("--random", randomSpecs, "NAME=SHAPE:DTYPE")->allow_extra_args(false);
+  app.add_option("--zeros", zeroSpecs, "NAME=SHAPE:DTYPE")->allow_extra_args(false);
+  app.add_option("--out", outSpecs, "NAME=file.npy")->allow_extra_args(false);
+  app.add_option("--print", prints, "Print the buffer NAME after the run")->allow_extra_args(false);
+  app.add_option("--seed", seed, "Seed of --random (default 0)");
+  app.add_option("--blocks", opts.blocks, "Blocks to launch; they run one after another")->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "Accepted for compatibility (the interpreter runs one block at a time)");
+  app.add_option("--max-instructions", opts.maxOps, "Operations a block may run (default 1e10; 0 = no limit)");
+  app.add_option("--backend", backend, "ref (default) or cpu: both run the reference interpreter; npu needs a linked image");
+  app.add_option("--trace", trace, "npu only (refused)");
+  app.add_flag("--profile", profile, "npu only (refused)");
+  app.add_option("--profile-top", profileTop, "npu only (refused)");
+  app.add_option("--arch", arch, "Verify for this arch (a2a3 or a5) instead of the module's pto.target_arch");
+  app.add_flag("-q,--quiet", quiet, "No summary line on stderr");
+  CLI11_PARSE(app, argc, argv);
+
+  if (backend == "npu")
+    return fail("pto-run: error: " + input + " is a source file: the npu model runs linked images only (pto-as, pto-ld); "
+                "source files run on the reference interpreter (--backend ref)");
+  if (backend != "ref" && backend != "cpu") return fail("pto-run: error: unknown backend '" + backend + "' (ref, cpu or npu)");
+  if (!trace.empty() || profile || app.count("--profile-top")) return fail("pto-run: error: --trace and --profile need a linked image and --backend npu");
+  std::optional<isa::Arch> archFlag;
+  if (!arch.empty()) {
+    archFlag = isa::parseArch(arch);
+    if (!archFlag) return fail("pto-run: error: unknown arch '" + arch + "' (a2a3 or a5)");
+  }
+  std::ifstream in(input);
+  std::stringstream text;
+  text << in.rdbuf();
+  as::SourceFile src(input, text.str());
+  std::ostringstream diagText;
+  std::unique_ptr<ir::Module> mod;
+  isa::Arch a = isa::Arch::A2A3;
+  {
+    as::DiagEngine diags(src, diagText);
+    mod = as::parseModule(src, diags, archFlag);
+    if (mod && !diags.failed()) {
+      a = as::resolveArch(*mod, archFlag);
+      as::verifyModule(*mod, a, diags);
+    }
+    if (!mod || diags.failed()) {
+      diags.flush();
+      fprintf(stderr, "%s", diagText.str().c_str());
+      return 1;
+    }
+  }
+  if (!kernel.empty() && kernel[0] == '@') kernel = kernel.substr(1);
+  if (kernel.empty()) {
+    auto names = kernelNames(*mod);
+    if (names.size() != 1) {
+      std::string list;
+      for (auto& n : names) list += " @" + n;
+      return fail("pto-run: error: " + input + " has " + (names.empty() ? "no entry kernel" : "several kernels") +
+                  "; choose one with --kernel:" + list);
+    }
+    kernel = names[0];
+  }
+  auto found = Kernel::find(*mod, a, kernel);
+  if (!found) return fail(found.error().message);
+  Kernel& K = found.value();
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  auto split = [](const std::vector<std::string>& specs, const char* flag, Pairs& out) -> bool {
+    for (const std::string& spec : specs) {
+      auto eq = spec.find('=');
+      const size_t skip = spec[0] == '%' ? 1 : 0;
+      if (eq == std::string::npos || eq <= skip) {
+        fprintf(stderr, "pto-run: error: %s needs NAME=VALUE, not '%s'\n", flag, spec.c_str());
+        return false;
+      }
+      out.push_back({spec.substr(skip, eq - skip), spec.substr(eq + 1)});
+    }
+    return true;
+  };
+  Pairs args, randoms, zeros, outs;
+  if (!split(argSpecs, "--arg", args) || !split(randomSpecs, "--random", randoms) || !split(zeroSpecs, "--zeros", zeros) ||
+      !split(outSpecs, "--out", outs))
+    return 1;
+  for (std::string& p : prints)
+    if (!p.empty() && p[0] == '%') p = p.substr(1);
+  using Kind = rt::Module::ParamInfo::Kind;
+  auto paramOf = [&](const std::string& name) -> const rt::Module::ParamInfo* {
+    for (const auto& p : K.params())
+      if (p.name == name) return &p;
+    return nullptr;
+  };
+  auto noParam = [&](const std::string& name) {
+    std::string list;
+    for (const auto& p : K.params()) list += " %" + p.name;
+    return fail("pto-run: error: kernel @" + kernel + " has no parameter %" + name + " (parameters:" + list + ")");
+  };
+  std::map<std::string, Tensor> buffers;
+  std::mt19937_64 rng(seed);
+  for (auto& [name, spec] : randoms) {
+    if (!paramOf(name)) return noParam(name);
+    auto st = shapeAndType(spec);
+    if (!st) return fail("pto-run: error: --random " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
+    buffers[name] = randomTensor(st->second, st->first, rng);
+  }
+  for (auto& [name, spec] : zeros) {
+    if (!paramOf(name)) return noParam(name);
+    auto st = shapeAndType(spec);
+    if (!st) return fail("pto-run: error: --zeros " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
+    buffers[name] = Tensor::zeros(st->second, st->first);
+  }
+  for (auto& [name, spec] : args) {
+    const auto* p = paramOf(name);
+    if (!p) return noParam(name);
+    if (p->kind != Kind::Pointer && p->kind != Kind::TensorView) {
+      char* end = nullptr;
+      rt::Status st;
+      if (p->kind == Kind::Scalar && isa::isFloat(p->dtype)) {
+        const double d = strtod(spec.c_str(), &end);
+        if (spec.empty() || *end) return fail("pto-run: error: --arg " + name + ": '" + spec + "' is not a number");
+        st = K.bindScalar(name, d);
+      } else {
+        const long long v = strtoll(spec.c_str(), &end, 0);
+        if (spec.empty() || *end) return fail("pto-run: error: --arg " + name + ": '" + spec + "' is not an integer");
+        st = K.bindScalar(name, static_cast<int64_t>(v));
+      }
+      if (st) return fail("pto-run: " + st->message);
+      continue;
+    }
+    rt::Result<Tensor> t = rt::Error{};
+    if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".npy") == 0) {
+      t = rt::readNpy(spec);
+    } else {
+      auto c2 = spec.rfind(':');
+      auto c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : spec.rfind(':', c2 - 1);
+      if (c1 == std::string::npos) return fail("pto-run: error: --arg " + name + "=" + spec + ": expected file.npy or file.bin:SHAPE:DTYPE");
+      auto st = shapeAndType(spec.substr(c1 + 1));
+      if (!st) return fail("pto-run: error: --arg " + name + "=" + spec + ": bad SHAPE:DTYPE");
+      t = rt::readRaw(spec.substr(0, c1), st->second, st->first);
+    }
+    if (!t) return fail(t.error().message);
+    buffers[name] = std::move(t.value());
+  }
+  for (const auto& p : K.params()) {
+    if ((p.kind != Kind::Pointer && p.kind != Kind::TensorView) || buffers.count(p.name)) continue;
+    if (p.kind == Kind::TensorView) buffers[p.name] = Tensor::zeros(p.dtype, p.shape);
+    else return fail("pto-run: error: pointer parameter %" + p.name + " of @" + kernel + " needs --arg, --random or --zeros");
+  }
+  for (auto& [name, t] : buffers) {
+    const auto* p = paramOf(name);
+    if (!rt::retag(t, p->dtype))
+      return fail("pto-run: error: parameter %" + name + " has element type " + std::string(isa::spelling(p->dtype)) +
+                  " but the data is " + std::string(isa::spelling(t.dtype)));
+    if (auto st = K.bind(name, &t)) return fail("pto-run: " + st->message);
+  }
+  Stats stats;
+  if (auto err = K.run(opts, &stats)) return fail(err->message);
+  for (auto& [name, path] : outs) {
+    auto it = buffers.find(name);
+    if (it == buffers.end()) {
+      if (!paramOf(name)) return noParam(name);
+      return fail("pto-run: error: --out " + name + ": parameter %" + name + " is not a buffer");
+    }
+    if (auto st = rt::writeNpy(path, it->second)) return fail(st->message);
+  }
+  for (auto& name : prints) {
+    auto it = buffers.find(name);
+    if (it == buffers.end()) return noParam(name);
+    printTensor(name, it->second);
+  }
+  if (!quiet)
+    fprintf(stderr, "pto-run: @%s: %u block(s), %llu tile ops, %llu scalar ops (reference interpreter)\n", kernel.c_str(),
+            opts.blocks, static_cast<unsigned long long>(stats.tileOps), static_cast<unsigned long long>(stats.scalarOps));
+  return 0;
+}
+
+} // namespace pto::ref

@@ -1,0 +1,293 @@
+// Scalar semantics of the reference interpreter (ref/Scalar.h). Written from the MLIR arith op
+// definitions; the cases MLIR leaves undefined (division by zero, shifts by the width or more,
+// float-to-integer overflow) are pinned in docs/runtime.md, "The reference interpreter".
+#include "ref/Scalar.h"
+
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace pto::ref {
+namespace {
+
+struct FloatFormat {
+  unsigned expBits, mantBits;
+};
+
+std::optional<FloatFormat> formatOf(isa::DType t) {
+  switch (t) {
+  case isa::DType::F16: return FloatFormat{5, 10};
+  case isa::DType::BF16: return FloatFormat{8, 7};
+  case isa::DType::F32: return FloatFormat{8, 23};
+  case isa::DType::F64: return FloatFormat{11, 52};
+  default: return std::nullopt;
+  }
+}
+
+/// m >> s rounded to nearest, ties to even (s may exceed 64).
+unsigned __int128 shiftRightRne(unsigned __int128 m, unsigned s) {
+  if (s == 0) return m;
+  if (s > 127) return 0; // m < 2^127 < half of 2^s
+  const unsigned __int128 q = m >> s, rem = m & ((static_cast<unsigned __int128>(1) << s) - 1);
+  const unsigned __int128 half = static_cast<unsigned __int128>(1) << (s - 1);
+  if (rem > half || (rem == half && (q & 1))) return q + 1;
+  return q;
+}
+
+/// The bits of (-1)^neg * m * 2^e in format f, rounded once to nearest even.
+uint64_t encode(FloatFormat f, bool neg, uint64_t m, int e) {
+  const uint64_t sign = neg ? uint64_t{1} << (f.expBits + f.mantBits) : 0;
+  if (m == 0) return sign;
+  const int bias = (1 << (f.expBits - 1)) - 1, emin = 1 - bias;
+  const int msb = 63 - std::countl_zero(m);
+  const int exponent = msb + e; // value in [2^exponent, 2^(exponent+1))
+  // The quantum (value of the last mantissa bit) of the result's binade; subnormals share emin's.
+  int qexp = (exponent < emin ? emin : exponent) - static_cast<int>(f.mantBits);
+  unsigned __int128 q;
+  const int shift = e - qexp; // m * 2^e = (m << shift) quanta
+  if (shift >= 0) {
+    if (shift > 64) return sign | ((uint64_t{(1u << f.expBits) - 1}) << f.mantBits); // far above the range
+    q = static_cast<unsigned __int128>(m) << shift;
+  } else {
+    q = shiftRightRne(m, static_cast<unsigned>(-shift));
+  }
+  const unsigned __int128 one = static_cast<unsigned __int128>(1) << f.mantBits;
+  if (q >= (one << 1)) { // rounding carried into the next binade (exact: q == 2 * one)
+    q >>= 1;
+    ++qexp;
+  }
+  const uint64_t infBits = uint64_t{(1u << f.expBits) - 1} << f.mantBits;
+  if (q < one) return sign | static_cast<uint64_t>(q); // subnormal (or zero)
+  const int biased = qexp + static_cast<int>(f.mantBits) + bias;
+  if (biased >= static_cast<int>((1u << f.expBits) - 1)) return sign | infBits;
+  return sign | (static_cast<uint64_t>(biased) << f.mantBits) | static_cast<uint64_t>(q - one);
+}
+
+double makeNan(bool neg, uint64_t payloadTop52) {
+  uint64_t b = (uint64_t{0x7FF} << 52) | (uint64_t{1} << 51) | (payloadTop52 & ((uint64_t{1} << 51) - 1));
+  if (neg) b |= uint64_t{1} << 63;
+  return std::bit_cast<double>(b);
+}
+
+/// A NaN operand made quiet, in the operand's type.
+uint64_t quiet(isa::DType t, uint64_t bits) {
+  const FloatFormat f = *formatOf(t);
+  return bits | (uint64_t{1} << (f.mantBits - 1));
+}
+
+} // namespace
+
+unsigned intWidth(isa::DType t) { return isa::bitWidth(t); }
+
+uint64_t truncBits(uint64_t v, unsigned w) { return w >= 64 ? v : v & ((uint64_t{1} << w) - 1); }
+
+int64_t signedValue(uint64_t v, unsigned w) {
+  if (w >= 64) return static_cast<int64_t>(v);
+  const unsigned sh = 64 - w;
+  return static_cast<int64_t>(v << sh) >> sh;
+}
+
+std::optional<uint64_t> intBinary(std::string_view op, uint64_t a, uint64_t b, unsigned w) {
+  a = truncBits(a, w);
+  b = truncBits(b, w);
+  const int64_t sa = signedValue(a, w), sb = signedValue(b, w);
+  const int64_t smin = w >= 64 ? INT64_MIN : -(int64_t{1} << (w - 1));
+  const uint64_t ones = truncBits(~uint64_t{0}, w);
+  auto r = [&](uint64_t v) { return truncBits(v, w); };
+  auto rs = [&](int64_t v) { return truncBits(static_cast<uint64_t>(v), w); };
+  if (op == "addi") return r(a + b);
+  if (op == "subi") return r(a - b);
+  if (op == "muli") return r(a * b);
+  if (op == "andi") return a & b;
+  if (op == "ori") return a | b;
+  if (op == "xori") return a ^ b;
+  if (op == "minsi") return sa < sb ? a : b;
+  if (op == "maxsi") return sa > sb ? a : b;
+  if (op == "minui") return a < b ? a : b;
+  if (op == "maxui") return a > b ? a : b;
+  // Division: by zero -> all ones (quotients) / the dividend (remainders); the one signed
+  // overflow (INT_MIN / -1) -> INT_MIN, remainder 0.
+  const bool overflow = sa == smin && sb == -1;
+  if (op == "divui") return b == 0 ? ones : a / b;
+  if (op == "remui") return b == 0 ? a : a % b;
+  if (op == "ceildivui") return b == 0 ? ones : a / b + (a % b != 0);
+  if (op == "divsi") return b == 0 ? ones : overflow ? rs(smin) : rs(sa / sb);
+  if (op == "remsi") return b == 0 ? a : overflow ? 0 : rs(sa % sb);
+  if (op == "ceildivsi" || op == "floordivsi") {
+    if (b == 0) return ones;
+    if (overflow) return rs(smin);
+    int64_t q = sa / sb;
+    const int64_t rem = sa % sb;
+    if (rem != 0) {
+      const bool positive = (rem < 0) == (sb < 0); // the exact quotient is positive
+      if (op == "ceildivsi" && positive) ++q;
+      if (op == "floordivsi" && !positive) --q;
+    }
+    return rs(q);
+  }
+  // Shifts: the amount is unsigned, taken modulo 64 (the register width of the ISA's shifts);
+  // an amount of the width or more (up to 63) shifts every bit out: 0, or the sign for shrsi.
+  if (op == "shli" || op == "shrui" || op == "shrsi") {
+    const uint64_t s = b & 63;
+    if (s >= w) return op == "shrsi" ? (sa < 0 ? ones : 0) : 0;
+    if (op == "shli") return r(a << s);
+    if (op == "shrui") return a >> s;
+    return rs(sa >> s);
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> intCompare(std::string_view p, uint64_t a, uint64_t b, unsigned w) {
+  a = truncBits(a, w);
+  b = truncBits(b, w);
+  const int64_t sa = signedValue(a, w), sb = signedValue(b, w);
+  if (p == "eq") return a == b;
+  if (p == "ne") return a != b;
+  if (p == "slt") return sa < sb;
+  if (p == "sle") return sa <= sb;
+  if (p == "sgt") return sa > sb;
+  if (p == "sge") return sa >= sb;
+  if (p == "ult") return a < b;
+  if (p == "ule") return a <= b;
+  if (p == "ugt") return a > b;
+  if (p == "uge") return a >= b;
+  return std::nullopt;
+}
+
+bool isScalarFloat(isa::DType t) { return formatOf(t).has_value(); }
+
+double floatToDouble(isa::DType t, uint64_t bits) {
+  const FloatFormat f = *formatOf(t);
+  if (t == isa::DType::F64) return std::bit_cast<double>(bits);
+  const bool neg = (bits >> (f.expBits + f.mantBits)) & 1;
+  const uint64_t exp = (bits >> f.mantBits) & ((uint64_t{1} << f.expBits) - 1);
+  const uint64_t mant = bits & ((uint64_t{1} << f.mantBits) - 1);
+  const int bias = (1 << (f.expBits - 1)) - 1;
+  double v;
+  if (exp == (uint64_t{1} << f.expBits) - 1) {
+    if (mant == 0) v = INFINITY;
+    else return makeNan(neg, mant << (51 - (f.mantBits - 1))); // payload kept in the top bits
+  } else if (exp == 0) {
+    v = std::ldexp(static_cast<double>(mant), 1 - bias - static_cast<int>(f.mantBits));
+  } else {
+    v = std::ldexp(static_cast<double>(mant | (uint64_t{1} << f.mantBits)), static_cast<int>(exp) - bias - static_cast<int>(f.mantBits));
+  }
+  return neg ? -v : v;
+}
+
+uint64_t doubleToFloat(isa::DType t, double d) {
+  const FloatFormat f = *formatOf(t);
+  const uint64_t db = std::bit_cast<uint64_t>(d);
+  if (t == isa::DType::F64) return db;
+  const bool neg = db >> 63;
+  const uint64_t sign = neg ? uint64_t{1} << (f.expBits + f.mantBits) : 0;
+  const uint64_t infBits = uint64_t{(1u << f.expBits) - 1} << f.mantBits;
+  if (std::isinf(d)) return sign | infBits;
+  if (std::isnan(d)) {
+    const uint64_t payload = (db & ((uint64_t{1} << 52) - 1)) >> (52 - f.mantBits);
+    return sign | infBits | payload | (uint64_t{1} << (f.mantBits - 1));
+  }
+  const uint64_t exp = (db >> 52) & 0x7FF, mant = db & ((uint64_t{1} << 52) - 1);
+  if (exp == 0) return encode(f, neg, mant, -1074);
+  return encode(f, neg, mant | (uint64_t{1} << 52), static_cast<int>(exp) - 1075);
+}
+
+uint64_t intToFloat(isa::DType t, uint64_t v, bool isSigned) {
+  const bool neg = isSigned && static_cast<int64_t>(v) < 0;
+  const uint64_t mag = neg ? ~v + 1 : v;
+  return encode(*formatOf(t), neg, mag, 0);
+}
+
+uint64_t floatToInt(isa::DType from, uint64_t bits, unsigned w, bool isSigned) {
+  const double d = std::trunc(floatToDouble(from, bits));
+  if (std::isnan(d)) return 0;
+  if (isSigned) {
+    const double lo = -std::ldexp(1.0, static_cast<int>(w) - 1), hi = std::ldexp(1.0, static_cast<int>(w) - 1);
+    if (d <= lo) return truncBits(static_cast<uint64_t>(w >= 64 ? INT64_MIN : -(int64_t{1} << (w - 1))), w);
+    if (d >= hi) return truncBits(w >= 64 ? static_cast<uint64_t>(INT64_MAX) : (uint64_t{1} << (w - 1)) - 1, w);
+    return truncBits(static_cast<uint64_t>(static_cast<int64_t>(d)), w);
+  }
+  if (d <= 0) return 0;
+  if (d >= std::ldexp(1.0, static_cast<int>(w))) return truncBits(~uint64_t{0}, w);
+  return static_cast<uint64_t>(d);
+}
+
+std::optional<uint64_t> floatBinary(std::string_view op, isa::DType t, uint64_t a, uint64_t b) {
+  const double x = floatToDouble(t, a), y = floatToDouble(t, b);
+  // +, -, *, / of f16/bf16/f32 operands computed in double and rounded once are correctly
+  // rounded: 53 >= 2p + 2 for p = 24 (double rounding is innocuous).
+  if (op == "addf") return doubleToFloat(t, x + y);
+  if (op == "subf") return doubleToFloat(t, x - y);
+  if (op == "mulf") return doubleToFloat(t, x * y);
+  if (op == "divf") return doubleToFloat(t, x / y);
+  const bool xn = std::isnan(x), yn = std::isnan(y);
+  // -0 orders below +0 for all four.
+  auto less = [](double p, double q) { return p < q || (p == 0 && q == 0 && std::signbit(p) && !std::signbit(q)); };
+  if (op == "maximumf" || op == "minimumf") {
+    if (xn) return quiet(t, a);
+    if (yn) return quiet(t, b);
+    const bool pickX = op == "maximumf" ? !less(x, y) : !less(y, x);
+    return pickX ? a : b;
+  }
+  if (op == "maxnumf" || op == "minnumf") {
+    if (xn && yn) return quiet(t, a);
+    if (xn) return b;
+    if (yn) return a;
+    const bool pickX = op == "maxnumf" ? !less(x, y) : !less(y, x);
+    return pickX ? a : b;
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> floatCompare(std::string_view p, isa::DType t, uint64_t a, uint64_t b) {
+  const double x = floatToDouble(t, a), y = floatToDouble(t, b);
+  const bool uno = std::isnan(x) || std::isnan(y);
+  if (p == "false") return false;
+  if (p == "true") return true;
+  if (p == "ord") return !uno;
+  if (p == "uno") return uno;
+  if (p == "oeq") return !uno && x == y;
+  if (p == "ogt") return !uno && x > y;
+  if (p == "oge") return !uno && x >= y;
+  if (p == "olt") return !uno && x < y;
+  if (p == "ole") return !uno && x <= y;
+  if (p == "one") return !uno && x != y;
+  if (p == "ueq") return uno || x == y;
+  if (p == "ugt") return uno || x > y;
+  if (p == "uge") return uno || x >= y;
+  if (p == "ult") return uno || x < y;
+  if (p == "ule") return uno || x <= y;
+  if (p == "une") return uno || x != y;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> constantBits(const std::string& text, isa::DType t, bool isIndex) {
+  const unsigned w = isIndex ? 64 : isa::bitWidth(t);
+  if (text == "true") return 1;
+  if (text == "false") return 0;
+  const bool hex = text.find("0x") != std::string::npos || text.find("0X") != std::string::npos;
+  const bool isFloatType = !isIndex && isScalarFloat(t);
+  if (!isFloatType || hex) {
+    const char* s = text.c_str();
+    const bool neg = *s == '-';
+    if (neg || *s == '+') ++s;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s, &end, hex ? 16 : 10);
+    if (end == s || *end || errno) return std::nullopt;
+    return truncBits(neg ? ~static_cast<uint64_t>(v) + 1 : static_cast<uint64_t>(v), w);
+  }
+  char* end = nullptr;
+  if (t == isa::DType::F32) { // strtof rounds the decimal once, to f32
+    const float f = std::strtof(text.c_str(), &end);
+    if (end == text.c_str() || *end) return std::nullopt;
+    return std::bit_cast<uint32_t>(f);
+  }
+  const double d = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end) return std::nullopt;
+  return doubleToFloat(t, d);
+}
+
+} // namespace pto::ref

@@ -1,0 +1,451 @@
+// The reference interpreter: GM views, scalar memory, tiles and tile ops (docs/runtime.md,
+// "The reference interpreter"). Tile ops run through the cpu backend's kernels: each op becomes
+// an rt::TileInst built from the IR (operands by role, valid shape, GM address and scalars in
+// registers of the interpreter's own rt::Core).
+#include "isa/Encoding.h"
+#include "isa/Numerics.h"
+#include "ref/Exec.h"
+#include "ref/Scalar.h"
+
+#include <cctype>
+#include <cstring>
+
+namespace pto::ref {
+
+using ir::Op;
+using ir::OpKind;
+using ir::TypeKind;
+namespace enc = isa::enc;
+
+bool Machine::constantOperand(const Frame& f, ir::ValueId v) const {
+  auto it = defs_.find({f.fn, v});
+  return it != defs_.end() && it->second->kind == OpKind::Constant;
+}
+
+rt::TileOperand Machine::operand(const TileVal& t, const std::string& name) const {
+  rt::TileOperand o;
+  o.loc = static_cast<uint8_t>(t.type.loc);
+  o.dtype = t.type.dtype;
+  o.blayout = t.type.blayout;
+  o.slayout = t.type.slayout;
+  o.offset = t.offset;
+  o.rows = static_cast<uint32_t>(t.type.rows);
+  o.cols = static_cast<uint32_t>(t.type.cols);
+  o.validRows = static_cast<int32_t>(t.type.validRows);
+  o.validCols = static_cast<int32_t>(t.type.validCols);
+  o.pad = t.type.pad;
+  o.name = name;
+  if (t.type.slayout != isa::SLayout::NoneBox) { // the fractal box (reference 4.3)
+    const unsigned bytes = std::max(1u, isa::bitWidth(t.type.dtype) / 8);
+    const bool rowBox = t.type.slayout == isa::SLayout::RowMajor;
+    if (t.type.fractal == 1024) o.innerRows = o.innerCols = 16;
+    else if (t.type.fractal == 32) {
+      o.innerRows = rowBox ? 16 : 2;
+      o.innerCols = rowBox ? 2 : 16;
+    } else {
+      o.innerRows = rowBox ? 16 : 32 / bytes;
+      o.innerCols = rowBox ? 32 / bytes : 16;
+    }
+  }
+  return o;
+}
+
+std::optional<Failure> Machine::tileAlloc(Frame& f, const Op& op) {
+  const ir::TileType& t = f.fn->type(op.results[0]).tile;
+  TileVal tv{t, 0, t.validRows, t.validCols};
+  size_t k = 0;
+  const unsigned l = static_cast<unsigned>(t.loc);
+  if (op.ints[0]) { // addr = N: at that address of the physical buffer
+    const uint64_t addr = scalar(f, op.operands[k++]);
+    if (addr + t.byteSize() > isa::buffer(arch_, t.loc).capacity)
+      return Failure{op.loc, "tile %" + f.fn->value(op.results[0]).name + " at address " + std::to_string(addr) +
+                                 " does not fit the " + std::string(isa::spelling(t.loc)) + " buffer"};
+    tv.offset = static_cast<uint32_t>(addr);
+  } else {
+    auto it = placed_.find(&op);
+    if (it == placed_.end()) { // storage of its own, above every explicit address
+      it = placed_.emplace(&op, static_cast<uint32_t>(nextFree_[l])).first;
+      nextFree_[l] += (t.byteSize() + 63) / 64 * 64;
+    }
+    tv.offset = it->second;
+  }
+  if (op.ints[1]) tv.validRows = static_cast<int64_t>(scalar(f, op.operands[k++]));
+  if (op.ints[2]) tv.validCols = static_cast<int64_t>(scalar(f, op.operands[k++]));
+  f.v[op.results[0]] = tv;
+  return std::nullopt;
+}
+
+std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
+  auto unsupported = [&](const std::string& what) {
+    return Failure{op.loc, what + " is not supported by the reference interpreter"};
+  };
+  switch (op.kind) {
+  case OpKind::MakeTensorView: {
+    const size_t rank = static_cast<size_t>(op.ints[0]);
+    ViewVal v;
+    v.elem = f.fn->type(op.results[0]).elem;
+    v.base = scalar(f, op.operands[0]);
+    for (size_t i = 0; i < rank; ++i) v.shape.push_back(static_cast<int64_t>(scalar(f, op.operands[1 + i])));
+    for (size_t i = 0; i < rank; ++i) v.strides.push_back(static_cast<int64_t>(scalar(f, op.operands[1 + rank + i])));
+    bool explicitLayout = false;
+    for (const ir::NamedAttr& a : op.attrs) {
+      if (a.key != "layout") continue;
+      explicitLayout = true;
+      std::string word, last; // the attribute's last word (#pto.layout<dn>, #pto<layout dn>...)
+      for (char ch : a.value + " ") {
+        if (std::isalnum(static_cast<unsigned char>(ch))) word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        else if (!word.empty()) {
+          if (word != "pto" && word != "layout") last = word;
+          word.clear();
+        }
+      }
+      if (last == "dn") v.dn = true;
+      else if (last != "nd") return unsupported("a tensor view with layout " + a.value);
+    }
+    // Without the attribute, constant strides with a unit outer stride mean DN (PTOAS's inference).
+    if (!explicitLayout && rank >= 2 && constantOperand(f, op.operands[1 + 2 * rank - 1]) &&
+        constantOperand(f, op.operands[1 + 2 * rank - 2]))
+      v.dn = v.strides[rank - 2] == 1 && v.strides[rank - 1] != 1;
+    f.v[op.results[0]] = v;
+    return std::nullopt;
+  }
+  case OpKind::PartitionView: {
+    ViewVal v = std::get<ViewVal>(f.v[op.operands[0]]);
+    const size_t rank = static_cast<size_t>(op.ints[0]);
+    if (rank != v.shape.size()) return unsupported("a partition of rank " + std::to_string(rank) + " of a rank " + std::to_string(v.shape.size()) + " view");
+    int64_t elems = 0;
+    for (size_t i = 0; i < rank; ++i) elems += static_cast<int64_t>(scalar(f, op.operands[1 + i])) * v.strides[i];
+    const unsigned bits = isa::bitWidth(v.elem);
+    v.base += static_cast<uint64_t>(elems * static_cast<int64_t>(bits) / 8);
+    for (size_t i = 0; i < rank; ++i) v.shape[i] = static_cast<int64_t>(scalar(f, op.operands[1 + rank + i]));
+    f.v[op.results[0]] = v;
+    return std::nullopt;
+  }
+  case OpKind::GetTensorViewDim: {
+    const ViewVal& v = std::get<ViewVal>(f.v[op.operands[0]]);
+    const uint64_t d = scalar(f, op.operands[1]);
+    if (d >= v.shape.size()) return Failure{op.loc, "dimension " + std::to_string(d) + " is out of range for a view of rank " + std::to_string(v.shape.size())};
+    f.v[op.results[0]] = static_cast<uint64_t>(v.shape[d]);
+    return std::nullopt;
+  }
+  case OpKind::Subset:
+  case OpKind::Reshape:
+  case OpKind::Bitcast: {
+    const TileVal& src = std::get<TileVal>(f.v[op.operands[0]]);
+    TileVal t{f.fn->type(op.results[0]).tile, src.offset, 0, 0};
+    if (op.kind == OpKind::Subset) {
+      if (src.type.blayout != isa::BLayout::RowMajor || src.type.slayout != isa::SLayout::NoneBox)
+        return unsupported("'pto.subset' of a boxed or column-major tile");
+      const uint64_t r = scalar(f, op.operands[1]), c = scalar(f, op.operands[2]);
+      t.offset += static_cast<uint32_t>((r * static_cast<uint64_t>(src.type.cols) + c) * isa::bitWidth(src.type.dtype) / 8);
+      t.type.cols = src.type.cols; // a subset keeps its parent's row pitch
+    }
+    t.validRows = t.type.validRows;
+    t.validCols = t.type.validCols;
+    f.v[op.results[0]] = t;
+    return std::nullopt;
+  }
+  case OpKind::SetValidShape: {
+    TileVal& t = std::get<TileVal>(f.v[op.operands[0]]);
+    t.validRows = static_cast<int64_t>(scalar(f, op.operands[1]));
+    t.validCols = static_cast<int64_t>(scalar(f, op.operands[2]));
+    return std::nullopt;
+  }
+  case OpKind::TAssign: {
+    TileVal t = std::get<TileVal>(f.v[op.operands[0]]);
+    const uint64_t addr = scalar(f, op.operands[1]);
+    if (addr + t.type.byteSize() > isa::buffer(arch_, t.type.loc).capacity)
+      return Failure{op.loc, "tile address " + std::to_string(addr) + " does not fit the " + std::string(isa::spelling(t.type.loc)) + " buffer"};
+    t.offset = static_cast<uint32_t>(addr);
+    f.v[op.results.empty() ? op.operands[0] : op.results[0]] = t;
+    return std::nullopt;
+  }
+  case OpKind::LoadScalar:
+  case OpKind::StoreScalar:
+  case OpKind::AddPtr: {
+    const bool load = op.kind == OpKind::LoadScalar, store = op.kind == OpKind::StoreScalar;
+    const ir::ValueId ptr = op.operands[store ? 1 : 0];
+    const isa::DType elem = f.fn->type(ptr).elem;
+    const unsigned bits = isa::bitWidth(elem);
+    if (bits < 8) return unsupported("'" + op.name + "' on " + std::string(isa::spelling(elem)) + " elements");
+    const uint64_t addr = scalar(f, ptr) + scalar(f, op.operands[store ? 2 : 1]) * (bits / 8);
+    if (op.kind == OpKind::AddPtr) {
+      f.v[op.results[0]] = addr;
+      return std::nullopt;
+    }
+    uint8_t* p = core_.translate(addr, bits / 8, load ? "scalar load" : "scalar store", store);
+    if (!p) {
+      Failure e{op.loc, core_.error};
+      core_.error.clear();
+      return e;
+    }
+    if (load) {
+      uint64_t v = 0;
+      std::memcpy(&v, p, bits / 8);
+      const ir::Type& rt = f.fn->type(op.results[0]);
+      f.v[op.results[0]] = rt.kind == TypeKind::Index ? v : truncBits(v, isa::bitWidth(rt.elem));
+    } else {
+      const uint64_t v = scalar(f, op.operands[0]);
+      std::memcpy(p, &v, bits / 8);
+    }
+    return std::nullopt;
+  }
+  default: return unsupported("'" + op.name + "'");
+  }
+}
+
+namespace {
+
+/// "CAST_RINT" from "#pto<round_mode CAST_RINT>" (or the value as written).
+std::string attrWord(const Op& op, std::string_view key) {
+  const ir::NamedAttr* a = op.attr(key);
+  if (!a) return "";
+  const std::string& v = a->value;
+  const auto sp = v.find(' '), gt = v.rfind('>');
+  return sp == std::string::npos ? v : v.substr(sp + 1, gt - sp - 1);
+}
+
+/// Op attributes the cpu kernels have no field for: only their default value runs.
+std::optional<std::string> unrunnableAttribute(const Op& op) {
+  struct Fixed {
+    isa::OpId op;
+    std::string_view key, defaultValue; // "" = no value runs
+  };
+  static constexpr Fixed kFixed[] = {
+      {isa::OpId::TCI, "descending", "false"},     {isa::OpId::TTRI, "upperOrLower", "0"},
+      {isa::OpId::THISTOGRAM, "isMSB", "true"},    {isa::OpId::TMRGSORT, "exhausted", "false"},
+      {isa::OpId::MGATHER, "gatherOob", ""},       {isa::OpId::MSCATTER, "scatterOob", ""},
+      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
+  };
+  for (const Fixed& x : kFixed) {
+    const ir::NamedAttr* a = x.op == op.tileOp ? op.attr(x.key) : nullptr;
+    if (a && (x.defaultValue.empty() || a->value != x.defaultValue)) return std::string(x.key) + " = " + a->value;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  const std::string opName = "'pto." + std::string(info.mnemonic) + "'";
+  if (!info.supports(arch_)) return Failure{op.loc, opName + " is not available on " + std::string(isa::spelling(arch_))};
+  if (auto a = unrunnableAttribute(op)) return Failure{op.loc, opName + " with " + *a + " is not supported by the cpu kernels"};
+  ++tileOps;
+  std::string& instName = names_[&op];
+  if (instName.empty()) {
+    const enc::TileOpInfo* eop = enc::tileOpFor(op.tileOp);
+    if (eop) instName = std::string(enc::info(eop->op).name);
+    else
+      for (char ch : info.mnemonic) instName += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  // Operands by role: tile outputs, tile inputs, the GM view, scalars.
+  struct TileArg {
+    ir::ValueId v;
+    std::string_view role;
+  };
+  std::vector<TileArg> outs, ins;
+  std::vector<uint64_t> scalars;
+  const ViewVal* view = nullptr;
+  ir::ValueId dst = ir::kNoValue, src = ir::kNoValue;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& role = info.roles[static_cast<size_t>(op.operandRoles[i])];
+    const ir::ValueId v = op.operands[i];
+    if (role.kind == isa::RoleKind::Tile) {
+      (role.isOutput ? outs : ins).push_back({v, role.name});
+      if (role.isOutput && dst == ir::kNoValue) dst = v;
+      if (!role.isOutput && src == ir::kNoValue) src = v;
+    } else if (role.kind == isa::RoleKind::View) {
+      view = &std::get<ViewVal>(f.v[v]);
+    } else {
+      scalars.push_back(scalar(f, v));
+    }
+  }
+  auto tileOf = [&](ir::ValueId v) -> const TileVal& { return std::get<TileVal>(f.v[v]); };
+  rt::TileInst t;
+  t.op = op.tileOp;
+  t.name = instName.c_str();
+  // The tile whose valid shape bounds the op: the destination, else (reductions, compares,
+  // loads without a tile output, stores) the source.
+  const bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
+  ir::ValueId shapeTile = dst;
+  if (reduce || (view && dst == ir::kNoValue) || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
+    shapeTile = src != ir::kNoValue ? src : dst;
+  if (view && info.id == isa::OpId::TSTORE) shapeTile = src;
+  t.startType = f.fn->type(shapeTile != ir::kNoValue ? shapeTile : src).tile.dtype;
+  if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT || info.rule == isa::TypeRule::Matmul)
+    t.startType = f.fn->type(src).tile.dtype;
+  if (info.rule == isa::TypeRule::Matmul && ir::roleValue(op, "lhs") != ir::kNoValue)
+    t.startType = f.fn->type(ir::roleValue(op, "lhs")).tile.dtype;
+  // B.DATR: destination type, rounding, saturation, compare mode, GM layout.
+  auto code = [](isa::DType d) { return enc::dataTypeCode(d).value_or(0); };
+  switch (info.id) {
+  case isa::OpId::TCVT: {
+    const isa::DType s = f.fn->type(src).tile.dtype, d = f.fn->type(dst).tile.dtype;
+    t.hasDatr = true;
+    t.datrType = code(d);
+    t.rmode = enc::rmodeCode(isa::parseRoundMode(attrWord(op, "rmode")).value_or(isa::RoundMode::CAST_RINT));
+    const std::string sat = attrWord(op, "sat_mode");
+    t.sat = sat.empty() ? isa::cvtSaturatesByDefault(s, d) : sat == "ON";
+    t.pad = 0;
+    break;
+  }
+  case isa::OpId::TCMP:
+  case isa::OpId::TCMPS:
+    t.hasDatr = true;
+    t.datrType = code(f.fn->type(src).tile.dtype);
+    t.cmode = enc::cmodeCode(isa::parseCmpMode(attrWord(op, "cmpMode")).value_or(isa::CmpMode::EQ));
+    t.pad = 0;
+    break;
+  case isa::OpId::TDEQUANT:
+  case isa::OpId::TQUANT:
+    t.hasDatr = true;
+    t.datrType = code(f.fn->type(dst).tile.dtype);
+    t.pad = 0;
+    break;
+  case isa::OpId::TLOAD:
+  case isa::OpId::TPREFETCH:
+  case isa::OpId::TSTORE:
+    if (view) {
+      t.hasDatr = true;
+      t.datrType = code(view->elem); // the GM element type (a converting store names it)
+      t.gmDn = view->dn;
+      t.pad = 0;
+    }
+    break;
+  default: break;
+  }
+  // Tiles, destination first (as B.IOT lists them), and their roles.
+  std::vector<TileArg> order = outs;
+  order.insert(order.end(), ins.begin(), ins.end());
+  std::vector<std::string_view> roles;
+  for (const TileArg& a : order) {
+    t.tiles.push_back(operand(tileOf(a.v), f.fn->value(a.v).name));
+    roles.push_back(a.role);
+  }
+  auto role = [&](std::initializer_list<std::string_view> names) {
+    for (std::string_view nm : names)
+      for (size_t i = 0; i < roles.size(); ++i)
+        if (roles[i] == nm) return static_cast<int>(i);
+    return -1;
+  };
+  t.dst = role({"dst", "dsts"});
+  t.src0 = role({"src0", "src", "lhs", "mask"});
+  t.src1 = role({"src1", "rhs", "indices", "indexes", "scale", "idx", "offsets", "fp"});
+  t.src2 = role({"src2", "offset"});
+  t.acc = role({"acc"});
+  t.bias = role({"bias"});
+  t.tmp = role({"tmp"});
+  t.lscale = role({"lscale"});
+  t.rscale = role({"rscale"});
+  if (info.id == isa::OpId::TSEL || info.id == isa::OpId::TSELS) {
+    t.src0 = role({"mask"});
+    t.src1 = role({"src0", "src"});
+    t.src2 = role({"src1"});
+  }
+  if (info.id == isa::OpId::TMRGSORT) { // (dst, src) or (dst, tmp, 2 to 4 sources)
+    const int n = static_cast<int>(t.tiles.size());
+    t.dst = 0;
+    t.src0 = 1;
+    t.src1 = t.src2 = t.src3 = t.tmp = -1;
+    if (n >= 4 && n <= 6) {
+      t.tmp = 1;
+      t.src0 = 2;
+      t.src1 = 3;
+      t.src2 = n > 4 ? 4 : -1;
+      t.src3 = n > 5 ? 5 : -1;
+    } else if (n != 2) {
+      return Failure{op.loc, "TMRGSORT has " + std::to_string(n) + " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)"};
+    }
+  }
+  if (auto e = rt::selectKernel(t)) return Failure{op.loc, *e};
+  // Bounds and B.IOR values in the core's registers: r1 valid cols, r2 valid rows, r3 physical
+  // cols (LB0..LB2), r4..r6 the GM address, GM row stride and scalars.
+  auto setDim = [&](unsigned lb, uint64_t value) {
+    core_.r[1 + lb] = value;
+    t.dim[lb] = rt::Bound{static_cast<uint8_t>(1 + lb), 0, true};
+  };
+  auto validOf = [&](ir::ValueId v) {
+    const TileVal& tv = tileOf(v);
+    return std::pair<int64_t, int64_t>{tv.validRows == ir::kDynamic ? tv.type.rows : tv.validRows,
+                                       tv.validCols == ir::kDynamic ? tv.type.cols : tv.validCols};
+  };
+  if (info.rule == isa::TypeRule::Matmul) {
+    const auto l = validOf(ir::roleValue(op, "lhs")), r = validOf(ir::roleValue(op, "rhs"));
+    setDim(0, static_cast<uint64_t>(l.first));
+    setDim(1, static_cast<uint64_t>(r.second));
+    setDim(2, static_cast<uint64_t>(l.second));
+  } else if (shapeTile != ir::kNoValue) {
+    const auto v = validOf(shapeTile);
+    const int64_t physCols = tileOf(shapeTile).type.cols;
+    setDim(0, static_cast<uint64_t>(v.second));
+    setDim(1, static_cast<uint64_t>(v.first));
+    if (v.second != physCols) setDim(2, static_cast<uint64_t>(physCols));
+  }
+  std::vector<uint64_t> ior;
+  size_t outer = 0; // a partition with more than two non-unit dimensions: one op per 2-D slice
+  uint64_t rowStride = 0;
+  std::vector<size_t> outerDims;
+  if (view) {
+    const size_t rank = view->shape.size();
+    const unsigned bits = isa::bitWidth(view->elem);
+    if (rank >= 2) rowStride = static_cast<uint64_t>(view->strides[view->dn ? rank - 1 : rank - 2] * bits / 8);
+    for (size_t i = 0; i + 2 < rank; ++i)
+      if (view->shape[i] != 1) outerDims.push_back(i);
+    ior = {view->base, rowStride};
+    outer = outerDims.size();
+  }
+  for (uint64_t s : scalars) ior.push_back(s);
+  if (ior.size() > 3) return Failure{op.loc, opName + " with more than three scalar operands is not supported"};
+  t.numIor = 3;
+  for (size_t i = 0; i < ior.size(); ++i) {
+    core_.r[4 + i] = ior[i];
+    t.ior[i] = static_cast<uint8_t>(4 + i);
+  }
+  auto run = [&](const rt::TileInst& inst) -> std::optional<Failure> {
+    inst.kernel(core_, inst);
+    if (core_.error.empty()) return std::nullopt;
+    Failure e{op.loc, core_.error};
+    core_.error.clear();
+    return e;
+  };
+  if (outer == 0) return run(t);
+  // Slices: the last two dimensions, into consecutive rows of a row-major tile.
+  if (t.tiles.size() != 1 || !scalars.empty() || t.tiles[0].blayout != isa::BLayout::RowMajor ||
+      t.tiles[0].slayout != isa::SLayout::NoneBox)
+    return Failure{op.loc, opName + " with a partition of more than two non-unit dimensions needs one row-major tile and no scalars"};
+  const size_t rank = view->shape.size();
+  const int64_t sliceRows = view->shape[rank - 2], sliceCols = view->shape[rank - 1];
+  int64_t slices = 1;
+  for (size_t d : outerDims) slices *= view->shape[d];
+  const rt::TileOperand whole = t.tiles[0];
+  if (slices * sliceRows > whole.rows || sliceCols > whole.cols)
+    return Failure{op.loc, "the partition's " + std::to_string(slices) + " slices of " + std::to_string(sliceRows) + "x" +
+                               std::to_string(sliceCols) + " do not fit the tile"};
+  const unsigned bits = isa::bitWidth(view->elem);
+  for (int64_t s = 0; s < slices; ++s) {
+    uint64_t addr = view->base;
+    int64_t rest = s;
+    for (size_t k = outerDims.size(); k-- > 0;) {
+      const int64_t idx = rest % view->shape[outerDims[k]];
+      rest /= view->shape[outerDims[k]];
+      addr += static_cast<uint64_t>(idx * view->strides[outerDims[k]] * bits / 8);
+    }
+    rt::TileInst slice = t;
+    rt::TileOperand& o = slice.tiles[0];
+    o.offset = whole.offset + static_cast<uint32_t>(s * sliceRows * whole.cols * isa::bitWidth(whole.dtype) / 8);
+    o.rows = static_cast<uint32_t>(sliceRows);
+    o.validRows = static_cast<int32_t>(sliceRows);
+    o.validCols = static_cast<int32_t>(sliceCols);
+    o.name = whole.name + "." + std::to_string(s);
+    core_.r[1] = static_cast<uint64_t>(sliceCols);
+    core_.r[2] = static_cast<uint64_t>(sliceRows);
+    core_.r[3] = whole.cols;
+    slice.dim[2].present = sliceCols != static_cast<int64_t>(whole.cols);
+    core_.r[4] = addr;
+    if (auto e = run(slice)) return e;
+  }
+  return std::nullopt;
+}
+
+} // namespace pto::ref
