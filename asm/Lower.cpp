@@ -258,7 +258,7 @@ private:
     }
     double d = std::strtod(text.c_str(), nullptr);
     switch (t.elem) {
-    case isa::DType::F32: return std::bit_cast<uint32_t>(static_cast<float>(d));
+    case isa::DType::F32: return std::bit_cast<uint32_t>(std::strtof(text.c_str(), nullptr)); // rounded once
     case isa::DType::F64: return std::bit_cast<uint64_t>(d);
     case isa::DType::F16:
     case isa::DType::BF16: return isa::encodeFromDouble(t.elem, d, isa::RoundMode::CAST_RINT, isa::SatMode::OFF);

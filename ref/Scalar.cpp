@@ -71,10 +71,11 @@ double makeNan(bool neg, uint64_t payloadTop52) {
   return std::bit_cast<double>(b);
 }
 
-/// A NaN operand made quiet, in the operand's type.
-uint64_t quiet(isa::DType t, uint64_t bits) {
+/// The canonical quiet NaN of the type (positive, only the top fraction bit set): every NaN
+/// an arithmetic op, a max/min or a conversion produces (docs/numerics.md "Scalar floating point").
+uint64_t canonicalNan(isa::DType t) {
   const FloatFormat f = *formatOf(t);
-  return bits | (uint64_t{1} << (f.mantBits - 1));
+  return (uint64_t{(1u << f.expBits) - 1} << f.mantBits) | (uint64_t{1} << (f.mantBits - 1));
 }
 
 } // namespace
@@ -180,15 +181,12 @@ double floatToDouble(isa::DType t, uint64_t bits) {
 uint64_t doubleToFloat(isa::DType t, double d) {
   const FloatFormat f = *formatOf(t);
   const uint64_t db = std::bit_cast<uint64_t>(d);
+  if (std::isnan(d)) return canonicalNan(t);
   if (t == isa::DType::F64) return db;
   const bool neg = db >> 63;
   const uint64_t sign = neg ? uint64_t{1} << (f.expBits + f.mantBits) : 0;
   const uint64_t infBits = uint64_t{(1u << f.expBits) - 1} << f.mantBits;
   if (std::isinf(d)) return sign | infBits;
-  if (std::isnan(d)) {
-    const uint64_t payload = (db & ((uint64_t{1} << 52) - 1)) >> (52 - f.mantBits);
-    return sign | infBits | payload | (uint64_t{1} << (f.mantBits - 1));
-  }
   const uint64_t exp = (db >> 52) & 0x7FF, mant = db & ((uint64_t{1} << 52) - 1);
   if (exp == 0) return encode(f, neg, mant, -1074);
   return encode(f, neg, mant | (uint64_t{1} << 52), static_cast<int>(exp) - 1075);
@@ -226,13 +224,12 @@ std::optional<uint64_t> floatBinary(std::string_view op, isa::DType t, uint64_t 
   // -0 orders below +0 for all four.
   auto less = [](double p, double q) { return p < q || (p == 0 && q == 0 && std::signbit(p) && !std::signbit(q)); };
   if (op == "maximumf" || op == "minimumf") {
-    if (xn) return quiet(t, a);
-    if (yn) return quiet(t, b);
+    if (xn || yn) return canonicalNan(t);
     const bool pickX = op == "maximumf" ? !less(x, y) : !less(y, x);
     return pickX ? a : b;
   }
   if (op == "maxnumf" || op == "minnumf") {
-    if (xn && yn) return quiet(t, a);
+    if (xn && yn) return canonicalNan(t);
     if (xn) return b;
     if (yn) return a;
     const bool pickX = op == "maxnumf" ? !less(x, y) : !less(y, x);

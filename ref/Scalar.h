@@ -28,7 +28,7 @@ std::optional<bool> intCompare(std::string_view pred, uint64_t a, uint64_t b, un
 /// Floats: f16, bf16, f32, f64 only.
 bool isScalarFloat(isa::DType t);
 double floatToDouble(isa::DType t, uint64_t bits);
-/// Rounds `d` to the type, nearest even; overflow gives inf, NaN keeps its sign and payload top bits, quiet.
+/// Rounds `d` to the type, nearest even; overflow gives inf, a NaN gives the canonical quiet NaN.
 uint64_t doubleToFloat(isa::DType t, double d);
 /// Integer (signed or unsigned 64-bit) to the float type, rounded once to nearest even.
 uint64_t intToFloat(isa::DType t, uint64_t v, bool isSigned);
