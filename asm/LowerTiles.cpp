@@ -1,0 +1,620 @@
+// Instruction selection for GM views, tile descriptors and tile blocks (B.DATR, B.DIM, B.IOR,
+// B.IOT), and the sync / runtime-id blocks of the extension space (docs/abi.md).
+#include "asm/Lowering.h"
+
+#include "isa/Numerics.h"
+#include "isa/ScalarFp.h"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+namespace pto::as::lower {
+
+
+void FunctionLowering::lowerMakeView(const Op& op) {
+  ViewRegs v;
+  size_t rank = static_cast<size_t>(op.ints[0]);
+  bool explicitLayout = false;
+  for (const NamedAttr& a : op.attrs) {
+    if (a.key != "layout") continue;
+    explicitLayout = true;
+    // Any spelling (#pto.layout<dn>, #pto<layout dn>, ...): its last word is the layout.
+    std::string word;
+    for (char ch : a.value)
+      if (std::isalnum(static_cast<unsigned char>(ch))) word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      else if (!word.empty() && word != "pto" && word != "layout") break;
+      else word.clear();
+    if (word == "dn") v.dn = true;
+    else if (word != "nd") return unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
+  }
+  // Without the attribute, constant strides decide as PTOAS infers: column-major is DN.
+  if (!explicitLayout && rank >= 2) {
+    auto inner = constantInt(op.operands[1 + rank + rank - 1]), outer = constantInt(op.operands[1 + rank + rank - 2]);
+    v.dn = inner && outer && *outer == 1 && *inner != 1;
+  }
+  if (v.dn && rank < 2) return unsupported(op.loc, "a DN tensor view of rank 1");
+  v.base = reg(op.operands[0]);
+  v.elem = fn_.type(op.results[0]).elem;
+  for (size_t i = 0; i < rank; ++i) v.strides.push_back(op.operands[1 + rank + i]);
+  views_[op.results[0]] = v;
+  dynamicShapes_[op.results[0]] = std::vector<ValueId>(op.operands.begin() + 1, op.operands.begin() + 1 + rank);
+  pendingLoc_ = {};
+}
+
+
+void FunctionLowering::lowerGetDim(const Op& op) {
+  auto dim = constantInt(op.operands[1]);
+  if (!dim) return unsupported(op.loc, "'pto.get_tensor_view_dim' with a non-constant dimension");
+  const Type& t = fn_.type(op.operands[0]);
+  if (*dim < 0 || static_cast<size_t>(*dim) >= t.shape.size()) {
+    diags_.error(op.operandLocs[1], "dimension " + std::to_string(*dim) + " is out of range for " + toString(t));
+    ok_ = false;
+    return;
+  }
+  // A static extent is a constant; a dynamic one is the shape operand of make_tensor_view.
+  if (t.shape[*dim] != kDynamic) {
+    constants_[op.results[0]] = static_cast<uint64_t>(t.shape[*dim]);
+    return;
+  }
+  auto shapes = dynamicShapes_.find(op.operands[0]);
+  if (shapes == dynamicShapes_.end()) return unsupported(op.loc, "'pto.get_tensor_view_dim' of this view");
+  copy(define(op.results[0]), reg(shapes->second[*dim]));
+}
+
+
+void FunctionLowering::lowerPartition(const Op& op) {
+  auto vit = views_.find(op.operands[0]);
+  if (vit == views_.end()) return missing(op.loc, "a partition of this view");
+  const ViewRegs& v = vit->second;
+  size_t rank = static_cast<size_t>(op.ints[0]);
+  const Type& pt = fn_.type(op.results[0]);
+  unsigned elemBits = isa::bitWidth(v.elem);
+  PartRegs p;
+  p.dn = v.dn;
+  // Dimensions before the last two that span more than one element: a stack of 2-D slices.
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (pt.shape[i] == 1) continue;
+    if (v.dn) return unsupported(op.loc, "a DN partition with more than two non-unit dimensions");
+    if (pt.shape[i] == kDynamic || pt.shape[rank - 1] == kDynamic || pt.shape[rank - 2] == kDynamic)
+      return unsupported(op.loc, "a partition of more than two dimensions with a dynamic size");
+    VReg stride = newVReg();
+    scaleToBytes(stride, strideReg(v, i), elemBits);
+    p.outer.push_back({pt.shape[i], stride});
+  }
+  if (!p.outer.empty()) {
+    p.sliceRows = rank >= 2 ? pt.shape[rank - 2] : 1;
+    p.sliceCols = pt.shape[rank - 1];
+  }
+  VReg acc = kNoVReg;
+  for (size_t i = 0; i < rank; ++i) {
+    ValueId off = op.operands[1 + i];
+    auto c = constantInt(off);
+    if (c && *c == 0) continue;
+    VReg term = newVReg();
+    VReg o = reg(off);
+    VReg s = strideReg(v, i);
+    scalar(FormId::S_MUL, {}, {{"SrcL", o, false}, {"SrcR", s, false}, {"RegDst", term, true}});
+    if (acc == kNoVReg) acc = term;
+    else {
+      VReg sum = newVReg();
+      scalar(FormId::S_ADD, {}, {{"SrcL", acc, false}, {"SrcR", term, false}, {"RegDst", sum, true}});
+      acc = sum;
+    }
+  }
+  p.addr = newVReg();
+  if (acc == kNoVReg) copy(p.addr, v.base);
+  else addScaled(p.addr, v.base, acc, elemBits);
+  p.rowStride = newVReg();
+  // ND: the stride between rows; DN: between columns (the rows of a column are adjacent).
+  if (rank >= 2) scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rank - 2), elemBits);
+  else materialize(p.rowStride, 0);
+  parts_[op.results[0]] = p;
+}
+
+
+VReg FunctionLowering::strideReg(const ViewRegs& v, size_t i) {
+  if (!v.constStrides.empty()) {
+    VReg r = newVReg();
+    materialize(r, static_cast<uint64_t>(v.constStrides[i]));
+    return r;
+  }
+  return reg(v.strides[i]);
+}
+
+
+/// dst = base + elems * bits / 8.
+void FunctionLowering::addScaled(VReg dst, VReg base, VReg elems, unsigned bits) {
+  if (bits >= 8) {
+    unsigned shift = static_cast<unsigned>(std::countr_zero(bits / 8));
+    scalar(FormId::S_ADD, {{"shamt", shift}}, {{"SrcL", base, false}, {"SrcR", elems, false}, {"RegDst", dst, true}});
+    return;
+  }
+  VReg half = newVReg();
+  scalar(FormId::S_SRLI, {{"shamt", 1}}, {{"SrcL", elems, false}, {"RegDst", half, true}});
+  scalar(FormId::S_ADD, {}, {{"SrcL", base, false}, {"SrcR", half, false}, {"RegDst", dst, true}});
+}
+
+void FunctionLowering::scaleToBytes(VReg dst, VReg elems, unsigned bits) {
+  if (bits >= 8)
+    scalar(FormId::S_SLLI, {{"shamt", std::countr_zero(bits / 8)}}, {{"SrcL", elems, false}, {"RegDst", dst, true}});
+  else
+    scalar(FormId::S_SRLI, {{"shamt", 1}}, {{"SrcL", elems, false}, {"RegDst", dst, true}});
+}
+
+
+uint32_t FunctionLowering::addTile(ValueId v, obj::TileDesc d) {
+  d.name = fn_.value(v).name;
+  if (out_.tiles.size() >= 64) {
+    diags_.error(fn_.value(v).loc, "function '@" + fn_.name + "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+    ok_ = false;
+  }
+  out_.tiles.push_back(std::move(d));
+  uint32_t idx = static_cast<uint32_t>(out_.tiles.size() - 1);
+  tiles_[v] = idx;
+  return idx;
+}
+
+
+obj::TileDesc FunctionLowering::descOf(const TileType& t) {
+  obj::TileDesc d;
+  d.loc = t.loc;
+  d.dtype = t.dtype;
+  d.blayout = t.blayout;
+  d.slayout = t.slayout;
+  d.pad = t.pad;
+  d.compact = t.compact;
+  d.fractal = static_cast<uint16_t>(t.fractal);
+  d.rows = static_cast<uint32_t>(t.rows);
+  d.cols = static_cast<uint32_t>(t.cols);
+  d.validRows = static_cast<int32_t>(t.validRows);
+  d.validCols = static_cast<int32_t>(t.validCols);
+  return d;
+}
+
+
+void FunctionLowering::lowerAlloc(const Op& op) {
+  const TileType& t = fn_.type(op.results[0]).tile;
+  obj::TileDesc d = descOf(t);
+  size_t k = 0;
+  Dim rows{t.validRows, kNoValue}, cols{t.validCols, kNoValue};
+  if (op.ints[0]) {
+    auto a = constantInt(op.operands[k]);
+    if (!a) return unsupported(op.operandLocs[k], "a tile address computed at run time");
+    d.placement = *a;
+    ++k;
+  }
+  if (op.ints[1]) rows = {0, op.operands[k++]};
+  if (op.ints[2]) cols = {0, op.operands[k++]};
+  addTile(op.results[0], d);
+  valid_[op.results[0]] = {rows, cols};
+  pendingLoc_ = {};
+}
+
+
+void FunctionLowering::lowerView(const Op& op) {
+  auto parent = tiles_.find(op.operands[0]);
+  if (parent == tiles_.end()) return missing(op.loc, "a view of this tile");
+  const TileType& src = fn_.type(op.operands[0]).tile;
+  const TileType& t = fn_.type(op.results[0]).tile;
+  obj::TileDesc d = descOf(t);
+  d.aliasOf = static_cast<int32_t>(parent->second);
+  if (op.kind == OpKind::Subset) {
+    auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
+    if (!r || !c) return unsupported(op.loc, "'pto.subset' with run-time offsets");
+    if (src.blayout != isa::BLayout::RowMajor || src.slayout != isa::SLayout::NoneBox)
+      return unsupported(op.loc, "'pto.subset' of a boxed or column-major tile");
+    d.aliasOffset = static_cast<uint32_t>((*r * src.cols + *c) * isa::bitWidth(src.dtype) / 8);
+    // A subset keeps its parent's row pitch: its physical cols are the parent's.
+    d.cols = static_cast<uint32_t>(src.cols);
+  }
+  addTile(op.results[0], d);
+  valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+  pendingLoc_ = {};
+}
+
+
+void FunctionLowering::lowerAssign(const Op& op) {
+  auto a = constantInt(op.operands[1]);
+  if (!a) return unsupported(op.loc, "'pto.tassign' with a run-time address");
+  auto it = tiles_.find(op.operands[0]);
+  if (it == tiles_.end()) return unsupported(op.loc, "'pto.tassign' of this tile");
+  // Rebinding: a new descriptor at the new address; later uses of the tile name it.
+  obj::TileDesc d = out_.tiles[it->second];
+  d.placement = *a;
+  ValueId target = op.results.empty() ? op.operands[0] : op.results[0];
+  auto validIt = valid_.find(op.operands[0]);
+  auto valid = validIt != valid_.end() ? validIt->second : std::pair<Dim, Dim>{};
+  if (d.placement == out_.tiles[it->second].placement && op.results.empty()) return;
+  addTile(target, d);
+  valid_[target] = valid;
+  pendingLoc_ = {};
+}
+
+
+std::optional<uint32_t> FunctionLowering::tileIndex(ValueId v, SrcLoc loc) {
+  auto it = tiles_.find(v);
+  if (it != tiles_.end()) return it->second;
+  missing(loc, "this tile operand");
+  return std::nullopt;
+}
+
+
+/// B.DIM for one loop bound: an immediate, or a GPR (dynamic valid shapes).
+void FunctionLowering::dim(unsigned lb, const Dim& d, VReg r) {
+  if (d.value == kNoValue) {
+    emit(enc::bDim(lb, kZero, static_cast<uint32_t>(d.constant)));
+    return;
+  }
+  emit(enc::bDim(lb, kZero, 0), {{"RegSrc", r, false}});
+}
+
+
+std::pair<Dim, Dim> FunctionLowering::validOf(ValueId tile) {
+  auto it = valid_.find(tile);
+  if (it != valid_.end()) return it->second;
+  const TileType& t = fn_.type(tile).tile;
+  return {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+}
+
+
+/// Op attributes the tile block has no field for: any value but the one the runtime and the
+/// NPU default to is refused here, at its source line, rather than dropped.
+bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info) {
+  struct Unencoded {
+    isa::OpId op;
+    std::string_view key;
+    std::string_view defaultValue; // "" = no value is encodable
+  };
+  static constexpr Unencoded kUnencoded[] = {
+      {isa::OpId::TCI, "descending", "false"},       {isa::OpId::TTRI, "upperOrLower", "0"},
+      {isa::OpId::THISTOGRAM, "isMSB", "true"},      {isa::OpId::TMRGSORT, "exhausted", "false"},
+      {isa::OpId::MGATHER, "gatherOob", ""},         {isa::OpId::MSCATTER, "scatterOob", ""},
+      {isa::OpId::MSCATTER, "scatterAtomicOp", ""},  {isa::OpId::TGATHER, "maskPattern", ""},
+  };
+  for (const Unencoded& u : kUnencoded) {
+    if (u.op != info.id) continue;
+    const NamedAttr* a = op.attr(u.key);
+    if (!a || (!u.defaultValue.empty() && a->value == u.defaultValue)) continue;
+    unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with " + std::string(u.key) + " = " + a->value +
+                            " (the tile block has no field for it)");
+    return false;
+  }
+  return true;
+}
+
+
+void FunctionLowering::lowerTileOp(const Op& op) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  if (!attributesEncodable(op, info)) return;
+  const enc::TileOpInfo* eop = enc::tileOpFor(op.tileOp);
+  if (!eop) return unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "'");
+  if (eop->family == enc::TileFamily::EXT) obj_.usesExtensions = true;
+  // Operands by role.
+  std::vector<ValueId> tilesOut, tilesIn, scalars;
+  ValueId view = kNoValue, dst = kNoValue, src = kNoValue;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& role = info.roles[op.operandRoles[i]];
+    ValueId v = op.operands[i];
+    if (role.kind == isa::RoleKind::Tile) {
+      (role.isOutput ? tilesOut : tilesIn).push_back(v);
+      if (role.isOutput && dst == kNoValue) dst = v;
+      if (!role.isOutput && src == kNoValue) src = v;
+    } else if (role.kind == isa::RoleKind::View) {
+      view = v;
+    } else {
+      scalars.push_back(v);
+    }
+  }
+  // Registers for the scalar and GM operands are computed before the block starts: a tile
+  // block holds only header words.
+  std::vector<VReg> iorRegs;
+  if (view != kNoValue) {
+    auto p = parts_.find(view);
+    if (p == parts_.end()) return unsupported(op.loc, "a GM operand that is not a partition_view");
+    if (!p->second.outer.empty()) return lowerSlicedTransfer(op, info, *eop, p->second, dst != kNoValue ? dst : src);
+    iorRegs = {p->second.addr, p->second.rowStride};
+  }
+  for (ValueId s : scalars) iorRegs.push_back(reg(s));
+  if (iorRegs.size() > 3)
+    return unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with more than three scalar operands");
+  bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
+  ValueId shapeTile = dst;
+  if (reduce || (view != kNoValue && dst == kNoValue) || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
+    shapeTile = src != kNoValue ? src : dst;
+  if (view != kNoValue && info.id == isa::OpId::TSTORE) shapeTile = src;
+  std::pair<Dim, Dim> valid = shapeTile != kNoValue ? validOf(shapeTile) : std::pair<Dim, Dim>{};
+  // Start word: the dtype of the data the op reads (source for conversions and stores).
+  isa::DType startType = fn_.type(shapeTile != kNoValue ? shapeTile : src).tile.dtype;
+  if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT || info.rule == isa::TypeRule::Matmul)
+    startType = fn_.type(src).tile.dtype;
+  if (info.rule == isa::TypeRule::Matmul) {
+    ValueId lhs = roleValue(op, "lhs");
+    if (lhs != kNoValue) startType = fn_.type(lhs).tile.dtype;
+  }
+  auto code = enc::dataTypeCode(startType);
+  if (!code) return unsupported(op.loc, "element type " + std::string(isa::spelling(startType)) + " in a tile block");
+  VReg rowsReg = dimReg(valid.first), colsReg = dimReg(valid.second);
+  inScalarBlock_ = false;
+  MInst& start = emit(enc::tileStart(eop->op, *code));
+  (void)start;
+  // B.DATR: destination type, rounding, saturation, compare mode.
+  if (auto datr = datrFor(op, info, dst)) emit(enc::bDatr(*datr));
+  if (info.rule == isa::TypeRule::Matmul) {
+    emit(make(FormId::B_FPATR, {}));
+    const TileType& L = fn_.type(roleValue(op, "lhs")).tile;
+    const TileType& R = fn_.type(roleValue(op, "rhs")).tile;
+    auto v = [](int64_t valid, int64_t phys) { return valid == kDynamic ? phys : valid; };
+    emit(enc::bDim(0, kZero, static_cast<uint32_t>(v(L.validRows, L.rows))));
+    emit(enc::bDim(1, kZero, static_cast<uint32_t>(v(R.validCols, R.cols))));
+    emit(enc::bDim(2, kZero, static_cast<uint32_t>(v(L.validCols, L.cols))));
+  } else if (shapeTile != kNoValue) {
+    const TileType& t = fn_.type(shapeTile).tile;
+    dim(0, valid.second, colsReg);
+    if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first, rowsReg);
+    if (valid.second.value != kNoValue || valid.second.constant != t.cols)
+      emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
+  }
+  if (!iorRegs.empty()) {
+    std::vector<RegRef> refs;
+    const char* fields[] = {"RegSrc0", "RegSrc1", "RegSrc2"};
+    for (size_t i = 0; i < iorRegs.size(); ++i) refs.push_back({fields[i], iorRegs[i], false});
+    emit(enc::bIor(0, 0, 0, 0), refs);
+  }
+  // B.IOT: tile operands, destination first, two per word, `last` on the final word.
+  std::vector<ValueId> order = tilesOut;
+  order.insert(order.end(), tilesIn.begin(), tilesIn.end());
+  std::vector<uint32_t> idx;
+  for (ValueId t : order) {
+    auto i = tileIndex(t, op.loc);
+    if (!i) return;
+    idx.push_back(*i);
+  }
+  for (size_t i = 0; i < idx.size(); i += 2) {
+    bool last = i + 2 >= idx.size();
+    std::optional<unsigned> second;
+    if (i + 1 < idx.size()) second = idx[i + 1];
+    MInst& w = emit(enc::bIot(idx[i], second, last));
+    for (size_t k = i; k < std::min(i + 2, idx.size()); ++k)
+      if (out_.tiles[idx[k]].placement == obj::kUnplaced && rootPlacement(idx[k]) == obj::kUnplaced)
+        w.relocs.push_back({obj::RelocType::Tile, idx[k]});
+  }
+  emit(enc::bstop());
+}
+
+
+bool FunctionLowering::isDn(ValueId view) const {
+  auto p = parts_.find(view);
+  return p != parts_.end() && p->second.dn;
+}
+
+
+/// A TLOAD/TSTORE whose partition has more than two non-unit dimensions: one block per 2-D
+/// slice (the last two dimensions), each into its rows of the tile through an alias
+/// descriptor. The tile must be row-major without boxes, so a slice's rows are contiguous.
+void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info, const enc::TileOpInfo& eop, const PartRegs& p, ValueId tile) {
+  const TileType& tt = fn_.type(tile).tile;
+  if (tt.blayout != isa::BLayout::RowMajor || tt.slayout != isa::SLayout::NoneBox)
+    return unsupported(op.loc, "a partition with more than two non-unit dimensions and a boxed or column-major tile");
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::RoleKind k = info.roles[op.operandRoles[i]].kind;
+    if (k != isa::RoleKind::Tile && k != isa::RoleKind::View)
+      return unsupported(op.operandLocs[i], "a scalar operand with a partition of more than two non-unit dimensions");
+  }
+  int64_t slices = 1;
+  for (const PartRegs::Outer& o : p.outer) slices *= o.size;
+  if (slices * p.sliceRows > tt.rows || p.sliceCols > tt.cols) {
+    diags_.error(op.loc, "the partition's " + std::to_string(slices) + " slices of " + std::to_string(p.sliceRows) + "x" +
+                             std::to_string(p.sliceCols) + " do not fit the " + std::to_string(tt.rows) + "x" +
+                             std::to_string(tt.cols) + " tile");
+    ok_ = false;
+    return;
+  }
+  auto parent = tileIndex(tile, op.loc);
+  if (!parent) return;
+  auto code = enc::dataTypeCode(tt.dtype);
+  if (!code) return unsupported(op.loc, "element type " + std::string(isa::spelling(tt.dtype)) + " in a tile block");
+  const auto datr = datrFor(op, info, roleValue(op, "dst"));
+  const uint32_t sliceBytes = static_cast<uint32_t>(p.sliceRows * tt.cols * isa::bitWidth(tt.dtype) / 8);
+  for (int64_t s = 0; s < slices; ++s) {
+    // The slice's GM address: the partition's plus sum(index_k * stride_k), row-major indices.
+    VReg addr = p.addr;
+    int64_t rest = s;
+    for (size_t k = p.outer.size(); k-- > 0;) {
+      const int64_t idx = rest % p.outer[k].size;
+      rest /= p.outer[k].size;
+      if (idx == 0) continue;
+      VReg n = newVReg(), term = newVReg(), sum = newVReg();
+      materialize(n, static_cast<uint64_t>(idx));
+      scalar(FormId::S_MUL, {}, {{"SrcL", n, false}, {"SrcR", p.outer[k].strideBytes, false}, {"RegDst", term, true}});
+      scalar(FormId::S_ADD, {}, {{"SrcL", addr, false}, {"SrcR", term, false}, {"RegDst", sum, true}});
+      addr = sum;
+    }
+    obj::TileDesc d = out_.tiles[*parent];
+    d.name = out_.tiles[*parent].name + "." + std::to_string(s);
+    d.aliasOf = static_cast<int32_t>(*parent);
+    d.aliasOffset = static_cast<uint32_t>(s) * sliceBytes;
+    d.placement = obj::kUnplaced;
+    d.rows = static_cast<uint32_t>(p.sliceRows);
+    d.validRows = static_cast<int32_t>(p.sliceRows);
+    d.validCols = static_cast<int32_t>(p.sliceCols);
+    if (out_.tiles.size() >= 64) {
+      diags_.error(op.loc, "function '@" + fn_.name + "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+      ok_ = false;
+      return;
+    }
+    out_.tiles.push_back(d);
+    const uint32_t idx = static_cast<uint32_t>(out_.tiles.size() - 1);
+    inScalarBlock_ = false;
+    emit(enc::tileStart(eop.op, *code));
+    if (datr) emit(enc::bDatr(*datr));
+    emit(enc::bDim(0, kZero, static_cast<uint32_t>(p.sliceCols)));
+    if (p.sliceRows != 1) emit(enc::bDim(1, kZero, static_cast<uint32_t>(p.sliceRows)));
+    emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", addr, false}, {"RegSrc1", p.rowStride, false}});
+    MInst& w = emit(enc::bIot(idx, std::nullopt, true));
+    if (rootPlacement(idx) == obj::kUnplaced) w.relocs.push_back({obj::RelocType::Tile, idx});
+    emit(enc::bstop());
+  }
+}
+
+
+int64_t FunctionLowering::rootPlacement(uint32_t idx) const {
+  while (out_.tiles[idx].aliasOf >= 0) idx = static_cast<uint32_t>(out_.tiles[idx].aliasOf);
+  return out_.tiles[idx].placement;
+}
+
+
+std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpInfo& info, ValueId dst) {
+  enc::Datr d;
+  auto attrWord = [&](std::string_view key) -> std::string {
+    const NamedAttr* a = op.attr(key);
+    if (!a) return "";
+    std::string v = a->value; // "#pto<round_mode CAST_RINT>"
+    auto sp = v.find(' '), gt = v.rfind('>');
+    return sp == std::string::npos ? v : v.substr(sp + 1, gt - sp - 1);
+  };
+  switch (info.id) {
+  case isa::OpId::TCVT: {
+    d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
+    d.rmode = enc::rmodeCode(isa::parseRoundMode(attrWord("rmode")).value_or(isa::RoundMode::CAST_RINT));
+    // The block always carries the effective saturation: the attribute, else the pair's
+    // default (docs/numerics.md), so an explicit OFF on a pair that saturates by default stays OFF.
+    if (std::string sat = attrWord("sat_mode"); !sat.empty()) d.sat = sat == "ON";
+    else d.sat = isa::cvtSaturatesByDefault(fn_.type(roleValue(op, "src")).tile.dtype, fn_.type(dst).tile.dtype);
+    return d;
+  }
+  case isa::OpId::TCMP:
+  case isa::OpId::TCMPS:
+    d.dataType = enc::dataTypeCode(fn_.type(roleValue(op, "src0") != kNoValue ? roleValue(op, "src0") : roleValue(op, "src"))
+                                       .tile.dtype)
+                     .value_or(0);
+    d.cmode = enc::cmodeCode(isa::parseCmpMode(attrWord("cmpMode")).value_or(isa::CmpMode::EQ));
+    return d;
+  case isa::OpId::TDEQUANT:
+  case isa::OpId::TQUANT:
+    d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
+    return d;
+  case isa::OpId::TLOAD:
+  case isa::OpId::TPREFETCH: {
+    // GM in DN layout: B.DATR.Layout DN2ND (the runtime reads the GM side of the code).
+    ValueId view = roleValue(op, "src");
+    if (view == kNoValue || !isDn(view)) return std::nullopt;
+    d.layout = *enc::layoutCode("DN2ND");
+    d.dataType = enc::dataTypeCode(fn_.type(view).elem).value_or(0);
+    return d;
+  }
+  case isa::OpId::TSTORE: {
+    // A store that converts (acc f32 -> f16 GM through the fixpipe) names the GM type; a
+    // store to a DN view says so in the layout (ND2DN).
+    ValueId view = roleValue(op, "dst"), src = roleValue(op, "src");
+    if (view == kNoValue || src == kNoValue) return std::nullopt;
+    const bool converts = fn_.type(view).elem != fn_.type(src).tile.dtype;
+    if (!converts && !isDn(view)) return std::nullopt;
+    d.dataType = enc::dataTypeCode(fn_.type(view).elem).value_or(0);
+    if (isDn(view)) d.layout = *enc::layoutCode("ND2DN");
+    return d;
+  }
+  default: return std::nullopt;
+  }
+}
+
+
+uint32_t FunctionLowering::eventIndex(const Op& op) {
+  std::string name = op.event.symbol.empty()
+                         ? "anon." + std::string(isa::spelling(op.srcPipe)) + "." + std::string(isa::spelling(op.dstPipe))
+                         : op.event.symbol;
+  auto key = std::pair(index_, name);
+  if (auto it = eventIds_.find(key); it != eventIds_.end()) return it->second;
+  obj_.events.push_back({index_, name, op.srcPipe, op.dstPipe});
+  uint32_t id = static_cast<uint32_t>(obj_.events.size() - 1);
+  eventIds_[key] = id;
+  return id;
+}
+
+
+void FunctionLowering::lowerSync(const Op& op) {
+  obj_.usesExtensions = true;
+  if (op.kind == OpKind::Barrier) {
+    inScalarBlock_ = false;
+    emit(enc::extControl(enc::ExtCtl::PIPE_BARRIER, op.srcPipe));
+    emit(enc::bstop());
+    return;
+  }
+  VReg dynamic = op.event.kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
+  inScalarBlock_ = false;
+  emit(enc::extControl(op.kind == OpKind::SetFlag ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG, op.srcPipe, op.dstPipe));
+  switch (op.event.kind) {
+  case EventRef::Kind::Const: emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event.id))); break;
+  case EventRef::Kind::Dynamic: emit(enc::bDim(0, kZero, 0), {{"RegSrc", dynamic, false}}); break;
+  case EventRef::Kind::Symbolic: {
+    MInst& w = emit(enc::bDim(0, kZero, 0));
+    w.relocs.push_back({obj::RelocType::Event, eventIndex(op)});
+    break;
+  }
+  }
+  emit(enc::bstop());
+}
+
+
+void FunctionLowering::lowerBlockInfo(const Op& op) {
+  obj_.usesExtensions = true;
+  enc::ExtCtl c = op.name == "pto.get_block_idx"      ? enc::ExtCtl::GET_BLOCK_IDX
+                  : op.name == "pto.get_block_num"    ? enc::ExtCtl::GET_BLOCK_NUM
+                  : op.name == "pto.get_subblock_idx" ? enc::ExtCtl::GET_SUBBLOCK_IDX
+                                                      : enc::ExtCtl::GET_SUBBLOCK_NUM;
+  inScalarBlock_ = false;
+  emit(enc::extControl(c));
+  emit(enc::bIor(0, 0, 0, 0), {{"RegDst", define(op.results[0]), true}});
+  emit(enc::bstop());
+}
+
+
+void FunctionLowering::lowerScalarMemory(const Op& op) {
+  bool load = op.kind == OpKind::LoadScalar;
+  ValueId ptr = op.operands[load ? 0 : 1], off = op.operands[load ? 1 : 2];
+  isa::DType elem = fn_.type(ptr).elem;
+  unsigned bytes = std::max(1u, isa::bitWidth(elem) / 8);
+  unsigned shift = static_cast<unsigned>(std::countr_zero(bytes));
+  VReg p = reg(ptr), o = reg(off);
+  bool isSigned = isa::info(elem).kind == isa::DTypeKind::SInt;
+  if (load) {
+    FormId f = bytes == 8 ? FormId::S_LD : bytes == 4 ? (isSigned ? FormId::S_LW : FormId::S_LWU)
+             : bytes == 2 ? (isSigned ? FormId::S_LH : FormId::S_LHU) : (isSigned ? FormId::S_LB : FormId::S_LBU);
+    scalar(f, {{"shamt", shift}}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", define(op.results[0]), true}});
+    return;
+  }
+  // Stores have no scaled index: form the address first.
+  VReg addr = newVReg();
+  scalar(FormId::S_ADD, {{"shamt", shift}}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", addr, true}});
+  FormId f = bytes == 8 ? FormId::S_SD : bytes == 4 ? FormId::S_SW : bytes == 2 ? FormId::S_SH : FormId::S_SB;
+  scalar(f, {{"SrcR", kZero}}, {{"SrcD", reg(op.operands[0]), false}, {"SrcL", addr, false}});
+}
+
+
+/// Event-id arrays live in the stack frame, 8 bytes per entry.
+void FunctionLowering::lowerEventArray(const Op& op) {
+  if (op.kind == OpKind::DeclareEventIdArray) {
+    int64_t n = fn_.type(op.results[0]).shape.at(0);
+    arrays_[op.results[0]] = arrayBytes_;
+    arrayBytes_ += static_cast<uint32_t>(n * 8);
+    pendingLoc_ = {};
+    return;
+  }
+  auto base = arrays_.find(op.operands[0]);
+  if (base == arrays_.end()) return missing(op.loc, "this event-id array");
+  VReg idx = reg(op.operands[1]);
+  VReg addr = newVReg();
+  // addr = sp + arrayBase + 8*idx; the array area follows the spill slots (patched later).
+  scalar(FormId::S_ADD, {{"shamt", 3}, {"SrcL", kSp}}, {{"SrcR", idx, false}, {"RegDst", addr, true}});
+  scalar(FormId::S_ADDI, {{"uimm12", 0}}, {{"SrcL", addr, false}, {"RegDst", addr, true}});
+  code_.back().arrayBase = static_cast<int>(base->second);
+  if (op.kind == OpKind::EventIdArraySet)
+    scalar(FormId::S_SD, {{"SrcR", kZero}}, {{"SrcD", reg(op.operands[2]), false}, {"SrcL", addr, false}});
+  else
+    scalar(FormId::S_LD, {{"SrcR", kZero}}, {{"SrcL", addr, false}, {"RegDst", define(op.results[0]), true}});
+}
+
+} // namespace pto::as::lower
