@@ -140,7 +140,9 @@ void FunctionLowering::materialize(VReg r, uint64_t bits) {
   for (const enc::Inst& i : enc::materialize64(0, bits, kScratch[2])) {
     std::vector<RegRef> refs;
     const enc::FormInfo& fi = i.formInfo();
-    if (fi.fieldIndex("RegDst") >= 0) refs.push_back({"RegDst", r, true});
+    // Only the words writing rd (0 here) define r; the low half of a 64-bit constant goes to
+    // the physical scratch register first.
+    if (fi.fieldIndex("RegDst") >= 0 && i.get("RegDst").value_or(0) == 0) refs.push_back({"RegDst", r, true});
     // The OR of a full 64-bit constant reads and writes the destination.
     if (i.form == FormId::S_OR) refs.push_back({"SrcL", r, false});
     emit(i, refs);

@@ -19,9 +19,18 @@ void FunctionLowering::lowerArith(const Op& op) {
   std::string_view name = op.name;
   name.remove_prefix(6); // "arith."
   const Type& rt = fn_.type(op.results[0]);
-  // Registers hold raw bits, so a bitcast is a copy whatever the types.
+  // Registers hold raw bits, so a bitcast is a copy whatever the types, then the result kept as
+  // its type is (a narrow integer sign-extended, a narrow float zero-extended).
   if (name == "bitcast") {
-    copy(define(op.results[0]), reg(op.operands[0]));
+    VReg d = define(op.results[0]);
+    copy(d, reg(op.operands[0]));
+    if (rt.isFloatScalar()) zeroExtend(d, rt);
+    else normalize(d, rt);
+    return;
+  }
+  // i1 is kept as 0/1: sign-extending it makes true -1.
+  if (name == "extsi" && fn_.type(op.operands[0]).kind == TypeKind::Scalar && fn_.type(op.operands[0]).elem == isa::DType::I1) {
+    scalar(FormId::S_SUB, {{"SrcL", kZero}}, {{"SrcR", reg(op.operands[0]), false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
   if (name == "select") {
@@ -171,6 +180,11 @@ void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
     const bool wide = st.kind == TypeKind::Index || isa::bitWidth(st.elem) > 32;
     const bool sgn = name == "sitofp";
     VReg src = reg(op.operands[0]);
+    if (sgn && st.kind == TypeKind::Scalar && st.elem == isa::DType::I1) { // signed i1 true is -1
+      VReg neg = newVReg();
+      scalar(FormId::S_SUB, {{"SrcL", kZero}}, {{"SrcR", src, false}, {"RegDst", neg, true}});
+      src = neg;
+    }
     if (!sgn && !wide && st.kind == TypeKind::Scalar && isa::bitWidth(st.elem) < 32) { // kept sign-extended
       src = newVReg();
       copy(src, reg(op.operands[0]));

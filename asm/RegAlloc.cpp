@@ -162,7 +162,22 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
     blockStores.clear();
     blockScratch.clear();
   };
-  for (MInst& m : code_) {
+  // A register no interval holds over code positions [lo, hi]: extra scratch for a block or an
+  // instruction with more spilled operands than x1..x3 (found only then, so rarely searched).
+  auto freeOver = [&](size_t lo, size_t hi, const std::map<VReg, unsigned>& taken) -> int {
+    for (unsigned cand = kA0; cand <= kX0; ++cand) {
+      if (cand == kRa) continue;
+      bool busy = false;
+      for (auto& [v, t] : taken) busy |= t == cand;
+      for (auto it = iv.begin(); !busy && it != iv.end(); ++it)
+        busy = it->second.reg == static_cast<int>(cand) && it->second.start <= hi && it->second.end >= lo;
+      if (!busy) return static_cast<int>(cand);
+    }
+    return -1;
+  };
+  size_t blockFirst = 0, blockLast = 0; // code_ positions of the current tile block
+  for (size_t pos = 0; pos < code_.size(); ++pos) {
+    MInst& m = code_[pos];
     if (m.kind == MInst::ParamDef) {
       const Interval& in = iv[m.regs[0].v];
       if (in.slot >= 0) out.push_back(store(m.paramReg, in.slot));
@@ -171,6 +186,10 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
     if (startsBlock(m)) {
       blockStart = out.size();
       blockIsTile = m.kind == MInst::Word && m.inst.form != FormId::BSTART_STD_FALL;
+      blockFirst = blockLast = pos;
+      while (blockIsTile && blockLast + 1 < code_.size() &&
+             !(code_[blockLast].kind == MInst::Word && code_[blockLast].inst.form == FormId::BSTOP))
+        ++blockLast;
     }
     bool header = isHeaderWord(m) && blockIsTile;
     std::vector<MInst> before, after;
@@ -186,12 +205,13 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
       auto s = scratch.find(r.v);
       if (s == scratch.end()) {
         unsigned next = header ? static_cast<unsigned>(blockScratch.size()) : nextScratch++;
-        if (next >= (header ? 3u : 2u)) {
+        int reg = next < 3 ? static_cast<int>(kScratch[next]) : freeOver(header ? blockFirst : pos, header ? blockLast : pos, scratch);
+        if (reg < 0) {
           diags_.error(m.loc.valid() ? m.loc : currentLoc_, "internal error: too many spilled operands in one block");
           ok_ = false;
           return;
         }
-        s = scratch.emplace(r.v, kScratch[next]).first;
+        s = scratch.emplace(r.v, static_cast<unsigned>(reg)).first;
         bool used = false, defined = false;
         for (const RegRef& o : m.regs)
           if (o.v == r.v) (o.def ? defined : used) = true;

@@ -27,6 +27,10 @@
 
 #include <benchmark/benchmark.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -279,6 +283,7 @@ void registerTileBenchmarks() {
     benchmark::RegisterBenchmark(("TADD_f16/" + shape).c_str(), BM_Tile, OpId::TADD, std::vector{DType::F16, DType::F16, DType::F16}, r, c);
     benchmark::RegisterBenchmark(("memcpy_f16x1.5/" + shape).c_str(), BM_Memcpy, size_t{r} * c * 3);
   }
+  benchmark::RegisterBenchmark("TEXP_f32/128x256", BM_Tile, OpId::TEXP, std::vector{DType::F32, DType::F32}, 128u, 256u);
   benchmark::RegisterBenchmark("TCVT_f32_f16/128x256", BM_Tile, OpId::TCVT, std::vector{DType::F16, DType::F32}, 128u, 256u);
   benchmark::RegisterBenchmark("memcpy_3B_per_elem/128x256", BM_Memcpy, size_t{128} * 256 * 3);
   benchmark::RegisterBenchmark("TMATMUL_f32/128x128x128", BM_Matmul, DType::F32);
@@ -302,6 +307,28 @@ void summarizeTiles() {
               [&] { mm.run(); }, [&] { naiveMatmul(A, B, C); });
   }
 }
+
+// ------------------------------------------------------------------ transcendental: TEXP f32
+// The reference is glibc's libmvec expf on eight AVX2 lanes (_ZGVdN8v_expf), the vectorised expf
+// the compiler calls for `#pragma omp simd` loops: what a hand-written C++ kernel gets.
+#if defined(__x86_64__)
+extern "C" __m256 _ZGVdN8v_expf(__m256);
+__attribute__((target("avx2,fma"))) void libmvecExp(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _ZGVdN8v_expf(_mm256_loadu_ps(x + i)));
+  benchmark::ClobberMemory();
+}
+
+void compareExp() {
+  constexpr uint32_t kR = 128, kC = 256;
+  TileBench e(isa::OpId::TEXP, {DType::F32, DType::F32}, kR, kC);
+  if (!e.ready()) return gSummary.push_back("TEXP f32: no kernel");
+  const float* x = reinterpret_cast<const float*>(e.vec.data() + e.inst.tiles[1].offset); // the same inputs
+  std::vector<float> y(size_t{kR} * kC);
+  compare("TEXP f32 128x256", "libmvec expf, 8 AVX2 lanes, same inputs", [&] { e.run(); }, [&] { libmvecExp(y.data(), x, y.size()); });
+}
+#else
+void compareExp() {}
+#endif
 
 } // namespace
 
@@ -340,6 +367,7 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
 
   summarizeTiles();
+  compareExp();
   compare("vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd);
   compare("vadd_tiled 64 MiB, 2 blocks", "plain C++ loop", [] { runVadd(2); }, plainAdd);
   compare("vadd_tiled 64 MiB, 2 blocks", "1 block (scaling)", [] { runVadd(2); }, [] { runVadd(1); });

@@ -73,7 +73,9 @@ typeGroup : type | '(' (type (',' type)*)? ')' ;
 
 section : kind=('pto.section.vector' | 'pto.section.cube') region ;
 
-genericOp : opName (predicate=IDENT ',')? headPiece* (typeList tailPiece*)? ;
+genericOp : opName (predicate=predicateWord ',')? headPiece* (typeList tailPiece*)? ;
+// cmpi/cmpf predicates; cmpf has `true` and `false` too.
+predicateWord : IDENT | 'true' | 'false' ;
 headPiece : {_input->LA(1) != COLON}? piece ;
 tailPiece : {tailStart()}? piece ;
 typeList : ':' type (',' type)* ('to' type)? ;

@@ -8,6 +8,7 @@
 #include "runtime/cpu/Elem.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/cpu/Simd.h"
+#include "runtime/cpu/VecMath.h"
 
 #include <algorithm>
 #include <atomic>
@@ -188,6 +189,8 @@ template <DType D, typename Op, typename VOp, bool H = false> void kScalarSimd(C
   for (uint32_t r = 0; r < vr; ++r) run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
 }
 
+void kExpF32Simd(Core& c, const TileInst& t); // after kUnary
+
 template <typename Op, typename VOp> TileKernel simdFloatKernel(DType d, bool scalar) {
   switch (d) {
   case DType::F32: return scalar ? &kScalarSimd<DType::F32, Op, VOp> : &kBinarySimd<DType::F32, Op, VOp>;
@@ -219,6 +222,7 @@ TileKernel simdElementwiseKernel(isa::OpId op, DType d) {
   case OpId::TDIVS: return simdFloatKernel<ODiv, simd::VDiv>(d, true);
   case OpId::TMAXS: return simdFloatKernel<OMax, simd::VMax>(d, true);
   case OpId::TMINS: return simdFloatKernel<OMin, simd::VMin>(d, true);
+  case OpId::TEXP: return d == DType::F32 ? &kExpF32Simd : nullptr;
   default: return nullptr;
   }
 }
@@ -296,6 +300,22 @@ template <DType D, typename Op> void kUnary(Core& c, const TileInst& t) {
   for (uint32_t r = 0; r < vr; ++r)
     for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j))));
 }
+
+#ifdef PTO_X86_SIMD
+/// TEXP on f32 row-major tiles through the vector exp (runtime/cpu/VecMath.h: bit-identical to
+/// UExp<F32>); other layouts and overlaps take the portable kernel.
+void kExpF32Simd(Core& c, const TileInst& t) {
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa)) return kUnary<DType::F32, UExp<DType::F32>>(c, t);
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  float* d = tptr<float>(c, od);
+  const float* a = tptr<float>(c, oa);
+  if (vc == od.cols && vc == oa.cols) return expF32(d, a, size_t{vr} * vc);
+  for (uint32_t r = 0; r < vr; ++r) expF32(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
+}
+
+#endif
 
 /// TLRELU: x > 0 ? x : x * slope (slope as the tile's element type).
 template <DType D> void kLrelu(Core& c, const TileInst& t) {
