@@ -18,3 +18,6 @@ config.substitutions.append(("%src", config.pto_source_dir))
 config.substitutions.append(("%cxx", getattr(config, "cxx", "c++")))
 if os.path.isdir(config.pto_shared_dir):
     config.available_features.add("shared")
+elif os.environ.get("CI"):
+    # Under CI the tests that need ../shared must run, never pass by being skipped.
+    lit_config.fatal("../shared is required under CI but missing: " + config.pto_shared_dir)

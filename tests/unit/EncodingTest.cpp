@@ -2,6 +2,8 @@
 // The catalog tests read ../shared/spec/pto-spec-0.58.3 (PTO_SHARED_DIR) and skip without it.
 #include "isa/Encoding.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -161,7 +163,7 @@ TEST(Encoding, EveryOpOfOurTableHasAnEncoding) {
 // ---------------------------------------------------------------- catalog conformance
 TEST(EncodingConformance, EveryCatalogTileOpAndDataType) {
   auto j = loadSpec("tile-operations.json");
-  if (!j) GTEST_SKIP() << "../shared/spec not available";
+  PTO_REQUIRE_SHARED(j);
   const auto& ops = (*j)["operations"];
   ASSERT_EQ(ops.size(), 109u);
   std::set<unsigned> teplSelectors;
@@ -237,7 +239,7 @@ TEST(EncodingConformance, EveryCatalogTileOpAndDataType) {
 
 TEST(EncodingConformance, SpecVectors) {
   auto j = loadSpec("encoding-vectors.json");
-  if (!j) GTEST_SKIP() << "../shared/spec not available";
+  PTO_REQUIRE_SHARED(j);
   unsigned accepted = 0, rejected = 0, scalar = 0;
   for (const auto& v : (*j)["vectors"]) {
     std::string origin = v["origin"];
@@ -288,7 +290,7 @@ TEST(EncodingConformance, SpecVectors) {
 
 TEST(EncodingConformance, ReservationsAreNeverProduced) {
   auto j = loadSpec("extension-encoding-reservations.json");
-  if (!j) GTEST_SKIP() << "../shared/spec not available";
+  PTO_REQUIRE_SHARED(j);
   // The extension space (tile-family sub-family 7) is disjoint from every reservation.
   for (const auto& r : (*j)["reservations"]) {
     const auto& enc = r["encoding"];

@@ -1,5 +1,7 @@
 #include "asm/Frontend.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -97,7 +99,7 @@ TEST(Frontend, SyntaxErrorIsLocated) {
 
 TEST(Frontend, CorpusKernelsVerifyAndRoundTrip) {
   std::filesystem::path dir = std::filesystem::path(PTO_SHARED_DIR) / "corpus" / "pto-kernels";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "../shared is not available";
+  PTO_REQUIRE_SHARED(std::filesystem::exists(dir));
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".pto") continue;

@@ -530,9 +530,6 @@ TEST(RefDiff, SamplesAgreeWithTheLinkedImageOnBothBackends) {
 }
 
 TEST(RefDiff, CorpusAgreesWithTheLinkedImageOnBothBackends) {
-  if (!test::haveCorpus()) {
-    if (std::getenv("CI")) FAIL() << "the corpus ../shared/corpus/pto-kernels is missing";
-    GTEST_SKIP() << "no corpus checkout";
-  }
+  PTO_REQUIRE_SHARED(test::haveCorpus());
   diff::runAll(diff::ptoFiles(test::corpusPath("")), "corpus");
 }

@@ -101,7 +101,7 @@ TEST(Runtime, SoftmaxSample) {
 
 // Corpus 1: f16 row softmax, rows split over blocks (dynamic valid columns).
 TEST(Runtime, CorpusFlashAttentionSoftmax) {
-  if (!haveCorpus()) GTEST_SKIP() << "../shared is not available";
+  PTO_REQUIRE_SHARED(haveCorpus());
   Module m = build(corpus("attention__flash_attention_score__b1_n1_s64_d64__stage2_softmax.pto"));
   for (uint32_t blocks : {1u, 4u, 7u}) {
     auto l = m.launch("dense_attention_row_softmax");
@@ -127,7 +127,7 @@ TEST(Runtime, CorpusFlashAttentionSoftmax) {
 
 // Corpus 2: layer norm with a Newton step on rsqrt, f16 in/out, f32 math, ROUND on output.
 TEST(Runtime, CorpusLayerNorm) {
-  if (!haveCorpus()) GTEST_SKIP() << "../shared is not available";
+  PTO_REQUIRE_SHARED(haveCorpus());
   Module m = build(corpus("ffn__swin_transformer_ln_qkv__b4_s256_h128__stage1_layernorm.pto"));
   auto l = m.launch("_stage");
   Tensor out = Tensor::zeros(DType::F16, {1024, 128});
@@ -165,7 +165,7 @@ TEST(Runtime, CorpusLayerNorm) {
 
 // Corpus 3: token permute = TGATHER with an i32 index tile.
 TEST(Runtime, CorpusMoePermute) {
-  if (!haveCorpus()) GTEST_SKIP() << "../shared is not available";
+  PTO_REQUIRE_SHARED(haveCorpus());
   Module m = build(corpus("moe__moe_token_permute__t16_h32__stage1_permute.pto"));
   auto l = m.launch("moe_token_permute_seed");
   Tensor out = Tensor::zeros(DType::F16, {512}), src = randomTensor(DType::F16, {512}, 10), idx = Tensor::zeros(DType::I32, {512});
@@ -188,7 +188,7 @@ TEST(Runtime, CorpusMoePermute) {
 
 // Corpus 4: TSCATTER into a 2x16 tile that was loaded first (untouched elements keep it).
 TEST(Runtime, CorpusScatter) {
-  if (!haveCorpus()) GTEST_SKIP() << "../shared is not available";
+  PTO_REQUIRE_SHARED(haveCorpus());
   Module m = build(corpus("tmp_scatter_unit.pto"));
   auto l = m.launch("k");
   Tensor dst = randomTensor(DType::F16, {2, 16}, 12), src = randomTensor(DType::F16, {16}, 13), idx = Tensor::zeros(DType::I16, {16});
@@ -208,7 +208,7 @@ TEST(Runtime, CorpusScatter) {
 // Corpus 5: FFN: two f16 matmuls (K chunks of 32 with TMATMUL then TMATMUL.ACC, f32 acc stored
 // as f16) around an in-place f16 ReLU.
 TEST(Runtime, CorpusFfn) {
-  if (!haveCorpus()) GTEST_SKIP() << "../shared is not available";
+  PTO_REQUIRE_SHARED(haveCorpus());
   Module m = build(corpus("ffn__ffn__debug_probe2.pto"));
   auto l = m.launch("ffn_dense_relu_fp16");
   Tensor out = Tensor::zeros(DType::F16, {32, 128}), h = Tensor::zeros(DType::F16, {32, 256});
@@ -251,7 +251,7 @@ TEST(Runtime, CorpusFfn) {
 // per-row formulas of the kernel with the valid regions it declares (f32 math, f16 ROUND on
 // the f16 output).
 TEST(Runtime, CorpusRingAttention) {
-  if (!haveCorpus()) GTEST_SKIP() << "../shared is not available";
+  PTO_REQUIRE_SHARED(haveCorpus());
   Module m = build(corpus("attention__ring_attention_update.pto"));
   std::vector<Tensor> first;
   for (uint32_t blocks : {1u, 3u, 8u}) {
@@ -386,7 +386,7 @@ TEST(Runtime, SeedTsqrt) {
 }
 
 TEST(Runtime, ErrorsCarryTheSourceLocation) {
-  if (!haveCorpus()) GTEST_SKIP() << "../shared is not available";
+  PTO_REQUIRE_SHARED(haveCorpus());
   Module m = build(corpus("attention__flash_attention_score__b1_n1_s64_d64__stage2_softmax.pto"));
   auto l = m.launch("dense_attention_row_softmax");
   Tensor small = Tensor::zeros(DType::F16, {32, 64});

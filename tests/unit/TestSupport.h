@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -33,6 +34,16 @@ inline std::string corpusPath(const std::string& name) {
   return std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels/" + name;
 }
 inline bool haveCorpus() { return std::filesystem::exists(std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels"); }
+
+/// A test that needs ../shared skips without it, except under CI (the CI variable set), where
+/// a missing ../shared is a failure: CI must never pass by skipping.
+#define PTO_REQUIRE_SHARED(available)                                                                                  \
+  do {                                                                                                                 \
+    if (!(available)) {                                                                                                \
+      if (std::getenv("CI")) FAIL() << "../shared is required under CI but missing (" PTO_SHARED_DIR ")";            \
+      GTEST_SKIP() << "../shared is not available";                                                                    \
+    }                                                                                                                  \
+  } while (0)
 
 /// pto-as in process: parse, verify for the arch (the module's, or `arch`), lower.
 inline obj::ObjectFile assembleFile(const std::string& path, std::optional<isa::Arch> arch = std::nullopt) {
