@@ -2,6 +2,7 @@
 
 #include "asm/Disasm.h"
 #include "isa/Encoding.h"
+#include "obj/Extent.h"
 
 #include <cctype>
 #include <charconv>
@@ -598,7 +599,7 @@ private:
 
   void paramDirective(const std::vector<Token>& t) {
     if (!needFunction(at(t[0]), ".param")) return;
-    if (!expectCount(t, 4, "'.param %name ptr|scalar|tensor_view|index <type>'")) return;
+    if (t.size() < 4) return error(at(t[0]), "expected '.param %name ptr|scalar|tensor_view|index <type> [extent=E] [index]'");
     auto n = name(t[1], '%');
     if (!n) return;
     obj::Param p;
@@ -611,7 +612,17 @@ private:
     else return error(at(t[2]), "unknown parameter kind '" + k + "' (expected ptr, scalar, tensor_view or index)");
     if (!shapedType(t[3], p.shape, p.dtype)) return;
     if (p.shape.size() > 5) return error(at(t[3]), "a parameter has at most 5 dimensions");
-    if (t.size() > 4) return error(at(t[4]), "unexpected '" + t[4].value + "'");
+    for (size_t k = 4; k < t.size(); ++k) { // pointer extents (docs/object-format.md section 2.9)
+      const std::string& v = t[k].value;
+      if (p.kind == obj::ParamKind::Pointer && !t[k].quoted && v.starts_with("extent=") && p.extent.empty()) {
+        p.extent = v.substr(7);
+        if (auto e = obj::checkExtent(p.extent)) return error(at(t[k]), *e);
+      } else if (p.kind == obj::ParamKind::Pointer && !t[k].quoted && v == "index" && !p.indexValues) {
+        p.indexValues = true;
+      } else {
+        return error(at(t[k]), "unexpected '" + v + "'");
+      }
+    }
     cur_->fn.params.push_back(std::move(p));
   }
 

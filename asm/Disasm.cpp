@@ -226,7 +226,10 @@ std::string paramText(const obj::Param& p) {
   std::string type;
   for (int64_t d : p.shape) type += (d == -1 ? std::string("?") : std::to_string(d)) + "x";
   type += isa::spelling(p.dtype);
-  return ".param " + quoteName('%', p.name) + " " + kind + " " + type;
+  std::string extra; // pointer extents (docs/object-format.md section 2.9): one token each
+  if (!p.extent.empty()) extra += " extent=" + p.extent;
+  if (p.indexValues) extra += " index";
+  return ".param " + quoteName('%', p.name) + " " + kind + " " + type + extra;
 }
 
 std::string tileText(const obj::TileDesc& t, uint32_t index) {

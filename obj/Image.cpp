@@ -1,6 +1,7 @@
 #include "obj/Image.h"
 
 #include "obj/Binary.h"
+#include "obj/Extent.h"
 
 #include "isa/Encoding.h"
 
@@ -133,7 +134,10 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
         }
     secs.push_back({".symtab", SHT_SYMTAB, 0, 8, o.bytes, kStrtab, firstGlobal, sizeof(Elf64_Sym)});
   }
+  // Optional, after the fixed sections (their indices are fixed): pointer extents (obj/Extent.h).
+  std::vector<uint8_t> extents = detail::writeExtents(img.functions, strs);
   secs.push_back({".strtab", SHT_STRTAB, 0, 1, strs.data()});
+  if (!extents.empty()) secs.push_back({".pto.extents", SHT_PROGBITS, 0, 8, std::move(extents)});
 
   int fd = memfd_create("pto-image", 0);
   if (fd < 0) return std::string("cannot create an in-memory file");
@@ -249,6 +253,8 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab, img.text.size(),
                                      kImageVersion, img.functions))
     return *e;
+  if (s.data.count(".pto.extents"))
+    if (auto e = detail::readExtents(s.data[".pto.extents"], strtab, img.functions)) return *e;
   // A linked image resolves every declaration and places every tile inside its buffer.
   for (const Function& f : img.functions) {
     if (f.flags & kDeclaration) return "function '" + f.name + "' is an unresolved declaration";

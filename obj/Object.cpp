@@ -1,6 +1,7 @@
 #include "obj/Object.h"
 
 #include "obj/Binary.h"
+#include "obj/Extent.h"
 
 #include "isa/Encoding.h"
 
@@ -139,7 +140,10 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
     }
     secs.push_back({".symtab", SHT_SYMTAB, 0, 8, o.bytes, kStrtab, firstGlobal, sizeof(Elf64_Sym)});
   }
+  // Optional, after the fixed sections (their indices are fixed): pointer extents (obj/Extent.h).
+  std::vector<uint8_t> extents = detail::writeExtents(obj.functions, strs);
   secs.push_back({".strtab", SHT_STRTAB, 0, 1, strs.data()});
+  if (!extents.empty()) secs.push_back({".pto.extents", SHT_PROGBITS, 0, 8, std::move(extents)});
 
   // libelf writes to a file descriptor; an anonymous memory file keeps this in memory.
   int fd = memfd_create("pto-object", 0);
@@ -237,6 +241,8 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
   if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab, obj.text.size(),
                                      kFormatVersion, obj.functions))
     return *e;
+  if (s.data.count(".pto.extents"))
+    if (auto e = detail::readExtents(s.data[".pto.extents"], strtab, obj.functions)) return *e;
   // Events.
   {
     auto& d = s.data[".pto.events"];

@@ -42,6 +42,11 @@ struct Param {
   ParamKind kind = ParamKind::Pointer;
   isa::DType dtype = isa::DType::F32; // pointee / scalar / element type
   std::vector<int64_t> shape;          // TensorView only (static, row-major)
+  // Pointer only (.pto.extents, obj/Extent.h): the elements the kernel may touch through it, as
+  // an expression over integer scalar parameters ("" = unknown), and whether the values it holds
+  // are used as indices or offsets (a runtime then fills it with zeros, not random values).
+  std::string extent;
+  bool indexValues = false;
   bool operator==(const Param&) const = default;
 };
 

@@ -2,10 +2,13 @@
 #include "runtime/Runtime.h"
 
 #include "isa/Numerics.h"
+#include "obj/Extent.h"
+#include "obj/Image.h"
 #include "runtime/Interp.h"
 #include "runtime/Program.h"
 #include "runtime/npu/Model.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -78,6 +81,30 @@ const std::vector<Module::ParamInfo>* Module::params(std::string_view kernel) co
   for (const obj::ImageEntry& e : prog_->image.entries)
     if (e.name == kernel) return &prog_->functions[e.function].params;
   return nullptr;
+}
+
+std::optional<Module::PointerExtent> Module::pointerExtent(std::string_view kernel, std::string_view param) const {
+  if (!param.empty() && param[0] == '%') param.remove_prefix(1);
+  for (const obj::ImageEntry& e : prog_->image.entries)
+    if (e.name == kernel)
+      for (const obj::Param& p : prog_->image.functions[e.function].params)
+        if (p.name == param && p.kind == obj::ParamKind::Pointer) return PointerExtent{p.extent, p.indexValues};
+  return std::nullopt;
+}
+
+Result<int64_t> Module::pointerElements(std::string_view kernel, std::string_view param,
+                                        const std::vector<std::pair<std::string, int64_t>>& scalars) const {
+  auto ext = pointerExtent(kernel, param);
+  if (!ext) return Error{"@" + std::string(kernel) + " has no pointer parameter %" + std::string(param)};
+  if (ext->expr.empty())
+    return Error{"the extent of %" + std::string(param) + " is not known (an access the linker cannot bound)"};
+  auto v = obj::evalExtent(ext->expr, [&](const std::string& n) -> std::optional<int64_t> {
+    for (const auto& [name, value] : scalars)
+      if (name == n) return value;
+    return std::nullopt;
+  });
+  if (auto* err = std::get_if<std::string>(&v)) return Error{*err};
+  return std::max<int64_t>(std::get<int64_t>(v), 0);
 }
 
 Result<Launch> Module::launch(std::string_view kernel) const {

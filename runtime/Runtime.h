@@ -126,6 +126,20 @@ public:
   };
   const std::vector<ParamInfo>* params(std::string_view kernel) const;
 
+  /// Buffer sizing (docs/runtime.md, "Sizing buffers"): what the linker recorded for a pointer
+  /// parameter of an entry kernel (docs/object-format.md, ".pto.extents"). `expr` is the element
+  /// extent over the kernel's integer scalar parameters ("" = unknown); `indexValues` says that
+  /// the values it holds are used as indices or offsets.
+  struct PointerExtent {
+    std::string expr;
+    bool indexValues = false;
+  };
+  std::optional<PointerExtent> pointerExtent(std::string_view kernel, std::string_view param) const;
+  /// The extent in elements, with the scalar parameters' values from `scalars` (by name,
+  /// without '%'); an error says what is missing (an unknown extent, a scalar not given).
+  Result<int64_t> pointerElements(std::string_view kernel, std::string_view param,
+                                  const std::vector<std::pair<std::string, int64_t>>& scalars) const;
+
   /// A launch of one entry kernel; fails when there is no entry of that name.
   Result<Launch> launch(std::string_view kernel) const;
 

@@ -1,5 +1,6 @@
 // pto-as: parse any textual PTO form, verify it for an arch, and emit the Kernel IR.
 #include "asm/BlockAsm.h"
+#include "asm/Extents.h"
 #include "asm/Frontend.h"
 #include "asm/Lower.h"
 #include "obj/FileIO.h"
@@ -44,21 +45,24 @@ int main(int argc, char** argv) {
                "modules, PTO-AS assembly, SSA and DPS tile ops), verifies it for the target arch "
                "and emits the Kernel IR."};
   app.set_version_flag("--version", std::string("pto-as (pto-toolchain) ") + PTO_VERSION);
-  std::string input, output = "-", archText, emit = "auto";
+  std::string input, output, archText, emit = "obj";
   bool verifyOnly = false, fatalWarnings = false;
   unsigned errorLimit = 50;
   app.add_option("input", input, "Input file ('-' for stdin)")->required();
-  app.add_option("-o,--output", output, "Output file ('-' for stdout, the default)");
+  app.add_option("-o,--output", output,
+                 "Output file ('-' for stdout; default: the input's name with .o for an object, stdout for --emit=ir)");
   app.add_option("--arch", archText, "Target arch: a2a3 (default) or a5; overrides pto.target_arch")
       ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
   app.add_option("--emit", emit,
-                 "What to emit: obj (an ELF relocatable object) or ir (the canonical Kernel IR text). "
-                 "Default: obj when the output file ends in .o, else ir")
-      ->check(CLI::IsMember({"auto", "ir", "obj"}));
+                 "What to emit: obj (an ELF relocatable object, the default, whatever the output is named) or ir "
+                 "(the canonical Kernel IR text)")
+      ->check(CLI::IsMember({"ir", "obj"}));
   app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
   app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
   app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
   CLI11_PARSE(app, argc, argv);
+  if (output.empty()) // like cc -c: k.pto -> k.o in the current directory; IR to stdout
+    output = emit == "ir" ? "-" : input == "-" ? "a.o" : std::filesystem::path(input).stem().string() + ".o";
 
   std::string text;
   if (!readInput(input, text)) {
@@ -120,7 +124,6 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (emit == "auto") emit = output.size() > 2 && output.ends_with(".o") ? "obj" : "ir";
   std::string data;
   if (emit == "obj") {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
@@ -130,6 +133,7 @@ int main(int argc, char** argv) {
       std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
       return 1;
     }
+    pto::as::recordExtents(*module, *object); // what each pointer parameter spans (obj/Extent.h)
     auto bytes = pto::obj::writeObject(*object);
     if (auto* e = std::get_if<std::string>(&bytes)) {
       std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";

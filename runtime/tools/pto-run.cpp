@@ -9,7 +9,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <map>
 #include <random>
@@ -25,17 +28,30 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-/// Uniform values in [-1, 1) for floats (rounded to the type), [-8, 8) for signed and [0, 16)
-/// for unsigned integers.
-Tensor randomTensor(isa::DType t, std::vector<int64_t> shape, std::mt19937_64& rng) {
+/// A --random range: floats uniform in [lo, hi), integers uniform in [lo, hi) (hi exclusive).
+struct Range {
+  double lo, hi;
+};
+
+/// The default range: [-1, 1) for floats, [-8, 8) for signed and [0, 16) for unsigned integers.
+Range defaultRange(isa::DType t) {
+  if (isa::isFloat(t)) return {-1, 1};
+  if (isa::info(t).kind == isa::DTypeKind::SInt) return {-8, 8};
+  return {0, 16};
+}
+
+/// Uniform values in `r` (floats rounded to the type; integers clamped to the type's range).
+Tensor randomTensor(isa::DType t, std::vector<int64_t> shape, std::mt19937_64& rng, std::optional<Range> range = {}) {
   Tensor x = Tensor::zeros(t, std::move(shape));
-  std::uniform_real_distribution<double> fd(-1.0, 1.0);
-  std::uniform_int_distribution<int> sd(-8, 7), ud(0, 15);
+  const Range r = range.value_or(defaultRange(t));
+  std::uniform_real_distribution<double> fd(r.lo, r.hi);
+  const int64_t ilo = static_cast<int64_t>(std::ceil(r.lo)), ihi = std::max(ilo, static_cast<int64_t>(std::ceil(r.hi)) - 1);
+  std::uniform_int_distribution<int64_t> sd(ilo, ihi), ud(std::max<int64_t>(ilo, 0), std::max<int64_t>(ihi, 0));
   const int64_t n = isa::bitWidth(t) < 8 ? static_cast<int64_t>(x.data.size()) * 2 : x.numel();
   for (int64_t i = 0; i < n; ++i) {
     uint64_t bits;
     if (isa::isFloat(t)) bits = isa::encodeFromDouble(t, fd(rng), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
-    else if (isa::info(t).kind == isa::DTypeKind::SInt) bits = static_cast<uint64_t>(static_cast<int64_t>(sd(rng)));
+    else if (isa::info(t).kind == isa::DTypeKind::SInt) bits = static_cast<uint64_t>(sd(rng));
     else if (t == isa::DType::I1) bits = static_cast<uint64_t>(ud(rng) & 1);
     else bits = static_cast<uint64_t>(ud(rng));
     if (isa::bitWidth(t) < 64) bits &= (uint64_t{1} << isa::bitWidth(t)) - 1;
@@ -52,6 +68,70 @@ std::optional<std::pair<std::vector<int64_t>, isa::DType>> shapeAndType(std::str
   auto t = isa::parseDType(s.substr(colon + 1));
   if (!shape || !t) return std::nullopt;
   return std::pair{*shape, *t};
+}
+
+/// "SHAPE:DTYPE[:LO:HI]" (--random)
+struct RandomSpec {
+  std::vector<int64_t> shape;
+  isa::DType dtype;
+  std::optional<Range> range;
+};
+std::optional<RandomSpec> randomSpec(const std::string& s) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t c = s.find(':', start);
+    parts.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
+    if (c == std::string::npos) break;
+    start = c + 1;
+  }
+  if (parts.size() != 2 && parts.size() != 4) return std::nullopt;
+  auto st = shapeAndType(parts[0] + ":" + parts[1]);
+  if (!st) return std::nullopt;
+  RandomSpec r{st->first, st->second, std::nullopt};
+  if (parts.size() == 4) {
+    char *e1 = nullptr, *e2 = nullptr;
+    double lo = strtod(parts[2].c_str(), &e1), hi = strtod(parts[3].c_str(), &e2);
+    if (parts[2].empty() || parts[3].empty() || *e1 || *e2 || !(lo < hi)) return std::nullopt;
+    r.range = Range{lo, hi};
+  }
+  return r;
+}
+
+std::string typeText(const Module::ParamInfo& p) {
+  std::string t(isa::spelling(p.dtype));
+  switch (p.kind) {
+  case Module::ParamInfo::Kind::Pointer: return "ptr<" + t + ">";
+  case Module::ParamInfo::Kind::Index: return "index";
+  case Module::ParamInfo::Kind::Scalar: return t;
+  case Module::ParamInfo::Kind::TensorView: {
+    std::string shape;
+    for (int64_t d : p.shape) shape += std::to_string(d) + "x";
+    return "tensor_view<" + shape + t + ">";
+  }
+  }
+  return t;
+}
+
+/// --list: every entry kernel's parameters with their type and extent.
+void listKernels(const Module& mod, const std::vector<std::string>& names) {
+  for (const std::string& k : names) {
+    printf("@%s\n", k.c_str());
+    for (const auto& p : *mod.params(k)) {
+      std::string what;
+      if (p.kind == Module::ParamInfo::Kind::Pointer) {
+        auto ext = mod.pointerExtent(k, p.name);
+        what = ext && !ext->expr.empty() ? "extent " + ext->expr + " elements" : "extent unknown";
+        if (ext && ext->indexValues) what += ", index values";
+      } else if (p.kind == Module::ParamInfo::Kind::TensorView) {
+        int64_t n = 1;
+        for (int64_t d : p.shape) n *= d;
+        what = "extent " + std::to_string(n) + " elements";
+      } else {
+        what = "scalar";
+      }
+      printf("  %%%-12s %-22s %s\n", p.name.c_str(), typeText(p).c_str(), what.c_str());
+    }
+  }
 }
 
 void printTensor(const std::string& name, const Tensor& x) {
@@ -99,8 +179,18 @@ int main(int argc, char** argv) {
   app.add_option("--kernel", kernel, "The entry kernel to run (may be omitted when the image has one)");
   app.add_option("--arg", argSpecs, "NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=VALUE (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--random", randomSpecs, "NAME=SHAPE:DTYPE: a buffer of uniform random values (repeatable)")
+  app.add_option("--random", randomSpecs,
+                 "NAME=SHAPE:DTYPE[:LO:HI]: a buffer of uniform random values in [LO, HI) (default [-1, 1) for floats, "
+                 "[-8, 8) / [0, 16) for integers) (repeatable)")
       ->allow_extra_args(false);
+  std::string autoArgs, outDir;
+  bool list = false;
+  app.add_flag("--auto-args{random}", autoArgs,
+               "Create every parameter not given: buffers sized from the extents the linker recorded (--list), random "
+               "(default) or zeros (--auto-args=zeros); buffers whose values are used as indices get zeros; scalars get 0")
+      ->check(CLI::IsMember({"random", "zeros"}));
+  app.add_flag("--list", list, "Print every entry kernel's parameters with type and extent, and exit");
+  app.add_option("--out-dir", outDir, "Write every buffer parameter after the run as DIR/NAME.npy");
   app.add_option("--zeros", zeroSpecs, "NAME=SHAPE:DTYPE: a buffer of zeros (repeatable)")->allow_extra_args(false);
   app.add_option("--out", outSpecs, "NAME=file.npy: write the buffer after the run (repeatable)")->allow_extra_args(false);
   app.add_option("--print", prints, "Print the buffer NAME after the run (repeatable)")->allow_extra_args(false);
@@ -154,6 +244,15 @@ int main(int argc, char** argv) {
     if (*want != mod->arch())
       return fail("pto-run: error: '" + image + "' is linked for " + std::string(isa::spelling(mod->arch())) + ", not " + arch);
   }
+  if (list) {
+    auto names = mod->kernelNames();
+    if (!kernel.empty()) {
+      if (!mod->params(kernel)) return fail("pto-run: error: no entry kernel @" + kernel);
+      names = {kernel};
+    }
+    listKernels(mod.value(), names);
+    return 0;
+  }
   if (kernel.empty()) {
     auto names = mod->kernelNames();
     if (names.size() != 1) {
@@ -182,9 +281,11 @@ int main(int argc, char** argv) {
   for (auto& [name, spec] : randoms) {
     const auto* p = paramOf(name);
     if (!p) return noParam(name);
-    auto st = shapeAndType(spec);
-    if (!st) return fail("pto-run: error: --random " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
-    buffers[name] = randomTensor(st->second, st->first, rng);
+    auto st = randomSpec(spec);
+    if (!st)
+      return fail("pto-run: error: --random " + name + "=" + spec +
+                  ": expected SHAPE:DTYPE or SHAPE:DTYPE:LO:HI with LO < HI, e.g. 64x64:f32 or 64:i32:0:64");
+    buffers[name] = randomTensor(st->dtype, st->shape, rng, st->range);
   }
   for (auto& [name, spec] : zeros) {
     if (!paramOf(name)) return noParam(name);
@@ -192,6 +293,8 @@ int main(int argc, char** argv) {
     if (!st) return fail("pto-run: error: --zeros " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
     buffers[name] = Tensor::zeros(st->second, st->first);
   }
+  std::set<std::string> scalarsGiven;
+  std::vector<std::pair<std::string, int64_t>> intScalars; // for the extents
   for (auto& [name, spec] : args) {
     const auto* p = paramOf(name);
     if (!p) return noParam(name);
@@ -207,8 +310,10 @@ int main(int argc, char** argv) {
         long long v = strtoll(spec.c_str(), &end, 0);
         if (spec.empty() || *end) return fail("pto-run: error: --arg " + name + ": '" + spec + "' is not an integer");
         st = L.bindScalar(name, static_cast<int64_t>(v));
+        intScalars.push_back({name, static_cast<int64_t>(v)});
       }
       if (st) return fail("pto-run: " + st->message);
+      scalarsGiven.insert(name);
       continue;
     }
     Result<Tensor> t = Error{};
@@ -226,12 +331,43 @@ int main(int argc, char** argv) {
     if (!t) return fail(t.error().message);
     buffers[name] = std::move(t.value());
   }
-  // Buffers not given: tensor_view parameters get zeros of their static shape.
+  // Parameters not given. Scalars: 0 with --auto-args. Tensor views: zeros of their static
+  // shape. Pointers: with --auto-args, a 1-D buffer of the recorded extent. Everything still
+  // missing is reported in one error.
+  std::vector<std::string> missing;
+  for (const auto& p : params) {
+    if (p.kind == Module::ParamInfo::Kind::Scalar || p.kind == Module::ParamInfo::Kind::Index) {
+      if (scalarsGiven.count(p.name)) continue;
+      if (autoArgs.empty()) {
+        missing.push_back("%" + p.name + " (" + typeText(p) + ": --arg " + p.name + "=VALUE)");
+        continue;
+      }
+      if (auto st = L.bindScalar(p.name, int64_t{0})) return fail("pto-run: " + st->message);
+      if (!isa::isFloat(p.dtype)) intScalars.push_back({p.name, 0});
+    }
+  }
   for (const auto& p : params) {
     bool isBuffer = p.kind == Module::ParamInfo::Kind::Pointer || p.kind == Module::ParamInfo::Kind::TensorView;
     if (!isBuffer || buffers.count(p.name)) continue;
-    if (p.kind == Module::ParamInfo::Kind::TensorView) buffers[p.name] = Tensor::zeros(p.dtype, p.shape);
-    else return fail("pto-run: error: pointer parameter %" + p.name + " of @" + kernel + " needs --arg, --random or --zeros");
+    if (p.kind == Module::ParamInfo::Kind::TensorView) {
+      buffers[p.name] = autoArgs == "random" ? randomTensor(p.dtype, p.shape, rng) : Tensor::zeros(p.dtype, p.shape);
+      continue;
+    }
+    auto n = mod->pointerElements(kernel, p.name, intScalars);
+    if (autoArgs.empty() || !n) {
+      std::string why = n ? std::to_string(n.value()) + " elements" : n.error().message;
+      missing.push_back("%" + p.name + " (" + typeText(p) + ", " + why + ")");
+      continue;
+    }
+    auto ext = mod->pointerExtent(kernel, p.name);
+    const int64_t elems = std::max<int64_t>(n.value(), 1);
+    if (autoArgs == "zeros" || (ext && ext->indexValues)) buffers[p.name] = Tensor::zeros(p.dtype, {elems});
+    else buffers[p.name] = randomTensor(p.dtype, {elems}, rng);
+  }
+  if (!missing.empty()) {
+    std::string msg = "pto-run: error: @" + kernel + " needs " + std::to_string(missing.size()) + " more parameter(s):";
+    for (const std::string& m : missing) msg += "\n  " + m;
+    return fail(msg + "\n(give buffers with --arg, --random or --zeros, or let --auto-args create them; --list shows the extents)");
   }
   for (auto& [name, t] : buffers) {
     const auto* p = paramOf(name);
@@ -265,6 +401,13 @@ int main(int argc, char** argv) {
       return fail("pto-run: error: --out " + name + ": parameter %" + name + " is not a buffer");
     }
     if (auto st = writeNpy(path, it->second)) return fail(st->message);
+  }
+  if (!outDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(outDir, ec);
+    if (ec) return fail("pto-run: error: --out-dir " + outDir + ": " + ec.message());
+    for (auto& [name, t] : buffers)
+      if (auto st = writeNpy((std::filesystem::path(outDir) / (name + ".npy")).string(), t)) return fail(st->message);
   }
   for (auto& name : prints) {
     auto it = buffers.find(name);

@@ -70,10 +70,10 @@ obj::ObjectFile sample() {
   emitText(o, "L.BSTOP");
   f.textOffset = 0;
   f.textSize = o.text.size();
-  f.params.push_back({"x", obj::ParamKind::Pointer, isa::DType::F32, {}});
-  f.params.push_back({"v", obj::ParamKind::TensorView, isa::DType::F16, {64, -1}});
-  f.params.push_back({"n", obj::ParamKind::Index, isa::DType::I64, {}});
-  f.params.push_back({"alpha", obj::ParamKind::Scalar, isa::DType::F32, {}});
+  f.params.push_back({"x", obj::ParamKind::Pointer, isa::DType::F32, {}, "", false});
+  f.params.push_back({"v", obj::ParamKind::TensorView, isa::DType::F16, {64, -1}, "", false});
+  f.params.push_back({"n", obj::ParamKind::Index, isa::DType::I64, {}, "", false});
+  f.params.push_back({"alpha", obj::ParamKind::Scalar, isa::DType::F32, {}, "", false});
   obj::TileDesc t;
   t.name = "a";
   t.rows = 16;
@@ -273,7 +273,7 @@ TEST(Disasm, QuotedNamesRoundTrip) {
   obj::Function f;
   f.name = "we\"ird\nname";
   f.flags = obj::kDeclaration;
-  f.params.push_back({"", obj::ParamKind::Scalar, isa::DType::I32, {}});
+  f.params.push_back({"", obj::ParamKind::Scalar, isa::DType::I32, {}, "", false});
   o.functions.push_back(f);
   o.events.push_back({0, "a;b", isa::Pipe::S, isa::Pipe::All});
   o.relocs.clear();

@@ -22,8 +22,8 @@ obj::ObjectFile sample() {
   f.flags = obj::kEntry | obj::kKernelVector;
   f.textOffset = 0;
   f.textSize = o.text.size();
-  f.params.push_back({"x", obj::ParamKind::Pointer, isa::DType::F32, {}});
-  f.params.push_back({"v", obj::ParamKind::TensorView, isa::DType::F16, {64, 128}});
+  f.params.push_back({"x", obj::ParamKind::Pointer, isa::DType::F32, {}, "", false});
+  f.params.push_back({"v", obj::ParamKind::TensorView, isa::DType::F16, {64, 128}, "", false});
   obj::TileDesc t;
   t.name = "a";
   t.rows = 16;
