@@ -229,7 +229,7 @@ std::optional<rt::Module> buildVadd() {
   auto o = as::lowerModule(*m, arch, diags);
   if (!o) return std::nullopt;
   link::LinkOptions opts;
-  opts.autoSync = true;
+  opts.sync = link::SyncMode::Insert;
   link::LinkResult r = link::link({{"vadd_tiled.o", *o}}, opts);
   if (!r.ok()) return std::nullopt;
   auto bytes = obj::writeImage(*r.image);

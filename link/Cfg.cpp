@@ -66,7 +66,11 @@ bool endsWith(std::string_view s, std::string_view p) { return s.size() >= p.siz
 
 } // namespace
 
-std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t fi) {
+std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t fi, uint64_t* errorOffset) {
+  auto at = [&](uint64_t off) {
+    if (errorOffset) *errorOffset = off;
+    return hex(off);
+  };
   if (fi >= obj.functions.size()) return std::string("no such function");
   const obj::Function& f = obj.functions[fi];
   std::string where = "@" + f.name;
@@ -93,7 +97,7 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
     size_t consumed = 0;
     auto r = enc::decodeBytes(std::span<const uint8_t>(obj.text.data() + pos, end - pos), consumed,
                               enc::DecodeOptions{.extensions = true});
-    if (!r) return where + ": cannot decode the word at " + hex(pos) + ": " + r.error();
+    if (!r) return where + ": cannot decode the word at " + at(pos) + ": " + r.error();
     const enc::Inst& in = *r;
     std::string_view id = in.formInfo().idName;
     bool start = startsWith(id, "BSTART") || startsWith(id, "C_BSTART");
@@ -110,11 +114,11 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
         if (in.form == enc::FormId::C_BSTART_FP) {
           int64_t br = in.get("BrType").value_or(1);
           if (br == 7) b.transfer = Transfer::Ret;
-          else if (br != 1) return where + ": indirect branch at " + hex(pos) + " (not supported by the linker)";
+          else if (br != 1) return where + ": indirect branch at " + at(pos) + " (not supported by the linker)";
         } else if (endsWith(id, "_RET")) {
           b.transfer = Transfer::Ret;
         } else if (endsWith(id, "_IND")) {
-          return where + ": indirect branch at " + hex(pos) + " (not supported by the linker)";
+          return where + ": indirect branch at " + at(pos) + " (not supported by the linker)";
         } else if (id.find("CALL") != std::string_view::npos) {
           b.transfer = Transfer::Call;
         } else if (endsWith(id, "_DIRECT") && label >= 0) {
@@ -132,13 +136,13 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
           if (ctl == 1 || ctl == 2) {
             b.kind = ctl == 1 ? BlockKind::SetFlag : BlockKind::WaitFlag;
             auto sp = enc::pipeOfCode(in.get("PipeA").value_or(0)), dp = enc::pipeOfCode(in.get("PipeB").value_or(0));
-            if (!sp || !dp) return where + ": bad pipe in the sync word at " + hex(pos);
+            if (!sp || !dp) return where + ": bad pipe in the sync word at " + at(pos);
             b.srcPipe = *sp;
             b.dstPipe = *dp;
           } else if (ctl == 3) {
             b.kind = BlockKind::Barrier;
             auto bp = enc::pipeOfCode(in.get("PipeA").value_or(0));
-            if (!bp) return where + ": bad pipe in the barrier word at " + hex(pos);
+            if (!bp) return where + ": bad pipe in the barrier word at " + at(pos);
             b.srcPipe = b.dstPipe = *bp;
           } else {
             b.kind = BlockKind::Other;
@@ -181,7 +185,7 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
     if (b.kind == BlockKind::Tile)
       for (const TileUse& u : cfg.usesOf(b))
         if (u.tile >= f.tiles.size())
-          return where + ": the tile block at " + hex(b.offset) + " names tile index " + std::to_string(u.tile) +
+          return where + ": the tile block at " + at(b.offset) + " names tile index " + std::to_string(u.tile) +
                  " but the function has " + std::to_string(f.tiles.size()) + " tiles";
   // Successors.
   for (size_t i = 0; i < cfg.blocks.size(); ++i) {
@@ -191,7 +195,7 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
     if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) {
       tb = target[i] >= 0 ? cfg.blockAt(static_cast<uint64_t>(target[i])) : -1;
       if (tb < 0 || cfg.blocks[static_cast<size_t>(tb)].offset != static_cast<uint64_t>(target[i]))
-        return where + ": the branch at " + hex(b.offset) + " targets " + hex(static_cast<uint64_t>(target[i])) +
+        return where + ": the branch at " + at(b.offset) + " targets " + hex(static_cast<uint64_t>(target[i])) +
                ", which is not a block start in the function";
     }
     switch (b.transfer) {

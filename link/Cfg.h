@@ -58,7 +58,9 @@ struct FunctionCfg {
 /// tile operands are outputs, which optional roles are present, which one is the scratch.
 std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op, std::span<const uint32_t> tiles);
 
-/// Decodes function `function` of `obj` into blocks. Errors name the offending word.
-std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t function);
+/// Decodes function `function` of `obj` into blocks. Errors name the offending word, whose
+/// .text offset goes to `errorOffset` when given.
+std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t function,
+                                                uint64_t* errorOffset = nullptr);
 
 } // namespace pto::link

@@ -47,10 +47,25 @@ std::string shapeOf(const obj::TileDesc& t) {
   return std::to_string(t.rows) + "x" + std::to_string(t.cols) + "x" + std::string(isa::spelling(t.dtype));
 }
 
+/// The bytes a view spans from its first element: (rows - 1) row pitches plus its valid columns
+/// (a column subset such as the right half of a 1x128 tile ends where its parent does). A
+/// dynamic valid width may reach the end of its row.
+uint64_t viewBytes(const obj::TileDesc& t) {
+  const uint64_t bits = isa::bitWidth(t.dtype);
+  const uint64_t pitch = (static_cast<uint64_t>(t.cols) * bits + 7) / 8;
+  if (t.rows == 0 || pitch == 0 || t.blayout != isa::BLayout::RowMajor || t.slayout != isa::SLayout::NoneBox)
+    return tileBytes(t);
+  const uint64_t last = t.validCols > 0 && static_cast<uint32_t>(t.validCols) <= t.cols
+                            ? (static_cast<uint64_t>(t.validCols) * bits + 7) / 8
+                            : pitch - t.aliasOffset % pitch;
+  return (static_cast<uint64_t>(t.rows) - 1) * pitch + last;
+}
+
 std::vector<PlanTile> planTiles(const obj::Function& fn) {
   std::vector<PlanTile> pt;
   for (const obj::TileDesc& t : fn.tiles)
-    pt.push_back({t.name, t.loc, tileBytes(t), t.aliasOf >= 0 ? obj::kUnplaced : t.placement, t.aliasOf, t.aliasOffset});
+    pt.push_back({t.name, t.loc, t.aliasOf >= 0 ? viewBytes(t) : tileBytes(t), t.aliasOf >= 0 ? obj::kUnplaced : t.placement,
+                  t.aliasOf, t.aliasOffset});
   return pt;
 }
 
@@ -78,8 +93,71 @@ LinkResult linkObjects(const std::vector<InputObject>& inputs, const LinkOptions
 
 } // namespace
 
+std::string FunctionSync::describe(SyncMode mode) const {
+  std::string why = mode == SyncMode::Insert   ? "forced by --auto-sync"
+                    : mode == SyncMode::Check  ? "forced by --no-auto-sync"
+                    : explicitSync             ? "explicit sync in the source"
+                                               : "no explicit sync in the source";
+  if (!inserted) return "checked (" + why + ")";
+  return "auto, sync inserted (" + why + "): " + std::to_string(pairs) + " set/wait pair(s), " + std::to_string(barriers) +
+         " barrier(s)";
+}
+
+namespace {
+
+/// Per object, per function: whether the linker inserts sync (docs/sync.md section 5), and
+/// whether the source has explicit sync. Declarations and functions whose words do not decode
+/// get false (the link reports them).
+struct SyncDecision {
+  std::vector<std::vector<char>> insert, explicitSync;
+  bool any = false;
+};
+
+SyncDecision decideSync(const std::vector<InputObject>& inputs, SyncMode mode) {
+  SyncDecision d;
+  for (const InputObject& in : inputs) {
+    d.insert.emplace_back(in.obj.functions.size(), 0);
+    d.explicitSync.emplace_back(in.obj.functions.size(), 0);
+    for (uint32_t f = 0; f < in.obj.functions.size(); ++f) {
+      if (in.obj.functions[f].flags & obj::kDeclaration) continue;
+      auto built = buildCfg(in.obj, f);
+      if (!std::holds_alternative<FunctionCfg>(built)) continue;
+      bool has = false;
+      for (const Block& b : std::get<FunctionCfg>(built).blocks)
+        has |= b.kind == BlockKind::SetFlag || b.kind == BlockKind::WaitFlag || b.kind == BlockKind::Barrier;
+      d.explicitSync.back()[f] = has;
+      const bool ins = mode == SyncMode::Insert || (mode == SyncMode::Auto && !has);
+      d.insert.back()[f] = ins;
+      d.any |= ins;
+    }
+  }
+  return d;
+}
+
+/// Fills r.functionSync in image function order (objects in input order, declarations skipped).
+void recordSync(LinkResult& r, const std::vector<InputObject>& inputs, const SyncDecision& d, SyncMode mode,
+                const std::map<std::pair<size_t, uint32_t>, FunctionSync>& counts) {
+  r.syncMode = mode;
+  for (size_t o = 0; o < inputs.size(); ++o)
+    for (uint32_t f = 0; f < inputs[o].obj.functions.size(); ++f) {
+      if (inputs[o].obj.functions[f].flags & obj::kDeclaration) continue;
+      auto it = counts.find({o, f});
+      FunctionSync s = it == counts.end() ? FunctionSync{} : it->second;
+      s.inserted = d.insert[o][f];
+      s.explicitSync = d.explicitSync[o][f];
+      r.functionSync.push_back(s);
+    }
+}
+
+} // namespace
+
 LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts) {
-  if (!opts.autoSync || inputs.empty()) return linkObjects(inputs, opts, nullptr);
+  const SyncDecision decision = decideSync(inputs, opts.sync);
+  if (!decision.any || inputs.empty()) {
+    LinkResult r = linkObjects(inputs, opts, nullptr);
+    recordSync(r, inputs, decision, opts.sync, {});
+    return r;
+  }
   AutoState st;
   for (const InputObject& in : inputs) st.firstAutoEvent.push_back(in.obj.events.size());
   std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>> asBarrier;
@@ -87,6 +165,7 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
     std::vector<InputObject> copy;
     std::vector<std::string> log;
     std::vector<Diagnostic> warnings;
+    std::map<std::pair<size_t, uint32_t>, FunctionSync> counts;
     for (size_t o = 0; o < inputs.size(); ++o) {
       const obj::ObjectFile& ob = inputs[o].obj;
       Lines lines(ob);
@@ -94,7 +173,7 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
       std::vector<Insertion> all;
       for (uint32_t f = 0; f < ob.functions.size(); ++f) {
         const obj::Function& fn = ob.functions[f];
-        if (fn.flags & obj::kDeclaration) continue;
+        if ((fn.flags & obj::kDeclaration) || !decision.insert[o][f]) continue;
         auto built = buildCfg(ob, f);
         if (!std::holds_alternative<FunctionCfg>(built)) continue; // reported by the link itself
         const FunctionCfg& cfg = std::get<FunctionCfg>(built);
@@ -108,8 +187,11 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
         c.obj.events.insert(c.obj.events.end(), sp.events.begin(), sp.events.end());
         all.insert(all.end(), std::make_move_iterator(sp.insertions.begin()), std::make_move_iterator(sp.insertions.end()));
         auto at = [&](uint32_t b) { return opName(cfg, b) + " (" + lines.at(cfg.blocks[b].offset) + ")"; };
+        FunctionSync& count = counts[{o, f}];
         for (const SyncItem& it : sp.items) {
           const Dependency& d = deps[it.dep];
+          if (it.kind == SyncItem::Barrier || it.kind == SyncItem::AllBarrier) ++count.barriers;
+          else ++count.pairs;
           std::string pair = std::string(isa::spelling(it.src)) + " -> " + std::string(isa::spelling(it.dst));
           std::string head = "@" + fn.name + " ";
           switch (it.kind) {
@@ -127,7 +209,7 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
           case SyncItem::AllBarrier:
             log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " + at(d.to) + " (event ids exhausted)");
             warnings.push_back({false, true,
-                                lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " + pair + ": --auto-sync orders " +
+                                lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " + pair + ": the inserted sync orders " +
                                     opName(cfg, d.from) + " before " + at(d.to) +
                                     " with a pipe_barrier(PIPE_ALL) instead (in @" + fn.name + ", '" + inputs[o].path + "')"});
             break;
@@ -151,6 +233,7 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
     if (st.exhausted.empty()) {
       r.diags.insert(r.diags.begin(), warnings.begin(), warnings.end());
       r.syncLog = std::move(log);
+      recordSync(r, inputs, decision, opts.sync, counts);
       return r;
     }
     for (auto& [key, ks] : st.exhausted) asBarrier[key].insert(ks.begin(), ks.end());
@@ -198,8 +281,9 @@ LinkResult linkObjects(const std::vector<InputObject>& inputs, const LinkOptions
       if ((fn.flags & obj::kDeclaration) || (fn.flags & obj::kPrivate)) continue;
       auto [it, fresh] = globals.try_emplace(fn.name, Def{o, f});
       if (!fresh)
-        error("", "duplicate symbol '" + fn.name + "': defined in '" + inputs[it->second.object].path + "' and in '" +
-                      inputs[o].path + "'");
+        error(Lines(inputs[o].obj).at(fn.textOffset),
+              "duplicate symbol '" + fn.name + "': defined in '" + inputs[it->second.object].path + "' and in '" +
+                  inputs[o].path + "'");
     }
   auto resolve = [&](size_t o, const std::string& name) -> std::optional<Def> {
     for (uint32_t f = 0; f < inputs[o].obj.functions.size(); ++f) {
@@ -321,9 +405,10 @@ LinkResult linkObjects(const std::vector<InputObject>& inputs, const LinkOptions
       if (fn.flags & obj::kDeclaration) continue;
       const uint32_t imf = imageFn[{o, f}];
       const std::string in = "in @" + fn.name + ", '" + inputs[o].path + "'";
-      auto built = buildCfg(ob, f);
+      uint64_t badWord = fn.textOffset;
+      auto built = buildCfg(ob, f, &badWord);
       if (auto* err = std::get_if<std::string>(&built)) {
-        error("", "'" + inputs[o].path + "': " + *err);
+        error(lines.at(badWord), "'" + inputs[o].path + "': " + *err);
         continue;
       }
       const FunctionCfg& cfg = std::get<FunctionCfg>(built);
@@ -444,7 +529,7 @@ LinkResult linkObjects(const std::vector<InputObject>& inputs, const LinkOptions
           };
           subst("{wait}", blockLoc(e.block));
           subst("{other}", e.related.empty() ? std::string("?") : blockLoc(e.related.front()));
-          error("", "deadlock: " + msg + " (" + in + ")");
+          error(blockLoc(e.block), "deadlock: " + msg + " (" + in + ")");
           note(blockLoc(e.block), "the wait_flag is here");
           if (!e.related.empty()) note(blockLoc(e.related.front()), "the other end is here");
           continue;

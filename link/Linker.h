@@ -15,10 +15,17 @@ struct InputObject {
   obj::ObjectFile obj;
 };
 
+/// How the linker treats the sync of each function (docs/sync.md, section 5).
+enum class SyncMode : uint8_t {
+  Auto,   // default: a function with no explicit sync gets it inserted; one with explicit sync is checked
+  Insert, // --auto-sync: insert what is missing in every function, then check
+  Check,  // --no-auto-sync: insert nothing; every race is an error
+};
+
 struct LinkOptions {
   std::vector<std::string> entries;  // --entry: the exported kernels (default: pto.entry functions)
   std::optional<isa::Arch> arch;     // --arch: every object must be for this arch
-  bool autoSync = false;             // --auto-sync: insert the set/wait pairs and barriers (docs/sync.md)
+  SyncMode sync = SyncMode::Auto;    // --auto-sync / --no-auto-sync (docs/sync.md)
   bool allowRaces = false;           // --allow-races: a race is a warning, not an error
 };
 
@@ -49,6 +56,15 @@ struct MapEvent {
   uint64_t pendingFrom = 0, pendingTo = 0;
 };
 
+/// The sync mode one function got, and why (the map's "Sync" section, pto-ld -v).
+struct FunctionSync {
+  bool inserted = false;     // the linker placed sync (auto mode); otherwise it only checked
+  bool explicitSync = false; // the source has set_flag / wait_flag / barrier blocks
+  size_t pairs = 0, barriers = 0; // what was inserted
+  /// "auto: sync inserted (no explicit sync in the source), 3 pair(s), 1 barrier(s)" and the like.
+  std::string describe(SyncMode mode) const;
+};
+
 struct LinkResult {
   std::optional<obj::Image> image; // set when there was no error
   std::vector<Diagnostic> diags;
@@ -56,6 +72,8 @@ struct LinkResult {
   std::vector<MapTile> tiles;
   std::vector<MapEvent> events;
   std::vector<std::string> syncLog; // --auto-sync: what was inserted where (the map's "Auto-sync")
+  std::vector<FunctionSync> functionSync; // per image function
+  SyncMode syncMode = SyncMode::Auto;     // the option the link ran with
   bool ok() const { return image.has_value(); }
 };
 

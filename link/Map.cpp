@@ -71,6 +71,9 @@ std::string formatMap(const LinkResult& r) {
                   pend.c_str());
     out += buf;
   }
+  out += "\nSync\n";
+  for (size_t f = 0; f < r.functionSync.size() && f < img.functions.size(); ++f)
+    out += "  @" + img.functions[f].name + "  " + r.functionSync[f].describe(r.syncMode) + "\n";
   if (!r.syncLog.empty()) {
     out += "\nAuto-sync\n";
     for (const std::string& l : r.syncLog) out += "  " + l + "\n";

@@ -43,9 +43,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"image", "cpp", "cpp-host"}));
   app.add_option("--entry", entries, "Export this kernel (repeatable; default: the pto.entry functions)");
   app.add_option("--Map,--map", mapFile, "Write the placement map to this file (also -Map=<file>, -Map <file>)");
-  bool autoSync = false, allowRaces = false;
-  app.add_flag("--auto-sync", autoSync,
-               "Insert set_flag/wait_flag pairs and barriers for every unordered dependency between pipes (docs/sync.md)");
+  bool autoSync = false, noAutoSync = false, allowRaces = false, verbose = false;
+  auto* autoOpt = app.add_flag("--auto-sync", autoSync,
+                               "Insert set_flag/wait_flag pairs and barriers in every function, also those with explicit "
+                               "sync (default: only in functions with no explicit sync; docs/sync.md)");
+  app.add_flag("--no-auto-sync", noAutoSync,
+               "Insert nothing: check every function, and report every unordered dependency between pipes as a race")
+      ->excludes(autoOpt);
+  app.add_flag("-v,--verbose", verbose, "Say which sync mode each function got and what was inserted");
   app.add_flag("--allow-races", allowRaces, "Report a race (a dependency between pipes that no event orders) as a warning");
   app.add_option("--arch", archText, "Require objects for this arch: a2a3 or a5")
       ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
@@ -65,7 +70,7 @@ int main(int argc, char** argv) {
   }
   pto::link::LinkOptions opts;
   opts.entries = entries;
-  opts.autoSync = autoSync;
+  opts.sync = autoSync ? pto::link::SyncMode::Insert : noAutoSync ? pto::link::SyncMode::Check : pto::link::SyncMode::Auto;
   opts.allowRaces = allowRaces;
   if (!archText.empty()) opts.arch = pto::isa::parseArch(archText);
   std::vector<pto::link::InputObject> objects;
@@ -89,6 +94,9 @@ int main(int argc, char** argv) {
   if (failed) return 1;
   pto::link::LinkResult res = pto::link::link(objects, opts);
   for (const auto& d : res.diags) std::cerr << "pto-ld: " << pto::link::severity(d) << d.text << "\n";
+  if (verbose && res.image)
+    for (size_t f = 0; f < res.functionSync.size() && f < res.image->functions.size(); ++f)
+      std::cerr << "pto-ld: @" << res.image->functions[f].name << ": " << res.functionSync[f].describe(res.syncMode) << "\n";
   if (!res.ok()) return 1;
   auto bytes = pto::obj::writeImage(*res.image);
   if (auto* err = std::get_if<std::string>(&bytes)) {

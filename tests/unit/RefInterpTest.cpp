@@ -371,7 +371,7 @@ rt::Result<rt::Module> linked(const std::string& path) {
     }
   }
   link::LinkOptions opts;
-  opts.autoSync = true;
+  opts.sync = link::SyncMode::Insert;
   link::LinkResult r = link::link({{"k.o", *o}}, opts);
   if (!r.ok()) {
     std::string msgs;

@@ -39,7 +39,7 @@ Module build(const std::string& text, std::optional<isa::Arch> arch = std::nullo
   auto o = as::lowerModule(*m, a, diags);
   EXPECT_TRUE(o) << err.str();
   link::LinkOptions opts;
-  opts.autoSync = true;
+  opts.sync = link::SyncMode::Insert;
   link::LinkResult r = link::link({{"ops.o", *o}}, opts);
   EXPECT_TRUE(r.ok());
   auto bytes = obj::writeImage(*r.image);

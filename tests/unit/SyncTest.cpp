@@ -153,13 +153,15 @@ TEST(Rewrite, FallThroughOnlyInsertionIsSkippedByBranches) {
 
 TEST(Sync, RacesAndTheirFix) {
   obj::ObjectFile o = compile(kernel("  tload %t0, %x[0, 0]\n  tadd %t1, %t0, %t0\n  tstore %z[0, 0], %t1\n"));
-  link::LinkResult r = link::link({{"k.o", o}}, {});
+  link::LinkOptions check;
+  check.sync = link::SyncMode::Check;
+  link::LinkResult r = link::link({{"k.o", o}}, check);
   EXPECT_FALSE(r.ok());
   std::string d = diagsOf(r);
   EXPECT_NE(d.find("race: tadd on PIPE_V reads %t0, which tload on PIPE_MTE2"), std::string::npos) << d;
   EXPECT_NE(d.find("race: tstore on PIPE_MTE3 reads %t1, which tadd on PIPE_V"), std::string::npos) << d;
   link::LinkOptions opts;
-  opts.autoSync = true;
+  opts.sync = link::SyncMode::Insert;
   r = link::link({{"k.o", o}}, opts);
   ASSERT_TRUE(r.ok()) << diagsOf(r);
   EXPECT_TRUE(r.diags.empty()) << diagsOf(r);
@@ -169,6 +171,46 @@ TEST(Sync, RacesAndTheirFix) {
                                      "  tstore %z[0, 0], %t1 wait(%b)\n"));
   r = link::link({{"k.o", h}}, {});
   EXPECT_TRUE(r.ok()) << diagsOf(r);
+}
+
+// Auto mode (the default): a function with no explicit sync gets it inserted; a function with
+// some explicit sync is only checked, so the dependency its author left unordered is a race;
+// --auto-sync inserts in both, --no-auto-sync in neither.
+TEST(Sync, AutoModeChoosesPerFunction) {
+  obj::ObjectFile bare = compile(kernel("  tload %t0, %x[0, 0]\n  tadd %t1, %t0, %t0\n  tstore %z[0, 0], %t1\n"));
+  link::LinkResult r = link::link({{"k.o", bare}}, {});
+  ASSERT_TRUE(r.ok()) << diagsOf(r);
+  ASSERT_EQ(r.functionSync.size(), 1u);
+  EXPECT_TRUE(r.functionSync[0].inserted);
+  EXPECT_FALSE(r.functionSync[0].explicitSync);
+  EXPECT_EQ(r.functionSync[0].pairs, 2u); // MTE2 -> V and V -> MTE3
+  EXPECT_EQ(r.functionSync[0].describe(r.syncMode),
+            "auto, sync inserted (no explicit sync in the source): 2 set/wait pair(s), 0 barrier(s)");
+  EXPECT_NE(link::formatMap(r).find("Sync\n  @k  auto, sync inserted"), std::string::npos) << link::formatMap(r);
+
+  obj::ObjectFile half = compile(kernel("  tload %t0, %x[0, 0] record(%a)\n  tadd %t1, %t0, %t0 wait(%a)\n"
+                                        "  tstore %z[0, 0], %t1\n"));
+  r = link::link({{"k.o", half}}, {});
+  EXPECT_FALSE(r.ok());
+  std::string d = diagsOf(r);
+  EXPECT_NE(d.find("race: tstore on PIPE_MTE3 reads %t1, which tadd on PIPE_V"), std::string::npos) << d;
+  EXPECT_EQ(d.find("race: tadd"), std::string::npos) << d;
+  ASSERT_EQ(r.functionSync.size(), 1u);
+  EXPECT_FALSE(r.functionSync[0].inserted);
+  EXPECT_TRUE(r.functionSync[0].explicitSync);
+
+  link::LinkOptions insert;
+  insert.sync = link::SyncMode::Insert;
+  r = link::link({{"k.o", half}}, insert);
+  ASSERT_TRUE(r.ok()) << diagsOf(r);
+  EXPECT_EQ(r.functionSync[0].pairs, 1u); // only V -> MTE3 was missing
+  EXPECT_EQ(r.functionSync[0].describe(r.syncMode), "auto, sync inserted (forced by --auto-sync): 1 set/wait pair(s), 0 barrier(s)");
+
+  link::LinkOptions check;
+  check.sync = link::SyncMode::Check;
+  r = link::link({{"k.o", bare}}, check);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.functionSync[0].describe(r.syncMode), "checked (forced by --no-auto-sync)");
 }
 
 // A transitive chain orders the ends: the tload (MTE2) writes %t0 and the tstore (MTE3) reads it;
@@ -233,7 +275,7 @@ TEST(Sync, AutoSyncRandomStructuredKernels) {
     obj::ObjectFile o = compile(kernel(text));
     if (o.functions.empty()) continue;
     link::LinkOptions opts;
-    opts.autoSync = true;
+    opts.sync = link::SyncMode::Insert;
     link::LinkResult r = link::link({{"k.o", o}}, opts);
     ASSERT_TRUE(r.ok()) << text << diagsOf(r);
     for (const auto& d : r.diags) EXPECT_TRUE(d.warning || d.note) << text << d.text;
@@ -249,7 +291,7 @@ TEST(Sync, LongFunctionScales) {
                              std::to_string((k + 2) % 4) + "\n";
   obj::ObjectFile o = compile(kernel(body));
   link::LinkOptions opts;
-  opts.autoSync = true;
+  opts.sync = link::SyncMode::Insert;
   auto t0 = std::chrono::steady_clock::now();
   link::LinkResult r = link::link({{"k.o", o}}, opts);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

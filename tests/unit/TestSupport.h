@@ -63,7 +63,7 @@ inline obj::ObjectFile assembleFile(const std::string& path, std::optional<isa::
 /// pto-ld in process (one object, --auto-sync unless told otherwise).
 inline obj::Image linkOne(const obj::ObjectFile& o, bool autoSync = true) {
   link::LinkOptions opts;
-  opts.autoSync = autoSync;
+  opts.sync = autoSync ? link::SyncMode::Insert : link::SyncMode::Check;
   link::LinkResult r = link::link({{"k.o", o}}, opts);
   std::string msgs;
   for (const auto& d : r.diags) msgs += d.text + "\n";
