@@ -564,6 +564,16 @@ private:
   // ------------------------------------------------------------ regions and statements
   Region& cur() { return *regions_.back(); }
 
+  /// Whether `v` is the result of an arith.constant in an enclosing region.
+  bool definedByConstant(ValueId v) const {
+    if (v == kNoValue) return false;
+    for (const Region* r : regions_)
+      for (const auto& op : r->ops)
+        if (op->kind == OpKind::Constant && std::find(op->results.begin(), op->results.end(), v) != op->results.end())
+          return true;
+    return false;
+  }
+
   Op& emit(OpKind kind, SrcLoc loc, std::string name = {}) {
     auto op = std::make_unique<Op>();
     op->kind = kind;
@@ -1254,6 +1264,10 @@ private:
     TileType t = fn_->type(src).tile;
     t.rows = t.validRows = sizes[0];
     t.cols = t.validCols = sizes[1];
+    // As PTOAS infers it: an offset that is not a constant makes that valid dimension dynamic
+    // (`v_row=?` / `v_col=?`).
+    if (!definedByConstant(op.operands[1])) t.validRows = kDynamic;
+    if (!definedByConstant(op.operands[2])) t.validCols = kDynamic;
     if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::tileOf(t)});
   }
 

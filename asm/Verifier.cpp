@@ -370,6 +370,37 @@ private:
     checkLocations(op, info, name, tiles);
     checkTypes(op, info, name, ops, dst);
     checkShapes(info, name, ops, dst);
+    checkIndexCoverage(info, name, ops, dst);
+  }
+
+  /// tgather reads one index per destination element, tscatter one per source element: an
+  /// index tile whose valid region is smaller than that would be read past its valid region at
+  /// run time.
+  void checkIndexCoverage(const isa::OpInfo& info, const std::string& name, const std::vector<Operand>& ops,
+                          const Operand* dst) {
+    std::string_view idxRole = info.id == isa::OpId::TGATHER ? "indices" : info.id == isa::OpId::TSCATTER ? "indexes" : "";
+    if (idxRole.empty()) return;
+    const Operand* idx = nullptr;
+    const Operand* covered = info.id == isa::OpId::TGATHER ? dst : nullptr;
+    for (const Operand& o : ops) {
+      if (o.role->name == idxRole) idx = &o;
+      if (info.id == isa::OpId::TSCATTER && o.role->name == "src") covered = &o;
+    }
+    if (!idx || !covered) return;
+    const TileType& it = tileOf(*idx);
+    const TileType& ct = tileOf(*covered);
+    auto shape = [](const TileType& t) {
+      auto d = [](int64_t v) { return v == kDynamic ? std::string("?") : std::to_string(v); };
+      return d(t.validRows) + "x" + d(t.validCols);
+    };
+    bool rowsShort = it.validRows != kDynamic && ct.validRows != kDynamic && it.validRows < ct.validRows;
+    bool colsShort = it.validCols != kDynamic && ct.validCols != kDynamic && it.validCols < ct.validCols;
+    if (!rowsShort && !colsShort) return;
+    diags_.error(idx->loc, "'" + name + "' index tile '" + std::string(idxRole) + "' (valid " + shape(it) +
+                               ") does not cover its " + (info.id == isa::OpId::TGATHER ? "destination" : "source") +
+                               " (valid " + shape(ct) + "): every " +
+                               (info.id == isa::OpId::TGATHER ? "destination" : "source") + " element needs an index");
+    noteDef(idx->value, idx->loc);
   }
 
   const TileType& tileOf(const Operand& o) const { return type(o.value).tile; }

@@ -273,6 +273,16 @@ std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileIn
     r.space = o.loc;
     r.base = o.offset;
     r.rowBytes = o.bytes();
+    // A tile whose valid columns do not fill its rows (a column subset such as the right half
+    // of a 1x128 tile): those columns of each row, one row pitch apart, as the linker counts
+    // them (docs/linking.md section 3). A padded tile may be written outside its valid region.
+    if (o.plainRowMajor() && o.pad == isa::PadValue::Null && o.rows > 0 && o.validCols > 0 &&
+        static_cast<uint32_t>(o.validCols) < o.cols) {
+      const uint64_t bits = isa::bitWidth(o.dtype);
+      r.rows = o.rows;
+      r.stride = (uint64_t{o.cols} * bits + 7) / 8;
+      r.rowBytes = (uint64_t{static_cast<uint32_t>(o.validCols)} * bits + 7) / 8;
+    }
     // Outputs and the scratch tile are written (the linker's rule, link/Cfg.cpp).
     const bool write = roles[i] >= 0 && (oi.roles[static_cast<size_t>(roles[i])].isOutput ||
                                          oi.roles[static_cast<size_t>(roles[i])].name == "tmp");

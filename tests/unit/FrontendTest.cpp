@@ -111,5 +111,5 @@ TEST(Frontend, CorpusKernelsVerifyAndRoundTrip) {
     ASSERT_EQ(again.errors, 0u) << once << again.diagnostics;
     EXPECT_EQ(ir::print(*again.module), once) << entry.path();
   }
-  EXPECT_EQ(count, 6);
+  EXPECT_GE(count, 24); // every corpus kernel verifies, the v_col=? subsets of stage3_split too
 }
