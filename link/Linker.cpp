@@ -418,8 +418,25 @@ LinkResult linkObjects(const std::vector<InputObject>& inputs, const LinkOptions
       // Tiles.
       std::vector<PlanTile> pt = planTiles(fn);
       PlanResult pr = plan(cfg, pt, arch);
+      // The first op naming a tile, or else a view of it, or else its parent (a view that only
+      // its own views use has no op of its own).
+      auto tileBlock = [&](uint32_t t) -> int32_t {
+        const size_t n = fn.tiles.size();
+        auto parentOf = [&](int32_t x) { return x >= 0 && static_cast<size_t>(x) < n ? fn.tiles[static_cast<size_t>(x)].aliasOf : -1; };
+        int32_t up = static_cast<int32_t>(t);
+        for (size_t level = 0; up >= 0 && level < n; ++level, up = parentOf(up)) {
+          int32_t best = -1;
+          for (uint32_t u = 0; u < n; ++u) {
+            int32_t a = static_cast<int32_t>(u);
+            for (size_t guard = 0; a >= 0 && a != up && guard < n; ++guard) a = parentOf(a);
+            if (a == up && pr.firstBlock[u] >= 0 && (best < 0 || pr.firstBlock[u] < best)) best = pr.firstBlock[u];
+          }
+          if (best >= 0) return best;
+        }
+        return -1;
+      };
       for (const PlanError& e : pr.errors) {
-        int32_t b = e.tiles.empty() ? -1 : pr.firstBlock[e.tiles.front()];
+        int32_t b = e.tiles.empty() ? -1 : tileBlock(e.tiles.front());
         error(blockLoc(b), e.message + " (" + in + ")");
         for (uint32_t t : e.peak) {
           const obj::TileDesc& d = fn.tiles[t];
