@@ -106,6 +106,7 @@ public:
     std::map<ValueId, std::vector<std::optional<Poly>>> accesses; // by pointer parameter
     std::map<ValueId, ValueId> tileSource; // tile -> pointer parameter it was loaded from
     std::set<ValueId> indexParams;
+    std::set<ValueId> viewed, unboundedScalar; // pointers with a tensor view; with a scalar access at an unbounded index
     walk(fn_.body, [&](const Op& op) {
       switch (op.kind) {
       case OpKind::MakeTensorView: {
@@ -128,6 +129,7 @@ public:
         for (size_t i = 1; i < op.operands.size(); ++i)
           markIndex(op.operands[i], indexParams);
         if (!empty) accesses[base].push_back(e);
+        viewed.insert(base);
         if (!op.results.empty()) viewBase_[op.results[0]] = base;
         break;
       }
@@ -144,6 +146,12 @@ public:
         auto [base, off] = pointer(op.operands[p]);
         if (base == kNoValue) break;
         auto i = upper(op.operands[p + 1]);
+        if (!(off && i)) {
+          unboundedScalar.insert(base); // data-dependent: bounded by the views, if any
+          markIndex(op.operands[p + 1], indexParams);
+          if (op.kind == OpKind::LoadScalar && !op.results.empty()) loadedFrom_[op.results[0]] = base;
+          break;
+        }
         accesses[base].push_back(off && i ? std::optional<Poly>(*off + *i + Poly::constant(1))
                                           : std::nullopt);
         markIndex(op.operands[p + 1], indexParams);
@@ -189,6 +197,10 @@ public:
     for (size_t i = 0; i < args.size(); ++i) {
       if (fn_.type(args[i]).kind != TypeKind::Ptr) continue;
       out[i].indexValues = indexParams.count(args[i]) > 0;
+      // A scalar access at an index that cannot be bounded (one loaded from memory) is trusted
+      // to stay inside the tensor the kernel declares for that pointer; with no view, the extent
+      // is unknown.
+      if (unboundedScalar.count(args[i]) && !viewed.count(args[i])) continue;
       auto it = accesses.find(args[i]);
       if (it == accesses.end()) {
         out[i].extent = "0";

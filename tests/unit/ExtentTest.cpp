@@ -67,7 +67,7 @@ TEST(Extent, Expressions) {
 // 1 + sum (shape_i - 1) * stride_i per view, max over the views and scalar accesses.
 TEST(Extent, FromViewsAndScalarAccesses) {
   auto u = uses(R"(module {
-  func.func @k(%a: !pto.ptr<f32>, %b: !pto.ptr<f16>, %c: !pto.ptr<i32>, %d: !pto.ptr<f32>, %e: !pto.ptr<f32>, %n: index, %m: i32) {
+  func.func @k(%a: !pto.ptr<f32>, %b: !pto.ptr<f16>, %c: !pto.ptr<i32>, %d: !pto.ptr<f32>, %e: !pto.ptr<f32>, %n: index, %m: i32, %f: !pto.ptr<f32>) {
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
     %c16 = arith.constant 16 : index
@@ -83,18 +83,20 @@ TEST(Extent, FromViewsAndScalarAccesses) {
       %x = pto.load_scalar %c[%i] : !pto.ptr<i32> -> i32
       %xi = arith.index_cast %x : i32 to index
       %y = pto.load_scalar %e[%xi] : !pto.ptr<f32> -> f32
+      %z = pto.load_scalar %f[%xi] : !pto.ptr<f32> -> f32
     }
     return
   }
 })");
-  ASSERT_EQ(u.size(), 7u);
+  ASSERT_EQ(u.size(), 8u);
   EXPECT_EQ(u[0].extent, "208");          // max(1 + 3 * 64 + 15 * 1, 1 + 63 * 1)
   EXPECT_EQ(u[1].extent, "16*%n");        // 1 + (n - 1) * 16 + 15
   EXPECT_EQ(u[2].extent, "16");           // loads at %i < 16: index 15 at most
   EXPECT_TRUE(u[2].indexValues);          // its values become an index into %e
   EXPECT_EQ(u[3].extent, "4*%m");         // 1 + (4m - 1) * 1
-  EXPECT_EQ(u[4].extent, "");             // an index loaded from memory: unknown
+  EXPECT_EQ(u[4].extent, "%n");           // an index loaded from memory stays in the declared view
   EXPECT_FALSE(u[4].indexValues);
+  EXPECT_EQ(u[7].extent, "");             // ... and with no view the extent is unknown
   EXPECT_EQ(u[5].extent, "");             // %n: not a pointer
   EXPECT_FALSE(u[0].indexValues);
 }
