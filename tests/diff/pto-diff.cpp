@@ -1,0 +1,181 @@
+// pto-diff: differential testing of the tool chain with random kernels.
+//
+// For each seed: generate a well-formed kernel (tests/diff/Gen.cpp) together with its expected
+// output buffers (the evaluator, tests/diff/Eval.cpp), run it through pto-as -> pto-ld
+// --auto-sync -> runtime on the cpu and the npu backend, and compare every buffer bit for bit.
+// On a failure: the seed, the program, expected vs actual, and a reduced reproducer.
+#include "tests/diff/Check.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+using namespace pto::diff;
+
+namespace {
+
+const char* kUsage = R"(usage: pto-diff [options]
+Generates random kernels, runs each through pto-as -> pto-ld --auto-sync -> runtime on both
+backends and compares every output buffer bit for bit with the generator's own evaluation.
+  --seeds N        programs to check (default 1000; 0 = no limit, use --seconds)
+  --start S        first seed (default 1)
+  --seconds T      stop after T seconds
+  -j N             worker threads (default 1)
+  --float          f32 scalar arithmetic, compares, casts and f32 buffers
+  --f16            also f16 and bf16 (implies --float)
+  --tiles          alloc_tile + tload/tadd/tsub/tmul/tadds/tmuls/tstore on 1xN f32 tiles
+  --max-stmts N    statements per kernel body, roughly (default 40)
+  --no-while, --no-if, --no-calls   leave a construct out
+  --cpu-only, --npu-only            one backend
+  --keep-going     report every failing seed (default: stop at the first)
+  --no-reduce      do not reduce a failing program
+  --print          print each program (with --seeds 1 --start S: show one seed's kernel)
+  --expected       with --print, also print the expected buffers
+)";
+
+struct Config {
+  uint64_t seeds = 1000, start = 1;
+  double seconds = 0;
+  unsigned jobs = 1;
+  GenOptions gen;
+  CheckOptions check;
+  bool keepGoing = false, reduce = true, print = false, expected = false;
+};
+
+bool parse(int argc, char** argv, Config& c) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto num = [&](double& out) {
+      if (i + 1 >= argc) return false;
+      char* end = nullptr;
+      out = std::strtod(argv[++i], &end);
+      return end && *end == 0 && out >= 0;
+    };
+    double v = 0;
+    if (a == "--seeds" && num(v)) c.seeds = uint64_t(v);
+    else if (a == "--start" && num(v)) c.start = uint64_t(v);
+    else if (a == "--seconds" && num(v)) c.seconds = v;
+    else if (a == "-j" && num(v)) c.jobs = std::max(1u, unsigned(v));
+    else if (a == "--max-stmts" && num(v)) c.gen.maxStmts = std::max(1, int(v));
+    else if (a == "--float") c.gen.floats = true;
+    else if (a == "--f16") c.gen.halfs = c.gen.floats = true;
+    else if (a == "--tiles") c.gen.tiles = true;
+    else if (a == "--no-while") c.gen.noWhile = true;
+    else if (a == "--no-if") c.gen.noIf = true;
+    else if (a == "--no-calls") c.gen.noCalls = true;
+    else if (a == "--cpu-only") c.check.npu = false;
+    else if (a == "--npu-only") c.check.cpu = false;
+    else if (a == "--keep-going") c.keepGoing = true;
+    else if (a == "--no-reduce") c.reduce = false;
+    else if (a == "--print") c.print = true;
+    else if (a == "--expected") c.expected = true;
+    else if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else {
+      std::cerr << "pto-diff: bad option '" << a << "'\n" << kUsage;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string showBuffers(const Program& p, const std::vector<std::vector<uint64_t>>& bufs) {
+  std::string s;
+  for (size_t b = 0; b < bufs.size(); ++b) {
+    s += "  %b" + std::to_string(b) + " " + tyName(p.buffers[b].elem) + ":";
+    for (uint64_t x : bufs[b]) {
+      char t[24];
+      std::snprintf(t, sizeof t, " 0x%llx", static_cast<unsigned long long>(x));
+      s += t;
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+std::string showInputs(const Program& p) {
+  std::string s = "inputs:\n";
+  std::vector<std::vector<uint64_t>> init;
+  for (const Buffer& b : p.buffers) init.push_back(b.init);
+  s += showBuffers(p, init);
+  for (size_t i = 0; i < p.scalars.size(); ++i)
+    s += "  %v" + std::to_string(p.kernel().params[i]) + " = " +
+         std::to_string(pto::diff::sem::sext(p.scalars[i].ty, p.scalars[i].value)) + "\n";
+  return s;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Config c;
+  if (!parse(argc, argv, c)) return 2;
+  if (c.seeds == 0 && c.seconds == 0) c.seeds = 1000;
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  std::atomic<uint64_t> next{c.start}, checked{0}, draws{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::mutex out;
+
+  const auto worker = [&] {
+    for (;;) {
+      if (stop) return;
+      const uint64_t seed = next++;
+      if (c.seeds && seed >= c.start + c.seeds) return;
+      if (c.seconds > 0 && std::chrono::duration<double>(Clock::now() - t0).count() >= c.seconds) return;
+      EvalResult want;
+      int attempts = 0;
+      const Program p = generate(seed, c.gen, want, &attempts);
+      draws += uint64_t(attempts);
+      if (c.print) {
+        std::lock_guard<std::mutex> l(out);
+        std::cout << "// seed " << seed << "\n" << print(p);
+        if (c.expected) std::cout << showInputs(p) << "expected:\n" << showBuffers(p, want.buffers);
+      }
+      if (!want.ok) {
+        std::lock_guard<std::mutex> l(out);
+        std::cerr << "pto-diff: seed " << seed << ": no valid program in " << attempts << " draws (" << want.why
+                  << ")\n";
+        ++failures;
+        continue;
+      }
+      std::string kind;
+      const std::string diff = check(p, want, c.check, &kind);
+      ++checked;
+      if (diff.empty()) continue;
+      if (!c.keepGoing) stop = true;
+      std::string report = "=== MISMATCH seed " + std::to_string(seed) + " (after " + std::to_string(checked.load()) +
+                           " programs) ===\n" + diff + showInputs(p) + "program:\n" + print(p);
+      if (c.reduce) {
+        int steps = 0;
+        const Program r = reduce(p, c.check, kind, &steps);
+        const EvalResult rw = evaluate(r);
+        report += "--- reduced (" + std::to_string(steps) + " candidates tried; " + kind + ") ---\n" +
+                  check(r, rw, c.check) + showInputs(r) + "expected:\n" + showBuffers(r, rw.buffers) + print(r);
+      }
+      std::lock_guard<std::mutex> l(out);
+      ++failures;
+      std::cout << report << std::flush;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned j = 1; j < c.jobs; ++j) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  const uint64_t n = checked.load();
+  std::printf("pto-diff: %llu programs checked (%s%s%s), %d failing, %.1f s, %.0f programs/s, %.3f draws/program\n",
+              static_cast<unsigned long long>(n),
+              c.check.cpu && c.check.npu ? "cpu+npu" : (c.check.cpu ? "cpu" : "npu"),
+              c.gen.halfs ? ", f32/f16/bf16" : (c.gen.floats ? ", f32" : ""), c.gen.tiles ? ", tiles" : "",
+              failures.load(), secs, secs > 0 ? double(n) / secs : 0.0,
+              n ? double(draws.load()) / double(n) : 0.0);
+  return failures.load() ? 1 : 0;
+}
