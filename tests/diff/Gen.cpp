@@ -93,6 +93,7 @@ private:
     Stmt s;
     s.kind = Stmt::Kind::Const;
     s.ty = t;
+    if (o_.noWideConsts && isInt(t)) bits = uint64_t(std::clamp<int64_t>(int64_t(bits), INT32_MIN, INT32_MAX));
     s.imm = sem::mask(t, bits);
     return emit1(std::move(s), t);
   }
@@ -142,7 +143,8 @@ private:
   }
   int newConst(Ty t) {
     if (t == Ty::I1) return konst(t, pick(2));
-    return konst(t, isFloat(t) ? floatEdge(t) : intEdge(t));
+    if (isFloat(t)) return konst(t, floatEdge(t));
+    return konst(t, intEdge(t));
   }
 
   std::vector<int> visible(Ty t) const {

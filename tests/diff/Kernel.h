@@ -109,6 +109,7 @@ struct GenOptions {
   int maxHelpers = 2;
   // Constructs to leave out (to keep a long run going past a known bug).
   bool noWhile = false, noCalls = false, noIf = false;
+  bool noWideConsts = false; // 64-bit constants only in the int32 range
 };
 
 /// Evaluation: the expected buffer contents, or why the program is not a valid test (a division

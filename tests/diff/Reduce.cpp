@@ -1,7 +1,7 @@
 // Delta reduction of a failing program. Candidates, tried from the last statement to the first
 // until none is accepted: drop a statement (its results become zero constants, or it goes away
 // when nothing uses them), inline the then or else region of an scf.if, run the body of an
-// scf.for once in place. A candidate is kept when the evaluator still accepts it (no undefined
+// scf.for or the before region of an scf.while once in place. A candidate is kept when the evaluator still accepts it (no undefined
 // behaviour), and the tool chain still fails with the same kind of failure (assembler errors
 // included, so the verifier checks every candidate). Helpers nobody calls are dropped at the end.
 #include "tests/diff/Check.h"
@@ -50,7 +50,7 @@ bool used(const Block& b, int id) {
   return false;
 }
 
-enum class Edit { Drop, InlineThen, InlineElse, InlineFor };
+enum class Edit { Drop, InlineThen, InlineElse, InlineFor, InlineWhile };
 
 // Applies `e` to the k-th statement (pre-order over all functions); false when it does not apply.
 bool apply(Program& p, int k, Edit e) {
@@ -93,6 +93,11 @@ bool apply(Program& p, int k, Edit e) {
         params = body.params;
         bindTo.assign(s.args.begin(), s.args.end());
         bindTo.erase(bindTo.begin() + 1, bindTo.begin() + 3); // lb, inits...
+      } else if (e == Edit::InlineWhile && s.kind == Stmt::Kind::While) {
+        body = s.regions[0]; // the before region once: its forwarded values become the results
+        params = body.params;
+        bindTo = s.args;
+        body.yields.erase(body.yields.begin());
       } else {
         return true;
       }
@@ -148,7 +153,7 @@ Program reduce(const Program& start, const CheckOptions& opts, const std::string
   for (bool changed = true; changed;) {
     changed = false;
     for (int k = countStmts(cur) - 1; k >= 0; --k) {
-      for (Edit e : {Edit::Drop, Edit::InlineThen, Edit::InlineElse, Edit::InlineFor}) {
+      for (Edit e : {Edit::Drop, Edit::InlineThen, Edit::InlineElse, Edit::InlineFor, Edit::InlineWhile}) {
         Program cand = cur;
         if (!apply(cand, k, e)) continue;
         const EvalResult ev = evaluate(cand);

@@ -32,6 +32,7 @@ backends and compares every output buffer bit for bit with the generator's own e
   --tiles          alloc_tile + tload/tadd/tsub/tmul/tadds/tmuls/tstore on 1xN f32 tiles
   --max-stmts N    statements per kernel body, roughly (default 40)
   --no-while, --no-if, --no-calls   leave a construct out
+  --no-wide-consts                  64-bit integer constants only in the int32 range
   --cpu-only, --npu-only            one backend
   --keep-going     report every failing seed (default: stop at the first)
   --no-reduce      do not reduce a failing program
@@ -69,6 +70,7 @@ bool parse(int argc, char** argv, Config& c) {
     else if (a == "--no-while") c.gen.noWhile = true;
     else if (a == "--no-if") c.gen.noIf = true;
     else if (a == "--no-calls") c.gen.noCalls = true;
+    else if (a == "--no-wide-consts") c.gen.noWideConsts = true;
     else if (a == "--cpu-only") c.check.npu = false;
     else if (a == "--npu-only") c.check.cpu = false;
     else if (a == "--keep-going") c.keepGoing = true;
