@@ -8,6 +8,7 @@
 #include "runtime/Runtime.h"
 
 #include <cstdio>
+#include <regex>
 #include <sstream>
 
 namespace pto::diff {
@@ -124,8 +125,9 @@ std::string check(const Program& p, const EvalResult& expected, const CheckOptio
       // The key: the implementation and the message without its source location.
       std::string msg = firstLine(o.error);
       const size_t at = msg.find("error:");
-      if (kind) *kind = name + ":" + (at == std::string::npos ? msg : msg.substr(at));
-      return name + ": " + o.error;
+      msg = std::regex_replace(at == std::string::npos ? msg : msg.substr(at), std::regex("gen\\.pto:[0-9:]+"), "L");
+      if (kind) *kind = name + ":" + msg;
+      return name + ": " + o.error + (o.error.back() == '\n' ? "" : "\n");
     }
     for (size_t b = 0; b < p.buffers.size(); ++b) {
       const Ty t = p.buffers[b].elem;

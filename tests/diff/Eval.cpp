@@ -175,7 +175,7 @@ private:
       const auto& m = mem_[size_t(s.buf)];
       const size_t off = index(f, s.args[0], m.size());
       if (off + size_t(p_.tileWidth) > m.size()) throw Invalid{"tile load out of range"};
-      tiles_[size_t(s.tile)].assign(m.begin() + long(off), m.begin() + long(off) + p_.tileWidth);
+      tileRef(s.tile).assign(m.begin() + long(off), m.begin() + long(off) + p_.tileWidth);
       break;
     }
     case K::TileBinary: {
@@ -183,7 +183,7 @@ private:
       const auto& b = readTile(s.tileB);
       std::vector<uint64_t> r(a.size());
       for (size_t i = 0; i < a.size(); ++i) r[i] = tileOp(s.op, a[i], b[i]);
-      tiles_[size_t(s.tile)] = r;
+      tileRef(s.tile) = r;
       break;
     }
     case K::TileScalar: {
@@ -191,7 +191,7 @@ private:
       const uint64_t x = get(f, s.args[0]);
       std::vector<uint64_t> r(a.size());
       for (size_t i = 0; i < a.size(); ++i) r[i] = tileOp(s.op == "tadds" ? "tadd" : "tmul", a[i], x);
-      tiles_[size_t(s.tile)] = r;
+      tileRef(s.tile) = r;
       break;
     }
     case K::TileStore: {
@@ -205,8 +205,12 @@ private:
     }
   }
 
+  std::vector<uint64_t>& tileRef(int t) {
+    if (t < 0 || size_t(t) >= tiles_.size()) throw Invalid{"no tile " + std::to_string(t)};
+    return tiles_[size_t(t)];
+  }
   const std::vector<uint64_t>& readTile(int t) {
-    const auto& v = tiles_[size_t(t)];
+    const auto& v = tileRef(t);
     if (v.empty()) throw Invalid{"tile read before it is written"};
     return v;
   }

@@ -168,6 +168,13 @@ Program reduce(const Program& start, const CheckOptions& opts, const std::string
     }
   }
   dropUnusedHelpers(cur);
+  if (cur.numTiles > 0) { // no tile op left: try without the tiles and views
+    Program cand = cur;
+    cand.numTiles = 0;
+    const EvalResult ev = evaluate(cand);
+    std::string k2;
+    if (ev.ok && !check(cand, ev, opts, &k2).empty() && k2 == kind) cur = std::move(cand);
+  }
   if (steps) *steps = tried;
   return cur;
 }

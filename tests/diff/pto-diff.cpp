@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
       if (diff.empty()) continue;
       if (!c.keepGoing) stop = true;
       std::string report = "=== MISMATCH seed " + std::to_string(seed) + " (after " + std::to_string(checked.load()) +
-                           " programs) ===\n" + diff + showInputs(p) + "program:\n" + print(p);
+                           " programs) ===\n" + diff + (diff.back() == '\n' ? "" : "\n") + showInputs(p) + "program:\n" + print(p);
       if (c.reduce) {
         int steps = 0;
         const Program r = reduce(p, c.check, kind, &steps);
