@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <regex>
+#include <variant>
 #include <sstream>
 
 namespace pto::diff {
@@ -40,8 +41,10 @@ bool same(Ty t, uint64_t a, uint64_t b) { return a == b || (isFloat(t) && sem::i
 
 } // namespace
 
-Outcome runToolchain(const std::string& text, const Program& p, bool npu, uint64_t maxInstructions) {
-  Outcome out;
+namespace {
+
+// pto-as -> pto-ld --auto-sync -> loaded image; an error text instead when a stage refuses.
+std::variant<rt::Module, std::string> compile(const std::string& text) {
   as::SourceFile src("gen.pto", text);
   std::ostringstream err;
   std::optional<obj::ObjectFile> o;
@@ -55,29 +58,25 @@ Outcome runToolchain(const std::string& text, const Program& p, bool npu, uint64
     }
     if (diags.failed()) o.reset();
   }
-  if (!o) {
-    out.error = "pto-as: " + err.str();
-    return out;
-  }
+  if (!o) return "pto-as: " + err.str();
   link::LinkOptions lo;
   lo.autoSync = true;
   link::LinkResult lr = link::link({{"gen.o", *o}}, lo);
   if (!lr.ok()) {
-    out.error = "pto-ld:";
-    for (const auto& d : lr.diags) out.error += " " + d.text + "\n";
-    return out;
+    std::string e = "pto-ld:";
+    for (const auto& d : lr.diags) e += " " + d.text + "\n";
+    return e;
   }
   auto bytes = obj::writeImage(*lr.image);
-  if (bytes.index() != 0) {
-    out.error = "image: " + std::get<1>(bytes);
-    return out;
-  }
+  if (bytes.index() != 0) return "image: " + std::get<1>(bytes);
   auto mod = rt::Module::load(std::get<0>(bytes), "gen.img");
-  if (!mod) {
-    out.error = "load: " + mod.error().message;
-    return out;
-  }
-  auto launch = mod->launch("k");
+  if (!mod) return "load: " + mod.error().message;
+  return mod.value();
+}
+
+Outcome runModule(const rt::Module& mod, const Program& p, bool npu, uint64_t maxInstructions) {
+  Outcome out;
+  auto launch = mod.launch("k");
   if (!launch) {
     out.error = "launch: " + launch.error().message;
     return out;
@@ -113,11 +112,26 @@ Outcome runToolchain(const std::string& text, const Program& p, bool npu, uint64
   return out;
 }
 
+} // namespace
+
+Outcome runToolchain(const std::string& text, const Program& p, bool npu, uint64_t maxInstructions) {
+  auto m = compile(text);
+  if (auto* e = std::get_if<std::string>(&m)) return Outcome{*e, {}};
+  return runModule(std::get<rt::Module>(m), p, npu, maxInstructions);
+}
+
 std::string check(const Program& p, const EvalResult& expected, const CheckOptions& opts, std::string* kind) {
   const std::string text = print(p);
   std::vector<std::pair<std::string, std::function<Outcome()>>> impls;
-  if (opts.cpu) impls.push_back({"cpu", [&] { return runToolchain(text, p, false, opts.maxInstructions); }});
-  if (opts.npu) impls.push_back({"npu", [&] { return runToolchain(text, p, true, opts.maxInstructions); }});
+  // The tool chain compiles once; both backends run the same image.
+  std::optional<std::variant<rt::Module, std::string>> image;
+  const auto backend = [&](bool npu) {
+    if (!image) image = compile(text);
+    if (auto* e = std::get_if<std::string>(&*image)) return Outcome{*e, {}};
+    return runModule(std::get<rt::Module>(*image), p, npu, opts.maxInstructions);
+  };
+  if (opts.cpu) impls.push_back({"cpu", [&] { return backend(false); }});
+  if (opts.npu) impls.push_back({"npu", [&] { return backend(true); }});
   for (const Implementation& im : opts.extra) impls.push_back({im.name, [&] { return im.run(text, p); }});
   for (auto& [name, run] : impls) {
     const Outcome o = run();

@@ -59,6 +59,10 @@ bool parse(int argc, char** argv, Config& c) {
       return end && *end == 0 && out >= 0;
     };
     double v = 0;
+    if (a.size() > 2 && a.rfind("-j", 0) == 0 && a[2] != '-') { // -jN
+      c.jobs = unsigned(std::max(1, std::atoi(a.c_str() + 2)));
+      continue;
+    }
     if (a == "--seeds" && num(v)) c.seeds = uint64_t(v);
     else if (a == "--start" && num(v)) c.start = uint64_t(v);
     else if (a == "--seconds" && num(v)) c.seconds = v;
