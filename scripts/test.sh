@@ -8,6 +8,10 @@ BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO_WERROR=ON >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)"
+# Differential smoke: random kernels against their own evaluation on both backends
+# (docs/development.md). A failure prints the seed and a reduced reproducer.
+"$BUILD_DIR"/tests/diff/pto-diff --seconds "${DIFF_SECONDS:-30}" --seeds 0 --start "${DIFF_START:-1000000}" \
+  -j"$(nproc)" ${DIFF_FLAGS:-}
 if [ -x scripts/fuzz-smoke.sh ] && [ "${SKIP_FUZZ:-0}" != 1 ]; then
   ./scripts/fuzz-smoke.sh
 fi

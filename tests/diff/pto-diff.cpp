@@ -18,6 +18,10 @@
 
 using namespace pto::diff;
 
+namespace pto::diff {
+int selfTest(); // SelfTest.cpp
+}
+
 namespace {
 
 const char* kUsage = R"(usage: pto-diff [options]
@@ -38,6 +42,7 @@ backends and compares every output buffer bit for bit with the generator's own e
   --no-reduce      do not reduce a failing program
   --print          print each program (with --seeds 1 --start S: show one seed's kernel)
   --expected       with --print, also print the expected buffers
+  --self-test      check the evaluator against hand-worked values and the harness itself
 )";
 
 struct Config {
@@ -81,6 +86,7 @@ bool parse(int argc, char** argv, Config& c) {
     else if (a == "--no-reduce") c.reduce = false;
     else if (a == "--print") c.print = true;
     else if (a == "--expected") c.expected = true;
+    else if (a == "--self-test") std::exit(selfTest());
     else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       std::exit(0);
