@@ -399,7 +399,11 @@ private:
       ubMax = int64_t(pick(6));
       ubv = konst(t, uint64_t(ubMax));
     }
-    const int stepv = konst(t, chance(70) ? 1 : 1 + pick(3));
+    int stepv;
+    if (chance(10)) // a step known only at run time: 1 + (x & 3)
+      stepv = binary("addi", t, binary("andi", t, value(t), konst(t, 3)), konst(t, 1));
+    else
+      stepv = konst(t, chance(70) ? 1 : 1 + pick(3));
     s.args = {lbv, ubv, stepv};
     const auto tys = resultTys(2);
     for (Ty x : tys) s.args.push_back(value(x));
@@ -552,7 +556,10 @@ private:
     const int n = 2 + int(pick(3));
     std::vector<Ty> elems{Ty::I32, Ty::I64};
     if (o_.floats) elems.push_back(Ty::F32);
-    if (o_.halfs) elems.push_back(Ty::F16);
+    if (o_.halfs) {
+      elems.push_back(Ty::F16);
+      elems.push_back(Ty::BF16);
+    }
     for (int i = 0; i < n; ++i) {
       Buffer b;
       b.elem = elems[pick(elems.size())];
