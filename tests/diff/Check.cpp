@@ -92,7 +92,8 @@ Outcome runModule(const rt::Module& mod, const Program& p, bool npu, uint64_t ma
     }
   }
   for (size_t i = 0; i < p.scalars.size(); ++i)
-    if (auto st = launch->bindScalarBits("#" + std::to_string(p.buffers.size() + i), p.scalars[i].value)) {
+    if (auto st = launch->bindScalarBits("#" + std::to_string(p.buffers.size() + i),
+                                           uint64_t(sem::sext(p.scalars[i].ty, p.scalars[i].value)))) {
       out.error = "bind: " + st->message;
       return out;
     }
