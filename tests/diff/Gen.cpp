@@ -265,12 +265,11 @@ private:
 
   // ---- memory ----
 
-  std::vector<int> scalarBuffers(bool store) const {
+  std::vector<int> scalarBuffers() const {
     std::vector<int> r;
     for (size_t i = 0; i < p_.buffers.size(); ++i) {
       const Buffer& b = p_.buffers[i];
       if (b.tiles || (isFloat(b.elem) && !o_.floats)) continue;
-      (void)store;
       r.push_back(int(i));
     }
     return r;
@@ -290,7 +289,7 @@ private:
   }
 
   void load() {
-    auto bs = scalarBuffers(false);
+    auto bs = scalarBuffers();
     if (bs.empty()) return;
     const int b = bs[pick(bs.size())];
     Stmt s;
@@ -302,7 +301,7 @@ private:
   }
 
   void store() {
-    auto bs = scalarBuffers(true);
+    auto bs = scalarBuffers();
     if (bs.empty()) return;
     const int b = bs[pick(bs.size())];
     Stmt s;
@@ -613,9 +612,18 @@ private:
     }
     budget_ = 8 + int(pick(uint64_t(o_.maxStmts)));
     block(0, budget_);
-    // Make a few of the last values observable.
-    budget_ = 3;
-    for (int i = 0; i < 3; ++i) store();
+    // Make the last values observable: two stores per buffer, of the newest values of its type.
+    for (int b : scalarBuffers())
+      for (int i = 0; i < 2; ++i) {
+        Stmt s;
+        s.kind = Stmt::Kind::Store;
+        s.buf = b;
+        s.ty = p_.buffers[size_t(b)].elem;
+        auto vs = visible(s.ty);
+        const int v = vs.empty() ? newConst(s.ty) : vs[vs.size() - 1 - pick(std::min<size_t>(vs.size(), 3))];
+        s.args = {v, indexFor(int64_t(p_.buffers[size_t(b)].init.size()))};
+        emit(std::move(s));
+      }
     if (o_.tiles)
       for (int t = 0; t < p_.numTiles; ++t) {
         Stmt s;
