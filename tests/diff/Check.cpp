@@ -84,8 +84,7 @@ Outcome runModule(const rt::Module& mod, const Program& p, bool npu, uint64_t ma
   std::vector<rt::Tensor> bufs(p.buffers.size());
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const Buffer& b = p.buffers[i];
-    bufs[i] = rt::Tensor::zeros(dtypeOf(b.elem), {int64_t(b.init.size())});
-    for (size_t e = 0; e < b.init.size(); ++e) bufs[i].setBits(int64_t(e), b.init[e]);
+    bufs[i] = makeTensor(b);
     if (auto st = launch->bind("#" + std::to_string(i), &bufs[i])) {
       out.error = "bind: " + st->message;
       return out;
@@ -105,15 +104,23 @@ Outcome runModule(const rt::Module& mod, const Program& p, bool npu, uint64_t ma
     out.error = "run: " + st->message;
     return out;
   }
-  for (size_t i = 0; i < bufs.size(); ++i) {
-    std::vector<uint64_t> v(p.buffers[i].init.size());
-    for (size_t e = 0; e < v.size(); ++e) v[e] = bufs[i].bitsAt(int64_t(e));
-    out.buffers.push_back(std::move(v));
-  }
+  for (size_t i = 0; i < bufs.size(); ++i) out.buffers.push_back(tensorBits(bufs[i], p.buffers[i]));
   return out;
 }
 
 } // namespace
+
+rt::Tensor makeTensor(const Buffer& b) {
+  rt::Tensor t = rt::Tensor::zeros(dtypeOf(b.elem), {int64_t(b.init.size())});
+  for (size_t e = 0; e < b.init.size(); ++e) t.setBits(int64_t(e), b.init[e]);
+  return t;
+}
+
+std::vector<uint64_t> tensorBits(const rt::Tensor& t, const Buffer& b) {
+  std::vector<uint64_t> v(b.init.size());
+  for (size_t e = 0; e < v.size(); ++e) v[e] = t.bitsAt(int64_t(e));
+  return v;
+}
 
 Outcome runToolchain(const std::string& text, const Program& p, bool npu, uint64_t maxInstructions) {
   auto m = compile(text);

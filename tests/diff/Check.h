@@ -2,6 +2,7 @@
 // buffer, bit for bit, with the evaluator's expected contents.
 #pragma once
 
+#include "runtime/Runtime.h"
 #include "tests/diff/Kernel.h"
 
 #include <functional>
@@ -26,7 +27,7 @@ struct Implementation {
 
 struct CheckOptions {
   bool cpu = true, npu = true;
-  std::vector<Implementation> extra; // the hook for more implementations (ref/ interpreter)
+  std::vector<Implementation> extra; // more implementations: refInterpreter(), ...
   uint64_t maxInstructions = 50'000'000;
 };
 
@@ -35,6 +36,13 @@ struct CheckOptions {
 /// `kind` receives a short key for the failure ("npu:mismatch", "as:error: ..."): the reducer
 /// keeps a candidate only while the key stays the same.
 std::string check(const Program& p, const EvalResult& expected, const CheckOptions& opts, std::string* kind = nullptr);
+
+/// The reference interpreter of the Kernel IR (ref/), on the .pto text.
+Implementation refInterpreter(uint64_t maxOps);
+
+/// A buffer's initial contents as a runtime host tensor, and a tensor's elements back as bits.
+rt::Tensor makeTensor(const Buffer& b);
+std::vector<uint64_t> tensorBits(const rt::Tensor& t, const Buffer& b);
 
 /// pto-as -> pto-ld --auto-sync -> runtime, in process.
 Outcome runToolchain(const std::string& text, const Program& p, bool npu, uint64_t maxInstructions);

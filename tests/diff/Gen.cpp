@@ -50,6 +50,9 @@ private:
   int tileIn_ = -1, tileOut_ = -1, tileRows_ = 0;
 
   uint64_t pick(uint64_t n) { return n ? rng_() % n : 0; }
+  bool excluded(const std::string& op) const {
+    return std::find(o_.exclude.begin(), o_.exclude.end(), op) != o_.exclude.end();
+  }
   bool chance(int percent) { return int(pick(100)) < percent; }
   template <size_t N> const char* from(const char* (&a)[N]) { return a[pick(N)]; }
 
@@ -196,7 +199,9 @@ private:
 
   void intArith() {
     const Ty t = intTy();
-    const std::string op = from(kIntBin);
+    std::string op;
+    do op = from(kIntBin);
+    while (excluded(op));
     const int a = value(t);
     int b;
     if (op.find("div") != std::string::npos || op.find("rem") != std::string::npos) b = divisor(t);
@@ -216,7 +221,10 @@ private:
       emit1(std::move(s), t);
       return;
     }
-    binary(from(kFloatBin), t, value(t), value(t));
+    std::string op;
+    do op = from(kFloatBin);
+    while (excluded(op));
+    binary(op, t, value(t), value(t));
   }
 
   void select() {
@@ -255,10 +263,14 @@ private:
         {"fptoui", Ty::BF16, Ty::I64, true}, {"fptosi", Ty::BF16, Ty::I32, true},
     };
     C c;
-    if (o_.halfs && chance(40)) c = halfCasts[pick(std::size(halfCasts))];
-    else {
-      do c = casts[pick(std::size(casts))];
-      while (c.fl && !o_.floats);
+    for (int tries = 0;; ++tries) {
+      if (o_.halfs && chance(40)) c = halfCasts[pick(std::size(halfCasts))];
+      else {
+        do c = casts[pick(std::size(casts))];
+        while (c.fl && !o_.floats);
+      }
+      if (!excluded(c.op) && !excluded(std::string(c.op) + "-" + tyName(c.from))) break;
+      if (tries > 100) return;
     }
     castTo(c.op, c.to, value(c.from));
   }

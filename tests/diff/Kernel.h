@@ -110,6 +110,7 @@ struct GenOptions {
   // Constructs to leave out (to keep a long run going past a known bug).
   bool noWhile = false, noCalls = false, noIf = false;
   bool noWideConsts = false; // 64-bit constants only in the int32 range
+  std::vector<std::string> exclude; // op names ("divsi", "maxnumf") and casts by source ("extsi-i1")
 };
 
 /// Evaluation: the expected buffer contents, or why the program is not a valid test (a division

@@ -37,7 +37,10 @@ backends and compares every output buffer bit for bit with the generator's own e
   --max-stmts N    statements per kernel body, roughly (default 40)
   --no-while, --no-if, --no-calls   leave a construct out
   --no-wide-consts                  64-bit integer constants only in the int32 range
+  --exclude OP,...                  leave out ops (divsi, maxnumf, ...) and casts by source type
+                                    (extsi-i1, sitofp-i64, ...)
   --cpu-only, --npu-only            one backend
+  --no-ref         do not run the reference interpreter of the Kernel IR (ref/)
   --keep-going     report every failing seed (default: stop at the first)
   --no-reduce      do not reduce a failing program
   --print          print each program (with --seeds 1 --start S: show one seed's kernel)
@@ -51,7 +54,7 @@ struct Config {
   unsigned jobs = 1;
   GenOptions gen;
   CheckOptions check;
-  bool keepGoing = false, reduce = true, print = false, expected = false;
+  bool keepGoing = false, reduce = true, print = false, expected = false, ref = true;
 };
 
 bool parse(int argc, char** argv, Config& c) {
@@ -80,9 +83,18 @@ bool parse(int argc, char** argv, Config& c) {
     else if (a == "--no-if") c.gen.noIf = true;
     else if (a == "--no-calls") c.gen.noCalls = true;
     else if (a == "--no-wide-consts") c.gen.noWideConsts = true;
+    else if (a == "--exclude" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t at = 0; at <= list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        if (comma > at) c.gen.exclude.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+    }
     else if (a == "--cpu-only") c.check.npu = false;
     else if (a == "--npu-only") c.check.cpu = false;
     else if (a == "--keep-going") c.keepGoing = true;
+    else if (a == "--no-ref") c.ref = false;
     else if (a == "--no-reduce") c.reduce = false;
     else if (a == "--print") c.print = true;
     else if (a == "--expected") c.expected = true;
@@ -129,6 +141,7 @@ int main(int argc, char** argv) {
   Config c;
   if (!parse(argc, argv, c)) return 2;
   if (c.seeds == 0 && c.seconds == 0) c.seeds = 1000;
+  if (c.ref) c.check.extra.push_back(refInterpreter(c.check.maxInstructions));
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   std::atomic<uint64_t> next{c.start}, checked{0}, draws{0};
@@ -185,7 +198,9 @@ int main(int argc, char** argv) {
   const uint64_t n = checked.load();
   std::printf("pto-diff: %llu programs checked (%s%s%s), %d failing, %.1f s, %.0f programs/s, %.3f draws/program\n",
               static_cast<unsigned long long>(n),
-              c.check.cpu && c.check.npu ? "cpu+npu" : (c.check.cpu ? "cpu" : "npu"),
+              ((c.check.cpu && c.check.npu ? "cpu+npu" : (c.check.cpu ? "cpu" : "npu")) +
+               std::string(c.ref ? "+ref" : ""))
+                  .c_str(),
               c.gen.halfs ? ", f32/f16/bf16" : (c.gen.floats ? ", f32" : ""), c.gen.tiles ? ", tiles" : "",
               failures.load(), secs, secs > 0 ? double(n) / secs : 0.0,
               n ? double(draws.load()) / double(n) : 0.0);
