@@ -173,7 +173,8 @@ private:
     s.kind = Stmt::Kind::Cmp;
     const Ty t = anyTy();
     s.ty = t;
-    s.op = isFloat(t) ? from(kFloatPred) : from(kIntPred);
+    do s.op = isFloat(t) ? from(kFloatPred) : from(kIntPred);
+    while (excluded((isFloat(t) ? "cmpf-" : "cmpi-") + s.op));
     s.args = {value(t), value(t)};
     return emit1(std::move(s), Ty::I1);
   }

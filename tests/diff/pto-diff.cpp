@@ -38,7 +38,7 @@ backends and compares every output buffer bit for bit with the generator's own e
   --no-while, --no-if, --no-calls   leave a construct out
   --no-wide-consts                  64-bit integer constants only in the int32 range
   --exclude OP,...                  leave out ops (divsi, maxnumf, ...) and casts by source type
-                                    (extsi-i1, sitofp-i64, ...)
+                                    (extsi-i1, sitofp-i64, ...), predicates (cmpf-true)
   --cpu-only, --npu-only            one backend
   --no-ref         do not run the reference interpreter of the Kernel IR (ref/)
   --keep-going     report every failing seed (default: stop at the first)
