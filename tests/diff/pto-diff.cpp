@@ -35,6 +35,7 @@ backends and compares every output buffer bit for bit with the generator's own e
   --f16            also f16 and bf16 (implies --float)
   --tiles          alloc_tile + tload/tadd/tsub/tmul/tadds/tmuls/tstore on 1xN f32 tiles
   --max-stmts N    statements per kernel body, roughly (default 40)
+  --max-depth N    region nesting (default 3)
   --no-while, --no-if, --no-calls   leave a construct out
   --no-wide-consts                  64-bit integer constants only in the int32 range
   --exclude OP,...                  leave out ops (divsi, maxnumf, ...) and casts by source type
@@ -76,6 +77,7 @@ bool parse(int argc, char** argv, Config& c) {
     else if (a == "--seconds" && num(v)) c.seconds = v;
     else if (a == "-j" && num(v)) c.jobs = std::max(1u, unsigned(v));
     else if (a == "--max-stmts" && num(v)) c.gen.maxStmts = std::max(1, int(v));
+    else if (a == "--max-depth" && num(v)) c.gen.maxDepth = std::max(1, int(v));
     else if (a == "--float") c.gen.floats = true;
     else if (a == "--f16") c.gen.halfs = c.gen.floats = true;
     else if (a == "--tiles") c.gen.tiles = true;
