@@ -175,7 +175,12 @@ int main(int argc, char** argv) {
       }
       std::string kind;
       const std::string diff = check(p, want, c.check, &kind);
-      ++checked;
+      if (++checked % 10000 == 0) {
+        std::lock_guard<std::mutex> l(out);
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        std::cerr << "pto-diff: " << checked.load() << " programs, " << failures.load() << " failing, "
+                  << int(double(checked.load()) / s) << " programs/s, next seed " << next.load() << "\n";
+      }
       if (diff.empty()) continue;
       if (!c.keepGoing) stop = true;
       std::string report = "=== MISMATCH seed " + std::to_string(seed) + " (after " + std::to_string(checked.load()) +
