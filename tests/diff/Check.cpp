@@ -9,26 +9,35 @@
 
 #include <cstdio>
 #include <regex>
-#include <variant>
 #include <sstream>
+#include <variant>
 
 namespace pto::diff {
 namespace {
 
 isa::DType dtypeOf(Ty t) {
   switch (t) {
-  case Ty::I1: return isa::DType::I1;
-  case Ty::I32: return isa::DType::I32;
-  case Ty::I64: return isa::DType::I64;
-  case Ty::Index: return isa::DType::I64;
-  case Ty::F16: return isa::DType::F16;
-  case Ty::BF16: return isa::DType::BF16;
-  case Ty::F32: return isa::DType::F32;
+  case Ty::I1:
+    return isa::DType::I1;
+  case Ty::I32:
+    return isa::DType::I32;
+  case Ty::I64:
+    return isa::DType::I64;
+  case Ty::Index:
+    return isa::DType::I64;
+  case Ty::F16:
+    return isa::DType::F16;
+  case Ty::BF16:
+    return isa::DType::BF16;
+  case Ty::F32:
+    return isa::DType::F32;
   }
   return isa::DType::I32;
 }
 
-std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string firstLine(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
 
 std::string hex(uint64_t v, unsigned bits) {
   char b[32];
@@ -37,7 +46,9 @@ std::string hex(uint64_t v, unsigned bits) {
 }
 
 // Equal bits, or both NaN for a float buffer (NaN payloads are not specified by the ops).
-bool same(Ty t, uint64_t a, uint64_t b) { return a == b || (isFloat(t) && sem::isNaN(t, a) && sem::isNaN(t, b)); }
+bool same(Ty t, uint64_t a, uint64_t b) {
+  return a == b || (isFloat(t) && sem::isNaN(t, a) && sem::isNaN(t, b));
+}
 
 } // namespace
 
@@ -64,7 +75,8 @@ std::variant<rt::Module, std::string> compile(const std::string& text) {
   link::LinkResult lr = link::link({{"gen.o", *o}}, lo);
   if (!lr.ok()) {
     std::string e = "pto-ld:";
-    for (const auto& d : lr.diags) e += " " + d.text + "\n";
+    for (const auto& d : lr.diags)
+      e += " " + d.text + "\n";
     return e;
   }
   auto bytes = obj::writeImage(*lr.image);
@@ -91,8 +103,9 @@ Outcome runModule(const rt::Module& mod, const Program& p, bool npu, uint64_t ma
     }
   }
   for (size_t i = 0; i < p.scalars.size(); ++i)
-    if (auto st = launch->bindScalarBits("#" + std::to_string(p.buffers.size() + i),
-                                           uint64_t(sem::sext(p.scalars[i].ty, p.scalars[i].value)))) {
+    if (auto st =
+            launch->bindScalarBits("#" + std::to_string(p.buffers.size() + i),
+                                   uint64_t(sem::sext(p.scalars[i].ty, p.scalars[i].value)))) {
       out.error = "bind: " + st->message;
       return out;
     }
@@ -104,7 +117,8 @@ Outcome runModule(const rt::Module& mod, const Program& p, bool npu, uint64_t ma
     out.error = "run: " + st->message;
     return out;
   }
-  for (size_t i = 0; i < bufs.size(); ++i) out.buffers.push_back(tensorBits(bufs[i], p.buffers[i]));
+  for (size_t i = 0; i < bufs.size(); ++i)
+    out.buffers.push_back(tensorBits(bufs[i], p.buffers[i]));
   return out;
 }
 
@@ -112,23 +126,27 @@ Outcome runModule(const rt::Module& mod, const Program& p, bool npu, uint64_t ma
 
 rt::Tensor makeTensor(const Buffer& b) {
   rt::Tensor t = rt::Tensor::zeros(dtypeOf(b.elem), {int64_t(b.init.size())});
-  for (size_t e = 0; e < b.init.size(); ++e) t.setBits(int64_t(e), b.init[e]);
+  for (size_t e = 0; e < b.init.size(); ++e)
+    t.setBits(int64_t(e), b.init[e]);
   return t;
 }
 
 std::vector<uint64_t> tensorBits(const rt::Tensor& t, const Buffer& b) {
   std::vector<uint64_t> v(b.init.size());
-  for (size_t e = 0; e < v.size(); ++e) v[e] = t.bitsAt(int64_t(e));
+  for (size_t e = 0; e < v.size(); ++e)
+    v[e] = t.bitsAt(int64_t(e));
   return v;
 }
 
-Outcome runToolchain(const std::string& text, const Program& p, bool npu, uint64_t maxInstructions) {
+Outcome runToolchain(const std::string& text, const Program& p, bool npu,
+                     uint64_t maxInstructions) {
   auto m = compile(text);
   if (auto* e = std::get_if<std::string>(&m)) return Outcome{*e, {}};
   return runModule(std::get<rt::Module>(m), p, npu, maxInstructions);
 }
 
-std::string check(const Program& p, const EvalResult& expected, const CheckOptions& opts, std::string* kind) {
+std::string check(const Program& p, const EvalResult& expected, const CheckOptions& opts,
+                  std::string* kind) {
   const std::string text = print(p);
   std::vector<std::pair<std::string, std::function<Outcome()>>> impls;
   // The tool chain compiles once; both backends run the same image.
@@ -140,14 +158,16 @@ std::string check(const Program& p, const EvalResult& expected, const CheckOptio
   };
   if (opts.cpu) impls.push_back({"cpu", [&] { return backend(false); }});
   if (opts.npu) impls.push_back({"npu", [&] { return backend(true); }});
-  for (const Implementation& im : opts.extra) impls.push_back({im.name, [&] { return im.run(text, p); }});
+  for (const Implementation& im : opts.extra)
+    impls.push_back({im.name, [&] { return im.run(text, p); }});
   for (auto& [name, run] : impls) {
     const Outcome o = run();
     if (!o.error.empty()) {
       // The key: the implementation and the message without its source location.
       std::string msg = firstLine(o.error);
       const size_t at = msg.find("error:");
-      msg = std::regex_replace(at == std::string::npos ? msg : msg.substr(at), std::regex("gen\\.pto:[0-9:]+"), "L");
+      msg = std::regex_replace(at == std::string::npos ? msg : msg.substr(at),
+                               std::regex("gen\\.pto:[0-9:]+"), "L");
       if (kind) *kind = name + ":" + msg;
       return name + ": " + o.error + (o.error.back() == '\n' ? "" : "\n");
     }
@@ -158,12 +178,15 @@ std::string check(const Program& p, const EvalResult& expected, const CheckOptio
         if (same(t, want, got)) continue;
         if (kind) *kind = name + ":mismatch";
         std::ostringstream m;
-        m << name << ": buffer %b" << b << " (" << tyName(t) << "[" << p.buffers[b].init.size() << "]) element "
-          << e << ": expected " << hex(want, bitWidth(t)) << ", got " << hex(got, bitWidth(t)) << "\n";
+        m << name << ": buffer %b" << b << " (" << tyName(t) << "[" << p.buffers[b].init.size()
+          << "]) element " << e << ": expected " << hex(want, bitWidth(t)) << ", got "
+          << hex(got, bitWidth(t)) << "\n";
         m << "  expected %b" << b << ":";
-        for (uint64_t x : expected.buffers[b]) m << " " << hex(x, bitWidth(t));
+        for (uint64_t x : expected.buffers[b])
+          m << " " << hex(x, bitWidth(t));
         m << "\n  actual   %b" << b << ":";
-        for (uint64_t x : o.buffers[b]) m << " " << hex(x, bitWidth(t));
+        for (uint64_t x : o.buffers[b])
+          m << " " << hex(x, bitWidth(t));
         m << "\n";
         return m.str();
       }

@@ -35,7 +35,8 @@ struct CheckOptions {
 /// difference: "npu: buffer %b1[3]: expected 0x00000007, got 0x00000000" or an error text.
 /// `kind` receives a short key for the failure ("npu:mismatch", "as:error: ..."): the reducer
 /// keeps a candidate only while the key stays the same.
-std::string check(const Program& p, const EvalResult& expected, const CheckOptions& opts, std::string* kind = nullptr);
+std::string check(const Program& p, const EvalResult& expected, const CheckOptions& opts,
+                  std::string* kind = nullptr);
 
 /// The reference interpreter of the Kernel IR (ref/), on the .pto text.
 Implementation refInterpreter(uint64_t maxOps);
@@ -49,6 +50,7 @@ Outcome runToolchain(const std::string& text, const Program& p, bool npu, uint64
 
 /// A smaller program that still fails `check` with the same kind (statements dropped, regions
 /// inlined while the failure persists). `steps` receives the number of candidates tried.
-Program reduce(const Program& p, const CheckOptions& opts, const std::string& kind, int* steps = nullptr);
+Program reduce(const Program& p, const CheckOptions& opts, const std::string& kind,
+               int* steps = nullptr);
 
 } // namespace pto::diff

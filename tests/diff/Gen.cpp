@@ -14,11 +14,12 @@
 namespace pto::diff {
 namespace {
 
-const char* kIntBin[] = {"addi", "subi", "muli", "andi", "ori", "xori", "minsi", "maxsi", "minui", "maxui",
-                         "divsi", "divui", "remsi", "remui", "ceildivsi", "ceildivui", "floordivsi",
-                         "shli", "shrsi", "shrui"};
+const char* kIntBin[] = {"addi",      "subi",      "muli",       "andi",  "ori",   "xori",  "minsi",
+                         "maxsi",     "minui",     "maxui",      "divsi", "divui", "remsi", "remui",
+                         "ceildivsi", "ceildivui", "floordivsi", "shli",  "shrsi", "shrui"};
 const char* kIntPred[] = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"};
-const char* kFloatBin[] = {"addf", "subf", "mulf", "divf", "maximumf", "minimumf", "maxnumf", "minnumf"};
+const char* kFloatBin[] = {"addf",     "subf",     "mulf",    "divf",
+                           "maximumf", "minimumf", "maxnumf", "minnumf"};
 const char* kFloatPred[] = {"false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
                             "ueq",   "ugt", "uge", "ult", "ule", "une", "uno", "true"};
 
@@ -31,7 +32,8 @@ public:
   Program run() {
     makeBuffers();
     const int helpers = o_.noCalls ? 0 : int(pick(uint64_t(o_.maxHelpers) + 1));
-    for (int h = 0; h < helpers; ++h) makeHelper(h);
+    for (int h = 0; h < helpers; ++h)
+      makeHelper(h);
     makeKernel();
     return std::move(p_);
   }
@@ -44,7 +46,8 @@ private:
   int fnIndex_ = 0;
   Block* cur_ = nullptr;
   std::vector<std::vector<int>> scopes_;
-  std::vector<int64_t> bound_; // value id -> exclusive upper bound of a value known in [0, b), or -1
+  std::vector<int64_t>
+      bound_; // value id -> exclusive upper bound of a value known in [0, b), or -1
   int budget_ = 0;
   bool inKernel_ = false;
   int tileIn_ = -1, tileOut_ = -1, tileRows_ = 0;
@@ -82,7 +85,8 @@ private:
     return id;
   }
   void emit(Stmt s) {
-    for (int r : s.res) scopes_.back().push_back(r);
+    for (int r : s.res)
+      scopes_.back().push_back(r);
     cur_->push_back(std::move(s));
     --budget_;
   }
@@ -96,7 +100,8 @@ private:
     Stmt s;
     s.kind = Stmt::Kind::Const;
     s.ty = t;
-    if (o_.noWideConsts && isInt(t)) bits = uint64_t(std::clamp<int64_t>(int64_t(bits), INT32_MIN, INT32_MAX));
+    if (o_.noWideConsts && isInt(t))
+      bits = uint64_t(std::clamp<int64_t>(int64_t(bits), INT32_MIN, INT32_MAX));
     s.imm = sem::mask(t, bits);
     return emit1(std::move(s), t);
   }
@@ -120,12 +125,31 @@ private:
   uint64_t intEdge(Ty t) {
     const unsigned w = bitWidth(t);
     const uint64_t smin = uint64_t{1} << (w - 1);
-    const uint64_t vals[] = {0, 1, ~uint64_t{0}, 2, 3, 7, 16, 31, 32, 63, smin, smin - 1,
-                             0x80, 255, uint64_t(-128), 0x55555555, 0xdeadbeefcafe, uint64_t(-1000)};
+    const uint64_t vals[] = {0,
+                             1,
+                             ~uint64_t{0},
+                             2,
+                             3,
+                             7,
+                             16,
+                             31,
+                             32,
+                             63,
+                             smin,
+                             smin - 1,
+                             0x80,
+                             255,
+                             uint64_t(-128),
+                             0x55555555,
+                             0xdeadbeefcafe,
+                             uint64_t(-1000)};
     switch (pick(4)) {
-    case 0: return rng_();
-    case 1: return pick(10);
-    default: return vals[pick(std::size(vals))];
+    case 0:
+      return rng_();
+    case 1:
+      return pick(10);
+    default:
+      return vals[pick(std::size(vals))];
     }
   }
   uint64_t floatEdge(Ty t) {
@@ -136,7 +160,8 @@ private:
                             0x5f000000, 0x4b800001, 0x3dcccccd, 0x3f801000, 0x3f803000, 0x477fe000,
                             0x477ff000, 0x33800000, 0x387fc000, 0xc2f70000, 0x40490fdb, 0x3f7fffff};
     if (t == Ty::F16 && chance(40)) {
-      const uint16_t h[] = {0x0001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0x3c01, 0x7c00, 0x7e00, 0x8000, 0x3555};
+      const uint16_t h[] = {0x0001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00,
+                            0x3c01, 0x7c00, 0x7e00, 0x8000, 0x3555};
       return h[pick(std::size(h))];
     }
     uint32_t bits = chance(80) ? f32[pick(std::size(f32))] : uint32_t(rng_());
@@ -173,7 +198,8 @@ private:
     s.kind = Stmt::Kind::Cmp;
     const Ty t = anyTy();
     s.ty = t;
-    do s.op = isFloat(t) ? from(kFloatPred) : from(kIntPred);
+    do
+      s.op = isFloat(t) ? from(kFloatPred) : from(kIntPred);
     while (excluded((isFloat(t) ? "cmpf-" : "cmpi-") + s.op));
     s.args = {value(t), value(t)};
     return emit1(std::move(s), Ty::I1);
@@ -185,9 +211,12 @@ private:
       const int64_t c[] = {1, 2, 3, 5, 7, 16, -2, -3, -7, 100, 1 << 20};
       const unsigned w = bitWidth(t);
       switch (pick(4)) {
-      case 0: return konst(t, uint64_t{1} << (w - 1)); // INT_MIN
-      case 1: return konst(t, (uint64_t{1} << (w - 1)) - 1); // INT_MAX
-      default: return konst(t, uint64_t(c[pick(std::size(c))]));
+      case 0:
+        return konst(t, uint64_t{1} << (w - 1)); // INT_MIN
+      case 1:
+        return konst(t, (uint64_t{1} << (w - 1)) - 1); // INT_MAX
+      default:
+        return konst(t, uint64_t(c[pick(std::size(c))]));
       }
     }
     const int masked = binary("andi", t, value(t), konst(t, 255));
@@ -201,13 +230,17 @@ private:
   void intArith() {
     const Ty t = intTy();
     std::string op;
-    do op = from(kIntBin);
+    do
+      op = from(kIntBin);
     while (excluded(op));
     const int a = value(t);
     int b;
-    if (op.find("div") != std::string::npos || op.find("rem") != std::string::npos) b = divisor(t);
-    else if (op.rfind("sh", 0) == 0) b = shiftAmount(t);
-    else b = value(t);
+    if (op.find("div") != std::string::npos || op.find("rem") != std::string::npos)
+      b = divisor(t);
+    else if (op.rfind("sh", 0) == 0)
+      b = shiftAmount(t);
+    else
+      b = value(t);
     binary(op, t, a, b);
   }
 
@@ -223,7 +256,8 @@ private:
       return;
     }
     std::string op;
-    do op = from(kFloatBin);
+    do
+      op = from(kFloatBin);
     while (excluded(op));
     binary(op, t, value(t), value(t));
   }
@@ -244,16 +278,16 @@ private:
       bool fl;
     };
     static const C casts[] = {
-        {"index_cast", Ty::I32, Ty::Index, false},  {"index_cast", Ty::Index, Ty::I32, false},
-        {"index_cast", Ty::I64, Ty::Index, false},  {"index_cast", Ty::Index, Ty::I64, false},
+        {"index_cast", Ty::I32, Ty::Index, false},   {"index_cast", Ty::Index, Ty::I32, false},
+        {"index_cast", Ty::I64, Ty::Index, false},   {"index_cast", Ty::Index, Ty::I64, false},
         {"index_castui", Ty::I32, Ty::Index, false}, {"index_castui", Ty::Index, Ty::I32, false},
-        {"extsi", Ty::I32, Ty::I64, false},         {"extui", Ty::I32, Ty::I64, false},
-        {"trunci", Ty::I64, Ty::I32, false},        {"extui", Ty::I1, Ty::I32, false},
-        {"extsi", Ty::I1, Ty::I64, false},          {"sitofp", Ty::I32, Ty::F32, true},
-        {"sitofp", Ty::I64, Ty::F32, true},         {"uitofp", Ty::I32, Ty::F32, true},
-        {"uitofp", Ty::I64, Ty::F32, true},         {"fptosi", Ty::F32, Ty::I32, true},
-        {"fptosi", Ty::F32, Ty::I64, true},         {"fptoui", Ty::F32, Ty::I32, true},
-        {"fptoui", Ty::F32, Ty::I64, true},         {"bitcast", Ty::I32, Ty::F32, true},
+        {"extsi", Ty::I32, Ty::I64, false},          {"extui", Ty::I32, Ty::I64, false},
+        {"trunci", Ty::I64, Ty::I32, false},         {"extui", Ty::I1, Ty::I32, false},
+        {"extsi", Ty::I1, Ty::I64, false},           {"sitofp", Ty::I32, Ty::F32, true},
+        {"sitofp", Ty::I64, Ty::F32, true},          {"uitofp", Ty::I32, Ty::F32, true},
+        {"uitofp", Ty::I64, Ty::F32, true},          {"fptosi", Ty::F32, Ty::I32, true},
+        {"fptosi", Ty::F32, Ty::I64, true},          {"fptoui", Ty::F32, Ty::I32, true},
+        {"fptoui", Ty::F32, Ty::I64, true},          {"bitcast", Ty::I32, Ty::F32, true},
         {"bitcast", Ty::F32, Ty::I32, true},
     };
     static const C halfCasts[] = {
@@ -265,9 +299,11 @@ private:
     };
     C c;
     for (int tries = 0;; ++tries) {
-      if (o_.halfs && chance(40)) c = halfCasts[pick(std::size(halfCasts))];
+      if (o_.halfs && chance(40))
+        c = halfCasts[pick(std::size(halfCasts))];
       else {
-        do c = casts[pick(std::size(casts))];
+        do
+          c = casts[pick(std::size(casts))];
         while (c.fl && !o_.floats);
       }
       if (!excluded(c.op) && !excluded(std::string(c.op) + "-" + tyName(c.from))) break;
@@ -382,7 +418,8 @@ private:
   std::vector<Ty> resultTys(int maxN) {
     std::vector<Ty> t;
     const int n = int(pick(uint64_t(maxN) + 1));
-    for (int i = 0; i < n; ++i) t.push_back(chance(10) ? Ty::I1 : anyTy());
+    for (int i = 0; i < n; ++i)
+      t.push_back(chance(10) ? Ty::I1 : anyTy());
     return t;
   }
 
@@ -394,7 +431,8 @@ private:
     s.ty = t;
     int64_t lb = 0, ubMax = -1;
     int lbv, ubv;
-    if (chance(70)) lbv = konst(t, 0);
+    if (chance(70))
+      lbv = konst(t, 0);
     else {
       lb = int64_t(pick(3));
       lbv = konst(t, uint64_t(lb));
@@ -418,18 +456,22 @@ private:
       stepv = konst(t, chance(70) ? 1 : 1 + pick(3));
     s.args = {lbv, ubv, stepv};
     const auto tys = resultTys(2);
-    for (Ty x : tys) s.args.push_back(value(x));
+    for (Ty x : tys)
+      s.args.push_back(value(x));
     Region r;
     const int iv = newValue(t);
     if (!i32 && lb >= 0) bound_[size_t(iv)] = ubMax;
     r.params.push_back(iv);
-    for (Ty x : tys) r.params.push_back(newValue(x));
+    for (Ty x : tys)
+      r.params.push_back(newValue(x));
     inRegion(r, [&] {
       block(depth + 1, 2 + int(pick(6)));
-      for (Ty x : tys) r.yields.push_back(value(x));
+      for (Ty x : tys)
+        r.yields.push_back(value(x));
     });
     s.regions.push_back(std::move(r));
-    for (Ty x : tys) s.res.push_back(newValue(x));
+    for (Ty x : tys)
+      s.res.push_back(newValue(x));
     emit(std::move(s));
   }
 
@@ -443,9 +485,11 @@ private:
     for (auto& r : s.regions)
       inRegion(r, [&] {
         block(depth + 1, 1 + int(pick(5)));
-        for (Ty x : tys) r.yields.push_back(value(x));
+        for (Ty x : tys)
+          r.yields.push_back(value(x));
       });
-    for (Ty x : tys) s.res.push_back(newValue(x));
+    for (Ty x : tys)
+      s.res.push_back(newValue(x));
     emit(std::move(s));
   }
 
@@ -461,7 +505,8 @@ private:
       for (size_t i = 0; i < p_.scalars.size(); ++i)
         if (p_.scalars[i].ty == Ty::Index) nparams.push_back(int(i));
     std::vector<Ty> tys{Ty::Index};
-    for (Ty x : resultTys(2)) tys.push_back(x);
+    for (Ty x : resultTys(2))
+      tys.push_back(x);
     s.args.push_back(konst(Ty::Index, 0));
     if (!nparams.empty() && chance(50)) {
       const int i = nparams[pick(nparams.size())];
@@ -471,27 +516,33 @@ private:
       limit = int64_t(pick(5));
       limitv = konst(Ty::Index, uint64_t(limit));
     }
-    for (size_t i = 1; i < tys.size(); ++i) s.args.push_back(value(tys[i]));
+    for (size_t i = 1; i < tys.size(); ++i)
+      s.args.push_back(value(tys[i]));
     Region before, after;
-    for (Ty x : tys) before.params.push_back(newValue(x));
+    for (Ty x : tys)
+      before.params.push_back(newValue(x));
     inRegion(before, [&] {
       block(depth + 1, int(pick(4)));
       int c = cmpi("slt", before.params[0], limitv);
       if (chance(30)) c = binary("andi", Ty::I1, c, value(Ty::I1));
       before.yields.push_back(c);
       before.yields.push_back(before.params[0]);
-      for (size_t i = 1; i < tys.size(); ++i) before.yields.push_back(value(tys[i]));
+      for (size_t i = 1; i < tys.size(); ++i)
+        before.yields.push_back(value(tys[i]));
     });
-    for (Ty x : tys) after.params.push_back(newValue(x));
+    for (Ty x : tys)
+      after.params.push_back(newValue(x));
     bound_[size_t(after.params[0])] = limit;
     inRegion(after, [&] {
       block(depth + 1, 1 + int(pick(5)));
       after.yields.push_back(binary("addi", Ty::Index, after.params[0], konst(Ty::Index, 1)));
-      for (size_t i = 1; i < tys.size(); ++i) after.yields.push_back(value(tys[i]));
+      for (size_t i = 1; i < tys.size(); ++i)
+        after.yields.push_back(value(tys[i]));
     });
     s.regions.push_back(std::move(before));
     s.regions.push_back(std::move(after));
-    for (Ty x : tys) s.res.push_back(newValue(x));
+    for (Ty x : tys)
+      s.res.push_back(newValue(x));
     emit(std::move(s));
   }
 
@@ -512,7 +563,8 @@ private:
     Stmt s;
     s.kind = Stmt::Kind::Call;
     s.callee = callee;
-    for (int a : f.params) s.args.push_back(value(f.valueTys[size_t(a)]));
+    for (int a : f.params)
+      s.args.push_back(value(f.valueTys[size_t(a)]));
     s.ty = *f.result;
     emit1(std::move(s), s.ty);
   }
@@ -537,7 +589,8 @@ private:
   }
 
   void block(int depth, int n) {
-    for (int i = 0; i < n && budget_ > 0; ++i) statement(depth);
+    for (int i = 0; i < n && budget_ > 0; ++i)
+      statement(depth);
   }
 
   // ---- functions ----
@@ -553,7 +606,8 @@ private:
     Function f;
     f.name = "h" + std::to_string(h);
     const int np = 1 + int(pick(3));
-    for (int i = 0; i < np; ++i) f.params.push_back(f.newValue(anyTy()));
+    for (int i = 0; i < np; ++i)
+      f.params.push_back(f.newValue(anyTy()));
     f.result = anyTy();
     p_.funcs.push_back(std::move(f));
     fnIndex_ = h;
@@ -576,7 +630,8 @@ private:
       Buffer b;
       b.elem = elems[pick(elems.size())];
       b.init.resize(1 + pick(8));
-      for (auto& x : b.init) x = isFloat(b.elem) ? floatEdge(b.elem) : sem::mask(b.elem, intEdge(b.elem));
+      for (auto& x : b.init)
+        x = isFloat(b.elem) ? floatEdge(b.elem) : sem::mask(b.elem, intEdge(b.elem));
       p_.buffers.push_back(std::move(b));
     }
     // Index parameters: mostly the exact size of a buffer (so `for %i = 0 to %n` walks it).
@@ -598,7 +653,8 @@ private:
         b.elem = Ty::F32;
         b.tiles = true;
         b.init.resize(size_t(tileRows_ * p_.tileWidth));
-        for (auto& x : b.init) x = floatEdge(Ty::F32);
+        for (auto& x : b.init)
+          x = floatEdge(Ty::F32);
         p_.buffers.push_back(std::move(b));
       }
       tileIn_ = int(p_.buffers.size()) - 2;
@@ -609,7 +665,8 @@ private:
   void makeKernel() {
     Function k;
     k.name = "k";
-    for (const ScalarParam& s : p_.scalars) k.params.push_back(k.newValue(s.ty));
+    for (const ScalarParam& s : p_.scalars)
+      k.params.push_back(k.newValue(s.ty));
     p_.funcs.push_back(std::move(k));
     fnIndex_ = int(p_.funcs.size()) - 1;
     begin(p_.funcs.back());
@@ -633,7 +690,8 @@ private:
         s.buf = b;
         s.ty = p_.buffers[size_t(b)].elem;
         auto vs = visible(s.ty);
-        const int v = vs.empty() ? newConst(s.ty) : vs[vs.size() - 1 - pick(std::min<size_t>(vs.size(), 3))];
+        const int v =
+            vs.empty() ? newConst(s.ty) : vs[vs.size() - 1 - pick(std::min<size_t>(vs.size(), 3))];
         s.args = {v, indexFor(int64_t(p_.buffers[size_t(b)].init.size()))};
         emit(std::move(s));
       }

@@ -35,29 +35,29 @@ struct Region {
 
 struct Stmt {
   enum class Kind : uint8_t {
-    Const,     // res[0] = imm
-    Binary,    // res[0] = op(args[0], args[1])         arith.addi ... / arith.addf ...
-    Unary,     // res[0] = op(args[0])                  arith.negf
-    Cmp,       // res[0] = cmpi/cmpf op(args[0], args[1]) (op = predicate; ty = operand type)
-    Select,    // res[0] = args[0] ? args[1] : args[2]
-    Cast,      // res[0] = op(args[0]) to ty             arith.index_cast ...
-    Load,      // res[0] = buf[args[0]]
-    Store,     // buf[args[1]] = args[0]
-    For,       // args = lb, ub, step, inits...; regions[0].params = iv, iter args
-    If,        // args = cond; regions[0] then, regions[1] else (hasElse)
-    While,     // args = inits; regions[0] before (yields = cond, forwarded), regions[1] after
-    Call,      // res[0] = callee(args...)
-    TileLoad,  // tile <- tbuf[args[0] ..+ width]
+    Const,      // res[0] = imm
+    Binary,     // res[0] = op(args[0], args[1])         arith.addi ... / arith.addf ...
+    Unary,      // res[0] = op(args[0])                  arith.negf
+    Cmp,        // res[0] = cmpi/cmpf op(args[0], args[1]) (op = predicate; ty = operand type)
+    Select,     // res[0] = args[0] ? args[1] : args[2]
+    Cast,       // res[0] = op(args[0]) to ty             arith.index_cast ...
+    Load,       // res[0] = buf[args[0]]
+    Store,      // buf[args[1]] = args[0]
+    For,        // args = lb, ub, step, inits...; regions[0].params = iv, iter args
+    If,         // args = cond; regions[0] then, regions[1] else (hasElse)
+    While,      // args = inits; regions[0] before (yields = cond, forwarded), regions[1] after
+    Call,       // res[0] = callee(args...)
+    TileLoad,   // tile <- tbuf[args[0] ..+ width]
     TileBinary, // tile = op(tileA, tileB)          pto.tadd / tsub / tmul
     TileScalar, // tile = op(tileA, args[0])        pto.tadds / tmuls
-    TileStore, // tbuf[args[0] ..+ width] <- tileA
+    TileStore,  // tbuf[args[0] ..+ width] <- tileA
   };
   Kind kind = Kind::Const;
   std::string op;
   Ty ty = Ty::I32; // result type (Cmp: operand type; Store: value type; For: iv type)
   uint64_t imm = 0;
   std::vector<int> res, args;
-  int buf = -1;   // Load/Store: buffer; tile ops: tile buffer
+  int buf = -1; // Load/Store: buffer; tile ops: tile buffer
   int callee = -1;
   int tile = -1, tileA = -1, tileB = -1;
   bool hasElse = false;
@@ -91,8 +91,8 @@ struct ScalarParam {
 };
 
 struct Program {
-  std::vector<Function> funcs; // helpers first, the kernel last
-  std::vector<Buffer> buffers; // kernel params %b0.. (in this order, before the scalars)
+  std::vector<Function> funcs;      // helpers first, the kernel last
+  std::vector<Buffer> buffers;      // kernel params %b0.. (in this order, before the scalars)
   std::vector<ScalarParam> scalars; // kernel params after the buffers: kernel().params[i]
   int numTiles = 0;
   int tileWidth = 8; // tiles are 1 x tileWidth f32
@@ -110,7 +110,8 @@ struct GenOptions {
   // Constructs to leave out (to keep a long run going past a known bug).
   bool noWhile = false, noCalls = false, noIf = false;
   bool noWideConsts = false; // 64-bit constants only in the int32 range
-  std::vector<std::string> exclude; // op names ("divsi", "maxnumf") and casts by source ("extsi-i1")
+  std::vector<std::string>
+      exclude; // op names ("divsi", "maxnumf") and casts by source ("extsi-i1")
 };
 
 /// Evaluation: the expected buffer contents, or why the program is not a valid test (a division
@@ -126,7 +127,8 @@ EvalResult evaluate(const Program& p, uint64_t maxSteps = 200000);
 
 /// A valid program (its evaluation succeeds) drawn from `seed`; `attempts` tells how many draws
 /// were needed.
-Program generate(uint64_t seed, const GenOptions& opts, EvalResult& expected, int* attempts = nullptr);
+Program generate(uint64_t seed, const GenOptions& opts, EvalResult& expected,
+                 int* attempts = nullptr);
 
 /// The program as .pto text (MLIR style, accepted by pto-as).
 std::string print(const Program& p);

@@ -1,9 +1,10 @@
 // Delta reduction of a failing program. Candidates, tried from the last statement to the first
 // until none is accepted: drop a statement (its results become zero constants, or it goes away
 // when nothing uses them), inline the then or else region of an scf.if, run the body of an
-// scf.for or the before region of an scf.while once in place. A candidate is kept when the evaluator still accepts it (no undefined
-// behaviour), and the tool chain still fails with the same kind of failure (assembler errors
-// included, so the verifier checks every candidate). Helpers nobody calls are dropped at the end.
+// scf.for or the before region of an scf.while once in place. A candidate is kept when the
+// evaluator still accepts it (no undefined behaviour), and the tool chain still fails with the same
+// kind of failure (assembler errors included, so the verifier checks every candidate). Helpers
+// nobody calls are dropped at the end.
 #include "tests/diff/Check.h"
 
 #include <functional>
@@ -103,8 +104,10 @@ bool apply(Program& p, int k, Edit e) {
       }
       b.erase(b.begin() + long(i));
       b.insert(b.begin() + long(i), body.body.begin(), body.body.end());
-      for (size_t j = 0; j < params.size(); ++j) renameUses(f, params[j], bindTo[j]);
-      for (size_t j = 0; j < s.res.size(); ++j) renameUses(f, s.res[j], body.yields[j]);
+      for (size_t j = 0; j < params.size(); ++j)
+        renameUses(f, params[j], bindTo[j]);
+      for (size_t j = 0; j < s.res.size(); ++j)
+        renameUses(f, s.res[j], body.yields[j]);
       ok = true;
       return true;
     });
@@ -115,7 +118,8 @@ bool apply(Program& p, int k, Edit e) {
 
 int countStmts(Program& p) {
   int n = 0;
-  for (Function& f : p.funcs) walk(f.body, [&](Block&, size_t) { return ++n, false; });
+  for (Function& f : p.funcs)
+    walk(f.body, [&](Block&, size_t) { return ++n, false; });
   return n;
 }
 
@@ -131,29 +135,34 @@ bool calls(const Block& b, int callee) {
 void renumberCallees(Block& b, int removed) {
   for (Stmt& s : b) {
     if (s.kind == Stmt::Kind::Call && s.callee > removed) --s.callee;
-    for (Region& r : s.regions) renumberCallees(r.body, removed);
+    for (Region& r : s.regions)
+      renumberCallees(r.body, removed);
   }
 }
 
 void dropUnusedHelpers(Program& p) {
   for (int h = int(p.funcs.size()) - 2; h >= 0; --h) {
     bool any = false;
-    for (const Function& f : p.funcs) any = any || calls(f.body, h);
+    for (const Function& f : p.funcs)
+      any = any || calls(f.body, h);
     if (any) continue;
     p.funcs.erase(p.funcs.begin() + h);
-    for (Function& f : p.funcs) renumberCallees(f.body, h);
+    for (Function& f : p.funcs)
+      renumberCallees(f.body, h);
   }
 }
 
 } // namespace
 
-Program reduce(const Program& start, const CheckOptions& opts, const std::string& kind, int* steps) {
+Program reduce(const Program& start, const CheckOptions& opts, const std::string& kind,
+               int* steps) {
   Program cur = start;
   int tried = 0;
   for (bool changed = true; changed;) {
     changed = false;
     for (int k = countStmts(cur) - 1; k >= 0; --k) {
-      for (Edit e : {Edit::Drop, Edit::InlineThen, Edit::InlineElse, Edit::InlineFor, Edit::InlineWhile}) {
+      for (Edit e :
+           {Edit::Drop, Edit::InlineThen, Edit::InlineElse, Edit::InlineFor, Edit::InlineWhile}) {
         Program cand = cur;
         if (!apply(cand, k, e)) continue;
         const EvalResult ev = evaluate(cand);

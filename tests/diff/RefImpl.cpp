@@ -43,8 +43,9 @@ Implementation refInterpreter(uint64_t maxOps) {
               }
             }
             for (size_t i = 0; i < p.scalars.size(); ++i)
-              if (auto st = k->bindScalarBits("v" + std::to_string(p.kernel().params[i]),
-                                              uint64_t(sem::sext(p.scalars[i].ty, p.scalars[i].value)))) {
+              if (auto st =
+                      k->bindScalarBits("v" + std::to_string(p.kernel().params[i]),
+                                        uint64_t(sem::sext(p.scalars[i].ty, p.scalars[i].value)))) {
                 out.error = "bind: " + st->message;
                 return out;
               }
@@ -54,7 +55,8 @@ Implementation refInterpreter(uint64_t maxOps) {
               out.error = "run: " + st->message;
               return out;
             }
-            for (size_t i = 0; i < bufs.size(); ++i) out.buffers.push_back(tensorBits(bufs[i], p.buffers[i]));
+            for (size_t i = 0; i < bufs.size(); ++i)
+              out.buffers.push_back(tensorBits(bufs[i], p.buffers[i]));
             return out;
           }};
 }

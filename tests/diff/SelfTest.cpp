@@ -14,8 +14,8 @@ int failures = 0;
 
 void expectEq(const char* what, uint64_t got, uint64_t want) {
   if (got == want) return;
-  std::printf("self-test: %s: got 0x%llx, want 0x%llx\n", what, static_cast<unsigned long long>(got),
-              static_cast<unsigned long long>(want));
+  std::printf("self-test: %s: got 0x%llx, want 0x%llx\n", what,
+              static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
   ++failures;
 }
 
@@ -44,7 +44,8 @@ void integers() {
   expectEq("floordivsi -8/2", bin("floordivsi", Ty::I64, -8, 2), uint64_t(-4));
   expectEq("divui -1/2 i32", bin("divui", Ty::I32, -1, 2), 0x7FFFFFFF);
   expectEq("ceildivui 7/2", bin("ceildivui", Ty::Index, 7, 2), 4);
-  expectEq("remui -1%10 index", bin("remui", Ty::Index, -1, 10), 5); // 2^64-1 = 18446744073709551615
+  expectEq("remui -1%10 index", bin("remui", Ty::Index, -1, 10),
+           5); // 2^64-1 = 18446744073709551615
   expectEq("shli 1<<31 i32", bin("shli", Ty::I32, 1, 31), 0x80000000);
   expectEq("shrsi i32", bin("shrsi", Ty::I32, int64_t(0x80000000), 31), 0xFFFFFFFF);
   expectEq("shrui i32", bin("shrui", Ty::I32, int64_t(0x80000000), 31), 1);
@@ -79,13 +80,17 @@ void floats() {
   expectEq("bf16 1+3*2^-8", sem::fromDouble(Ty::BF16, 1 + 3 * std::ldexp(1, -8)), 0x3F82);
   expectEq("f32 1+2^-24", sem::fromDouble(Ty::F32, 1 + std::ldexp(1, -24)), 0x3F800000);
   expectEq("f32 min subnormal", sem::fromDouble(Ty::F32, std::ldexp(1, -149)), 0x00000001);
-  expectEq("maximumf +0 -0", sem::floatBinary("maximumf", Ty::F32, 0x00000000, 0x80000000), 0x00000000);
-  expectEq("minimumf +0 -0", sem::floatBinary("minimumf", Ty::F32, 0x00000000, 0x80000000), 0x80000000);
-  expectEq("maximumf NaN", sem::isNaN(Ty::F32, sem::floatBinary("maximumf", Ty::F32, 0x7FC00000, 0x3F800000)), 1);
+  expectEq("maximumf +0 -0", sem::floatBinary("maximumf", Ty::F32, 0x00000000, 0x80000000),
+           0x00000000);
+  expectEq("minimumf +0 -0", sem::floatBinary("minimumf", Ty::F32, 0x00000000, 0x80000000),
+           0x80000000);
+  expectEq("maximumf NaN",
+           sem::isNaN(Ty::F32, sem::floatBinary("maximumf", Ty::F32, 0x7FC00000, 0x3F800000)), 1);
   expectEq("maxnumf NaN", sem::floatBinary("maxnumf", Ty::F32, 0x7FC00000, 0x3F800000), 0x3F800000);
   expectEq("addf f16 1+2^-10 rounds", sem::floatBinary("addf", Ty::F16, 0x3C00, 0x1400), 0x3C01);
   expectEq("addf f16 1+2^-11 ties", sem::floatBinary("addf", Ty::F16, 0x3C00, 0x1000), 0x3C00);
-  expectEq("mulf f32 overflow", sem::floatBinary("mulf", Ty::F32, 0x7F7FFFFF, 0x40000000), 0x7F800000);
+  expectEq("mulf f32 overflow", sem::floatBinary("mulf", Ty::F32, 0x7F7FFFFF, 0x40000000),
+           0x7F800000);
   expectEq("negf", sem::floatNeg(Ty::F32, 0x00000000), 0x80000000);
   expectEq("cmpf ueq NaN", sem::floatCmp("ueq", Ty::F32, 0x7FC00000, 0x3F800000), 1);
   expectEq("cmpf oeq NaN NaN", sem::floatCmp("oeq", Ty::F32, 0x7FC00000, 0x7FC00000), 0);
@@ -99,12 +104,14 @@ void floats() {
   expectEq("fptoui inf", cast("fptoui", Ty::F32, Ty::I64, 0x7F800000), ~uint64_t{0});
   expectEq("sitofp 2^24+1", cast("sitofp", Ty::I32, Ty::F32, 16777217), 0x4B800000);
   expectEq("sitofp 2^24+3", cast("sitofp", Ty::I32, Ty::F32, 16777219), 0x4B800002);
-  expectEq("sitofp i64 2^53+1", cast("sitofp", Ty::I64, Ty::F32, (uint64_t{1} << 53) + 1), 0x5A000000);
+  expectEq("sitofp i64 2^53+1", cast("sitofp", Ty::I64, Ty::F32, (uint64_t{1} << 53) + 1),
+           0x5A000000);
   expectEq("sitofp i64 -(2^63)", cast("sitofp", Ty::I64, Ty::F32, uint64_t{1} << 63), 0xDF000000);
   expectEq("uitofp -1 i32", cast("uitofp", Ty::I32, Ty::F32, 0xFFFFFFFF), 0x4F800000);
   expectEq("uitofp i64 2^64-1 -> f16 inf", cast("uitofp", Ty::I64, Ty::F16, ~uint64_t{0}), 0x7C00);
   // 2^62 + 2^54 + 1: a tie in the 8-bit bf16 significand without the last bit, above it with it.
-  expectEq("sitofp i64 -> bf16 sticky", cast("sitofp", Ty::I64, Ty::BF16, (uint64_t{1} << 62) + (uint64_t{1} << 54) + 1),
+  expectEq("sitofp i64 -> bf16 sticky",
+           cast("sitofp", Ty::I64, Ty::BF16, (uint64_t{1} << 62) + (uint64_t{1} << 54) + 1),
            0x5E81);
   expectEq("truncf 1+2^-11 -> f16", cast("truncf", Ty::F32, Ty::F16, 0x3F801000), 0x3C00);
   expectEq("extf f16 min subnormal", cast("extf", Ty::F16, Ty::F32, 0x0001), 0x33800000);
@@ -127,7 +134,9 @@ void harness() {
     std::string kind;
     const std::string d = check(p, want, co, &kind);
     expectEq("a flipped expected bit is reported", kind == "cpu:mismatch", 1);
-    if (d.empty()) std::printf("self-test: seed %llu: no difference reported\n", static_cast<unsigned long long>(seed));
+    if (d.empty())
+      std::printf("self-test: seed %llu: no difference reported\n",
+                  static_cast<unsigned long long>(seed));
     return;
   }
   std::printf("self-test: no seed in 1..200 passes the tool chain\n");

@@ -16,32 +16,50 @@ namespace pto::diff {
 
 const char* tyName(Ty t) {
   switch (t) {
-  case Ty::I1: return "i1";
-  case Ty::I32: return "i32";
-  case Ty::I64: return "i64";
-  case Ty::Index: return "index";
-  case Ty::F16: return "f16";
-  case Ty::BF16: return "bf16";
-  case Ty::F32: return "f32";
+  case Ty::I1:
+    return "i1";
+  case Ty::I32:
+    return "i32";
+  case Ty::I64:
+    return "i64";
+  case Ty::Index:
+    return "index";
+  case Ty::F16:
+    return "f16";
+  case Ty::BF16:
+    return "bf16";
+  case Ty::F32:
+    return "f32";
   }
   return "?";
 }
 
 unsigned bitWidth(Ty t) {
   switch (t) {
-  case Ty::I1: return 1;
-  case Ty::I32: return 32;
-  case Ty::I64: return 64;
-  case Ty::Index: return 64;
-  case Ty::F16: return 16;
-  case Ty::BF16: return 16;
-  case Ty::F32: return 32;
+  case Ty::I1:
+    return 1;
+  case Ty::I32:
+    return 32;
+  case Ty::I64:
+    return 64;
+  case Ty::Index:
+    return 64;
+  case Ty::F16:
+    return 16;
+  case Ty::BF16:
+    return 16;
+  case Ty::F32:
+    return 32;
   }
   return 64;
 }
 
-bool isFloat(Ty t) { return t == Ty::F16 || t == Ty::BF16 || t == Ty::F32; }
-bool isInt(Ty t) { return t == Ty::I32 || t == Ty::I64 || t == Ty::Index; }
+bool isFloat(Ty t) {
+  return t == Ty::F16 || t == Ty::BF16 || t == Ty::F32;
+}
+bool isInt(Ty t) {
+  return t == Ty::I32 || t == Ty::I64 || t == Ty::Index;
+}
 
 namespace sem {
 
@@ -60,9 +78,15 @@ int64_t sext(Ty t, uint64_t v) {
 
 namespace {
 
-int64_t minSigned(unsigned w) { return w == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (w - 1)); }
-int64_t maxSigned(unsigned w) { return w == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (w - 1)) - 1; }
-uint64_t maxUnsigned(unsigned w) { return w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1; }
+int64_t minSigned(unsigned w) {
+  return w == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (w - 1));
+}
+int64_t maxSigned(unsigned w) {
+  return w == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (w - 1)) - 1;
+}
+uint64_t maxUnsigned(unsigned w) {
+  return w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+}
 
 // The format of a float type: significand bits after the point, exponent bits.
 struct Fmt {
@@ -70,9 +94,12 @@ struct Fmt {
 };
 Fmt fmtOf(Ty t) {
   switch (t) {
-  case Ty::F16: return {10, 5};
-  case Ty::BF16: return {7, 8};
-  default: return {23, 8};
+  case Ty::F16:
+    return {10, 5};
+  case Ty::BF16:
+    return {7, 8};
+  default:
+    return {23, 8};
   }
 }
 
@@ -85,33 +112,53 @@ bool intBinary(const std::string& op, Ty t, uint64_t a, uint64_t b, uint64_t& ou
   const int64_t sa = sext(t, a), sb = sext(t, b);
   const bool sdivOverflow = sa == minSigned(w) && sb == -1;
   uint64_t r = 0;
-  if (op == "addi") r = a + b;
-  else if (op == "subi") r = a - b;
-  else if (op == "muli") r = a * b;
-  else if (op == "andi") r = a & b;
-  else if (op == "ori") r = a | b;
-  else if (op == "xori") r = a ^ b;
-  else if (op == "minsi") r = uint64_t(sa < sb ? sa : sb);
-  else if (op == "maxsi") r = uint64_t(sa > sb ? sa : sb);
-  else if (op == "minui") r = a < b ? a : b;
-  else if (op == "maxui") r = a > b ? a : b;
+  if (op == "addi")
+    r = a + b;
+  else if (op == "subi")
+    r = a - b;
+  else if (op == "muli")
+    r = a * b;
+  else if (op == "andi")
+    r = a & b;
+  else if (op == "ori")
+    r = a | b;
+  else if (op == "xori")
+    r = a ^ b;
+  else if (op == "minsi")
+    r = uint64_t(sa < sb ? sa : sb);
+  else if (op == "maxsi")
+    r = uint64_t(sa > sb ? sa : sb);
+  else if (op == "minui")
+    r = a < b ? a : b;
+  else if (op == "maxui")
+    r = a > b ? a : b;
   else if (op == "shli" || op == "shrsi" || op == "shrui") {
     if (b >= w) return false;
-    if (op == "shli") r = a << b;
-    else if (op == "shrui") r = a >> b;
-    else r = uint64_t(sa >> b);
+    if (op == "shli")
+      r = a << b;
+    else if (op == "shrui")
+      r = a >> b;
+    else
+      r = uint64_t(sa >> b);
   } else if (op == "divui" || op == "remui" || op == "ceildivui") {
     if (b == 0) return false;
-    if (op == "divui") r = a / b;
-    else if (op == "remui") r = a % b;
-    else r = a / b + (a % b != 0 ? 1 : 0);
+    if (op == "divui")
+      r = a / b;
+    else if (op == "remui")
+      r = a % b;
+    else
+      r = a / b + (a % b != 0 ? 1 : 0);
   } else if (op == "divsi" || op == "remsi" || op == "ceildivsi" || op == "floordivsi") {
     if (b == 0 || sdivOverflow) return false;
     const int64_t q = sa / sb, rem = sa % sb;
-    if (op == "divsi") r = uint64_t(q);
-    else if (op == "remsi") r = uint64_t(rem);
-    else if (op == "ceildivsi") r = uint64_t(q + ((rem != 0 && ((rem > 0) == (sb > 0))) ? 1 : 0));
-    else r = uint64_t(q - ((rem != 0 && ((rem < 0) != (sb < 0))) ? 1 : 0));
+    if (op == "divsi")
+      r = uint64_t(q);
+    else if (op == "remsi")
+      r = uint64_t(rem);
+    else if (op == "ceildivsi")
+      r = uint64_t(q + ((rem != 0 && ((rem > 0) == (sb > 0))) ? 1 : 0));
+    else
+      r = uint64_t(q - ((rem != 0 && ((rem < 0) != (sb < 0))) ? 1 : 0));
   } else {
     return false;
   }
@@ -149,9 +196,12 @@ double toDouble(Ty t, uint64_t bits) {
   const uint64_t m = bits & ((uint64_t{1} << f.mant) - 1);
   const int bias = (1 << (f.exp - 1)) - 1;
   double v;
-  if (e == (1 << f.exp) - 1) v = m ? std::numeric_limits<double>::quiet_NaN() : INFINITY;
-  else if (e == 0) v = std::ldexp(double(m), 1 - bias - f.mant);
-  else v = std::ldexp(double(m | (uint64_t{1} << f.mant)), e - bias - f.mant);
+  if (e == (1 << f.exp) - 1)
+    v = m ? std::numeric_limits<double>::quiet_NaN() : INFINITY;
+  else if (e == 0)
+    v = std::ldexp(double(m), 1 - bias - f.mant);
+  else
+    v = std::ldexp(double(m | (uint64_t{1} << f.mant)), e - bias - f.mant);
   return neg ? -v : v;
 }
 
@@ -182,7 +232,9 @@ uint64_t fromDouble(Ty t, double v) {
   return sign | (uint64_t(E + bias) << f.mant) | (uint64_t(r) - uint64_t(one));
 }
 
-uint64_t floatNeg(Ty t, uint64_t a) { return a ^ (uint64_t{1} << (bitWidth(t) - 1)); }
+uint64_t floatNeg(Ty t, uint64_t a) {
+  return a ^ (uint64_t{1} << (bitWidth(t) - 1));
+}
 
 uint64_t floatBinary(const std::string& op, Ty t, uint64_t a, uint64_t b) {
   const double x = toDouble(t, a), y = toDouble(t, b);
@@ -270,16 +322,23 @@ bool cast(const std::string& op, Ty from, Ty to, uint64_t a, uint64_t& out) {
     out = intToFloat(to, false, a);
   } else if (op == "fptosi" || op == "fptoui") {
     const double v = std::trunc(toDouble(from, a));
-    if (std::isnan(v)) out = 0;
+    if (std::isnan(v))
+      out = 0;
     else if (op == "fptosi") {
       const double lim = std::ldexp(1.0, int(wt) - 1);
-      if (v >= lim) out = mask(to, uint64_t(maxSigned(wt)));
-      else if (v < -lim) out = mask(to, uint64_t(minSigned(wt)));
-      else out = mask(to, uint64_t(int64_t(v)));
+      if (v >= lim)
+        out = mask(to, uint64_t(maxSigned(wt)));
+      else if (v < -lim)
+        out = mask(to, uint64_t(minSigned(wt)));
+      else
+        out = mask(to, uint64_t(int64_t(v)));
     } else {
-      if (v <= 0) out = 0;
-      else if (v >= std::ldexp(1.0, int(wt))) out = maxUnsigned(wt);
-      else out = uint64_t(v);
+      if (v <= 0)
+        out = 0;
+      else if (v >= std::ldexp(1.0, int(wt)))
+        out = maxUnsigned(wt);
+      else
+        out = uint64_t(v);
     }
   } else if (op == "extf" || op == "truncf") {
     out = fromDouble(to, toDouble(from, a));

@@ -72,19 +72,32 @@ bool parse(int argc, char** argv, Config& c) {
       c.jobs = unsigned(std::max(1, std::atoi(a.c_str() + 2)));
       continue;
     }
-    if (a == "--seeds" && num(v)) c.seeds = uint64_t(v);
-    else if (a == "--start" && num(v)) c.start = uint64_t(v);
-    else if (a == "--seconds" && num(v)) c.seconds = v;
-    else if (a == "-j" && num(v)) c.jobs = std::max(1u, unsigned(v));
-    else if (a == "--max-stmts" && num(v)) c.gen.maxStmts = std::max(1, int(v));
-    else if (a == "--max-depth" && num(v)) c.gen.maxDepth = std::max(1, int(v));
-    else if (a == "--float") c.gen.floats = true;
-    else if (a == "--f16") c.gen.halfs = c.gen.floats = true;
-    else if (a == "--tiles") c.gen.tiles = true;
-    else if (a == "--no-while") c.gen.noWhile = true;
-    else if (a == "--no-if") c.gen.noIf = true;
-    else if (a == "--no-calls") c.gen.noCalls = true;
-    else if (a == "--no-wide-consts") c.gen.noWideConsts = true;
+    if (a == "--seeds" && num(v))
+      c.seeds = uint64_t(v);
+    else if (a == "--start" && num(v))
+      c.start = uint64_t(v);
+    else if (a == "--seconds" && num(v))
+      c.seconds = v;
+    else if (a == "-j" && num(v))
+      c.jobs = std::max(1u, unsigned(v));
+    else if (a == "--max-stmts" && num(v))
+      c.gen.maxStmts = std::max(1, int(v));
+    else if (a == "--max-depth" && num(v))
+      c.gen.maxDepth = std::max(1, int(v));
+    else if (a == "--float")
+      c.gen.floats = true;
+    else if (a == "--f16")
+      c.gen.halfs = c.gen.floats = true;
+    else if (a == "--tiles")
+      c.gen.tiles = true;
+    else if (a == "--no-while")
+      c.gen.noWhile = true;
+    else if (a == "--no-if")
+      c.gen.noIf = true;
+    else if (a == "--no-calls")
+      c.gen.noCalls = true;
+    else if (a == "--no-wide-consts")
+      c.gen.noWideConsts = true;
     else if (a == "--exclude" && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t at = 0; at <= list.size();) {
@@ -92,15 +105,22 @@ bool parse(int argc, char** argv, Config& c) {
         if (comma > at) c.gen.exclude.push_back(list.substr(at, comma - at));
         at = comma + 1;
       }
-    }
-    else if (a == "--cpu-only") c.check.npu = false;
-    else if (a == "--npu-only") c.check.cpu = false;
-    else if (a == "--keep-going") c.keepGoing = true;
-    else if (a == "--no-ref") c.ref = false;
-    else if (a == "--no-reduce") c.reduce = false;
-    else if (a == "--print") c.print = true;
-    else if (a == "--expected") c.expected = true;
-    else if (a == "--self-test") std::exit(selfTest());
+    } else if (a == "--cpu-only")
+      c.check.npu = false;
+    else if (a == "--npu-only")
+      c.check.cpu = false;
+    else if (a == "--keep-going")
+      c.keepGoing = true;
+    else if (a == "--no-ref")
+      c.ref = false;
+    else if (a == "--no-reduce")
+      c.reduce = false;
+    else if (a == "--print")
+      c.print = true;
+    else if (a == "--expected")
+      c.expected = true;
+    else if (a == "--self-test")
+      std::exit(selfTest());
     else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       std::exit(0);
@@ -129,7 +149,8 @@ std::string showBuffers(const Program& p, const std::vector<std::vector<uint64_t
 std::string showInputs(const Program& p) {
   std::string s = "inputs:\n";
   std::vector<std::vector<uint64_t>> init;
-  for (const Buffer& b : p.buffers) init.push_back(b.init);
+  for (const Buffer& b : p.buffers)
+    init.push_back(b.init);
   s += showBuffers(p, init);
   for (size_t i = 0; i < p.scalars.size(); ++i)
     s += "  %v" + std::to_string(p.kernel().params[i]) + " = " +
@@ -156,7 +177,8 @@ int main(int argc, char** argv) {
       if (stop) return;
       const uint64_t seed = next++;
       if (c.seeds && seed >= c.start + c.seeds) return;
-      if (c.seconds > 0 && std::chrono::duration<double>(Clock::now() - t0).count() >= c.seconds) return;
+      if (c.seconds > 0 && std::chrono::duration<double>(Clock::now() - t0).count() >= c.seconds)
+        return;
       EvalResult want;
       int attempts = 0;
       const Program p = generate(seed, c.gen, want, &attempts);
@@ -168,8 +190,8 @@ int main(int argc, char** argv) {
       }
       if (!want.ok) {
         std::lock_guard<std::mutex> l(out);
-        std::cerr << "pto-diff: seed " << seed << ": no valid program in " << attempts << " draws (" << want.why
-                  << ")\n";
+        std::cerr << "pto-diff: seed " << seed << ": no valid program in " << attempts << " draws ("
+                  << want.why << ")\n";
         ++failures;
         continue;
       }
@@ -178,19 +200,23 @@ int main(int argc, char** argv) {
       if (++checked % 10000 == 0) {
         std::lock_guard<std::mutex> l(out);
         const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        std::cerr << "pto-diff: " << checked.load() << " programs, " << failures.load() << " failing, "
-                  << int(double(checked.load()) / s) << " programs/s, next seed " << next.load() << "\n";
+        std::cerr << "pto-diff: " << checked.load() << " programs, " << failures.load()
+                  << " failing, " << int(double(checked.load()) / s) << " programs/s, next seed "
+                  << next.load() << "\n";
       }
       if (diff.empty()) continue;
       if (!c.keepGoing) stop = true;
-      std::string report = "=== MISMATCH seed " + std::to_string(seed) + " (after " + std::to_string(checked.load()) +
-                           " programs) ===\n" + diff + (diff.back() == '\n' ? "" : "\n") + showInputs(p) + "program:\n" + print(p);
+      std::string report = "=== MISMATCH seed " + std::to_string(seed) + " (after " +
+                           std::to_string(checked.load()) + " programs) ===\n" + diff +
+                           (diff.back() == '\n' ? "" : "\n") + showInputs(p) + "program:\n" +
+                           print(p);
       if (c.reduce) {
         int steps = 0;
         const Program r = reduce(p, c.check, kind, &steps);
         const EvalResult rw = evaluate(r);
-        report += "--- reduced (" + std::to_string(steps) + " candidates tried; " + kind + ") ---\n" +
-                  check(r, rw, c.check) + showInputs(r) + "expected:\n" + showBuffers(r, rw.buffers) + print(r);
+        report += "--- reduced (" + std::to_string(steps) + " candidates tried; " + kind +
+                  ") ---\n" + check(r, rw, c.check) + showInputs(r) + "expected:\n" +
+                  showBuffers(r, rw.buffers) + print(r);
       }
       std::lock_guard<std::mutex> l(out);
       ++failures;
@@ -198,18 +224,21 @@ int main(int argc, char** argv) {
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned j = 1; j < c.jobs; ++j) pool.emplace_back(worker);
+  for (unsigned j = 1; j < c.jobs; ++j)
+    pool.emplace_back(worker);
   worker();
-  for (auto& t : pool) t.join();
+  for (auto& t : pool)
+    t.join();
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   const uint64_t n = checked.load();
-  std::printf("pto-diff: %llu programs checked (%s%s%s), %d failing, %.1f s, %.0f programs/s, %.3f draws/program\n",
+  std::printf("pto-diff: %llu programs checked (%s%s%s), %d failing, %.1f s, %.0f programs/s, %.3f "
+              "draws/program\n",
               static_cast<unsigned long long>(n),
               ((c.check.cpu && c.check.npu ? "cpu+npu" : (c.check.cpu ? "cpu" : "npu")) +
                std::string(c.ref ? "+ref" : ""))
                   .c_str(),
-              c.gen.halfs ? ", f32/f16/bf16" : (c.gen.floats ? ", f32" : ""), c.gen.tiles ? ", tiles" : "",
-              failures.load(), secs, secs > 0 ? double(n) / secs : 0.0,
-              n ? double(draws.load()) / double(n) : 0.0);
+              c.gen.halfs ? ", f32/f16/bf16" : (c.gen.floats ? ", f32" : ""),
+              c.gen.tiles ? ", tiles" : "", failures.load(), secs,
+              secs > 0 ? double(n) / secs : 0.0, n ? double(draws.load()) / double(n) : 0.0);
   return failures.load() ? 1 : 0;
 }
