@@ -40,6 +40,7 @@ void FunctionLowering::lowerArith(const Op& op) {
   }
   if (rt.isFloatScalar() || (!op.operands.empty() && fn_.type(op.operands[0]).isFloatScalar()))
     return lowerFloat(op, name);
+  if (foldConstant(op, name)) return;
   static const std::map<std::string_view, FormId> kBinary = {
       {"addi", FormId::S_ADD},   {"subi", FormId::S_SUB},   {"muli", FormId::S_MUL},  {"divsi", FormId::S_DIV},
       {"divui", FormId::S_DIVU}, {"remsi", FormId::S_REM},  {"remui", FormId::S_REMU}, {"minsi", FormId::S_MIN},
@@ -65,7 +66,10 @@ void FunctionLowering::lowerArith(const Op& op) {
     VReg d = define(op.results[0]);
     copy(d, s);
     const Type& st = fn_.type(op.operands[0]);
-    if (name == "extui" || name == "index_castui") return zeroExtend(d, st);
+    // Widening: unsigned casts zero-extend the source (kept sign-extended); narrowing (index to
+    // i32 included) truncates, and the result is kept as its type is.
+    const auto width = [](const Type& t) { return t.kind == TypeKind::Index ? 64u : isa::bitWidth(t.elem); };
+    if ((name == "extui" || name == "index_castui") && width(st) < width(rt)) return zeroExtend(d, st);
     return normalize(d, rt);
   }
   unsupported(op.loc, "'" + op.name + "'");
@@ -341,6 +345,28 @@ void FunctionLowering::lowerCmp(const Op& op) {
     return;
   }
   unsupported(op.loc, "'arith.cmpi " + pred + "'");
+}
+
+/// Integer add, subtract and multiply of constants are constants (wrapping, then kept as the
+/// result type is): addresses and subset offsets that a frontend computes from constants need
+/// no code, and a `pto.subset` at such an offset has a static descriptor.
+bool FunctionLowering::foldConstant(const Op& op, std::string_view name) {
+  if (name != "addi" && name != "subi" && name != "muli") return false;
+  if (op.operands.size() != 2 || op.results.size() != 1) return false;
+  auto a = constantInt(op.operands[0]), b = constantInt(op.operands[1]);
+  const Type& rt = fn_.type(op.results[0]);
+  if (!a || !b || !rt.isIntLike()) return false;
+  const uint64_t x = static_cast<uint64_t>(*a), y = static_cast<uint64_t>(*b);
+  uint64_t v = name == "addi" ? x + y : name == "subi" ? x - y : x * y;
+  const unsigned bits = rt.kind == TypeKind::Index ? 64 : isa::bitWidth(rt.elem);
+  if (bits < 64) {
+    const bool isUnsigned = isa::info(rt.elem).kind == isa::DTypeKind::UInt;
+    v = bits == 1 ? (v & 1) : isUnsigned ? (v << (64 - bits)) >> (64 - bits)
+                                         : static_cast<uint64_t>(static_cast<int64_t>(v << (64 - bits)) >> (64 - bits));
+  }
+  constants_[op.results[0]] = v;
+  pendingLoc_ = {};
+  return true;
 }
 
 } // namespace pto::as::lower

@@ -190,6 +190,7 @@ private:
   static bool scalarFloat(isa::DType t);
 
   void lowerFloat(const Op& op, std::string_view name);
+  bool foldConstant(const Op& op, std::string_view name);
 
   /// cmpf: the FSU compares are ordered (a NaN operand gives 0); the unordered predicates are
   /// their complements, ord/uno test each operand against itself.

@@ -108,12 +108,12 @@ void FunctionLowering::allocateRegisters() {
 bool FunctionLowering::isHeaderWord(const MInst& m) {
   if (m.kind != MInst::Word) return false;
   const enc::FormInfo& fi = enc::info(m.inst.form);
-  return fi.group != enc::FormGroup::Scalar && !fi.mnemonic().starts_with("BSTART") && m.inst.form != FormId::BSTOP;
+  return fi.group != enc::FormGroup::Scalar && !fi.startsBlock() && m.inst.form != FormId::BSTOP;
 }
 
 bool FunctionLowering::startsBlock(const MInst& m) {
   if (m.kind == MInst::Jump || m.kind == MInst::CondJump) return true;
-  return m.kind == MInst::Word && enc::info(m.inst.form).mnemonic().starts_with("BSTART");
+  return m.kind == MInst::Word && enc::info(m.inst.form).startsBlock();
 }
 
 

@@ -25,6 +25,17 @@ grammar PTO;
     if ((t == KW_WAIT || t == KW_RECORD || t == KW_INS || t == KW_OUTS) && _input->LA(2) == LPAREN) return true;
     return t != VALUE_ID && _input->LA(2) == EQUALS;
   }
+  /// Whether the next tokens are a result list and `=` (`%a =`, `%a, %b =`, `%a:2 =`): the start
+  /// of the next statement, never a piece of the current op.
+  bool startsResultList() {
+    for (size_t k = 1;; k += 2) {
+      if (_input->LA(static_cast<ssize_t>(k)) != VALUE_ID) return false;
+      if (_input->LA(static_cast<ssize_t>(k + 1)) == COLON && _input->LA(static_cast<ssize_t>(k + 2)) == INT) k += 2;
+      const size_t next = _input->LA(static_cast<ssize_t>(k + 1));
+      if (next == EQUALS) return true;
+      if (next != COMMA) return false;
+    }
+  }
 }
 
 file : item* EOF ;
@@ -76,7 +87,7 @@ section : kind=('pto.section.vector' | 'pto.section.cube') region ;
 genericOp : opName (predicate=predicateWord ',')? headPiece* (typeList tailPiece*)? ;
 // cmpi/cmpf predicates; cmpf has `true` and `false` too.
 predicateWord : IDENT | 'true' | 'false' ;
-headPiece : {_input->LA(1) != COLON}? piece ;
+headPiece : {_input->LA(1) != COLON && !startsResultList()}? piece ;
 tailPiece : {tailStart()}? piece ;
 typeList : ':' type (',' type)* ('to' type)? ;
 opName : IDENT | 'tile' | 'wait' | 'record' ;
@@ -168,6 +179,7 @@ angleAtom
 
 // Named here (before IDENT) because the parser's predicates refer to them.
 COLON : ':' ;
+COMMA : ',' ;
 LBRACE : '{' ;
 LANGLE : '<' ;
 LPAREN : '(' ;

@@ -121,6 +121,8 @@ struct FormInfo {
   std::string_view syntax;
   std::vector<FieldInfo> fields;
   std::string_view mnemonic() const; // first word of the canonical text ("B.IOT", "add", "@TEPL")
+  /// Whether a word of this form starts a block (every BSTART* form, 32- or 16-bit).
+  bool startsBlock() const { return idName.starts_with("BSTART") || idName.starts_with("C_BSTART"); }
   int fieldIndex(std::string_view name) const; // -1 if absent
 };
 std::span<const FormInfo> allForms();

@@ -61,7 +61,6 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool endsWith(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
 
 } // namespace
@@ -100,7 +99,7 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
     if (!r) return where + ": cannot decode the word at " + at(pos) + ": " + r.error();
     const enc::Inst& in = *r;
     std::string_view id = in.formInfo().idName;
-    bool start = startsWith(id, "BSTART") || startsWith(id, "C_BSTART");
+    bool start = in.formInfo().startsBlock();
     if (start || !open) {
       finish();
       if (!cfg.blocks.empty()) cfg.blocks.back().end = pos;

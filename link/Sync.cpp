@@ -165,10 +165,13 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<
       }
       for (const Use& u : uses) {
         const TileSpan us = spanOf(u.tile);
-        for (const Pending& p : st) {
+        for (Pending& p : st) {
           if (!(p.write || u.write) || !overlaps(spanOf(p.tile), us)) continue; // p.block == b: the previous iteration
           bool ordered = p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
           if (ordered) continue;
+          // The sync that will order this dependency orders every later op of pipe q after p
+          // (a pipe runs in order): later accesses on q need no second one.
+          p.vis |= static_cast<uint8_t>(pipeBit(q));
           if (!seen.insert((static_cast<uint64_t>(p.block) << 32) | b).second) continue;
           Dependency d;
           d.from = p.block;
@@ -186,9 +189,11 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<
         const TileSpan us = spanOf(u.tile);
         // Accesses this one supersedes: later conflicts with them are conflicts with this one,
         // and whatever orders this one after them (or will, once the race is fixed) carries over.
+        // A read supersedes only an earlier read on its own pipe: a later reader on a third pipe
+        // is not ordered after an earlier write by this read (read-read needs no sync).
         std::erase_if(st, [&](const Pending& p) {
           if (!covers(us, u.tile, spanOf(p.tile), p.tile)) return false;
-          return u.write || p.write || p.pipe == q;
+          return u.write || (!p.write && p.pipe == q);
         });
       }
       for (const Use& u : uses)

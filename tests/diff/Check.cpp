@@ -71,7 +71,7 @@ std::variant<rt::Module, std::string> compile(const std::string& text) {
   }
   if (!o) return "pto-as: " + err.str();
   link::LinkOptions lo;
-  lo.autoSync = true;
+  lo.sync = link::SyncMode::Insert;
   link::LinkResult lr = link::link({{"gen.o", *o}}, lo);
   if (!lr.ok()) {
     std::string e = "pto-ld:";

@@ -497,8 +497,6 @@ std::vector<std::string> ptoFiles(const std::string& dir) {
 /// generation bugs being fixed (issue #11 items 1-2). The test fails when one starts to agree:
 /// remove it from the list then.
 const std::map<std::string, std::string> kExpectedMismatch = {
-    {"ffn__swin_transformer_ln_qkv__b1_s64_h128__stage3_split.pto",
-     "code generator: a pto.subset at a run-time offset (its valid=1x? result verifies, asm/Lower.cpp lowers only constant offsets)"},
 };
 
 void runAll(const std::vector<std::string>& files, const std::string& what) {
