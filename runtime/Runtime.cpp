@@ -3,7 +3,9 @@
 
 #include "isa/Numerics.h"
 #include "obj/Extent.h"
+#include "obj/FileIO.h"
 #include "obj/Image.h"
+#include "obj/Numbers.h"
 #include "runtime/Interp.h"
 #include "runtime/Program.h"
 #include "runtime/npu/Model.h"
@@ -12,7 +14,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -50,9 +51,8 @@ double Tensor::at(int64_t i) const { return isa::decodeToDouble(dtype, bitsAt(i)
 
 // ------------------------------------------------------------------ Module
 Result<Module> Module::open(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": error: cannot open the image"};
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  if (auto e = obj::readInputFile(path, bytes)) return Error{"error: " + *e};
   return load(bytes, path);
 }
 
@@ -129,8 +129,8 @@ std::optional<size_t> Launch::find(std::string_view param, Status& err) const {
   if (!param.empty() && param[0] == '%') param.remove_prefix(1);
   const auto& ps = params();
   if (!param.empty() && param[0] == '#') {
-    size_t i = std::stoul(std::string(param.substr(1)));
-    if (i < ps.size()) return i;
+    auto i = obj::parseUnsigned(param.substr(1));
+    if (i && *i < ps.size()) return static_cast<size_t>(*i);
   }
   for (size_t i = 0; i < ps.size(); ++i)
     if (ps[i].name == param) return i;
@@ -147,12 +147,14 @@ Status Launch::bind(std::string_view param, Tensor* buffer) {
   const auto& p = params()[*i];
   if (p.kind != Module::ParamInfo::Kind::Pointer && p.kind != Module::ParamInfo::Kind::TensorView)
     return Error{"error: parameter %" + p.name + " of @" + std::string(kernel()) + " is a scalar, not a buffer"};
-  if (isa::bitWidth(buffer->dtype) != isa::bitWidth(p.dtype))
+  // The element types must agree exactly: an i32 buffer for an f32 parameter would be read bit for
+  // bit as floats (convert the data instead).
+  if (buffer->dtype != p.dtype)
     return Error{"error: parameter %" + p.name + " has element type " + std::string(isa::spelling(p.dtype)) +
                  " but the buffer holds " + std::string(isa::spelling(buffer->dtype))};
   if (p.kind == Module::ParamInfo::Kind::TensorView) {
     int64_t need = 1;
-    for (int64_t d : p.shape) need *= d;
+    for (int64_t d : p.shape) need = obj::checkedMul(need, d).value_or(INT64_MAX); // the loader bounds the shape
     if (buffer->numel() < need)
       return Error{"error: parameter %" + p.name + " is a tensor_view of " + std::to_string(need) + " elements but the buffer has " +
                    std::to_string(buffer->numel())};
