@@ -149,7 +149,8 @@ Result<Tensor> makeTensor(isa::DType t, std::vector<int64_t> shape, const std::s
     if (!m) return Error{"error: " + what + ": the shape has too many elements"};
     n = *m;
   }
-  const uint64_t bytes = (static_cast<uint64_t>(n) / 8) * isa::bitWidth(t) + ((static_cast<uint64_t>(n) % 8) * isa::bitWidth(t) + 7) / 8;
+  const unsigned bits = t == isa::DType::I1 ? 8 : isa::bitWidth(t); // as Tensor::bytesFor
+  const uint64_t bytes = (static_cast<uint64_t>(n) / 8) * bits + ((static_cast<uint64_t>(n) % 8) * bits + 7) / 8;
   if (bytes > kMaxTensorBytes)
     return Error{"error: " + what + ": " + std::to_string(bytes) + " bytes is more than the " + std::to_string(kMaxTensorBytes >> 30) +
                  " GiB buffer limit"};

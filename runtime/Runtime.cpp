@@ -25,8 +25,14 @@ int64_t Tensor::numel() const {
   for (int64_t d : shape) n *= d;
   return n;
 }
+namespace {
+/// Bits an element takes in a host buffer: its width, except i1, which takes a byte (as numpy's
+/// bool does); 4-bit types are packed two to a byte.
+unsigned storageBits(isa::DType t) { return t == isa::DType::I1 ? 8 : isa::bitWidth(t); }
+} // namespace
+
 size_t Tensor::bytesFor(isa::DType t, int64_t numel) {
-  return static_cast<size_t>((static_cast<uint64_t>(numel) * isa::bitWidth(t) + 7) / 8);
+  return static_cast<size_t>((static_cast<uint64_t>(numel) * storageBits(t) + 7) / 8);
 }
 Tensor Tensor::zeros(isa::DType t, std::vector<int64_t> shape) {
   Tensor x;
@@ -36,14 +42,14 @@ Tensor Tensor::zeros(isa::DType t, std::vector<int64_t> shape) {
   return x;
 }
 uint64_t Tensor::bitsAt(int64_t i) const {
-  unsigned bits = isa::bitWidth(dtype);
+  unsigned bits = storageBits(dtype);
   if (bits < 8) return isa::getNibble(data.data(), static_cast<size_t>(i));
   uint64_t v = 0;
   std::memcpy(&v, data.data() + static_cast<size_t>(i) * (bits / 8), bits / 8);
   return v;
 }
 void Tensor::setBits(int64_t i, uint64_t v) {
-  unsigned bits = isa::bitWidth(dtype);
+  unsigned bits = storageBits(dtype);
   if (bits < 8) return isa::setNibble(data.data(), static_cast<size_t>(i), static_cast<uint8_t>(v));
   std::memcpy(data.data() + static_cast<size_t>(i) * (bits / 8), &v, bits / 8);
 }

@@ -337,6 +337,19 @@ TEST(NpyChecks, ShapesAndSizes) {
   EXPECT_TRUE(rt::makeTensor(isa::DType::F16, {4, 4}, "x"));
 }
 
+TEST(NpyChecks, BoolTensorsTakeAByteAnElement) {
+  // i1 is numpy's bool (|b1): one byte per element. It was sized as 1 bit per element and
+  // written as nibbles, past the end of the buffer.
+  rt::Tensor b = rt::Tensor::zeros(isa::DType::I1, {8});
+  ASSERT_EQ(b.data.size(), 8u);
+  for (int64_t i = 0; i < 8; ++i) b.setBits(i, i % 2);
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(b.bitsAt(i), static_cast<uint64_t>(i % 2));
+  auto back = rt::fromNpy(rt::toNpy(b), "b.npy");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back.value().data, b.data);
+  EXPECT_EQ(back.value().dtype, isa::DType::I1);
+}
+
 TEST(NpyChecks, DTypeMismatchIsAnError) {
   rt::Tensor ints = rt::Tensor::zeros(isa::DType::I32, {4});
   auto st = rt::adoptDType(ints, isa::DType::F32, "x");
