@@ -462,3 +462,53 @@ TEST(FrontEndLimits, GarbageStopsEarly) {
   EXPECT_FALSE(parsed);
   EXPECT_NE(err.find("stopping"), std::string::npos) << err.substr(0, 500);
 }
+
+namespace {
+/// The peak resident memory of this process (VmHWM), in bytes.
+uint64_t peakRss() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+/// Peak memory a parse of `text` adds, measured in a child process (so other tests' peaks do not
+/// hide it), in bytes; UINT64_MAX if the child failed.
+uint64_t parsePeak(const std::string& text) {
+  int fds[2];
+  if (::pipe(fds) != 0) return UINT64_MAX;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    const uint64_t before = peakRss();
+    {
+      as::SourceFile src("t.pto", text);
+      std::ostringstream err;
+      as::DiagEngine diags(src, err);
+      (void)as::parseModule(src, diags);
+    }
+    const uint64_t grown = peakRss() - before;
+    if (::write(fds[1], &grown, sizeof grown) != sizeof grown) ::_exit(1);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  uint64_t grown = UINT64_MAX;
+  if (::read(fds[0], &grown, sizeof grown) != sizeof grown) grown = UINT64_MAX;
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return grown;
+}
+} // namespace
+
+TEST(FrontEndLimits, MemoryPerInputByte) {
+  // ANTLR's UTF-8 decoder alone kept 20 bytes per input byte, and error recovery kept every
+  // token of a garbage file (250 bytes per byte of '%'). Now: one code point per character and
+  // a recovery budget. The bound leaves room for sanitizer builds.
+  const size_t n = 8 << 20;
+  const std::string garbage(n, '%'), blank(n, ' ');
+  const uint64_t g = parsePeak(garbage), b = parsePeak(blank);
+  EXPECT_LT(g, 12 * n) << g / n << " bytes per input byte";
+  EXPECT_LT(b, 12 * n) << b / n << " bytes per input byte";
+}
