@@ -216,6 +216,16 @@ TEST(Numbers, CheckedParsing) {
 // ---------------------------------------------------------------- image limits
 namespace {
 
+/// A tensor_view parameter %x of f32.
+obj::Param tensorView(std::vector<int64_t> shape) {
+  obj::Param p;
+  p.name = "x";
+  p.kind = obj::ParamKind::TensorView;
+  p.dtype = isa::DType::F32;
+  p.shape = std::move(shape);
+  return p;
+}
+
 /// A one-function image with a tensor_view parameter, serialized.
 std::vector<uint8_t> smallImage(std::vector<int64_t> shape, uint32_t frame = 0) {
   obj::Image img;
@@ -223,7 +233,7 @@ std::vector<uint8_t> smallImage(std::vector<int64_t> shape, uint32_t frame = 0) 
   f.name = "k";
   f.flags = obj::kEntry;
   f.frameSize = frame;
-  f.params.push_back({"x", obj::ParamKind::TensorView, isa::DType::F32, std::move(shape)});
+  f.params.push_back(tensorView(std::move(shape)));
   img.functions.push_back(f);
   img.entries.push_back({0, "k"});
   auto bytes = obj::writeImage(img);
@@ -272,7 +282,7 @@ TEST(ImageLimits, ParameterShapes) {
   obj::Image img;
   obj::Function f;
   f.name = "k";
-  f.params.push_back({"x", obj::ParamKind::TensorView, isa::DType::F32, {-5, 64}});
+  f.params.push_back(tensorView({-5, 64}));
   img.functions.push_back(f);
   auto bytes = obj::writeImage(img);
   ASSERT_EQ(bytes.index(), 1u);
