@@ -3,6 +3,7 @@
 #include "asm/Disasm.h"
 #include "isa/Encoding.h"
 #include "obj/Extent.h"
+#include "obj/Numbers.h"
 
 #include <cctype>
 #include <charconv>
@@ -72,7 +73,16 @@ size_t addressPrefix(std::string_view s) {
   return i + 1;
 }
 
-bool isHeaderLine(std::string_view s) { return s.find(":     file format ") != std::string_view::npos || s.find("file format elf64-pto") != std::string_view::npos; }
+/// The header pto-objdump prints for each file: "<file>:     file format elf64-pto (<arch>)",
+/// the whole line (a line that merely contains the words is code and is assembled).
+bool isHeaderLine(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  constexpr std::string_view kMark = ":     file format elf64-pto (";
+  size_t at = s.rfind(kMark);
+  if (at == std::string_view::npos || at == 0 || isSpace(s[0]) || s.back() != ')') return false;
+  std::string_view arch = s.substr(at + kMark.size(), s.size() - 1 - (at + kMark.size()));
+  return isa::parseArch(arch).has_value();
+}
 
 /// "<name>:" optionally after an address ("0000000000000000 <vadd>:").
 std::optional<std::string_view> labelOf(std::string_view s) {
@@ -519,7 +529,8 @@ private:
       else if (v == "kernel=cube") pf.fn.flags |= obj::kKernelCube;
       else if (auto f = keyed("frame")) {
         auto x = parseU64(*f);
-        if (!x || *x > UINT32_MAX) error(at(t[i]), "bad frame size '" + std::string(*f) + "'");
+        if (!x || *x > obj::kMaxFrameSize)
+          error(at(t[i]), "bad frame size '" + std::string(*f) + "' (at most " + std::to_string(obj::kMaxFrameSize) + " bytes)");
         else pf.fn.frameSize = static_cast<uint32_t>(*x);
       } else if (auto f = keyed("flags")) {
         auto x = parseU64(*f);
@@ -612,6 +623,16 @@ private:
     else return error(at(t[2]), "unknown parameter kind '" + k + "' (expected ptr, scalar, tensor_view or index)");
     if (!shapedType(t[3], p.shape, p.dtype)) return;
     if (p.shape.size() > 5) return error(at(t[3]), "a parameter has at most 5 dimensions");
+    int64_t elements = 1;
+    for (int64_t d : p.shape) {
+      // A dimension is '?' or a non-negative integer (the loader refuses anything else).
+      if (d == obj::kDynamicDim) continue;
+      if (d < 0) return error(at(t[3]), "a parameter dimension must be '?' or a non-negative integer, not " + std::to_string(d));
+      auto m = obj::checkedMul(elements, d);
+      if (!m || *m > obj::kMaxParamElements || d > obj::kMaxParamElements)
+        return error(at(t[3]), "the parameter shape '" + t[3].value + "' has more than 2^40 elements");
+      elements = *m;
+    }
     for (size_t k = 4; k < t.size(); ++k) { // pointer extents (docs/object-format.md section 2.9)
       const std::string& v = t[k].value;
       if (p.kind == obj::ParamKind::Pointer && !t[k].quoted && v.starts_with("extent=") && p.extent.empty()) {

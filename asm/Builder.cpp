@@ -21,6 +21,10 @@ namespace {
 using namespace pto::ir;
 
 // ---------------------------------------------------------------- syntax errors
+/// Thrown by the syntax error listener once the error limit is reached: parsing stops there
+/// instead of building an error-recovery tree over the rest of a garbage input.
+struct TooManyErrors {};
+
 class SyntaxErrorListener : public antlr4::BaseErrorListener {
 public:
   explicit SyntaxErrorListener(DiagEngine& d) : diags_(d) {}
@@ -50,6 +54,7 @@ public:
     lastLine_ = loc.line;
     lastCol_ = loc.col;
     diags_.error(loc, text);
+    if (diags_.errorLimitReached()) throw TooManyErrors{};
     // Point at the unclosed bracket when that is the likely cause: the file ended inside a
     // region, or an angle-bracket type was not closed.
     if (parser && (atEof || msg.find("'>'") != std::string::npos)) noteOpenBracket(parser, loc, atEof);
@@ -2291,7 +2296,129 @@ std::optional<size_t> firstInvalidUtf8(const std::string& s) {
 }
 } // namespace
 
+namespace {
+/// Brackets nest at most this deep (like clang's -fbracket-depth): the parser, the builder, the
+/// verifier and the code generator recurse on nesting, and the bound keeps every one of them far
+/// from the end of the stack, also under AddressSanitizer.
+constexpr unsigned kMaxNesting = 256;
+
+/// The bracket ('{', '(', '[' or '<') that opens level kMaxNesting + 1, if any. Strings and
+/// comments are skipped as the lexer skips them; '->' is no bracket.
+std::optional<SrcLoc> tooDeeplyNested(std::string_view text) {
+  unsigned depth = 0;
+  uint32_t line = 1, col = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    auto toEol = [&] {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    };
+    if (c == '\n') {
+      ++line;
+      col = 1;
+      continue;
+    }
+    if ((static_cast<unsigned char>(c) >> 6) != 2) ++col; // columns count characters
+    if (c == '"') {
+      while (i + 1 < text.size() && text[i + 1] != '"' && text[i + 1] != '\n') i += text[i + 1] == '\\' ? 2 : 1;
+      if (i + 1 < text.size() && text[i + 1] == '"') ++i;
+    } else if ((c == '/' && next == '/') || c == ';' || (c == '#' && (next == ' ' || next == '\t'))) {
+      toEol();
+    } else if (c == '-' && next == '>') {
+      ++i;
+    } else if (c == '{' || c == '(' || c == '[' || c == '<') {
+      if (++depth > kMaxNesting) return SrcLoc{line, col - 1, 1};
+    } else if ((c == '}' || c == ')' || c == ']' || c == '>') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+/// Error recovery with a budget. ANTLR's recovery skips tokens until it can resynchronise and
+/// keeps each skipped token as an error node; on garbage (2 MB of '%') that read every token of
+/// the file into memory twice over while reporting a single error. Here skipped tokens build no
+/// error nodes (a tree with syntax errors is dropped anyway), and once recovery has skipped or
+/// retried kRecoveryBudget times the parse stops with an error at that point: memory stays
+/// proportional to the input actually parsed.
+class BoundedRecovery : public antlr4::DefaultErrorStrategy {
+public:
+  explicit BoundedRecovery(DiagEngine& d) : diags_(d) {}
+
+  void recover(antlr4::Parser* recognizer, std::exception_ptr e) override {
+    spend(recognizer, 1);
+    antlr4::DefaultErrorStrategy::recover(recognizer, e);
+  }
+  antlr4::Token* recoverInline(antlr4::Parser* recognizer) override {
+    spend(recognizer, 1);
+    return antlr4::DefaultErrorStrategy::recoverInline(recognizer);
+  }
+
+protected:
+  void consumeUntil(antlr4::Parser* recognizer, const antlr4::misc::IntervalSet& set) override {
+    antlr4::TokenStream* in = recognizer->getTokenStream();
+    for (size_t t = in->LA(1); t != antlr4::Token::EOF && !set.contains(t); t = in->LA(1)) {
+      spend(recognizer, 1);
+      in->consume();
+    }
+  }
+
+private:
+  static constexpr size_t kRecoveryBudget = 100000;
+  void spend(antlr4::Parser* recognizer, size_t n) {
+    spent_ += n;
+    if (spent_ <= kRecoveryBudget) return;
+    if (!diags_.errorLimitReached())
+      diags_.error(locOf(recognizer->getTokenStream()->LT(1)),
+                   "too much input that is not valid syntax; stopping here");
+    throw TooManyErrors{};
+  }
+  DiagEngine& diags_;
+  size_t spent_ = 0;
+};
+
+/// The input as code points. ANTLR 4.9's own UTF-8 decoder leaves a buffer of five code points
+/// per input byte (20 bytes of memory for each byte of source, measured); this one decodes the
+/// already validated UTF-8 into exactly one code point per character.
+class CompactInputStream : public antlr4::ANTLRInputStream {
+public:
+  explicit CompactInputStream(std::string_view utf8) {
+    if (utf8.starts_with("\xEF\xBB\xBF")) utf8.remove_prefix(3); // a byte order mark, as ANTLR drops it
+    size_t n = 0;
+    for (char c : utf8) n += (static_cast<unsigned char>(c) >> 6) != 2;
+    _data.reserve(n);
+    for (size_t i = 0; i < utf8.size();) {
+      const auto c = static_cast<unsigned char>(utf8[i]);
+      const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+      for (size_t k = 1; k < len && i + k < utf8.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(utf8[i + k]) & 0x3f);
+      _data.push_back(cp);
+      i += len;
+    }
+  }
+};
+
+/// ANTLR keeps the prediction DFAs of every parse in static tables shared by all parsers: a
+/// process that parses many different inputs (a fuzzer, a server) grows them without end.
+/// Past this many states they are dropped and rebuilt on demand by the next parse.
+constexpr size_t kMaxCachedDfaStates = 200000;
+
+void boundParserCaches(ptogen::PTOParser& parser, ptogen::PTOLexer& lexer) {
+  auto* p = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
+  auto* l = lexer.getInterpreter<antlr4::atn::LexerATNSimulator>();
+  size_t states = 0;
+  for (const antlr4::dfa::DFA& dfa : p->decisionToDFA) states += dfa.states.size();
+  for (size_t mode = 0; mode < lexer.getModeNames().size(); ++mode) states += l->getDFA(mode).states.size();
+  if (states <= kMaxCachedDfaStates) return;
+  p->clearDFA();
+  l->clearDFA();
+}
+} // namespace
+
 std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags, std::optional<isa::Arch> arch) {
+  if (auto deep = tooDeeplyNested(src.text())) {
+    diags.error(*deep, "brackets nest more than " + std::to_string(kMaxNesting) + " levels deep");
+    return nullptr;
+  }
   if (auto bad = firstInvalidUtf8(src.text())) {
     uint32_t line = 1, col = 1;
     for (size_t i = 0; i < *bad; ++i) {
@@ -2303,7 +2430,7 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
     diags.error({line, col, 1}, std::string("invalid UTF-8 byte ") + hex + " in the input");
     return nullptr;
   }
-  antlr4::ANTLRInputStream input(src.text());
+  CompactInputStream input(src.text()); // valid UTF-8 (checked above)
   ptogen::PTOLexer lexer(&input);
   SyntaxErrorListener listener(diags);
   lexer.removeErrorListeners();
@@ -2317,14 +2444,20 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   P::FileContext* tree = nullptr;
   try {
-    tree = parser.file();
-  } catch (antlr4::ParseCancellationException&) {
-    tokens.seek(0);
-    parser.reset();
-    parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
-    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
-    tree = parser.file();
+    try {
+      tree = parser.file();
+    } catch (antlr4::ParseCancellationException&) {
+      tokens.seek(0);
+      parser.reset();
+      parser.setErrorHandler(std::make_shared<BoundedRecovery>(diags));
+      parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+      tree = parser.file();
+    }
+  } catch (const TooManyErrors&) {
+    boundParserCaches(parser, lexer);
+    return nullptr;
   }
+  boundParserCaches(parser, lexer);
   if (diags.errors() > 0) return nullptr;
   Builder builder(src, diags, arch);
   return builder.build(tree);

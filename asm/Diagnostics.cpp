@@ -54,18 +54,56 @@ void DiagEngine::flush() {
   pending_.clear();
 }
 
+namespace {
+/// A control character as printable text ("\x1b"), so that a diagnostic never sends raw escape
+/// sequences from the input to the terminal. Tabs stay (the caret line copies them).
+std::string visible(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if ((u < 0x20 && c != '\t') || u == 0x7f) {
+    static const char* hex = "0123456789abcdef";
+    return std::string("\\x") + hex[u >> 4] + hex[u & 15];
+  }
+  return std::string(1, c);
+}
+
+std::string visibleText(std::string_view s, bool keepNewlines) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) out += keepNewlines && c == '\n' ? std::string(1, c) : visible(c);
+  return out;
+}
+} // namespace
+
 std::string DiagEngine::format(Severity sev, SrcLoc loc, const std::string& msg) const {
   std::string out;
   const char* label = sev == Severity::Error ? "error" : sev == Severity::Warning ? "warning" : "note";
-  out += file_.name();
+  out += visibleText(file_.name(), false);
   if (loc.valid()) out += ':' + std::to_string(loc.line) + ':' + std::to_string(loc.col);
-  out += std::string(": ") + label + ": " + msg + '\n';
+  out += std::string(": ") + label + ": " + visibleText(msg, true) + '\n';
   if (!loc.valid()) return out;
   std::string_view line = file_.lineText(loc.line);
-  out += std::string(line) + '\n';
-  // The caret line copies tabs so that the caret lines up under tab-indented source.
-  std::string caret;
-  for (uint32_t i = 1; i < loc.col && i - 1 < line.size(); ++i) caret += line[i - 1] == '\t' ? '\t' : ' ';
+  // A very long line (minified or garbage input) is shown as a window around the column.
+  constexpr size_t kLongLine = 4096, kWindow = 512;
+  std::string shown, caret;
+  if (line.size() > kLongLine && loc.col > 0) {
+    const size_t at = std::min<size_t>(loc.col - 1, line.size());
+    const size_t begin = at > kWindow ? at - kWindow : 0;
+    const size_t end = std::min(line.size(), at + kWindow);
+    if (begin > 0) {
+      shown = "...";
+      caret = "   ";
+    }
+    line = line.substr(begin, end - begin);
+    loc.col = static_cast<uint32_t>(at - begin + 1);
+  }
+  for (size_t i = 0; i < line.size(); ++i) {
+    std::string v = visible(line[i]);
+    shown += v;
+    // The caret line copies tabs so that the caret lines up under tab-indented source; an
+    // escaped character takes as many columns as its escape.
+    if (i + 1 < loc.col) caret += line[i] == '\t' ? std::string(1, '\t') : std::string(v.size(), ' ');
+  }
+  out += shown + '\n';
   caret += '^';
   size_t room = line.size() >= loc.col ? line.size() - loc.col : 0;
   size_t tildes = std::min<size_t>(loc.len > 0 ? loc.len - 1 : 0, room);

@@ -48,6 +48,8 @@ public:
   bool failed() const { return errors_ > 0 || (warningsAreErrors_ && warnings_ > 0); }
   /// Stops reporting after this many errors (the rest are counted, one summary line printed).
   void setErrorLimit(unsigned n) { errorLimit_ = n; }
+  /// Whether the error limit has been passed (later errors are only counted).
+  bool errorLimitReached() const { return suppressed_; }
   const SourceFile& file() const { return file_; }
   /// Deferred mode: diagnostics are kept and printed by flush() in source order (a note stays
   /// with the error or warning before it), so build-time and verify-time errors interleave.

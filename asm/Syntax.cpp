@@ -1,5 +1,7 @@
 #include "asm/Syntax.h"
 
+#include "obj/Numbers.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -168,29 +170,48 @@ std::vector<AngleParam> angleParams(P::AngleContext* angle) {
   return angleParamsFromText(inner, start);
 }
 
-std::optional<ShapeSpec> parseShape(std::string_view text) {
+namespace {
+constexpr int64_t kMaxDim = int64_t(1) << 40; // elements along one dimension
+} // namespace
+
+std::optional<ShapeSpec> parseShape(std::string_view text, std::string* why) {
   ShapeSpec spec;
   size_t pos = 0;
+  auto digits = [](std::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  // A dimension: digits (checked against kMaxDim, never std::stoll: it throws) or '?'.
+  auto dim = [&](std::string_view d) -> bool {
+    if (d == "?") {
+      spec.dims.push_back(kDynamic);
+      return true;
+    }
+    if (!d.empty() && d[0] == '-' && digits(d.substr(1))) {
+      if (why) *why = "negative dimension '" + std::string(d) + "'";
+      return false;
+    }
+    if (!digits(d)) return false;
+    auto v = obj::parseUnsigned(d);
+    if (!v || *v > static_cast<uint64_t>(kMaxDim)) {
+      if (why) *why = "dimension '" + std::string(d) + "' is too large (at most 2^40)";
+      return false;
+    }
+    spec.dims.push_back(static_cast<int64_t>(*v));
+    return true;
+  };
   // Leading dimensions, each followed by 'x'.
   while (pos < text.size()) {
     size_t x = text.find('x', pos);
     if (x == std::string_view::npos) break;
-    std::string_view d = text.substr(pos, x - pos);
-    if (d == "?") spec.dims.push_back(kDynamic);
-    else if (!d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      spec.dims.push_back(std::stoll(std::string(d)));
-    else break;
+    if (!dim(text.substr(pos, x - pos))) {
+      if (why && !why->empty()) return std::nullopt;
+      break;
+    }
     pos = x + 1;
   }
   std::string_view rest = text.substr(pos);
-  if (rest == "?") spec.dims.push_back(kDynamic);
-  else if (!rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    if (rest.size() > 12) return std::nullopt;
-    spec.dims.push_back(std::stoll(std::string(rest)));
-  } else if (auto dt = isa::parseDType(rest)) spec.elem = *dt;
-  else return std::nullopt;
-  for (int64_t d : spec.dims)
-    if (d > (int64_t(1) << 40)) return std::nullopt;
+  if (auto dt = isa::parseDType(rest)) spec.elem = *dt;
+  else if (!dim(rest)) return std::nullopt;
   return spec;
 }
 
@@ -297,7 +318,12 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name, const std::
   }
   if (name == "memref") {
     // memref<RxCxT, #pto.address_space<vec>>: a local buffer (tile) or a GM tensor.
-    auto shape = params.empty() ? std::nullopt : parseShape(params[0].value);
+    std::string why;
+    auto shape = params.empty() ? std::nullopt : parseShape(params[0].value, &why);
+    if (!why.empty()) {
+      diags_.error(params[0].valueLoc, why);
+      return std::nullopt;
+    }
     if (!shape || !shape->elem) {
       diags_.error(loc, "expected 'memref<shape x dtype, #pto.address_space<...>>'");
       return std::nullopt;
@@ -343,7 +369,12 @@ std::optional<Type> TypeReader::readBang(const std::string& name, const std::vec
     return Type::ptr(*isa::parseDType(params[0].text()));
   }
   if (name == "!pto.tensor_view" || name == "!pto.partition_tensor_view") {
-    auto shape = params.size() == 1 ? parseShape(params[0].value) : std::nullopt;
+    std::string why;
+    auto shape = params.size() == 1 ? parseShape(params[0].value, &why) : std::nullopt;
+    if (!why.empty()) {
+      diags_.error(params[0].valueLoc, why);
+      return std::nullopt;
+    }
     if (!shape || !shape->elem || shape->dims.empty() || shape->dims.size() > 5) {
       diags_.error(loc, "expected '" + name + "<d0x...xdN x dtype>' with 1 to 5 dimensions");
       return std::nullopt;
@@ -517,7 +548,9 @@ bool TypeReader::tileOption(TileType& t, const AngleParam& p) {
 
 // vec, RxCxT [, valid=VRxVC] [, blayout=..] [, slayout=..] [, fractal=..] [, pad=..] [, compact=..]
 bool TypeReader::tileCompact(TileType& t, const std::vector<AngleParam>& params) {
-  auto shape = parseShape(params[1].value);
+  std::string why;
+  auto shape = parseShape(params[1].value, &why);
+  if (!why.empty()) return diags_.error(params[1].valueLoc, why), false;
   if (!shape || !shape->elem || shape->dims.size() != 2 || shape->dims[0] == kDynamic ||
       shape->dims[1] == kDynamic) {
     if (unknownElem(params[1])) return false;
@@ -552,7 +585,10 @@ bool TypeReader::tilePositional(TileType& t, const std::vector<AngleParam>& para
     diags_.error(params.back().loc, "expected the tile element type and shape");
     return false;
   }
-  if (auto s = parseShape(params[i].value); s && s->elem && s->dims.size() == 2) {
+  std::string why;
+  auto s = parseShape(params[i].value, &why);
+  if (!why.empty()) return diags_.error(params[i].valueLoc, why), false;
+  if (s && s->elem && s->dims.size() == 2) {
     t.dtype = *s->elem;
     t.rows = s->dims[0];
     t.cols = s->dims[1];

@@ -43,7 +43,9 @@ struct ShapeSpec {
   std::vector<int64_t> dims;
   std::optional<isa::DType> elem;
 };
-std::optional<ShapeSpec> parseShape(std::string_view text);
+/// A dimension is '?' or at most 2^40; `why` (when given) says what is wrong with a negative or
+/// too large dimension.
+std::optional<ShapeSpec> parseShape(std::string_view text, std::string* why = nullptr);
 /// The enum word of an attribute written as text: `#pto.x<WORD>`, `#pto<x WORD>`, `<WORD>`, `WORD`.
 std::string enumWordOfText(std::string_view text);
 

@@ -1,6 +1,7 @@
 #include "obj/Binary.h"
 
 #include "isa/Encoding.h"
+#include "obj/Numbers.h"
 
 #include <cstring>
 #include <string>
@@ -12,6 +13,21 @@ constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL"
 constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
 constexpr uint32_t kParamsMagic = 0x50545450;  // "PTTP"
 constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56;
+} // namespace
+
+namespace {
+/// What is wrong with a tensor_view parameter's shape (static dimensions or kDynamicDim), or nothing.
+std::optional<std::string> checkParamShape(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d == kDynamicDim) continue; // '?': given at run time
+    if (d < 0) return "has a negative dimension " + std::to_string(d);
+    auto m = checkedMul(n, d);
+    if (!m || *m > kMaxParamElements || d > kMaxParamElements) return "has a shape of more than 2^40 elements";
+    n = *m;
+  }
+  return std::nullopt;
+}
 } // namespace
 
 std::vector<uint8_t> writeTiles(const std::vector<Function>& functions, StrTab& strs, uint16_t version) {
@@ -47,6 +63,9 @@ std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<F
   o.header(kKernelsMagic, kFunctionRecord, functions.size(), version);
   uint32_t firstParam = 0, firstTile = 0;
   for (const Function& f : functions) {
+    if (f.frameSize > kMaxFrameSize)
+      return "function '" + f.name + "' has a frame of " + std::to_string(f.frameSize) + " bytes (at most " +
+             std::to_string(kMaxFrameSize) + ")";
     o.u32(strs.add(f.name));
     o.u32(f.flags);
     o.u64(f.textOffset);
@@ -64,6 +83,7 @@ std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<F
   for (const Function& f : functions)
     for (const Param& p : f.params) {
       if (p.shape.size() > 5) return "parameter '" + p.name + "' has rank " + std::to_string(p.shape.size());
+      if (auto bad = checkParamShape(p.shape)) return "parameter '" + p.name + "' " + *bad;
       o.u32(strs.add(p.name));
       o.u8(static_cast<uint8_t>(p.kind));
       o.u8(static_cast<uint8_t>(p.dtype));
@@ -99,6 +119,12 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, co
       in.u32();
       if (!name) in.fail("function " + std::to_string(i) + " has a bad name offset");
       else f.name = *name;
+      if (f.frameSize > kMaxFrameSize)
+        in.fail("function '" + f.name + "' has a frame of " + std::to_string(f.frameSize) + " bytes (at most " +
+                std::to_string(kMaxFrameSize) + ")");
+      if (r.numTiles > kMaxTilesPerFunction)
+        in.fail("function '" + f.name + "' has " + std::to_string(r.numTiles) + " tile descriptors (at most " +
+                std::to_string(kMaxTilesPerFunction) + ")");
       for (const Function& prev : functions)
         if (!f.name.empty() && prev.name == f.name) in.fail("duplicate function '" + f.name + "'");
       if (f.textOffset > textSize || f.textSize > textSize - f.textOffset)
@@ -123,6 +149,7 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, co
       p.kind = static_cast<ParamKind>(kind);
       p.dtype = static_cast<isa::DType>(dtype);
       for (uint8_t k = 0; k < rank && k < 5; ++k) p.shape.push_back(shape[k]);
+      if (auto bad = checkParamShape(p.shape)) in.fail("parameter '" + p.name + "' " + *bad);
       params.push_back(std::move(p));
     }
     if (!in.ok()) return in.error();
@@ -149,7 +176,7 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, co
       t.validRows = in.i32();
       t.validCols = in.i32();
       t.placement = in.i64();
-      t.aliasOf = static_cast<int32_t>(in.u32()) - 1;
+      t.aliasOf = static_cast<int32_t>(in.u32() - 1u); // 0 (not a view) -> -1, without signed overflow
       t.aliasOffset = in.u32();
       std::string what = "tile " + std::to_string(i);
       if (!name) in.fail(what + " has a bad name offset");

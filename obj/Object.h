@@ -17,6 +17,12 @@ inline constexpr uint16_t kFormatVersion = 1;
 inline constexpr int64_t kUnplaced = -1; // tile placement left to the linker
 inline constexpr int32_t kDynamicDim = -1;
 
+// Sane limits every reader checks (and every writer keeps), so that a corrupt file fails at load
+// with a message instead of asking the runtime for terabytes.
+inline constexpr uint32_t kMaxFrameSize = 1u << 20;          // a function's stack frame, bytes
+inline constexpr int64_t kMaxParamElements = int64_t(1) << 40; // a tensor_view parameter's shape
+inline constexpr uint32_t kMaxTilesPerFunction = 64;          // B.IOT indexes 64 descriptors
+
 /// One tile descriptor (the function's tile table, indexed by B.IOT operands).
 struct TileDesc {
   std::string name;

@@ -1,6 +1,8 @@
 #include "runtime/Npy.h"
 
-#include <fstream>
+#include "obj/FileIO.h"
+#include "obj/Numbers.h"
+
 #include <sstream>
 
 namespace pto::rt {
@@ -102,9 +104,9 @@ Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
     size_t first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
     if (first == std::string::npos) continue;
     std::string digits = item.substr(first, last - first + 1);
-    if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
-      return bad("shape '" + value("shape") + "'");
-    int64_t d = std::stoll(digits);
+    auto parsed = obj::parseUnsigned(digits);
+    if (!parsed || digits.size() > 12) return bad("shape '" + value("shape") + "'");
+    int64_t d = static_cast<int64_t>(*parsed);
     if (d > 0 && elements > (int64_t(1) << 40) / d) return bad("shape '" + value("shape") + "' is too large");
     elements *= d;
     t.shape.push_back(d);
@@ -115,34 +117,59 @@ Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
   return t;
 }
 
-static std::optional<std::vector<uint8_t>> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 Result<Tensor> readNpy(const std::string& path) {
-  auto b = slurp(path);
-  if (!b) return Error{path + ": error: cannot read the file"};
-  return fromNpy(*b, path);
+  std::vector<uint8_t> b;
+  if (auto e = obj::readInputFile(path, b)) return Error{"error: " + *e};
+  return fromNpy(b, path);
 }
 
-Status writeNpy(const std::string& path, const Tensor& t) {
-  std::ofstream out(path, std::ios::binary);
+Status writeNpy(const std::string& path, const Tensor& t, const std::vector<std::string>& inputs) {
   auto bytes = toNpy(t);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!out) return Error{path + ": error: cannot write the file"};
+  if (auto e = obj::writeOutputFile(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), inputs))
+    return Error{"error: " + *e};
   return std::nullopt;
 }
 
 Result<Tensor> readRaw(const std::string& path, isa::DType t, std::vector<int64_t> shape) {
-  auto b = slurp(path);
-  if (!b) return Error{path + ": error: cannot read the file"};
-  Tensor x = Tensor::zeros(t, std::move(shape));
-  if (b->size() != x.data.size())
-    return Error{path + ": error: holds " + std::to_string(b->size()) + " bytes, the shape and type need " + std::to_string(x.data.size())};
-  x.data = std::move(*b);
+  auto x = makeTensor(t, std::move(shape), "'" + path + "'");
+  if (!x) return x.error();
+  std::vector<uint8_t> b;
+  if (auto e = obj::readInputFile(path, b)) return Error{"error: " + *e};
+  if (b.size() != x->data.size())
+    return Error{path + ": error: holds " + std::to_string(b.size()) + " bytes, the shape and type need " + std::to_string(x->data.size())};
+  x->data = std::move(b);
   return x;
+}
+
+Result<Tensor> makeTensor(isa::DType t, std::vector<int64_t> shape, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return Error{"error: " + what + ": negative dimension " + std::to_string(d)};
+    auto m = obj::checkedMul(n, d);
+    if (!m) return Error{"error: " + what + ": the shape has too many elements"};
+    n = *m;
+  }
+  const unsigned bits = t == isa::DType::I1 ? 8 : isa::bitWidth(t); // as Tensor::bytesFor
+  const uint64_t bytes = (static_cast<uint64_t>(n) / 8) * bits + ((static_cast<uint64_t>(n) % 8) * bits + 7) / 8;
+  if (bytes > kMaxTensorBytes)
+    return Error{"error: " + what + ": " + std::to_string(bytes) + " bytes is more than the " + std::to_string(kMaxTensorBytes >> 30) +
+                 " GiB buffer limit"};
+  try {
+    return Tensor::zeros(t, std::move(shape));
+  } catch (const std::bad_alloc&) {
+    return Error{"error: " + what + ": cannot allocate " + std::to_string(bytes) + " bytes"};
+  }
+}
+
+Status adoptDType(Tensor& x, isa::DType t, const std::string& param) {
+  if (x.dtype == t) return std::nullopt;
+  if (dtypeOfDescr(npyDescr(t)) == x.dtype) {
+    x.dtype = t; // the raw bits of a type numpy lacks
+    return std::nullopt;
+  }
+  const std::string want(isa::spelling(t));
+  return Error{"error: parameter %" + param + " has element type " + want + " but the data is " + std::string(isa::spelling(x.dtype)) +
+               "; convert it first (pto-npy convert IN.npy OUT.npy " + want + ")"};
 }
 
 bool retag(Tensor& x, isa::DType t) {
@@ -151,18 +178,27 @@ bool retag(Tensor& x, isa::DType t) {
   return true;
 }
 
-std::optional<std::vector<int64_t>> parseShape(std::string_view s) {
+std::optional<std::vector<int64_t>> parseShape(std::string_view s, std::string* why) {
   std::vector<int64_t> out;
   if (s.empty()) return out;
   size_t i = 0;
   while (i <= s.size()) {
     size_t j = s.find_first_of("x,", i);
     if (j == std::string_view::npos) j = s.size();
-    std::string part(s.substr(i, j - i));
-    if (part.empty()) return std::nullopt;
-    for (char ch : part)
-      if (ch < '0' || ch > '9') return std::nullopt;
-    out.push_back(std::stoll(part));
+    std::string_view part = s.substr(i, j - i);
+    auto v = obj::parseUnsigned(part);
+    if (!v) {
+      if (why) {
+        bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos;
+        *why = digits ? "dimension '" + std::string(part) + "' is too large" : "bad dimension '" + std::string(part) + "'";
+      }
+      return std::nullopt;
+    }
+    if (*v > (uint64_t{1} << 40)) {
+      if (why) *why = "dimension '" + std::string(part) + "' is too large";
+      return std::nullopt;
+    }
+    out.push_back(static_cast<int64_t>(*v));
     i = j + 1;
   }
   return out;

@@ -3,7 +3,9 @@
 
 #include "isa/Numerics.h"
 #include "obj/Extent.h"
+#include "obj/FileIO.h"
 #include "obj/Image.h"
+#include "obj/Numbers.h"
 #include "runtime/Interp.h"
 #include "runtime/Program.h"
 #include "runtime/npu/Model.h"
@@ -12,7 +14,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -24,8 +25,14 @@ int64_t Tensor::numel() const {
   for (int64_t d : shape) n *= d;
   return n;
 }
+namespace {
+/// Bits an element takes in a host buffer: its width, except i1, which takes a byte (as numpy's
+/// bool does); 4-bit types are packed two to a byte.
+unsigned storageBits(isa::DType t) { return t == isa::DType::I1 ? 8 : isa::bitWidth(t); }
+} // namespace
+
 size_t Tensor::bytesFor(isa::DType t, int64_t numel) {
-  return static_cast<size_t>((static_cast<uint64_t>(numel) * isa::bitWidth(t) + 7) / 8);
+  return static_cast<size_t>((static_cast<uint64_t>(numel) * storageBits(t) + 7) / 8);
 }
 Tensor Tensor::zeros(isa::DType t, std::vector<int64_t> shape) {
   Tensor x;
@@ -35,14 +42,14 @@ Tensor Tensor::zeros(isa::DType t, std::vector<int64_t> shape) {
   return x;
 }
 uint64_t Tensor::bitsAt(int64_t i) const {
-  unsigned bits = isa::bitWidth(dtype);
+  unsigned bits = storageBits(dtype);
   if (bits < 8) return isa::getNibble(data.data(), static_cast<size_t>(i));
   uint64_t v = 0;
   std::memcpy(&v, data.data() + static_cast<size_t>(i) * (bits / 8), bits / 8);
   return v;
 }
 void Tensor::setBits(int64_t i, uint64_t v) {
-  unsigned bits = isa::bitWidth(dtype);
+  unsigned bits = storageBits(dtype);
   if (bits < 8) return isa::setNibble(data.data(), static_cast<size_t>(i), static_cast<uint8_t>(v));
   std::memcpy(data.data() + static_cast<size_t>(i) * (bits / 8), &v, bits / 8);
 }
@@ -50,9 +57,8 @@ double Tensor::at(int64_t i) const { return isa::decodeToDouble(dtype, bitsAt(i)
 
 // ------------------------------------------------------------------ Module
 Result<Module> Module::open(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": error: cannot open the image"};
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  if (auto e = obj::readInputFile(path, bytes)) return Error{"error: " + *e};
   return load(bytes, path);
 }
 
@@ -129,8 +135,8 @@ std::optional<size_t> Launch::find(std::string_view param, Status& err) const {
   if (!param.empty() && param[0] == '%') param.remove_prefix(1);
   const auto& ps = params();
   if (!param.empty() && param[0] == '#') {
-    size_t i = std::stoul(std::string(param.substr(1)));
-    if (i < ps.size()) return i;
+    auto i = obj::parseUnsigned(param.substr(1));
+    if (i && *i < ps.size()) return static_cast<size_t>(*i);
   }
   for (size_t i = 0; i < ps.size(); ++i)
     if (ps[i].name == param) return i;
@@ -147,12 +153,14 @@ Status Launch::bind(std::string_view param, Tensor* buffer) {
   const auto& p = params()[*i];
   if (p.kind != Module::ParamInfo::Kind::Pointer && p.kind != Module::ParamInfo::Kind::TensorView)
     return Error{"error: parameter %" + p.name + " of @" + std::string(kernel()) + " is a scalar, not a buffer"};
-  if (isa::bitWidth(buffer->dtype) != isa::bitWidth(p.dtype))
+  // The element types must agree exactly: an i32 buffer for an f32 parameter would be read bit for
+  // bit as floats (convert the data instead).
+  if (buffer->dtype != p.dtype)
     return Error{"error: parameter %" + p.name + " has element type " + std::string(isa::spelling(p.dtype)) +
                  " but the buffer holds " + std::string(isa::spelling(buffer->dtype))};
   if (p.kind == Module::ParamInfo::Kind::TensorView) {
     int64_t need = 1;
-    for (int64_t d : p.shape) need *= d;
+    for (int64_t d : p.shape) need = obj::checkedMul(need, d).value_or(INT64_MAX); // the loader bounds the shape
     if (buffer->numel() < need)
       return Error{"error: parameter %" + p.name + " is a tensor_view of " + std::to_string(need) + " elements but the buffer has " +
                    std::to_string(buffer->numel())};

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds everything with -Werror and runs every test: unit (GoogleTest), tool (lit + FileCheck)
-# and a short libFuzzer smoke run. Installs missing Debian packages first.
+# Builds everything with -Werror and runs every test: unit (GoogleTest) and tool (lit + FileCheck),
+# then both again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/sanitize-test.sh;
+# SKIP_SANITIZE=1 skips it), then a short libFuzzer smoke run. Installs missing Debian packages first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -18,6 +19,9 @@ DIFF_FLAGS=${DIFF_FLAGS:---f16 --max-depth 2 --no-wide-consts --no-calls --exclu
 # shellcheck disable=SC2086
 "$BUILD_DIR"/tests/diff/pto-diff --seconds "${DIFF_SECONDS:-30}" --seeds 0 --start "${DIFF_START:-2000000}" \
   -j"$(nproc)" $DIFF_FLAGS
+if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
+  ./scripts/sanitize-test.sh
+fi
 if [ -x scripts/fuzz-smoke.sh ] && [ "${SKIP_FUZZ:-0}" != 1 ]; then
   ./scripts/fuzz-smoke.sh
 fi

@@ -11,27 +11,16 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
 namespace {
 
-bool readInput(const std::string& path, std::string& text) {
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), {});
-    return true;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  text.assign(std::istreambuf_iterator<char>(in), {});
-  return !in.bad();
-}
-
-bool writeOutput(const std::string& path, const std::string& data, std::string& err) {
-  if (auto e = pto::obj::writeFileAtomically(path, data)) {
+/// Writes the output through the one writer (obj/FileIO.h): atomic for regular files, in place
+/// for devices and FIFOs, never over the input.
+bool writeOutput(const std::string& path, const std::string& data, const std::string& input, std::string& err) {
+  if (auto e = pto::obj::writeOutputFile(path, data, {input})) {
     err = *e;
     return false;
   }
@@ -65,8 +54,8 @@ int main(int argc, char** argv) {
     output = emit == "ir" ? "-" : input == "-" ? "a.o" : std::filesystem::path(input).stem().string() + ".o";
 
   std::string text;
-  if (!readInput(input, text)) {
-    std::cerr << "pto-as: error: cannot read '" << input << "': " << std::strerror(errno) << "\n";
+  if (auto e = pto::obj::readInputFile(input, text)) {
+    std::cerr << "pto-as: error: " << *e << "\n";
     return 1;
   }
   pto::as::SourceFile src(input == "-" ? "<stdin>" : input, std::move(text));
@@ -80,9 +69,13 @@ int main(int argc, char** argv) {
   // Canonical block assembly (what pto-objdump -d prints) assembles straight to an object.
   if (pto::as::looksLikeBlockAssembly(src.text())) {
     auto object = pto::as::assembleBlockText(src, diags);
+    if (object && object->functions.empty()) diags.warning({}, "no functions in '" + src.name() + "'");
     diags.flush();
     if (!object || diags.failed()) {
-      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+      if (diags.errors() > 0)
+        std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+      else
+        std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
       return 1;
     }
     if (archFlag) object->arch = *archFlag;
@@ -94,7 +87,7 @@ int main(int argc, char** argv) {
     }
     auto& b = std::get<std::vector<uint8_t>>(bytes);
     std::string err;
-    if (!writeOutput(output, std::string(b.begin(), b.end()), err)) {
+    if (!writeOutput(output, std::string(b.begin(), b.end()), input, err)) {
       std::cerr << "pto-as: error: " << err << "\n";
       return 1;
     }
@@ -105,6 +98,7 @@ int main(int argc, char** argv) {
   if (module) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     pto::as::verifyModule(*module, arch, diags);
+    if (module->functions.empty() && diags.errors() == 0) diags.warning({}, "no functions in '" + src.name() + "'");
   }
   diags.flush();
   if (!module || diags.failed()) {
@@ -146,7 +140,7 @@ int main(int argc, char** argv) {
     data = pto::ir::print(*module);
   }
   std::string err;
-  if (!writeOutput(output, data, err)) {
+  if (!writeOutput(output, data, input, err)) {
     std::cerr << "pto-as: error: " << err << "\n";
     return 1;
   }

@@ -2,28 +2,19 @@
 // into the same object; -h/-t/-r/--tiles/--raw describe the file (docs/object-format.md).
 #include "asm/Disasm.h"
 #include "obj/CppExport.h"
+#include "obj/FileIO.h"
 #include "obj/Image.h"
 #include "obj/Object.h"
 
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 namespace {
 
 bool readFile(const std::string& path, std::vector<uint8_t>& bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << "pto-objdump: error: cannot read '" << path << "': " << std::strerror(errno) << "\n";
-    return false;
-  }
-  bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    std::cerr << "pto-objdump: error: cannot read '" << path << "'\n";
+  if (auto e = pto::obj::readInputFile(path, bytes)) {
+    std::cerr << "pto-objdump: error: " << *e << "\n";
     return false;
   }
   return true;
@@ -93,15 +84,8 @@ int main(int argc, char** argv) {
   int status = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& path = files[i];
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::cerr << "pto-objdump: error: cannot read '" << path << "': " << std::strerror(errno) << "\n";
-      status = 1;
-      continue;
-    }
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-      std::cerr << "pto-objdump: error: cannot read '" << path << "'\n";
+    std::vector<uint8_t> bytes;
+    if (!readFile(path, bytes)) {
       status = 1;
       continue;
     }

@@ -5,22 +5,16 @@
 
 #include <CLI/CLI.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 namespace {
 
-/// A failed link leaves no output (obj::writeFileAtomically).
-bool writeAtomic(const std::string& path, const void* data, size_t size, std::string& err) {
-  if (auto e = pto::obj::writeFileAtomically(path, std::string_view(static_cast<const char*>(data), size))) {
+/// A failed link leaves no output; an output never replaces one of the objects
+/// (obj::writeOutputFile).
+bool writeOutput(const std::string& path, const void* data, size_t size, const std::vector<std::string>& inputs,
+                 std::string& err) {
+  if (auto e = pto::obj::writeOutputFile(path, std::string_view(static_cast<const char*>(data), size), inputs)) {
     err = *e;
     return false;
   }
@@ -76,13 +70,12 @@ int main(int argc, char** argv) {
   std::vector<pto::link::InputObject> objects;
   bool failed = false;
   for (const std::string& path : inputs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::cerr << "pto-ld: error: cannot read '" << path << "': " << std::strerror(errno) << "\n";
+    std::vector<uint8_t> bytes;
+    if (auto e = pto::obj::readInputFile(path, bytes)) {
+      std::cerr << "pto-ld: error: " << *e << "\n";
       failed = true;
       continue;
     }
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto r = pto::obj::readObject(bytes.data(), bytes.size());
     if (auto* err = std::get_if<std::string>(&r)) {
       std::cerr << "pto-ld: error: '" << path << "': " << *err << "\n";
@@ -115,14 +108,18 @@ int main(int argc, char** argv) {
   if (output.empty()) output = emit == "image" ? "a.img" : emit == "cpp" ? "a.cpp" : "a_host.cpp";
   std::string err;
   if (!mapFile.empty()) {
+    if (pto::obj::sameFile(mapFile, output)) {
+      std::cerr << "pto-ld: error: the map file '" << mapFile << "' is also the output\n";
+      return 1;
+    }
     std::string map = pto::link::formatMap(res);
-    if (!writeAtomic(mapFile, map.data(), map.size(), err)) {
+    if (!writeOutput(mapFile, map.data(), map.size(), inputs, err)) {
       std::cerr << "pto-ld: error: " << err << "\n";
       return 1;
     }
   }
   auto& data = std::get<std::vector<uint8_t>>(bytes);
-  if (!writeAtomic(output, data.data(), data.size(), err)) {
+  if (!writeOutput(output, data.data(), data.size(), inputs, err)) {
     std::cerr << "pto-ld: error: " << err << "\n";
     return 1;
   }

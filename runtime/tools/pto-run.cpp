@@ -41,13 +41,14 @@ Range defaultRange(isa::DType t) {
 }
 
 /// Uniform values in `r` (floats rounded to the type; integers clamped to the type's range).
-Tensor randomTensor(isa::DType t, std::vector<int64_t> shape, std::mt19937_64& rng, std::optional<Range> range = {}) {
-  Tensor x = Tensor::zeros(t, std::move(shape));
+/// `x` is a zero tensor of the type and shape (made by makeTensor: size-checked).
+Tensor randomTensor(Tensor x, std::mt19937_64& rng, std::optional<Range> range = {}) {
+  const isa::DType t = x.dtype;
   const Range r = range.value_or(defaultRange(t));
   std::uniform_real_distribution<double> fd(r.lo, r.hi);
   const int64_t ilo = static_cast<int64_t>(std::ceil(r.lo)), ihi = std::max(ilo, static_cast<int64_t>(std::ceil(r.hi)) - 1);
   std::uniform_int_distribution<int64_t> sd(ilo, ihi), ud(std::max<int64_t>(ilo, 0), std::max<int64_t>(ihi, 0));
-  const int64_t n = isa::bitWidth(t) < 8 ? static_cast<int64_t>(x.data.size()) * 2 : x.numel();
+  const int64_t n = isa::bitWidth(t) == 4 ? static_cast<int64_t>(x.data.size()) * 2 : x.numel(); // packed: every nibble
   for (int64_t i = 0; i < n; ++i) {
     uint64_t bits;
     if (isa::isFloat(t)) bits = isa::encodeFromDouble(t, fd(rng), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
@@ -255,6 +256,7 @@ int main(int argc, char** argv) {
   }
   if (kernel.empty()) {
     auto names = mod->kernelNames();
+    if (names.empty()) return fail("pto-run: error: '" + image + "' has no entry kernels (mark one pto.entry or link with --entry)");
     if (names.size() != 1) {
       std::string list;
       for (auto& n : names) list += " @" + n;
@@ -285,13 +287,17 @@ int main(int argc, char** argv) {
     if (!st)
       return fail("pto-run: error: --random " + name + "=" + spec +
                   ": expected SHAPE:DTYPE or SHAPE:DTYPE:LO:HI with LO < HI, e.g. 64x64:f32 or 64:i32:0:64");
-    buffers[name] = randomTensor(st->dtype, st->shape, rng, st->range);
+    auto x = makeTensor(st->dtype, st->shape, "--random " + name);
+    if (!x) return fail("pto-run: " + x.error().message);
+    buffers[name] = randomTensor(std::move(x.value()), rng, st->range);
   }
   for (auto& [name, spec] : zeros) {
     if (!paramOf(name)) return noParam(name);
     auto st = shapeAndType(spec);
     if (!st) return fail("pto-run: error: --zeros " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
-    buffers[name] = Tensor::zeros(st->second, st->first);
+    auto x = makeTensor(st->second, st->first, "--zeros " + name);
+    if (!x) return fail("pto-run: " + x.error().message);
+    buffers[name] = std::move(x.value());
   }
   std::set<std::string> scalarsGiven;
   std::vector<std::pair<std::string, int64_t>> intScalars; // for the extents
@@ -350,7 +356,9 @@ int main(int argc, char** argv) {
     bool isBuffer = p.kind == Module::ParamInfo::Kind::Pointer || p.kind == Module::ParamInfo::Kind::TensorView;
     if (!isBuffer || buffers.count(p.name)) continue;
     if (p.kind == Module::ParamInfo::Kind::TensorView) {
-      buffers[p.name] = autoArgs == "random" ? randomTensor(p.dtype, p.shape, rng) : Tensor::zeros(p.dtype, p.shape);
+      auto x = makeTensor(p.dtype, p.shape, "parameter %" + p.name);
+      if (!x) return fail("pto-run: " + x.error().message);
+      buffers[p.name] = autoArgs == "random" ? randomTensor(std::move(x.value()), rng) : std::move(x.value());
       continue;
     }
     auto n = mod->pointerElements(kernel, p.name, intScalars);
@@ -361,8 +369,10 @@ int main(int argc, char** argv) {
     }
     auto ext = mod->pointerExtent(kernel, p.name);
     const int64_t elems = std::max<int64_t>(n.value(), 1);
-    if (autoArgs == "zeros" || (ext && ext->indexValues)) buffers[p.name] = Tensor::zeros(p.dtype, {elems});
-    else buffers[p.name] = randomTensor(p.dtype, {elems}, rng);
+    auto x = makeTensor(p.dtype, {elems}, "parameter %" + p.name);
+    if (!x) return fail("pto-run: " + x.error().message);
+    if (autoArgs == "zeros" || (ext && ext->indexValues)) buffers[p.name] = std::move(x.value());
+    else buffers[p.name] = randomTensor(std::move(x.value()), rng);
   }
   if (!missing.empty()) {
     std::string msg = "pto-run: error: @" + kernel + " needs " + std::to_string(missing.size()) + " more parameter(s):";
@@ -371,11 +381,13 @@ int main(int argc, char** argv) {
   }
   for (auto& [name, t] : buffers) {
     const auto* p = paramOf(name);
-    if (!retag(t, p->dtype))
-      return fail("pto-run: error: parameter %" + name + " has element type " + std::string(isa::spelling(p->dtype)) +
-                  " but the data is " + std::string(isa::spelling(t.dtype)));
+    if (auto st = adoptDType(t, p->dtype, name)) return fail("pto-run: " + st->message);
     if (auto st = L.bind(name, &t)) return fail("pto-run: " + st->message);
   }
+  // Files an output must not replace: the image and every --arg file.
+  std::vector<std::string> inputFiles = {image};
+  for (auto& [name, spec] : args)
+    if (spec.ends_with(".npy") || spec.find(':') != std::string::npos) inputFiles.push_back(spec.substr(0, spec.find(':')));
   RunStats stats;
   const Status runError = L.run(opts, &stats);
   // The npu model's warnings, profile and trace are written even when the run fails (a race or
@@ -387,7 +399,7 @@ int main(int argc, char** argv) {
         if (warned.insert(w).second) fprintf(stderr, "%s\n", w.c_str());
     if (!tracePath.empty()) {
       const std::string json = npu::chromeTrace(mod.value(), stats);
-      if (auto err = obj::writeFileAtomically(tracePath, json)) return fail("pto-run: error: " + *err);
+      if (auto err = obj::writeOutputFile(tracePath, json, inputFiles)) return fail("pto-run: error: " + *err);
     }
   }
   if (runError) {
@@ -400,7 +412,7 @@ int main(int argc, char** argv) {
       if (!paramOf(name)) return noParam(name);
       return fail("pto-run: error: --out " + name + ": parameter %" + name + " is not a buffer");
     }
-    if (auto st = writeNpy(path, it->second)) return fail(st->message);
+    if (auto st = writeNpy(path, it->second, inputFiles)) return fail("pto-run: " + st->message);
   }
   if (!outDir.empty()) {
     std::error_code ec;

@@ -2,15 +2,22 @@
 // pto-objdump --cpp take it. Loading (validation + decoding into the runtime's program) must
 // never crash; an image that loads must export to C++ or give an error, and each entry kernel
 // must run to completion or a runtime error on both backends (the cpu backend and the npu
-// model), with zeroed buffers for its pointer parameters, zero scalars and an instruction
-// budget, never a crash, hang or leak.
+// model), never a crash, hang or leak. Every parameter gets data of its own type, as pto-run
+// would bind it: a tensor_view a zeroed buffer of its element type and static shape, a pointer a
+// zeroed buffer of its element type (4096 elements), a scalar zero; so bind() accepts them and
+// the kernel really runs (under an instruction budget).
 #include "obj/CppExport.h"
 #include "obj/Image.h"
+#include "runtime/Npy.h"
 #include "runtime/Runtime.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+namespace {
+constexpr uint64_t kMaxFuzzBuffer = 1 << 20; // bytes per parameter: larger shapes are skipped
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto img = pto::obj::readImage(data, size);
@@ -19,21 +26,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)pto::obj::exportCpp(*image);
   auto mod = pto::rt::Module::load(std::vector<uint8_t>(data, data + size), "fuzz.img");
   if (!mod) return 0;
+  using Kind = pto::rt::Module::ParamInfo::Kind;
   for (const std::string& kernel : mod->kernelNames()) {
     for (pto::rt::Backend backend : {pto::rt::Backend::Cpu, pto::rt::Backend::Npu}) {
       auto launch = mod->launch(kernel);
       if (!launch) continue;
       std::vector<pto::rt::Tensor> buffers(launch->params().size());
-      for (size_t i = 0; i < buffers.size(); ++i) {
+      bool bound = true;
+      for (size_t i = 0; i < buffers.size() && bound; ++i) {
         const auto& p = launch->params()[i];
         const std::string name = "#" + std::to_string(i);
-        if (p.kind == pto::rt::Module::ParamInfo::Kind::Pointer || p.kind == pto::rt::Module::ParamInfo::Kind::TensorView) {
-          buffers[i] = pto::rt::Tensor::zeros(pto::isa::DType::U8, {4096});
-          (void)launch->bind(name, &buffers[i]);
-        } else {
-          (void)launch->bindScalarBits(name, 0);
+        if (p.kind == Kind::Pointer || p.kind == Kind::TensorView) {
+          std::vector<int64_t> shape = p.kind == Kind::TensorView ? p.shape : std::vector<int64_t>{4096};
+          auto t = pto::rt::makeTensor(p.dtype, shape, "fuzz");
+          if (!t || t->data.size() > kMaxFuzzBuffer) {
+            bound = false;
+            break;
+          }
+          buffers[i] = std::move(t.value());
+          if (launch->bind(name, &buffers[i])) __builtin_trap(); // a buffer of the parameter's type and shape must bind
+        } else if (launch->bindScalarBits(name, 0)) {
+          __builtin_trap();
         }
       }
+      if (!bound) continue;
       pto::rt::RunOptions opts;
       opts.backend = backend;
       opts.maxInstructions = 20000;
