@@ -170,11 +170,15 @@ Intrinsic intrinsicFor(isa::OpId op) {
   case isa::OpId::TPACK:
     return {"", "pto-isa has no TPACK intrinsic"};
   case isa::OpId::TTRI:
-    return {"", "pto-isa's TTRI takes its orientation as a template argument that the image does not carry"};
+    return {"", "pto-isa's TTRI takes its orientation as a template argument that the image does "
+                "not carry"};
   case isa::OpId::THISTOGRAM:
-    return {"", "pto-isa's THISTOGRAM takes its byte as a template argument that the export does not map"};
+    return {
+        "",
+        "pto-isa's THISTOGRAM takes its byte as a template argument that the export does not map"};
   case isa::OpId::TQUANT:
-    return {"", "pto-isa's TQUANT takes its quantization type as a template argument and the offset by pointer"};
+    return {"", "pto-isa's TQUANT takes its quantization type as a template argument and the "
+                "offset by pointer"};
   default:
     break;
   }
@@ -453,11 +457,11 @@ private:
   /// every tile of the function (they are all live as far as the export knows).
   std::optional<std::string> scratchLike(uint32_t like) {
     const TileDesc& t = fn_.tiles[like];
-    const std::string type = "Tile<" + std::string(tileType(t.loc)) + ", " + cppType(t.dtype) + ", " +
-                              std::to_string(t.rows) + ", " + std::to_string(t.cols) + ", " +
-                              blayout(t.blayout) + ", " + std::to_string(t.rows) + ", " +
-                              std::to_string(t.cols) + ", " + slayout(t.slayout) + ", " +
-                              std::to_string(t.fractal) + ", PadValue::Null>";
+    const std::string type = "Tile<" + std::string(tileType(t.loc)) + ", " + cppType(t.dtype) +
+                             ", " + std::to_string(t.rows) + ", " + std::to_string(t.cols) + ", " +
+                             blayout(t.blayout) + ", " + std::to_string(t.rows) + ", " +
+                             std::to_string(t.cols) + ", " + slayout(t.slayout) + ", " +
+                             std::to_string(t.fractal) + ", PadValue::Null>";
     for (const Scratch& s : scratch_)
       if (s.type == type) return s.name;
     const isa::BufferSpec& buf = isa::buffer(img_.arch, t.loc);
@@ -999,9 +1003,21 @@ private:
       for (size_t k = 0; k < oi.roles.size(); ++k)
         if (oi.roles[k].name == "indices") return at[k] >= 0;
       return false;
-    case TROWSUM: case TROWMAX: case TROWMIN: case TROWPROD: case TROWARGMAX: case TROWARGMIN:
-    case TCOLARGMAX: case TCOLARGMIN: case TREM: case TXOR: case TPRELU: case TSEL: case TREMS:
-    case TXORS: case TSELS:
+    case TROWSUM:
+    case TROWMAX:
+    case TROWMIN:
+    case TROWPROD:
+    case TROWARGMAX:
+    case TROWARGMIN:
+    case TCOLARGMAX:
+    case TCOLARGMIN:
+    case TREM:
+    case TXOR:
+    case TPRELU:
+    case TSEL:
+    case TREMS:
+    case TXORS:
+    case TSELS:
       return true;
     default:
       return false;
@@ -1064,7 +1080,8 @@ private:
       const TileDesc& d = fn_.tiles[t.tiles[0]];
       const std::string& n = tileNames_[t.tiles[0]];
       const bool r = d.validRows == kDynamicDim, c = d.validCols == kDynamicDim;
-      const std::string rows = rowReduce ? bound(t.dim[1], 1) : "1", cols = rowReduce ? "1" : bound(t.dim[0], 1);
+      const std::string rows = rowReduce ? bound(t.dim[1], 1) : "1",
+                        cols = rowReduce ? "1" : bound(t.dim[0], 1);
       if (r && c)
         body_ << "  " << n << ".SetValidShape(" << rows << ", " << cols << ");\n";
       else if (r)
@@ -1673,7 +1690,9 @@ std::variant<std::string, ExportError> exportCpp(const Image& img) {
 
 namespace pto::obj {
 
-std::string cppIntrinsic(isa::OpId op) { return intrinsicFor(op).name; }
+std::string cppIntrinsic(isa::OpId op) {
+  return intrinsicFor(op).name;
+}
 
 std::variant<std::string, ExportError> exportCppHost(const Image& img) {
   auto names = nameFunctions(img);

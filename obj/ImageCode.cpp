@@ -570,7 +570,8 @@ private:
     case FormId::B_IOT_S1D:
     case FormId::B_IOT_S2D:
     case FormId::B_IOT_D:
-      if (inside(BlockKind::Tile) && open_->tile.encOp == enc::TileOp::TDEQUANT) return scalarDequant();
+      if (inside(BlockKind::Tile) && open_->tile.encOp == enc::TileOp::TDEQUANT)
+        return scalarDequant();
       return std::string("B.IOT destination hands are not supported");
     default:
       return std::string(where) + " is not supported here: " + enc::format(in);

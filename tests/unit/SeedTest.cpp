@@ -20,7 +20,8 @@ namespace code = pto::obj::code;
 namespace {
 
 std::string noSpace(std::string s) {
-  s.erase(std::remove_if(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); }), s.end());
+  s.erase(std::remove_if(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); }),
+          s.end());
   return s;
 }
 
@@ -65,7 +66,8 @@ TEST(Seed, TdequantBlockHasFourTileBindings) {
   obj::Image img = test::linkOne(o);
   ASSERT_FALSE(img.functions.empty());
   auto fc = code::decodeFunction(img, 0);
-  ASSERT_TRUE(std::holds_alternative<code::FunctionCode>(fc)) << std::get<code::CodeError>(fc).message;
+  ASSERT_TRUE(std::holds_alternative<code::FunctionCode>(fc))
+      << std::get<code::CodeError>(fc).message;
   int found = 0;
   for (const code::Block& b : std::get<code::FunctionCode>(fc).blocks) {
     if (b.kind != code::BlockKind::Tile || b.tile.op != isa::OpId::TDEQUANT) continue;
@@ -82,10 +84,11 @@ TEST(Seed, TdequantBlockHasFourTileBindings) {
 }
 
 obj::Image blockImage(const std::string& body) {
-  as::SourceFile src("k.s", ".arch a2a3\n.function @k entry kernel=vector\n"
-                            ".tile T#1 %d vec 16x32xf32 addr=0x0\n.tile T#2 %q vec 16x32xi8 addr=0x800\n"
-                            ".tile T#3 %sc vec 16x8xf32 addr=0xa00\n.tile T#4 %of vec 16x8xf32 addr=0xc00\n" +
-                                body);
+  as::SourceFile src(
+      "k.s", ".arch a2a3\n.function @k entry kernel=vector\n"
+             ".tile T#1 %d vec 16x32xf32 addr=0x0\n.tile T#2 %q vec 16x32xi8 addr=0x800\n"
+             ".tile T#3 %sc vec 16x8xf32 addr=0xa00\n.tile T#4 %of vec 16x8xf32 addr=0xc00\n" +
+                 body);
   std::ostringstream err;
   as::DiagEngine diags(src, err);
   auto o = as::assembleBlockText(src, diags);
@@ -95,16 +98,20 @@ obj::Image blockImage(const std::string& body) {
 
 // The decoder tells the two forms of BSTART.SFU TDEQUANT apart by their bindings.
 TEST(Seed, TdequantFormsAreToldApartByTheirBindings) {
-  const std::string head = "BSTART.TEPL TDEQUANT, S8\nB.DATR {NORM, FP32, Zero, EQ, RNE, 0, 0}\nB.DIM zero, 32, ->LB0\n"
-                           "B.DIM zero, 16, ->LB1\n";
-  obj::Image tile = blockImage(head + "B.IOT T#1, T#2, mask=1111\nB.IOT T#3, T#4, mask=1111, last\nBSTOP\n");
+  const std::string head =
+      "BSTART.TEPL TDEQUANT, S8\nB.DATR {NORM, FP32, Zero, EQ, RNE, 0, 0}\nB.DIM zero, 32, ->LB0\n"
+      "B.DIM zero, 16, ->LB1\n";
+  obj::Image tile =
+      blockImage(head + "B.IOT T#1, T#2, mask=1111\nB.IOT T#3, T#4, mask=1111, last\nBSTOP\n");
   auto fc = code::decodeFunction(tile, 0);
-  ASSERT_TRUE(std::holds_alternative<code::FunctionCode>(fc)) << std::get<code::CodeError>(fc).message;
+  ASSERT_TRUE(std::holds_alternative<code::FunctionCode>(fc))
+      << std::get<code::CodeError>(fc).message;
   const code::TileBlock& tb = std::get<code::FunctionCode>(fc).blocks.at(0).tile;
   EXPECT_EQ(tb.op, isa::OpId::TDEQUANT);
   EXPECT_EQ(tb.tiles, (std::vector<uint32_t>{0, 1, 2, 3}));
   // 0.58.3's scalar form: B.IOR multiplier, zero point; B.IOT src, ->dst.
-  obj::Image scalar = blockImage(head + "B.IOR a0, a1, zero, ->zero\nB.IOT T#2, mask=1111, last, ->T<1>\nBSTOP\n");
+  obj::Image scalar =
+      blockImage(head + "B.IOR a0, a1, zero, ->zero\nB.IOT T#2, mask=1111, last, ->T<1>\nBSTOP\n");
   auto bad = code::decodeFunction(scalar, 0);
   ASSERT_TRUE(std::holds_alternative<code::CodeError>(bad));
   EXPECT_NE(std::get<code::CodeError>(bad).message.find("0.58.3 scalar form"), std::string::npos)
@@ -118,28 +125,38 @@ TEST(Seed, TdequantFormsAreToldApartByTheirBindings) {
 // The C intrinsics of the four seeds, in the seeds' words (pto_instr.hpp), are what the
 // declarations-only test header declares and what the export calls.
 TEST(Seed, IntrinsicSignaturesAreTheSeeds) {
-  const std::string header = noSpace(test::readText(test::sourcePath("tests/export/include/pto/pto-inst.hpp")));
+  const std::string header =
+      noSpace(test::readText(test::sourcePath("tests/export/include/pto/pto-inst.hpp")));
   const char* seeds[] = {
       // 000 TDEQUANT
-      "template <typename TileDataDst, typename TileDataSrc, typename TileDataPara, typename... WaitEvents> "
-      "PTO_INST RecordEvent TDEQUANT(TileDataDst& dst, TileDataSrc& src, TileDataPara& scale, TileDataPara& offset, "
+      "template <typename TileDataDst, typename TileDataSrc, typename TileDataPara, typename... "
+      "WaitEvents> "
+      "PTO_INST RecordEvent TDEQUANT(TileDataDst& dst, TileDataSrc& src, TileDataPara& scale, "
+      "TileDataPara& offset, "
       "WaitEvents&... events);",
       // 002 TAXPY
-      "template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents> PTO_INST RecordEvent "
-      "TAXPY(TileDataDst& dst, TileDataSrc& src0, typename TileDataSrc::DType scalar, WaitEvents&... events);",
+      "template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents> PTO_INST "
+      "RecordEvent "
+      "TAXPY(TileDataDst& dst, TileDataSrc& src0, typename TileDataSrc::DType scalar, "
+      "WaitEvents&... events);",
       // 003 TCVT (the two forms without a tmp tile; the export passes the saturation mode)
-      "template <bool NeedSetCtrl = true, typename TileDataD, typename TileDataS, typename... WaitEvents> "
-      "PTO_INST RecordEvent TCVT(TileDataD& dst, TileDataS& src, RoundMode mode, SaturationMode satMode, "
+      "template <bool NeedSetCtrl = true, typename TileDataD, typename TileDataS, typename... "
+      "WaitEvents> "
+      "PTO_INST RecordEvent TCVT(TileDataD& dst, TileDataS& src, RoundMode mode, SaturationMode "
+      "satMode, "
       "WaitEvents&... events);",
       // 004 TSQRT
-      "template <auto PrecisionType = SqrtAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc, "
+      "template <auto PrecisionType = SqrtAlgorithm::DEFAULT, typename TileDataDst, typename "
+      "TileDataSrc, "
       "typename... WaitEvents> PTO_INST RecordEvent TSQRT(TileDataDst& dst, TileDataSrc& src, "
       "WaitEvents&... events);",
   };
   for (const char* s : seeds)
     EXPECT_NE(header.find(noSpace(s)), std::string::npos) << s;
-  const std::pair<isa::OpId, const char*> calls[] = {
-      {isa::OpId::TDEQUANT, "TDEQUANT"}, {isa::OpId::TAXPY, "TAXPY"}, {isa::OpId::TCVT, "TCVT"}, {isa::OpId::TSQRT, "TSQRT"}};
+  const std::pair<isa::OpId, const char*> calls[] = {{isa::OpId::TDEQUANT, "TDEQUANT"},
+                                                     {isa::OpId::TAXPY, "TAXPY"},
+                                                     {isa::OpId::TCVT, "TCVT"},
+                                                     {isa::OpId::TSQRT, "TSQRT"}};
   for (const auto& [op, name] : calls)
     EXPECT_EQ(obj::cppIntrinsic(op), name);
 }
@@ -147,7 +164,8 @@ TEST(Seed, IntrinsicSignaturesAreTheSeeds) {
 // Every op the export can call is declared in the declarations-only header (by name, as a
 // function, a shape macro's argument, or the Tile member SetValue).
 TEST(Seed, EveryExportedIntrinsicIsDeclared) {
-  const std::string header = test::readText(test::sourcePath("tests/export/include/pto/pto-inst.hpp"));
+  const std::string header =
+      test::readText(test::sourcePath("tests/export/include/pto/pto-inst.hpp"));
   unsigned n = 0;
   for (const isa::OpInfo& oi : isa::allOps()) {
     const std::string name = obj::cppIntrinsic(oi.id);
