@@ -102,6 +102,26 @@ private:
                               std::to_string(t.rows) + " x " + std::string(isa::spelling(t.dtype)) + " = " +
                               std::to_string(t.rows * bits / 8) + " bytes)");
     }
+    if (t.slayout != isa::SLayout::NoneBox && bits >= 8) {
+      // pto::Tile's inner box (fractal 512): row-major boxes are 16 rows x 32 bytes, column-major
+      // boxes 32 bytes x 16 columns; fractal 1024 boxes are 16x16. Every tile holds whole boxes
+      // across its columns, and outside Vec (and for MX fractal 32, and one-row tiles) down its
+      // rows.
+      const bool rowBox = t.slayout == isa::SLayout::RowMajor;
+      const int64_t c0 = 256 / bits;
+      const int64_t innerRows = t.fractal == 1024 ? 16 : rowBox ? 16 : c0;
+      const int64_t innerCols = t.fractal == 1024 ? 16 : rowBox ? c0 : 16;
+      if (t.fractal != 16 && t.fractal != 32) {
+        if (t.loc != isa::Loc::Vec && t.rows != 1 && t.rows % innerRows != 0)
+          diags_.error(loc, what + ": its rows (" + std::to_string(t.rows) +
+                                ") must be a multiple of the inner box rows (" +
+                                std::to_string(innerRows) + ")");
+        if (t.cols % innerCols != 0)
+          diags_.error(loc, what + ": its cols (" + std::to_string(t.cols) +
+                                ") must be a multiple of the inner box cols (" +
+                                std::to_string(innerCols) + ")");
+      }
+    }
     const isa::BufferSpec& buf = isa::buffer(arch_, t.loc);
     if (t.byteSize() > buf.capacity)
       diags_.error(loc, what + " needs " + std::to_string(t.byteSize()) + " bytes but the " +

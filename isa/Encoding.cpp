@@ -698,8 +698,19 @@ std::optional<Inst> parseCustom(const FormInfo& f, std::string_view text) {
   };
   if (f.syntax == "@TEPL") {
     if (c.eat("BSTART.TEPL")) {
-      auto m = parseInt(c.token());
-      if (!m || !c.eat(",")) return std::nullopt;
+      const std::string_view head = c.token();
+      auto m = parseInt(head);
+      if (!m) {
+        // The seeds' spelling: BSTART.TEPL <TileOp>, <DataType> (seed 000: TDEQUANT).
+        const TileOpInfo* op = findTileOp(head);
+        auto d = dtype();
+        if (!op || op->family != TileFamily::TEPL || !d || !c.atEnd()) return std::nullopt;
+        setF("Mode", op->mode);
+        setF("Function", op->function);
+        setF("DataType", *d);
+        return in;
+      }
+      if (!c.eat(",")) return std::nullopt;
       auto fn = parseInt(c.token());
       auto d = dtype();
       if (!fn || !d || !c.atEnd()) return std::nullopt;

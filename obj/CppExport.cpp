@@ -167,6 +167,18 @@ Intrinsic intrinsicFor(isa::OpId op) {
     return {"", "pto-isa's TRANDOM takes key and counter objects that the image does not describe"};
   case isa::OpId::TSETVAL:
     return {"SetValue", ""}; // a Tile member, as PTOAS prints it
+  case isa::OpId::TPACK:
+    return {"", "pto-isa has no TPACK intrinsic"};
+  case isa::OpId::TTRI:
+    return {"", "pto-isa's TTRI takes its orientation as a template argument that the image does "
+                "not carry"};
+  case isa::OpId::THISTOGRAM:
+    return {
+        "",
+        "pto-isa's THISTOGRAM takes its byte as a template argument that the export does not map"};
+  case isa::OpId::TQUANT:
+    return {"", "pto-isa's TQUANT takes its quantization type as a template argument and the "
+                "offset by pointer"};
   default:
     break;
   }
@@ -435,6 +447,40 @@ private:
       if (t.aliasOf >= 0) out << " // a view of " << tileNames_[static_cast<size_t>(t.aliasOf)];
       out << "\n";
     }
+    for (const Scratch& s : scratch_)
+      out << "  " << s.type << " " << s.name << ";\n  TASSIGN(" << s.name << ", " << hex(s.address)
+          << "); // scratch for pto-isa's tmp operand, above every tile of the function\n";
+  }
+
+  /// A scratch tile like fn_.tiles[like] (its type and shape, static valid shape) for a tmp
+  /// operand that pto-isa requires and the image does not name: placed in the vector buffer above
+  /// every tile of the function (they are all live as far as the export knows).
+  std::optional<std::string> scratchLike(uint32_t like) {
+    const TileDesc& t = fn_.tiles[like];
+    const std::string type = "Tile<" + std::string(tileType(t.loc)) + ", " + cppType(t.dtype) +
+                             ", " + std::to_string(t.rows) + ", " + std::to_string(t.cols) + ", " +
+                             blayout(t.blayout) + ", " + std::to_string(t.rows) + ", " +
+                             std::to_string(t.cols) + ", " + slayout(t.slayout) + ", " +
+                             std::to_string(t.fractal) + ", PadValue::Null>";
+    for (const Scratch& s : scratch_)
+      if (s.type == type) return s.name;
+    const isa::BufferSpec& buf = isa::buffer(img_.arch, t.loc);
+    uint64_t end = 0;
+    for (const TileDesc& d : fn_.tiles)
+      if (d.loc == t.loc && d.aliasOf < 0 && d.placement != kUnplaced)
+        end = std::max<uint64_t>(end, static_cast<uint64_t>(d.placement) + tileBytes(d));
+    for (const Scratch& s : scratch_)
+      end = std::max(end, s.address + s.bytes);
+    const uint64_t align = std::max<uint32_t>(buf.alignment, 32);
+    end = (end + align - 1) / align * align;
+    const uint64_t bytes = tileBytes(t);
+    if (end + bytes > buf.capacity) return std::nullopt;
+    scratch_.push_back({type, "pto_tmp" + std::to_string(scratch_.size()), end, bytes});
+    return scratch_.back().name;
+  }
+
+  static uint64_t tileBytes(const TileDesc& d) {
+    return (static_cast<uint64_t>(d.rows) * d.cols * isa::bitWidth(d.dtype) + 7) / 8;
   }
 
   // ---------------------------------------------------------------- blocks
@@ -876,8 +922,23 @@ private:
       const isa::Role& role = oi.roles[r];
       switch (role.kind) {
       case isa::RoleKind::Tile:
-        if (at[r] >= 0) args.push_back(tileNames_[t.tiles[static_cast<size_t>(at[r])]]);
-        else if (!role.optional) return fail("its tile operand '" + std::string(role.name) + "' is missing");
+        if (at[r] >= 0) {
+          // pto-isa's TCOLSUM with a tmp also takes isBinary; without it, it sums in order.
+          if (!(t.op == isa::OpId::TCOLSUM && role.name == "tmp"))
+            args.push_back(tileNames_[t.tiles[static_cast<size_t>(at[r])]]);
+        } else if (role.name == "tmp" && needsTmp(t, oi, at)) {
+          // pto-isa declares these with a tmp tile only; the image has none, so a scratch tile
+          // like the one pto-isa sizes it by (TGATHER: the indices; otherwise the source).
+          int like = 0;
+          for (std::string_view want : {"indices", "src", "src0"})
+            for (size_t k = 0; k < oi.roles.size() && !like; ++k)
+              if (oi.roles[k].name == want && at[k] >= 0) like = at[k];
+          auto tmp = scratchLike(t.tiles[static_cast<size_t>(like)]);
+          if (!tmp) return fail("no room in the vector buffer for the tmp tile pto-isa needs");
+          args.push_back(*tmp);
+        } else if (!role.optional) {
+          return fail("its tile operand '" + std::string(role.name) + "' is missing");
+        }
         return std::nullopt;
       case isa::RoleKind::View: {
         // A load's GM type is its destination's; a store's is its source's, or the type
@@ -918,7 +979,11 @@ private:
       // dst.SetValue(offset, value): the destination is args[0].
       call = args[0] + ".SetValue(" + args[1] + ", " + args[2] + ")";
     } else {
-      call = in.name + (t.op == isa::OpId::TSQRT ? "<SqrtAlgorithm::DEFAULT>" : "") + "(";
+      std::string targs = t.op == isa::OpId::TSQRT ? "<SqrtAlgorithm::DEFAULT>" : "";
+      // pto-isa's TCI<TileData, T, descending>: nothing deduces the last two (ascending here).
+      if (t.op == isa::OpId::TCI && !t.tiles.empty())
+        targs = "<decltype(" + args[0] + "), " + cppType(fn_.tiles[t.tiles[0]].dtype) + ", 0>";
+      call = in.name + targs + "(";
       for (size_t i = 0; i < args.size(); ++i)
         call += (i ? ", " : "") + args[i];
       call += ")";
@@ -928,6 +993,35 @@ private:
     else
       body_ << "  {\n" << gmDecl << "    " << call << ";\n  }\n";
     return std::nullopt;
+  }
+
+  /// Whether pto-isa declares the op with a tmp tile only (pto_instr.hpp).
+  static bool needsTmp(const TileBlock& t, const isa::OpInfo& oi, const std::vector<int>& at) {
+    using enum isa::OpId;
+    switch (t.op) {
+    case TGATHER: // the index form; the mask-pattern form has no tmp
+      for (size_t k = 0; k < oi.roles.size(); ++k)
+        if (oi.roles[k].name == "indices") return at[k] >= 0;
+      return false;
+    case TROWSUM:
+    case TROWMAX:
+    case TROWMIN:
+    case TROWPROD:
+    case TROWARGMAX:
+    case TROWARGMIN:
+    case TCOLARGMAX:
+    case TCOLARGMIN:
+    case TREM:
+    case TXOR:
+    case TPRELU:
+    case TSEL:
+    case TREMS:
+    case TXORS:
+    case TSELS:
+      return true;
+    default:
+      return false;
+    }
   }
 
   std::string scalarArg(const isa::Role& role, uint8_t r, isa::DType type) {
@@ -979,6 +1073,22 @@ private:
     size_t shapeOperand = fromSource && hasTileOut ? 1 : 0;
     if (shapeOperand < t.tiles.size()) shaped.insert(t.tiles[shapeOperand]);
     if (oi.flags & isa::kSameValid) shaped.insert(t.tiles.begin(), t.tiles.end());
+    // A reduction's destination has the source's rows (TROW*) or columns (TCOL*) and one column
+    // or row: pto-isa's later readers (TROWEXPAND*...) read it by its valid shape.
+    const bool rowReduce = oi.flags & isa::kRowReduce, colReduce = oi.flags & isa::kColReduce;
+    if ((rowReduce || colReduce) && hasTileOut && !shaped.count(t.tiles[0])) {
+      const TileDesc& d = fn_.tiles[t.tiles[0]];
+      const std::string& n = tileNames_[t.tiles[0]];
+      const bool r = d.validRows == kDynamicDim, c = d.validCols == kDynamicDim;
+      const std::string rows = rowReduce ? bound(t.dim[1], 1) : "1",
+                        cols = rowReduce ? "1" : bound(t.dim[0], 1);
+      if (r && c)
+        body_ << "  " << n << ".SetValidShape(" << rows << ", " << cols << ");\n";
+      else if (r)
+        body_ << "  " << n << ".SetValidRow(" << rows << ");\n";
+      else if (c)
+        body_ << "  " << n << ".SetValidCol(" << cols << ");\n";
+    }
     for (uint32_t idx : shaped) {
       const TileDesc& d = fn_.tiles[idx];
       bool r = d.validRows == kDynamicDim, c = d.validCols == kDynamicDim;
@@ -1007,6 +1117,11 @@ private:
   std::set<uint64_t> targets_;
   std::set<uint8_t> used_, read_;
   std::set<uint32_t> tileUsed_;
+  struct Scratch {
+    std::string type, name;
+    uint64_t address = 0, bytes = 0;
+  };
+  std::vector<Scratch> scratch_;
   std::vector<std::string> tileNames_;
   bool usesCond_ = false;
   std::ostringstream body_;
@@ -1541,7 +1656,8 @@ std::variant<std::string, ExportError> exportCpp(const Image& img) {
       << "// Tile addresses and event ids are the ones pto-ld planned. Compile with the CANN "
          "compiler, or on a\n"
       << "// host with pto-isa's CPU simulator (-D__CPU_SIM): docs/cpp-export.md.\n"
-      << "#include <pto/pto-inst.hpp>\n#include <cstdint>\n\nusing namespace pto;\n\n"
+      // <cstdint> first: pto-isa's headers use uint8_t... without including it themselves.
+      << "#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n\n"
       << "#if defined(__CCE_AICORE__) || defined(__CPU_SIM)\n"
       << kHelpers;
   // Helpers (non-exported functions) first: kernels call them.
@@ -1574,6 +1690,10 @@ std::variant<std::string, ExportError> exportCpp(const Image& img) {
 
 namespace pto::obj {
 
+std::string cppIntrinsic(isa::OpId op) {
+  return intrinsicFor(op).name;
+}
+
 std::variant<std::string, ExportError> exportCppHost(const Image& img) {
   auto names = nameFunctions(img);
   if (auto* e = std::get_if<ExportError>(&names)) return *e;
@@ -1586,9 +1706,10 @@ std::variant<std::string, ExportError> exportCppHost(const Image& img) {
          "docs/cpp-export.md.\n"
       << "//   ./launcher --kernel NAME [--blocks N] [--arg PARAM=file.npy|PARAM=VALUE]... [--out "
          "PARAM=file.npy]...\n"
+      << "#include <cstdint>\n"
       << "#if defined(__CPU_SIM) // pto-isa's CPU simulator stubs the ACL runtime\n#include "
          "<pto/pto-inst.hpp>\n"
-      << "#else\n#include <acl/acl.h>\n#endif\n\n#include <cstdint>\n#include <cstdio>\n#include "
+      << "#else\n#include <acl/acl.h>\n#endif\n\n#include <cstdio>\n#include "
          "<cstdlib>\n#include <cstring>\n"
       << "#include <fstream>\n#include <iterator>\n#include <string>\n#include <utility>\n#include "
          "<vector>\n\n";

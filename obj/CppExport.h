@@ -4,6 +4,7 @@
 // The output depends only on the image: exporting the same image twice gives the same text.
 #pragma once
 
+#include "isa/Isa.h"
 #include "obj/Image.h"
 
 #include <string>
@@ -25,5 +26,9 @@ std::variant<std::string, ExportError> exportCpp(const Image& img);
 /// memory, copies in, launches a kernel of the image through its `pto_launch_<kernel>`, copies
 /// the outputs back and writes them as .npy.
 std::variant<std::string, ExportError> exportCppHost(const Image& img);
+
+/// The pto-isa intrinsic the export calls for `op` ("TADD", "TMATMUL_MX" for the MX accumulate
+/// and bias forms, "SetValue" for the Tile member tsetval), or "" when the op has no C++ form.
+std::string cppIntrinsic(isa::OpId op);
 
 } // namespace pto::obj

@@ -417,12 +417,24 @@ private:
   std::optional<std::string> finish() {
     if (!open_) return std::nullopt;
     if (open_->kind == BlockKind::Tile && !haveOp_) return std::string("tile block without an op");
+    if (open_->kind == BlockKind::Tile && open_->tile.encOp == enc::TileOp::TDEQUANT &&
+        (open_->tile.ior || open_->tile.tiles.size() != 4))
+      return scalarDequant();
     out_.blocks.push_back(std::move(*open_));
     open_.reset();
     return std::nullopt;
   }
 
   bool inside(BlockKind k) const { return open_ && open_->kind == k; }
+
+  /// BSTART.SFU TDEQUANT carries two forms, told apart by their bindings: seed 000's per-row
+  /// tile form (four B.IOT sources dst, src, scale, offset; no B.IOR), which is ours, and the
+  /// 0.58.3 scalar form (B.IOT src, ->dst; B.IOR multiplier, zero point), which is not.
+  static std::string scalarDequant() {
+    return "TDEQUANT with a B.IOR multiplier/zero point or a destination hand is the 0.58.3 "
+           "scalar form, which does not execute here (the per-row tile form has four B.IOT "
+           "bindings dst, src, scale, offset and no B.IOR)";
+  }
 
   /// Block starts and stops; nullopt when `in` is not one.
   std::optional<std::optional<std::string>> control(const enc::Inst& in) {
@@ -558,6 +570,8 @@ private:
     case FormId::B_IOT_S1D:
     case FormId::B_IOT_S2D:
     case FormId::B_IOT_D:
+      if (inside(BlockKind::Tile) && open_->tile.encOp == enc::TileOp::TDEQUANT)
+        return scalarDequant();
       return std::string("B.IOT destination hands are not supported");
     default:
       return std::string(where) + " is not supported here: " + enc::format(in);

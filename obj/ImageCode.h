@@ -109,7 +109,7 @@ struct Datr {
 };
 
 struct TileBlock {
-  isa::enc::TileOp encOp{};               // the encoding's op (TADD, TDEQUANT_ROW, ...)
+  isa::enc::TileOp encOp{};               // the encoding's op (TADD, TDEQUANT, TAXPY, ...)
   isa::OpId op{};                         // the op table's op
   isa::DType startType = isa::DType::F32; // BSTART DataType: the data the op reads
   std::optional<Datr> datr;

@@ -84,64 +84,235 @@ template <typename Element, typename Shape_, typename Stride_, Layout L = Layout
   explicit GlobalTensor(DType* data, const Shape& shape = Shape(), const Stride& stride = Stride());
 };
 
-template <typename T> void TASSIGN(T& tile, uint64_t address);
+template <typename T, typename AddrType> void TASSIGN(T& obj, AddrType addr);
 
-// Intrinsics by operand shape (destination first), as pto-isa declares them.
-#define PTO_DECL2(NAME) template <typename D, typename S> RecordEvent NAME(D& dst, S& src);
-#define PTO_DECL3(NAME) template <typename D, typename S0, typename S1> RecordEvent NAME(D& dst, S0& src0, S1& src1);
-#define PTO_DECL4(NAME)                                                                                   \
-  template <typename D, typename S0, typename S1, typename S2> RecordEvent NAME(D& dst, S0& s0, S1& s1, S2& s2);
-#define PTO_DECL5(NAME)                                                                                   \
-  template <typename D, typename S0, typename S1, typename S2, typename S3>                               \
-  RecordEvent NAME(D& dst, S0& s0, S1& s1, S2& s2, S3& s3);
-#define PTO_DECLS(NAME) template <typename D, typename S> RecordEvent NAME(D& dst, S& src, typename S::DType scalar);
-#define PTO_DECLST(NAME)                                                                                  \
-  template <typename D, typename S, typename T> RecordEvent NAME(D& dst, S& src, typename S::DType scalar, T& tmp);
+enum class DivAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class LogAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class RecipAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class ExpAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class RsqrtAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class FmodAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class FmodSAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class RemAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class RemSAlgorithm { DEFAULT, HIGH_PRECISION };
+enum class AccPhase { Unspecified, Partial, Final };
+enum class MaskPattern { P0101 = 1, P1010, P0001, P0010, P0100, P1000, P1111 };
+enum class GatherAxis { GATHER_ROW, GATHER_COL };
+enum class TFillPadMode { Normal, Inplace, Expand };
 
-PTO_DECL2(TLOAD) PTO_DECL2(TSTORE) PTO_DECL2(TPREFETCH)
-PTO_DECL3(MGATHER) PTO_DECL3(MSCATTER)
-PTO_DECL2(TMOV) PTO_DECL3(TMOV_FP) PTO_DECL2(TTRANS) PTO_DECL3(TTRANS)
-PTO_DECL2(TFILLPAD) PTO_DECL2(TFILLPAD_INPLACE) PTO_DECL2(TFILLPAD_EXPAND) PTO_DECL2(TPACK) PTO_DECL3(TCONCAT)
-template <typename D, typename S> RecordEvent TEXTRACT(D& dst, S& src, uint16_t row, uint16_t col);
-template <typename D, typename S> RecordEvent TINSERT(D& dst, S& src, uint16_t row, uint16_t col);
-PTO_DECL3(TMATMUL) PTO_DECL4(TMATMUL_ACC) PTO_DECL4(TMATMUL_BIAS) PTO_DECL5(TMATMUL_MX)
-PTO_DECL3(TGEMV) PTO_DECL4(TGEMV_ACC) PTO_DECL4(TGEMV_BIAS)
-PTO_DECL3(TADD) PTO_DECL3(TSUB) PTO_DECL3(TMUL) PTO_DECL3(TDIV) PTO_DECL3(TMAX) PTO_DECL3(TMIN) PTO_DECL3(TFMOD)
-PTO_DECL3(TAND) PTO_DECL3(TOR) PTO_DECL3(TSHL) PTO_DECL3(TSHR)
-PTO_DECL3(TPARTADD) PTO_DECL3(TPARTMAX) PTO_DECL3(TPARTMIN) PTO_DECL3(TPARTMUL)
-PTO_DECL4(TREM) PTO_DECL4(TXOR) PTO_DECL4(TPRELU)
-template <typename D, typename S0, typename S1> RecordEvent TCMP(D& dst, S0& src0, S1& src1, CmpMode mode);
-template <typename D, typename S> RecordEvent TCMPS(D& dst, S& src, typename S::DType scalar, CmpMode mode);
-PTO_DECL5(TSEL)
-PTO_DECLS(TADDS) PTO_DECLS(TSUBS) PTO_DECLS(TMULS) PTO_DECLS(TDIVS) PTO_DECLS(TMAXS) PTO_DECLS(TMINS)
-PTO_DECLS(TFMODS) PTO_DECLS(TANDS) PTO_DECLS(TORS) PTO_DECLS(TSHLS) PTO_DECLS(TSHRS) PTO_DECLS(TLRELU) PTO_DECLS(TAXPY)
-PTO_DECLST(TREMS) PTO_DECLST(TXORS)
-template <typename D, typename M, typename S, typename T>
-RecordEvent TSELS(D& dst, M& mask, S& src, T& tmp, typename S::DType scalar);
-template <typename D> RecordEvent TEXPANDS(D& dst, typename D::DType scalar);
-PTO_DECL4(TADDC) PTO_DECL4(TSUBC)
-template <typename D, typename S0, typename S1> RecordEvent TADDSC(D& dst, S0& src0, typename S0::DType scalar, S1& src1);
-template <typename D, typename S0, typename S1> RecordEvent TSUBSC(D& dst, S0& src0, typename S0::DType scalar, S1& src1);
-PTO_DECL2(TABS) PTO_DECL2(TNEG) PTO_DECL2(TEXP) PTO_DECL2(TLOG) PTO_DECL2(TRSQRT) PTO_DECL3(TRSQRT)
-PTO_DECL2(TRECIP) PTO_DECL2(TRELU) PTO_DECL2(TNOT)
-template <SqrtAlgorithm A = SqrtAlgorithm::DEFAULT, typename D, typename S> RecordEvent TSQRT(D& dst, S& src);
-template <typename D, typename S> RecordEvent TCVT(D& dst, S& src, RoundMode mode, SaturationMode sat);
-template <typename D, typename S, typename T> RecordEvent TCVT(D& dst, S& src, T& tmp, RoundMode mode, SaturationMode sat);
-PTO_DECL3(TROWSUM) PTO_DECL3(TROWMAX) PTO_DECL3(TROWMIN) PTO_DECL3(TROWPROD) PTO_DECL3(TROWARGMAX) PTO_DECL3(TROWARGMIN)
-PTO_DECL3(TCOLSUM) PTO_DECL2(TCOLMAX) PTO_DECL2(TCOLMIN) PTO_DECL2(TCOLPROD) PTO_DECL3(TCOLARGMAX) PTO_DECL3(TCOLARGMIN)
-PTO_DECL3(THISTOGRAM)
-PTO_DECL2(TROWEXPAND) PTO_DECL2(TCOLEXPAND)
-PTO_DECL4(TROWEXPANDADD) PTO_DECL4(TROWEXPANDSUB) PTO_DECL4(TROWEXPANDMUL) PTO_DECL4(TROWEXPANDDIV)
-PTO_DECL4(TROWEXPANDMAX) PTO_DECL4(TROWEXPANDMIN) PTO_DECL4(TROWEXPANDEXPDIF)
-PTO_DECL3(TROWEXPANDADD) PTO_DECL3(TROWEXPANDSUB) PTO_DECL3(TROWEXPANDMUL) PTO_DECL3(TROWEXPANDDIV)
-PTO_DECL3(TROWEXPANDMAX) PTO_DECL3(TROWEXPANDMIN) PTO_DECL3(TROWEXPANDEXPDIF)
-PTO_DECL3(TCOLEXPANDADD) PTO_DECL3(TCOLEXPANDSUB) PTO_DECL3(TCOLEXPANDMUL) PTO_DECL3(TCOLEXPANDDIV)
-PTO_DECL3(TCOLEXPANDMAX) PTO_DECL3(TCOLEXPANDMIN) PTO_DECL3(TCOLEXPANDEXPDIF)
-PTO_DECL2(TGATHER) PTO_DECL3(TGATHER) PTO_DECL4(TGATHER) PTO_DECL3(TGATHERB) PTO_DECL3(TSCATTER)
-PTO_DECL3(TSORT32) PTO_DECL4(TSORT32)
-template <typename D> RecordEvent TCI(D& dst, typename D::DType start);
-template <typename D> RecordEvent TTRI(D& dst, int32_t diagonal);
-PTO_DECL3(TQUANT) PTO_DECL4(TQUANT) PTO_DECL4(TDEQUANT)
+#define PTO_INST
+
+// The intrinsics the export calls, with the signatures of pto-isa's include/pto/common/
+// pto_instr.hpp (template parameters, parameter types and order, the trailing wait events).
+// tests/unit/ExportTest.cpp checks that every op the export knows is declared here.
+#define PTO_UNARY(NAME)                                                                            \
+  template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                    \
+  PTO_INST RecordEvent NAME(TileDataDst& dst, TileDataSrc& src, WaitEvents&... events);
+#define PTO_BINARY(NAME)                                                                           \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents> \
+  PTO_INST RecordEvent NAME(TileDataDst& dst, TileDataSrc0& src0, TileDataSrc1& src1, WaitEvents&... events);
+#define PTO_BINARY_P(NAME, ALG)                                                                    \
+  template <auto PrecisionType = ALG::DEFAULT, typename TileDataDst, typename TileDataSrc0,         \
+            typename TileDataSrc1, typename... WaitEvents>                                         \
+  PTO_INST RecordEvent NAME(TileDataDst& dst, TileDataSrc0& src0, TileDataSrc1& src1, WaitEvents&... events);
+#define PTO_BINARY_TMP(NAME)                                                                       \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename TileDataTmp, \
+            typename... WaitEvents>                                                                \
+  PTO_INST RecordEvent NAME(TileDataDst& dst, TileDataSrc0& src0, TileDataSrc1& src1, TileDataTmp& tmp, \
+                            WaitEvents&... events);
+#define PTO_SCALAR(NAME, SCALAR)                                                                   \
+  template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>                    \
+  PTO_INST RecordEvent NAME(TileDataDst& dst, TileDataSrc& src0, typename SCALAR::DType scalar,     \
+                            WaitEvents&... events);
+#define PTO_REDUCE_TMP(NAME)                                                                       \
+  template <typename TileDataOut, typename TileDataIn, typename TileDataTmp, typename... WaitEvents> \
+  PTO_INST RecordEvent NAME(TileDataOut& dst, TileDataIn& src, TileDataTmp& tmp, WaitEvents&... events);
+#define PTO_REDUCE(NAME)                                                                           \
+  template <typename TileDataOut, typename TileDataIn, typename... WaitEvents>                      \
+  PTO_INST RecordEvent NAME(TileDataOut& dst, TileDataIn& src, WaitEvents&... events);
+#define PTO_MATMUL(NAME)                                                                           \
+  template <typename TileRes, typename TileLeft, typename TileRight, typename... WaitEvents>        \
+  PTO_INST RecordEvent NAME(TileRes& cMatrix, TileLeft& aMatrix, TileRight& bMatrix, WaitEvents&... events);
+#define PTO_MATMUL_ACC(NAME)                                                                       \
+  template <typename TileRes, typename TileLeft, typename TileRight, typename... WaitEvents>        \
+  PTO_INST RecordEvent NAME(TileRes& cOutMatrix, TileRes& cInMatrix, TileLeft& aMatrix, TileRight& bMatrix, \
+                            WaitEvents&... events);
+#define PTO_MATMUL_BIAS(NAME)                                                                      \
+  template <typename TileRes, typename TileLeft, typename TileRight, typename TileBias, typename... WaitEvents> \
+  PTO_INST RecordEvent NAME(TileRes& cMatrix, TileLeft& aMatrix, TileRight& bMatrix, TileBias& biasData, \
+                            WaitEvents&... events);
+
+// Memory.
+template <typename TileData, typename GlobalData, typename... WaitEvents>
+PTO_INST RecordEvent TLOAD(TileData& dst, GlobalData& src, WaitEvents&... events);
+template <typename TileData, typename GlobalData> PTO_INST RecordEvent TPREFETCH(TileData& dst, GlobalData& src);
+template <typename TileData, typename GlobalData, typename... WaitEvents>
+PTO_INST RecordEvent TSTORE(GlobalData& dst, TileData& src, WaitEvents&... events);
+template <typename TileDst, typename GlobalData, typename TileInd, typename... WaitEvents>
+PTO_INST RecordEvent MGATHER(TileDst& dst, GlobalData& src, TileInd& indexes, WaitEvents&... events);
+template <typename GlobalData, typename TileSrc, typename TileInd, typename... WaitEvents>
+PTO_INST RecordEvent MSCATTER(GlobalData& dst, TileSrc& src, TileInd& indexes, WaitEvents&... events);
+
+// Moves and layout.
+template <typename DstTileData, typename SrcTileData, typename... WaitEvents>
+PTO_INST RecordEvent TMOV(DstTileData& dst, SrcTileData& src, WaitEvents&... events);
+template <typename DstTileData, typename SrcTileData, typename FpTileData, typename... WaitEvents>
+PTO_INST RecordEvent TMOV_FP(DstTileData& dst, SrcTileData& src, FpTileData& fp, WaitEvents&... events);
+template <typename DstTileData, typename SrcTileData, typename... WaitEvents>
+PTO_INST RecordEvent TEXTRACT(DstTileData& dst, SrcTileData& src, uint16_t indexRow = 0, uint16_t indexCol = 0,
+                              WaitEvents&... events);
+template <typename DstTileData, typename SrcTileData, typename... WaitEvents>
+PTO_INST RecordEvent TINSERT(DstTileData& dst, SrcTileData& src, uint16_t indexRow, uint16_t indexCol,
+                             WaitEvents&... events);
+template <typename TileDataDst, typename TileDataSrc, typename TileDataTmp, typename... WaitEvents>
+PTO_INST RecordEvent TTRANS(TileDataDst& dst, TileDataSrc& src, TileDataTmp& tmp, WaitEvents&... events);
+template <TFillPadMode mode = TFillPadMode::Normal, typename DstTileData, typename SrcTileData, typename... WaitEvents>
+PTO_INST RecordEvent TFILLPAD(DstTileData& dst, SrcTileData& src, WaitEvents&... events);
+template <typename DstTileData, typename SrcTileData, typename... WaitEvents>
+PTO_INST RecordEvent TFILLPAD_INPLACE(DstTileData& dst, SrcTileData& src, WaitEvents&... events);
+template <typename DstTileData, typename SrcTileData, typename... WaitEvents>
+PTO_INST RecordEvent TFILLPAD_EXPAND(DstTileData& dst, SrcTileData& src, WaitEvents&... events);
+PTO_BINARY(TCONCAT)
+
+// Cube.
+PTO_MATMUL(TMATMUL) PTO_MATMUL_ACC(TMATMUL_ACC) PTO_MATMUL_BIAS(TMATMUL_BIAS)
+PTO_MATMUL(TGEMV) PTO_MATMUL_ACC(TGEMV_ACC) PTO_MATMUL_BIAS(TGEMV_BIAS)
+template <typename TileRes, typename TileLeft, typename TileLeftScale, typename TileRight, typename TileRightScale,
+          typename... WaitEvents>
+PTO_INST RecordEvent TMATMUL_MX(TileRes& cMatrix, TileLeft& aMatrix, TileLeftScale& aScaleMatrix, TileRight& bMatrix,
+                                TileRightScale& bScaleMatrix, WaitEvents&... events);
+template <typename TileRes, typename TileLeft, typename TileLeftScale, typename TileRight, typename TileRightScale,
+          typename... WaitEvents>
+PTO_INST RecordEvent TMATMUL_MX(TileRes& cOutMatrix, TileRes& cInMatrix, TileLeft& aMatrix,
+                                TileLeftScale& aScaleMatrix, TileRight& bMatrix, TileRightScale& bScaleMatrix,
+                                WaitEvents&... events);
+template <typename TileRes, typename TileLeft, typename TileLeftScale, typename TileRight, typename TileRightScale,
+          typename TileBias, typename... WaitEvents>
+PTO_INST RecordEvent TMATMUL_MX(TileRes& cMatrix, TileLeft& aMatrix, TileLeftScale& aScaleMatrix, TileRight& bMatrix,
+                                TileRightScale& bScaleMatrix, TileBias& biasData, WaitEvents&... events);
+
+// Element-wise tile-tile.
+PTO_BINARY(TADD) PTO_BINARY(TSUB) PTO_BINARY(TMUL) PTO_BINARY(TMAX) PTO_BINARY(TMIN)
+PTO_BINARY(TAND) PTO_BINARY(TOR) PTO_BINARY(TSHL) PTO_BINARY(TSHR)
+PTO_BINARY(TPARTADD) PTO_BINARY(TPARTMAX) PTO_BINARY(TPARTMIN) PTO_BINARY(TPARTMUL)
+PTO_BINARY_P(TDIV, DivAlgorithm) PTO_BINARY_P(TFMOD, FmodAlgorithm)
+template <auto PrecisionType = RemAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc0,
+          typename TileDataSrc1, typename TileDataTmp, typename... WaitEvents>
+PTO_INST RecordEvent TREM(TileDataDst& dst, TileDataSrc0& src0, TileDataSrc1& src1, TileDataTmp& tmp,
+                          WaitEvents&... events);
+PTO_BINARY_TMP(TXOR) PTO_BINARY_TMP(TPRELU)
+template <typename TileData, typename... WaitEvents>
+PTO_INST RecordEvent TADDC(TileData& dst, TileData& src0, TileData& src1, TileData& src2, WaitEvents&... events);
+template <typename TileData, typename... WaitEvents>
+PTO_INST RecordEvent TSUBC(TileData& dst, TileData& src0, TileData& src1, TileData& src2, WaitEvents&... events);
+template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1, typename... WaitEvents>
+PTO_INST RecordEvent TCMP(TileDataDst& dst, TileDataSrc0& src0, TileDataSrc1& src1, CmpMode cmpMode,
+                          WaitEvents&... events);
+template <typename TileData, typename MaskTile, typename TmpTile, typename... WaitEvents>
+PTO_INST RecordEvent TSEL(TileData& dst, MaskTile& selMask, TileData& src0, TileData& src1, TmpTile& tmp,
+                          WaitEvents&... events);
+
+// Element-wise tile-scalar.
+PTO_SCALAR(TADDS, TileDataSrc) PTO_SCALAR(TSUBS, TileDataSrc) PTO_SCALAR(TMULS, TileDataSrc)
+PTO_SCALAR(TMAXS, TileDataSrc) PTO_SCALAR(TMINS, TileDataSrc) PTO_SCALAR(TLRELU, TileDataSrc)
+template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TAXPY(TileDataDst& dst, TileDataSrc& src0, typename TileDataSrc::DType scalar,
+                           WaitEvents&... events);
+PTO_SCALAR(TANDS, TileDataDst) PTO_SCALAR(TORS, TileDataDst)
+PTO_SCALAR(TSHLS, TileDataDst) PTO_SCALAR(TSHRS, TileDataDst)
+template <auto PrecisionType = DivAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TDIVS(TileDataDst& dst, TileDataSrc& src0, typename TileDataSrc::DType scalar,
+                           WaitEvents&... events);
+template <auto PrecisionType = FmodSAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc,
+          typename... WaitEvents>
+PTO_INST RecordEvent TFMODS(TileDataDst& dst, TileDataSrc& src, typename TileDataSrc::DType scalar,
+                            WaitEvents&... events);
+template <auto PrecisionType = RemSAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc,
+          typename TileDataTmp, typename... WaitEvents>
+PTO_INST RecordEvent TREMS(TileDataDst& dst, TileDataSrc& src, typename TileDataSrc::DType scalar, TileDataTmp& tmp,
+                           WaitEvents&... events);
+template <typename TileDataDst, typename TileDataSrc, typename TileDataTmp, typename... WaitEvents>
+PTO_INST RecordEvent TXORS(TileDataDst& dst, TileDataSrc& src0, typename TileDataSrc::DType scalar, TileDataTmp& tmp,
+                           WaitEvents&... events);
+template <typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TCMPS(TileDataDst& dst, TileDataSrc& src0, typename TileDataSrc::DType src1, CmpMode mode,
+                           WaitEvents&... events);
+template <typename TileDataDst, typename TileDataMask, typename TileDataSrc, typename TileDataTmp,
+          typename... WaitEvents>
+PTO_INST RecordEvent TSELS(TileDataDst& dst, TileDataMask& mask, TileDataSrc& src, TileDataTmp& tmp,
+                           typename TileDataSrc::DType scalar, WaitEvents&... events);
+template <typename TileData, typename... WaitEvents>
+PTO_INST RecordEvent TEXPANDS(TileData& dst, typename TileData::DType scalar, WaitEvents&... events);
+template <typename TileData, typename... WaitEvents>
+PTO_INST RecordEvent TADDSC(TileData& dst, TileData& src0, typename TileData::DType scalar, TileData& src1,
+                            WaitEvents&... events);
+template <typename TileData, typename... WaitEvents>
+PTO_INST RecordEvent TSUBSC(TileData& dst, TileData& src0, typename TileData::DType scalar, TileData& src1,
+                            WaitEvents&... events);
+
+// Element-wise unary.
+PTO_UNARY(TABS) PTO_UNARY(TNEG) PTO_UNARY(TNOT) PTO_UNARY(TRELU)
+template <auto PrecisionType = ExpAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TEXP(TileDataDst& dst, TileDataSrc& src, WaitEvents&... events);
+template <auto PrecisionType = LogAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TLOG(TileDataDst& dst, TileDataSrc& src, WaitEvents&... events);
+template <auto PrecisionType = RecipAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc,
+          typename... WaitEvents>
+PTO_INST RecordEvent TRECIP(TileDataDst& dst, TileDataSrc& src, WaitEvents&... events);
+template <auto PrecisionType = SqrtAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc,
+          typename... WaitEvents>
+PTO_INST RecordEvent TSQRT(TileDataDst& dst, TileDataSrc& src, WaitEvents&... events);
+template <auto PrecisionType = RsqrtAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc,
+          typename... WaitEvents>
+PTO_INST RecordEvent TRSQRT(TileDataDst& dst, TileDataSrc& src, WaitEvents&... events);
+template <auto PrecisionType = RsqrtAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc,
+          typename TileDataTmp, typename... WaitEvents>
+PTO_INST RecordEvent TRSQRT(TileDataDst& dst, TileDataSrc& src, TileDataTmp& tmp, WaitEvents&... events);
+template <bool NeedSetCtrl = true, typename TileDataD, typename TileDataS, typename... WaitEvents>
+PTO_INST RecordEvent TCVT(TileDataD& dst, TileDataS& src, RoundMode mode, SaturationMode satMode,
+                          WaitEvents&... events);
+template <bool NeedSetCtrl = true, typename TileDataD, typename TileDataS, typename TmpTileData, typename... WaitEvents>
+PTO_INST RecordEvent TCVT(TileDataD& dst, TileDataS& src, TmpTileData& tmp, RoundMode mode, SaturationMode satMode,
+                          WaitEvents&... events);
+
+// Reductions and expansions.
+PTO_REDUCE_TMP(TROWSUM) PTO_REDUCE_TMP(TROWMAX) PTO_REDUCE_TMP(TROWMIN) PTO_REDUCE_TMP(TROWPROD)
+PTO_REDUCE_TMP(TROWARGMAX) PTO_REDUCE_TMP(TROWARGMIN) PTO_REDUCE_TMP(TCOLARGMAX) PTO_REDUCE_TMP(TCOLARGMIN)
+PTO_REDUCE(TCOLSUM) PTO_REDUCE(TCOLMAX) PTO_REDUCE(TCOLMIN) PTO_REDUCE(TCOLPROD)
+PTO_UNARY(TROWEXPAND) PTO_UNARY(TCOLEXPAND)
+PTO_BINARY(TROWEXPANDADD) PTO_BINARY(TROWEXPANDSUB) PTO_BINARY(TROWEXPANDMUL) PTO_BINARY_P(TROWEXPANDDIV, DivAlgorithm)
+PTO_BINARY(TROWEXPANDMAX) PTO_BINARY(TROWEXPANDMIN) PTO_BINARY(TROWEXPANDEXPDIF)
+PTO_BINARY_TMP(TROWEXPANDADD) PTO_BINARY_TMP(TROWEXPANDSUB) PTO_BINARY_TMP(TROWEXPANDMUL)
+PTO_BINARY_TMP(TROWEXPANDMAX) PTO_BINARY_TMP(TROWEXPANDMIN) PTO_BINARY_TMP(TROWEXPANDEXPDIF)
+template <auto PrecisionType = DivAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc0,
+          typename TileDataSrc1, typename TileDataTmp, typename... WaitEvents>
+PTO_INST RecordEvent TROWEXPANDDIV(TileDataDst& dst, TileDataSrc0& src0, TileDataSrc1& src1, TileDataTmp& tmp,
+                                   WaitEvents&... events);
+PTO_BINARY(TCOLEXPANDADD) PTO_BINARY(TCOLEXPANDSUB) PTO_BINARY(TCOLEXPANDMUL) PTO_BINARY_P(TCOLEXPANDDIV, DivAlgorithm)
+PTO_BINARY(TCOLEXPANDMAX) PTO_BINARY(TCOLEXPANDMIN) PTO_BINARY(TCOLEXPANDEXPDIF)
+
+// Gather, scatter, sort, generate, quantize.
+template <typename TileDataD, typename TileDataS0, typename TileDataS1, typename TileDataTmp, typename... WaitEvents>
+PTO_INST RecordEvent TGATHER(TileDataD& dst, TileDataS0& src0, TileDataS1& src1, TileDataTmp& tmp,
+                             WaitEvents&... events);
+template <typename DstTileData, typename SrcTileData, MaskPattern maskPattern = MaskPattern::P1111,
+          auto gatherType = GatherAxis::GATHER_ROW, typename... WaitEvents>
+PTO_INST RecordEvent TGATHER(DstTileData& dst, SrcTileData& src, WaitEvents&... events);
+template <typename TileDataDst, typename TileDataSrc, typename TileDataOffset, typename... WaitEvents>
+PTO_INST RecordEvent TGATHERB(TileDataDst& dst, TileDataSrc& src, TileDataOffset& offset, WaitEvents&... events);
+template <typename TileDataD, typename TileDataS, typename TileDataI, typename... WaitEvents>
+PTO_INST RecordEvent TSCATTER(TileDataD& dst, TileDataS& src, TileDataI& indexes, WaitEvents&... events);
+template <typename DstTileData, typename SrcTileData, typename IdxTileData>
+PTO_INST RecordEvent TSORT32(DstTileData& dst, SrcTileData& src, IdxTileData& idx);
+template <typename DstTileData, typename SrcTileData, typename IdxTileData, typename TmpTileData>
+PTO_INST RecordEvent TSORT32(DstTileData& dst, SrcTileData& src, IdxTileData& idx, TmpTileData& tmp);
+template <typename DstTileData, typename SrcTileData, typename... WaitEvents>
+PTO_INST RecordEvent TMRGSORT(DstTileData& dst, SrcTileData& src, uint32_t blockLen, WaitEvents&... events);
+template <typename TileData, typename T, int descending, typename... WaitEvents>
+PTO_INST RecordEvent TCI(TileData& dst, T start, WaitEvents&... events);
+template <typename TileDataDst, typename TileDataSrc, typename TileDataPara, typename... WaitEvents>
+PTO_INST RecordEvent TDEQUANT(TileDataDst& dst, TileDataSrc& src, TileDataPara& scale, TileDataPara& offset,
+                              WaitEvents&... events);
 
 namespace cpu_sim {
 struct KernelLaunchOptions {
