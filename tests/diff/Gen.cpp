@@ -374,7 +374,9 @@ private:
     switch (pick(5)) {
     case 0:
       s.kind = Stmt::Kind::TileLoad;
-      s.buf = chance(50) ? tileIn_ : tileOut_;
+      // Loads read the input buffer only: auto-sync orders tile buffers, not GM, so a TLOAD of
+      // what a TSTORE wrote (MTE3 -> MTE2) would race on the npu (docs/sync.md).
+      s.buf = tileIn_;
       s.args = {tileOffset()};
       break;
     case 1:
