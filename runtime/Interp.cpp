@@ -18,6 +18,18 @@ uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool w
     if (error.empty()) error = std::string(what) + (write ? " writes" : " reads") + " outside the stack frame";
     return nullptr;
   }
+  // An offset in the upper half of a region's address space is a negative offset from the next
+  // region's base (argument i + 1): name that argument, not the one before it.
+  constexpr uint64_t kHalf = uint64_t{1} << (kRegionShift - 1);
+  if (off >= kHalf && region < gm->size()) {
+    if (error.empty()) {
+      const GmRegion& next = (*gm)[region];
+      const uint64_t before = (uint64_t{1} << kRegionShift) - off;
+      error = std::string(what) + (write ? " writes" : " reads") + " before the start of argument %" + next.name +
+              " (byte offset -" + std::to_string(before) + ")";
+    }
+    return nullptr;
+  }
   if (region == 0 || region > gm->size()) {
     if (error.empty()) {
       char b[64];
