@@ -5,7 +5,9 @@
 #include "isa/Numerics.h"
 #include "ref/Interp.h"
 #include "ref/Scalar.h"
+#include "obj/FileIO.h"
 #include "runtime/Npy.h"
+#include "runtime/ToolArgs.h"
 
 #include <CLI/CLI.hpp>
 
@@ -24,49 +26,6 @@ using rt::Tensor;
 int fail(const std::string& msg) {
   fprintf(stderr, "%s\n", msg.c_str());
   return 1;
-}
-
-/// The same values as pto-run's --random for a seed: uniform [-1, 1) floats rounded to the
-/// type, [-8, 8) signed and [0, 16) unsigned integers.
-Tensor randomTensor(isa::DType t, std::vector<int64_t> shape, std::mt19937_64& rng) {
-  Tensor x = Tensor::zeros(t, std::move(shape));
-  std::uniform_real_distribution<double> fd(-1.0, 1.0);
-  std::uniform_int_distribution<int> sd(-8, 7), ud(0, 15);
-  const int64_t n = isa::bitWidth(t) < 8 ? static_cast<int64_t>(x.data.size()) * 2 : x.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t bits;
-    if (isa::isFloat(t)) bits = isa::encodeFromDouble(t, fd(rng), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
-    else if (isa::info(t).kind == isa::DTypeKind::SInt) bits = static_cast<uint64_t>(static_cast<int64_t>(sd(rng)));
-    else if (t == isa::DType::I1) bits = static_cast<uint64_t>(ud(rng) & 1);
-    else bits = static_cast<uint64_t>(ud(rng));
-    x.setBits(i, truncBits(bits, isa::bitWidth(t)));
-  }
-  return x;
-}
-
-std::optional<std::pair<std::vector<int64_t>, isa::DType>> shapeAndType(std::string_view s) {
-  auto colon = s.rfind(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  auto shape = rt::parseShape(s.substr(0, colon));
-  auto t = isa::parseDType(s.substr(colon + 1));
-  if (!shape || !t) return std::nullopt;
-  return std::pair{*shape, *t};
-}
-
-void printTensor(const std::string& name, const Tensor& x) {
-  printf("%%%s: %s[", name.c_str(), std::string(isa::spelling(x.dtype)).c_str());
-  for (size_t i = 0; i < x.shape.size(); ++i) printf("%s%lld", i ? "x" : "", static_cast<long long>(x.shape[i]));
-  printf("] =");
-  const int64_t perRow = x.shape.empty() ? 1 : x.shape.back();
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    if (perRow > 0 && i % perRow == 0) printf("\n ");
-    const uint64_t b = x.bitsAt(i);
-    const unsigned w = isa::bitWidth(x.dtype);
-    if (isa::isFloat(x.dtype)) printf(" %.9g", x.at(i));
-    else if (isa::info(x.dtype).kind == isa::DTypeKind::SInt) printf(" %lld", static_cast<long long>(signedValue(b, w)));
-    else printf(" %llu", static_cast<unsigned long long>(b));
-  }
-  printf("\n");
 }
 
 } // namespace
@@ -128,10 +87,9 @@ int runSourceMain(int argc, char** argv) {
     archFlag = isa::parseArch(arch);
     if (!archFlag) return fail("pto-run: error: unknown arch '" + arch + "' (a2a3 or a5)");
   }
-  std::ifstream in(input);
-  std::stringstream text;
-  text << in.rdbuf();
-  as::SourceFile src(input, text.str());
+  std::string text;
+  if (auto e = obj::readInputFile(input, text)) return fail("pto-run: error: " + *e);
+  as::SourceFile src(input, std::move(text));
   std::ostringstream diagText;
   std::unique_ptr<ir::Module> mod;
   isa::Arch a = isa::Arch::A2A3;
@@ -196,13 +154,13 @@ int runSourceMain(int argc, char** argv) {
   std::mt19937_64 rng(seed);
   for (auto& [name, spec] : randoms) {
     if (!paramOf(name)) return noParam(name);
-    auto st = shapeAndType(spec);
-    if (!st) return fail("pto-run: error: --random " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
-    buffers[name] = randomTensor(st->second, st->first, rng);
+    auto rs = rt::randomSpec(spec);
+    if (!rs) return fail("pto-run: error: --random " + name + "=" + spec + ": expected SHAPE:DTYPE[:LO:HI], e.g. 64x64:f32");
+    buffers[name] = rt::randomTensor(Tensor::zeros(rs->dtype, rs->shape), rng, rs->range);
   }
   for (auto& [name, spec] : zeros) {
     if (!paramOf(name)) return noParam(name);
-    auto st = shapeAndType(spec);
+    auto st = rt::shapeAndType(spec);
     if (!st) return fail("pto-run: error: --zeros " + name + "=" + spec + ": expected SHAPE:DTYPE, e.g. 64x64:f32");
     buffers[name] = Tensor::zeros(st->second, st->first);
   }
@@ -231,7 +189,7 @@ int runSourceMain(int argc, char** argv) {
       auto c2 = spec.rfind(':');
       auto c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : spec.rfind(':', c2 - 1);
       if (c1 == std::string::npos) return fail("pto-run: error: --arg " + name + "=" + spec + ": expected file.npy or file.bin:SHAPE:DTYPE");
-      auto st = shapeAndType(spec.substr(c1 + 1));
+      auto st = rt::shapeAndType(spec.substr(c1 + 1));
       if (!st) return fail("pto-run: error: --arg " + name + "=" + spec + ": bad SHAPE:DTYPE");
       t = rt::readRaw(spec.substr(0, c1), st->second, st->first);
     }
@@ -263,7 +221,7 @@ int runSourceMain(int argc, char** argv) {
   for (auto& name : prints) {
     auto it = buffers.find(name);
     if (it == buffers.end()) return noParam(name);
-    printTensor(name, it->second);
+    rt::printTensor(name, it->second);
   }
   if (!quiet)
     fprintf(stderr, "pto-run: @%s: %u block(s), %llu tile ops, %llu scalar ops (reference interpreter)\n", kernel.c_str(),
