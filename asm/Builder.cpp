@@ -2400,7 +2400,7 @@ public:
 /// ANTLR keeps the prediction DFAs of every parse in static tables shared by all parsers: a
 /// process that parses many different inputs (a fuzzer, a server) grows them without end.
 /// Past this many states they are dropped and rebuilt on demand by the next parse.
-constexpr size_t kMaxCachedDfaStates = 200000;
+constexpr size_t kMaxCachedDfaStates = 20000;
 
 void boundParserCaches(ptogen::PTOParser& parser, ptogen::PTOLexer& lexer) {
   auto* p = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
