@@ -14,7 +14,6 @@
 
 namespace pto::as::lower {
 
-
 void FunctionLowering::layout() {
   // Frame: spill slots, event-id arrays, then (when the function calls) the call-argument
   // area and the saved ra.
@@ -36,8 +35,10 @@ void FunctionLowering::layout() {
   for (size_t i = 0; i < code_.size(); ++i) {
     addr[i] = pc;
     const MInst& m = code_[i];
-    if (m.kind == MInst::Label) labelAt[m.label] = pc;
-    else pc += wordBytes(m);
+    if (m.kind == MInst::Label)
+      labelAt[m.label] = pc;
+    else
+      pc += wordBytes(m);
   }
   for (size_t i = 0; i < code_.size() && ok_; ++i) {
     MInst& m = code_[i];
@@ -48,7 +49,8 @@ void FunctionLowering::layout() {
     }
     auto e = enc::encode(m.inst);
     if (!e) {
-      diags_.error(m.loc.valid() ? m.loc : currentLoc_, "internal encoding error: " + e.error() + " (" + enc::format(m.inst) + ")");
+      diags_.error(m.loc.valid() ? m.loc : currentLoc_,
+                   "internal encoding error: " + e.error() + " (" + enc::format(m.inst) + ")");
       ok_ = false;
       return;
     }
@@ -69,10 +71,10 @@ void FunctionLowering::layout() {
       r.index = index;
       relocs_.push_back(r);
     }
-    for (unsigned b = 0; b < e->bits / 8; ++b) text_.push_back(static_cast<uint8_t>(e->value >> (8 * b)));
+    for (unsigned b = 0; b < e->bits / 8; ++b)
+      text_.push_back(static_cast<uint8_t>(e->value >> (8 * b)));
   }
 }
-
 
 /// Stack parameters sit just above the frame; event-id arrays follow the spill slots; call
 /// arguments use the call-argument area.
@@ -83,7 +85,6 @@ void FunctionLowering::patchFrameOffsets(uint32_t frame) {
     if (m.outArg >= 0) m.inst.set("simm12", callArea_ + 8 * static_cast<int64_t>(m.outArg));
   }
 }
-
 
 /// With a frame, the function starts by reserving it (and saving ra when it calls) and every
 /// return releases it; without one, the placeholders emitted at returns are dropped.
@@ -113,13 +114,13 @@ void FunctionLowering::placeFrameCode(uint32_t frame) {
       if (!hasCalls_) continue;
       m.inst.set("simm12", raSlot);
       break;
-    default: break;
+    default:
+      break;
     }
     out.push_back(std::move(m));
   }
   code_ = std::move(out);
 }
-
 
 unsigned FunctionLowering::wordBytes(const MInst& m) {
   if (m.kind == MInst::Jump || m.kind == MInst::CondJump) return 4;

@@ -16,7 +16,6 @@
 
 namespace pto::as::lower {
 
-
 bool FunctionLowering::run() {
   out_.name = fn_.name;
   if (fn_.hasAttr("pto.entry") || fn_.isFragment) out_.flags |= obj::kEntry;
@@ -24,7 +23,8 @@ bool FunctionLowering::run() {
   if (fn_.isDeclaration) out_.flags |= obj::kDeclaration;
   for (const NamedAttr& a : fn_.attrs)
     if (a.key == "pto.kernel_kind")
-      out_.flags |= a.value.find("cube") != std::string::npos ? obj::kKernelCube : obj::kKernelVector;
+      out_.flags |=
+          a.value.find("cube") != std::string::npos ? obj::kKernelCube : obj::kKernelVector;
   if (!fn_.isDeclaration) {
     lowerParams();
     lowerRegion(fn_.body);
@@ -33,7 +33,8 @@ bool FunctionLowering::run() {
     if (ok_) allocateRegisters();
     if (ok_) layout();
   } else {
-    for (ValueId a : fn_.body.args) addParam(a);
+    for (ValueId a : fn_.body.args)
+      addParam(a);
   }
   return ok_;
 }
@@ -49,7 +50,6 @@ void FunctionLowering::missing(SrcLoc loc, const std::string& what) {
   if (ok_) unsupported(loc, what);
 }
 
-
 MInst& FunctionLowering::emit(enc::Inst inst, std::vector<RegRef> regs) {
   MInst m;
   m.inst = inst;
@@ -62,8 +62,9 @@ MInst& FunctionLowering::emit(enc::Inst inst, std::vector<RegRef> regs) {
   return code_.back();
 }
 
-
-enc::Inst FunctionLowering::make(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
+enc::Inst
+FunctionLowering::make(FormId f,
+                       std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
   auto r = enc::make(f, fields);
   if (!r) {
     diags_.error(currentLoc_, "internal encoding error: " + r.error());
@@ -73,7 +74,6 @@ enc::Inst FunctionLowering::make(FormId f, std::initializer_list<std::pair<std::
   return *r;
 }
 
-
 /// Scalar instructions execute inside a scalar block; open one after a tile block.
 void FunctionLowering::needScalarBlock() {
   if (inScalarBlock_) return;
@@ -81,13 +81,13 @@ void FunctionLowering::needScalarBlock() {
   inScalarBlock_ = true;
 }
 
-
 /// A scalar instruction with register fields (vregs, or physical registers via physical()).
-void FunctionLowering::scalar(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields, std::vector<RegRef> regs) {
+void FunctionLowering::scalar(FormId f,
+                              std::initializer_list<std::pair<std::string_view, int64_t>> fields,
+                              std::vector<RegRef> regs) {
   needScalarBlock();
   emit(make(f, fields), std::move(regs));
 }
-
 
 void FunctionLowering::copy(VReg dst, VReg src) {
   scalar(FormId::S_ADDI, {{"uimm12", 0}}, {{"SrcL", src, false}, {"RegDst", dst, true}});
@@ -112,7 +112,6 @@ void FunctionLowering::startBranchBlock(int label, bool conditional) {
   inScalarBlock_ = true;
 }
 
-
 /// The register holding a scalar value. Constants are rematerialized at every use (they cost
 /// one or two instructions and never occupy a register across the program).
 VReg FunctionLowering::reg(ValueId v) {
@@ -122,18 +121,18 @@ VReg FunctionLowering::reg(ValueId v) {
     return r;
   }
   if (auto it = vregs_.find(v); it != vregs_.end()) return it->second;
-  if (ok_) diags_.error(fn_.value(v).loc, "internal error: value '%" + fn_.value(v).name + "' has no register");
+  if (ok_)
+    diags_.error(fn_.value(v).loc,
+                 "internal error: value '%" + fn_.value(v).name + "' has no register");
   ok_ = false;
   return newVReg();
 }
-
 
 VReg FunctionLowering::define(ValueId v) {
   VReg r = newVReg();
   vregs_[v] = r;
   return r;
 }
-
 
 void FunctionLowering::materialize(VReg r, uint64_t bits) {
   needScalarBlock();
@@ -142,20 +141,19 @@ void FunctionLowering::materialize(VReg r, uint64_t bits) {
     const enc::FormInfo& fi = i.formInfo();
     // Only the words writing rd (0 here) define r; the low half of a 64-bit constant goes to
     // the physical scratch register first.
-    if (fi.fieldIndex("RegDst") >= 0 && i.get("RegDst").value_or(0) == 0) refs.push_back({"RegDst", r, true});
+    if (fi.fieldIndex("RegDst") >= 0 && i.get("RegDst").value_or(0) == 0)
+      refs.push_back({"RegDst", r, true});
     // The OR of a full 64-bit constant reads and writes the destination.
     if (i.form == FormId::S_OR) refs.push_back({"SrcL", r, false});
     emit(i, refs);
   }
 }
 
-
 std::optional<int64_t> FunctionLowering::constantInt(ValueId v) const {
   auto c = constants_.find(v);
   if (c == constants_.end() || !fn_.type(v).isIntLike()) return std::nullopt;
   return static_cast<int64_t>(c->second);
 }
-
 
 /// Raw bits of a constant: integers sign-extended, floats as their IEEE (or bf16) pattern,
 /// hex literals as written.
@@ -176,16 +174,17 @@ std::optional<uint64_t> FunctionLowering::constantBits(const Op& op) {
   }
   double d = std::strtod(text.c_str(), nullptr);
   switch (t.elem) {
-  case isa::DType::F32: return std::bit_cast<uint32_t>(std::strtof(text.c_str(), nullptr)); // rounded once
-  case isa::DType::F64: return std::bit_cast<uint64_t>(d);
+  case isa::DType::F32:
+    return std::bit_cast<uint32_t>(std::strtof(text.c_str(), nullptr)); // rounded once
+  case isa::DType::F64:
+    return std::bit_cast<uint64_t>(d);
   case isa::DType::F16:
-  case isa::DType::BF16: return isa::encodeFromDouble(t.elem, d, isa::RoundMode::CAST_RINT, isa::SatMode::OFF);
-  default: return std::nullopt;
+  case isa::DType::BF16:
+    return isa::encodeFromDouble(t.elem, d, isa::RoundMode::CAST_RINT, isa::SatMode::OFF);
+  default:
+    return std::nullopt;
   }
 }
-
-
-
 
 void FunctionLowering::addParam(ValueId a) {
   const Type& t = fn_.type(a);
@@ -193,7 +192,9 @@ void FunctionLowering::addParam(ValueId a) {
   p.name = fn_.value(a).name;
   p.dtype = t.elem;
   switch (t.kind) {
-  case TypeKind::Ptr: p.kind = obj::ParamKind::Pointer; break;
+  case TypeKind::Ptr:
+    p.kind = obj::ParamKind::Pointer;
+    break;
   case TypeKind::TensorView:
     p.kind = obj::ParamKind::TensorView;
     p.shape = t.shape;
@@ -202,11 +203,12 @@ void FunctionLowering::addParam(ValueId a) {
     p.kind = obj::ParamKind::Index;
     p.dtype = isa::DType::I64;
     break;
-  default: p.kind = obj::ParamKind::Scalar; break;
+  default:
+    p.kind = obj::ParamKind::Scalar;
+    break;
   }
   out_.params.push_back(std::move(p));
 }
-
 
 void FunctionLowering::lowerParams() {
   const auto& args = fn_.body.args;
@@ -214,13 +216,15 @@ void FunctionLowering::lowerParams() {
     ValueId a = args[i];
     const Type& t = fn_.type(a);
     addParam(a);
-    if (t.kind == TypeKind::Tile || t.kind == TypeKind::PartView || t.kind == TypeKind::EventIdArray) {
+    if (t.kind == TypeKind::Tile || t.kind == TypeKind::PartView ||
+        t.kind == TypeKind::EventIdArray) {
       unsupported(fn_.value(a).loc, "a parameter of type " + toString(t));
       continue;
     }
     if (t.kind == TypeKind::TensorView) {
       for (int64_t d : t.shape)
-        if (d == kDynamic) unsupported(fn_.value(a).loc, "a tensor_view parameter with a dynamic shape");
+        if (d == kDynamic)
+          unsupported(fn_.value(a).loc, "a tensor_view parameter with a dynamic shape");
     }
     VReg r = define(a);
     if (i < kMaxRegParams) {
@@ -241,12 +245,12 @@ void FunctionLowering::lowerParams() {
       vr.base = r;
       vr.elem = t.elem;
       vr.constStrides.assign(t.shape.size(), 1);
-      for (size_t d = t.shape.size(); d-- > 1;) vr.constStrides[d - 1] = vr.constStrides[d] * t.shape[d];
+      for (size_t d = t.shape.size(); d-- > 1;)
+        vr.constStrides[d - 1] = vr.constStrides[d] * t.shape[d];
       views_[a] = vr;
     }
   }
 }
-
 
 void FunctionLowering::lowerRegion(const Region& r) {
   // Lowering goes on after a refusal so that every refusal is reported in one run; nothing is
@@ -258,7 +262,6 @@ void FunctionLowering::lowerRegion(const Region& r) {
   }
 }
 
-
 void FunctionLowering::lowerOp(const Op& op) {
   switch (op.kind) {
   case OpKind::Constant: {
@@ -268,12 +271,17 @@ void FunctionLowering::lowerOp(const Op& op) {
     pendingLoc_ = {};
     return;
   }
-  case OpKind::Arith: return lowerArith(op);
-  case OpKind::For: return lowerFor(op);
-  case OpKind::If: return lowerIf(op);
-  case OpKind::While: return lowerWhile(op);
+  case OpKind::Arith:
+    return lowerArith(op);
+  case OpKind::For:
+    return lowerFor(op);
+  case OpKind::If:
+    return lowerIf(op);
+  case OpKind::While:
+    return lowerWhile(op);
   case OpKind::Condition:
-  case OpKind::Yield: return; // handled by the enclosing structured op
+  case OpKind::Yield:
+    return; // handled by the enclosing structured op
   case OpKind::Return:
     if (!op.operands.empty()) {
       VReg v = reg(op.operands[0]);
@@ -283,40 +291,55 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::Section:
     out_.flags |= op.name.ends_with("cube") ? obj::kKernelCube : obj::kKernelVector;
     return lowerRegion(op.regions[0]);
-  case OpKind::MakeTensorView: return lowerMakeView(op);
-  case OpKind::PartitionView: return lowerPartition(op);
-  case OpKind::GetTensorViewDim: return lowerGetDim(op);
-  case OpKind::AllocTile: return lowerAlloc(op);
+  case OpKind::MakeTensorView:
+    return lowerMakeView(op);
+  case OpKind::PartitionView:
+    return lowerPartition(op);
+  case OpKind::GetTensorViewDim:
+    return lowerGetDim(op);
+  case OpKind::AllocTile:
+    return lowerAlloc(op);
   case OpKind::Subset:
   case OpKind::Reshape:
-  case OpKind::Bitcast: return lowerView(op);
+  case OpKind::Bitcast:
+    return lowerView(op);
   case OpKind::SetValidShape:
     valid_[op.operands[0]] = {Dim{0, op.operands[1]}, Dim{0, op.operands[2]}};
     pendingLoc_ = {};
     return;
-  case OpKind::TAssign: return lowerAssign(op);
+  case OpKind::TAssign:
+    return lowerAssign(op);
   case OpKind::LoadScalar:
-  case OpKind::StoreScalar: return lowerScalarMemory(op);
+  case OpKind::StoreScalar:
+    return lowerScalarMemory(op);
   case OpKind::AddPtr: {
     VReg p = reg(op.operands[0]), o = reg(op.operands[1]);
-    unsigned shift = static_cast<unsigned>(std::countr_zero(std::max(1u, isa::bitWidth(fn_.type(op.operands[0]).elem) / 8)));
-    scalar(FormId::S_ADD, {{"shamt", shift}}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", define(op.results[0]), true}});
+    unsigned shift = static_cast<unsigned>(
+        std::countr_zero(std::max(1u, isa::bitWidth(fn_.type(op.operands[0]).elem) / 8)));
+    scalar(FormId::S_ADD, {{"shamt", shift}},
+           {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
-  case OpKind::BlockInfo: return lowerBlockInfo(op);
-  case OpKind::TileOp: return lowerTileOp(op);
+  case OpKind::BlockInfo:
+    return lowerBlockInfo(op);
+  case OpKind::TileOp:
+    return lowerTileOp(op);
   case OpKind::SetFlag:
   case OpKind::WaitFlag:
-  case OpKind::Barrier: return lowerSync(op);
+  case OpKind::Barrier:
+    return lowerSync(op);
   case OpKind::DeclareEventIdArray:
   case OpKind::EventIdArrayGet:
-  case OpKind::EventIdArraySet: return lowerEventArray(op);
-  case OpKind::Call: return lowerCall(op);
-  case OpKind::TGetVal: return unsupported(op.loc, "'pto.tgetval'");
-  case OpKind::Print: return unsupported(op.loc, "'" + op.name + "'");
+  case OpKind::EventIdArraySet:
+    return lowerEventArray(op);
+  case OpKind::Call:
+    return lowerCall(op);
+  case OpKind::TGetVal:
+    return unsupported(op.loc, "'pto.tgetval'");
+  case OpKind::Print:
+    return unsupported(op.loc, "'" + op.name + "'");
   }
 }
-
 
 void FunctionLowering::lowerFor(const Op& op) {
   const Region& body = op.regions[0];
@@ -331,34 +354,39 @@ void FunctionLowering::lowerFor(const Op& op) {
   placeLabel(head);
   size_t loopStart = code_.size();
   // Head block: leave when iv >= ub (signed, as index arithmetic is).
-  conditionalExit(exit, op.loc, [&] { scalar(FormId::S_SETC_GE, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[1]), false}}); });
+  conditionalExit(exit, op.loc, [&] {
+    scalar(FormId::S_SETC_GE, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[1]), false}});
+  });
   lowerRegion(body);
   // Latch block: step, carry the yielded values, jump back.
   startBranchBlock(head, false);
   const Op* yield = terminator(body, OpKind::Yield);
   if (yield) yieldTo(carried, yield->operands, yield->loc);
-  scalar(FormId::S_ADD, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", iv, true}});
+  scalar(FormId::S_ADD, {},
+         {{"SrcL", iv, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", iv, true}});
   loops_.push_back({loopStart, code_.size() - 1});
   placeLabel(exit);
   inScalarBlock_ = false;
-  for (size_t i = 0; i < op.results.size() && i < carried.size(); ++i) shareHome(op.results[i], carried[i]);
+  for (size_t i = 0; i < op.results.size() && i < carried.size(); ++i)
+    shareHome(op.results[i], carried[i]);
 }
-
 
 const Op* FunctionLowering::terminator(const Region& r, OpKind kind) {
   if (r.ops.empty() || r.ops.back()->kind != kind) return nullptr;
   return r.ops.back().get();
 }
 
-
 void FunctionLowering::lowerIf(const Op& op) {
   int elseLabel = newLabel(), end = newLabel();
   VReg c = reg(op.operands[0]);
-  conditionalExit(elseLabel, op.loc, [&] { scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}}); });
+  conditionalExit(elseLabel, op.loc, [&] {
+    scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}});
+  });
   lowerRegion(op.regions[0]);
   // The results' homes are made on the then edge, from the values it yields.
   const Op* thenYield = terminator(op.regions[0], OpKind::Yield);
-  if (!op.results.empty() && !thenYield) return unsupported(op.loc, "'scf.if' with results and no 'scf.yield'");
+  if (!op.results.empty() && !thenYield)
+    return unsupported(op.loc, "'scf.if' with results and no 'scf.yield'");
   for (size_t i = 0; i < op.results.size(); ++i)
     if (!bindHome(op.results[i], thenYield->operands[i], thenYield->operandLocs[i])) return;
   bool hasElse = !op.regions[1].ops.empty();
@@ -367,12 +395,12 @@ void FunctionLowering::lowerIf(const Op& op) {
   inScalarBlock_ = false;
   if (hasElse) {
     lowerRegion(op.regions[1]);
-    if (const Op* y = terminator(op.regions[1], OpKind::Yield)) yieldTo(op.results, y->operands, y->loc);
+    if (const Op* y = terminator(op.regions[1], OpKind::Yield))
+      yieldTo(op.results, y->operands, y->loc);
     placeLabel(end);
     inScalarBlock_ = false;
   }
 }
-
 
 void FunctionLowering::lowerWhile(const Op& op) {
   const Region& before = op.regions[0];
@@ -389,11 +417,17 @@ void FunctionLowering::lowerWhile(const Op& op) {
   // The values scf.condition passes become the results (on exit) and the after region's
   // arguments (otherwise); both homes are written before the decision, which reads neither.
   for (size_t i = 0; i + 1 < cond->operands.size(); ++i) {
-    if (i < op.results.size() && !bindHome(op.results[i], cond->operands[i + 1], cond->operandLocs[i + 1])) return;
-    if (i < after.args.size() && !bindHome(after.args[i], cond->operands[i + 1], cond->operandLocs[i + 1])) return;
+    if (i < op.results.size() &&
+        !bindHome(op.results[i], cond->operands[i + 1], cond->operandLocs[i + 1]))
+      return;
+    if (i < after.args.size() &&
+        !bindHome(after.args[i], cond->operands[i + 1], cond->operandLocs[i + 1]))
+      return;
   }
   VReg c = reg(cond->operands[0]);
-  conditionalExit(exit, cond->loc, [&] { scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}}); });
+  conditionalExit(exit, cond->loc, [&] {
+    scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}});
+  });
   lowerRegion(after);
   startBranchBlock(head, false);
   if (const Op* y = terminator(after, OpKind::Yield)) yieldTo(before.args, y->operands, y->loc);
@@ -401,7 +435,6 @@ void FunctionLowering::lowerWhile(const Op& op) {
   placeLabel(exit);
   inScalarBlock_ = false;
 }
-
 
 // A value that crosses a region boundary (iter_args, scf.if and scf.while results) has one
 // home that every incoming edge writes: a scalar its register; a tensor view its base register
@@ -433,7 +466,8 @@ bool FunctionLowering::bindHome(ValueId home, ValueId from, SrcLoc loc) {
     h.base = newVReg();
     copy(h.base, v->second.base);
     views_[home] = h;
-    if (auto s = dynamicShapes_.find(from); s != dynamicShapes_.end()) dynamicShapes_[home] = s->second;
+    if (auto s = dynamicShapes_.find(from); s != dynamicShapes_.end())
+      dynamicShapes_[home] = s->second;
     return true;
   }
   case TypeKind::PartView: {
@@ -463,28 +497,28 @@ bool FunctionLowering::bindHome(ValueId home, ValueId from, SrcLoc loc) {
   }
 }
 
-
 /// The result of a loop shares the home of its iter_arg.
 void FunctionLowering::shareHome(ValueId result, ValueId home) {
   if (auto it = vregs_.find(home); it != vregs_.end()) vregs_[result] = it->second;
   if (auto it = tiles_.find(home); it != tiles_.end()) tiles_[result] = it->second;
   if (auto it = valid_.find(home); it != valid_.end()) valid_[result] = it->second;
   if (auto it = views_.find(home); it != views_.end()) views_[result] = it->second;
-  if (auto it = dynamicShapes_.find(home); it != dynamicShapes_.end()) dynamicShapes_[result] = it->second;
+  if (auto it = dynamicShapes_.find(home); it != dynamicShapes_.end())
+    dynamicShapes_[result] = it->second;
   if (auto it = parts_.find(home); it != parts_.end()) parts_[result] = it->second;
 }
 
-
 std::vector<VReg*> FunctionLowering::partRegs(PartRegs& p) {
   std::vector<VReg*> regs{&p.addr, &p.rowStride};
-  for (PartRegs::Outer& o : p.outer) regs.push_back(&o.strideBytes);
+  for (PartRegs::Outer& o : p.outer)
+    regs.push_back(&o.strideBytes);
   return regs;
 }
 
-
 /// An edge into the homes: homes[i] = srcs[i] for all i at once (a value may feed another
 /// position, as in a swap).
-void FunctionLowering::yieldTo(const std::vector<ValueId>& homes, const std::vector<ValueId>& srcs, SrcLoc loc) {
+void FunctionLowering::yieldTo(const std::vector<ValueId>& homes, const std::vector<ValueId>& srcs,
+                               SrcLoc loc) {
   std::vector<VReg> dstRegs, srcRegs;
   std::vector<std::pair<uint32_t, ValueId>> tileCopies; // (home descriptor, source tile)
   for (size_t i = 0; i < homes.size() && i < srcs.size(); ++i) {
@@ -513,8 +547,10 @@ void FunctionLowering::yieldTo(const std::vector<ValueId>& homes, const std::vec
       if (h == parts_.end() || s == parts_.end()) return missing(loc, "this partition view");
       if (!sameShape(h->second, s->second))
         return unsupported(loc, "yielding partition views of different layouts or slice shapes");
-      for (VReg* r : partRegs(h->second)) dstRegs.push_back(*r);
-      for (VReg* r : partRegs(s->second)) srcRegs.push_back(*r);
+      for (VReg* r : partRegs(h->second))
+        dstRegs.push_back(*r);
+      for (VReg* r : partRegs(s->second))
+        srcRegs.push_back(*r);
       break;
     }
     default:
@@ -534,13 +570,15 @@ void FunctionLowering::yieldTo(const std::vector<ValueId>& homes, const std::vec
     copy(t, s);
     tmp.push_back(t);
   }
-  for (size_t i = 0; i < tmp.size(); ++i) copy(dstRegs[i], tmp[i]);
-  for (auto& [home, src] : tileCopies) copyTile(home, src, loc);
+  for (size_t i = 0; i < tmp.size(); ++i)
+    copy(dstRegs[i], tmp[i]);
+  for (auto& [home, src] : tileCopies)
+    copyTile(home, src, loc);
 }
 
-
 bool FunctionLowering::sameStrides(const ViewRegs& a, const ViewRegs& b) const {
-  if (a.strides.size() != b.strides.size() || a.dn != b.dn || a.constStrides != b.constStrides) return false;
+  if (a.strides.size() != b.strides.size() || a.dn != b.dn || a.constStrides != b.constStrides)
+    return false;
   for (size_t i = 0; i < a.strides.size(); ++i) {
     if (a.strides[i] == b.strides[i]) continue;
     auto x = constantInt(a.strides[i]), y = constantInt(b.strides[i]);
@@ -550,20 +588,21 @@ bool FunctionLowering::sameStrides(const ViewRegs& a, const ViewRegs& b) const {
 }
 
 bool FunctionLowering::sameShape(const PartRegs& a, const PartRegs& b) {
-  if (a.dn != b.dn || a.outer.size() != b.outer.size() || a.sliceRows != b.sliceRows || a.sliceCols != b.sliceCols)
+  if (a.dn != b.dn || a.outer.size() != b.outer.size() || a.sliceRows != b.sliceRows ||
+      a.sliceCols != b.sliceCols)
     return false;
   for (size_t i = 0; i < a.outer.size(); ++i)
     if (a.outer[i].size != b.outer[i].size) return false;
   return true;
 }
 
-
 /// home <- src as a TMOV block (both have the yielded value's type, so the same shape).
 void FunctionLowering::copyTile(uint32_t home, ValueId src, SrcLoc loc) {
   auto code = enc::dataTypeCode(fn_.type(src).tile.dtype);
   auto eop = enc::tileOpFor(isa::OpId::TMOV);
   auto s = tiles_.find(src);
-  if (!code || !eop || s == tiles_.end()) return unsupported(loc, "copying a yielded tile of this type");
+  if (!code || !eop || s == tiles_.end())
+    return unsupported(loc, "copying a yielded tile of this type");
   const TileType& t = fn_.type(src).tile;
   std::pair<Dim, Dim> valid = validOf(src);
   VReg rowsReg = dimReg(valid.first), colsReg = dimReg(valid.second);
@@ -572,7 +611,8 @@ void FunctionLowering::copyTile(uint32_t home, ValueId src, SrcLoc loc) {
   emit(enc::tileStart(eop->op, *code));
   dim(0, valid.second, colsReg);
   if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first, rowsReg);
-  if (valid.second.value != kNoValue || valid.second.constant != t.cols) emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
+  if (valid.second.value != kNoValue || valid.second.constant != t.cols)
+    emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
   MInst& w = emit(enc::bIot(home, s->second, true));
   for (uint32_t idx : {home, s->second})
     if (out_.tiles[idx].placement == obj::kUnplaced && rootPlacement(idx) == obj::kUnplaced)
@@ -580,24 +620,25 @@ void FunctionLowering::copyTile(uint32_t home, ValueId src, SrcLoc loc) {
   emit(enc::bstop());
 }
 
-
 /// The return block, preceded by the epilogue (frame release, ra restore). Whether a frame
 /// is needed is known only after register allocation: layout() drops what is not needed.
 void FunctionLowering::emitReturn(SrcLoc) {
   if (!inScalarBlock_) emit(make(FormId::BSTART_STD_FALL, {})).frame = MInst::BlockStart;
   // ra is reloaded from the frame before the frame is released.
-  emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kRa}})).frame = MInst::RaRestore;
-  emit(make(FormId::S_ADDI, {{"SrcL", kSp}, {"uimm12", 0}, {"RegDst", kSp}})).frame = MInst::SpAdjust;
+  emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kRa}})).frame =
+      MInst::RaRestore;
+  emit(make(FormId::S_ADDI, {{"SrcL", kSp}, {"uimm12", 0}, {"RegDst", kSp}})).frame =
+      MInst::SpAdjust;
   emit(make(FormId::BSTART_STD_RET, {}));
   inScalarBlock_ = true;
 }
-
 
 /// A call: arguments go through the call-argument area of the frame into a0..a7 (so that no
 /// argument overwrites another), values live across the call are kept in the frame (the
 /// callee may use every register), and the result comes back in a0 (docs/abi.md).
 void FunctionLowering::lowerCall(const Op& op) {
-  if (op.operands.size() > kMaxRegParams) return unsupported(op.loc, "a call with more than 8 arguments");
+  if (op.operands.size() > kMaxRegParams)
+    return unsupported(op.loc, "a call with more than 8 arguments");
   if (op.results.size() > 1) return unsupported(op.loc, "a call with more than one result");
   for (ValueId v : op.operands)
     if (!fn_.type(v).isScalarLike() && fn_.type(v).kind != TypeKind::Ptr)
@@ -609,7 +650,8 @@ void FunctionLowering::lowerCall(const Op& op) {
     code_.back().outArg = static_cast<int>(i);
   }
   for (size_t i = 0; i < op.operands.size(); ++i) {
-    scalar(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kA0 + static_cast<int64_t>(i)}}, {});
+    scalar(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kA0 + static_cast<int64_t>(i)}},
+           {});
     code_.back().outArg = static_cast<int>(i);
     code_.back().clobbersRegs = true;
   }
@@ -618,7 +660,8 @@ void FunctionLowering::lowerCall(const Op& op) {
   call.callee = op.name;
   inScalarBlock_ = false; // the callee returns to the next word, which starts a block
   if (!op.results.empty())
-    scalar(FormId::S_ADDI, {{"SrcL", kA0}, {"uimm12", 0}}, {{"RegDst", define(op.results[0]), true}});
+    scalar(FormId::S_ADDI, {{"SrcL", kA0}, {"uimm12", 0}},
+           {{"RegDst", define(op.results[0]), true}});
 }
 
 } // namespace pto::as::lower

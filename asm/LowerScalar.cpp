@@ -14,7 +14,6 @@
 
 namespace pto::as::lower {
 
-
 void FunctionLowering::lowerArith(const Op& op) {
   std::string_view name = op.name;
   name.remove_prefix(6); // "arith."
@@ -24,29 +23,38 @@ void FunctionLowering::lowerArith(const Op& op) {
   if (name == "bitcast") {
     VReg d = define(op.results[0]);
     copy(d, reg(op.operands[0]));
-    if (rt.isFloatScalar()) zeroExtend(d, rt);
-    else normalize(d, rt);
+    if (rt.isFloatScalar())
+      zeroExtend(d, rt);
+    else
+      normalize(d, rt);
     return;
   }
   // i1 is kept as 0/1: sign-extending it makes true -1.
-  if (name == "extsi" && fn_.type(op.operands[0]).kind == TypeKind::Scalar && fn_.type(op.operands[0]).elem == isa::DType::I1) {
-    scalar(FormId::S_SUB, {{"SrcL", kZero}}, {{"SrcR", reg(op.operands[0]), false}, {"RegDst", define(op.results[0]), true}});
+  if (name == "extsi" && fn_.type(op.operands[0]).kind == TypeKind::Scalar &&
+      fn_.type(op.operands[0]).elem == isa::DType::I1) {
+    scalar(FormId::S_SUB, {{"SrcL", kZero}},
+           {{"SrcR", reg(op.operands[0]), false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
   if (name == "select") {
     VReg c = reg(op.operands[0]), a = reg(op.operands[1]), b = reg(op.operands[2]);
-    scalar(FormId::S_CSEL, {}, {{"SrcP", c, false}, {"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", define(op.results[0]), true}});
+    scalar(FormId::S_CSEL, {},
+           {{"SrcP", c, false},
+            {"SrcL", a, false},
+            {"SrcR", b, false},
+            {"RegDst", define(op.results[0]), true}});
     return;
   }
   if (rt.isFloatScalar() || (!op.operands.empty() && fn_.type(op.operands[0]).isFloatScalar()))
     return lowerFloat(op, name);
   if (foldConstant(op, name)) return;
   static const std::map<std::string_view, FormId> kBinary = {
-      {"addi", FormId::S_ADD},   {"subi", FormId::S_SUB},   {"muli", FormId::S_MUL},  {"divsi", FormId::S_DIV},
-      {"divui", FormId::S_DIVU}, {"remsi", FormId::S_REM},  {"remui", FormId::S_REMU}, {"minsi", FormId::S_MIN},
-      {"minui", FormId::S_MINU}, {"maxsi", FormId::S_MAX},  {"maxui", FormId::S_MAXU}, {"andi", FormId::S_AND},
-      {"ori", FormId::S_OR},     {"xori", FormId::S_XOR},   {"shli", FormId::S_SLL},  {"shrsi", FormId::S_SRA},
-      {"shrui", FormId::S_SRL}};
+      {"addi", FormId::S_ADD},   {"subi", FormId::S_SUB},   {"muli", FormId::S_MUL},
+      {"divsi", FormId::S_DIV},  {"divui", FormId::S_DIVU}, {"remsi", FormId::S_REM},
+      {"remui", FormId::S_REMU}, {"minsi", FormId::S_MIN},  {"minui", FormId::S_MINU},
+      {"maxsi", FormId::S_MAX},  {"maxui", FormId::S_MAXU}, {"andi", FormId::S_AND},
+      {"ori", FormId::S_OR},     {"xori", FormId::S_XOR},   {"shli", FormId::S_SLL},
+      {"shrsi", FormId::S_SRA},  {"shrui", FormId::S_SRL}};
   if (auto it = kBinary.find(name); it != kBinary.end()) {
     VReg a = reg(op.operands[0]), b = reg(op.operands[1]);
     // Narrow integers are kept sign-extended: the unsigned ops read them zero-extended.
@@ -58,23 +66,26 @@ void FunctionLowering::lowerArith(const Op& op) {
     scalar(it->second, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", d, true}});
     return normalize(d, rt);
   }
-  if (name == "ceildivsi" || name == "floordivsi" || name == "ceildivui") return lowerRoundingDiv(op, name);
+  if (name == "ceildivsi" || name == "floordivsi" || name == "ceildivui")
+    return lowerRoundingDiv(op, name);
   if (name == "cmpi") return lowerCmp(op);
-  if (name == "index_cast" || name == "index_castui" || name == "extsi" || name == "extui" || name == "trunci" ||
-      name == "bitcast") {
+  if (name == "index_cast" || name == "index_castui" || name == "extsi" || name == "extui" ||
+      name == "trunci" || name == "bitcast") {
     VReg s = reg(op.operands[0]);
     VReg d = define(op.results[0]);
     copy(d, s);
     const Type& st = fn_.type(op.operands[0]);
     // Widening: unsigned casts zero-extend the source (kept sign-extended); narrowing (index to
     // i32 included) truncates, and the result is kept as its type is.
-    const auto width = [](const Type& t) { return t.kind == TypeKind::Index ? 64u : isa::bitWidth(t.elem); };
-    if ((name == "extui" || name == "index_castui") && width(st) < width(rt)) return zeroExtend(d, st);
+    const auto width = [](const Type& t) {
+      return t.kind == TypeKind::Index ? 64u : isa::bitWidth(t.elem);
+    };
+    if ((name == "extui" || name == "index_castui") && width(st) < width(rt))
+      return zeroExtend(d, st);
     return normalize(d, rt);
   }
   unsupported(op.loc, "'" + op.name + "'");
 }
-
 
 // The 0.58.3 FSU forms compute in FP32 (.fs) or FP64 (.fd). f16 and bf16 values live in the low
 // 16 bits of a register (zero-extended); they are widened to FP32 exactly, computed there and
@@ -87,7 +98,6 @@ VReg FunctionLowering::constant(uint64_t bits) {
   return r;
 }
 
-
 /// `r` (a value of type t) in the unit's compute type: FP64 for f64, else FP32.
 VReg FunctionLowering::widen(VReg r, isa::DType t) {
   if (t == isa::DType::F32 || t == isa::DType::F64) return r;
@@ -98,74 +108,90 @@ VReg FunctionLowering::widen(VReg r, isa::DType t) {
   }
   // f16: magnitude bits moved to f32 positions and scaled by 2^112 (exact, subnormals
   // included); an all-ones exponent becomes inf/NaN by setting the f32 exponent; then the sign.
-  VReg mag = newVReg(), scaled = newVReg(), expo = newVReg(), special = newVReg(), infnan = newVReg(), sign = newVReg();
-  scalar(FormId::S_AND, {}, {{"SrcL", r, false}, {"SrcR", constant(0x7FFF), false}, {"RegDst", mag, true}});
+  VReg mag = newVReg(), scaled = newVReg(), expo = newVReg(), special = newVReg(),
+       infnan = newVReg(), sign = newVReg();
+  scalar(FormId::S_AND, {},
+         {{"SrcL", r, false}, {"SrcR", constant(0x7FFF), false}, {"RegDst", mag, true}});
   scalar(FormId::S_SLLI, {{"shamt", 13}}, {{"SrcL", mag, false}, {"RegDst", mag, true}});
   fpu(FormId::S_FMUL, isa::kFpSrcF32, {mag, constant(0x77800000)}, scaled); // 2^112
-  scalar(FormId::S_AND, {}, {{"SrcL", r, false}, {"SrcR", constant(0x7C00), false}, {"RegDst", expo, true}});
-  scalar(FormId::S_CMP_EQ, {}, {{"SrcL", expo, false}, {"SrcR", constant(0x7C00), false}, {"RegDst", special, true}});
-  scalar(FormId::S_OR, {}, {{"SrcL", mag, false}, {"SrcR", constant(0x7F800000), false}, {"RegDst", infnan, true}});
-  scalar(FormId::S_CSEL, {}, {{"SrcP", special, false}, {"SrcL", infnan, false}, {"SrcR", scaled, false}, {"RegDst", w, true}});
+  scalar(FormId::S_AND, {},
+         {{"SrcL", r, false}, {"SrcR", constant(0x7C00), false}, {"RegDst", expo, true}});
+  scalar(FormId::S_CMP_EQ, {},
+         {{"SrcL", expo, false}, {"SrcR", constant(0x7C00), false}, {"RegDst", special, true}});
+  scalar(FormId::S_OR, {},
+         {{"SrcL", mag, false}, {"SrcR", constant(0x7F800000), false}, {"RegDst", infnan, true}});
+  scalar(FormId::S_CSEL, {},
+         {{"SrcP", special, false},
+          {"SrcL", infnan, false},
+          {"SrcR", scaled, false},
+          {"RegDst", w, true}});
   scalar(FormId::S_SRLI, {{"shamt", 15}}, {{"SrcL", r, false}, {"RegDst", sign, true}});
   scalar(FormId::S_SLLI, {{"shamt", 31}}, {{"SrcL", sign, false}, {"RegDst", sign, true}});
   scalar(FormId::S_OR, {}, {{"SrcL", w, false}, {"SrcR", sign, false}, {"RegDst", w, true}});
   return w;
 }
 
-
 /// A value of the compute type rounded (to nearest even) into `dst`'s format, into `d`.
 void FunctionLowering::narrowInto(VReg d, VReg r, isa::DType from, isa::DType dst) {
   const unsigned src = computeType(from);
-  if ((src == isa::kFpSrcF32 && dst == isa::DType::F32) || (src == isa::kFpSrcF64 && dst == isa::DType::F64)) {
+  if ((src == isa::kFpSrcF32 && dst == isa::DType::F32) ||
+      (src == isa::kFpSrcF64 && dst == isa::DType::F64)) {
     copy(d, r);
     return;
   }
-  scalar(FormId::S_FCVT, {{"SrcType", src}, {"DstType", *isa::fpDstCode(dst)}}, {{"SrcL", r, false}, {"RegDst", d, true}});
+  scalar(FormId::S_FCVT, {{"SrcType", src}, {"DstType", *isa::fpDstCode(dst)}},
+         {{"SrcL", r, false}, {"RegDst", d, true}});
 }
-
 
 void FunctionLowering::fpu(FormId f, unsigned type, std::initializer_list<VReg> srcs, VReg d) {
   std::vector<RegRef> refs;
   const char* names[] = {"SrcL", "SrcR"};
   size_t i = 0;
-  for (VReg s : srcs) refs.push_back({names[i++], s, false});
+  for (VReg s : srcs)
+    refs.push_back({names[i++], s, false});
   refs.push_back({"RegDst", d, true});
   scalar(f, {{"SrcType", type}}, std::move(refs));
 }
 
-
 bool FunctionLowering::scalarFloat(isa::DType t) {
-  return t == isa::DType::F16 || t == isa::DType::BF16 || t == isa::DType::F32 || t == isa::DType::F64;
+  return t == isa::DType::F16 || t == isa::DType::BF16 || t == isa::DType::F32 ||
+         t == isa::DType::F64;
 }
-
 
 void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
   const Type& rt = fn_.type(op.results[0]);
   const Type& st = fn_.type(op.operands[0]);
   for (const Type* t : {&rt, &st})
     if (t->isFloatScalar() && !scalarFloat(t->elem))
-      return unsupported(op.loc, "scalar " + std::string(isa::spelling(t->elem)) + " arithmetic (f16, bf16, f32 and f64 are)");
+      return unsupported(op.loc, "scalar " + std::string(isa::spelling(t->elem)) +
+                                     " arithmetic (f16, bf16, f32 and f64 are)");
   static const std::map<std::string_view, FormId> kBinary = {
-      {"addf", FormId::S_FADD}, {"subf", FormId::S_FSUB},    {"mulf", FormId::S_FMUL},    {"divf", FormId::S_FDIV},
-      {"maxnumf", FormId::S_FMAX}, {"minnumf", FormId::S_FMIN}, {"maximumf", FormId::S_FMAX}, {"minimumf", FormId::S_FMIN}};
+      {"addf", FormId::S_FADD},     {"subf", FormId::S_FSUB},    {"mulf", FormId::S_FMUL},
+      {"divf", FormId::S_FDIV},     {"maxnumf", FormId::S_FMAX}, {"minnumf", FormId::S_FMIN},
+      {"maximumf", FormId::S_FMAX}, {"minimumf", FormId::S_FMIN}};
   if (auto it = kBinary.find(name); it != kBinary.end()) {
     const unsigned ct = computeType(st.elem);
     VReg a = widen(reg(op.operands[0]), st.elem), b = widen(reg(op.operands[1]), st.elem);
     VReg r = newVReg();
     fpu(it->second, ct, {a, b}, r);
     if (name == "maximumf" || name == "minimumf") { // NaN-propagating: any NaN operand gives NaN
-      VReg oa = newVReg(), ob = newVReg(), nan = constant(ct == isa::kFpSrcF32 ? 0x7FC00000 : 0x7FF8000000000000ull);
+      VReg oa = newVReg(), ob = newVReg(),
+           nan = constant(ct == isa::kFpSrcF32 ? 0x7FC00000 : 0x7FF8000000000000ull);
       fpu(FormId::S_FEQ, ct, {a, a}, oa);
       fpu(FormId::S_FEQ, ct, {b, b}, ob);
       scalar(FormId::S_AND, {}, {{"SrcL", oa, false}, {"SrcR", ob, false}, {"RegDst", oa, true}});
-      scalar(FormId::S_CSEL, {}, {{"SrcP", oa, false}, {"SrcL", r, false}, {"SrcR", nan, false}, {"RegDst", r, true}});
+      scalar(FormId::S_CSEL, {},
+             {{"SrcP", oa, false}, {"SrcL", r, false}, {"SrcR", nan, false}, {"RegDst", r, true}});
     }
     return narrowInto(define(op.results[0]), r, st.elem, rt.elem);
   }
   if (name == "negf") { // a sign flip on the raw bits, NaN included
     const unsigned bits = isa::bitWidth(rt.elem);
     VReg d = define(op.results[0]);
-    scalar(FormId::S_XOR, {}, {{"SrcL", reg(op.operands[0]), false}, {"SrcR", constant(uint64_t{1} << (bits - 1)), false}, {"RegDst", d, true}});
+    scalar(FormId::S_XOR, {},
+           {{"SrcL", reg(op.operands[0]), false},
+            {"SrcR", constant(uint64_t{1} << (bits - 1)), false},
+            {"RegDst", d, true}});
     return;
   }
   if (name == "cmpf") return lowerCmpF(op);
@@ -175,7 +201,9 @@ void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
     if (rt.elem == isa::DType::F32) // f16/bf16 widened exactly; fmax x, x makes a NaN canonical,
       return fpu(FormId::S_FMAX, isa::kFpSrcF32, {w, w}, d); // as every conversion's NaN is
     if (computeType(st.elem) == isa::kFpSrcF32 && rt.elem == isa::DType::F64) {
-      scalar(FormId::S_FCVT, {{"SrcType", isa::kFpSrcF32}, {"DstType", *isa::fpDstCode(isa::DType::F64)}}, {{"SrcL", w, false}, {"RegDst", d, true}});
+      scalar(FormId::S_FCVT,
+             {{"SrcType", isa::kFpSrcF32}, {"DstType", *isa::fpDstCode(isa::DType::F64)}},
+             {{"SrcL", w, false}, {"RegDst", d, true}});
       return;
     }
     return narrowInto(d, w, st.elem, rt.elem);
@@ -189,32 +217,35 @@ void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
       scalar(FormId::S_SUB, {{"SrcL", kZero}}, {{"SrcR", src, false}, {"RegDst", neg, true}});
       src = neg;
     }
-    if (!sgn && !wide && st.kind == TypeKind::Scalar && isa::bitWidth(st.elem) < 32) { // kept sign-extended
+    if (!sgn && !wide && st.kind == TypeKind::Scalar &&
+        isa::bitWidth(st.elem) < 32) { // kept sign-extended
       src = newVReg();
       copy(src, reg(op.operands[0]));
       zeroExtend(src, st);
     }
-    scalar(sgn ? FormId::S_SCVTF : FormId::S_UCVTF, {{"SrcType", wide ? 0u : 1u}, {"DstType", *isa::fpDstCode(rt.elem)}},
+    scalar(sgn ? FormId::S_SCVTF : FormId::S_UCVTF,
+           {{"SrcType", wide ? 0u : 1u}, {"DstType", *isa::fpDstCode(rt.elem)}},
            {{"SrcL", src, false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
   if (name == "fptosi" || name == "fptoui") {
     const bool sgn = name == "fptosi";
     const unsigned bits = rt.kind == TypeKind::Index ? 64 : isa::bitWidth(rt.elem);
-    isa::DType target = bits == 64 ? (sgn ? isa::DType::I64 : isa::DType::U64)
-                      : bits == 32 ? (sgn ? isa::DType::I32 : isa::DType::U32)
-                      : bits == 16 ? (sgn ? isa::DType::I16 : isa::DType::U16)
-                                   : (sgn ? isa::DType::I8 : isa::DType::U8);
+    isa::DType target = bits == 64   ? (sgn ? isa::DType::I64 : isa::DType::U64)
+                        : bits == 32 ? (sgn ? isa::DType::I32 : isa::DType::U32)
+                        : bits == 16 ? (sgn ? isa::DType::I16 : isa::DType::U16)
+                                     : (sgn ? isa::DType::I8 : isa::DType::U8);
     if (bits != 64 && bits != 32 && bits != 16 && bits != 8)
       return unsupported(op.loc, "'" + op.name + "' to " + toString(rt));
     VReg w = widen(reg(op.operands[0]), st.elem);
     VReg d = define(op.results[0]);
-    scalar(FormId::S_FCVTZ, {{"SrcType", computeType(st.elem)}, {"DstType", *isa::intDstCode(target)}}, {{"SrcL", w, false}, {"RegDst", d, true}});
+    scalar(FormId::S_FCVTZ,
+           {{"SrcType", computeType(st.elem)}, {"DstType", *isa::intDstCode(target)}},
+           {{"SrcL", w, false}, {"RegDst", d, true}});
     return normalize(d, rt);
   }
   unsupported(op.loc, "'" + op.name + "' on floating-point values");
 }
-
 
 /// cmpf: the FSU compares are ordered (a NaN operand gives 0); the unordered predicates are
 /// their complements, ord/uno test each operand against itself.
@@ -240,19 +271,20 @@ void FunctionLowering::lowerCmpF(const Op& op) {
       bool swap;
     };
     // Ordered predicate, and for the unordered ones the ordered predicate they complement.
-    static const P kPreds[] = {{"oeq", FormId::S_FEQ, false}, {"one", FormId::S_FNE, false}, {"olt", FormId::S_FLT, false},
-                               {"ogt", FormId::S_FLT, true},  {"oge", FormId::S_FGE, false}, {"ole", FormId::S_FGE, true},
-                               {"une", FormId::S_FEQ, false}, {"ueq", FormId::S_FNE, false}, {"uge", FormId::S_FLT, false},
-                               {"ule", FormId::S_FLT, true},  {"ult", FormId::S_FGE, false}, {"ugt", FormId::S_FGE, true}};
+    static const P kPreds[] = {
+        {"oeq", FormId::S_FEQ, false}, {"one", FormId::S_FNE, false}, {"olt", FormId::S_FLT, false},
+        {"ogt", FormId::S_FLT, true},  {"oge", FormId::S_FGE, false}, {"ole", FormId::S_FGE, true},
+        {"une", FormId::S_FEQ, false}, {"ueq", FormId::S_FNE, false}, {"uge", FormId::S_FLT, false},
+        {"ule", FormId::S_FLT, true},  {"ult", FormId::S_FGE, false}, {"ugt", FormId::S_FGE, true}};
     const P* p = nullptr;
     for (const P& k : kPreds)
       if (k.name == pred) p = &k;
     if (!p) return unsupported(op.loc, "'arith.cmpf " + pred + "'");
     fpu(p->form, ct, {p->swap ? b : a, p->swap ? a : b}, d);
   }
-  if (pred[0] == 'u') scalar(FormId::S_XORI, {{"simm12", 1}}, {{"SrcL", d, false}, {"RegDst", d, true}});
+  if (pred[0] == 'u')
+    scalar(FormId::S_XORI, {{"simm12", 1}}, {{"SrcL", d, false}, {"RegDst", d, true}});
 }
-
 
 /// Keeps narrow integers sign-extended in their 64-bit registers (i1 as 0/1).
 void FunctionLowering::normalize(VReg r, const Type& t) {
@@ -265,7 +297,8 @@ void FunctionLowering::normalize(VReg r, const Type& t) {
   }
   bool isUnsigned = isa::info(t.elem).kind == isa::DTypeKind::UInt;
   scalar(FormId::S_SLLI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
-  scalar(isUnsigned ? FormId::S_SRLI : FormId::S_SRAI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
+  scalar(isUnsigned ? FormId::S_SRLI : FormId::S_SRAI, {{"shamt", 64 - bits}},
+         {{"SrcL", r, false}, {"RegDst", r, true}});
 }
 
 /// A zero-extended copy of a narrow integer (the register itself for 64-bit types).
@@ -284,7 +317,6 @@ void FunctionLowering::zeroExtend(VReg r, const Type& from) {
   scalar(FormId::S_SRLI, {{"shamt", 64 - bits}}, {{"SrcL", r, false}, {"RegDst", r, true}});
 }
 
-
 /// ceil/floor division from DIV and REM: q + (r != 0 && (r < 0) == (b < 0)) for ceil,
 /// q - (r != 0 && (r < 0) != (b < 0)) for floor.
 void FunctionLowering::lowerRoundingDiv(const Op& op, std::string_view name) {
@@ -295,16 +327,20 @@ void FunctionLowering::lowerRoundingDiv(const Op& op, std::string_view name) {
     a = zeroExtended(a, rt);
     b = zeroExtended(b, rt);
   }
-  VReg q = newVReg(), r = newVReg(), nz = newVReg(), rn = newVReg(), bn = newVReg(), diff = newVReg(), adj = newVReg();
-  scalar(isUnsigned ? FormId::S_DIVU : FormId::S_DIV, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", q, true}});
-  scalar(isUnsigned ? FormId::S_REMU : FormId::S_REM, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", r, true}});
+  VReg q = newVReg(), r = newVReg(), nz = newVReg(), rn = newVReg(), bn = newVReg(),
+       diff = newVReg(), adj = newVReg();
+  scalar(isUnsigned ? FormId::S_DIVU : FormId::S_DIV, {},
+         {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", q, true}});
+  scalar(isUnsigned ? FormId::S_REMU : FormId::S_REM, {},
+         {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", r, true}});
   scalar(FormId::S_CMP_NE, {{"SrcR", kZero}}, {{"SrcL", r, false}, {"RegDst", nz, true}});
   VReg d = define(op.results[0]);
   // Division by zero gives all ones, as DIV does, whatever the rounding (docs/abi.md).
   auto byZero = [&] {
     VReg z = newVReg();
     scalar(FormId::S_CMP_EQ, {{"SrcR", kZero}}, {{"SrcL", b, false}, {"RegDst", z, true}});
-    scalar(FormId::S_CSEL, {}, {{"SrcP", z, false}, {"SrcL", q, false}, {"SrcR", d, false}, {"RegDst", d, true}});
+    scalar(FormId::S_CSEL, {},
+           {{"SrcP", z, false}, {"SrcL", q, false}, {"SrcR", d, false}, {"RegDst", d, true}});
     normalize(d, rt);
   };
   if (isUnsigned) {
@@ -325,7 +361,6 @@ void FunctionLowering::lowerRoundingDiv(const Op& op, std::string_view name) {
   byZero();
 }
 
-
 void FunctionLowering::lowerCmp(const Op& op) {
   std::string pred = op.attr("predicate")->value;
   struct P {
@@ -341,7 +376,8 @@ void FunctionLowering::lowerCmp(const Op& op) {
   for (const P& p : kPreds) {
     if (p.name != pred) continue;
     VReg a = reg(op.operands[p.swap ? 1 : 0]), b = reg(op.operands[p.swap ? 0 : 1]);
-    scalar(p.form, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", define(op.results[0]), true}});
+    scalar(p.form, {},
+           {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
   unsupported(op.loc, "'arith.cmpi " + pred + "'");
@@ -361,8 +397,9 @@ bool FunctionLowering::foldConstant(const Op& op, std::string_view name) {
   const unsigned bits = rt.kind == TypeKind::Index ? 64 : isa::bitWidth(rt.elem);
   if (bits < 64) {
     const bool isUnsigned = isa::info(rt.elem).kind == isa::DTypeKind::UInt;
-    v = bits == 1 ? (v & 1) : isUnsigned ? (v << (64 - bits)) >> (64 - bits)
-                                         : static_cast<uint64_t>(static_cast<int64_t>(v << (64 - bits)) >> (64 - bits));
+    v = bits == 1    ? (v & 1)
+        : isUnsigned ? (v << (64 - bits)) >> (64 - bits)
+                     : static_cast<uint64_t>(static_cast<int64_t>(v << (64 - bits)) >> (64 - bits));
   }
   constants_[op.results[0]] = v;
   pendingLoc_ = {};

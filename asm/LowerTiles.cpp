@@ -14,7 +14,6 @@
 
 namespace pto::as::lower {
 
-
 void FunctionLowering::lowerMakeView(const Op& op) {
   ViewRegs v;
   size_t rank = static_cast<size_t>(op.ints[0]);
@@ -25,33 +24,41 @@ void FunctionLowering::lowerMakeView(const Op& op) {
     // Any spelling (#pto.layout<dn>, #pto<layout dn>, ...): its last word is the layout.
     std::string word;
     for (char ch : a.value)
-      if (std::isalnum(static_cast<unsigned char>(ch))) word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      else if (!word.empty() && word != "pto" && word != "layout") break;
-      else word.clear();
-    if (word == "dn") v.dn = true;
-    else if (word != "nd") return unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
+      if (std::isalnum(static_cast<unsigned char>(ch)))
+        word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      else if (!word.empty() && word != "pto" && word != "layout")
+        break;
+      else
+        word.clear();
+    if (word == "dn")
+      v.dn = true;
+    else if (word != "nd")
+      return unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
   }
   // Without the attribute, constant strides decide as PTOAS infers: column-major is DN.
   if (!explicitLayout && rank >= 2) {
-    auto inner = constantInt(op.operands[1 + rank + rank - 1]), outer = constantInt(op.operands[1 + rank + rank - 2]);
+    auto inner = constantInt(op.operands[1 + rank + rank - 1]),
+         outer = constantInt(op.operands[1 + rank + rank - 2]);
     v.dn = inner && outer && *outer == 1 && *inner != 1;
   }
   if (v.dn && rank < 2) return unsupported(op.loc, "a DN tensor view of rank 1");
   v.base = reg(op.operands[0]);
   v.elem = fn_.type(op.results[0]).elem;
-  for (size_t i = 0; i < rank; ++i) v.strides.push_back(op.operands[1 + rank + i]);
+  for (size_t i = 0; i < rank; ++i)
+    v.strides.push_back(op.operands[1 + rank + i]);
   views_[op.results[0]] = v;
-  dynamicShapes_[op.results[0]] = std::vector<ValueId>(op.operands.begin() + 1, op.operands.begin() + 1 + rank);
+  dynamicShapes_[op.results[0]] =
+      std::vector<ValueId>(op.operands.begin() + 1, op.operands.begin() + 1 + rank);
   pendingLoc_ = {};
 }
-
 
 void FunctionLowering::lowerGetDim(const Op& op) {
   auto dim = constantInt(op.operands[1]);
   if (!dim) return unsupported(op.loc, "'pto.get_tensor_view_dim' with a non-constant dimension");
   const Type& t = fn_.type(op.operands[0]);
   if (*dim < 0 || static_cast<size_t>(*dim) >= t.shape.size()) {
-    diags_.error(op.operandLocs[1], "dimension " + std::to_string(*dim) + " is out of range for " + toString(t));
+    diags_.error(op.operandLocs[1],
+                 "dimension " + std::to_string(*dim) + " is out of range for " + toString(t));
     ok_ = false;
     return;
   }
@@ -61,10 +68,10 @@ void FunctionLowering::lowerGetDim(const Op& op) {
     return;
   }
   auto shapes = dynamicShapes_.find(op.operands[0]);
-  if (shapes == dynamicShapes_.end()) return unsupported(op.loc, "'pto.get_tensor_view_dim' of this view");
+  if (shapes == dynamicShapes_.end())
+    return unsupported(op.loc, "'pto.get_tensor_view_dim' of this view");
   copy(define(op.results[0]), reg(shapes->second[*dim]));
 }
-
 
 void FunctionLowering::lowerPartition(const Op& op) {
   auto vit = views_.find(op.operands[0]);
@@ -98,23 +105,28 @@ void FunctionLowering::lowerPartition(const Op& op) {
     VReg o = reg(off);
     VReg s = strideReg(v, i);
     scalar(FormId::S_MUL, {}, {{"SrcL", o, false}, {"SrcR", s, false}, {"RegDst", term, true}});
-    if (acc == kNoVReg) acc = term;
+    if (acc == kNoVReg)
+      acc = term;
     else {
       VReg sum = newVReg();
-      scalar(FormId::S_ADD, {}, {{"SrcL", acc, false}, {"SrcR", term, false}, {"RegDst", sum, true}});
+      scalar(FormId::S_ADD, {},
+             {{"SrcL", acc, false}, {"SrcR", term, false}, {"RegDst", sum, true}});
       acc = sum;
     }
   }
   p.addr = newVReg();
-  if (acc == kNoVReg) copy(p.addr, v.base);
-  else addScaled(p.addr, v.base, acc, elemBits);
+  if (acc == kNoVReg)
+    copy(p.addr, v.base);
+  else
+    addScaled(p.addr, v.base, acc, elemBits);
   p.rowStride = newVReg();
   // ND: the stride between rows; DN: between columns (the rows of a column are adjacent).
-  if (rank >= 2) scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rank - 2), elemBits);
-  else materialize(p.rowStride, 0);
+  if (rank >= 2)
+    scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rank - 2), elemBits);
+  else
+    materialize(p.rowStride, 0);
   parts_[op.results[0]] = p;
 }
-
 
 VReg FunctionLowering::strideReg(const ViewRegs& v, size_t i) {
   if (!v.constStrides.empty()) {
@@ -125,12 +137,12 @@ VReg FunctionLowering::strideReg(const ViewRegs& v, size_t i) {
   return reg(v.strides[i]);
 }
 
-
 /// dst = base + elems * bits / 8.
 void FunctionLowering::addScaled(VReg dst, VReg base, VReg elems, unsigned bits) {
   if (bits >= 8) {
     unsigned shift = static_cast<unsigned>(std::countr_zero(bits / 8));
-    scalar(FormId::S_ADD, {{"shamt", shift}}, {{"SrcL", base, false}, {"SrcR", elems, false}, {"RegDst", dst, true}});
+    scalar(FormId::S_ADD, {{"shamt", shift}},
+           {{"SrcL", base, false}, {"SrcR", elems, false}, {"RegDst", dst, true}});
     return;
   }
   VReg half = newVReg();
@@ -140,16 +152,17 @@ void FunctionLowering::addScaled(VReg dst, VReg base, VReg elems, unsigned bits)
 
 void FunctionLowering::scaleToBytes(VReg dst, VReg elems, unsigned bits) {
   if (bits >= 8)
-    scalar(FormId::S_SLLI, {{"shamt", std::countr_zero(bits / 8)}}, {{"SrcL", elems, false}, {"RegDst", dst, true}});
+    scalar(FormId::S_SLLI, {{"shamt", std::countr_zero(bits / 8)}},
+           {{"SrcL", elems, false}, {"RegDst", dst, true}});
   else
     scalar(FormId::S_SRLI, {{"shamt", 1}}, {{"SrcL", elems, false}, {"RegDst", dst, true}});
 }
 
-
 uint32_t FunctionLowering::addTile(ValueId v, obj::TileDesc d) {
   d.name = fn_.value(v).name;
   if (out_.tiles.size() >= 64) {
-    diags_.error(fn_.value(v).loc, "function '@" + fn_.name + "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+    diags_.error(fn_.value(v).loc, "function '@" + fn_.name +
+                                       "' uses more than 64 tile descriptors (B.IOT indexes 64)");
     ok_ = false;
   }
   out_.tiles.push_back(std::move(d));
@@ -157,7 +170,6 @@ uint32_t FunctionLowering::addTile(ValueId v, obj::TileDesc d) {
   tiles_[v] = idx;
   return idx;
 }
-
 
 obj::TileDesc FunctionLowering::descOf(const TileType& t) {
   obj::TileDesc d;
@@ -174,7 +186,6 @@ obj::TileDesc FunctionLowering::descOf(const TileType& t) {
   d.validCols = static_cast<int32_t>(t.validCols);
   return d;
 }
-
 
 void FunctionLowering::lowerAlloc(const Op& op) {
   const TileType& t = fn_.type(op.results[0]).tile;
@@ -193,7 +204,6 @@ void FunctionLowering::lowerAlloc(const Op& op) {
   valid_[op.results[0]] = {rows, cols};
   pendingLoc_ = {};
 }
-
 
 void FunctionLowering::lowerView(const Op& op) {
   auto parent = tiles_.find(op.operands[0]);
@@ -216,7 +226,6 @@ void FunctionLowering::lowerView(const Op& op) {
   pendingLoc_ = {};
 }
 
-
 void FunctionLowering::lowerAssign(const Op& op) {
   auto a = constantInt(op.operands[1]);
   if (!a) return unsupported(op.loc, "'pto.tassign' with a run-time address");
@@ -234,14 +243,12 @@ void FunctionLowering::lowerAssign(const Op& op) {
   pendingLoc_ = {};
 }
 
-
 std::optional<uint32_t> FunctionLowering::tileIndex(ValueId v, SrcLoc loc) {
   auto it = tiles_.find(v);
   if (it != tiles_.end()) return it->second;
   missing(loc, "this tile operand");
   return std::nullopt;
 }
-
 
 /// B.DIM for one loop bound: an immediate, or a GPR (dynamic valid shapes).
 void FunctionLowering::dim(unsigned lb, const Dim& d, VReg r) {
@@ -252,14 +259,12 @@ void FunctionLowering::dim(unsigned lb, const Dim& d, VReg r) {
   emit(enc::bDim(lb, kZero, 0), {{"RegSrc", r, false}});
 }
 
-
 std::pair<Dim, Dim> FunctionLowering::validOf(ValueId tile) {
   auto it = valid_.find(tile);
   if (it != valid_.end()) return it->second;
   const TileType& t = fn_.type(tile).tile;
   return {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
 }
-
 
 /// Op attributes the tile block has no field for: any value but the one the runtime and the
 /// NPU default to is refused here, at its source line, rather than dropped.
@@ -270,22 +275,21 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
     std::string_view defaultValue; // "" = no value is encodable
   };
   static constexpr Unencoded kUnencoded[] = {
-      {isa::OpId::TCI, "descending", "false"},       {isa::OpId::TTRI, "upperOrLower", "0"},
-      {isa::OpId::THISTOGRAM, "isMSB", "true"},      {isa::OpId::TMRGSORT, "exhausted", "false"},
-      {isa::OpId::MGATHER, "gatherOob", ""},         {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""},  {isa::OpId::TGATHER, "maskPattern", ""},
+      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::TTRI, "upperOrLower", "0"},
+      {isa::OpId::THISTOGRAM, "isMSB", "true"},     {isa::OpId::TMRGSORT, "exhausted", "false"},
+      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
+      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
   };
   for (const Unencoded& u : kUnencoded) {
     if (u.op != info.id) continue;
     const NamedAttr* a = op.attr(u.key);
     if (!a || (!u.defaultValue.empty() && a->value == u.defaultValue)) continue;
-    unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with " + std::string(u.key) + " = " + a->value +
-                            " (the tile block has no field for it)");
+    unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with " + std::string(u.key) +
+                            " = " + a->value + " (the tile block has no field for it)");
     return false;
   }
   return true;
 }
-
 
 void FunctionLowering::lowerTileOp(const Op& op) {
   const isa::OpInfo& info = isa::info(op.tileOp);
@@ -315,28 +319,35 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   if (view != kNoValue) {
     auto p = parts_.find(view);
     if (p == parts_.end()) return unsupported(op.loc, "a GM operand that is not a partition_view");
-    if (!p->second.outer.empty()) return lowerSlicedTransfer(op, info, *eop, p->second, dst != kNoValue ? dst : src);
+    if (!p->second.outer.empty())
+      return lowerSlicedTransfer(op, info, *eop, p->second, dst != kNoValue ? dst : src);
     iorRegs = {p->second.addr, p->second.rowStride};
   }
-  for (ValueId s : scalars) iorRegs.push_back(reg(s));
+  for (ValueId s : scalars)
+    iorRegs.push_back(reg(s));
   if (iorRegs.size() > 3)
-    return unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with more than three scalar operands");
+    return unsupported(op.loc, "'pto." + std::string(info.mnemonic) +
+                                   "' with more than three scalar operands");
   bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
   ValueId shapeTile = dst;
-  if (reduce || (view != kNoValue && dst == kNoValue) || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
+  if (reduce || (view != kNoValue && dst == kNoValue) || info.id == isa::OpId::TCMP ||
+      info.id == isa::OpId::TCMPS)
     shapeTile = src != kNoValue ? src : dst;
   if (view != kNoValue && info.id == isa::OpId::TSTORE) shapeTile = src;
   std::pair<Dim, Dim> valid = shapeTile != kNoValue ? validOf(shapeTile) : std::pair<Dim, Dim>{};
   // Start word: the dtype of the data the op reads (source for conversions and stores).
   isa::DType startType = fn_.type(shapeTile != kNoValue ? shapeTile : src).tile.dtype;
-  if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT || info.rule == isa::TypeRule::Matmul)
+  if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT ||
+      info.rule == isa::TypeRule::Matmul)
     startType = fn_.type(src).tile.dtype;
   if (info.rule == isa::TypeRule::Matmul) {
     ValueId lhs = roleValue(op, "lhs");
     if (lhs != kNoValue) startType = fn_.type(lhs).tile.dtype;
   }
   auto code = enc::dataTypeCode(startType);
-  if (!code) return unsupported(op.loc, "element type " + std::string(isa::spelling(startType)) + " in a tile block");
+  if (!code)
+    return unsupported(op.loc, "element type " + std::string(isa::spelling(startType)) +
+                                   " in a tile block");
   VReg rowsReg = dimReg(valid.first), colsReg = dimReg(valid.second);
   inScalarBlock_ = false;
   MInst& start = emit(enc::tileStart(eop->op, *code));
@@ -361,7 +372,8 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   if (!iorRegs.empty()) {
     std::vector<RegRef> refs;
     const char* fields[] = {"RegSrc0", "RegSrc1", "RegSrc2"};
-    for (size_t i = 0; i < iorRegs.size(); ++i) refs.push_back({fields[i], iorRegs[i], false});
+    for (size_t i = 0; i < iorRegs.size(); ++i)
+      refs.push_back({fields[i], iorRegs[i], false});
     emit(enc::bIor(0, 0, 0, 0), refs);
   }
   // B.IOT: tile operands, destination first, two per word, `last` on the final word.
@@ -385,30 +397,35 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   emit(enc::bstop());
 }
 
-
 bool FunctionLowering::isDn(ValueId view) const {
   auto p = parts_.find(view);
   return p != parts_.end() && p->second.dn;
 }
 
-
 /// A TLOAD/TSTORE whose partition has more than two non-unit dimensions: one block per 2-D
 /// slice (the last two dimensions), each into its rows of the tile through an alias
 /// descriptor. The tile must be row-major without boxes, so a slice's rows are contiguous.
-void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info, const enc::TileOpInfo& eop, const PartRegs& p, ValueId tile) {
+void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info,
+                                           const enc::TileOpInfo& eop, const PartRegs& p,
+                                           ValueId tile) {
   const TileType& tt = fn_.type(tile).tile;
   if (tt.blayout != isa::BLayout::RowMajor || tt.slayout != isa::SLayout::NoneBox)
-    return unsupported(op.loc, "a partition with more than two non-unit dimensions and a boxed or column-major tile");
+    return unsupported(
+        op.loc,
+        "a partition with more than two non-unit dimensions and a boxed or column-major tile");
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const isa::RoleKind k = info.roles[op.operandRoles[i]].kind;
     if (k != isa::RoleKind::Tile && k != isa::RoleKind::View)
-      return unsupported(op.operandLocs[i], "a scalar operand with a partition of more than two non-unit dimensions");
+      return unsupported(op.operandLocs[i],
+                         "a scalar operand with a partition of more than two non-unit dimensions");
   }
   int64_t slices = 1;
-  for (const PartRegs::Outer& o : p.outer) slices *= o.size;
+  for (const PartRegs::Outer& o : p.outer)
+    slices *= o.size;
   if (slices * p.sliceRows > tt.rows || p.sliceCols > tt.cols) {
-    diags_.error(op.loc, "the partition's " + std::to_string(slices) + " slices of " + std::to_string(p.sliceRows) + "x" +
-                             std::to_string(p.sliceCols) + " do not fit the " + std::to_string(tt.rows) + "x" +
+    diags_.error(op.loc, "the partition's " + std::to_string(slices) + " slices of " +
+                             std::to_string(p.sliceRows) + "x" + std::to_string(p.sliceCols) +
+                             " do not fit the " + std::to_string(tt.rows) + "x" +
                              std::to_string(tt.cols) + " tile");
     ok_ = false;
     return;
@@ -416,9 +433,12 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
   auto parent = tileIndex(tile, op.loc);
   if (!parent) return;
   auto code = enc::dataTypeCode(tt.dtype);
-  if (!code) return unsupported(op.loc, "element type " + std::string(isa::spelling(tt.dtype)) + " in a tile block");
+  if (!code)
+    return unsupported(op.loc,
+                       "element type " + std::string(isa::spelling(tt.dtype)) + " in a tile block");
   const auto datr = datrFor(op, info, roleValue(op, "dst"));
-  const uint32_t sliceBytes = static_cast<uint32_t>(p.sliceRows * tt.cols * isa::bitWidth(tt.dtype) / 8);
+  const uint32_t sliceBytes =
+      static_cast<uint32_t>(p.sliceRows * tt.cols * isa::bitWidth(tt.dtype) / 8);
   for (int64_t s = 0; s < slices; ++s) {
     // The slice's GM address: the partition's plus sum(index_k * stride_k), row-major indices.
     VReg addr = p.addr;
@@ -429,8 +449,10 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
       if (idx == 0) continue;
       VReg n = newVReg(), term = newVReg(), sum = newVReg();
       materialize(n, static_cast<uint64_t>(idx));
-      scalar(FormId::S_MUL, {}, {{"SrcL", n, false}, {"SrcR", p.outer[k].strideBytes, false}, {"RegDst", term, true}});
-      scalar(FormId::S_ADD, {}, {{"SrcL", addr, false}, {"SrcR", term, false}, {"RegDst", sum, true}});
+      scalar(FormId::S_MUL, {},
+             {{"SrcL", n, false}, {"SrcR", p.outer[k].strideBytes, false}, {"RegDst", term, true}});
+      scalar(FormId::S_ADD, {},
+             {{"SrcL", addr, false}, {"SrcR", term, false}, {"RegDst", sum, true}});
       addr = sum;
     }
     obj::TileDesc d = out_.tiles[*parent];
@@ -442,7 +464,8 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
     d.validRows = static_cast<int32_t>(p.sliceRows);
     d.validCols = static_cast<int32_t>(p.sliceCols);
     if (out_.tiles.size() >= 64) {
-      diags_.error(op.loc, "function '@" + fn_.name + "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+      diags_.error(op.loc, "function '@" + fn_.name +
+                               "' uses more than 64 tile descriptors (B.IOT indexes 64)");
       ok_ = false;
       return;
     }
@@ -460,14 +483,14 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
   }
 }
 
-
 int64_t FunctionLowering::rootPlacement(uint32_t idx) const {
-  while (out_.tiles[idx].aliasOf >= 0) idx = static_cast<uint32_t>(out_.tiles[idx].aliasOf);
+  while (out_.tiles[idx].aliasOf >= 0)
+    idx = static_cast<uint32_t>(out_.tiles[idx].aliasOf);
   return out_.tiles[idx].placement;
 }
 
-
-std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpInfo& info, ValueId dst) {
+std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpInfo& info,
+                                                   ValueId dst) {
   enc::Datr d;
   auto attrWord = [&](std::string_view key) -> std::string {
     const NamedAttr* a = op.attr(key);
@@ -479,18 +502,24 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
   switch (info.id) {
   case isa::OpId::TCVT: {
     d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
-    d.rmode = enc::rmodeCode(isa::parseRoundMode(attrWord("rmode")).value_or(isa::RoundMode::CAST_RINT));
+    d.rmode =
+        enc::rmodeCode(isa::parseRoundMode(attrWord("rmode")).value_or(isa::RoundMode::CAST_RINT));
     // The block always carries the effective saturation: the attribute, else the pair's
     // default (docs/numerics.md), so an explicit OFF on a pair that saturates by default stays OFF.
-    if (std::string sat = attrWord("sat_mode"); !sat.empty()) d.sat = sat == "ON";
-    else d.sat = isa::cvtSaturatesByDefault(fn_.type(roleValue(op, "src")).tile.dtype, fn_.type(dst).tile.dtype);
+    if (std::string sat = attrWord("sat_mode"); !sat.empty())
+      d.sat = sat == "ON";
+    else
+      d.sat = isa::cvtSaturatesByDefault(fn_.type(roleValue(op, "src")).tile.dtype,
+                                         fn_.type(dst).tile.dtype);
     return d;
   }
   case isa::OpId::TCMP:
   case isa::OpId::TCMPS:
-    d.dataType = enc::dataTypeCode(fn_.type(roleValue(op, "src0") != kNoValue ? roleValue(op, "src0") : roleValue(op, "src"))
-                                       .tile.dtype)
-                     .value_or(0);
+    d.dataType =
+        enc::dataTypeCode(fn_.type(roleValue(op, "src0") != kNoValue ? roleValue(op, "src0")
+                                                                     : roleValue(op, "src"))
+                              .tile.dtype)
+            .value_or(0);
     d.cmode = enc::cmodeCode(isa::parseCmpMode(attrWord("cmpMode")).value_or(isa::CmpMode::EQ));
     return d;
   case isa::OpId::TDEQUANT:
@@ -517,15 +546,15 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
     if (isDn(view)) d.layout = *enc::layoutCode("ND2DN");
     return d;
   }
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 
-
 uint32_t FunctionLowering::eventIndex(const Op& op) {
-  std::string name = op.event.symbol.empty()
-                         ? "anon." + std::string(isa::spelling(op.srcPipe)) + "." + std::string(isa::spelling(op.dstPipe))
-                         : op.event.symbol;
+  std::string name = op.event.symbol.empty() ? "anon." + std::string(isa::spelling(op.srcPipe)) +
+                                                   "." + std::string(isa::spelling(op.dstPipe))
+                                             : op.event.symbol;
   auto key = std::pair(index_, name);
   if (auto it = eventIds_.find(key); it != eventIds_.end()) return it->second;
   obj_.events.push_back({index_, name, op.srcPipe, op.dstPipe});
@@ -533,7 +562,6 @@ uint32_t FunctionLowering::eventIndex(const Op& op) {
   eventIds_[key] = id;
   return id;
 }
-
 
 void FunctionLowering::lowerSync(const Op& op) {
   obj_.usesExtensions = true;
@@ -545,10 +573,15 @@ void FunctionLowering::lowerSync(const Op& op) {
   }
   VReg dynamic = op.event.kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
   inScalarBlock_ = false;
-  emit(enc::extControl(op.kind == OpKind::SetFlag ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG, op.srcPipe, op.dstPipe));
+  emit(enc::extControl(op.kind == OpKind::SetFlag ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG,
+                       op.srcPipe, op.dstPipe));
   switch (op.event.kind) {
-  case EventRef::Kind::Const: emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event.id))); break;
-  case EventRef::Kind::Dynamic: emit(enc::bDim(0, kZero, 0), {{"RegSrc", dynamic, false}}); break;
+  case EventRef::Kind::Const:
+    emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event.id)));
+    break;
+  case EventRef::Kind::Dynamic:
+    emit(enc::bDim(0, kZero, 0), {{"RegSrc", dynamic, false}});
+    break;
   case EventRef::Kind::Symbolic: {
     MInst& w = emit(enc::bDim(0, kZero, 0));
     w.relocs.push_back({obj::RelocType::Event, eventIndex(op)});
@@ -557,7 +590,6 @@ void FunctionLowering::lowerSync(const Op& op) {
   }
   emit(enc::bstop());
 }
-
 
 void FunctionLowering::lowerBlockInfo(const Op& op) {
   obj_.usesExtensions = true;
@@ -571,7 +603,6 @@ void FunctionLowering::lowerBlockInfo(const Op& op) {
   emit(enc::bstop());
 }
 
-
 void FunctionLowering::lowerScalarMemory(const Op& op) {
   bool load = op.kind == OpKind::LoadScalar;
   ValueId ptr = op.operands[load ? 0 : 1], off = op.operands[load ? 1 : 2];
@@ -581,18 +612,24 @@ void FunctionLowering::lowerScalarMemory(const Op& op) {
   VReg p = reg(ptr), o = reg(off);
   bool isSigned = isa::info(elem).kind == isa::DTypeKind::SInt;
   if (load) {
-    FormId f = bytes == 8 ? FormId::S_LD : bytes == 4 ? (isSigned ? FormId::S_LW : FormId::S_LWU)
-             : bytes == 2 ? (isSigned ? FormId::S_LH : FormId::S_LHU) : (isSigned ? FormId::S_LB : FormId::S_LBU);
-    scalar(f, {{"shamt", shift}}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", define(op.results[0]), true}});
+    FormId f = bytes == 8   ? FormId::S_LD
+               : bytes == 4 ? (isSigned ? FormId::S_LW : FormId::S_LWU)
+               : bytes == 2 ? (isSigned ? FormId::S_LH : FormId::S_LHU)
+                            : (isSigned ? FormId::S_LB : FormId::S_LBU);
+    scalar(f, {{"shamt", shift}},
+           {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
   // Stores have no scaled index: form the address first.
   VReg addr = newVReg();
-  scalar(FormId::S_ADD, {{"shamt", shift}}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", addr, true}});
-  FormId f = bytes == 8 ? FormId::S_SD : bytes == 4 ? FormId::S_SW : bytes == 2 ? FormId::S_SH : FormId::S_SB;
+  scalar(FormId::S_ADD, {{"shamt", shift}},
+         {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", addr, true}});
+  FormId f = bytes == 8   ? FormId::S_SD
+             : bytes == 4 ? FormId::S_SW
+             : bytes == 2 ? FormId::S_SH
+                          : FormId::S_SB;
   scalar(f, {{"SrcR", kZero}}, {{"SrcD", reg(op.operands[0]), false}, {"SrcL", addr, false}});
 }
-
 
 /// Event-id arrays live in the stack frame, 8 bytes per entry.
 void FunctionLowering::lowerEventArray(const Op& op) {
@@ -608,13 +645,16 @@ void FunctionLowering::lowerEventArray(const Op& op) {
   VReg idx = reg(op.operands[1]);
   VReg addr = newVReg();
   // addr = sp + arrayBase + 8*idx; the array area follows the spill slots (patched later).
-  scalar(FormId::S_ADD, {{"shamt", 3}, {"SrcL", kSp}}, {{"SrcR", idx, false}, {"RegDst", addr, true}});
+  scalar(FormId::S_ADD, {{"shamt", 3}, {"SrcL", kSp}},
+         {{"SrcR", idx, false}, {"RegDst", addr, true}});
   scalar(FormId::S_ADDI, {{"uimm12", 0}}, {{"SrcL", addr, false}, {"RegDst", addr, true}});
   code_.back().arrayBase = static_cast<int>(base->second);
   if (op.kind == OpKind::EventIdArraySet)
-    scalar(FormId::S_SD, {{"SrcR", kZero}}, {{"SrcD", reg(op.operands[2]), false}, {"SrcL", addr, false}});
+    scalar(FormId::S_SD, {{"SrcR", kZero}},
+           {{"SrcD", reg(op.operands[2]), false}, {"SrcL", addr, false}});
   else
-    scalar(FormId::S_LD, {{"SrcR", kZero}}, {{"SrcL", addr, false}, {"RegDst", define(op.results[0]), true}});
+    scalar(FormId::S_LD, {{"SrcR", kZero}},
+           {{"SrcL", addr, false}, {"RegDst", define(op.results[0]), true}});
 }
 
 } // namespace pto::as::lower

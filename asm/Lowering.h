@@ -44,24 +44,30 @@ struct MInst {
   enum Kind : uint8_t { Word, Label, Jump, CondJump, ParamDef } kind = Word;
   enc::Inst inst;
   std::vector<RegRef> regs;
-  int label = -1;       // Label: its id; Jump/CondJump: the target
-  SrcLoc loc;           // first word of a source op carries it (line table)
+  int label = -1; // Label: its id; Jump/CondJump: the target
+  SrcLoc loc;     // first word of a source op carries it (line table)
   std::vector<std::pair<obj::RelocType, uint32_t>> relocs;
   unsigned paramReg = 0; // ParamDef: the ABI register holding the parameter on entry
   // Frame offsets known only after allocation: a stack parameter's index, or the byte offset
   // of an event-id array in the array area (which follows the spill slots).
   int stackParam = -1;
   int arrayBase = -1;
-  int outArg = -1;            // a call's outgoing argument slot (the call-argument area)
-  bool clobbersRegs = false;  // a call, or the argument loads right before it
-  enum Frame : uint8_t { None, BlockStart, SpAdjust, RaSave, RaRestore } frame = None; // prologue/epilogue
-  std::string callee;         // Call relocation target
+  int outArg = -1;           // a call's outgoing argument slot (the call-argument area)
+  bool clobbersRegs = false; // a call, or the argument loads right before it
+  enum Frame : uint8_t {
+    None,
+    BlockStart,
+    SpAdjust,
+    RaSave,
+    RaRestore
+  } frame = None;     // prologue/epilogue
+  std::string callee; // Call relocation target
 };
 
 /// A GM view in registers: base address, and per dimension the stride in elements.
 struct ViewRegs {
   VReg base = kNoVReg;
-  std::vector<ValueId> strides; // values (constants are rematerialized at use)
+  std::vector<ValueId> strides;      // values (constants are rematerialized at use)
   std::vector<int64_t> constStrides; // for tensor-view parameters (static row-major strides)
   isa::DType elem = isa::DType::F32;
   bool dn = false; // column-major (layout DN): the elements of a column are adjacent
@@ -90,7 +96,8 @@ struct Dim {
 
 class FunctionLowering {
 public:
-  FunctionLowering(const Function& fn, uint32_t index, isa::Arch arch, DiagEngine& diags, obj::ObjectFile& obj)
+  FunctionLowering(const Function& fn, uint32_t index, isa::Arch arch, DiagEngine& diags,
+                   obj::ObjectFile& obj)
       : fn_(fn), index_(index), diags_(diags), obj_(obj) {
     obj_.arch = arch;
   }
@@ -120,7 +127,8 @@ private:
   void needScalarBlock();
 
   /// A scalar instruction with register fields (vregs, or physical registers via physical()).
-  void scalar(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields, std::vector<RegRef> regs);
+  void scalar(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields,
+              std::vector<RegRef> regs);
 
   void copy(VReg dst, VReg src);
 
@@ -133,7 +141,8 @@ private:
   /// A conditional exit: a COND block of its own that computes the commit condition and leaves
   /// for `label` when it holds. A COND block transfers at its end, so the guarded code must not
   /// share it: the block is closed right after the condition (docs/abi.md, "Control flow").
-  template <class EmitCondition> void conditionalExit(int label, SrcLoc loc, EmitCondition emitCondition) {
+  template <class EmitCondition>
+  void conditionalExit(int label, SrcLoc loc, EmitCondition emitCondition) {
     pendingLoc_ = loc; // the test belongs to the structured op's line
     startBranchBlock(label, true);
     emitCondition();
@@ -180,7 +189,9 @@ private:
   /// `r` (a value of type t) in the unit's compute type: FP64 for f64, else FP32.
   VReg widen(VReg r, isa::DType t);
 
-  static unsigned computeType(isa::DType t) { return t == isa::DType::F64 ? isa::kFpSrcF64 : isa::kFpSrcF32; }
+  static unsigned computeType(isa::DType t) {
+    return t == isa::DType::F64 ? isa::kFpSrcF64 : isa::kFpSrcF32;
+  }
 
   /// A value of the compute type rounded (to nearest even) into `dst`'s format, into `d`.
   void narrowInto(VReg d, VReg r, isa::DType from, isa::DType dst);
@@ -298,7 +309,8 @@ private:
   /// A TLOAD/TSTORE whose partition has more than two non-unit dimensions: one block per 2-D
   /// slice (the last two dimensions), each into its rows of the tile through an alias
   /// descriptor. The tile must be row-major without boxes, so a slice's rows are contiguous.
-  void lowerSlicedTransfer(const Op& op, const isa::OpInfo& info, const enc::TileOpInfo& eop, const PartRegs& p, ValueId tile);
+  void lowerSlicedTransfer(const Op& op, const isa::OpInfo& info, const enc::TileOpInfo& eop,
+                           const PartRegs& p, ValueId tile);
 
   int64_t rootPlacement(uint32_t idx) const;
 

@@ -14,7 +14,6 @@
 
 namespace pto::as::lower {
 
-
 void FunctionLowering::allocateRegisters() {
   // Live intervals over the linear code; values live into a loop stay live through it.
   std::map<VReg, Interval> iv;
@@ -25,7 +24,8 @@ void FunctionLowering::allocateRegisters() {
         it->second.start = std::min(it->second.start, i);
         it->second.end = std::max(it->second.end, i);
       }
-      if (code_[i].kind == MInst::ParamDef) it->second.fixedReg = static_cast<int>(code_[i].paramReg);
+      if (code_[i].kind == MInst::ParamDef)
+        it->second.fixedReg = static_cast<int>(code_[i].paramReg);
     }
   bool changed = true;
   while (changed) {
@@ -47,13 +47,16 @@ void FunctionLowering::allocateRegisters() {
     if (it != clobbers.end() && *it < in.end) acrossCalls.insert(v);
   }
   std::vector<Interval*> order;
-  for (auto& [v, in] : iv) order.push_back(&in);
+  for (auto& [v, in] : iv)
+    order.push_back(&in);
   std::sort(order.begin(), order.end(), [](const Interval* a, const Interval* b) {
     return a->start != b->start ? a->start < b->start : a->fixedReg > b->fixedReg;
   });
   std::vector<unsigned> pool;
-  for (unsigned r = kA0; r < kA0 + 8; ++r) pool.push_back(r);
-  for (unsigned r = kRa + 1; r <= kX0; ++r) pool.push_back(r); // s0..s8, x0
+  for (unsigned r = kA0; r < kA0 + 8; ++r)
+    pool.push_back(r);
+  for (unsigned r = kRa + 1; r <= kX0; ++r)
+    pool.push_back(r); // s0..s8, x0
   std::set<unsigned> freeRegs(pool.begin(), pool.end());
   std::vector<Interval*> active;
   int slots = 0;
@@ -86,7 +89,8 @@ void FunctionLowering::allocateRegisters() {
       continue;
     }
     // Spill whichever of the current and active intervals ends last.
-    auto victim = std::max_element(active.begin(), active.end(), [](auto* a, auto* b) { return a->end < b->end; });
+    auto victim = std::max_element(active.begin(), active.end(),
+                                   [](auto* a, auto* b) { return a->end < b->end; });
     if (victim != active.end() && (*victim)->end > in->end) {
       in->reg = (*victim)->reg;
       (*victim)->reg = -1;
@@ -99,7 +103,6 @@ void FunctionLowering::allocateRegisters() {
   spillSlots_ = slots;
   rewrite(iv);
 }
-
 
 /// Replaces virtual registers by physical ones; spilled values go through scratch registers
 /// with loads before and stores after the instruction.
@@ -115,7 +118,6 @@ bool FunctionLowering::startsBlock(const MInst& m) {
   if (m.kind == MInst::Jump || m.kind == MInst::CondJump) return true;
   return m.kind == MInst::Word && enc::info(m.inst.form).startsBlock();
 }
-
 
 /// Replaces virtual registers by physical ones; spilled values go through the scratch
 /// registers x1..x3: loaded before the instruction and stored after it. For the header words
@@ -151,12 +153,14 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
         blockLoads.front().loc = out[blockStart].loc;
         out[blockStart].loc = {};
       }
-      out.insert(out.begin() + static_cast<std::ptrdiff_t>(blockStart), std::make_move_iterator(blockLoads.begin()),
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(blockStart),
+                 std::make_move_iterator(blockLoads.begin()),
                  std::make_move_iterator(blockLoads.end()));
     }
     if (!blockStores.empty()) {
       out.push_back(scalarBlockStart());
-      for (MInst& st : blockStores) out.push_back(std::move(st));
+      for (MInst& st : blockStores)
+        out.push_back(std::move(st));
     }
     blockLoads.clear();
     blockStores.clear();
@@ -168,9 +172,11 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
     for (unsigned cand = kA0; cand <= kX0; ++cand) {
       if (cand == kRa) continue;
       bool busy = false;
-      for (auto& [v, t] : taken) busy |= t == cand;
+      for (auto& [v, t] : taken)
+        busy |= t == cand;
       for (auto it = iv.begin(); !busy && it != iv.end(); ++it)
-        busy = it->second.reg == static_cast<int>(cand) && it->second.start <= hi && it->second.end >= lo;
+        busy = it->second.reg == static_cast<int>(cand) && it->second.start <= hi &&
+               it->second.end >= lo;
       if (!busy) return static_cast<int>(cand);
     }
     return -1;
@@ -205,9 +211,11 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
       auto s = scratch.find(r.v);
       if (s == scratch.end()) {
         unsigned next = header ? static_cast<unsigned>(blockScratch.size()) : nextScratch++;
-        int reg = next < 3 ? static_cast<int>(kScratch[next]) : freeOver(header ? blockFirst : pos, header ? blockLast : pos, scratch);
+        int reg = next < 3 ? static_cast<int>(kScratch[next])
+                           : freeOver(header ? blockFirst : pos, header ? blockLast : pos, scratch);
         if (reg < 0) {
-          diags_.error(m.loc.valid() ? m.loc : currentLoc_, "internal error: too many spilled operands in one block");
+          diags_.error(m.loc.valid() ? m.loc : currentLoc_,
+                       "internal error: too many spilled operands in one block");
           ok_ = false;
           return;
         }
@@ -225,9 +233,11 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
       m.loc = {};
     }
     bool ends = m.kind == MInst::Word && m.inst.form == FormId::BSTOP;
-    for (MInst& b : before) out.push_back(std::move(b));
+    for (MInst& b : before)
+      out.push_back(std::move(b));
     out.push_back(std::move(m));
-    for (MInst& a : after) out.push_back(std::move(a));
+    for (MInst& a : after)
+      out.push_back(std::move(a));
     if (ends) {
       flushBlock();
       blockIsTile = false;

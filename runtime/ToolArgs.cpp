@@ -23,15 +23,22 @@ Tensor randomTensor(Tensor x, std::mt19937_64& rng, std::optional<Range> range) 
   const isa::DType t = x.dtype;
   const Range r = range.value_or(defaultRange(t));
   std::uniform_real_distribution<double> fd(r.lo, r.hi);
-  const int64_t ilo = static_cast<int64_t>(std::ceil(r.lo)), ihi = std::max(ilo, static_cast<int64_t>(std::ceil(r.hi)) - 1);
-  std::uniform_int_distribution<int64_t> sd(ilo, ihi), ud(std::max<int64_t>(ilo, 0), std::max<int64_t>(ihi, 0));
-  const int64_t n = isa::bitWidth(t) == 4 ? static_cast<int64_t>(x.data.size()) * 2 : x.numel(); // packed: every nibble
+  const int64_t ilo = static_cast<int64_t>(std::ceil(r.lo)),
+                ihi = std::max(ilo, static_cast<int64_t>(std::ceil(r.hi)) - 1);
+  std::uniform_int_distribution<int64_t> sd(ilo, ihi),
+      ud(std::max<int64_t>(ilo, 0), std::max<int64_t>(ihi, 0));
+  const int64_t n = isa::bitWidth(t) == 4 ? static_cast<int64_t>(x.data.size()) * 2
+                                          : x.numel(); // packed: every nibble
   for (int64_t i = 0; i < n; ++i) {
     uint64_t bits;
-    if (isa::isFloat(t)) bits = isa::encodeFromDouble(t, fd(rng), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
-    else if (isa::info(t).kind == isa::DTypeKind::SInt) bits = static_cast<uint64_t>(sd(rng));
-    else if (t == isa::DType::I1) bits = static_cast<uint64_t>(ud(rng) & 1);
-    else bits = static_cast<uint64_t>(ud(rng));
+    if (isa::isFloat(t))
+      bits = isa::encodeFromDouble(t, fd(rng), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
+    else if (isa::info(t).kind == isa::DTypeKind::SInt)
+      bits = static_cast<uint64_t>(sd(rng));
+    else if (t == isa::DType::I1)
+      bits = static_cast<uint64_t>(ud(rng) & 1);
+    else
+      bits = static_cast<uint64_t>(ud(rng));
     if (isa::bitWidth(t) < 64) bits &= (uint64_t{1} << isa::bitWidth(t)) - 1;
     x.setBits(i, bits);
   }
@@ -71,7 +78,8 @@ std::optional<RandomSpec> randomSpec(const std::string& s) {
 
 void printTensor(const std::string& name, const Tensor& x) {
   printf("%%%s: %s[", name.c_str(), std::string(isa::spelling(x.dtype)).c_str());
-  for (size_t i = 0; i < x.shape.size(); ++i) printf("%s%lld", i ? "x" : "", static_cast<long long>(x.shape[i]));
+  for (size_t i = 0; i < x.shape.size(); ++i)
+    printf("%s%lld", i ? "x" : "", static_cast<long long>(x.shape[i]));
   printf("] =");
   const int64_t n = x.numel();
   const int64_t perRow = x.shape.empty() ? 1 : x.shape.back();

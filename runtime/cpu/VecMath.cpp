@@ -8,12 +8,15 @@
 
 namespace pto::rt::cpu {
 
-float expF32Ref(float x) { return static_cast<float>(std::exp(static_cast<double>(x))); }
+float expF32Ref(float x) {
+  return static_cast<float>(std::exp(static_cast<double>(x)));
+}
 
 namespace {
 
 void expPortable(float* d, const float* a, size_t n) {
-  for (size_t i = 0; i < n; ++i) d[i] = expF32Ref(a[i]);
+  for (size_t i = 0; i < n; ++i)
+    d[i] = expF32Ref(a[i]);
 }
 
 #ifdef PTO_X86_SIMD
@@ -22,7 +25,8 @@ void expPortable(float* d, const float* a, size_t n) {
 struct Exp2Table {
   alignas(32) double v[8];
   Exp2Table() {
-    for (int j = 0; j < 8; ++j) v[j] = std::exp2(j / 8.0);
+    for (int j = 0; j < 8; ++j)
+      v[j] = std::exp2(j / 8.0);
   }
 };
 const Exp2Table kExp2;
@@ -50,17 +54,22 @@ struct ExpSimd {
     const __m128i ni = _mm256_cvtpd_epi32(n);
     // Table entry j = n & 7: the doubles' 32-bit halves 2j, 2j+1 of the low (j < 4) or high table.
     const __m256i j = _mm256_cvtepi32_epi64(_mm_and_si128(ni, _mm_set1_epi32(7)));
-    const __m256i idx = _mm256_or_si256(_mm256_slli_epi64(_mm256_and_si256(j, _mm256_set1_epi64x(3)), 1),
-                                        _mm256_slli_epi64(_mm256_or_si256(_mm256_slli_epi64(_mm256_and_si256(j, _mm256_set1_epi64x(3)), 1),
-                                                                          _mm256_set1_epi64x(1)),
-                                                          32));
-    const __m256 lo = _mm256_permutevar8x32_ps(_mm256_load_ps(reinterpret_cast<const float*>(kExp2.v)), idx);
-    const __m256 hi = _mm256_permutevar8x32_ps(_mm256_load_ps(reinterpret_cast<const float*>(kExp2.v + 4)), idx);
+    const __m256i idx = _mm256_or_si256(
+        _mm256_slli_epi64(_mm256_and_si256(j, _mm256_set1_epi64x(3)), 1),
+        _mm256_slli_epi64(
+            _mm256_or_si256(_mm256_slli_epi64(_mm256_and_si256(j, _mm256_set1_epi64x(3)), 1),
+                            _mm256_set1_epi64x(1)),
+            32));
+    const __m256 lo =
+        _mm256_permutevar8x32_ps(_mm256_load_ps(reinterpret_cast<const float*>(kExp2.v)), idx);
+    const __m256 hi =
+        _mm256_permutevar8x32_ps(_mm256_load_ps(reinterpret_cast<const float*>(kExp2.v + 4)), idx);
     const __m256d upper = _mm256_castsi256_pd(_mm256_slli_epi64(j, 61)); // bit 2 of j to the sign
     const __m256d t = _mm256_blendv_pd(_mm256_castps_pd(lo), _mm256_castps_pd(hi), upper);
     // 2^m with m = n >> 3 (arithmetic) in the exponent field.
     const __m256i m = _mm256_cvtepi32_epi64(_mm_srai_epi32(ni, 3));
-    const __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(m, _mm256_set1_epi64x(1023)), 52));
+    const __m256d scale =
+        _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(m, _mm256_set1_epi64x(1023)), 52));
     return _mm256_mul_pd(_mm256_mul_pd(t, p), scale);
   }
 
@@ -69,7 +78,8 @@ struct ExpSimd {
   PTO_SIMD static int nearMidpoint(__m256d y) {
     const __m256i low = _mm256_and_si256(_mm256_castpd_si256(y), _mm256_set1_epi64x((1 << 29) - 1));
     const __m256i dist = _mm256_sub_epi64(low, _mm256_set1_epi64x(1 << 28));
-    const __m256i absd = _mm256_blendv_epi8(dist, _mm256_sub_epi64(_mm256_setzero_si256(), dist), dist);
+    const __m256i absd =
+        _mm256_blendv_epi8(dist, _mm256_sub_epi64(_mm256_setzero_si256(), dist), dist);
     const __m256i near = _mm256_cmpgt_epi64(_mm256_set1_epi64x(1 << 10), absd);
     return _mm256_movemask_pd(_mm256_castsi256_pd(near));
   }
@@ -83,7 +93,8 @@ struct ExpSimd {
                                            _mm256_cmp_ps(x, _mm256_set1_ps(88.0f), _CMP_LE_OQ));
       const __m256d lo = exp4(_mm256_cvtps_pd(_mm256_castps256_ps128(x)));
       const __m256d hi = exp4(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
-      const int slow = (~_mm256_movemask_ps(inRange) & 0xFF) | nearMidpoint(lo) | (nearMidpoint(hi) << 4);
+      const int slow =
+          (~_mm256_movemask_ps(inRange) & 0xFF) | nearMidpoint(lo) | (nearMidpoint(hi) << 4);
       float xs[8];
       if (slow) _mm256_storeu_ps(xs, x); // d may alias a
       const __m256 y = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
