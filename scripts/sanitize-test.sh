@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The unit and lit tests under AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer):
-# builds <repo>/build-asan with -DPTO_SANITIZE=address,undefined at -O1 (no benchmarks) and runs
+# builds <repo>/build-asan with -DPTO_SANITIZE=address,undefined at -O1 without debug info (reports
+# name functions; the build stays short enough for CI) and no benchmarks, and runs
 # ctest there. Any sanitizer report fails the test that caused it. The long numeric sweeps (the
 # differential smoke, the sampled exp check, the corpus-wide reference comparison) run in the
 # normal build only, to keep CI within its time budget (SANITIZE_EXCLUDE overrides).
@@ -11,7 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SANITIZE_BUILD_DIR:-$root/build-asan}
 jobs=$(nproc)
 start=$(date +%s)
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g0" \
   -DPTO_SANITIZE="${PTO_SANITIZE:-address,undefined}" -DPTO_WERROR=ON -DPTO_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j"$jobs"
 built=$(date +%s)
