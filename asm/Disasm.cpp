@@ -179,7 +179,14 @@ std::vector<Word> decodeRange(const std::vector<uint8_t>& text, uint64_t begin, 
     std::string why;
     if (r) {
       auto e = enc::encode(*r);
-      if (!e || e->value != value || e->bits != bits) why = "non-canonical encoding of '" + enc::format(*r) + "'";
+      if (!e || e->value != value || e->bits != bits) {
+        why = "non-canonical encoding of '" + enc::format(*r) + "'";
+      } else {
+        // The listing is reassembled from text, so the text itself must carry every bit.
+        auto p = enc::parse(enc::format(*r), enc::DecodeOptions{.extensions = true});
+        auto pe = p ? enc::encode(*p) : e;
+        if (!p || !pe || pe->value != value) why = "'" + enc::format(*r) + "' does not spell every bit of the word";
+      }
     } else {
       why = r.error();
     }

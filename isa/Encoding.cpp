@@ -329,6 +329,9 @@ std::optional<std::string> semanticCheck(const Inst& in) {
       return std::string(buf);
     }
   }
+  // The hint text spells BR.none/likely/unlikely; LUL alone (no V) would print as BR.none and lose a bit.
+  if (in.form == FormId::B_HINT && *in.get("V") == 0 && *in.get("LUL") != 0)
+    return std::string("B.HINT LUL set without V: a branch-likelihood bit with no branch hint");
   if (in.form == FormId::BSTART_EXT && !extOp(static_cast<unsigned>(*in.get("XOP"))))
     return "extension op " + std::to_string(*in.get("XOP")) + " is not assigned";
   if (in.form == FormId::BSTART_EXTC) {

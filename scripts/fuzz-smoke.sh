@@ -6,6 +6,9 @@
 #   FUZZ_SECONDS=N      run time (default 30)
 #   FUZZ_BUILD_DIR=dir  build tree (default <repo>/build-fuzz)
 #   FUZZ_CXX_FLAGS=...  extra compiler flags for that configuration (CMAKE_CXX_FLAGS)
+#   FUZZ_SEED=N         libFuzzer's random seed (default 1). With a fixed seed every run walks the
+#                       same sequence of inputs, so a slower machine runs a prefix of what a faster
+#                       one passed: CI is reproducible. Long campaigns use other seeds (docs/development.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +19,8 @@ fi
 
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${FUZZ_SECONDS:-30}
+seed=${FUZZ_SEED:-1}
+failed=fuzz-parser
 
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -35,8 +40,8 @@ status=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
   "$fuzzer" "$work/corpus" \
   -dict="$root/tests/fuzz/pto.dict" \
-  -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+  -seed="$seed" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-parser; }
 
 if [ "$status" -eq 0 ]; then
   # Object seeds are made fresh by this build's pto-as, so they always match the format.
@@ -48,8 +53,8 @@ if [ "$status" -eq 0 ]; then
   echo "fuzz-smoke: running fuzz-object for ${seconds}s"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-object" "$work/corpus-object" \
-    -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+    -seed="$seed" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-object; }
 fi
 
 if [ "$status" -eq 0 ]; then
@@ -63,8 +68,8 @@ if [ "$status" -eq 0 ]; then
   echo "fuzz-smoke: running fuzz-image for ${seconds}s"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-image" "$work/corpus-image" \
-    -max_total_time="$seconds" -max_len=16384 -timeout=20 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+    -seed="$seed" -max_total_time="$seconds" -max_len=16384 -timeout=20 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-image; }
 fi
 
 if [ "$status" -eq 0 ]; then
@@ -76,14 +81,14 @@ if [ "$status" -eq 0 ]; then
   echo "fuzz-smoke: running fuzz-npy for $((seconds / 2))s"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-npy" "$work/corpus-npy" \
-    -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+    -seed="$seed" -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-npy; }
 fi
 
 if [ "$status" -ne 0 ]; then
   echo "fuzz-smoke: FAILED (exit $status); reproducer(s) in $artifacts:" >&2
   ls -l "$artifacts" >&2 || true
-  echo "fuzz-smoke: reproduce with: $fuzzer <file>" >&2
+  echo "fuzz-smoke: reproduce with: $build/tests/fuzz/$failed <file>" >&2
   exit 1
 fi
 echo "fuzz-smoke: OK"

@@ -7,6 +7,7 @@
 // zeroed buffer of its element type (4096 elements), a scalar zero; so bind() accepts them and
 // the kernel really runs (under an instruction budget).
 #include "obj/CppExport.h"
+#include "isa/Isa.h"
 #include "obj/Image.h"
 #include "runtime/Npy.h"
 #include "runtime/Runtime.h"
@@ -38,6 +39,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const std::string name = "#" + std::to_string(i);
         if (p.kind == Kind::Pointer || p.kind == Kind::TensorView) {
           std::vector<int64_t> shape = p.kind == Kind::TensorView ? p.shape : std::vector<int64_t>{4096};
+          // Sized before allocating: a corrupt shape may ask for gigabytes (a fuzz-image OOM).
+          uint64_t bits = pto::isa::bitWidth(p.dtype);
+          for (int64_t d : shape) {
+            if (d < 0 || (d > 0 && bits > kMaxFuzzBuffer * 8 / static_cast<uint64_t>(d))) {
+              bits = kMaxFuzzBuffer * 8 + 1; // negative or too large: no multiplication may overflow
+              break;
+            }
+            bits *= static_cast<uint64_t>(d);
+          }
+          if (bits > kMaxFuzzBuffer * 8) {
+            bound = false;
+            break;
+          }
           auto t = pto::rt::makeTensor(p.dtype, shape, "fuzz");
           if (!t || t->data.size() > kMaxFuzzBuffer) {
             bound = false;
