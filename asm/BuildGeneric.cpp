@@ -1,0 +1,302 @@
+// Generic statements: the flat "pieces" summary of a statement and the dispatch of a generic
+// statement to the builder of its op.
+#include "asm/BuilderImpl.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <typeindex>
+#include <unordered_map>
+
+namespace pto::as::detail {
+namespace {
+
+void addTypes(Pieces& p, P::TypeContext* t) {
+  // A function type `(A, B) -> C` splits into operand types and result types.
+  if (t->ARROW()) {
+    for (auto* in : t->type())
+      p.types.push_back(in);
+    p.hasArrow = true;
+    auto* g = t->typeGroup();
+    if (g->type().empty()) return;
+    for (auto* r : g->type())
+      p.arrowTypes.push_back(r);
+    return;
+  }
+  p.types.push_back(t);
+}
+
+/// The kind of a piece from its context class (one typeid lookup instead of a dynamic_cast
+/// chain: pieces are the bulk of every statement).
+PieceKind kindOf(P::PieceContext* piece) {
+  static const std::unordered_map<std::type_index, PieceKind> kKinds = {
+      {typeid(P::ValuePieceContext), PieceKind::Operand},
+      {typeid(P::LiteralPieceContext), PieceKind::Operand},
+      {typeid(P::TypesPieceContext), PieceKind::Types},
+      {typeid(P::ArrowPieceContext), PieceKind::Arrow},
+      {typeid(P::DictPieceContext), PieceKind::Dict},
+      {typeid(P::BracketPieceContext), PieceKind::Bracket},
+      {typeid(P::AnglePieceContext), PieceKind::Angle},
+      {typeid(P::HashPieceContext), PieceKind::Hash},
+      {typeid(P::KeywordPieceContext), PieceKind::Keyword},
+      {typeid(P::SizesPieceContext), PieceKind::Sizes},
+      {typeid(P::CallPieceContext), PieceKind::Call},
+      {typeid(P::OutsTypePieceContext), PieceKind::OutsType},
+      {typeid(P::ParenPieceContext), PieceKind::Paren},
+      {typeid(P::SymbolPieceContext), PieceKind::Symbol},
+      {typeid(P::CommaPieceContext), PieceKind::Comma},
+  };
+  auto it = kKinds.find(typeid(*piece));
+  return it == kKinds.end() ? PieceKind::Comma : it->second;
+}
+
+void addTypeList(Pieces& out, P::TypeListContext* t) {
+  out.typesLoc = locOf(t->type(0));
+  auto types = t->type();
+  bool hasTo = false;
+  for (auto* child : t->children)
+    if (auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child);
+        term && term->getText() == "to")
+      hasTo = true;
+  if (hasTo) {
+    out.toType = types.back();
+    types.pop_back();
+  }
+  for (auto* ty : types)
+    addTypes(out, ty);
+}
+
+/// The pieces of a generic statement: head pieces, the type list, then tail pieces.
+Pieces collectStatement(P::GenericOpContext* g) {
+  std::vector<P::PieceContext*> pieces;
+  for (auto* h : g->headPiece())
+    pieces.push_back(h->piece());
+  Pieces out = collectPieces(pieces);
+  if (g->typeList()) {
+    out.seen.push_back({PieceKind::Types, locOf(g->typeList()), {}, g->typeList()});
+    addTypeList(out, g->typeList());
+    std::vector<P::PieceContext*> tail;
+    for (auto* t : g->tailPiece())
+      tail.push_back(t->piece());
+    Pieces rest = collectPieces(tail);
+    out.seen.insert(out.seen.end(), rest.seen.begin(), rest.seen.end());
+    auto append = [](auto& into, const auto& from) {
+      into.insert(into.end(), from.begin(), from.end());
+    };
+    append(out.arrowTypes, rest.arrowTypes);
+    out.hasArrow |= rest.hasArrow;
+    append(out.dicts, rest.dicts);
+    append(out.keywords, rest.keywords);
+    append(out.hashes, rest.hashes);
+    append(out.angles, rest.angles);
+    append(out.calls, rest.calls);
+  }
+  return out;
+}
+
+} // namespace
+
+Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
+  Pieces out;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    P::PieceContext* piece = pieces[i];
+    PieceKind kind = kindOf(piece);
+    std::string word;
+    if (kind == PieceKind::Keyword)
+      word = static_cast<P::KeywordPieceContext*>(piece)->word()->getText();
+    if (kind == PieceKind::Call) word = static_cast<P::CallPieceContext*>(piece)->callKw->getText();
+    out.seen.push_back({kind, locOf(piece), word, piece});
+    if (auto* v = dynamic_cast<P::ValuePieceContext*>(piece); v && kind == PieceKind::Operand) {
+      OperandRef r;
+      r.name = v->VALUE_ID()->getText().substr(1);
+      if (v->HASH_NUM()) r.name += v->HASH_NUM()->getText();
+      r.loc = locOf(v->VALUE_ID());
+      // `%base[%i, %j]` is a memory operand; `%v {attrs}` attaches attributes to the operand.
+      if (i + 1 < pieces.size() && kindOf(pieces[i + 1]) == PieceKind::Bracket) {
+        auto* b = static_cast<P::BracketPieceContext*>(pieces[i + 1]);
+        r.kind = OperandRef::Memory;
+        Pieces inner = collectPieces(b->bracket()->piece());
+        r.indices = inner.operands;
+        ++i;
+      }
+      if (i + 1 < pieces.size() && kindOf(pieces[i + 1]) == PieceKind::Dict) {
+        auto* d = static_cast<P::DictPieceContext*>(pieces[i + 1]);
+        out.seen.push_back({PieceKind::Dict, locOf(d), {}, d});
+        r.dict = d->attrDict();
+        out.dicts.push_back(r.dict);
+        ++i;
+      }
+      out.operands.push_back(std::move(r));
+      continue;
+    }
+    switch (kind) {
+    case PieceKind::Operand: { // a literal
+      auto* l = static_cast<P::LiteralPieceContext*>(piece);
+      OperandRef r;
+      r.kind = OperandRef::Literal;
+      r.lit = l->literal();
+      r.loc = locOf(l->literal());
+      out.operands.push_back(std::move(r));
+      break;
+    }
+    case PieceKind::Types:
+      addTypeList(out, static_cast<P::TypesPieceContext*>(piece)->typeList());
+      break;
+    case PieceKind::Arrow: {
+      out.hasArrow = true;
+      for (auto* ty : static_cast<P::ArrowPieceContext*>(piece)->typeGroup()->type())
+        out.arrowTypes.push_back(ty);
+      break;
+    }
+    case PieceKind::Dict:
+      out.dicts.push_back(static_cast<P::DictPieceContext*>(piece)->attrDict());
+      break;
+    case PieceKind::Bracket:
+      out.brackets.push_back(static_cast<P::BracketPieceContext*>(piece)->bracket());
+      break;
+    case PieceKind::Angle:
+      out.angles.push_back(static_cast<P::AnglePieceContext*>(piece)->angle());
+      break;
+    case PieceKind::Hash:
+      out.hashes.push_back(static_cast<P::HashPieceContext*>(piece));
+      break;
+    case PieceKind::Keyword: {
+      auto* k = static_cast<P::KeywordPieceContext*>(piece);
+      out.keywords.push_back({word, k->attrValue(), locOf(k->word())});
+      break;
+    }
+    case PieceKind::Sizes:
+      out.sizes = static_cast<P::SizesPieceContext*>(piece);
+      break;
+    case PieceKind::Call:
+      out.calls.push_back(static_cast<P::CallPieceContext*>(piece));
+      break;
+    case PieceKind::OutsType:
+      out.outsType = static_cast<P::OutsTypePieceContext*>(piece)->type();
+      break;
+    case PieceKind::Paren:
+      out.parens.push_back(static_cast<P::ParenPieceContext*>(piece));
+      break;
+    case PieceKind::Symbol:
+      out.symbols.push_back(static_cast<P::SymbolPieceContext*>(piece));
+      break;
+    case PieceKind::Comma:
+    case PieceKind::To:
+      break;
+    }
+  }
+  return out;
+}
+
+/// Reports the first piece an op does not take ("unexpected '...' in 'op'"); keyword and call
+/// pieces must also be among the allowed words.
+bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
+                std::initializer_list<PieceKind> kinds,
+                std::initializer_list<std::string_view> words) {
+  for (const PieceSeen& seen : p.seen) {
+    if (seen.kind == PieceKind::Comma) continue; // separators go anywhere
+    bool ok = std::find(kinds.begin(), kinds.end(), seen.kind) != kinds.end();
+    if (ok && (seen.kind == PieceKind::Keyword || seen.kind == PieceKind::Call))
+      ok = std::find(words.begin(), words.end(), seen.word) != words.end();
+    if (ok) continue;
+    std::string full = textOf(seen.ctx);
+    std::string text = full.size() > 40 ? full.substr(0, 37) + "..." : full;
+    if (seen.kind == PieceKind::Keyword) text = seen.word + " =";
+    if (seen.kind == PieceKind::Call) text = seen.word + "(...)";
+    diags.error(seen.loc, "unexpected '" + text + "' in '" + op + "'");
+    return false;
+  }
+  return true;
+}
+
+void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>& results) {
+  std::string name = g->opName()->getText();
+  SrcLoc loc = locOf(g->opName());
+  Pieces p = collectStatement(g);
+  std::string pred = g->predicate ? g->predicate->getText() : "";
+  SrcLoc predLoc = locOf(g->predicate);
+
+  if (const ArithDef* a = findArith(name)) {
+    bool cast = a->cls == ArithClass::Cast;
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
+    if (!cast && p.toType) {
+      diags_.error(locOf(p.toType), "unexpected 'to' type in '" + name + "'");
+      return;
+    }
+    return buildArith(*a, name, loc, pred, predLoc, p, results);
+  }
+  if (!pred.empty()) {
+    diags_.error(predLoc, "unexpected '" + pred + ",' after '" + name + "'");
+    return;
+  }
+  auto only = [&](std::initializer_list<PieceKind> kinds,
+                  std::initializer_list<std::string_view> words = {}) {
+    return onlyPieces(diags_, p, name, kinds, words);
+  };
+  using K = PieceKind;
+  if (name == "arith.constant")
+    return only({K::Operand, K::Types}) ? buildConstant(loc, p, results) : void();
+  if (name == "return" || name == "func.return")
+    return only({K::Operand, K::Types}) ? buildTerminator(OpKind::Return, name, loc, p, results)
+                                        : void();
+  if (name == "scf.yield")
+    return only({K::Operand, K::Types}) ? buildTerminator(OpKind::Yield, name, loc, p, results)
+                                        : void();
+  if (name == "scf.condition")
+    return only({K::Paren, K::Operand, K::Types}) ? buildCondition(loc, p, results) : void();
+  if (name == "func.call" || name == "call")
+    return only({K::Symbol, K::Paren, K::Types}) ? buildCall(loc, p, results) : void();
+  if (name == "tile")
+    return only({K::Operand, K::Types, K::Keyword}, {"addr"}) ? buildTileDecl(loc, p, results)
+                                                              : void();
+
+  std::string base = name.starts_with("pto.") ? name.substr(4) : name;
+  using Handler =
+      void (Builder::*)(const std::string&, SrcLoc, Pieces&, const std::vector<ResultName>&);
+  static const std::map<std::string, Handler, std::less<>> kHandlers = {
+      {"make_tensor_view", &Builder::buildMakeTensorView},
+      {"partition_view", &Builder::buildPartitionView},
+      {"get_tensor_view_dim", &Builder::buildGetDim},
+      {"alloc_tile", &Builder::buildAllocTile},
+      {"subset", &Builder::buildSubset},
+      {"treshape", &Builder::buildReshape},
+      {"bitcast", &Builder::buildReshape},
+      {"set_validshape", &Builder::buildSetValidShape},
+      {"tassign", &Builder::buildTAssign},
+      {"load_scalar", &Builder::buildLoadScalar},
+      {"store_scalar", &Builder::buildStoreScalar},
+      {"addptr", &Builder::buildAddPtr},
+      {"get_block_idx", &Builder::buildBlockInfo},
+      {"get_block_num", &Builder::buildBlockInfo},
+      {"get_subblock_idx", &Builder::buildBlockInfo},
+      {"get_subblock_num", &Builder::buildBlockInfo},
+      {"tgetval", &Builder::buildTGetVal},
+      {"record_event", &Builder::buildSync},
+      {"wait_event", &Builder::buildSync},
+      {"set_flag", &Builder::buildSync},
+      {"wait_flag", &Builder::buildSync},
+      {"set_flag_dyn", &Builder::buildSync},
+      {"wait_flag_dyn", &Builder::buildSync},
+      {"barrier", &Builder::buildBarrier},
+      {"barrier_sync", &Builder::buildBarrier},
+      {"pipe_barrier", &Builder::buildBarrier},
+      {"declare_eventid_array", &Builder::buildEventIdArray},
+      {"eventid_array_get", &Builder::buildEventIdArray},
+      {"eventid_array_set", &Builder::buildEventIdArray},
+      {"print", &Builder::buildPrint},
+      {"tprint", &Builder::buildPrint},
+      {"trap", &Builder::buildPrint},
+  };
+  if (auto it = kHandlers.find(base); it != kHandlers.end())
+    return (this->*(it->second))("pto." + base, loc, p, results);
+  if (const isa::OpInfo* info = isa::findOp(name)) {
+    bool dps = p.call("ins") || p.call("outs");
+    bool ok = dps ? only({K::Call, K::Dict}, {"ins", "outs", "wait", "record"})
+                  : only({K::Operand, K::Types, K::Arrow, K::Dict, K::Hash, K::Angle, K::Call},
+                         {"wait", "record"});
+    return ok ? buildTileOp(*info, loc, p, results) : void();
+  }
+  diags_.error(loc, "unknown operation '" + name + "'");
+}
+
+} // namespace pto::as::detail
