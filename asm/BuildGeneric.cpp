@@ -249,6 +249,10 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
   if (name == "tile")
     return only({K::Operand, K::Types, K::Keyword}, {"addr"}) ? buildTileDecl(loc, p, results)
                                                               : void();
+  if (name == "memref.alloc")
+    return only({K::Paren, K::Types}) ? buildMemrefAlloc(loc, p, results) : void();
+  if (name == "memref.dealloc")
+    return only({K::Operand, K::Types}) ? buildMemrefDealloc(loc, p, results) : void();
 
   std::string base = name.starts_with("pto.") ? name.substr(4) : name;
   using Handler =

@@ -152,6 +152,41 @@ void Builder::buildAllocTile(const std::string& name, SrcLoc loc, Pieces& p,
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 
+/// `%b = memref.alloc() : memref<16x16xf16, #pto.address_space<vec>>`: a local buffer is a
+/// tile (the memref form of pto.alloc_tile; the linker places it).
+void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  const std::string name = "memref.alloc";
+  for (P::ParenPieceContext* paren : p.parens)
+    if (!paren->piece().empty()) {
+      diags_.error(loc, "'memref.alloc' with dynamic sizes or symbols is not supported (local buffers have static shapes)");
+      return;
+    }
+  auto type = singleType(name, loc, p);
+  if (!type) return;
+  if (!type->isTile()) {
+    diags_.error(p.typesLoc, "'memref.alloc' allocates a local buffer (a memref in vec, mat, left, right, acc, bias "
+                             "or scaling), found " + toString(*type));
+    return;
+  }
+  Op& op = emit(OpKind::AllocTile, loc, "pto.alloc_tile");
+  op.typeLoc = p.typesLoc;
+  op.ints = {0, 0, 0};
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// `memref.dealloc %b : memref<...>`: the end of a buffer's life. The linker's planner frees a
+/// tile after its last use already, so the op only checks its operand.
+void Builder::buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  if (!expectResults("memref.dealloc", loc, results, 0)) return;
+  if (p.operands.size() != 1) {
+    diags_.error(loc, "'memref.dealloc' takes one buffer");
+    return;
+  }
+  ValueId v = use(p.operands[0]);
+  if (v != kNoValue && !fn_->type(v).isTile())
+    diags_.error(p.operands[0].loc, "'memref.dealloc' frees a local buffer, found " + toString(fn_->type(v)));
+}
+
 ValueId Builder::keywordValue(const Keyword& kw, const Type& type) {
   P::AttrValueContext* v = kw.value;
   if (v->VALUE_ID()) {

@@ -245,6 +245,8 @@ private:
                     const std::vector<ResultName>& results);
   /// `tile %a, %b : !pto.tile<...> [addr = 0x1000]`: declares tiles (like pto.alloc_tile).
   void buildTileDecl(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  void buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  void buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   ValueId declareFragmentTile(const OperandRef& r, const Type& type);
   ValueId declareFragmentParam(const OperandRef& r, const Type& type);
 

@@ -128,6 +128,51 @@ void FunctionLowering::lowerPartition(const Op& op) {
   parts_[op.results[0]] = p;
 }
 
+std::optional<PartRegs> FunctionLowering::wholeViewPartition(const Op& op, ValueId view) {
+  auto vit = views_.find(view);
+  if (vit == views_.end()) {
+    unsupported(op.loc, "a GM operand that is neither a tensor view nor a partition of one");
+    return std::nullopt;
+  }
+  const ViewRegs& v = vit->second;
+  const Type& t = fn_.type(view);
+  const size_t rank = t.shape.size();
+  const unsigned elemBits = isa::bitWidth(v.elem);
+  PartRegs p;
+  p.dn = v.dn;
+  // Leading dimensions laid out contiguously (static row-major strides) fold into the rows:
+  // the whole view is one 2-D transfer, as a memref of 16x16x16 is a 256x16 buffer.
+  bool folds = !v.dn && v.constStrides.size() == rank;
+  for (size_t i = 0; folds && i + 2 < rank; ++i)
+    folds = t.shape[i + 1] != kDynamic && v.constStrides[i] == v.constStrides[i + 1] * t.shape[i + 1];
+  for (size_t i = 0; !folds && i + 2 < rank; ++i) {
+    if (t.shape[i] == 1) continue;
+    if (v.dn) {
+      unsupported(op.loc, "a whole DN tensor view with more than two non-unit dimensions as a GM operand");
+      return std::nullopt;
+    }
+    if (t.shape[i] == kDynamic || t.shape[rank - 1] == kDynamic || t.shape[rank - 2] == kDynamic) {
+      unsupported(op.loc, "a whole tensor view of more than two dimensions with a dynamic size as a GM operand");
+      return std::nullopt;
+    }
+    VReg stride = newVReg();
+    scaleToBytes(stride, strideReg(v, i), elemBits);
+    p.outer.push_back({t.shape[i], stride});
+  }
+  if (!p.outer.empty()) {
+    p.sliceRows = rank >= 2 ? t.shape[rank - 2] : 1;
+    p.sliceCols = t.shape[rank - 1];
+  }
+  p.addr = newVReg();
+  copy(p.addr, v.base);
+  p.rowStride = newVReg();
+  if (rank >= 2)
+    scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rank - 2), elemBits);
+  else
+    materialize(p.rowStride, 0);
+  return p;
+}
+
 VReg FunctionLowering::strideReg(const ViewRegs& v, size_t i) {
   if (!v.constStrides.empty()) {
     VReg r = newVReg();
@@ -317,11 +362,11 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   // block holds only header words.
   std::vector<VReg> iorRegs;
   if (view != kNoValue) {
-    auto p = parts_.find(view);
-    if (p == parts_.end()) return unsupported(op.loc, "a GM operand that is not a partition_view");
-    if (!p->second.outer.empty())
-      return lowerSlicedTransfer(op, info, *eop, p->second, dst != kNoValue ? dst : src);
-    iorRegs = {p->second.addr, p->second.rowStride};
+    std::optional<PartRegs> part;
+    if (auto p = parts_.find(view); p != parts_.end()) part = p->second;
+    else if (!(part = wholeViewPartition(op, view))) return;
+    if (!part->outer.empty()) return lowerSlicedTransfer(op, info, *eop, *part, dst != kNoValue ? dst : src);
+    iorRegs = {part->addr, part->rowStride};
   }
   for (ValueId s : scalars)
     iorRegs.push_back(reg(s));

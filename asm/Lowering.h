@@ -268,6 +268,9 @@ private:
   void lowerGetDim(const Op& op);
 
   void lowerPartition(const Op& op);
+  /// A whole tensor view used as a GM operand: the partition at offset zero with the view's
+  /// shape. Computed at each use (the registers of one use may not dominate the next).
+  std::optional<PartRegs> wholeViewPartition(const Op& op, ValueId view);
 
   VReg strideReg(const ViewRegs& v, size_t i);
 

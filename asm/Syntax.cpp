@@ -308,6 +308,37 @@ std::optional<Type> TypeReader::readUncached(P::TypeContext* t) {
   return std::nullopt;
 }
 
+namespace {
+/// Whether `strided<[s0, ..., sN]>` (no offset) spells the row-major strides of `dims`.
+bool contiguousStrides(const std::string& text, const std::vector<int64_t>& dims) {
+  size_t open = text.find('['), close = text.find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  if (text.find("offset", close) != std::string::npos) return false;
+  std::vector<int64_t> strides;
+  std::string item;
+  for (size_t i = open + 1; i <= close; ++i) {
+    char ch = text[i];
+    if (ch == ',' || ch == ']') {
+      size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+      if (b == std::string::npos) return false;
+      item = item.substr(b, e - b + 1);
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 12) return false;
+      strides.push_back(std::stoll(item));
+      item.clear();
+    } else {
+      item += ch;
+    }
+  }
+  if (strides.size() != dims.size()) return false;
+  int64_t expect = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (strides[i] != expect || dims[i] < 0) return false;
+    expect *= dims[i];
+  }
+  return true;
+}
+} // namespace
+
 std::optional<Type> TypeReader::readBuiltin(const std::string& name, const std::vector<AngleParam>& params,
                                             bool hasAngle, SrcLoc loc) {
   if (name == "index" && !hasAngle) return Type::index();
@@ -329,18 +360,40 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name, const std::
       return std::nullopt;
     }
     std::string space = "gm";
-    if (params.size() > 1) space = enumWordOfText(params[1].value);
+    for (size_t i = 1; i < params.size(); ++i) {
+      const std::string& v = params[i].value;
+      if (v.starts_with("strided")) {
+        if (!contiguousStrides(v, shape->dims)) {
+          diags_.error(params[i].valueLoc, "a memref layout '" + v +
+                                               "' is not supported: memrefs are contiguous and row-major (the "
+                                               "default layout, or its strides written out)");
+          return std::nullopt;
+        }
+        continue;
+      }
+      space = enumWordOfText(v);
+    }
     if (space == "gm") return Type{TypeKind::TensorView, *shape->elem, shape->dims};
     auto l = isa::parseLoc(space);
-    if (!l || shape->dims.size() != 2) {
+    if (!l || shape->dims.empty()) {
       diags_.error(loc, "unsupported memref address space '" + space + "'");
       return std::nullopt;
+    }
+    // A local memref is a tile buffer: its leading dimensions stack into rows (a 16x16x16
+    // buffer is a 256x16 tile), as the PTO memory planner lays it out.
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < shape->dims.size(); ++i) {
+      if (shape->dims[i] <= 0 || rows > (int64_t{1} << 31) / shape->dims[i]) {
+        diags_.error(loc, "a local memref needs static, positive dimensions");
+        return std::nullopt;
+      }
+      rows *= shape->dims[i];
     }
     TileType tt;
     tt.loc = *l;
     tt.dtype = *shape->elem;
-    tt.rows = tt.validRows = shape->dims[0];
-    tt.cols = tt.validCols = shape->dims[1];
+    tt.rows = tt.validRows = rows;
+    tt.cols = tt.validCols = shape->dims.back();
     return Type::tileOf(tt);
   }
   diags_.error(loc, "unsupported type '" + name + "<...>'");

@@ -1,8 +1,10 @@
 // The per-arch verifier. Op-specific knowledge comes from the op table in isa/ (operand roles,
 // type rules, flags, per-arch dtype sets); this file only interprets it.
 #include "asm/Frontend.h"
+#include "isa/Pipes.h"
 
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -30,6 +32,7 @@ public:
     std::set<std::string> names;
     for (const auto& f : mod_.functions) names.insert(f->name);
     checkEntries();
+    checkRecursion();
     for (const auto& f : mod_.functions) {
       fn_ = f.get();
       checkedTiles_.clear();
@@ -42,14 +45,48 @@ private:
   std::string archName() const { return std::string(isa::profile(arch_).name); }
 
   void checkEntries() {
+    bool anyMarked = false;
+    for (const auto& f : mod_.functions) anyMarked = anyMarked || f->hasAttr("pto.entry");
     for (const auto& f : mod_.functions) {
       if (f->hasAttr("pto.entry") && !f->resultTypes.empty())
         diags_.error(f->loc, "entry function '@" + f->name + "' must not return values");
+      // A module's only function is its entry when none is marked (as in PTOAS).
+      if (!anyMarked && mod_.functions.size() == 1 && !f->resultTypes.empty())
+        diags_.error(f->loc, "entry function '@" + f->name +
+                                 "' must not return values (a module's only function is its entry kernel)");
       if (const NamedAttr* kk = findAttr(f->attrs, "pto.kernel_kind")) {
         if (kk->value.find("vector") == std::string::npos && kk->value.find("cube") == std::string::npos)
           diags_.error(f->loc, "pto.kernel_kind must be #pto.kernel_kind<vector> or #pto.kernel_kind<cube>");
       }
     }
+  }
+
+  /// Calls may not form a cycle: a function's tiles have fixed addresses (planned once by the
+  /// linker), so a recursive call would overwrite the tiles of the calls still running.
+  void checkRecursion() {
+    std::map<std::string, std::vector<const Op*>> calls; // caller -> its call ops
+    for (const auto& f : mod_.functions)
+      walk(f->body, [&](const Op& op) {
+        if (op.kind == OpKind::Call) calls[f->name].push_back(&op);
+      });
+    std::map<std::string, int> state; // 0 unvisited, 1 on the path, 2 done
+    std::function<bool(const std::string&)> visit = [&](const std::string& fn) {
+      state[fn] = 1;
+      for (const Op* call : calls[fn]) {
+        int s = state[call->name];
+        if (s == 1) {
+          diags_.error(call->loc, "recursive call to '@" + call->name +
+                                      "' is not supported: a function's tiles have fixed addresses, so a recursive "
+                                      "call would overwrite the tiles of the calls still running");
+          return true;
+        }
+        if (s == 0 && visit(call->name)) return true;
+      }
+      state[fn] = 2;
+      return false;
+    };
+    for (const auto& f : mod_.functions)
+      if (state[f->name] == 0 && visit(f->name)) return; // one report per module is enough
   }
 
   static const NamedAttr* findAttr(const std::vector<NamedAttr>& attrs, std::string_view key) {
@@ -455,11 +492,37 @@ private:
         }
       }
     }
+    if (info.id == isa::OpId::TEXTRACT || info.id == isa::OpId::TINSERT) checkWindowMove(info, name, tiles);
     if (info.id == isa::OpId::TLOAD || info.id == isa::OpId::TPREFETCH) {
       for (const Operand* o : tiles)
         if (o->role->isOutput && tileOf(*o).loc != Loc::Vec && tileOf(*o).loc != Loc::Mat)
           diags_.error(o->loc, "'" + name + "' loads into vec or mat tiles, found loc=" +
                                    std::string(isa::spelling(tileOf(*o).loc)));
+    }
+  }
+
+  /// TEXTRACT/TINSERT: the location pairs of the arch (isa::windowPairSupported); vec->vec
+  /// windows address plain row-major (ND) tiles only.
+  void checkWindowMove(const isa::OpInfo& info, const std::string& name, const std::vector<const Operand*>& tiles) {
+    const Operand* src = nullptr;
+    const Operand* dst = nullptr;
+    for (const Operand* o : tiles) (o->role->isOutput ? dst : src) = o;
+    if (!src || !dst) return;
+    const TileType &s = tileOf(*src), &d = tileOf(*dst);
+    if (!isa::windowPairSupported(info.id, s.loc, d.loc, arch_)) {
+      diags_.error(dst->loc, "'" + name + "' on " + archName() + " moves " + isa::windowPairs(info.id, arch_) +
+                                 ", found " + std::string(isa::spelling(s.loc)) + "->" +
+                                 std::string(isa::spelling(d.loc)));
+      noteDef(dst->value, dst->loc);
+      return;
+    }
+    auto nd = [](const TileType& t) { return t.blayout == isa::BLayout::RowMajor && t.slayout == isa::SLayout::NoneBox; };
+    if (s.loc == Loc::Vec && d.loc == Loc::Vec && (!nd(s) || !nd(d))) {
+      const Operand& bad = nd(s) ? *dst : *src;
+      diags_.error(bad.loc, "'" + name + "' from vec to vec needs ND tiles (blayout=row_major, slayout=none_box): operand '" +
+                                std::string(bad.role->name) + "' is " + std::string(isa::spelling(tileOf(bad).blayout)) +
+                                "/" + std::string(isa::spelling(tileOf(bad).slayout)));
+      noteDef(bad.value, bad.loc);
     }
   }
 
@@ -534,6 +597,26 @@ private:
       if (src && tileOf(*src).dtype != DType::F32) dtypeError(*src, name, "quantizes f32 sources, found " + dt(tileOf(*src).dtype));
       if (dst && tileOf(*dst).dtype != DType::I8 && tileOf(*dst).dtype != DType::U8)
         dtypeError(*dst, name, "produces i8 or ui8, found " + dt(tileOf(*dst).dtype));
+      break;
+    }
+    case isa::TypeRule::Insert: {
+      const Operand* src = tile("src");
+      if (!src || !dst) return;
+      DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
+      if (tileOf(*src).loc == Loc::Acc) {
+        // The fixpipe converts on the way out of L0C: A2/A3 only narrows f32 to f16/bf16.
+        bool narrow = s == DType::F32 && (d == DType::F16 || d == DType::BF16);
+        bool keep = arch_ == isa::Arch::A5 && ((s == DType::F32 && d == DType::F32) || (s == DType::I32 && d == DType::I32));
+        if (!narrow && !keep)
+          dtypeError(*dst, name, "from acc on " + archName() + " converts " +
+                                     (arch_ == isa::Arch::A5 ? "f32 to f16/bf16/f32 or i32 to i32" : "f32 to f16 or bf16") +
+                                     ", found " + dt(s) + " to " + dt(d));
+        break;
+      }
+      bool supported = d == DType::F16 || d == DType::BF16 || d == DType::F32 || isa::bitWidth(d) == 8 ||
+                       d == DType::I32 || d == DType::U32;
+      if (s != d) dtypeError(*dst, name, "copies " + dt(s) + " into " + article(dt(d)) + " tile; only acc sources convert");
+      else if (!supported) dtypeError(*dst, name, "moves fp8, f16, bf16, f32, 8-bit or 32-bit integer elements, found " + dt(d));
       break;
     }
     case isa::TypeRule::Matmul: checkMatmul(info, name, ops, dst); break;

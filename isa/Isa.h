@@ -100,6 +100,7 @@ enum class TypeRule : uint8_t {
   Quant,      // src f32, dst s8|u8
   Matmul,     // (acc, left, right) triples
   Mov,        // same dtype, or acc(f32/i32)->vec/mat conversion
+  Insert,     // TINSERT: acc->mat converts (f32 -> f16/bf16, A5 also f32/i32 kept), vec sources keep theirs
   Load,       // tile dtype in set, same element width as the view
   Store,      // like Load, acc sources may narrow
   Gather,     // data tile in the set, index tiles i16/i32/u16/u32

@@ -30,6 +30,36 @@ Pipe pipeOf(OpId op, std::optional<Loc> src, std::optional<Loc> dst, Arch arch) 
   }
 }
 
+namespace {
+struct WindowPair {
+  OpId op;
+  Loc src, dst;
+  bool a5Only;
+};
+constexpr WindowPair kWindowPairs[] = {
+    {OpId::TEXTRACT, Loc::Mat, Loc::Left, false},  {OpId::TEXTRACT, Loc::Mat, Loc::Right, false},
+    {OpId::TEXTRACT, Loc::Mat, Loc::Scaling, true}, {OpId::TEXTRACT, Loc::Vec, Loc::Mat, true},
+    {OpId::TEXTRACT, Loc::Vec, Loc::Vec, true},     {OpId::TINSERT, Loc::Acc, Loc::Mat, false},
+    {OpId::TINSERT, Loc::Vec, Loc::Mat, true},      {OpId::TINSERT, Loc::Vec, Loc::Vec, true},
+};
+} // namespace
+
+bool windowPairSupported(OpId op, Loc src, Loc dst, Arch arch) {
+  for (const WindowPair& p : kWindowPairs)
+    if (p.op == op && p.src == src && p.dst == dst && (!p.a5Only || arch == Arch::A5)) return true;
+  return false;
+}
+
+std::string windowPairs(OpId op, Arch arch) {
+  std::string out;
+  for (const WindowPair& p : kWindowPairs) {
+    if (p.op != op || (p.a5Only && arch != Arch::A5)) continue;
+    if (!out.empty()) out += ", ";
+    out += std::string(spelling(p.src)) + "->" + std::string(spelling(p.dst));
+  }
+  return out;
+}
+
 bool needsIntraPipeBarrier(Arch arch, Pipe p) {
   if (p == Pipe::S || p == Pipe::All) return false;
   if (arch == Arch::A5 && p == Pipe::V) return false;

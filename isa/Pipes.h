@@ -7,6 +7,7 @@
 #include "isa/Isa.h"
 
 #include <optional>
+#include <string>
 
 namespace pto::isa {
 
@@ -16,6 +17,13 @@ namespace pto::isa {
 /// TINSERT on FIX (A2/A3), MTE3 into mat or V otherwise (A5); TSCATTER on S (A2/A3) or V (A5).
 /// Every other op runs on its table pipe.
 Pipe pipeOf(OpId op, std::optional<Loc> src, std::optional<Loc> dst, Arch arch);
+
+/// Whether TEXTRACT or TINSERT moves a window from `src` to `dst` on `arch` (pto-isa's
+/// TExtract/TInsert per arch; PTOAS's verifier agrees). TEXTRACT: mat->left/right (A5 also
+/// mat->scaling, vec->mat, vec->vec); TINSERT: acc->mat (A5 also vec->mat, vec->vec).
+bool windowPairSupported(OpId op, Loc src, Loc dst, Arch arch);
+/// Those pairs as text for diagnostics ("mat->left or mat->right").
+std::string windowPairs(OpId op, Arch arch);
 
 /// Whether two dependent ops on pipe `p` need a pipe_barrier(p) between them on `arch`: the
 /// scalar pipe is in order, and A5 orders PIPE_V in hardware (PTOAS erases those barriers).

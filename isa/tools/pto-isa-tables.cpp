@@ -28,6 +28,7 @@ std::string_view ruleName(TypeRule r) {
   case TypeRule::Quant: return "src f32, dst i8/ui8";
   case TypeRule::Matmul: return "(acc, left, right) triples";
   case TypeRule::Mov: return "same dtype (acc sources may convert)";
+  case TypeRule::Insert: return "acc->mat: f32 -> f16/bf16 (A5 also f32->f32, i32->i32); vec: same dtype";
   case TypeRule::Load: return "element sizes of tile and view match";
   case TypeRule::Store: return "element sizes match (acc sources may narrow)";
   case TypeRule::Gather: return "data in the set, indices i16/i32";

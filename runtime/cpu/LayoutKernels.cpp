@@ -147,6 +147,26 @@ template <unsigned Bits> struct Insert {
   }
 };
 
+/// TINSERT out of acc into a narrower mat tile (f32 -> f16/bf16): the fixpipe rounds to nearest
+/// even on the way, as TMOV from acc does.
+void kInsertConvert(Core& c, const TileInst& t) {
+  const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0];
+  const Region s = sourceRegion(c, t, os);
+  const uint64_t r0 = t.scalar(c, 0), c0 = t.scalar(c, 1);
+  if (!fits(c, t, os, s.rows, s.cols)) return;
+  if (r0 + s.rows > od.rows || c0 + s.cols > od.cols)
+    return fail(c, "TINSERT window at (" + std::to_string(r0) + ", " + std::to_string(c0) + ") of " + std::to_string(s.rows) + "x" +
+                       std::to_string(s.cols) + " is outside tile %" + od.name + " (" + std::to_string(od.rows) + "x" + std::to_string(od.cols) + ")");
+  const isa::Converter cv(os.dtype, od.dtype, isa::RoundMode::CAST_RINT);
+  const unsigned sbits = isa::bitWidth(os.dtype), dbits = isa::bitWidth(od.dtype);
+  const uint8_t* sb = bptr(c, os);
+  uint8_t* db = bptr(c, od);
+  for (uint32_t r = 0; r < s.rows; ++r)
+    for (uint32_t j = 0; j < s.cols; ++j)
+      setBits(db, dbits, od.elemOffset(static_cast<uint32_t>(r0) + r, static_cast<uint32_t>(c0) + j),
+              cv(getBits(sb, sbits, os.elemOffset(r, j))));
+}
+
 /// TCONCAT: each destination row is src0's valid columns followed by src1's.
 template <unsigned Bits> struct Concat {
   static void run(Core& c, const TileInst& t) {
@@ -307,7 +327,9 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
     return true;
   case OpId::TEXTRACT: err = selectRaw(t, {t.dst, t.src0}, byWidth<Extract>(bits)); return true;
   case OpId::TINSERT:
-    if (!(err = sourceRegionKnown(t, t.src0))) err = selectRaw(t, {t.dst, t.src0}, byWidth<Insert>(bits));
+    if ((err = need(t, {t.dst, t.src0})) || (err = sourceRegionKnown(t, t.src0))) return true;
+    if (t.tiles[t.src0].dtype != t.tiles[t.dst].dtype) err = selectRaw(t, {t.dst, t.src0}, &kInsertConvert);
+    else err = selectRaw(t, {t.dst, t.src0}, byWidth<Insert>(bits));
     return true;
   case OpId::TCONCAT:
     if (!(err = sourceRegionKnown(t, t.src0)) && !(err = sourceRegionKnown(t, t.src1)))
