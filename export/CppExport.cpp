@@ -1,8 +1,8 @@
-// Linked image -> pto-isa C++ (obj/CppExport.h, docs/cpp-export.md). Everything printed comes
+// Linked image -> pto-isa C++ (export/CppExport.h, docs/cpp-export.md). Everything printed comes
 // from the image: the tile table (shapes, layouts, planned placements), the decoded blocks
 // (obj/ImageCode.h), the parameter records and the line table. Iteration is always in table or
 // address order, so the text is deterministic.
-#include "obj/CppExport.h"
+#include "export/CppExport.h"
 
 #include "isa/Encoding.h"
 #include "obj/ImageCode.h"
@@ -14,7 +14,10 @@
 #include <set>
 #include <sstream>
 
-namespace pto::obj {
+namespace pto::cppexport {
+
+using namespace obj;
+
 namespace {
 
 namespace enc = isa::enc;
@@ -1643,7 +1646,7 @@ void hostKernel(std::ostream& out, const Image& img, uint32_t f, const FunctionN
 
 } // namespace
 
-std::variant<std::string, ExportError> exportCpp(const Image& img) {
+std::variant<std::string, ExportError> exportCpp(const obj::Image& img) {
   auto names = nameFunctions(img);
   if (auto* e = std::get_if<ExportError>(&names)) return *e;
   auto decoded = decodeAll(img);
@@ -1686,15 +1689,15 @@ std::variant<std::string, ExportError> exportCpp(const Image& img) {
   return out.str();
 }
 
-} // namespace pto::obj
+} // namespace pto::cppexport
 
-namespace pto::obj {
+namespace pto::cppexport {
 
 std::string cppIntrinsic(isa::OpId op) {
   return intrinsicFor(op).name;
 }
 
-std::variant<std::string, ExportError> exportCppHost(const Image& img) {
+std::variant<std::string, ExportError> exportCppHost(const obj::Image& img) {
   auto names = nameFunctions(img);
   if (auto* e = std::get_if<ExportError>(&names)) return *e;
   const FunctionNames& fn = std::get<FunctionNames>(names);
@@ -1748,4 +1751,4 @@ std::variant<std::string, ExportError> exportCppHost(const Image& img) {
   return out.str();
 }
 
-} // namespace pto::obj
+} // namespace pto::cppexport
