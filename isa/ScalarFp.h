@@ -1,7 +1,8 @@
 // The scalar floating-point unit: what the 0.58.3 FSU forms (fadd.fs, fcmp, fcvt, scvtf, ...)
 // compute on the raw bits of 64-bit registers (docs/encoding.md "Scalar floating point",
 // docs/numerics.md "Scalar floating point"). One definition for the runtime's interpreter and the
-// C++ export's helpers (obj/CppExport writes the same rules as C++ source, tested against this).
+// C++ export's helpers (export/prelude/device-helpers.hpp.in has the same rules as C++ source,
+// tested against this).
 #pragma once
 
 #include "isa/Isa.h"

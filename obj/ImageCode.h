@@ -3,7 +3,7 @@
 // word and get a normalized operation (ALU op, registers, immediate) with the semantics of
 // docs/encoding.md; tile blocks carry their op and header fields (B.DATR, B.DIM, B.IOR, B.IOT);
 // extension control blocks carry their pipes and event id. Used by the C++ exporter
-// (obj/CppExport.h); it is what any consumer of image code needs, so that no tool decodes
+// (export/CppExport.h); it is what any consumer of image code needs, so that no tool decodes
 // blocks its own way.
 #pragma once
 

@@ -1,7 +1,7 @@
 // pto-objdump: list PTO objects. -d prints canonical block assembly that pto-as reassembles
 // into the same object; -h/-t/-r/--tiles/--raw describe the file (docs/object-format.md).
 #include "asm/Disasm.h"
-#include "obj/CppExport.h"
+#include "export/CppExport.h"
 #include "obj/FileIO.h"
 #include "obj/Image.h"
 #include "obj/Object.h"
@@ -43,8 +43,8 @@ int exportCpp(const std::vector<std::string>& files, bool host) {
       continue;
     }
     const auto& im = std::get<pto::obj::Image>(img);
-    auto text = host ? pto::obj::exportCppHost(im) : pto::obj::exportCpp(im);
-    if (auto* e = std::get_if<pto::obj::ExportError>(&text)) {
+    auto text = host ? pto::cppexport::exportCppHost(im) : pto::cppexport::exportCpp(im);
+    if (auto* e = std::get_if<pto::cppexport::ExportError>(&text)) {
       std::cerr << "pto-objdump: error: '" << path << "': cannot export C++: " << e->message << "\n";
       status = 1;
       continue;

@@ -1,6 +1,6 @@
 // pto-ld: link PTO objects into a loadable image (docs/linking.md).
+#include "export/CppExport.h"
 #include "link/Linker.h"
-#include "obj/CppExport.h"
 #include "obj/FileIO.h"
 
 #include <CLI/CLI.hpp>
@@ -97,8 +97,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (emit != "image") { // the C++ export (docs/cpp-export.md) replaces the image as the output
-    auto text = emit == "cpp" ? pto::obj::exportCpp(*res.image) : pto::obj::exportCppHost(*res.image);
-    if (auto* e = std::get_if<pto::obj::ExportError>(&text)) {
+    auto text = emit == "cpp" ? pto::cppexport::exportCpp(*res.image)
+                              : pto::cppexport::exportCppHost(*res.image);
+    if (auto* e = std::get_if<pto::cppexport::ExportError>(&text)) {
       std::cerr << "pto-ld: error: cannot export C++: " << e->message << "\n";
       return 1;
     }

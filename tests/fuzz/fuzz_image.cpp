@@ -6,7 +6,7 @@
 // would bind it: a tensor_view a zeroed buffer of its element type and static shape, a pointer a
 // zeroed buffer of its element type (4096 elements), a scalar zero; so bind() accepts them and
 // the kernel really runs (under an instruction budget).
-#include "obj/CppExport.h"
+#include "export/CppExport.h"
 #include "isa/Isa.h"
 #include "obj/Image.h"
 #include "runtime/Npy.h"
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto img = pto::obj::readImage(data, size);
   auto* image = std::get_if<pto::obj::Image>(&img);
   if (!image) return 0;
-  (void)pto::obj::exportCpp(*image);
+  (void)pto::cppexport::exportCpp(*image);
   auto mod = pto::rt::Module::load(std::vector<uint8_t>(data, data + size), "fuzz.img");
   if (!mod) return 0;
   using Kind = pto::rt::Module::ParamInfo::Kind;

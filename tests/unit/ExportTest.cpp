@@ -1,11 +1,11 @@
-// The C++ export (obj/CppExport.h) and the block decoder under it (obj/ImageCode.h): blocks of
+// The C++ export (export/CppExport.h) and the block decoder under it (obj/ImageCode.h): blocks of
 // a linked sample, normalized scalar operations, names and addresses taken from the image,
 // determinism, and located errors for what pto-isa C++ cannot express.
 #include "asm/BlockAsm.h"
 #include "asm/Frontend.h"
 #include "asm/Lower.h"
+#include "export/CppExport.h"
 #include "link/Linker.h"
-#include "obj/CppExport.h"
 #include "obj/ImageCode.h"
 #include "tests/unit/TestSupport.h"
 
@@ -36,8 +36,8 @@ obj::Image fromBlockText(const std::string& text) {
 }
 
 std::string cpp(const obj::Image& img) {
-  auto r = obj::exportCpp(img);
-  if (auto* e = std::get_if<obj::ExportError>(&r)) {
+  auto r = cppexport::exportCpp(img);
+  if (auto* e = std::get_if<cppexport::ExportError>(&r)) {
     ADD_FAILURE() << e->message;
     return "";
   }
@@ -151,9 +151,9 @@ TEST(ExportCpp, UnexpressibleOpIsALocatedError) {
       ".arch a5\n.function @rnd entry kernel=vector\n"
       ".tile T#1 %r vec 16x16xi32 addr=0x0\n.loc rnd.pto:4:3\n"
       "BSTART.EXT TRANDOM, S32\nB.DIM zero, 16, ->LB0\nB.IOT T#1, mask=1111, last\nBSTOP\n");
-  auto r = obj::exportCpp(img);
-  ASSERT_TRUE(std::holds_alternative<obj::ExportError>(r));
-  const std::string& msg = std::get<obj::ExportError>(r).message;
+  auto r = cppexport::exportCpp(img);
+  ASSERT_TRUE(std::holds_alternative<cppexport::ExportError>(r));
+  const std::string& msg = std::get<cppexport::ExportError>(r).message;
   EXPECT_TRUE(contains(msg, "rnd.pto:4:3")) << msg;
   EXPECT_TRUE(contains(msg, "@rnd")) << msg;
   EXPECT_TRUE(contains(msg, "pto.trandom")) << msg;
@@ -165,9 +165,9 @@ TEST(ExportCpp, MissingTileOperandIsAnError) {
   obj::Image img = fromBlockText(".arch a2a3\n.function @k entry\n.tile T#1 %c vec 16x16xf32 addr=0x0\n"
                                  ".loc k.pto:7:3\nBSTART.VEC TADD, FP32\nB.DIM zero, 16, ->LB0\n"
                                  "B.IOT T#1, mask=1111, last\nBSTOP\n");
-  auto r = obj::exportCpp(img);
-  ASSERT_TRUE(std::holds_alternative<obj::ExportError>(r));
-  const std::string& msg = std::get<obj::ExportError>(r).message;
+  auto r = cppexport::exportCpp(img);
+  ASSERT_TRUE(std::holds_alternative<cppexport::ExportError>(r));
+  const std::string& msg = std::get<cppexport::ExportError>(r).message;
   EXPECT_TRUE(contains(msg, "k.pto:7:3")) << msg;
   EXPECT_TRUE(contains(msg, "tile operand")) << msg;
 }
@@ -179,13 +179,13 @@ TEST(ExportCpp, PathDependentStackAccessIsAnError) {
                                  "BSTART COND, pc+16\nsetc.eq a1, zero\n"
                                  "BSTART.STD FALL\naddi sp, 8, ->a0\n"
                                  "BSTART.STD FALL\nsdi a1, [a0, 0]\n");
-  auto r = obj::exportCpp(img);
-  ASSERT_TRUE(std::holds_alternative<obj::ExportError>(r)) << std::get<std::string>(r);
-  EXPECT_TRUE(contains(std::get<obj::ExportError>(r).message, "addresses the stack or GM"));
+  auto r = cppexport::exportCpp(img);
+  ASSERT_TRUE(std::holds_alternative<cppexport::ExportError>(r)) << std::get<std::string>(r);
+  EXPECT_TRUE(contains(std::get<cppexport::ExportError>(r).message, "addresses the stack or GM"));
 }
 
 TEST(ExportCpp, HostLauncherListsEveryKernel) {
-  auto r = obj::exportCppHost(sample("taxpy/taxpy.pto"));
+  auto r = cppexport::exportCppHost(sample("taxpy/taxpy.pto"));
   ASSERT_TRUE(std::holds_alternative<std::string>(r));
   const std::string& host = std::get<std::string>(r);
   EXPECT_TRUE(contains(host, "void pto_launch_axpy(uint32_t blocks, void* stream, void* x32"))

@@ -2,8 +2,8 @@
 // against the encoder, the decoder, the block decoder of linked images and the C++ export: the
 // expected values are the seeds' words, not this project's tables.
 #include "asm/BlockAsm.h"
+#include "export/CppExport.h"
 #include "isa/Encoding.h"
-#include "obj/CppExport.h"
 #include "obj/ImageCode.h"
 #include "tests/unit/TestSupport.h"
 
@@ -158,7 +158,7 @@ TEST(Seed, IntrinsicSignaturesAreTheSeeds) {
                                                      {isa::OpId::TCVT, "TCVT"},
                                                      {isa::OpId::TSQRT, "TSQRT"}};
   for (const auto& [op, name] : calls)
-    EXPECT_EQ(obj::cppIntrinsic(op), name);
+    EXPECT_EQ(cppexport::cppIntrinsic(op), name);
 }
 
 // Every op the export can call is declared in the declarations-only header (by name, as a
@@ -168,7 +168,7 @@ TEST(Seed, EveryExportedIntrinsicIsDeclared) {
       test::readText(test::sourcePath("tests/export/include/pto/pto-inst.hpp"));
   unsigned n = 0;
   for (const isa::OpInfo& oi : isa::allOps()) {
-    const std::string name = obj::cppIntrinsic(oi.id);
+    const std::string name = cppexport::cppIntrinsic(oi.id);
     if (name.empty()) continue;
     ++n;
     const bool declared = header.find("RecordEvent " + name + "(") != std::string::npos ||

@@ -1,0 +1,291 @@
+// FunctionEmitter (export/Emitter.h): a tile block as one pto-isa intrinsic call: operands
+// matched to the op's roles, GlobalTensor views for the GM operands, scalar operands, trailing
+// attributes (TCVT's rounding, compare modes), scratch tmp tiles, and the dynamic valid shapes
+// set before the call.
+#include "export/Emitter.h"
+#include "export/Spelling.h"
+
+#include "isa/Encoding.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace pto::cppexport::detail {
+
+namespace enc = isa::enc;
+
+namespace {
+
+/// Matches B.IOT operands to the op's tile roles (docs/linking.md, section 2).
+/// The operand index of each role (-1: absent), by isa::tileOperandRoles.
+std::vector<int> matchTiles(const isa::OpInfo& oi, size_t n) {
+  std::vector<int> at(oi.roles.size(), -1);
+  const std::vector<int> roles = isa::tileOperandRoles(oi, n);
+  for (size_t k = 0; k < n; ++k)
+    if (roles[k] >= 0 && at[static_cast<size_t>(roles[k])] < 0)
+      at[static_cast<size_t>(roles[k])] = static_cast<int>(k);
+  return at;
+}
+
+/// Whether pto-isa declares the op with a tmp tile only (pto_instr.hpp).
+bool needsTmp(const TileBlock& t, const isa::OpInfo& oi, const std::vector<int>& at) {
+  using enum isa::OpId;
+  switch (t.op) {
+  case TGATHER: // the index form; the mask-pattern form has no tmp
+    for (size_t k = 0; k < oi.roles.size(); ++k)
+      if (oi.roles[k].name == "indices") return at[k] >= 0;
+    return false;
+  case TROWSUM:
+  case TROWMAX:
+  case TROWMIN:
+  case TROWPROD:
+  case TROWARGMAX:
+  case TROWARGMIN:
+  case TCOLARGMAX:
+  case TCOLARGMIN:
+  case TREM:
+  case TXOR:
+  case TPRELU:
+  case TSEL:
+  case TREMS:
+  case TXORS:
+  case TSELS:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+isa::DType FunctionEmitter::scalarType(const isa::OpInfo& oi, const TileBlock& t,
+                                       const std::vector<int>& at) const {
+  for (std::string_view want : {"src", "src0"})
+    for (size_t r = 0; r < oi.roles.size(); ++r)
+      if (oi.roles[r].name == want && at[r] >= 0)
+        return fn_.tiles[t.tiles[static_cast<size_t>(at[r])]].dtype;
+  for (size_t r = 0; r < oi.roles.size(); ++r)
+    if (at[r] >= 0 && !oi.roles[r].isOutput)
+      return fn_.tiles[t.tiles[static_cast<size_t>(at[r])]].dtype;
+  return t.tiles.empty() ? t.startType : fn_.tiles[t.tiles[0]].dtype;
+}
+
+std::optional<std::string> FunctionEmitter::globalTensor(const Block& b, isa::DType elem,
+                                                         std::string& decl) {
+  const TileBlock& t = b.tile;
+  if (!t.ior) return std::string("a GM operand without B.IOR");
+  unsigned bits = isa::bitWidth(elem);
+  if (bits < 8) return "GM tensors of " + std::string(isa::spelling(elem)) + " (sub-byte elements)";
+  const unsigned bytes = bits / 8;
+  const uint8_t addr = (*t.ior)[0], strideReg = (*t.ior)[1];
+  std::string rows = bound(t.dim[1], 1), cols = bound(t.dim[0], 1);
+  bool rowsDyn = t.dim[1].present && !t.dim[1].isConstant(),
+       colsDyn = t.dim[0].present && !t.dim[0].isConstant();
+  std::optional<uint64_t> stride = known_[strideReg];
+  std::string shape = "Shape<1, 1, 1, " + (rowsDyn ? std::string("-1") : rows) + ", " +
+                      (colsDyn ? std::string("-1") : cols) + ">";
+  // The GM side of the B.DATR layout: ND, or DN (column-major: the stride is between columns).
+  bool dn = false;
+  if (t.datr && t.datr->layout != 0) {
+    const bool load = t.op == isa::OpId::TLOAD || t.op == isa::OpId::TPREFETCH;
+    const std::string_view name = isa::enc::layoutName(t.datr->layout);
+    const std::string_view gm =
+        load ? name.substr(0, name.find('2')) : name.substr(name.rfind('2') + 1);
+    if (gm != "ND" && gm != "DN") return "GM layout " + std::string(name);
+    dn = gm == "DN";
+  }
+  const std::string outer = stride ? std::to_string(*stride / bytes) : std::string("-1");
+  std::string strideT =
+      dn ? "Stride<1, 1, 1, 1, " + outer + ">" : "Stride<1, 1, 1, " + outer + ", 1>";
+  std::string type = cppType(elem);
+  decl = "    using GT = GlobalTensor<" + type + ", " + shape + ", " + strideT +
+         (dn ? ", Layout::DN" : "") + ">;\n";
+  decl += "    GT gm(reinterpret_cast<__gm__ " + type + "*>(" + reg(addr) + ")";
+  if (rowsDyn || colsDyn || !stride) {
+    std::vector<std::string> dyn;
+    if (rowsDyn) dyn.push_back(rows);
+    if (colsDyn) dyn.push_back(cols);
+    decl += ", GT::Shape(";
+    for (size_t i = 0; i < dyn.size(); ++i)
+      decl += (i ? ", " : "") + dyn[i];
+    decl += "), GT::Stride(";
+    if (!stride)
+      decl += "static_cast<int64_t>(" + reg(strideReg) + " / " + std::to_string(bytes) + ")";
+    decl += ")";
+  }
+  decl += ");\n";
+  return std::nullopt;
+}
+
+std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
+  const TileBlock& t = b.tile;
+  const isa::OpInfo& oi = isa::info(t.op);
+  Intrinsic in = intrinsicFor(t.op);
+  auto fail = [&](const std::string& why) {
+    return error(b.offset, "'pto." + std::string(oi.mnemonic) + "' cannot be exported: " + why);
+  };
+  if (in.name.empty()) return fail(in.why);
+  for (const isa::Role& r : oi.roles)
+    if (r.variadic) return fail("variadic operands have no fixed pto-isa signature");
+  std::vector<int> at = matchTiles(oi, t.tiles.size());
+  for (uint32_t idx : t.tiles)
+    tileUsed_.insert(idx);
+  std::vector<std::string> args;
+  std::string gmDecl;
+  unsigned ior = 0;
+  const std::array<uint8_t, 3> iorRegs = t.ior.value_or(std::array<uint8_t, 3>{0, 0, 0});
+  auto addRole = [&](size_t r) -> std::optional<ExportError> {
+    const isa::Role& role = oi.roles[r];
+    switch (role.kind) {
+    case isa::RoleKind::Tile:
+      if (at[r] >= 0) {
+        // pto-isa's TCOLSUM with a tmp also takes isBinary; without it, it sums in order.
+        if (!(t.op == isa::OpId::TCOLSUM && role.name == "tmp"))
+          args.push_back(tileNames_[t.tiles[static_cast<size_t>(at[r])]]);
+      } else if (role.name == "tmp" && needsTmp(t, oi, at)) {
+        // pto-isa declares these with a tmp tile only; the image has none, so a scratch tile
+        // like the one pto-isa sizes it by (TGATHER: the indices; otherwise the source).
+        int like = 0;
+        for (std::string_view want : {"indices", "src", "src0"})
+          for (size_t k = 0; k < oi.roles.size() && !like; ++k)
+            if (oi.roles[k].name == want && at[k] >= 0) like = at[k];
+        auto tmp = scratchLike(t.tiles[static_cast<size_t>(like)]);
+        if (!tmp) return fail("no room in the vector buffer for the tmp tile pto-isa needs");
+        args.push_back(*tmp);
+      } else if (!role.optional) {
+        return fail("its tile operand '" + std::string(role.name) + "' is missing");
+      }
+      return std::nullopt;
+    case isa::RoleKind::View: {
+      // A load's GM type is its destination's; a store's is its source's, or the type
+      // B.DATR names when the store converts (acc f32 -> f16 through the fixpipe).
+      isa::DType elem = t.tiles.empty() ? t.startType : fn_.tiles[t.tiles[0]].dtype;
+      if (role.isOutput && t.datr) elem = enc::dtypeOfCode(t.datr->dataType).value_or(elem);
+      if (auto e = globalTensor(b, elem, gmDecl)) return fail(*e);
+      ior = 2;
+      args.push_back("gm");
+      return std::nullopt;
+    }
+    default: {
+      if (ior >= 3) return fail("more than three scalar operands");
+      uint8_t r0 = iorRegs[ior++];
+      if (role.optional) {
+        if (r0 == kZeroReg) return std::nullopt;
+        return fail("the optional scalar operand '" + std::string(role.name) + "'");
+      }
+      args.push_back(scalarArg(role, r0, scalarType(oi, t, at)));
+      return std::nullopt;
+    }
+    }
+  };
+  for (size_t r = 0; r < oi.roles.size(); ++r)
+    if (oi.roles[r].isOutput)
+      if (auto e = addRole(r)) return e;
+  for (size_t r = 0; r < oi.roles.size(); ++r)
+    if (!oi.roles[r].isOutput)
+      if (auto e = addRole(r)) return e;
+  auto extra = trailing(b, oi);
+  if (auto* e = std::get_if<std::string>(&extra)) return fail(*e);
+  for (const std::string& a : std::get<std::vector<std::string>>(extra))
+    args.push_back(a);
+  setValidShapes(b, oi, at);
+  std::string call;
+  if (t.op == isa::OpId::TSETVAL && args.size() < 3)
+    return fail("it needs a tile, an offset and a value");
+  if (t.op == isa::OpId::TSETVAL) {
+    // dst.SetValue(offset, value): the destination is args[0].
+    call = args[0] + ".SetValue(" + args[1] + ", " + args[2] + ")";
+  } else {
+    std::string targs = t.op == isa::OpId::TSQRT ? "<SqrtAlgorithm::DEFAULT>" : "";
+    // pto-isa's TCI<TileData, T, descending>: nothing deduces the last two (ascending here).
+    if (t.op == isa::OpId::TCI && !t.tiles.empty())
+      targs = "<decltype(" + args[0] + "), " + cppType(fn_.tiles[t.tiles[0]].dtype) + ", 0>";
+    call = in.name + targs + "(";
+    for (size_t i = 0; i < args.size(); ++i)
+      call += (i ? ", " : "") + args[i];
+    call += ")";
+  }
+  if (gmDecl.empty())
+    body_ << "  " << call << ";\n";
+  else
+    body_ << "  {\n" << gmDecl << "    " << call << ";\n  }\n";
+  return std::nullopt;
+}
+
+std::string FunctionEmitter::scalarArg(const isa::Role& role, uint8_t r, isa::DType type) {
+  static const std::set<std::string_view> counts = {"row",    "col",      "diagonal",
+                                                    "offset", "blocklen", "pre"};
+  if (role.kind == isa::RoleKind::IntScalar && counts.count(role.name))
+    return "static_cast<int32_t>(" + reg(r) + ")";
+  return "pto_export::bits<" + cppType(type) + ">(" + reg(r) + ")";
+}
+
+std::variant<std::vector<std::string>, std::string>
+FunctionEmitter::trailing(const Block& b, const isa::OpInfo& oi) {
+  const TileBlock& t = b.tile;
+  if (t.op == isa::OpId::TCVT) {
+    if (!t.datr) return std::string("TCVT without B.DATR");
+    auto rm = roundModeOfCode(t.datr->rmode);
+    if (!rm)
+      return "rounding mode " + std::string(enc::rmodeName(t.datr->rmode)) +
+             " has no pto-isa RoundMode";
+    return std::vector<std::string>{"RoundMode::" + std::string(isa::spelling(*rm)),
+                                    std::string("SaturationMode::") + (t.datr->sat ? "ON" : "OFF")};
+  }
+  if (t.op == isa::OpId::TCMP || t.op == isa::OpId::TCMPS) {
+    auto cm = cmpModeOfCode(t.datr ? t.datr->cmode : 0);
+    if (!cm) return std::string("unknown compare mode");
+    std::string s(isa::spelling(*cm));
+    for (char& c : s)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return std::vector<std::string>{"CmpMode::" + s};
+  }
+  (void)oi;
+  return std::vector<std::string>{};
+}
+
+void FunctionEmitter::setValidShapes(const Block& b, const isa::OpInfo& oi,
+                                     const std::vector<int>& at) {
+  const TileBlock& t = b.tile;
+  if (oi.rule == isa::TypeRule::Matmul || t.tiles.empty()) return;
+  bool hasTileOut = false;
+  for (size_t r = 0; r < oi.roles.size(); ++r)
+    hasTileOut |= oi.roles[r].kind == isa::RoleKind::Tile && oi.roles[r].isOutput && at[r] >= 0;
+  bool fromSource = (oi.flags & (isa::kRowReduce | isa::kColReduce)) || t.op == isa::OpId::TCMP ||
+                    t.op == isa::OpId::TCMPS || !hasTileOut;
+  std::set<uint32_t> shaped;
+  size_t shapeOperand = fromSource && hasTileOut ? 1 : 0;
+  if (shapeOperand < t.tiles.size()) shaped.insert(t.tiles[shapeOperand]);
+  if (oi.flags & isa::kSameValid) shaped.insert(t.tiles.begin(), t.tiles.end());
+  // A reduction's destination has the source's rows (TROW*) or columns (TCOL*) and one column
+  // or row: pto-isa's later readers (TROWEXPAND*...) read it by its valid shape.
+  const bool rowReduce = oi.flags & isa::kRowReduce, colReduce = oi.flags & isa::kColReduce;
+  if ((rowReduce || colReduce) && hasTileOut && !shaped.count(t.tiles[0])) {
+    const TileDesc& d = fn_.tiles[t.tiles[0]];
+    const std::string& n = tileNames_[t.tiles[0]];
+    const bool r = d.validRows == kDynamicDim, c = d.validCols == kDynamicDim;
+    const std::string rows = rowReduce ? bound(t.dim[1], 1) : "1",
+                      cols = rowReduce ? "1" : bound(t.dim[0], 1);
+    if (r && c)
+      body_ << "  " << n << ".SetValidShape(" << rows << ", " << cols << ");\n";
+    else if (r)
+      body_ << "  " << n << ".SetValidRow(" << rows << ");\n";
+    else if (c)
+      body_ << "  " << n << ".SetValidCol(" << cols << ");\n";
+  }
+  for (uint32_t idx : shaped) {
+    const TileDesc& d = fn_.tiles[idx];
+    bool r = d.validRows == kDynamicDim, c = d.validCols == kDynamicDim;
+    if (!r && !c) continue;
+    const std::string& n = tileNames_[idx];
+    std::string rows = bound(t.dim[1], 1), cols = bound(t.dim[0], 1);
+    if (r && c)
+      body_ << "  " << n << ".SetValidShape(" << rows << ", " << cols << ");\n";
+    else if (r)
+      body_ << "  " << n << ".SetValidRow(" << rows << ");\n";
+    else
+      body_ << "  " << n << ".SetValidCol(" << cols << ");\n";
+  }
+}
+
+} // namespace pto::cppexport::detail

@@ -1,0 +1,33 @@
+// The embedded prelude files (export/Prelude.h). The headers included here are generated in the
+// build tree from export/prelude/ by export/EmbedText.cmake.
+#include "export/Prelude.h"
+
+namespace pto::cppexport::detail {
+
+namespace {
+
+#include "embedded/device-helpers.inc"
+#include "embedded/host-arg.inc"
+#include "embedded/host-helpers.inc"
+#include "embedded/host-main.inc"
+
+std::string_view text(const unsigned char* bytes, size_t size) {
+  return {reinterpret_cast<const char*>(bytes), size};
+}
+
+} // namespace
+
+std::string_view deviceHelpers() {
+  return text(kDeviceHelpers, sizeof kDeviceHelpers);
+}
+std::string_view hostHelpers() {
+  return text(kHostHelpers, sizeof kHostHelpers);
+}
+std::string_view hostArg() {
+  return text(kHostArg, sizeof kHostArg);
+}
+std::string_view hostMain() {
+  return text(kHostMain, sizeof kHostMain);
+}
+
+} // namespace pto::cppexport::detail

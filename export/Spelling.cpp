@@ -1,0 +1,154 @@
+// C++ spellings of the export (export/Spelling.h).
+#include "export/Spelling.h"
+
+#include "isa/Encoding.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace pto::cppexport::detail {
+
+namespace enc = isa::enc;
+
+std::string hex(uint64_t v) {
+  char b[32];
+  snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+std::string lit(int64_t v) {
+  if (v >= 0 && v <= 0x7fffffff) return std::to_string(v);
+  if (v >= 0) return std::to_string(v) + "ull";
+  if (v == INT64_MIN) return "0x8000000000000000ull";
+  return "static_cast<uint64_t>(" + std::to_string(v) + "ll)";
+}
+
+// ------------------------------------------------------------------ names
+
+bool isIdentifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool isReserved(std::string_view s) {
+  static const std::set<std::string_view> words = {
+      "alignas",      "alignof",   "and",      "asm",
+      "auto",         "bool",      "break",    "case",
+      "catch",        "char",      "class",    "const",
+      "constexpr",    "continue",  "default",  "delete",
+      "do",           "double",    "else",     "enum",
+      "explicit",     "export",    "extern",   "false",
+      "float",        "for",       "friend",   "goto",
+      "if",           "inline",    "int",      "long",
+      "mutable",      "namespace", "new",      "noexcept",
+      "not",          "nullptr",   "operator", "or",
+      "private",      "protected", "public",   "register",
+      "return",       "short",     "signed",   "sizeof",
+      "static",       "struct",    "switch",   "template",
+      "this",         "throw",     "true",     "try",
+      "typedef",      "typename",  "union",    "unsigned",
+      "using",        "virtual",   "void",     "volatile",
+      "while",        "xor",       "concept",  "requires",
+      "co_await",     "co_return", "co_yield", "char8_t",
+      "consteval",    "constinit", "decltype", "static_assert",
+      "thread_local", "main",      "std",      "pto",
+      "pto_export",   "pto_stack", "cond",     "zero",
+      "GT",           "gm",        "Tile",     "GlobalTensor",
+      "Shape",        "Stride",    "half",     "bfloat16_t",
+      "event_t",      "pipe_t",    "int8_t",   "int16_t",
+      "int32_t",      "int64_t",   "uint8_t",  "uint16_t",
+      "uint32_t",     "uint64_t",  "size_t",   "blocks",
+      "stream"};
+  if (words.count(s)) return true;
+  if (s.size() >= 2 && s[0] == '_' &&
+      (s[1] == '_' || std::isupper(static_cast<unsigned char>(s[1]))))
+    return true;
+  bool macroLike = std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isupper(static_cast<unsigned char>(c)) ||
+           std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+  });
+  if (macroLike) return true;
+  for (unsigned g = 0; g < enc::kNumGprs; ++g)
+    if (s == enc::gprName(g)) return true;
+  return s.starts_with("pto_") || s.starts_with("L_");
+}
+
+// ------------------------------------------------------------------ types and enums
+
+std::string cppType(isa::DType t) {
+  return std::string(isa::info(t).cppName);
+}
+
+std::string tileType(isa::Loc l) {
+  static const char* n[] = {"Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling"};
+  return std::string("TileType::") + n[static_cast<unsigned>(l)];
+}
+std::string blayout(isa::BLayout b) {
+  return b == isa::BLayout::RowMajor ? "BLayout::RowMajor" : "BLayout::ColMajor";
+}
+std::string slayout(isa::SLayout s) {
+  return s == isa::SLayout::NoneBox    ? "SLayout::NoneBox"
+         : s == isa::SLayout::RowMajor ? "SLayout::RowMajor"
+                                       : "SLayout::ColMajor";
+}
+std::string padValue(isa::PadValue p) {
+  static const char* n[] = {"Null", "Zero", "Max", "Min"};
+  return std::string("PadValue::") + n[static_cast<unsigned>(p)];
+}
+std::string compactMode(isa::CompactMode c) {
+  static const char* n[] = {"Null", "Normal", "RowPlusOne"};
+  return std::string("CompactMode::") + n[static_cast<unsigned>(c)];
+}
+std::string pipeName(isa::Pipe p) {
+  return std::string(isa::spelling(p));
+}
+
+std::optional<isa::RoundMode> roundModeOfCode(unsigned code) {
+  for (unsigned i = 0; i <= static_cast<unsigned>(isa::RoundMode::CAST_ODD); ++i)
+    if (enc::rmodeCode(static_cast<isa::RoundMode>(i)) == code)
+      return static_cast<isa::RoundMode>(i);
+  return std::nullopt;
+}
+std::optional<isa::CmpMode> cmpModeOfCode(unsigned code) {
+  for (unsigned i = 0; i <= static_cast<unsigned>(isa::CmpMode::GE); ++i)
+    if (enc::cmodeCode(static_cast<isa::CmpMode>(i)) == code) return static_cast<isa::CmpMode>(i);
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------------ op -> intrinsic
+
+Intrinsic intrinsicFor(isa::OpId op) {
+  switch (op) {
+  // pto-isa overloads TMATMUL_MX by argument count for the accumulate and bias forms.
+  case isa::OpId::TMATMUL_MX_ACC:
+  case isa::OpId::TMATMUL_MX_BIAS:
+    return {"TMATMUL_MX", ""};
+  case isa::OpId::TRANDOM:
+    return {"", "pto-isa's TRANDOM takes key and counter objects that the image does not describe"};
+  case isa::OpId::TSETVAL:
+    return {"SetValue", ""}; // a Tile member, as PTOAS prints it
+  case isa::OpId::TPACK:
+    return {"", "pto-isa has no TPACK intrinsic"};
+  case isa::OpId::TTRI:
+    return {"", "pto-isa's TTRI takes its orientation as a template argument that the image does "
+                "not carry"};
+  case isa::OpId::THISTOGRAM:
+    return {
+        "",
+        "pto-isa's THISTOGRAM takes its byte as a template argument that the export does not map"};
+  case isa::OpId::TQUANT:
+    return {"", "pto-isa's TQUANT takes its quantization type as a template argument and the "
+                "offset by pointer"};
+  default:
+    break;
+  }
+  std::string n(isa::info(op).mnemonic);
+  for (char& c : n)
+    c = c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return {n, ""};
+}
+
+} // namespace pto::cppexport::detail
