@@ -195,7 +195,7 @@ TEST(LinkPasses, FullListGivesWhatLinkGives) {
   opts.allowRaces = true;
   LinkContext ctx(in, opts);
   runPasses(ctx);
-  LinkResult r = link(in, opts);
+  LinkResult r = link::link(in, opts);
   ASSERT_TRUE(ctx.result.ok()) << text(ctx.result.diags);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(ctx.result.image->text, r.image->text);
@@ -207,7 +207,7 @@ TEST(LinkPasses, AutoSyncEventsArePatched) {
   std::vector<InputObject> in{{"k.o", compile(kernel())}};
   LinkOptions opts;
   opts.sync = SyncMode::Insert;
-  LinkResult r = link(in, opts);
+  LinkResult r = link::link(in, opts);
   ASSERT_TRUE(r.ok()) << text(r.diags);
   EXPECT_FALSE(r.events.empty());
   for (const MapEvent& e : r.events)
