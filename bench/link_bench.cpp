@@ -2,7 +2,15 @@
 // (tiles = ops / 10, loops every 40 ops, a few accumulators live across the whole function,
 // a symbolic set/wait pair every 8 ops). Prints 1k -> 10k -> 100k ops (100 -> 1k -> 10k tiles)
 // and the growth ratios: ~10x per step is linear, ~100x would be quadratic.
+//
+// Then the whole of pto-ld (link::link, auto mode: the dependency analysis, sync insertion and
+// the re-check) on a generated straight-line kernel of N tile ops over 32 tiles, N = 1k, 10k and
+// 100k: the time per op at each size and the ratio of the 100k per-op time to the 1k one
+// (1.0 is linear; a quadratic analysis gives ~100).
+#include "asm/Frontend.h"
+#include "asm/Lower.h"
 #include "link/Events.h"
+#include "link/Linker.h"
 #include "link/Planner.h"
 
 #include <benchmark/benchmark.h>
@@ -10,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <sstream>
 
 using namespace pto;
 using namespace pto::link;
@@ -42,7 +51,9 @@ Generated generate(size_t ops) {
     g.blockEvent.push_back(-1);
     return static_cast<uint32_t>(g.cfg.blocks.size() - 1);
   };
-  const isa::Pipe pairs[][2] = {{isa::Pipe::MTE2, isa::Pipe::V}, {isa::Pipe::V, isa::Pipe::MTE3}, {isa::Pipe::MTE3, isa::Pipe::MTE2}};
+  const isa::Pipe pairs[][2] = {{isa::Pipe::MTE2, isa::Pipe::V},
+                                {isa::Pipe::V, isa::Pipe::MTE3},
+                                {isa::Pipe::MTE3, isa::Pipe::MTE2}};
   uint32_t header = add(Block{}, {});
   int32_t pendingEvent = -1;
   for (size_t i = 0; i < ops; ++i) {
@@ -53,9 +64,12 @@ Generated generate(size_t ops) {
     uint32_t acc = static_cast<uint32_t>((i / 10000) * 10000 % numTiles); // long-lived accumulator
     Block b;
     b.kind = BlockKind::Tile;
-    if (i % 10 == 0) add(b, {{cur, false, true, false}});
-    else if (i % 10 == 9) add(b, {{acc, true, true, false}, {cur, true, false, false}});
-    else add(b, {{cur, true, true, false}, {prev, true, false, false}});
+    if (i % 10 == 0)
+      add(b, {{cur, false, true, false}});
+    else if (i % 10 == 9)
+      add(b, {{acc, true, true, false}, {cur, true, false, false}});
+    else
+      add(b, {{cur, true, true, false}, {prev, true, false, false}});
     if (i % 8 == 3) { // set
       Block s;
       s.kind = BlockKind::SetFlag;
@@ -68,7 +82,8 @@ Generated generate(size_t ops) {
     } else if (i % 8 == 6 && pendingEvent >= 0) { // wait
       Block w;
       w.kind = BlockKind::WaitFlag;
-      w.srcPipe = g.pipes[static_cast<size_t>(pendingEvent)].first, w.dstPipe = g.pipes[static_cast<size_t>(pendingEvent)].second;
+      w.srcPipe = g.pipes[static_cast<size_t>(pendingEvent)].first,
+      w.dstPipe = g.pipes[static_cast<size_t>(pendingEvent)].second;
       g.blockEvent[add(w, {})] = pendingEvent;
       pendingEvent = -1;
     }
@@ -84,7 +99,8 @@ Generated generate(size_t ops) {
   }
   add(Block{}, {});
   for (size_t i = 0; i < g.cfg.blocks.size(); ++i)
-    if (!fixedSucc[i]) g.cfg.blocks[i].succ[0] = i + 1 < g.cfg.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
+    if (!fixedSucc[i])
+      g.cfg.blocks[i].succ[0] = i + 1 < g.cfg.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
   g.cfg.computePreds();
   return g;
 }
@@ -96,14 +112,17 @@ void run(const Generated& g) {
   benchmark::DoNotOptimize(e);
   if (!r.ok() || !e.errors.empty()) {
     static bool once = false;
-    if (!once) std::fprintf(stderr, "unexpected error: %s\n", !r.ok() ? r.errors[0].message.c_str() : e.errors[0].message.c_str());
+    if (!once)
+      std::fprintf(stderr, "unexpected error: %s\n",
+                   !r.ok() ? r.errors[0].message.c_str() : e.errors[0].message.c_str());
     once = true;
   }
 }
 
 void BM_PlanAndEvents(benchmark::State& state) {
   Generated g = generate(static_cast<size_t>(state.range(0)));
-  for (auto _ : state) run(g);
+  for (auto _ : state)
+    run(g);
   state.counters["tiles"] = static_cast<double>(g.tiles.size());
   state.counters["blocks"] = static_cast<double>(g.cfg.blocks.size());
   state.SetItemsProcessed(state.iterations() * state.range(0));
@@ -114,8 +133,83 @@ double secondsFor(size_t ops) {
   Generated g = generate(ops);
   int reps = ops <= 1000 ? 200 : ops <= 10000 ? 20 : 3;
   auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) run(g);
+  for (int i = 0; i < reps; ++i)
+    run(g);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
+/// A kernel of `ops` tile ops over 32 tiles: tload, tadd, tmul, tstore in turn, no sync (pto-ld
+/// inserts it).
+obj::ObjectFile syntheticKernel(size_t ops) {
+  const unsigned tiles = 32;
+  std::string text =
+      "kernel @k(%x: !pto.tensor_view<64x64xf32>, %z: !pto.tensor_view<64x64xf32>) {\n  tile ";
+  for (unsigned t = 0; t < tiles; ++t)
+    text += (t ? ", %t" : "%t") + std::to_string(t);
+  text += " : !pto.tile<f32, 16, 16>\n";
+  auto t = [&](size_t k) { return "%t" + std::to_string(k % tiles); };
+  for (size_t k = 0; k < ops; ++k) {
+    const size_t g = k / 4;
+    switch (k % 4) {
+    case 0:
+      text += "  tload " + t(g) + ", %x[0, 0]\n";
+      break;
+    case 1:
+      text += "  tadd " + t(g + 1) + ", " + t(g) + ", " + t(g + 7) + "\n";
+      break;
+    case 2:
+      text += "  tmul " + t(g + 2) + ", " + t(g + 1) + ", " + t(g) + "\n";
+      break;
+    default:
+      text += "  tstore %z[0, 0], " + t(g + 2) + "\n";
+      break;
+    }
+  }
+  text += "}\n";
+  as::SourceFile src("synthetic.pto", text);
+  std::ostringstream err;
+  as::DiagEngine diags(src, err);
+  auto m = as::parseModule(src, diags, isa::Arch::A2A3);
+  std::optional<obj::ObjectFile> o;
+  if (m) {
+    as::verifyModule(*m, isa::Arch::A2A3, diags);
+    o = as::lowerModule(*m, isa::Arch::A2A3, diags);
+  }
+  if (!o) {
+    std::fprintf(stderr, "synthetic kernel does not assemble: %s\n", err.str().c_str());
+    std::exit(1);
+  }
+  return *o;
+}
+
+void linkOnce(const std::vector<link::InputObject>& in) {
+  link::LinkResult r = link::link(in, link::LinkOptions{});
+  if (!r.ok()) {
+    std::fprintf(stderr, "synthetic kernel does not link: %s\n",
+                 r.diags.empty() ? "?" : r.diags[0].text.c_str());
+    std::exit(1);
+  }
+  benchmark::DoNotOptimize(r);
+}
+
+void BM_LinkAutoSync(benchmark::State& state) {
+  std::vector<link::InputObject> in{
+      {"synthetic.o", syntheticKernel(static_cast<size_t>(state.range(0)))}};
+  for (auto _ : state)
+    linkOnce(in);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_LinkAutoSync)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+double linkSecondsPerOp(size_t ops) {
+  std::vector<link::InputObject> in{{"synthetic.o", syntheticKernel(ops)}};
+  int reps = ops <= 1000 ? 50 : ops <= 10000 ? 5 : 1;
+  linkOnce(in); // warm up
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i)
+    linkOnce(in);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps /
+         static_cast<double>(ops);
 }
 
 } // namespace
@@ -128,7 +222,16 @@ int main(int argc, char** argv) {
   std::printf("  %7s ops %6s tiles: %9.3f ms\n", "1k", "100", t1 * 1e3);
   std::printf("  %7s ops %6s tiles: %9.3f ms  (x%.1f)\n", "10k", "1k", t10 * 1e3, t10 / t1);
   std::printf("  %7s ops %6s tiles: %9.3f ms  (x%.1f)\n", "100k", "10k", t100 * 1e3, t100 / t10);
-  std::printf("  growth per 10x: %.1f then %.1f (linear = 10, quadratic = 100)\n", t10 / t1, t100 / t10);
+  std::printf("  growth per 10x: %.1f then %.1f (linear = 10, quadratic = 100)\n", t10 / t1,
+              t100 / t10);
+  double p1 = linkSecondsPerOp(1000), p10 = linkSecondsPerOp(10000),
+         p100 = linkSecondsPerOp(100000);
+  std::printf(
+      "\npto-ld, auto mode (analysis, sync insertion, re-check), one function of N tile ops:\n");
+  std::printf("  %7s ops: %8.3f us/op\n", "1k", p1 * 1e6);
+  std::printf("  %7s ops: %8.3f us/op\n", "10k", p10 * 1e6);
+  std::printf("  %7s ops: %8.3f us/op\n", "100k", p100 * 1e6);
+  std::printf("  per-op ratio 100k/1k: %.2f (linear = 1.0)\n", p100 / p1);
   benchmark::Shutdown();
   return 0;
 }

@@ -45,18 +45,27 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
     if (v >= 0) {
       if (pipes[static_cast<size_t>(v)] != std::pair(blk.srcPipe, blk.dstPipe)) {
         out.errors.push_back({varName[static_cast<size_t>(v)] + " is declared for " +
-                                  pairName(pipes[static_cast<size_t>(v)].first, pipes[static_cast<size_t>(v)].second) +
+                                  pairName(pipes[static_cast<size_t>(v)].first,
+                                           pipes[static_cast<size_t>(v)].second) +
                                   " but used by a sync of " + pairName(blk.srcPipe, blk.dstPipe),
-                              static_cast<int32_t>(b), {}, {static_cast<uint32_t>(v)}});
+                              static_cast<int32_t>(b),
+                              {},
+                              {static_cast<uint32_t>(v)},
+                              EventErrorKind::PairMismatch});
         continue;
       }
     } else if (blk.dynamicEvent) {
       continue; // a run-time id: nothing to check statically
     } else {
       if (blk.eventId < 0 || static_cast<uint64_t>(blk.eventId) >= hw) {
-        out.errors.push_back({"event id " + std::to_string(blk.eventId) + " for " + pairName(blk.srcPipe, blk.dstPipe) +
-                                  " is out of range (the hardware has " + std::to_string(hw) + " per pipe pair)",
-                              static_cast<int32_t>(b), {}, {}});
+        out.errors.push_back({"event id " + std::to_string(blk.eventId) + " for " +
+                                  pairName(blk.srcPipe, blk.dstPipe) +
+                                  " is out of range (the hardware has " + std::to_string(hw) +
+                                  " per pipe pair)",
+                              static_cast<int32_t>(b),
+                              {},
+                              {},
+                              EventErrorKind::IdOutOfRange});
         continue;
       }
       auto key = std::tuple(static_cast<int>(blk.srcPipe), static_cast<int>(blk.dstPipe), blk.eventId);
@@ -114,7 +123,10 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
             if (!reported) {
               reported = true;
               EventError e{varName[v] + " is set again while still pending (no wait since the set)",
-                           static_cast<int32_t>(u), {static_cast<int32_t>(s)}, {}};
+                           static_cast<int32_t>(u),
+                           {static_cast<int32_t>(s)},
+                           {},
+                           EventErrorKind::SetWhilePending};
               if (v < m) e.events = {static_cast<uint32_t>(v)};
               out.errors.push_back(std::move(e));
             }
@@ -154,7 +166,7 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
       if (other < 0 && !fromEntry) continue;
       std::string what = "the wait_flag on " + varName[v] + " at {wait}";
       EventError e;
-      e.deadlock = true;
+      e.kind = EventErrorKind::Deadlock;
       e.block = static_cast<int32_t>(w);
       if (fromEntry) {
         if (sets[v].empty()) {
@@ -215,11 +227,15 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
             if (live[f].overlaps(iv)) list += (list.empty() ? "" : ", ") + varName[f];
         }
         pendingNow.push_back(v);
-        EventError e{"event ids exhausted for " + pairName(pair.first, pair.second) + ": " + varName[v] +
-                         " needs an id while all " + std::to_string(usable) + " usable ids (of " + std::to_string(hw) +
-                         ") are held by pending events: " + list,
-                     static_cast<int32_t>(sets[v].empty() ? (waits[v].empty() ? 0 : waits[v].front()) : sets[v].front()),
-                     {}, pendingNow};
+        EventError e{
+            "event ids exhausted for " + pairName(pair.first, pair.second) + ": " + varName[v] +
+                " needs an id while all " + std::to_string(usable) + " usable ids (of " +
+                std::to_string(hw) + ") are held by pending events: " + list,
+            static_cast<int32_t>(sets[v].empty() ? (waits[v].empty() ? 0 : waits[v].front())
+                                                 : sets[v].front()),
+            {},
+            pendingNow,
+            EventErrorKind::Exhausted};
         out.errors.push_back(std::move(e));
         continue;
       }

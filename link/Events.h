@@ -16,15 +16,25 @@ namespace pto::link {
 unsigned usableEventIds(isa::Arch arch, isa::Pipe src, isa::Pipe dst);
 unsigned hardwareEventIds(isa::Arch arch);
 
+/// What went wrong with an event (EventError::kind): the linker acts on the kind, never on the
+/// text.
+enum class EventErrorKind : uint8_t {
+  PairMismatch,    // a symbolic event used by a sync of another pipe pair
+  IdOutOfRange,    // an explicit id past the hardware's ids
+  SetWhilePending, // a second set before the wait of the first
+  Deadlock,        // a wait that no set satisfies on some path
+  Exhausted,       // no usable id left for a symbolic event
+};
+
 struct EventError {
   std::string message;
   int32_t block = -1;           // locates the error
   std::vector<int32_t> related; // further blocks worth a note (e.g. the pending set)
   std::vector<uint32_t> events; // symbolic events concerned
-  /// A wait that no set satisfies on some path. The message names two places: "{wait}" (the
-  /// wait, `block`) and "{other}" (`related[0]`: the wait that consumed the set, or a set that
-  /// the path bypasses); the linker substitutes their source locations.
-  bool deadlock = false;
+  /// Deadlock: the message names two places: "{wait}" (the wait, `block`) and "{other}"
+  /// (`related[0]`: the wait that consumed the set, or a set that the path bypasses); the linker
+  /// substitutes their source locations.
+  EventErrorKind kind = EventErrorKind::Deadlock;
 };
 
 struct EventPlan {

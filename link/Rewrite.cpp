@@ -1,6 +1,7 @@
 #include "link/Rewrite.h"
 
 #include "isa/Encoding.h"
+#include "link/Patch.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -105,13 +106,13 @@ std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in
         int64_t oldTarget = static_cast<int64_t>(pos) + 2 * r->field[static_cast<size_t>(label)];
         if (oldTarget >= static_cast<int64_t>(start) && oldTarget < static_cast<int64_t>(end)) {
           uint64_t newPos = map.after(pos), newTarget = target(static_cast<uint64_t>(oldTarget));
-          enc::Inst inst = *r;
-          inst.field[static_cast<size_t>(label)] = (static_cast<int64_t>(newTarget) - static_cast<int64_t>(newPos)) / 2;
-          auto e = enc::encode(inst);
-          if (!e || e->bits != used * 8)
-            return "@" + fn.name + ": the branch at " + hex(pos) + " cannot reach its target after inserting words" +
-                   (e ? std::string() : ": " + e.error());
-          for (size_t k = 0; k < used; ++k) out.text[newPos + k] = static_cast<uint8_t>(e->value >> (8 * k));
+          PatchResult p =
+              patchWord(out.text, newPos, PatchField::Label,
+                        (static_cast<int64_t>(newTarget) - static_cast<int64_t>(newPos)) / 2);
+          if (!p.ok())
+            return "@" + fn.name + ": the branch at " + hex(pos) +
+                   " cannot reach its target after inserting words" +
+                   (p.status == PatchStatus::DoesNotEncode ? ": " + p.detail : std::string());
         }
       }
       pos += used;

@@ -1,0 +1,125 @@
+// The passes of pto-ld (docs/linking.md, "The passes"): one link context that every pass reads
+// and extends, and one function per pass. `link()` (Linker.cpp) runs them in order; each can also
+// run alone on a context that the passes before it have filled (tests/unit/LinkPassesTest.cpp).
+#pragma once
+
+#include "link/Cfg.h"
+#include "link/Events.h"
+#include "link/Linker.h"
+#include "link/Planner.h"
+#include "link/Sync.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace pto::link {
+
+/// A function definition: object index and function index in that object.
+struct Def {
+  size_t object = 0;
+  uint32_t function = 0;
+};
+
+/// A function's control flow, built once per object version and shared between the sync
+/// decision, the --auto-sync analysis and the link that checks the result.
+struct BuiltCfg {
+  std::variant<FunctionCfg, std::string> cfg; // the graph, or why the words do not decode
+  uint64_t badWord = 0;                       // on error: the .text offset of the offending word
+  const FunctionCfg* get() const { return std::get_if<FunctionCfg>(&cfg); }
+};
+
+/// Builds function `f` of `ob` (never fails: errors are kept in the result).
+std::shared_ptr<const BuiltCfg> buildFunctionCfg(const obj::ObjectFile& ob, uint32_t f);
+
+/// Source locations of one object's words (.pto.lines): "file:line:col", or "" before the first.
+class SourceLines {
+public:
+  explicit SourceLines(const obj::ObjectFile& o);
+  std::string at(uint64_t off) const;
+
+private:
+  std::vector<obj::LineEntry> lines_;
+};
+
+/// One defined function of the inputs, in image order, with what the passes found about it.
+struct FunctionWork {
+  size_t object = 0;
+  uint32_t function = 0; // index in its object
+  uint32_t image = 0;    // index in the image
+  std::shared_ptr<const BuiltCfg> built;
+  std::vector<PlanTile> tiles;
+  PlanResult plan;
+  // Events: the object's symbolic events of this function, and the words that name them.
+  std::vector<uint32_t> eventIndex;       // local event -> object event index
+  std::map<uint32_t, int32_t> localEvent; // object event index -> local event
+  std::vector<int32_t> blockEvent;        // per block: local event of a set/wait, or -1
+  std::vector<std::pair<isa::Pipe, isa::Pipe>> eventPipes;
+  std::vector<std::string> eventNames;
+  std::vector<const obj::Reloc*> eventRelocs; // into the object's relocations
+  EventPlan events;
+  std::vector<Diagnostic> diags; // this function's, in pass order (printed after the global ones)
+
+  const FunctionCfg* cfg() const { return built ? built->get() : nullptr; }
+};
+
+/// --auto-sync bookkeeping across rounds: the inserted events and those that ran out of ids.
+struct AutoSyncRound {
+  std::vector<size_t> firstAutoEvent; // per object: its events from this index on are auto-sync's
+  std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>>
+      exhausted; // (object, function) -> pair k
+};
+
+/// Everything one link works on. The passes fill it in order.
+struct LinkContext {
+  LinkContext(const std::vector<InputObject>& in, const LinkOptions& o) : inputs(in), opts(o) {}
+
+  const std::vector<InputObject>& inputs;
+  const LinkOptions& opts;
+  /// Optional, per object and function: graphs already built for these very objects (reused
+  /// instead of decoding again); empty entries are built by buildCfgs.
+  std::vector<std::vector<std::shared_ptr<const BuiltCfg>>> knownCfgs;
+  AutoSyncRound* autoSync = nullptr; // set on a link that checks inserted sync
+
+  isa::Arch arch = isa::Arch::A2A3;
+  bool stop = false; // a pass found that nothing after it can run (no inputs)
+  std::map<std::string, Def> globals;
+  obj::Image image;
+  std::vector<uint64_t> base; // per object: its .text offset in the image
+  std::map<std::pair<size_t, uint32_t>, uint32_t> imageFn; // (object, function) -> image function
+  std::vector<FunctionWork> functions;                     // image order
+  LinkResult result; // the global diagnostics, origins, map lines; the image once finished
+
+private:
+  std::vector<std::unique_ptr<SourceLines>> lines_;
+
+public:
+  void error(const std::string& loc, const std::string& msg);
+  /// The source locations of object `o` (sorted once, on first use).
+  const SourceLines& lines(size_t o);
+  /// A private definition in object `o`, else a global one.
+  std::optional<Def> resolve(size_t o, const std::string& name) const;
+};
+
+// The passes, in the order link() runs them.
+void checkInputs(LinkContext& ctx);    // inputs present, one arch, the extension space
+void resolveSymbols(LinkContext& ctx); // globals, duplicates, undefined symbols
+void layOutText(
+    LinkContext& ctx); // image .text, functions and lines; one FunctionWork per definition
+void selectEntries(LinkContext& ctx);    // --entry or pto.entry
+void patchCalls(LinkContext& ctx);       // Call relocations
+void buildCfgs(LinkContext& ctx);        // control flow of every function (or the known one)
+void placeTiles(LinkContext& ctx);       // memory planning; map tiles and the buffer layout
+void checkRaces(LinkContext& ctx);       // dependencies between pipes that nothing orders
+void collectEvents(LinkContext& ctx);    // symbolic events and the words that name them
+void allocateEventIds(LinkContext& ctx); // hardware ids, deadlocks; image and map events
+void patchEvents(LinkContext& ctx);      // Event relocations
+void finishImage(LinkContext& ctx); // the diagnostics in order; the image when there is no error
+
+/// Runs every pass above on `ctx`.
+void runPasses(LinkContext& ctx);
+
+} // namespace pto::link

@@ -1,0 +1,231 @@
+// The passes of pto-ld one at a time (link/Passes.h): each runs on a context that the passes
+// before it filled, and the full list gives what link() gives.
+#include "asm/Frontend.h"
+#include "asm/Lower.h"
+#include "isa/Encoding.h"
+#include "link/Passes.h"
+#include "link/Patch.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+using namespace pto;
+using namespace pto::link;
+
+namespace {
+
+obj::ObjectFile compile(const std::string& text, isa::Arch arch = isa::Arch::A2A3) {
+  as::SourceFile src("k.pto", text);
+  std::ostringstream err;
+  as::DiagEngine diags(src, err);
+  auto m = as::parseModule(src, diags, arch);
+  EXPECT_TRUE(m) << err.str();
+  if (!m) return {};
+  isa::Arch a = as::resolveArch(*m, arch);
+  as::verifyModule(*m, a, diags);
+  auto o = as::lowerModule(*m, a, diags);
+  EXPECT_TRUE(o) << err.str();
+  return o ? *o : obj::ObjectFile{};
+}
+
+/// A kernel in the light syntax named `name`: a tload, a tadd reading it (a race without
+/// sync), a tstore.
+std::string kernel(const std::string& name = "k") {
+  return "kernel @" + name +
+         "(%x: !pto.tensor_view<64x64xf32>, %z: !pto.tensor_view<64x64xf32>) {\n"
+         "  tile %t0, %t1 : !pto.tile<f32, 16, 16>\n"
+         "  tload %t0, %x[0, 0]\n"
+         "  tadd %t1, %t0, %t0\n"
+         "  tstore %z[0, 0], %t1\n"
+         "}\n";
+}
+
+std::string text(const std::vector<Diagnostic>& ds) {
+  std::string s;
+  for (const Diagnostic& d : ds)
+    s += std::string(severity(d)) + d.text + "\n";
+  return s;
+}
+
+/// The passes up to (and including) buildCfgs.
+void front(LinkContext& ctx) {
+  checkInputs(ctx);
+  resolveSymbols(ctx);
+  layOutText(ctx);
+  selectEntries(ctx);
+  patchCalls(ctx);
+  buildCfgs(ctx);
+}
+
+} // namespace
+
+TEST(LinkPasses, CheckInputsStopsWithoutInputs) {
+  std::vector<InputObject> in;
+  LinkOptions opts;
+  LinkContext ctx(in, opts);
+  checkInputs(ctx);
+  EXPECT_TRUE(ctx.stop);
+  ASSERT_EQ(ctx.result.diags.size(), 1u);
+  EXPECT_EQ(ctx.result.diags[0].text, "no input files");
+}
+
+TEST(LinkPasses, CheckInputsRefusesMixedArches) {
+  std::vector<InputObject> in{{"a.o", compile(kernel("a"))},
+                              {"b.o", compile(kernel("b"), isa::Arch::A5)}};
+  LinkOptions opts;
+  LinkContext ctx(in, opts);
+  checkInputs(ctx);
+  EXPECT_FALSE(ctx.stop);
+  EXPECT_EQ(ctx.arch, isa::Arch::A2A3);
+  ASSERT_EQ(ctx.result.diags.size(), 1u);
+  EXPECT_NE(ctx.result.diags[0].text.find("objects for different arches cannot be linked"),
+            std::string::npos);
+}
+
+TEST(LinkPasses, ResolveSymbolsFindsDuplicates) {
+  std::vector<InputObject> in{{"a.o", compile(kernel())}, {"b.o", compile(kernel())}};
+  LinkOptions opts;
+  LinkContext ctx(in, opts);
+  checkInputs(ctx);
+  resolveSymbols(ctx);
+  ASSERT_EQ(ctx.result.diags.size(), 1u) << text(ctx.result.diags);
+  EXPECT_NE(ctx.result.diags[0].text.find("duplicate symbol 'k': defined in 'a.o' and in 'b.o'"),
+            std::string::npos);
+  ASSERT_TRUE(ctx.resolve(1, "k"));
+  EXPECT_EQ(ctx.resolve(1, "k")->object, 0u);
+  EXPECT_FALSE(ctx.resolve(0, "nope"));
+}
+
+TEST(LinkPasses, LayOutTextPlacesObjectsOnWordBoundaries) {
+  std::vector<InputObject> in{{"a.o", compile(kernel("a"))}, {"b.o", compile(kernel("b"))}};
+  in[0].obj.text.push_back(0); // an odd-sized .text: the next object starts 4-byte aligned
+  in[0].obj.text.push_back(0);
+  LinkOptions opts;
+  LinkContext ctx(in, opts);
+  checkInputs(ctx);
+  resolveSymbols(ctx);
+  layOutText(ctx);
+  ASSERT_EQ(ctx.base.size(), 2u);
+  EXPECT_EQ(ctx.base[0], 0u);
+  EXPECT_EQ(ctx.base[1] % 4, 0u);
+  EXPECT_GE(ctx.base[1], in[0].obj.text.size());
+  ASSERT_EQ(ctx.functions.size(), 2u);
+  EXPECT_EQ(ctx.functions[1].object, 1u);
+  EXPECT_EQ(ctx.image.functions[1].textOffset, ctx.base[1] + in[1].obj.functions[0].textOffset);
+  EXPECT_EQ(ctx.result.functionOrigin, (std::vector<std::string>{"a.o", "b.o"}));
+}
+
+TEST(LinkPasses, SelectEntriesHonoursEntryOption) {
+  std::vector<InputObject> in{{"a.o", compile(kernel("a"))}, {"b.o", compile(kernel("b"))}};
+  LinkOptions opts;
+  opts.entries = {"b", "missing"};
+  LinkContext ctx(in, opts);
+  checkInputs(ctx);
+  resolveSymbols(ctx);
+  layOutText(ctx);
+  selectEntries(ctx);
+  ASSERT_EQ(ctx.image.entries.size(), 1u);
+  EXPECT_EQ(ctx.image.entries[0].name, "b");
+  ASSERT_EQ(ctx.result.diags.size(), 1u);
+  EXPECT_EQ(ctx.result.diags[0].text, "--entry 'missing': no such kernel in the inputs");
+}
+
+TEST(LinkPasses, BuildCfgsReusesKnownGraphs) {
+  std::vector<InputObject> in{{"k.o", compile(kernel())}};
+  auto known = buildFunctionCfg(in[0].obj, 0);
+  ASSERT_TRUE(known->get());
+  LinkOptions opts;
+  LinkContext ctx(in, opts);
+  ctx.knownCfgs = {{known}};
+  front(ctx);
+  ASSERT_EQ(ctx.functions.size(), 1u);
+  EXPECT_EQ(ctx.functions[0].built.get(), known.get()); // not decoded again
+  LinkContext fresh(in, opts);
+  front(fresh);
+  ASSERT_TRUE(fresh.functions[0].cfg());
+  EXPECT_NE(fresh.functions[0].built.get(), known.get());
+  EXPECT_EQ(fresh.functions[0].cfg()->blocks.size(), known->get()->blocks.size());
+}
+
+TEST(LinkPasses, PlaceTilesFillsPlacementsAndLayout) {
+  std::vector<InputObject> in{{"k.o", compile(kernel())}};
+  LinkOptions opts;
+  LinkContext ctx(in, opts);
+  front(ctx);
+  placeTiles(ctx);
+  const obj::Function& fn = ctx.image.functions[0];
+  ASSERT_EQ(fn.tiles.size(), 2u);
+  for (const obj::TileDesc& t : fn.tiles)
+    EXPECT_GE(t.placement, 0);
+  EXPECT_NE(fn.tiles[0].placement, fn.tiles[1].placement); // both live at the tadd
+  EXPECT_EQ(ctx.result.tiles.size(), 2u);
+  ASSERT_EQ(ctx.image.layout.size(), 1u);
+  EXPECT_EQ(ctx.image.layout[0].loc, isa::Loc::Vec);
+  EXPECT_TRUE(ctx.functions[0].diags.empty()) << text(ctx.functions[0].diags);
+}
+
+TEST(LinkPasses, CheckRacesReportsIntoTheFunction) {
+  std::vector<InputObject> in{{"k.o", compile(kernel())}};
+  LinkOptions opts;
+  LinkContext ctx(in, opts);
+  front(ctx);
+  placeTiles(ctx);
+  checkRaces(ctx);
+  EXPECT_TRUE(ctx.result.diags.empty());
+  const std::string s = text(ctx.functions[0].diags);
+  EXPECT_NE(s.find("error: k.pto:4:3: race: tadd on PIPE_V reads %t0, which tload on PIPE_MTE2 at "
+                   "k.pto:3:3 writes"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("note: k.pto:3:3: the tload is here"), std::string::npos) << s;
+  // finishImage moves the function's diagnostics after the global ones, and keeps the image.
+  collectEvents(ctx);
+  allocateEventIds(ctx);
+  patchEvents(ctx);
+  finishImage(ctx);
+  EXPECT_FALSE(ctx.result.ok());
+  EXPECT_EQ(text(ctx.result.diags), s);
+}
+
+TEST(LinkPasses, FullListGivesWhatLinkGives) {
+  std::vector<InputObject> in{{"k.o", compile(kernel())}};
+  LinkOptions opts;
+  opts.sync = SyncMode::Check;
+  opts.allowRaces = true;
+  LinkContext ctx(in, opts);
+  runPasses(ctx);
+  LinkResult r = link::link(in, opts);
+  ASSERT_TRUE(ctx.result.ok()) << text(ctx.result.diags);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(ctx.result.image->text, r.image->text);
+  EXPECT_EQ(text(ctx.result.diags), text(r.diags));
+  EXPECT_EQ(ctx.result.tiles.size(), r.tiles.size());
+}
+
+TEST(LinkPasses, AutoSyncEventsArePatched) {
+  std::vector<InputObject> in{{"k.o", compile(kernel())}};
+  LinkOptions opts;
+  opts.sync = SyncMode::Insert;
+  LinkResult r = link::link(in, opts);
+  ASSERT_TRUE(r.ok()) << text(r.diags);
+  EXPECT_FALSE(r.events.empty());
+  for (const MapEvent& e : r.events)
+    EXPECT_GE(e.id, 0);
+}
+
+TEST(Patch, SetsEventIdsAndRefusesWhatDoesNotFit) {
+  std::vector<uint8_t> text = syncBlockBytes(true, isa::Pipe::MTE2, isa::Pipe::V, 0);
+  PatchResult p =
+      patchWord(text, 4, PatchField::EventId, 5); // the B.DIM after the 32-bit BSTART.EXT
+  ASSERT_TRUE(p.ok()) << p.detail;
+  size_t used = 0;
+  auto w = isa::enc::decodeBytes(std::span<const uint8_t>(text.data() + 4, text.size() - 4), used,
+                                 isa::enc::DecodeOptions{.extensions = true});
+  ASSERT_TRUE(w);
+  std::vector<uint8_t> again = syncBlockBytes(true, isa::Pipe::MTE2, isa::Pipe::V, 5);
+  EXPECT_EQ(text, again);
+  EXPECT_EQ(patchWord(text, 4, PatchField::Label, 1).status, PatchStatus::NoField);
+  EXPECT_EQ(patchWord(text, text.size(), PatchField::EventId, 1).status, PatchStatus::NotDecodable);
+  EXPECT_FALSE(patchWord(text, 4, PatchField::EventId, int64_t{1} << 40).ok());
+}
