@@ -19,12 +19,20 @@ namespace {
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
   return true;
 }
-bool istartsWith(std::string_view s, std::string_view p) { return s.size() >= p.size() && iequals(s.substr(0, p.size()), p); }
-bool isHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool istartsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && iequals(s.substr(0, p.size()), p);
+}
+bool isHex(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
 
 /// Unsigned integer: decimal or 0x hex.
 std::optional<uint64_t> parseU64(std::string_view t) {
@@ -53,8 +61,10 @@ size_t codeEnd(std::string_view line) {
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (inQuote) {
-      if (c == '\\') ++i;
-      else if (c == '"') inQuote = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inQuote = false;
     } else if (c == '"') {
       inQuote = true;
     } else if (c == ';' || (c == '/' && i + 1 < line.size() && line[i + 1] == '/')) {
@@ -67,7 +77,8 @@ size_t codeEnd(std::string_view line) {
 /// Length of an address prefix "hex:" followed by white space or the end; 0 if none.
 size_t addressPrefix(std::string_view s) {
   size_t i = 0;
-  while (i < s.size() && isHex(s[i])) ++i;
+  while (i < s.size() && isHex(s[i]))
+    ++i;
   if (i == 0 || i >= s.size() || s[i] != ':') return 0;
   if (i + 1 < s.size() && !isSpace(s[i + 1])) return 0;
   return i + 1;
@@ -76,7 +87,8 @@ size_t addressPrefix(std::string_view s) {
 /// The header pto-objdump prints for each file: "<file>:     file format elf64-pto (<arch>)",
 /// the whole line (a line that merely contains the words is code and is assembled).
 bool isHeaderLine(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   constexpr std::string_view kMark = ":     file format elf64-pto (";
   size_t at = s.rfind(kMark);
   if (at == std::string_view::npos || at == 0 || isSpace(s[0]) || s.back() != ')') return false;
@@ -87,9 +99,12 @@ bool isHeaderLine(std::string_view s) {
 /// "<name>:" optionally after an address ("0000000000000000 <vadd>:").
 std::optional<std::string_view> labelOf(std::string_view s) {
   size_t i = 0;
-  while (i < s.size() && isHex(s[i])) ++i;
-  while (i < s.size() && isSpace(s[i])) ++i;
-  if (i >= s.size() || s[i] != '<' || s.size() < i + 3 || s.substr(s.size() - 2) != ">:") return std::nullopt;
+  while (i < s.size() && isHex(s[i]))
+    ++i;
+  while (i < s.size() && isSpace(s[i]))
+    ++i;
+  if (i >= s.size() || s[i] != '<' || s.size() < i + 3 || s.substr(s.size() - 2) != ">:")
+    return std::nullopt;
   return s.substr(i + 1, s.size() - i - 3);
 }
 
@@ -103,13 +118,17 @@ const std::set<std::string>& knownMnemonics() {
     std::set<std::string> s;
     auto up = [](std::string_view v) {
       std::string r(v);
-      for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      for (char& c : r)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       return r;
     };
     for (const enc::FormInfo& f : enc::allForms())
-      if (!f.mnemonic().empty() && f.mnemonic()[0] != '@' && f.mnemonic().find('$') == std::string_view::npos)
+      if (!f.mnemonic().empty() && f.mnemonic()[0] != '@' &&
+          f.mnemonic().find('$') == std::string_view::npos)
         s.insert(up(f.mnemonic()));
-    for (const char* extra : {"BSTART.VEC", "BSTART.SFU", "BSTART.TEPL", "BSTART.EXT", "B.CATR", "B.HINT"}) s.insert(extra);
+    for (const char* extra :
+         {"BSTART.VEC", "BSTART.SFU", "BSTART.TEPL", "BSTART.EXT", "B.CATR", "B.HINT"})
+      s.insert(extra);
     return s;
   }();
   return names;
@@ -122,7 +141,8 @@ bool isKnownMnemonic(const std::string& head) {
     for (const enc::FormInfo& f : enc::allForms())
       if (size_t d = f.mnemonic().find('$'); d != std::string_view::npos && d > 0) {
         std::string p(f.mnemonic().substr(0, d));
-        for (char& c : p) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        for (char& c : p)
+          c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
         v.push_back(p);
       }
     return v;
@@ -133,7 +153,8 @@ bool isKnownMnemonic(const std::string& head) {
 }
 std::string upper(std::string_view v) {
   std::string r(v);
-  for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : r)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return r;
 }
 
@@ -148,10 +169,12 @@ struct Token {
 
 /// Splits the code part of a line at white space; "..." strings (optionally after a sigil)
 /// are one token. Returns false with `err` set on an unterminated string or a bad escape.
-bool tokenize(std::string_view line, size_t begin, std::vector<Token>& out, std::string& err, uint32_t& errCol) {
+bool tokenize(std::string_view line, size_t begin, std::vector<Token>& out, std::string& err,
+              uint32_t& errCol) {
   size_t i = begin;
   while (true) {
-    while (i < line.size() && isSpace(line[i])) ++i;
+    while (i < line.size() && isSpace(line[i]))
+      ++i;
     if (i >= line.size()) return true;
     Token t;
     t.col = static_cast<uint32_t>(i + 1);
@@ -181,13 +204,17 @@ bool tokenize(std::string_view line, size_t begin, std::vector<Token>& out, std:
               errCol = static_cast<uint32_t>(i + 1);
               return false;
             }
-            t.value += static_cast<char>(std::stoi(std::string(line.substr(i + 2, 2)), nullptr, 16));
+            t.value +=
+                static_cast<char>(std::stoi(std::string(line.substr(i + 2, 2)), nullptr, 16));
             i += 4;
             continue;
           }
-          if (e == 'n') t.value += '\n';
-          else if (e == 't') t.value += '\t';
-          else t.value += e;
+          if (e == 'n')
+            t.value += '\n';
+          else if (e == 't')
+            t.value += '\t';
+          else
+            t.value += e;
           i += 2;
           continue;
         }
@@ -199,9 +226,11 @@ bool tokenize(std::string_view line, size_t begin, std::vector<Token>& out, std:
         errCol = static_cast<uint32_t>(start + 1);
         return false;
       }
-      while (i < line.size() && !isSpace(line[i])) t.suffix += line[i++];
+      while (i < line.size() && !isSpace(line[i]))
+        t.suffix += line[i++];
     } else {
-      while (i < line.size() && !isSpace(line[i])) t.value += line[i++];
+      while (i < line.size() && !isSpace(line[i]))
+        t.value += line[i++];
     }
     t.len = static_cast<uint32_t>(i - start);
     out.push_back(std::move(t));
@@ -235,7 +264,8 @@ public:
 
   std::optional<obj::ObjectFile> run() {
     unsigned before = diags_.errors();
-    for (uint32_t ln = 1; ln <= src_.numLines(); ++ln) line(ln);
+    for (uint32_t ln = 1; ln <= src_.numLines(); ++ln)
+      line(ln);
     finishFunction();
     resolve();
     if (diags_.errors() != before) return std::nullopt;
@@ -252,13 +282,16 @@ private:
   bool reportedNoFunction_ = false;
   uint32_t ln_ = 0;
 
-  SrcLoc at(uint32_t col, uint32_t len) const { return SrcLoc{ln_, col == 0 ? 1 : col, len == 0 ? 1 : len}; }
+  SrcLoc at(uint32_t col, uint32_t len) const {
+    return SrcLoc{ln_, col == 0 ? 1 : col, len == 0 ? 1 : len};
+  }
   SrcLoc at(const Token& t) const { return at(t.col, t.len); }
   void error(SrcLoc loc, const std::string& msg) { diags_.error(loc, msg); }
 
   bool needFunction(SrcLoc loc, const std::string& what) {
     if (cur_) return true;
-    if (!reportedNoFunction_) error(loc, what + " before any .function directive (missing .function)");
+    if (!reportedNoFunction_)
+      error(loc, what + " before any .function directive (missing .function)");
     reportedNoFunction_ = true;
     return false;
   }
@@ -268,9 +301,11 @@ private:
     std::string_view full = src_.lineText(ln);
     std::string_view code = full.substr(0, codeEnd(full));
     size_t b = 0;
-    while (b < code.size() && isSpace(code[b])) ++b;
+    while (b < code.size() && isSpace(code[b]))
+      ++b;
     size_t e = code.size();
-    while (e > b && isSpace(code[e - 1])) --e;
+    while (e > b && isSpace(code[e - 1]))
+      --e;
     if (b == e) return;
     std::string_view s = code.substr(b, e - b);
     if (isHeaderLine(s)) return;
@@ -278,7 +313,8 @@ private:
       if (needFunction(at(static_cast<uint32_t>(b + 1), static_cast<uint32_t>(s.size())), "label"))
         if (*label != quoteName('@', cur_->fn.name).substr(1))
           error(at(static_cast<uint32_t>(b + 1), static_cast<uint32_t>(s.size())),
-                "label <" + std::string(*label) + "> does not name the current function " + quoteName('@', cur_->fn.name));
+                "label <" + std::string(*label) + "> does not name the current function " +
+                    quoteName('@', cur_->fn.name));
       return;
     }
     if (s[0] == '.') {
@@ -292,22 +328,27 @@ private:
       // Address column (ignored), then an optional hex column of 2/4/8-digit groups.
       size_t i = b + a;
       while (true) {
-        while (i < e && isSpace(code[i])) ++i;
+        while (i < e && isSpace(code[i]))
+          ++i;
         size_t j = i;
-        while (j < e && !isSpace(code[j])) ++j;
+        while (j < e && !isSpace(code[j]))
+          ++j;
         std::string_view tok = code.substr(i, j - i);
         bool group = (tok.size() == 2 || tok.size() == 4 || tok.size() == 8) && j < e;
-        for (char c : tok) group = group && isHex(c);
+        for (char c : tok)
+          group = group && isHex(c);
         if (!group) break;
         if (!hexCol) hexCol = static_cast<uint32_t>(i + 1);
         hexLen = static_cast<uint32_t>(j - hexCol + 1);
         uint32_t v = static_cast<uint32_t>(std::stoul(std::string(tok), nullptr, 16));
-        for (size_t k = 0; k < tok.size() / 2; ++k) hexBytes.push_back(static_cast<uint8_t>(v >> (8 * k)));
+        for (size_t k = 0; k < tok.size() / 2; ++k)
+          hexBytes.push_back(static_cast<uint8_t>(v >> (8 * k)));
         i = j;
       }
       textBegin = i;
       if (textBegin >= e) {
-        error(at(static_cast<uint32_t>(b + 1), static_cast<uint32_t>(s.size())), "missing instruction text after the address");
+        error(at(static_cast<uint32_t>(b + 1), static_cast<uint32_t>(s.size())),
+              "missing instruction text after the address");
         return;
       }
     }
@@ -326,17 +367,22 @@ private:
       size_t pos = 0;
       for (size_t g = hexCol - 1; g < hexCol - 1 + hexLen && pos < bytes.size();) {
         size_t j = g;
-        while (j < code.size() && !isSpace(code[j])) ++j;
+        while (j < code.size() && !isSpace(code[j]))
+          ++j;
         size_t n = std::min((j - g) / 2, bytes.size() - pos);
         if (!want.empty()) want += ' ';
-        for (size_t k = n; k-- > 0;) want += hexByte(bytes[pos + k]);
+        for (size_t k = n; k-- > 0;)
+          want += hexByte(bytes[pos + k]);
         pos += n;
         g = j;
-        while (g < code.size() && isSpace(code[g])) ++g;
+        while (g < code.size() && isSpace(code[g]))
+          ++g;
       }
-      for (; pos < bytes.size(); ++pos) want += " " + hexByte(bytes[pos]);
+      for (; pos < bytes.size(); ++pos)
+        want += " " + hexByte(bytes[pos]);
       error(at(hexCol, hexLen), "hex column '" + std::string(code.substr(hexCol - 1, hexLen)) +
-                                    "' disagrees with the encoding of '" + std::string(text) + "' (" + want + ")");
+                                    "' disagrees with the encoding of '" + std::string(text) +
+                                    "' (" + want + ")");
       return;
     }
     cur_->hasWords = true;
@@ -350,7 +396,8 @@ private:
 
   bool instruction(std::string_view text, size_t col0, std::vector<uint8_t>& bytes) {
     size_t sp = 0;
-    while (sp < text.size() && !isSpace(text[sp])) ++sp;
+    while (sp < text.size() && !isSpace(text[sp]))
+      ++sp;
     std::string_view head = text.substr(0, sp);
     SrcLoc headLoc = at(static_cast<uint32_t>(col0 + 1), static_cast<uint32_t>(head.size()));
     if (!isKnownMnemonic(upper(head))) {
@@ -364,11 +411,13 @@ private:
     }
     auto word = enc::encode(*inst);
     if (!word) {
-      error(at(static_cast<uint32_t>(col0 + 1), static_cast<uint32_t>(text.size())), "bad field value: " + word.error());
+      error(at(static_cast<uint32_t>(col0 + 1), static_cast<uint32_t>(text.size())),
+            "bad field value: " + word.error());
       return false;
     }
     if (inst->formInfo().group == enc::FormGroup::Ext) obj_.usesExtensions = true;
-    for (unsigned k = 0; k < word->bits / 8; ++k) bytes.push_back(static_cast<uint8_t>(word->value >> (8 * k)));
+    for (unsigned k = 0; k < word->bits / 8; ++k)
+      bytes.push_back(static_cast<uint8_t>(word->value >> (8 * k)));
     return true;
   }
 
@@ -384,26 +433,35 @@ private:
     std::vector<Operand> ops;
     size_t i = head.size();
     while (i < text.size()) {
-      while (i < text.size() && (isSpace(text[i]) || text[i] == ',')) ++i;
+      while (i < text.size() && (isSpace(text[i]) || text[i] == ','))
+        ++i;
       size_t j = i;
-      while (j < text.size() && text[j] != ',') ++j;
+      while (j < text.size() && text[j] != ',')
+        ++j;
       size_t k = j;
-      while (k > i && isSpace(text[k - 1])) --k;
+      while (k > i && isSpace(text[k - 1]))
+        --k;
       if (k > i) ops.push_back({text.substr(i, k - i), col0 + i + 1});
       i = j;
     }
-    auto opLoc = [&](const Operand& o) { return at(static_cast<uint32_t>(o.col), static_cast<uint32_t>(o.text.size())); };
+    auto opLoc = [&](const Operand& o) {
+      return at(static_cast<uint32_t>(o.col), static_cast<uint32_t>(o.text.size()));
+    };
     std::string h = upper(head);
     if (h == "BSTART.VEC" || h == "BSTART.SFU" || h == "BSTART.EXT") {
-      if (ops.empty()) return error(whole, "'" + std::string(head) + "' needs a tile op and a DataType");
-      bool control = h == "BSTART.EXT" && (isa::parsePipe(ops.size() > 1 ? ops[1].text : "PIPE_S") || ops.size() == 1);
+      if (ops.empty())
+        return error(whole, "'" + std::string(head) + "' needs a tile op and a DataType");
+      bool control = h == "BSTART.EXT" &&
+                     (isa::parsePipe(ops.size() > 1 ? ops[1].text : "PIPE_S") || ops.size() == 1);
       if (!control && !enc::findTileOp(ops[0].text))
         return error(opLoc(ops[0]), "unknown tile op '" + std::string(ops[0].text) + "'");
       if (!control && ops.size() > 1 && !enc::parseDataType(ops[1].text))
         return error(opLoc(ops[1]), "unknown DataType '" + std::string(ops[1].text) + "'");
-      if (!control && ops.size() < 2) return error(whole, "'" + std::string(head) + "' needs a DataType after the tile op");
-      return error(whole, "invalid operands for '" + std::string(head) + "' (wrong engine for the op, or a reserved "
-                                                                       "selector/DataType)");
+      if (!control && ops.size() < 2)
+        return error(whole, "'" + std::string(head) + "' needs a DataType after the tile op");
+      return error(whole, "invalid operands for '" + std::string(head) +
+                              "' (wrong engine for the op, or a reserved "
+                              "selector/DataType)");
     }
     std::string expected;
     for (const enc::FormInfo& f : enc::allForms())
@@ -411,7 +469,8 @@ private:
         if (expected.size() > 300) break;
         expected += (expected.empty() ? "" : " or ") + ("'" + std::string(f.syntax) + "'");
       }
-    error(whole, "invalid operands for '" + std::string(head) + "'" + (expected.empty() ? "" : "; expected " + expected));
+    error(whole, "invalid operands for '" + std::string(head) + "'" +
+                     (expected.empty() ? "" : "; expected " + expected));
   }
 
   /// .word / .short / .byte values (raw data in .text).
@@ -424,7 +483,10 @@ private:
       return false;
     }
     const Token& d = toks[0];
-    unsigned size = d.value == ".word" ? 4 : d.value == ".short" || d.value == ".half" ? 2 : d.value == ".byte" ? 1 : 0;
+    unsigned size = d.value == ".word"                          ? 4
+                    : d.value == ".short" || d.value == ".half" ? 2
+                    : d.value == ".byte"                        ? 1
+                                                                : 0;
     if (!size) {
       error(at(d), "unknown data directive '" + d.value + "' (expected .word, .short or .byte)");
       return false;
@@ -441,7 +503,8 @@ private:
         error(at(toks[i]), "bad " + d.value + " value '" + toks[i].value + "'");
         return false;
       }
-      for (unsigned k = 0; k < size; ++k) bytes.push_back(static_cast<uint8_t>(*n >> (8 * k)));
+      for (unsigned k = 0; k < size; ++k)
+        bytes.push_back(static_cast<uint8_t>(*n >> (8 * k)));
     }
     return true;
   }
@@ -459,7 +522,8 @@ private:
     if (d == ".arch") return archDirective(t);
     if (d == ".extensions") {
       if (t.size() > 2 || (t.size() == 2 && t[1].value != enc::kExtensionName))
-        return error(at(t.size() > 1 ? t[1] : t[0]), "expected '.extensions " + std::string(enc::kExtensionName) + "'");
+        return error(at(t.size() > 1 ? t[1] : t[0]),
+                     "expected '.extensions " + std::string(enc::kExtensionName) + "'");
       obj_.usesExtensions = true;
       return;
     }
@@ -489,7 +553,8 @@ private:
 
   /// A name token with the given sigil (@name, %name, @"quoted").
   std::optional<std::string> name(const Token& tok, char sigil) {
-    if (tok.value.empty() || tok.value[0] != sigil || (!tok.quoted && tok.value.size() < 2) || !tok.suffix.empty()) {
+    if (tok.value.empty() || tok.value[0] != sigil || (!tok.quoted && tok.value.size() < 2) ||
+        !tok.suffix.empty()) {
       error(at(tok), std::string("expected a name starting with '") + sigil + "'");
       return std::nullopt;
     }
@@ -522,30 +587,41 @@ private:
           return std::string_view(v).substr(key.size() + 1);
         return std::nullopt;
       };
-      if (v == "entry") pf.fn.flags |= obj::kEntry;
-      else if (v == "private") pf.fn.flags |= obj::kPrivate;
-      else if (v == "declaration") pf.fn.flags |= obj::kDeclaration;
-      else if (v == "kernel=vector") pf.fn.flags |= obj::kKernelVector;
-      else if (v == "kernel=cube") pf.fn.flags |= obj::kKernelCube;
+      if (v == "entry")
+        pf.fn.flags |= obj::kEntry;
+      else if (v == "private")
+        pf.fn.flags |= obj::kPrivate;
+      else if (v == "declaration")
+        pf.fn.flags |= obj::kDeclaration;
+      else if (v == "kernel=vector")
+        pf.fn.flags |= obj::kKernelVector;
+      else if (v == "kernel=cube")
+        pf.fn.flags |= obj::kKernelCube;
       else if (auto f = keyed("frame")) {
         auto x = parseU64(*f);
         if (!x || *x > obj::kMaxFrameSize)
-          error(at(t[i]), "bad frame size '" + std::string(*f) + "' (at most " + std::to_string(obj::kMaxFrameSize) + " bytes)");
-        else pf.fn.frameSize = static_cast<uint32_t>(*x);
+          error(at(t[i]), "bad frame size '" + std::string(*f) + "' (at most " +
+                              std::to_string(obj::kMaxFrameSize) + " bytes)");
+        else
+          pf.fn.frameSize = static_cast<uint32_t>(*x);
       } else if (auto f = keyed("flags")) {
         auto x = parseU64(*f);
-        if (!x || *x > UINT32_MAX) error(at(t[i]), "bad flags '" + std::string(*f) + "'");
-        else pf.fn.flags |= static_cast<uint32_t>(*x);
+        if (!x || *x > UINT32_MAX)
+          error(at(t[i]), "bad flags '" + std::string(*f) + "'");
+        else
+          pf.fn.flags |= static_cast<uint32_t>(*x);
       } else if (auto f = keyed("offset")) {
         auto x = parseU64(*f);
-        if (!x) error(at(t[i]), "bad offset '" + std::string(*f) + "'");
+        if (!x)
+          error(at(t[i]), "bad offset '" + std::string(*f) + "'");
         else {
           pf.explicitOffset = *x;
           pf.offsetLoc = at(t[i]);
         }
       } else {
         error(at(t[i]), "unknown function attribute '" + v +
-                            "' (expected entry, private, declaration, kernel=vector|cube, frame=N, flags=N, offset=N)");
+                            "' (expected entry, private, declaration, kernel=vector|cube, frame=N, "
+                            "flags=N, offset=N)");
       }
     }
     cur_ = std::move(pf);
@@ -558,9 +634,12 @@ private:
     if (pf.hasWords) {
       f.textOffset = pf.start;
       f.textSize = obj_.text.size() - pf.start;
-      if (pf.explicitOffset) error(pf.offsetLoc, "offset= is only allowed on a function without words");
+      if (pf.explicitOffset)
+        error(pf.offsetLoc, "offset= is only allowed on a function without words");
     } else {
-      f.textOffset = pf.explicitOffset ? *pf.explicitOffset : (f.flags & obj::kDeclaration) ? 0 : pf.start;
+      f.textOffset = pf.explicitOffset               ? *pf.explicitOffset
+                     : (f.flags & obj::kDeclaration) ? 0
+                                                     : pf.start;
       f.textSize = 0;
       if (f.textOffset > obj_.text.size() && pf.explicitOffset) {
         // The final .text size is known only at the end; checked in resolve().
@@ -569,8 +648,8 @@ private:
     uint32_t next = 0;
     for (auto& [index, tile] : pf.tiles) {
       if (index != next) {
-        error(pf.tileLocs[index], "tile table of " + quoteName('@', f.name) + " has no " + tileLabel(next) +
-                                      " (tiles must be numbered without holes)");
+        error(pf.tileLocs[index], "tile table of " + quoteName('@', f.name) + " has no " +
+                                      tileLabel(next) + " (tiles must be numbered without holes)");
         break;
       }
       f.tiles.push_back(tile);
@@ -578,8 +657,9 @@ private:
     }
     for (size_t i = 0; i < f.tiles.size(); ++i)
       if (f.tiles[i].aliasOf >= static_cast<int32_t>(i))
-        error(pf.tileLocs[static_cast<uint32_t>(i)], tileLabel(static_cast<uint32_t>(i)) +
-                                                         " is a view of a tile that does not come before it");
+        error(pf.tileLocs[static_cast<uint32_t>(i)],
+              tileLabel(static_cast<uint32_t>(i)) +
+                  " is a view of a tile that does not come before it");
     obj_.functions.push_back(std::move(f));
     cur_.reset();
   }
@@ -587,12 +667,15 @@ private:
   /// "[dims x]* dtype": 64x64xf32, ?x16xf16, f32.
   bool shapedType(const Token& tok, std::vector<int64_t>& shape, isa::DType& dtype) {
     std::string_view s = tok.value;
-    while (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '?' || s[0] == '-')) {
+    while (!s.empty() &&
+           (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '?' || s[0] == '-')) {
       size_t x = s.find('x');
       if (x == std::string_view::npos) break;
       std::string_view dim = s.substr(0, x);
-      if (dim == "?") shape.push_back(-1);
-      else if (auto v = parseI64(dim)) shape.push_back(*v);
+      if (dim == "?")
+        shape.push_back(-1);
+      else if (auto v = parseI64(dim))
+        shape.push_back(*v);
       else {
         error(at(tok), "bad dimension '" + std::string(dim) + "' in '" + tok.value + "'");
         return false;
@@ -610,35 +693,49 @@ private:
 
   void paramDirective(const std::vector<Token>& t) {
     if (!needFunction(at(t[0]), ".param")) return;
-    if (t.size() < 4) return error(at(t[0]), "expected '.param %name ptr|scalar|tensor_view|index <type> [extent=E] [index]'");
+    if (t.size() < 4)
+      return error(
+          at(t[0]),
+          "expected '.param %name ptr|scalar|tensor_view|index <type> [extent=E] [index]'");
     auto n = name(t[1], '%');
     if (!n) return;
     obj::Param p;
     p.name = *n;
     const std::string& k = t[2].value;
-    if (k == "ptr") p.kind = obj::ParamKind::Pointer;
-    else if (k == "scalar") p.kind = obj::ParamKind::Scalar;
-    else if (k == "tensor_view") p.kind = obj::ParamKind::TensorView;
-    else if (k == "index") p.kind = obj::ParamKind::Index;
-    else return error(at(t[2]), "unknown parameter kind '" + k + "' (expected ptr, scalar, tensor_view or index)");
+    if (k == "ptr")
+      p.kind = obj::ParamKind::Pointer;
+    else if (k == "scalar")
+      p.kind = obj::ParamKind::Scalar;
+    else if (k == "tensor_view")
+      p.kind = obj::ParamKind::TensorView;
+    else if (k == "index")
+      p.kind = obj::ParamKind::Index;
+    else
+      return error(at(t[2]), "unknown parameter kind '" + k +
+                                 "' (expected ptr, scalar, tensor_view or index)");
     if (!shapedType(t[3], p.shape, p.dtype)) return;
     if (p.shape.size() > 5) return error(at(t[3]), "a parameter has at most 5 dimensions");
     int64_t elements = 1;
     for (int64_t d : p.shape) {
       // A dimension is '?' or a non-negative integer (the loader refuses anything else).
       if (d == obj::kDynamicDim) continue;
-      if (d < 0) return error(at(t[3]), "a parameter dimension must be '?' or a non-negative integer, not " + std::to_string(d));
+      if (d < 0)
+        return error(at(t[3]), "a parameter dimension must be '?' or a non-negative integer, not " +
+                                   std::to_string(d));
       auto m = obj::checkedMul(elements, d);
       if (!m || *m > obj::kMaxParamElements || d > obj::kMaxParamElements)
-        return error(at(t[3]), "the parameter shape '" + t[3].value + "' has more than 2^40 elements");
+        return error(at(t[3]),
+                     "the parameter shape '" + t[3].value + "' has more than 2^40 elements");
       elements = *m;
     }
     for (size_t k = 4; k < t.size(); ++k) { // pointer extents (docs/object-format.md section 2.9)
       const std::string& v = t[k].value;
-      if (p.kind == obj::ParamKind::Pointer && !t[k].quoted && v.starts_with("extent=") && p.extent.empty()) {
+      if (p.kind == obj::ParamKind::Pointer && !t[k].quoted && v.starts_with("extent=") &&
+          p.extent.empty()) {
         p.extent = v.substr(7);
         if (auto e = obj::checkExtent(p.extent)) return error(at(t[k]), *e);
-      } else if (p.kind == obj::ParamKind::Pointer && !t[k].quoted && v == "index" && !p.indexValues) {
+      } else if (p.kind == obj::ParamKind::Pointer && !t[k].quoted && v == "index" &&
+                 !p.indexValues) {
         p.indexValues = true;
       } else {
         return error(at(t[k]), "unexpected '" + v + "'");
@@ -660,8 +757,10 @@ private:
     if (!needFunction(at(t[0]), ".tile")) return;
     if (!expectCount(t, 5, "'.tile T#n %name <loc> <rows>x<cols>x<dtype> [key=value...]'")) return;
     auto index = parseTileLabel(t[1].value);
-    if (!index) return error(at(t[1]), "expected a tile label (T#1..T#16, U#.., M#.., N#.., or #index)");
-    if (cur_->tiles.count(*index)) return error(at(t[1]), "tile " + tileLabel(*index) + " is already defined");
+    if (!index)
+      return error(at(t[1]), "expected a tile label (T#1..T#16, U#.., M#.., N#.., or #index)");
+    if (cur_->tiles.count(*index))
+      return error(at(t[1]), "tile " + tileLabel(*index) + " is already defined");
     auto n = name(t[2], '%');
     if (!n) return;
     obj::TileDesc d;
@@ -671,7 +770,8 @@ private:
     d.loc = *loc;
     std::vector<int64_t> shape;
     if (!shapedType(t[4], shape, d.dtype)) return;
-    if (shape.size() != 2 || shape[0] < 0 || shape[1] < 0 || shape[0] > UINT32_MAX || shape[1] > UINT32_MAX)
+    if (shape.size() != 2 || shape[0] < 0 || shape[1] < 0 || shape[0] > UINT32_MAX ||
+        shape[1] > UINT32_MAX)
       return error(at(t[4]), "expected <rows>x<cols>x<dtype> with static rows and cols");
     d.rows = static_cast<uint32_t>(shape[0]);
     d.cols = static_cast<uint32_t>(shape[1]);
@@ -680,7 +780,8 @@ private:
     for (size_t i = 5; i < t.size(); ++i) {
       const Token& tok = t[i];
       size_t eq = tok.value.find('=');
-      if (eq == std::string::npos) return error(at(tok), "expected key=value, got '" + tok.value + "'");
+      if (eq == std::string::npos)
+        return error(at(tok), "expected key=value, got '" + tok.value + "'");
       std::string key = tok.value.substr(0, eq);
       std::string_view v = std::string_view(tok.value).substr(eq + 1);
       if (key == "valid") {
@@ -695,8 +796,8 @@ private:
         auto c = x == std::string_view::npos ? std::nullopt : dim(v.substr(x + 1));
         if (!r || !c) return error(at(tok), "expected valid=<rows>x<cols> (numbers or ?)");
         if (*r > static_cast<int64_t>(d.rows) || *c > static_cast<int64_t>(d.cols))
-          return error(at(tok), "valid shape " + std::string(v) + " exceeds the tile shape " + std::to_string(d.rows) + "x" +
-                                    std::to_string(d.cols));
+          return error(at(tok), "valid shape " + std::string(v) + " exceeds the tile shape " +
+                                    std::to_string(d.rows) + "x" + std::to_string(d.cols));
         d.validRows = *r;
         d.validCols = *c;
       } else if (key == "blayout") {
@@ -717,16 +818,19 @@ private:
         d.compact = *x;
       } else if (key == "fractal") {
         auto x = parseU64(v);
-        if (!x || *x > UINT16_MAX) return error(at(tok), "bad fractal size '" + std::string(v) + "'");
+        if (!x || *x > UINT16_MAX)
+          return error(at(tok), "bad fractal size '" + std::string(v) + "'");
         d.fractal = static_cast<uint16_t>(*x);
       } else if (key == "addr") {
         auto x = parseU64(v);
-        if (!x || *x > static_cast<uint64_t>(INT64_MAX)) return error(at(tok), "bad address '" + std::string(v) + "'");
+        if (!x || *x > static_cast<uint64_t>(INT64_MAX))
+          return error(at(tok), "bad address '" + std::string(v) + "'");
         d.placement = static_cast<int64_t>(*x);
       } else if (key == "view") {
         size_t plus = v.find('+');
         auto parent = parseTileLabel(v.substr(0, plus));
-        if (!parent || *parent > INT32_MAX - 1) return error(at(tok), "expected view=<tile>[+<byte offset>]");
+        if (!parent || *parent > INT32_MAX - 1)
+          return error(at(tok), "expected view=<tile>[+<byte offset>]");
         d.aliasOf = static_cast<int32_t>(*parent);
         if (plus != std::string_view::npos) {
           auto off = u32(tok, v.substr(plus + 1), "view offset");
@@ -738,8 +842,9 @@ private:
         if (!off) return;
         d.aliasOffset = *off;
       } else {
-        return error(at(tok), "unknown tile attribute '" + key +
-                                  "' (expected valid, blayout, slayout, fractal, pad, compact, addr, view)");
+        return error(at(tok),
+                     "unknown tile attribute '" + key +
+                         "' (expected valid, blayout, slayout, fractal, pad, compact, addr, view)");
       }
     }
     cur_->tiles[*index] = d;
@@ -793,7 +898,8 @@ private:
       const Token& target = t[k + 1];
       if (!target.quoted && target.value.size() > 1 && target.value[0] == '#') {
         auto x = parseU64(std::string_view(target.value).substr(1));
-        if (!x || *x > UINT32_MAX) return error(at(target), "bad event index '" + target.value + "'");
+        if (!x || *x > UINT32_MAX)
+          return error(at(target), "bad event index '" + target.value + "'");
         r.index = static_cast<uint32_t>(*x);
       } else {
         auto n = name(target, '@');
@@ -808,7 +914,8 @@ private:
       r.type = obj::RelocType::Call;
       r.symbol = *n;
     } else {
-      return error(at(t[k]), "unknown relocation kind '" + kind + "' (expected tile, event or call)");
+      return error(at(t[k]),
+                   "unknown relocation kind '" + kind + "' (expected tile, event or call)");
     }
     pr.index = obj_.relocs.size();
     obj_.relocs.push_back(std::move(r));
@@ -830,7 +937,8 @@ private:
     } else {
       std::string_view v = tok.value;
       size_t c2 = v.rfind(':');
-      size_t c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : v.rfind(':', c2 - 1);
+      size_t c1 =
+          c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : v.rfind(':', c2 - 1);
       if (c1 == std::string_view::npos) return error(at(tok), "expected <file>:<line>:<col>");
       l.file = std::string(v.substr(0, c1));
       rest = v.substr(c1 + 1);
@@ -851,17 +959,23 @@ private:
       obj::Reloc& r = obj_.relocs[pr.index];
       ln_ = pr.loc.line;
       if (r.offset % 2 || r.offset + 4 > obj_.text.size() || r.offset > obj_.text.size())
-        error(pr.loc, "relocation offset 0x" + hexOf(r.offset) + " is not the start of a word in .text (size 0x" +
+        error(pr.loc, "relocation offset 0x" + hexOf(r.offset) +
+                          " is not the start of a word in .text (size 0x" +
                           hexOf(obj_.text.size()) + ")");
       if (r.type == obj::RelocType::Tile) {
-        if (r.function < obj_.functions.size() && r.index >= obj_.functions[r.function].tiles.size())
+        if (r.function < obj_.functions.size() &&
+            r.index >= obj_.functions[r.function].tiles.size())
           error(pr.targetLoc, "relocation names " + tileLabel(r.index) + ", which " +
-                                  quoteName('@', obj_.functions[r.function].name) + " does not define");
+                                  quoteName('@', obj_.functions[r.function].name) +
+                                  " does not define");
       } else if (r.type == obj::RelocType::Event) {
         if (pr.byName) {
           auto idx = findEventByName(obj_, r.function, pr.eventName);
-          if (!idx) error(pr.targetLoc, "no event " + quoteName('@', pr.eventName) + " (or the name is ambiguous)");
-          else r.index = *idx;
+          if (!idx)
+            error(pr.targetLoc,
+                  "no event " + quoteName('@', pr.eventName) + " (or the name is ambiguous)");
+          else
+            r.index = *idx;
         } else if (r.index >= obj_.events.size()) {
           error(pr.targetLoc, "no event #" + std::to_string(r.index));
         }
@@ -882,25 +996,31 @@ bool looksLikeBlockAssembly(std::string_view text) {
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
     line = line.substr(0, codeEnd(line));
     size_t b = 0;
-    while (b < line.size() && isSpace(line[b])) ++b;
+    while (b < line.size() && isSpace(line[b]))
+      ++b;
     size_t e = line.size();
-    while (e > b && isSpace(line[e - 1])) --e;
+    while (e > b && isSpace(line[e - 1]))
+      --e;
     if (b == e) continue;
     std::string_view s = line.substr(b, e - b);
     if (isHeaderLine(s) || labelOf(s) || addressPrefix(s)) return true;
     if (s[0] == '.') {
       size_t sp = 0;
-      while (sp < s.size() && !isSpace(s[sp])) ++sp;
-      static const std::set<std::string_view> directives = {".arch", ".extensions", ".function", ".param", ".tile",
-                                                            ".event", ".reloc", ".loc", ".word", ".short", ".byte"};
+      while (sp < s.size() && !isSpace(s[sp]))
+        ++sp;
+      static const std::set<std::string_view> directives = {
+          ".arch",  ".extensions", ".function", ".param", ".tile", ".event",
+          ".reloc", ".loc",        ".word",     ".short", ".byte"};
       return directives.count(s.substr(0, sp)) != 0;
     }
     size_t sp = 0;
-    while (sp < s.size() && !isSpace(s[sp])) ++sp;
+    while (sp < s.size() && !isSpace(s[sp]))
+      ++sp;
     std::string head = upper(s.substr(0, sp));
     if (!isKnownMnemonic(head)) return false;
     for (std::string_view p : {"BSTART", "B.", "BSTOP", "C.", "L.", "HL."})

@@ -158,14 +158,18 @@ void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultNa
   const std::string name = "memref.alloc";
   for (P::ParenPieceContext* paren : p.parens)
     if (!paren->piece().empty()) {
-      diags_.error(loc, "'memref.alloc' with dynamic sizes or symbols is not supported (local buffers have static shapes)");
+      diags_.error(loc, "'memref.alloc' with dynamic sizes or symbols is not supported (local "
+                        "buffers have static shapes)");
       return;
     }
   auto type = singleType(name, loc, p);
   if (!type) return;
   if (!type->isTile()) {
-    diags_.error(p.typesLoc, "'memref.alloc' allocates a local buffer (a memref in vec, mat, left, right, acc, bias "
-                             "or scaling), found " + toString(*type));
+    diags_.error(
+        p.typesLoc,
+        "'memref.alloc' allocates a local buffer (a memref in vec, mat, left, right, acc, bias "
+        "or scaling), found " +
+            toString(*type));
     return;
   }
   Op& op = emit(OpKind::AllocTile, loc, "pto.alloc_tile");
@@ -184,7 +188,8 @@ void Builder::buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<Result
   }
   ValueId v = use(p.operands[0]);
   if (v != kNoValue && !fn_->type(v).isTile())
-    diags_.error(p.operands[0].loc, "'memref.dealloc' frees a local buffer, found " + toString(fn_->type(v)));
+    diags_.error(p.operands[0].loc,
+                 "'memref.dealloc' frees a local buffer, found " + toString(fn_->type(v)));
 }
 
 ValueId Builder::keywordValue(const Keyword& kw, const Type& type) {

@@ -42,15 +42,18 @@ void DiagEngine::report(Severity sev, SrcLoc loc, const std::string& msg) {
     out_ << text;
     return;
   }
-  if (sev == Severity::Note && !pending_.empty()) pending_.back().text += text;
-  else pending_.push_back({loc, std::move(text)});
+  if (sev == Severity::Note && !pending_.empty())
+    pending_.back().text += text;
+  else
+    pending_.push_back({loc, std::move(text)});
 }
 
 void DiagEngine::flush() {
   std::stable_sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
     return std::pair(a.loc.line, a.loc.col) < std::pair(b.loc.line, b.loc.col);
   });
-  for (const Pending& p : pending_) out_ << p.text;
+  for (const Pending& p : pending_)
+    out_ << p.text;
   pending_.clear();
 }
 
@@ -69,14 +72,17 @@ std::string visible(char c) {
 std::string visibleText(std::string_view s, bool keepNewlines) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) out += keepNewlines && c == '\n' ? std::string(1, c) : visible(c);
+  for (char c : s)
+    out += keepNewlines && c == '\n' ? std::string(1, c) : visible(c);
   return out;
 }
 } // namespace
 
 std::string DiagEngine::format(Severity sev, SrcLoc loc, const std::string& msg) const {
   std::string out;
-  const char* label = sev == Severity::Error ? "error" : sev == Severity::Warning ? "warning" : "note";
+  const char* label = sev == Severity::Error     ? "error"
+                      : sev == Severity::Warning ? "warning"
+                                                 : "note";
   out += visibleText(file_.name(), false);
   if (loc.valid()) out += ':' + std::to_string(loc.line) + ':' + std::to_string(loc.col);
   out += std::string(": ") + label + ": " + visibleText(msg, true) + '\n';
@@ -101,7 +107,8 @@ std::string DiagEngine::format(Severity sev, SrcLoc loc, const std::string& msg)
     shown += v;
     // The caret line copies tabs so that the caret lines up under tab-indented source; an
     // escaped character takes as many columns as its escape.
-    if (i + 1 < loc.col) caret += line[i] == '\t' ? std::string(1, '\t') : std::string(v.size(), ' ');
+    if (i + 1 < loc.col)
+      caret += line[i] == '\t' ? std::string(1, '\t') : std::string(v.size(), ' ');
   }
   out += shown + '\n';
   caret += '^';

@@ -40,7 +40,9 @@ std::string quoted(std::string_view name) {
 std::string quoteName(char sigil, std::string_view name) {
   bool plain = !name.empty();
   for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$' || c == '-')) plain = false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$' ||
+          c == '-'))
+      plain = false;
   return std::string(1, sigil) + (plain ? std::string(name) : quoted(name));
 }
 
@@ -70,7 +72,8 @@ std::optional<uint32_t> parseTileLabel(std::string_view t) {
   return static_cast<uint32_t>(hand * 16 + *n - 1);
 }
 
-std::optional<uint32_t> findEventByName(const obj::ObjectFile& obj, uint32_t function, std::string_view name) {
+std::optional<uint32_t> findEventByName(const obj::ObjectFile& obj, uint32_t function,
+                                        std::string_view name) {
   for (uint32_t i = 0; i < obj.events.size(); ++i)
     if (obj.events[i].function == function && obj.events[i].name == name) return i;
   std::optional<uint32_t> found;
@@ -84,10 +87,14 @@ std::optional<uint32_t> findEventByName(const obj::ObjectFile& obj, uint32_t fun
 
 std::string_view relocTypeName(obj::RelocType t) {
   switch (t) {
-  case obj::RelocType::None: return "R_PTO_NONE";
-  case obj::RelocType::Tile: return "R_PTO_TILE";
-  case obj::RelocType::Call: return "R_PTO_CALL";
-  case obj::RelocType::Event: return "R_PTO_EVENT";
+  case obj::RelocType::None:
+    return "R_PTO_NONE";
+  case obj::RelocType::Tile:
+    return "R_PTO_TILE";
+  case obj::RelocType::Call:
+    return "R_PTO_CALL";
+  case obj::RelocType::Event:
+    return "R_PTO_EVENT";
   }
   return "R_PTO_UNKNOWN";
 }
@@ -100,16 +107,22 @@ std::string hex(uint64_t v, int digits) {
   return buf;
 }
 
-std::string hex0x(uint64_t v) { return "0x" + hex(v, 1); }
+std::string hex0x(uint64_t v) {
+  return "0x" + hex(v, 1);
+}
 
 } // namespace
 
 std::string hexColumn(uint64_t value, unsigned bits) {
   switch (bits) {
-  case 16: return hex(value & 0xffff, 4);
-  case 48: return hex(value & 0xffff, 4) + " " + hex((value >> 16) & 0xffffffffu, 8);
-  case 64: return hex(value & 0xffffffffu, 8) + " " + hex(value >> 32, 8);
-  default: return hex(value & 0xffffffffu, 8);
+  case 16:
+    return hex(value & 0xffff, 4);
+  case 48:
+    return hex(value & 0xffff, 4) + " " + hex((value >> 16) & 0xffffffffu, 8);
+  case 64:
+    return hex(value & 0xffffffffu, 8) + " " + hex(value >> 32, 8);
+  default:
+    return hex(value & 0xffffffffu, 8);
   }
 }
 
@@ -130,7 +143,8 @@ struct Word {
 
 uint64_t loadLE(const std::vector<uint8_t>& text, uint64_t off, unsigned n) {
   uint64_t v = 0;
-  for (unsigned i = 0; i < n; ++i) v |= static_cast<uint64_t>(text[off + i]) << (8 * i);
+  for (unsigned i = 0; i < n; ++i)
+    v |= static_cast<uint64_t>(text[off + i]) << (8 * i);
   return v;
 }
 
@@ -175,7 +189,8 @@ std::vector<Word> decodeRange(const std::vector<uint8_t>& text, uint64_t begin, 
     }
     unsigned bits = static_cast<unsigned>(consumed * 8);
     uint64_t value = 0;
-    for (unsigned i = 0; i < consumed / 2; ++i) value |= loadLE(text, off + 2 * i, 2) << (16 * i);
+    for (unsigned i = 0; i < consumed / 2; ++i)
+      value |= loadLE(text, off + 2 * i, 2) << (16 * i);
     std::string why;
     if (r) {
       auto e = enc::encode(*r);
@@ -185,7 +200,8 @@ std::vector<Word> decodeRange(const std::vector<uint8_t>& text, uint64_t begin, 
         // The listing is reassembled from text, so the text itself must carry every bit.
         auto p = enc::parse(enc::format(*r), enc::DecodeOptions{.extensions = true});
         auto pe = p ? enc::encode(*p) : e;
-        if (!p || !pe || pe->value != value) why = "'" + enc::format(*r) + "' does not spell every bit of the word";
+        if (!p || !pe || pe->value != value)
+          why = "'" + enc::format(*r) + "' does not spell every bit of the word";
       }
     } else {
       why = r.error();
@@ -218,20 +234,33 @@ std::string wordHex(const Word& w) {
   return hexColumn(w.value, w.bits);
 }
 
-std::string archName(isa::Arch a) { return std::string(isa::spelling(a)); }
+std::string archName(isa::Arch a) {
+  return std::string(isa::spelling(a));
+}
 
-std::string dims(int64_t v) { return v == obj::kDynamicDim ? "?" : std::to_string(v); }
+std::string dims(int64_t v) {
+  return v == obj::kDynamicDim ? "?" : std::to_string(v);
+}
 
 std::string paramText(const obj::Param& p) {
   std::string kind;
   switch (p.kind) {
-  case obj::ParamKind::Pointer: kind = "ptr"; break;
-  case obj::ParamKind::Scalar: kind = "scalar"; break;
-  case obj::ParamKind::TensorView: kind = "tensor_view"; break;
-  case obj::ParamKind::Index: kind = "index"; break;
+  case obj::ParamKind::Pointer:
+    kind = "ptr";
+    break;
+  case obj::ParamKind::Scalar:
+    kind = "scalar";
+    break;
+  case obj::ParamKind::TensorView:
+    kind = "tensor_view";
+    break;
+  case obj::ParamKind::Index:
+    kind = "index";
+    break;
   }
   std::string type;
-  for (int64_t d : p.shape) type += (d == -1 ? std::string("?") : std::to_string(d)) + "x";
+  for (int64_t d : p.shape)
+    type += (d == -1 ? std::string("?") : std::to_string(d)) + "x";
   type += isa::spelling(p.dtype);
   std::string extra; // pointer extents (docs/object-format.md section 2.9): one token each
   if (!p.extent.empty()) extra += " extent=" + p.extent;
@@ -240,8 +269,9 @@ std::string paramText(const obj::Param& p) {
 }
 
 std::string tileText(const obj::TileDesc& t, uint32_t index) {
-  std::string s = ".tile " + tileLabel(index) + " " + quoteName('%', t.name) + " " + std::string(isa::spelling(t.loc)) +
-                  " " + std::to_string(t.rows) + "x" + std::to_string(t.cols) + "x" + std::string(isa::spelling(t.dtype));
+  std::string s = ".tile " + tileLabel(index) + " " + quoteName('%', t.name) + " " +
+                  std::string(isa::spelling(t.loc)) + " " + std::to_string(t.rows) + "x" +
+                  std::to_string(t.cols) + "x" + std::string(isa::spelling(t.dtype));
   s += " valid=" + dims(t.validRows) + "x" + dims(t.validCols);
   if (t.blayout != isa::BLayout::RowMajor) s += " blayout=" + std::string(isa::spelling(t.blayout));
   if (t.slayout != isa::SLayout::NoneBox) s += " slayout=" + std::string(isa::spelling(t.slayout));
@@ -282,7 +312,8 @@ std::string eventText(const obj::Event& e) {
 /// The reloc target as a -d directive operand (the function is implied by the block).
 std::string relocTarget(const obj::ObjectFile& obj, const obj::Reloc& r) {
   switch (r.type) {
-  case obj::RelocType::Tile: return "tile " + tileLabel(r.index);
+  case obj::RelocType::Tile:
+    return "tile " + tileLabel(r.index);
   case obj::RelocType::Event: {
     if (r.index < obj.events.size()) {
       const std::string& name = obj.events[r.index].name;
@@ -290,16 +321,19 @@ std::string relocTarget(const obj::ObjectFile& obj, const obj::Reloc& r) {
     }
     return "event #" + std::to_string(r.index);
   }
-  case obj::RelocType::Call: return "call " + quoteName('@', r.symbol);
-  case obj::RelocType::None: break;
+  case obj::RelocType::Call:
+    return "call " + quoteName('@', r.symbol);
+  case obj::RelocType::None:
+    break;
   }
   return "none";
 }
 
 /// The human-readable reloc target for -r and the -d comments.
 std::string relocDescription(const obj::ObjectFile& obj, const obj::Reloc& r) {
-  std::string fn = r.function < obj.functions.size() ? quoteName('@', obj.functions[r.function].name).substr(1)
-                                                     : "#" + std::to_string(r.function);
+  std::string fn = r.function < obj.functions.size()
+                       ? quoteName('@', obj.functions[r.function].name).substr(1)
+                       : "#" + std::to_string(r.function);
   switch (r.type) {
   case obj::RelocType::Tile: {
     std::string s = fn + ":" + tileLabel(r.index);
@@ -310,8 +344,10 @@ std::string relocDescription(const obj::ObjectFile& obj, const obj::Reloc& r) {
   case obj::RelocType::Event:
     if (r.index < obj.events.size()) return fn + ":" + quoteName('@', obj.events[r.index].name);
     return fn + ":#" + std::to_string(r.index);
-  case obj::RelocType::Call: return quoteName('@', r.symbol).substr(1);
-  case obj::RelocType::None: break;
+  case obj::RelocType::Call:
+    return quoteName('@', r.symbol).substr(1);
+  case obj::RelocType::None:
+    break;
   }
   return "";
 }
@@ -340,7 +376,8 @@ public:
     auto it = files_.find(file);
     if (it == files_.end()) {
       std::optional<std::string> text;
-      if (opts_.readSource) text = opts_.readSource(file);
+      if (opts_.readSource)
+        text = opts_.readSource(file);
       else {
         std::ifstream in(file, std::ios::binary);
         if (in) text = std::string(std::istreambuf_iterator<char>(in), {});
@@ -373,7 +410,9 @@ struct ElfView {
 
   std::span<const uint8_t> data(size_t i) const {
     const Elf64_Shdr& s = shdrs[i];
-    if (s.sh_type == SHT_NOBITS || s.sh_offset > bytes.size() || s.sh_size > bytes.size() - s.sh_offset) return {};
+    if (s.sh_type == SHT_NOBITS || s.sh_offset > bytes.size() ||
+        s.sh_size > bytes.size() - s.sh_offset)
+      return {};
     return bytes.subspan(s.sh_offset, s.sh_size);
   }
   static std::string cstr(std::span<const uint8_t> tab, uint64_t off) {
@@ -399,23 +438,35 @@ ElfView viewOf(std::span<const uint8_t> bytes) {
     return v;
   }
   v.shdrs.resize(eh.e_shnum);
-  if (eh.e_shnum) std::memcpy(v.shdrs.data(), bytes.data() + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
-  std::span<const uint8_t> shstr = eh.e_shstrndx < v.shdrs.size() ? v.data(eh.e_shstrndx) : std::span<const uint8_t>{};
-  for (const Elf64_Shdr& s : v.shdrs) v.names.push_back(ElfView::cstr(shstr, s.sh_name));
+  if (eh.e_shnum)
+    std::memcpy(v.shdrs.data(), bytes.data() + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
+  std::span<const uint8_t> shstr =
+      eh.e_shstrndx < v.shdrs.size() ? v.data(eh.e_shstrndx) : std::span<const uint8_t>{};
+  for (const Elf64_Shdr& s : v.shdrs)
+    v.names.push_back(ElfView::cstr(shstr, s.sh_name));
   return v;
 }
 
 std::string sectionType(uint32_t t) {
   switch (t) {
-  case SHT_NULL: return "NULL";
-  case SHT_PROGBITS: return "PROGBITS";
-  case SHT_SYMTAB: return "SYMTAB";
-  case SHT_STRTAB: return "STRTAB";
-  case SHT_RELA: return "RELA";
-  case SHT_NOTE: return "NOTE";
-  case SHT_NOBITS: return "NOBITS";
-  case SHT_REL: return "REL";
-  default: return hex0x(t);
+  case SHT_NULL:
+    return "NULL";
+  case SHT_PROGBITS:
+    return "PROGBITS";
+  case SHT_SYMTAB:
+    return "SYMTAB";
+  case SHT_STRTAB:
+    return "STRTAB";
+  case SHT_RELA:
+    return "RELA";
+  case SHT_NOTE:
+    return "NOTE";
+  case SHT_NOBITS:
+    return "NOBITS";
+  case SHT_REL:
+    return "REL";
+  default:
+    return hex0x(t);
   }
 }
 
@@ -457,19 +508,26 @@ std::string symbolListing(std::span<const uint8_t> bytes) {
   for (size_t i = 1; i < v.shdrs.size(); ++i) {
     if (v.shdrs[i].sh_type != SHT_SYMTAB) continue;
     std::span<const uint8_t> syms = v.data(i);
-    std::span<const uint8_t> strs = v.shdrs[i].sh_link < v.shdrs.size() ? v.data(v.shdrs[i].sh_link) : std::span<const uint8_t>{};
+    std::span<const uint8_t> strs = v.shdrs[i].sh_link < v.shdrs.size()
+                                        ? v.data(v.shdrs[i].sh_link)
+                                        : std::span<const uint8_t>{};
     for (size_t k = 1; k < syms.size() / sizeof(Elf64_Sym); ++k) {
       Elf64_Sym s;
       std::memcpy(&s, syms.data() + k * sizeof s, sizeof s);
       unsigned bind = ELF64_ST_BIND(s.st_info), type = ELF64_ST_TYPE(s.st_info);
-      std::string flags = bind == STB_LOCAL ? "l" : bind == STB_GLOBAL ? "g" : bind == STB_WEAK ? "w" : "?";
+      std::string flags = bind == STB_LOCAL    ? "l"
+                          : bind == STB_GLOBAL ? "g"
+                          : bind == STB_WEAK   ? "w"
+                                               : "?";
       flags += type == STT_FUNC ? "     F " : type == STT_SECTION ? "    d  " : "       ";
-      std::string sec = s.st_shndx == SHN_UNDEF ? "*UND*"
-                        : s.st_shndx == SHN_ABS  ? "*ABS*"
+      std::string sec = s.st_shndx == SHN_UNDEF       ? "*UND*"
+                        : s.st_shndx == SHN_ABS       ? "*ABS*"
                         : s.st_shndx < v.names.size() ? v.names[s.st_shndx]
-                                                       : "<bad section>";
-      std::string name = type == STT_SECTION && s.st_name == 0 ? sec : ElfView::cstr(strs, s.st_name);
-      out += hex(s.st_value, 16) + " " + flags + pad(sec, 8) + "\t" + hex(s.st_size, 16) + " " + name + "\n";
+                                                      : "<bad section>";
+      std::string name =
+          type == STT_SECTION && s.st_name == 0 ? sec : ElfView::cstr(strs, s.st_name);
+      out += hex(s.st_value, 16) + " " + flags + pad(sec, 8) + "\t" + hex(s.st_size, 16) + " " +
+             name + "\n";
     }
   }
   return out;
@@ -478,7 +536,8 @@ std::string symbolListing(std::span<const uint8_t> bytes) {
 std::string relocListing(const obj::ObjectFile& obj) {
   std::string out = "RELOCATION RECORDS FOR [.text]:\nOFFSET           TYPE              VALUE\n";
   for (const obj::Reloc& r : obj.relocs)
-    out += hex(r.offset, 16) + " " + pad(std::string(relocTypeName(r.type)), 17) + " " + relocDescription(obj, r) + "\n";
+    out += hex(r.offset, 16) + " " + pad(std::string(relocTypeName(r.type)), 17) + " " +
+           relocDescription(obj, r) + "\n";
   return out;
 }
 
@@ -488,17 +547,24 @@ std::string tileListing(const obj::ObjectFile& obj) {
     if (!out.empty()) out += "\n";
     out += "TILES FOR " + quoteName('@', f.name) + " (" + std::to_string(f.tiles.size()) + "):\n";
     if (f.tiles.empty()) continue;
-    out += "Idx   Name         Loc      Shape          Valid      BLayout    SLayout    Fractal Pad   Compact       Addr\n";
+    out += "Idx   Name         Loc      Shape          Valid      BLayout    SLayout    Fractal "
+           "Pad   Compact       Addr\n";
     for (uint32_t i = 0; i < f.tiles.size(); ++i) {
       const obj::TileDesc& t = f.tiles[i];
-      std::string shape = std::to_string(t.rows) + "x" + std::to_string(t.cols) + "x" + std::string(isa::spelling(t.dtype));
-      std::string addr = t.placement == obj::kUnplaced ? "unplaced" : hex0x(static_cast<uint64_t>(t.placement));
-      if (t.aliasOf >= 0) addr += " view of " + tileLabel(static_cast<uint32_t>(t.aliasOf)) + "+" + std::to_string(t.aliasOffset);
-      out += pad(tileLabel(i), 5) + " " + pad(quoteName('%', t.name), 12) + " " + pad(std::string(isa::spelling(t.loc)), 8) +
-             " " + pad(shape, 14) + " " + pad(dims(t.validRows) + "x" + dims(t.validCols), 10) + " " +
-             pad(std::string(isa::spelling(t.blayout)), 10) + " " + pad(std::string(isa::spelling(t.slayout)), 10) + " " +
-             pad(std::to_string(t.fractal), 7) + " " + pad(std::string(isa::spelling(t.pad)), 5) + " " +
-             pad(std::string(isa::spelling(t.compact)), 13) + " " + addr + "\n";
+      std::string shape = std::to_string(t.rows) + "x" + std::to_string(t.cols) + "x" +
+                          std::string(isa::spelling(t.dtype));
+      std::string addr =
+          t.placement == obj::kUnplaced ? "unplaced" : hex0x(static_cast<uint64_t>(t.placement));
+      if (t.aliasOf >= 0)
+        addr += " view of " + tileLabel(static_cast<uint32_t>(t.aliasOf)) + "+" +
+                std::to_string(t.aliasOffset);
+      out += pad(tileLabel(i), 5) + " " + pad(quoteName('%', t.name), 12) + " " +
+             pad(std::string(isa::spelling(t.loc)), 8) + " " + pad(shape, 14) + " " +
+             pad(dims(t.validRows) + "x" + dims(t.validCols), 10) + " " +
+             pad(std::string(isa::spelling(t.blayout)), 10) + " " +
+             pad(std::string(isa::spelling(t.slayout)), 10) + " " +
+             pad(std::to_string(t.fractal), 7) + " " + pad(std::string(isa::spelling(t.pad)), 5) +
+             " " + pad(std::string(isa::spelling(t.compact)), 13) + " " + addr + "\n";
     }
   }
   return out;
@@ -506,7 +572,8 @@ std::string tileListing(const obj::ObjectFile& obj) {
 
 std::string rawListing(const obj::ObjectFile& obj) {
   std::string out;
-  for (const Word& w : decodeRange(obj.text, 0, obj.text.size())) out += wordHex(w) + "\n";
+  for (const Word& w : decodeRange(obj.text, 0, obj.text.size()))
+    out += wordHex(w) + "\n";
   return out;
 }
 
@@ -522,10 +589,12 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
     std::map<std::string, int> seen;
     for (size_t i = 0; i < nf; ++i) {
       const obj::Function& f = obj.functions[i];
-      if (seen[f.name]++ == 1) warn("function name " + quoteName('@', f.name) + " is defined more than once");
+      if (seen[f.name]++ == 1)
+        warn("function name " + quoteName('@', f.name) + " is defined more than once");
       for (size_t t = 0; t < f.tiles.size(); ++t)
         if (f.tiles[t].aliasOf >= static_cast<int64_t>(t))
-          warn(quoteName('@', f.name) + " " + tileLabel(static_cast<uint32_t>(t)) + " is a view of a later tile");
+          warn(quoteName('@', f.name) + " " + tileLabel(static_cast<uint32_t>(t)) +
+               " is a view of a later tile");
     }
   }
   // Which block each event and relocation is listed in (tile/event relocs: their function;
@@ -545,14 +614,16 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
     for (size_t i = 0; i < obj.events.size(); ++i) {
       size_t fi = obj.events[i].function;
       if (fi >= nf) {
-        warn("event " + std::to_string(i) + " belongs to missing function " + std::to_string(fi) + "; not listed");
+        warn("event " + std::to_string(i) + " belongs to missing function " + std::to_string(fi) +
+             "; not listed");
         continue;
       }
       if (fi < last) ordered = false;
       last = fi;
       fnEvents[fi].push_back(i);
     }
-    if (!ordered) warn("events are not grouped by function; reassembly lists them in function order");
+    if (!ordered)
+      warn("events are not grouped by function; reassembly lists them in function order");
     last = 0;
     ordered = true;
     for (size_t i = 0; i < obj.relocs.size(); ++i) {
@@ -560,8 +631,8 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
       size_t fi = r.type == obj::RelocType::Call ? containing(r.offset) : r.function;
       if (r.type == obj::RelocType::Call && fi >= nf) fi = nf ? 0 : nf;
       if (r.type == obj::RelocType::None || (r.type != obj::RelocType::Call && fi >= nf)) {
-        warn("relocation " + std::to_string(i) + " cannot be listed (" + std::string(relocTypeName(r.type)) +
-             ", function " + std::to_string(r.function) + ")");
+        warn("relocation " + std::to_string(i) + " cannot be listed (" +
+             std::string(relocTypeName(r.type)) + ", function " + std::to_string(r.function) + ")");
         continue;
       }
       if (fi >= nf) {
@@ -572,27 +643,36 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
       last = fi;
       fnRelocs[fi].push_back(i);
     }
-    if (!ordered) warn("relocations are not grouped by function; reassembly lists them in function order");
+    if (!ordered)
+      warn("relocations are not grouped by function; reassembly lists them in function order");
   }
   // Relocations by offset, for the comments on the words.
   std::multimap<uint64_t, size_t> relocAt;
-  for (size_t i = 0; i < obj.relocs.size(); ++i) relocAt.emplace(obj.relocs[i].offset, i);
+  for (size_t i = 0; i < obj.relocs.size(); ++i)
+    relocAt.emplace(obj.relocs[i].offset, i);
   // Line entries, in offset order.
   std::vector<size_t> lineOrder(obj.lines.size());
-  for (size_t i = 0; i < lineOrder.size(); ++i) lineOrder[i] = i;
+  for (size_t i = 0; i < lineOrder.size(); ++i)
+    lineOrder[i] = i;
   if (!std::is_sorted(obj.lines.begin(), obj.lines.end(),
-                      [](const obj::LineEntry& a, const obj::LineEntry& b) { return a.textOffset < b.textOffset; }))
+                      [](const obj::LineEntry& a, const obj::LineEntry& b) {
+                        return a.textOffset < b.textOffset;
+                      }))
     warn("line entries are not in address order; reassembly sorts them");
-  std::stable_sort(lineOrder.begin(), lineOrder.end(),
-                   [&](size_t a, size_t b) { return obj.lines[a].textOffset < obj.lines[b].textOffset; });
+  std::stable_sort(lineOrder.begin(), lineOrder.end(), [&](size_t a, size_t b) {
+    return obj.lines[a].textOffset < obj.lines[b].textOffset;
+  });
   size_t nextLine = 0;
   auto emitLinesUpTo = [&](uint64_t off, bool inclusive) {
     while (nextLine < lineOrder.size()) {
       const obj::LineEntry& l = obj.lines[lineOrder[nextLine]];
       if (inclusive ? l.textOffset > off : l.textOffset >= off) break;
-      if (l.textOffset != off) warn("line entry at " + hex0x(l.textOffset) + " is not at an instruction boundary");
+      if (l.textOffset != off)
+        warn("line entry at " + hex0x(l.textOffset) + " is not at an instruction boundary");
       if (opts.source)
-        if (auto text = sources.line(l.file, l.line)) out += "; " + quoteName('@', l.file).substr(1) + ":" + std::to_string(l.line) + ": " + *text + "\n";
+        if (auto text = sources.line(l.file, l.line))
+          out += "; " + quoteName('@', l.file).substr(1) + ":" + std::to_string(l.line) + ": " +
+                 *text + "\n";
       out += locText(l) + "\n";
       ++nextLine;
     }
@@ -601,12 +681,14 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
     const obj::Reloc& r = obj.relocs[i];
     out += ".reloc " + hex0x(r.offset) + " " + relocTarget(obj, r) + "\n";
   };
-  for (size_t i : topRelocs) relocLine(i);
+  for (size_t i : topRelocs)
+    relocLine(i);
 
   if (!obj.usesExtensions) {
     for (const Word& w : decodeRange(obj.text, 0, obj.text.size()))
       if (w.ext) {
-        warn("the object uses extension words (at " + hex0x(w.offset) + ") but its ISA note does not declare them");
+        warn("the object uses extension words (at " + hex0x(w.offset) +
+             ") but its ISA note does not declare them");
         break;
       }
   }
@@ -621,18 +703,22 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
     uint64_t defaultOffset = (f.flags & obj::kDeclaration) ? 0 : pos;
     if (f.textSize == 0 && f.textOffset != defaultOffset) out += " offset=" + hex0x(f.textOffset);
     out += "\n";
-    for (const obj::Param& p : f.params) out += paramText(p) + "\n";
-    for (uint32_t t = 0; t < f.tiles.size(); ++t) out += tileText(f.tiles[t], t) + "\n";
-    for (size_t e : fnEvents[fi]) out += eventText(obj.events[e]) + "\n";
-    for (size_t r : fnRelocs[fi]) relocLine(r);
+    for (const obj::Param& p : f.params)
+      out += paramText(p) + "\n";
+    for (uint32_t t = 0; t < f.tiles.size(); ++t)
+      out += tileText(f.tiles[t], t) + "\n";
+    for (size_t e : fnEvents[fi])
+      out += eventText(obj.events[e]) + "\n";
+    for (size_t r : fnRelocs[fi])
+      relocLine(r);
     if (f.textSize == 0) continue;
     if (f.textOffset != pos)
-      warn("function " + quoteName('@', f.name) + " at " + hex0x(f.textOffset) + " does not follow the previous one (" +
-           hex0x(pos) + "); reassembly places it there");
+      warn("function " + quoteName('@', f.name) + " at " + hex0x(f.textOffset) +
+           " does not follow the previous one (" + hex0x(pos) + "); reassembly places it there");
     uint64_t end = f.textOffset + f.textSize;
     if (fi == lastWithWords && end < obj.text.size()) {
-      warn(".text has " + std::to_string(obj.text.size() - end) + " bytes after the last function; listed in " +
-           quoteName('@', f.name));
+      warn(".text has " + std::to_string(obj.text.size() - end) +
+           " bytes after the last function; listed in " + quoteName('@', f.name));
       end = obj.text.size();
     }
     out += hex(f.textOffset, 16) + " <" + quoteName('@', f.name).substr(1) + ">:\n";
@@ -642,7 +728,8 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
       std::string comment = w.comment;
       for (auto [it, stop] = relocAt.equal_range(w.offset); it != stop; ++it) {
         const obj::Reloc& r = obj.relocs[it->second];
-        comment += (comment.empty() ? "" : "; ") + std::string(relocTypeName(r.type)) + " " + relocDescription(obj, r);
+        comment += (comment.empty() ? "" : "; ") + std::string(relocTypeName(r.type)) + " " +
+                   relocDescription(obj, r);
       }
       if (!comment.empty()) out += "\t; " + comment;
       out += "\n";
@@ -652,23 +739,27 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
     emitLinesUpTo(end, true);
   }
   if (lastWithWords == nf && !obj.text.empty()) {
-    warn(".text has " + std::to_string(obj.text.size()) + " bytes outside any function; they cannot be reassembled:");
+    warn(".text has " + std::to_string(obj.text.size()) +
+         " bytes outside any function; they cannot be reassembled:");
     for (const Word& w : decodeRange(obj.text, 0, obj.text.size()))
       out += ";" + addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text + "\n";
   }
   // Entries at the end of .text (also: an object without words) go last.
-  while (nextLine < lineOrder.size() && obj.lines[lineOrder[nextLine]].textOffset == pos && pos == obj.text.size())
+  while (nextLine < lineOrder.size() && obj.lines[lineOrder[nextLine]].textOffset == pos &&
+         pos == obj.text.size())
     out += locText(obj.lines[lineOrder[nextLine++]]) + "\n";
   if (nextLine < lineOrder.size()) {
     for (; nextLine < lineOrder.size(); ++nextLine)
-      warn("line entry at " + hex0x(obj.lines[lineOrder[nextLine]].textOffset) + " is outside every function: " +
-           locText(obj.lines[lineOrder[nextLine]]));
+      warn("line entry at " + hex0x(obj.lines[lineOrder[nextLine]].textOffset) +
+           " is outside every function: " + locText(obj.lines[lineOrder[nextLine]]));
   }
   return out;
 }
 
-std::string disassemble(const obj::ObjectFile& obj, const DisasmOptions& opts, std::span<const uint8_t> elfBytes) {
-  bool rawOnly = opts.raw && !(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs || opts.tiles);
+std::string disassemble(const obj::ObjectFile& obj, const DisasmOptions& opts,
+                        std::span<const uint8_t> elfBytes) {
+  bool rawOnly = opts.raw && !(opts.disassemble || opts.source || opts.headers || opts.symbols ||
+                               opts.relocs || opts.tiles);
   if (rawOnly) return rawListing(obj); // words only: diffable between files
   std::string out = opts.fileName + ":     file format elf64-pto (" + archName(obj.arch) + ")\n";
   std::vector<uint8_t> own;

@@ -30,8 +30,9 @@ struct DisasmOptions {
 };
 
 /// All requested listings, in the order -h, -t, -r, --tiles, -d/-S, --raw, after one header
-/// line (none when --raw is the only listing: then the output is the words alone). `elfBytes` is the file the object was read from (for -h and -t); when empty, the
-/// object is serialized with obj::writeObject to list its sections and symbols.
+/// line (none when --raw is the only listing: then the output is the words alone). `elfBytes` is
+/// the file the object was read from (for -h and -t); when empty, the object is serialized with
+/// obj::writeObject to list its sections and symbols.
 std::string disassemble(const obj::ObjectFile& obj, const DisasmOptions& opts,
                         std::span<const uint8_t> elfBytes = {});
 
@@ -53,7 +54,8 @@ std::string tileLabel(uint32_t index);
 std::optional<uint32_t> parseTileLabel(std::string_view text);
 /// The event a `@name` reloc target names: the first event of `function` with that name, else
 /// the only event of the object with that name.
-std::optional<uint32_t> findEventByName(const obj::ObjectFile& obj, uint32_t function, std::string_view name);
+std::optional<uint32_t> findEventByName(const obj::ObjectFile& obj, uint32_t function,
+                                        std::string_view name);
 std::string_view relocTypeName(obj::RelocType t); // R_PTO_TILE ...
 /// The hex column of a -d line: the halfwords/words of one instruction in memory order, e.g.
 /// "08019181", "123e 4567810d" (48-bit), "0000000f 00000001" (64-bit).

@@ -106,7 +106,8 @@ public:
     std::map<ValueId, std::vector<std::optional<Poly>>> accesses; // by pointer parameter
     std::map<ValueId, ValueId> tileSource; // tile -> pointer parameter it was loaded from
     std::set<ValueId> indexParams;
-    std::set<ValueId> viewed, unboundedScalar; // pointers with a tensor view; with a scalar access at an unbounded index
+    std::set<ValueId> viewed,
+        unboundedScalar; // pointers with a tensor view; with a scalar access at an unbounded index
     walk(fn_.body, [&](const Op& op) {
       switch (op.kind) {
       case OpKind::MakeTensorView: {
@@ -149,7 +150,8 @@ public:
         if (!(off && i)) {
           unboundedScalar.insert(base); // data-dependent: bounded by the views, if any
           markIndex(op.operands[p + 1], indexParams);
-          if (op.kind == OpKind::LoadScalar && !op.results.empty()) loadedFrom_[op.results[0]] = base;
+          if (op.kind == OpKind::LoadScalar && !op.results.empty())
+            loadedFrom_[op.results[0]] = base;
           break;
         }
         accesses[base].push_back(off && i ? std::optional<Poly>(*off + *i + Poly::constant(1))

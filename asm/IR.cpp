@@ -27,31 +27,43 @@ bool Function::hasAttr(std::string_view key) const {
 
 static std::string dims(const std::vector<int64_t>& shape) {
   std::string s;
-  for (int64_t d : shape) s += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
+  for (int64_t d : shape)
+    s += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
   return s;
 }
 
 std::string toString(const Type& t) {
   switch (t.kind) {
-  case TypeKind::None: return "none";
-  case TypeKind::Index: return "index";
-  case TypeKind::Scalar: return std::string(isa::spelling(t.elem));
-  case TypeKind::Ptr: return "!pto.ptr<" + std::string(isa::spelling(t.elem)) + ">";
-  case TypeKind::TensorView: return "!pto.tensor_view<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
+  case TypeKind::None:
+    return "none";
+  case TypeKind::Index:
+    return "index";
+  case TypeKind::Scalar:
+    return std::string(isa::spelling(t.elem));
+  case TypeKind::Ptr:
+    return "!pto.ptr<" + std::string(isa::spelling(t.elem)) + ">";
+  case TypeKind::TensorView:
+    return "!pto.tensor_view<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
   case TypeKind::PartView:
     return "!pto.partition_tensor_view<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
-  case TypeKind::EventIdArray: return "!pto.eventid_array<" + std::to_string(t.shape.at(0)) + ">";
+  case TypeKind::EventIdArray:
+    return "!pto.eventid_array<" + std::to_string(t.shape.at(0)) + ">";
   case TypeKind::Tile: {
     const TileType& tt = t.tile;
-    std::string s = "!pto.tile_buf<" + std::string(isa::spelling(tt.loc)) + ", " + std::to_string(tt.rows) + "x" +
-                    std::to_string(tt.cols) + "x" + std::string(isa::spelling(tt.dtype));
+    std::string s = "!pto.tile_buf<" + std::string(isa::spelling(tt.loc)) + ", " +
+                    std::to_string(tt.rows) + "x" + std::to_string(tt.cols) + "x" +
+                    std::string(isa::spelling(tt.dtype));
     auto d = [](int64_t v) { return v == kDynamic ? std::string("?") : std::to_string(v); };
-    if (tt.validRows != tt.rows || tt.validCols != tt.cols) s += ", valid=" + d(tt.validRows) + "x" + d(tt.validCols);
-    if (tt.blayout != isa::BLayout::RowMajor) s += ", blayout=" + std::string(isa::spelling(tt.blayout));
-    if (tt.slayout != isa::SLayout::NoneBox) s += ", slayout=" + std::string(isa::spelling(tt.slayout));
+    if (tt.validRows != tt.rows || tt.validCols != tt.cols)
+      s += ", valid=" + d(tt.validRows) + "x" + d(tt.validCols);
+    if (tt.blayout != isa::BLayout::RowMajor)
+      s += ", blayout=" + std::string(isa::spelling(tt.blayout));
+    if (tt.slayout != isa::SLayout::NoneBox)
+      s += ", slayout=" + std::string(isa::spelling(tt.slayout));
     if (tt.fractal != 512) s += ", fractal=" + std::to_string(tt.fractal);
     if (tt.pad != isa::PadValue::Null) s += ", pad=" + std::to_string(static_cast<int>(tt.pad));
-    if (tt.compact != isa::CompactMode::Null) s += ", compact=" + std::to_string(static_cast<int>(tt.compact));
+    if (tt.compact != isa::CompactMode::Null)
+      s += ", compact=" + std::to_string(static_cast<int>(tt.compact));
     return s + ">";
   }
   }
@@ -100,7 +112,8 @@ public:
     out_ << "module";
     if (!m.attrs.empty()) out_ << " attributes " << attrDict(m.attrs);
     out_ << " {\n";
-    for (const auto& f : m.functions) function(*f);
+    for (const auto& f : m.functions)
+      function(*f);
     out_ << "}\n";
     return out_.str();
   }
@@ -119,7 +132,8 @@ private:
     out_ << ")";
     if (!f.resultTypes.empty()) {
       out_ << " -> (";
-      for (size_t i = 0; i < f.resultTypes.size(); ++i) out_ << (i ? ", " : "") << toString(f.resultTypes[i]);
+      for (size_t i = 0; i < f.resultTypes.size(); ++i)
+        out_ << (i ? ", " : "") << toString(f.resultTypes[i]);
       out_ << ")";
     }
     if (!f.attrs.empty()) out_ << " attributes " << attrDict(f.attrs);
@@ -133,7 +147,8 @@ private:
   }
 
   std::ostream& line() {
-    for (int i = 0; i < indent_; ++i) out_ << "  ";
+    for (int i = 0; i < indent_; ++i)
+      out_ << "  ";
     return out_;
   }
 
@@ -145,7 +160,8 @@ private:
     std::string base = fn_->value(v).name;
     std::string n = base;
     if (base.find('#') == std::string::npos) {
-      for (int k = 1; used_.count(n); ++k) n = base + "_" + std::to_string(k);
+      for (int k = 1; used_.count(n); ++k)
+        n = base + "_" + std::to_string(k);
     }
     used_.insert(n);
     return names_[v] = "%" + n;
@@ -157,24 +173,29 @@ private:
     const std::string& first = fn_->value(op.results[0]).name;
     if (auto hash = first.find('#'); hash != std::string::npos) {
       std::string base = first.substr(0, hash);
-      for (ValueId r : op.results) name(r);
+      for (ValueId r : op.results)
+        name(r);
       return "%" + base + ":" + std::to_string(op.results.size()) + " = ";
     }
     std::string s;
-    for (size_t i = 0; i < op.results.size(); ++i) s += (i ? ", " : "") + name(op.results[i]);
+    for (size_t i = 0; i < op.results.size(); ++i)
+      s += (i ? ", " : "") + name(op.results[i]);
     return s + " = ";
   }
 
-  std::string operandList(const std::vector<ValueId>& vs, size_t begin = 0, size_t end = ~size_t(0)) {
+  std::string operandList(const std::vector<ValueId>& vs, size_t begin = 0,
+                          size_t end = ~size_t(0)) {
     std::string s;
     end = std::min(end, vs.size());
-    for (size_t i = begin; i < end; ++i) s += (i > begin ? ", " : "") + name(vs[i]);
+    for (size_t i = begin; i < end; ++i)
+      s += (i > begin ? ", " : "") + name(vs[i]);
     return s;
   }
   std::string typeList(const std::vector<ValueId>& vs, size_t begin = 0, size_t end = ~size_t(0)) {
     std::string s;
     end = std::min(end, vs.size());
-    for (size_t i = begin; i < end; ++i) s += (i > begin ? ", " : "") + typeOf(vs[i]);
+    for (size_t i = begin; i < end; ++i)
+      s += (i > begin ? ", " : "") + typeOf(vs[i]);
     return s;
   }
   std::string typeOf(ValueId v) { return v == kNoValue ? "none" : toString(fn_->type(v)); }
@@ -185,7 +206,9 @@ private:
       const std::string& k = attrs[i].key;
       // Keys that are not identifiers ("pto.device-spec") are printed quoted, as MLIR does.
       bool plain = !k.empty() && (std::isalpha(static_cast<unsigned char>(k[0])) || k[0] == '_');
-      for (char c : k) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$');
+      for (char c : k)
+        plain = plain &&
+                (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$');
       s += (i ? ", " : "") + (plain ? k : "\"" + k + "\"");
       if (!attrs[i].value.empty()) s += " = " + attrs[i].value;
     }
@@ -194,18 +217,24 @@ private:
 
   void region(const Region& r) {
     ++indent_;
-    for (const auto& op : r.ops) this->op(*op);
+    for (const auto& op : r.ops)
+      this->op(*op);
     --indent_;
   }
 
   std::string eventText(const Op& op) {
-    std::string s = "[<" + std::string(isa::spelling(op.srcPipe)) + ">, <" + std::string(isa::spelling(op.dstPipe)) + ">";
+    std::string s = "[<" + std::string(isa::spelling(op.srcPipe)) + ">, <" +
+                    std::string(isa::spelling(op.dstPipe)) + ">";
     switch (op.event.kind) {
-    case EventRef::Kind::Const: s += ", <EVENT_ID" + std::to_string(op.event.id) + ">"; break;
+    case EventRef::Kind::Const:
+      s += ", <EVENT_ID" + std::to_string(op.event.id) + ">";
+      break;
     case EventRef::Kind::Symbolic:
       if (!op.event.symbol.empty()) s += ", @" + op.event.symbol;
       break;
-    case EventRef::Kind::Dynamic: s += ", " + name(op.operands.at(0)); break;
+    case EventRef::Kind::Dynamic:
+      s += ", " + name(op.operands.at(0));
+      break;
     }
     return s + "]";
   }
@@ -214,22 +243,25 @@ private:
     const auto& ops = op.operands;
     switch (op.kind) {
     case OpKind::Constant:
-      line() << results(op) << "arith.constant " << op.attr("value")->value << " : " << typeOf(op.results[0]) << "\n";
+      line() << results(op) << "arith.constant " << op.attr("value")->value << " : "
+             << typeOf(op.results[0]) << "\n";
       return;
     case OpKind::Arith: {
       line() << results(op) << op.name << " ";
       if (const NamedAttr* p = op.attr("predicate")) out_ << p->value << ", ";
       out_ << operandList(ops);
-      if (op.name == "arith.select") out_ << " : " << typeOf(ops[1]) << "\n";
+      if (op.name == "arith.select")
+        out_ << " : " << typeOf(ops[1]) << "\n";
       else if (ops.size() == 1 && op.attr("predicate") == nullptr && op.name != "arith.negf")
         out_ << " : " << typeOf(ops[0]) << " to " << typeOf(op.results[0]) << "\n";
-      else out_ << " : " << typeOf(ops[0]) << "\n";
+      else
+        out_ << " : " << typeOf(ops[0]) << "\n";
       return;
     }
     case OpKind::For: {
       const Region& body = op.regions[0];
-      line() << results(op) << "scf.for " << name(body.args[0]) << " = " << name(ops[0]) << " to " << name(ops[1])
-             << " step " << name(ops[2]);
+      line() << results(op) << "scf.for " << name(body.args[0]) << " = " << name(ops[0]) << " to "
+             << name(ops[1]) << " step " << name(ops[2]);
       if (ops.size() > 3) {
         out_ << " iter_args(";
         for (size_t i = 3; i < ops.size(); ++i)
@@ -258,7 +290,8 @@ private:
       const Region& before = op.regions[0];
       const Region& after = op.regions[1];
       line() << results(op) << "scf.while (";
-      for (size_t i = 0; i < ops.size(); ++i) out_ << (i ? ", " : "") << name(before.args[i]) << " = " << name(ops[i]);
+      for (size_t i = 0; i < ops.size(); ++i)
+        out_ << (i ? ", " : "") << name(before.args[i]) << " = " << name(ops[i]);
       out_ << ") : (" << typeList(before.args) << ") -> (" << typeList(op.results) << ") {\n";
       region(before);
       line() << "} do {\n";
@@ -284,8 +317,8 @@ private:
       out_ << "\n";
       return;
     case OpKind::Call:
-      line() << results(op) << "func.call @" << op.name << "(" << operandList(ops) << ") : (" << typeList(ops)
-             << ") -> (" << typeList(op.results) << ")\n";
+      line() << results(op) << "func.call @" << op.name << "(" << operandList(ops) << ") : ("
+             << typeList(ops) << ") -> (" << typeList(op.results) << ")\n";
       return;
     case OpKind::Section:
       line() << op.name << " {\n";
@@ -294,21 +327,23 @@ private:
       return;
     case OpKind::MakeTensorView: {
       size_t n = op.ints[0], m = op.ints[1];
-      line() << results(op) << op.name << " " << name(ops[0]) << ", shape = [" << operandList(ops, 1, 1 + n)
-             << "], strides = [" << operandList(ops, 1 + n, 1 + n + m) << "]";
+      line() << results(op) << op.name << " " << name(ops[0]) << ", shape = ["
+             << operandList(ops, 1, 1 + n) << "], strides = [" << operandList(ops, 1 + n, 1 + n + m)
+             << "]";
       if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
       out_ << " : " << typeOf(op.results[0]) << "\n";
       return;
     }
     case OpKind::PartitionView: {
       size_t n = op.ints[0], m = op.ints[1];
-      line() << results(op) << "pto.partition_view " << name(ops[0]) << ", offsets = [" << operandList(ops, 1, 1 + n)
-             << "], sizes = [" << operandList(ops, 1 + n, 1 + n + m) << "] : " << typeOf(ops[0]) << " -> "
-             << typeOf(op.results[0]) << "\n";
+      line() << results(op) << "pto.partition_view " << name(ops[0]) << ", offsets = ["
+             << operandList(ops, 1, 1 + n) << "], sizes = [" << operandList(ops, 1 + n, 1 + n + m)
+             << "] : " << typeOf(ops[0]) << " -> " << typeOf(op.results[0]) << "\n";
       return;
     }
     case OpKind::GetTensorViewDim:
-      line() << results(op) << op.name << " " << operandList(ops) << " : " << typeOf(ops[0]) << " -> index\n";
+      line() << results(op) << op.name << " " << operandList(ops) << " : " << typeOf(ops[0])
+             << " -> index\n";
       return;
     case OpKind::AllocTile: {
       line() << results(op) << "pto.alloc_tile";
@@ -320,8 +355,8 @@ private:
       return;
     }
     case OpKind::Subset:
-      line() << results(op) << op.name << " " << name(ops[0]) << "[" << operandList(ops, 1) << "] sizes ["
-             << op.ints[0] << ", " << op.ints[1] << "] : " << typeOf(ops[0]) << "\n";
+      line() << results(op) << op.name << " " << name(ops[0]) << "[" << operandList(ops, 1)
+             << "] sizes [" << op.ints[0] << ", " << op.ints[1] << "] : " << typeOf(ops[0]) << "\n";
       return;
     case OpKind::Reshape:
     case OpKind::Bitcast:
@@ -333,39 +368,41 @@ private:
       return;
     case OpKind::TAssign:
       if (!op.results.empty())
-        line() << results(op) << "pto.tassign " << operandList(ops) << " : " << typeOf(ops[0]) << " -> "
-               << typeOf(op.results[0]) << "\n";
+        line() << results(op) << "pto.tassign " << operandList(ops) << " : " << typeOf(ops[0])
+               << " -> " << typeOf(op.results[0]) << "\n";
       else
-        line() << "pto.tassign " << operandList(ops) << " : " << typeOf(ops[0]) << ", " << typeOf(ops[1]) << "\n";
+        line() << "pto.tassign " << operandList(ops) << " : " << typeOf(ops[0]) << ", "
+               << typeOf(ops[1]) << "\n";
       return;
     case OpKind::LoadScalar:
-      line() << results(op) << op.name << " " << name(ops[0]) << "[" << name(ops[1]) << "] : " << typeOf(ops[0])
-             << " -> " << typeOf(op.results[0]) << "\n";
+      line() << results(op) << op.name << " " << name(ops[0]) << "[" << name(ops[1])
+             << "] : " << typeOf(ops[0]) << " -> " << typeOf(op.results[0]) << "\n";
       return;
     case OpKind::StoreScalar:
-      line() << op.name << " " << name(ops[0]) << ", " << name(ops[1]) << "[" << name(ops[2]) << "] : "
-             << typeOf(ops[1]) << ", " << typeOf(ops[0]) << "\n";
+      line() << op.name << " " << name(ops[0]) << ", " << name(ops[1]) << "[" << name(ops[2])
+             << "] : " << typeOf(ops[1]) << ", " << typeOf(ops[0]) << "\n";
       return;
     case OpKind::AddPtr:
-      line() << results(op) << op.name << " " << operandList(ops) << " : " << typeOf(ops[0]) << " -> "
-             << typeOf(op.results[0]) << "\n";
+      line() << results(op) << op.name << " " << operandList(ops) << " : " << typeOf(ops[0])
+             << " -> " << typeOf(op.results[0]) << "\n";
       return;
     case OpKind::BlockInfo:
       line() << results(op) << op.name << "\n";
       return;
     case OpKind::TGetVal:
-      line() << results(op) << op.name << " ins(" << operandList(ops) << " : " << typeList(ops) << ") outs : "
-             << typeOf(op.results[0]) << "\n";
+      line() << results(op) << op.name << " ins(" << operandList(ops) << " : " << typeList(ops)
+             << ") outs : " << typeOf(op.results[0]) << "\n";
       return;
     case OpKind::DeclareEventIdArray:
       line() << results(op) << op.name << " -> " << typeOf(op.results[0]) << "\n";
       return;
     case OpKind::EventIdArrayGet:
-      line() << results(op) << op.name << " " << name(ops[0]) << "[" << name(ops[1]) << "] : " << typeOf(ops[0]) << "\n";
+      line() << results(op) << op.name << " " << name(ops[0]) << "[" << name(ops[1])
+             << "] : " << typeOf(ops[0]) << "\n";
       return;
     case OpKind::EventIdArraySet:
-      line() << op.name << " " << name(ops[0]) << "[" << name(ops[1]) << "], " << name(ops[2]) << " : "
-             << typeOf(ops[0]) << "\n";
+      line() << op.name << " " << name(ops[0]) << "[" << name(ops[1]) << "], " << name(ops[2])
+             << " : " << typeOf(ops[0]) << "\n";
       return;
     case OpKind::Print: {
       line() << op.name;
@@ -383,7 +420,8 @@ private:
     case OpKind::TileOp: {
       const isa::OpInfo& info = isa::info(op.tileOp);
       std::vector<ValueId> ins, outs;
-      for (size_t i = 0; i < ops.size(); ++i) (info.roles[op.operandRoles[i]].isOutput ? outs : ins).push_back(ops[i]);
+      for (size_t i = 0; i < ops.size(); ++i)
+        (info.roles[op.operandRoles[i]].isOutput ? outs : ins).push_back(ops[i]);
       line() << "pto." << info.mnemonic << " ins(" << operandList(ins);
       if (!ins.empty()) out_ << " : " << typeList(ins);
       out_ << ") outs(" << operandList(outs);
@@ -399,8 +437,8 @@ private:
     case OpKind::SetFlag:
     case OpKind::WaitFlag: {
       bool dyn = op.event.kind == EventRef::Kind::Dynamic;
-      line() << (op.kind == OpKind::SetFlag ? "pto.set_flag" : "pto.wait_flag") << (dyn ? "_dyn" : "")
-             << eventText(op) << "\n";
+      line() << (op.kind == OpKind::SetFlag ? "pto.set_flag" : "pto.wait_flag")
+             << (dyn ? "_dyn" : "") << eventText(op) << "\n";
       return;
     }
     case OpKind::Barrier:
@@ -418,6 +456,8 @@ private:
 
 } // namespace
 
-std::string print(const Module& m) { return Printer().module(m); }
+std::string print(const Module& m) {
+  return Printer().module(m);
+}
 
 } // namespace pto::ir

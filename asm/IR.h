@@ -78,7 +78,7 @@ inline constexpr ValueId kNoValue = ~0u;
 struct Value {
   std::string name; // without '%'
   Type type;
-  SrcLoc loc;       // where it is defined
+  SrcLoc loc; // where it is defined
 };
 
 /// A named attribute kept as canonical text (printed back and re-parsed by pto-as).
@@ -89,42 +89,42 @@ struct NamedAttr {
 
 enum class OpKind : uint8_t {
   // scalar
-  Constant,   // attrs: value text; result type
-  Arith,      // name = "arith.addi" etc.; binary, unary casts, cmpi/cmpf (predicate), select
+  Constant, // attrs: value text; result type
+  Arith,    // name = "arith.addi" etc.; binary, unary casts, cmpi/cmpf (predicate), select
   // control flow
-  For,        // operands: lb, ub, step, inits...; regions[0] args: iv, iter values
-  If,         // operands: cond; regions: then, else (else may be empty)
-  While,      // operands: inits; regions: before (ends with Condition), after
-  Condition,  // scf.condition(%c) args...
-  Yield,      // scf.yield
-  Call,       // func.call @callee
-  Return,     // return
-  Section,    // pto.section.vector|cube; name holds the kind
+  For,       // operands: lb, ub, step, inits...; regions[0] args: iv, iter values
+  If,        // operands: cond; regions: then, else (else may be empty)
+  While,     // operands: inits; regions: before (ends with Condition), after
+  Condition, // scf.condition(%c) args...
+  Yield,     // scf.yield
+  Call,      // func.call @callee
+  Return,    // return
+  Section,   // pto.section.vector|cube; name holds the kind
   // GM views, tiles, scalars
   MakeTensorView, // operands: ptr, shape..., strides...; numShape
   PartitionView,  // operands: view, offsets..., sizes...
   GetTensorViewDim,
-  AllocTile,      // optional operands tagged by attrs addr/valid_row/valid_col
-  Subset,         // operands: src, offsets...; sizes in ints
-  Reshape,        // pto.treshape
-  Bitcast,        // pto.bitcast
-  SetValidShape,  // operands: tile, vr, vc
-  TAssign,        // operands: tile, addr -> result (or in place for fragments)
+  AllocTile,     // optional operands tagged by attrs addr/valid_row/valid_col
+  Subset,        // operands: src, offsets...; sizes in ints
+  Reshape,       // pto.treshape
+  Bitcast,       // pto.bitcast
+  SetValidShape, // operands: tile, vr, vc
+  TAssign,       // operands: tile, addr -> result (or in place for fragments)
   LoadScalar,
   StoreScalar,
   AddPtr,
-  BlockInfo,      // get_block_idx/num, get_subblock_idx/num (name)
+  BlockInfo, // get_block_idx/num, get_subblock_idx/num (name)
   TGetVal,
   DeclareEventIdArray,
   EventIdArrayGet,
   EventIdArraySet,
-  Print,          // pto.print / pto.tprint / pto.trap (name)
+  Print, // pto.print / pto.tprint / pto.trap (name)
   // tile computation
-  TileOp,         // tileOp; operands in signature order, roles[] says which role each fills
+  TileOp, // tileOp; operands in signature order, roles[] says which role each fills
   // synchronisation
-  SetFlag,        // src/dst pipe, event
+  SetFlag, // src/dst pipe, event
   WaitFlag,
-  Barrier,        // pipe
+  Barrier, // pipe
 };
 
 /// Event id of a set/wait: a constant hardware id, a symbolic name resolved by the linker,
@@ -144,16 +144,16 @@ struct Region {
 struct Op {
   OpKind kind;
   SrcLoc loc;
-  std::string name;                   // arith op name, section kind, block-info name, callee...
-  isa::OpId tileOp{};                 // for TileOp
+  std::string name;   // arith op name, section kind, block-info name, callee...
+  isa::OpId tileOp{}; // for TileOp
   std::vector<ValueId> operands;
-  std::vector<SrcLoc> operandLocs;    // parallel to operands
-  std::vector<int16_t> operandRoles;  // TileOp: index into OpInfo::roles per operand
+  std::vector<SrcLoc> operandLocs;   // parallel to operands
+  std::vector<int16_t> operandRoles; // TileOp: index into OpInfo::roles per operand
   std::vector<ValueId> results;
   std::vector<Region> regions;
-  std::vector<NamedAttr> attrs;       // canonical attributes (rmode, sat_mode, cmpMode, ...)
-  std::vector<int64_t> ints;          // small integer payload (subset sizes, view shape counts)
-  SrcLoc typeLoc;                     // the type annotation, for type errors
+  std::vector<NamedAttr> attrs; // canonical attributes (rmode, sat_mode, cmpMode, ...)
+  std::vector<int64_t> ints;    // small integer payload (subset sizes, view shape counts)
+  SrcLoc typeLoc;               // the type annotation, for type errors
   // sync
   isa::Pipe srcPipe = isa::Pipe::All, dstPipe = isa::Pipe::All;
   EventRef event;
@@ -169,8 +169,8 @@ struct Function {
   bool isFragment = false; // synthesised from bare top-level statements
   std::vector<NamedAttr> attrs;
   std::vector<Type> resultTypes;
-  Region body;                 // body.args are the function arguments
-  std::vector<Value> values;   // indexed by ValueId
+  Region body;               // body.args are the function arguments
+  std::vector<Value> values; // indexed by ValueId
 
   ValueId addValue(std::string name, Type type, SrcLoc loc) {
     values.push_back({std::move(name), std::move(type), loc});
@@ -193,7 +193,8 @@ struct Module {
 template <typename Fn> void walk(const Region& r, Fn&& fn) {
   for (const auto& op : r.ops) {
     fn(*op);
-    for (const Region& sub : op->regions) walk(sub, fn);
+    for (const Region& sub : op->regions)
+      walk(sub, fn);
   }
 }
 

@@ -144,15 +144,19 @@ std::optional<PartRegs> FunctionLowering::wholeViewPartition(const Op& op, Value
   // the whole view is one 2-D transfer, as a memref of 16x16x16 is a 256x16 buffer.
   bool folds = !v.dn && v.constStrides.size() == rank;
   for (size_t i = 0; folds && i + 2 < rank; ++i)
-    folds = t.shape[i + 1] != kDynamic && v.constStrides[i] == v.constStrides[i + 1] * t.shape[i + 1];
+    folds =
+        t.shape[i + 1] != kDynamic && v.constStrides[i] == v.constStrides[i + 1] * t.shape[i + 1];
   for (size_t i = 0; !folds && i + 2 < rank; ++i) {
     if (t.shape[i] == 1) continue;
     if (v.dn) {
-      unsupported(op.loc, "a whole DN tensor view with more than two non-unit dimensions as a GM operand");
+      unsupported(op.loc,
+                  "a whole DN tensor view with more than two non-unit dimensions as a GM operand");
       return std::nullopt;
     }
     if (t.shape[i] == kDynamic || t.shape[rank - 1] == kDynamic || t.shape[rank - 2] == kDynamic) {
-      unsupported(op.loc, "a whole tensor view of more than two dimensions with a dynamic size as a GM operand");
+      unsupported(
+          op.loc,
+          "a whole tensor view of more than two dimensions with a dynamic size as a GM operand");
       return std::nullopt;
     }
     VReg stride = newVReg();
@@ -363,9 +367,12 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   std::vector<VReg> iorRegs;
   if (view != kNoValue) {
     std::optional<PartRegs> part;
-    if (auto p = parts_.find(view); p != parts_.end()) part = p->second;
-    else if (!(part = wholeViewPartition(op, view))) return;
-    if (!part->outer.empty()) return lowerSlicedTransfer(op, info, *eop, *part, dst != kNoValue ? dst : src);
+    if (auto p = parts_.find(view); p != parts_.end())
+      part = p->second;
+    else if (!(part = wholeViewPartition(op, view)))
+      return;
+    if (!part->outer.empty())
+      return lowerSlicedTransfer(op, info, *eop, *part, dst != kNoValue ? dst : src);
     iorRegs = {part->addr, part->rowStride};
   }
   for (ValueId s : scalars)

@@ -16,10 +16,13 @@ using ir::TypeKind;
 
 SrcLoc locOf(antlr4::Token* t) {
   if (!t) return {};
-  return {static_cast<uint32_t>(t->getLine()), static_cast<uint32_t>(t->getCharPositionInLine() + 1),
+  return {static_cast<uint32_t>(t->getLine()),
+          static_cast<uint32_t>(t->getCharPositionInLine() + 1),
           static_cast<uint32_t>(std::max<size_t>(1, t->getText().size()))};
 }
-SrcLoc locOf(antlr4::tree::TerminalNode* n) { return n ? locOf(n->getSymbol()) : SrcLoc{}; }
+SrcLoc locOf(antlr4::tree::TerminalNode* n) {
+  return n ? locOf(n->getSymbol()) : SrcLoc{};
+}
 SrcLoc locOf(antlr4::ParserRuleContext* ctx) {
   if (!ctx || !ctx->getStart()) return {};
   SrcLoc l = locOf(ctx->getStart());
@@ -33,9 +36,11 @@ SrcLoc locOf(antlr4::ParserRuleContext* ctx) {
 std::string textOf(antlr4::ParserRuleContext* ctx) {
   antlr4::Token* a = ctx ? ctx->getStart() : nullptr;
   antlr4::Token* b = ctx ? ctx->getStop() : nullptr;
-  if (!a || !b || b->getStopIndex() < a->getStartIndex() || b->getType() == antlr4::Token::EOF) return "";
+  if (!a || !b || b->getStopIndex() < a->getStartIndex() || b->getType() == antlr4::Token::EOF)
+    return "";
   if (a == b) return a->getText();
-  return a->getInputStream()->getText(antlr4::misc::Interval(a->getStartIndex(), b->getStopIndex()));
+  return a->getInputStream()->getText(
+      antlr4::misc::Interval(a->getStartIndex(), b->getStopIndex()));
 }
 
 std::optional<int64_t> parseInt(const std::string& text) {
@@ -147,7 +152,8 @@ std::vector<AngleParam> angleParamsFromText(std::string_view inner, SrcLoc start
     std::string_view v = item.substr(valueStart);
     size_t vlead = v.find_first_not_of(" \t\r\n");
     p.value = squeeze(v);
-    p.valueLoc = advance(start, inner, begin + valueStart + (vlead == std::string_view::npos ? 0 : vlead));
+    p.valueLoc =
+        advance(start, inner, begin + valueStart + (vlead == std::string_view::npos ? 0 : vlead));
     p.loc.len = static_cast<uint32_t>(std::max<size_t>(1, squeeze(item).size()));
     p.valueLoc.len = static_cast<uint32_t>(std::max<size_t>(1, p.value.size()));
     out.push_back(std::move(p));
@@ -178,7 +184,9 @@ std::optional<ShapeSpec> parseShape(std::string_view text, std::string* why) {
   ShapeSpec spec;
   size_t pos = 0;
   auto digits = [](std::string_view d) {
-    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
   };
   // A dimension: digits (checked against kMaxDim, never std::stoll: it throws) or '?'.
   auto dim = [&](std::string_view d) -> bool {
@@ -210,8 +218,10 @@ std::optional<ShapeSpec> parseShape(std::string_view text, std::string* why) {
     pos = x + 1;
   }
   std::string_view rest = text.substr(pos);
-  if (auto dt = isa::parseDType(rest)) spec.elem = *dt;
-  else if (!dim(rest)) return std::nullopt;
+  if (auto dt = isa::parseDType(rest))
+    spec.elem = *dt;
+  else if (!dim(rest))
+    return std::nullopt;
   return spec;
 }
 
@@ -219,7 +229,8 @@ std::string enumWordOfText(std::string_view text) {
   size_t open = text.find('<');
   if (open != std::string_view::npos) {
     size_t close = text.rfind('>');
-    if (close != std::string_view::npos && close > open) return enumWordOfText(text.substr(open + 1, close - open - 1));
+    if (close != std::string_view::npos && close > open)
+      return enumWordOfText(text.substr(open + 1, close - open - 1));
   }
   std::string s = squeeze(text);
   size_t sp = s.rfind(' ');
@@ -257,17 +268,22 @@ std::string canonicalText(antlr4::ParserRuleContext* ctx) {
       if (term->getSymbol()->getType() != antlr4::Token::EOF) tokens.push_back(term->getText());
       return;
     }
-    for (auto* c : t->children) collect(c);
+    for (auto* c : t->children)
+      collect(c);
   };
   collect(ctx);
   for (size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
-    if (t == ",") out += ", ";
-    else if (t == "=") out += " = ";
-    else if (t == ":") out += " : ";
+    if (t == ",")
+      out += ", ";
+    else if (t == "=")
+      out += " = ";
+    else if (t == ":")
+      out += " : ";
     else {
       // Two word-like tokens in a row (`cmp lt`) need a separating space.
-      if (!out.empty() && (std::isalnum(static_cast<unsigned char>(out.back())) || out.back() == '_') &&
+      if (!out.empty() &&
+          (std::isalnum(static_cast<unsigned char>(out.back())) || out.back() == '_') &&
           (std::isalnum(static_cast<unsigned char>(t.front())) || t.front() == '_'))
         out += ' ';
       out += t;
@@ -294,13 +310,21 @@ std::optional<Type> TypeReader::readUncached(P::TypeContext* t) {
     size_t open = text.find('<');
     SrcLoc start = loc;
     start.col += static_cast<uint32_t>(open + 1);
-    return readBang(text.substr(0, open), angleParamsFromText(std::string_view(text).substr(open + 1, text.size() - open - 2), start),
-                    true, loc);
+    return readBang(
+        text.substr(0, open),
+        angleParamsFromText(std::string_view(text).substr(open + 1, text.size() - open - 2), start),
+        true, loc);
   }
-  if (t->BANG_ID()) return readBang(t->BANG_ID()->getText(), angleParams(t->angle()), t->angle() != nullptr, loc);
-  if (t->IDENT()) return readBuiltin(t->IDENT()->getText(), angleParams(t->angle()), t->angle() != nullptr, loc);
-  if (t->angle()) { // legacy `tile<...>` without the bang
-    auto tile = readTile(angleParams(t->angle()), loc);
+  if (t->BANG_ID())
+    return readBang(t->BANG_ID()->getText(), angleParams(t->angle()), t->angle() != nullptr, loc);
+  if (t->IDENT())
+    return readBuiltin(t->IDENT()->getText(), angleParams(t->angle()), t->angle() != nullptr, loc);
+  if (t->angle()) { // legacy `tile<...>` without the bang, or PTOAS's bare `<...>` shorthands
+    auto params = angleParams(t->angle());
+    // `<f32>`: the pointer shorthand (`!pto.ptr<f32>`).
+    if (params.size() == 1 && params[0].key.empty())
+      if (auto dt = isa::parseDType(params[0].text())) return Type::ptr(*dt);
+    auto tile = readTile(params, loc);
     if (!tile) return std::nullopt;
     return Type::tileOf(*tile);
   }
@@ -322,7 +346,9 @@ bool contiguousStrides(const std::string& text, const std::vector<int64_t>& dims
       size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
       if (b == std::string::npos) return false;
       item = item.substr(b, e - b + 1);
-      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 12) return false;
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+          item.size() > 12)
+        return false;
       strides.push_back(std::stoll(item));
       item.clear();
     } else {
@@ -339,8 +365,9 @@ bool contiguousStrides(const std::string& text, const std::vector<int64_t>& dims
 }
 } // namespace
 
-std::optional<Type> TypeReader::readBuiltin(const std::string& name, const std::vector<AngleParam>& params,
-                                            bool hasAngle, SrcLoc loc) {
+std::optional<Type> TypeReader::readBuiltin(const std::string& name,
+                                            const std::vector<AngleParam>& params, bool hasAngle,
+                                            SrcLoc loc) {
   if (name == "index" && !hasAngle) return Type::index();
   if (!hasAngle) {
     if (auto dt = isa::parseDType(name)) return Type::scalar(*dt);
@@ -364,9 +391,10 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name, const std::
       const std::string& v = params[i].value;
       if (v.starts_with("strided")) {
         if (!contiguousStrides(v, shape->dims)) {
-          diags_.error(params[i].valueLoc, "a memref layout '" + v +
-                                               "' is not supported: memrefs are contiguous and row-major (the "
-                                               "default layout, or its strides written out)");
+          diags_.error(params[i].valueLoc,
+                       "a memref layout '" + v +
+                           "' is not supported: memrefs are contiguous and row-major (the "
+                           "default layout, or its strides written out)");
           return std::nullopt;
         }
         continue;
@@ -400,8 +428,9 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name, const std::
   return std::nullopt;
 }
 
-std::optional<Type> TypeReader::readBang(const std::string& name, const std::vector<AngleParam>& params,
-                                         bool hasAngle, SrcLoc loc) {
+std::optional<Type> TypeReader::readBang(const std::string& name,
+                                         const std::vector<AngleParam>& params, bool hasAngle,
+                                         SrcLoc loc) {
   if (name == "!pto.tile_buf" || name == "!pto.tile") {
     if (!hasAngle) {
       diags_.error(loc, "expected '<' after '" + name + "'");
@@ -457,11 +486,13 @@ bool TypeReader::unknownElem(const AngleParam& p) {
     if (word[i] != 'x') continue;
     std::string_view head(word.data(), i);
     bool dims = !head.empty();
-    for (char c : head) dims = dims && (std::isdigit(static_cast<unsigned char>(c)) || c == 'x' || c == '?');
+    for (char c : head)
+      dims = dims && (std::isdigit(static_cast<unsigned char>(c)) || c == 'x' || c == '?');
     if (dims) lastX = i;
   }
   if (lastX != std::string::npos) word = word.substr(lastX + 1);
-  if (word.empty() || !std::isalpha(static_cast<unsigned char>(word[0])) || isa::parseDType(word)) return false;
+  if (word.empty() || !std::isalpha(static_cast<unsigned char>(word[0])) || isa::parseDType(word))
+    return false;
   if (lastX == std::string::npos && isa::parseLoc(word)) return false;
   SrcLoc l = p.valueLoc;
   l.col += static_cast<uint32_t>(p.value.size() - word.size());
@@ -475,8 +506,8 @@ std::optional<int64_t> TypeReader::intParam(const AngleParam& p, bool allowDynam
   if (allowDynamic && (t == "?" || t == "-1")) return kDynamic;
   auto v = parseInt(t);
   if (!v || *v < 0) {
-    diags_.error(p.loc, "expected a non-negative integer" + std::string(allowDynamic ? " or '?'" : "") +
-                            ", found '" + t + "'");
+    diags_.error(p.loc, "expected a non-negative integer" +
+                            std::string(allowDynamic ? " or '?'" : "") + ", found '" + t + "'");
     return std::nullopt;
   }
   return v;
@@ -491,7 +522,8 @@ std::optional<TileType> TypeReader::readTile(const std::vector<AngleParam>& para
   bool ok;
   bool compactShape = params.size() > 1 && params[0].key.empty() && params[1].key.empty() &&
                       params[1].value.find('x') != std::string::npos &&
-                      std::isdigit(static_cast<unsigned char>(params[1].value.front())) && !isa::parseDType(params[0].text());
+                      std::isdigit(static_cast<unsigned char>(params[1].value.front())) &&
+                      !isa::parseDType(params[0].text());
   if (params[0].key == "loc" && params.size() > 1 && !params[1].key.empty()) {
     ok = tileKeyed(t, params);
   } else if (compactShape && !isa::parseLoc(params[0].text())) {
@@ -518,7 +550,7 @@ std::optional<TileType> TypeReader::readTile(const std::vector<AngleParam>& para
 
 // loc=, dtype=, rows=, cols=, v_row=, v_col=, blayout=, slayout=, fractal=, pad= [, compact=]
 bool TypeReader::tileKeyed(TileType& t, const std::vector<AngleParam>& params) {
-  static const char* kOrder[] = {"loc", "dtype", "rows", "cols", "v_row",
+  static const char* kOrder[] = {"loc",   "dtype",   "rows",    "cols",    "v_row",
                                  "v_col", "blayout", "slayout", "fractal", "pad"};
   if (params.size() < 10 || params.size() > 11) {
     diags_.error(params.front().loc.valid() ? params.front().loc : SrcLoc{},
@@ -570,7 +602,8 @@ bool TypeReader::tileOption(TileType& t, const AngleParam& p) {
   } else if (p.key == "slayout") {
     auto s = isa::parseSLayout(v);
     if (!s)
-      return diags_.error(p.loc, "unknown slayout '" + v + "' (none_box, row_major, col_major)"), false;
+      return diags_.error(p.loc, "unknown slayout '" + v + "' (none_box, row_major, col_major)"),
+             false;
     t.slayout = *s;
   } else if (p.key == "fractal") {
     auto f = intParam(p, false);
@@ -578,14 +611,21 @@ bool TypeReader::tileOption(TileType& t, const AngleParam& p) {
     t.fractal = *f;
   } else if (p.key == "pad") {
     auto n = parseInt(v);
-    if (n && *n >= 0 && *n <= 3) t.pad = static_cast<isa::PadValue>(*n);
-    else if (auto pv = isa::parsePadValue(v)) t.pad = *pv;
-    else return diags_.error(p.loc, "unknown pad value '" + v + "' (0..3 or null/zero/max/min)"), false;
+    if (n && *n >= 0 && *n <= 3)
+      t.pad = static_cast<isa::PadValue>(*n);
+    else if (auto pv = isa::parsePadValue(v))
+      t.pad = *pv;
+    else
+      return diags_.error(p.loc, "unknown pad value '" + v + "' (0..3 or null/zero/max/min)"),
+             false;
   } else if (p.key == "compact") {
     auto n = parseInt(v);
-    if (n && *n >= 0 && *n <= 2) t.compact = static_cast<isa::CompactMode>(*n);
-    else if (auto c = isa::parseCompactMode(v)) t.compact = *c;
-    else return diags_.error(p.loc, "unknown compact mode '" + v + "' (0..2)"), false;
+    if (n && *n >= 0 && *n <= 2)
+      t.compact = static_cast<isa::CompactMode>(*n);
+    else if (auto c = isa::parseCompactMode(v))
+      t.compact = *c;
+    else
+      return diags_.error(p.loc, "unknown compact mode '" + v + "' (0..2)"), false;
   } else if (p.key == "valid") {
     auto s = parseShape(p.value);
     if (!s || s->elem || s->dims.size() != 2)
@@ -684,14 +724,19 @@ bool TypeReader::tilePositional(TileType& t, const std::vector<AngleParam>& para
       if (auto s = isa::parseSLayout(v)) t.slayout = *s, ok = true;
       break;
     case 2: // docs fractal names; the byte size stays the default 512 except for numbers
-      if (v == "None" || v == "NZ" || v == "ZN" || v == "FR" || v == "RN" || v == "ZZ" || v == "NN") ok = true;
-      else if (auto n = parseInt(v)) t.fractal = *n, ok = true;
+      if (v == "None" || v == "NZ" || v == "ZN" || v == "FR" || v == "RN" || v == "ZZ" || v == "NN")
+        ok = true;
+      else if (auto n = parseInt(v))
+        t.fractal = *n, ok = true;
       break;
     case 3:
-      if (v == "Invalid") t.pad = isa::PadValue::Null, ok = true;
-      else if (auto pv = isa::parsePadValue(v)) t.pad = *pv, ok = true;
+      if (v == "Invalid")
+        t.pad = isa::PadValue::Null, ok = true;
+      else if (auto pv = isa::parsePadValue(v))
+        t.pad = *pv, ok = true;
       break;
-    default: break;
+    default:
+      break;
     }
     if (!ok) {
       diags_.error(p.loc, "unexpected tile parameter '" + v + "'");

@@ -8,8 +8,8 @@
 #include "asm/IR.h"
 
 #include <optional>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace pto::as {
@@ -60,9 +60,10 @@ public:
 
 private:
   std::optional<ir::Type> readUncached(P::TypeContext* t);
-  std::optional<ir::Type> readBang(const std::string& name, const std::vector<AngleParam>& params, bool hasAngle,
-                                   SrcLoc loc);
-  std::optional<ir::Type> readBuiltin(const std::string& name, const std::vector<AngleParam>& params, bool hasAngle,
+  std::optional<ir::Type> readBang(const std::string& name, const std::vector<AngleParam>& params,
+                                   bool hasAngle, SrcLoc loc);
+  std::optional<ir::Type> readBuiltin(const std::string& name,
+                                      const std::vector<AngleParam>& params, bool hasAngle,
                                       SrcLoc loc);
   bool tileKeyed(ir::TileType& t, const std::vector<AngleParam>& params);
   bool tileCompact(ir::TileType& t, const std::vector<AngleParam>& params);

@@ -49,9 +49,11 @@ size_t assemble(const std::string& text) {
 }
 
 void setRates(benchmark::State& state, const Input& in, bool words) {
-  state.counters["lines/s"] = benchmark::Counter(double(in.lines) * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["lines/s"] = benchmark::Counter(double(in.lines) * double(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
   if (words)
-    state.counters["words/s"] = benchmark::Counter(double(in.words) * double(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["words/s"] = benchmark::Counter(double(in.words) * double(state.iterations()),
+                                                   benchmark::Counter::kIsRate);
 }
 
 void BM_ParseOnly(benchmark::State& state, const Input* in) {
@@ -71,7 +73,8 @@ template <typename F> double bestOf(int runs, F&& f) {
   for (int i = 0; i < runs; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
 }
@@ -94,7 +97,8 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   double p = bestOf(3, [&] { parse(in.text); });
   double a = bestOf(3, [&] { assemble(in.text); });
-  std::cout << "assemble: " << double(in.lines) / a << " lines/s, " << double(in.words) / a << " words/s\n";
+  std::cout << "assemble: " << double(in.lines) / a << " lines/s, " << double(in.words) / a
+            << " words/s\n";
   std::cout << "assemble / parse-only ratio: " << a / p << "\n";
   benchmark::Shutdown();
   return 0;

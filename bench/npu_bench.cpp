@@ -77,15 +77,18 @@ uint64_t pipeOps(const rt::RunStats& s) {
 
 void BM_Npu(benchmark::State& state) {
   rt::RunStats s;
-  for (auto _ : state) s = gRun->go(rt::Backend::Npu);
+  for (auto _ : state)
+    s = gRun->go(rt::Backend::Npu);
   const uint64_t ops = pipeOps(s);
-  state.counters["sim_ops/s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["sim_cycles/s"] =
-      benchmark::Counter(static_cast<double>(s.npu.at(0).cycles), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["sim_ops/s"] =
+      benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["sim_cycles/s"] = benchmark::Counter(
+      static_cast<double>(s.npu.at(0).cycles), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_Cpu(benchmark::State& state) {
-  for (auto _ : state) gRun->go(rt::Backend::Cpu);
+  for (auto _ : state)
+    gRun->go(rt::Backend::Cpu);
 }
 
 double bestOf3(rt::Backend b, rt::RunStats* last) {
@@ -93,7 +96,8 @@ double bestOf3(rt::Backend b, rt::RunStats* last) {
   for (int i = 0; i < 3; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     rt::RunStats s = gRun->go(b);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (last) *last = s;
   }
   return best;
@@ -110,8 +114,10 @@ int main(int argc, char** argv) {
   }
   Run run{*mod};
   gRun = &run;
-  benchmark::RegisterBenchmark("npu_model/pingpong_32768x256", BM_Npu)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("cpu_backend/pingpong_32768x256", BM_Cpu)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("npu_model/pingpong_32768x256", BM_Npu)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("cpu_backend/pingpong_32768x256", BM_Cpu)
+      ->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
 
   rt::RunStats s;
@@ -119,8 +125,9 @@ int main(int argc, char** argv) {
   const uint64_t ops = pipeOps(s);
   const double cycles = static_cast<double>(s.npu.at(0).cycles);
   std::cout << "\nside by side (best of 3, same run):\n"
-            << "  npu model: " << npu * 1e3 << " ms for " << ops << " simulated pipe ops (" << ops / npu / 1e6
-            << " M ops/s) and " << cycles << " simulated cycles (" << cycles / npu / 1e6 << " M cycles/s)\n"
+            << "  npu model: " << npu * 1e3 << " ms for " << ops << " simulated pipe ops ("
+            << ops / npu / 1e6 << " M ops/s) and " << cycles << " simulated cycles ("
+            << cycles / npu / 1e6 << " M cycles/s)\n"
             << "  cpu backend, same kernel: " << cpu * 1e3 << " ms\n"
             << "  npu model / cpu backend: " << npu / cpu << "x the time\n";
   benchmark::Shutdown();

@@ -17,13 +17,13 @@
 // ones; the default is the best this CPU has (printed first).
 #include "asm/Frontend.h"
 #include "asm/Lower.h"
+#include "isa/Numerics.h"
 #include "link/Linker.h"
 #include "obj/Image.h"
-#include "isa/Numerics.h"
 #include "runtime/Program.h"
+#include "runtime/Runtime.h"
 #include "runtime/cpu/Elem.h"
 #include "runtime/cpu/KernelUtil.h"
-#include "runtime/Runtime.h"
 
 #include <benchmark/benchmark.h>
 
@@ -90,7 +90,8 @@ struct TileBench {
     for (const rt::TileOperand& o : inst.tiles) // ordinary finite values of each tile's type
       for (size_t i = 0; i < size_t{rows} * cols; ++i)
         rt::cpu::setBits(vec.data() + o.offset, isa::bitWidth(o.dtype), i,
-                         isa::encodeFromDouble(o.dtype, 0.25 * static_cast<double>(i % 97) - 7.0, isa::RoundMode::CAST_RINT, isa::SatMode::ON));
+                         isa::encodeFromDouble(o.dtype, 0.25 * static_cast<double>(i % 97) - 7.0,
+                                               isa::RoundMode::CAST_RINT, isa::SatMode::ON));
     core.buf[static_cast<unsigned>(isa::Loc::Vec)] = vec.data();
     inst.dim[0] = {0, cols, true};
     inst.dim[1] = {0, rows, true};
@@ -117,7 +118,8 @@ double secondsPer(const std::function<void()>& f) {
 }
 
 /// Best of three timings of f and of ref; records "what: ratio".
-void compare(const std::string& what, const std::string& refName, const std::function<void()>& f, const std::function<void()>& ref) {
+void compare(const std::string& what, const std::string& refName, const std::function<void()>& f,
+             const std::function<void()>& ref) {
   double a = 1e30, b = 1e30;
   for (int i = 0; i < 3; ++i) {
     a = std::min(a, secondsPer(f));
@@ -125,25 +127,29 @@ void compare(const std::string& what, const std::string& refName, const std::fun
   }
   std::ostringstream s;
   s.precision(3);
-  s << what << ": " << a * 1e6 << " us, " << refName << ": " << b * 1e6 << " us, rate vs reference " << b / a;
+  s << what << ": " << a * 1e6 << " us, " << refName << ": " << b * 1e6 << " us, rate vs reference "
+    << b / a;
   gSummary.push_back(s.str());
 }
 
 /// Bytes of all operand tiles: what the op reads plus what it writes.
 size_t operandBytes(const std::vector<DType>& types, uint32_t rows, uint32_t cols) {
   size_t n = 0;
-  for (DType t : types) n += size_t{rows} * cols * isa::bitWidth(t) / 8;
+  for (DType t : types)
+    n += size_t{rows} * cols * isa::bitWidth(t) / 8;
   return n;
 }
 
-void BM_Tile(benchmark::State& state, isa::OpId op, std::vector<DType> types, uint32_t rows, uint32_t cols) {
+void BM_Tile(benchmark::State& state, isa::OpId op, std::vector<DType> types, uint32_t rows,
+             uint32_t cols) {
   TileBench b(op, types, rows, cols);
   if (!b.ready()) return state.SkipWithError("no kernel");
   for (auto _ : state) {
     b.run();
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(operandBytes(types, rows, cols)));
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(operandBytes(types, rows, cols)));
 }
 
 /// memcpy of `bytes` (reads + writes = 2 * bytes; bytes processed counts both, as BM_Tile's do).
@@ -158,18 +164,24 @@ void BM_Memcpy(benchmark::State& state, size_t bytes) {
 
 /// The op beside a memcpy of half its operand bytes (the same bytes touched), then beside a
 /// memcpy of its destination tile.
-void compareTile(const std::string& what, isa::OpId op, std::vector<DType> types, uint32_t rows, uint32_t cols) {
+void compareTile(const std::string& what, isa::OpId op, std::vector<DType> types, uint32_t rows,
+                 uint32_t cols) {
   TileBench b(op, types, rows, cols);
   if (!b.ready()) return gSummary.push_back(what + ": no kernel");
-  const size_t same = operandBytes(types, rows, cols) / 2, dst = size_t{rows} * cols * isa::bitWidth(types[0]) / 8;
+  const size_t same = operandBytes(types, rows, cols) / 2,
+               dst = size_t{rows} * cols * isa::bitWidth(types[0]) / 8;
   for (size_t bytes : {same, dst}) {
     Aligned x(bytes, 1), y(bytes);
-    compare(what, std::string(bytes == same ? "memcpy touching the same bytes (" : "memcpy of the destination (") +
-                      std::to_string(bytes) + " bytes)",
-            [&] { b.run(); }, [&] {
-              std::memcpy(y.data(), x.data(), bytes);
-              benchmark::ClobberMemory();
-            });
+    compare(
+        what,
+        std::string(bytes == same ? "memcpy touching the same bytes ("
+                                  : "memcpy of the destination (") +
+            std::to_string(bytes) + " bytes)",
+        [&] { b.run(); },
+        [&] {
+          std::memcpy(y.data(), x.data(), bytes);
+          benchmark::ClobberMemory();
+        });
   }
 }
 
@@ -180,7 +192,8 @@ void naiveMatmul(const std::vector<float>& A, const std::vector<float>& B, std::
   for (uint32_t i = 0; i < kMM; ++i)
     for (uint32_t j = 0; j < kMM; ++j) {
       float acc = 0;
-      for (uint32_t k = 0; k < kMM; ++k) acc += A[i * kMM + k] * B[k * kMM + j];
+      for (uint32_t k = 0; k < kMM; ++k)
+        acc += A[i * kMM + k] * B[k * kMM + j];
       C[i * kMM + j] = acc;
     }
   benchmark::ClobberMemory();
@@ -197,14 +210,18 @@ TileBench matmulBench(DType in = DType::F32) {
 void BM_Matmul(benchmark::State& state, DType in) {
   TileBench b = matmulBench(in);
   if (!b.ready()) return state.SkipWithError("no kernel");
-  for (auto _ : state) b.run();
-  state.counters["flop/s"] = benchmark::Counter(2.0 * kMM * kMM * kMM * double(state.iterations()), benchmark::Counter::kIsRate);
+  for (auto _ : state)
+    b.run();
+  state.counters["flop/s"] = benchmark::Counter(2.0 * kMM * kMM * kMM * double(state.iterations()),
+                                                benchmark::Counter::kIsRate);
 }
 
 void BM_NaiveMatmul(benchmark::State& state) {
   std::vector<float> A(kMM * kMM, 0.5f), B(kMM * kMM, 0.25f), C(kMM * kMM);
-  for (auto _ : state) naiveMatmul(A, B, C);
-  state.counters["flop/s"] = benchmark::Counter(2.0 * kMM * kMM * kMM * double(state.iterations()), benchmark::Counter::kIsRate);
+  for (auto _ : state)
+    naiveMatmul(A, B, C);
+  state.counters["flop/s"] = benchmark::Counter(2.0 * kMM * kMM * kMM * double(state.iterations()),
+                                                benchmark::Counter::kIsRate);
 }
 
 // ------------------------------------------------------------------ whole tiled vector add
@@ -217,8 +234,10 @@ std::optional<rt::Module> buildVadd() {
   ss << in.rdbuf();
   std::string text = ss.str();
   // The sample's 1024 rows become 65536: the same kernel over 64 MiB tensors.
-  for (auto [from, to] : {std::pair<std::string, std::string>{"1024x256", "65536x256"}, {"1024 : index", "65536 : index"}})
-    for (size_t p; (p = text.find(from)) != std::string::npos;) text.replace(p, from.size(), to);
+  for (auto [from, to] : {std::pair<std::string, std::string>{"1024x256", "65536x256"},
+                          {"1024 : index", "65536 : index"}})
+    for (size_t p; (p = text.find(from)) != std::string::npos;)
+      text.replace(p, from.size(), to);
   as::SourceFile src(path, text);
   std::ostringstream err;
   as::DiagEngine diags(src, err);
@@ -248,7 +267,8 @@ Vadd* gVadd = nullptr;
 bool runVadd(uint32_t blocks) {
   auto launch = gVadd->module.launch("vadd_tiled");
   if (!launch) return false;
-  if (launch->bind("x", &gVadd->x) || launch->bind("y", &gVadd->y) || launch->bind("z", &gVadd->z)) return false;
+  if (launch->bind("x", &gVadd->x) || launch->bind("y", &gVadd->y) || launch->bind("z", &gVadd->z))
+    return false;
   rt::RunOptions opts;
   opts.blocks = blocks;
   return !launch->run(opts);
@@ -258,12 +278,14 @@ void plainAdd() {
   const auto* x = reinterpret_cast<const float*>(gVadd->x.data.data());
   const auto* y = reinterpret_cast<const float*>(gVadd->y.data.data());
   auto* z = reinterpret_cast<float*>(gVadd->z.data.data());
-  for (int64_t i = 0; i < kRows * kCols; ++i) z[i] = x[i] + y[i];
+  for (int64_t i = 0; i < kRows * kCols; ++i)
+    z[i] = x[i] + y[i];
   benchmark::ClobberMemory();
 }
 
 void BM_PlainAdd64MiB(benchmark::State& state) {
-  for (auto _ : state) plainAdd();
+  for (auto _ : state)
+    plainAdd();
   state.SetBytesProcessed(state.iterations() * kRows * kCols * 12);
 }
 
@@ -278,13 +300,17 @@ void registerTileBenchmarks() {
   // Each memcpy touches the bytes of the op registered before it (half its operand bytes).
   for (auto [r, c] : {std::pair<uint32_t, uint32_t>{64, 64}, {128, 256}}) {
     const std::string shape = std::to_string(r) + "x" + std::to_string(c);
-    benchmark::RegisterBenchmark(("TADD_f32/" + shape).c_str(), BM_Tile, OpId::TADD, std::vector{DType::F32, DType::F32, DType::F32}, r, c);
+    benchmark::RegisterBenchmark(("TADD_f32/" + shape).c_str(), BM_Tile, OpId::TADD,
+                                 std::vector{DType::F32, DType::F32, DType::F32}, r, c);
     benchmark::RegisterBenchmark(("memcpy_f32x1.5/" + shape).c_str(), BM_Memcpy, size_t{r} * c * 6);
-    benchmark::RegisterBenchmark(("TADD_f16/" + shape).c_str(), BM_Tile, OpId::TADD, std::vector{DType::F16, DType::F16, DType::F16}, r, c);
+    benchmark::RegisterBenchmark(("TADD_f16/" + shape).c_str(), BM_Tile, OpId::TADD,
+                                 std::vector{DType::F16, DType::F16, DType::F16}, r, c);
     benchmark::RegisterBenchmark(("memcpy_f16x1.5/" + shape).c_str(), BM_Memcpy, size_t{r} * c * 3);
   }
-  benchmark::RegisterBenchmark("TEXP_f32/128x256", BM_Tile, OpId::TEXP, std::vector{DType::F32, DType::F32}, 128u, 256u);
-  benchmark::RegisterBenchmark("TCVT_f32_f16/128x256", BM_Tile, OpId::TCVT, std::vector{DType::F16, DType::F32}, 128u, 256u);
+  benchmark::RegisterBenchmark("TEXP_f32/128x256", BM_Tile, OpId::TEXP,
+                               std::vector{DType::F32, DType::F32}, 128u, 256u);
+  benchmark::RegisterBenchmark("TCVT_f32_f16/128x256", BM_Tile, OpId::TCVT,
+                               std::vector{DType::F16, DType::F32}, 128u, 256u);
   benchmark::RegisterBenchmark("memcpy_3B_per_elem/128x256", BM_Memcpy, size_t{128} * 256 * 3);
   benchmark::RegisterBenchmark("TMATMUL_f32/128x128x128", BM_Matmul, DType::F32);
   benchmark::RegisterBenchmark("TMATMUL_f16_in/128x128x128", BM_Matmul, DType::F16);
@@ -303,8 +329,9 @@ void summarizeTiles() {
   for (DType in : {DType::F32, DType::F16}) {
     TileBench mm = matmulBench(in);
     if (mm.ready())
-      compare(std::string("TMATMUL ") + (in == DType::F32 ? "f32" : "f16 -> f32") + " 128x128x128", "naive f32 triple loop",
-              [&] { mm.run(); }, [&] { naiveMatmul(A, B, C); });
+      compare(
+          std::string("TMATMUL ") + (in == DType::F32 ? "f32" : "f16 -> f32") + " 128x128x128",
+          "naive f32 triple loop", [&] { mm.run(); }, [&] { naiveMatmul(A, B, C); });
   }
 }
 
@@ -314,7 +341,8 @@ void summarizeTiles() {
 #if defined(__x86_64__)
 extern "C" __m256 _ZGVdN8v_expf(__m256);
 __attribute__((target("avx2,fma"))) void libmvecExp(float* y, const float* x, size_t n) {
-  for (size_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _ZGVdN8v_expf(_mm256_loadu_ps(x + i)));
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _ZGVdN8v_expf(_mm256_loadu_ps(x + i)));
   benchmark::ClobberMemory();
 }
 
@@ -322,9 +350,12 @@ void compareExp() {
   constexpr uint32_t kR = 128, kC = 256;
   TileBench e(isa::OpId::TEXP, {DType::F32, DType::F32}, kR, kC);
   if (!e.ready()) return gSummary.push_back("TEXP f32: no kernel");
-  const float* x = reinterpret_cast<const float*>(e.vec.data() + e.inst.tiles[1].offset); // the same inputs
+  const float* x =
+      reinterpret_cast<const float*>(e.vec.data() + e.inst.tiles[1].offset); // the same inputs
   std::vector<float> y(size_t{kR} * kC);
-  compare("TEXP f32 128x256", "libmvec expf, 8 AVX2 lanes, same inputs", [&] { e.run(); }, [&] { libmvecExp(y.data(), x, y.size()); });
+  compare(
+      "TEXP f32 128x256", "libmvec expf, 8 AVX2 lanes, same inputs", [&] { e.run(); },
+      [&] { libmvecExp(y.data(), x, y.size()); });
 }
 #else
 void compareExp() {}
@@ -336,10 +367,13 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--simd=portable") rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Portable);
-    else if (a == "--simd=avx2") rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Avx2);
+    if (a == "--simd=portable")
+      rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Portable);
+    else if (a == "--simd=avx2")
+      rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Avx2);
     else if (a != "--simd=best") {
-      std::cerr << "pto-bench-run: unknown argument " << a << " (--simd=portable|avx2|best, or Google Benchmark's)\n";
+      std::cerr << "pto-bench-run: unknown argument " << a
+                << " (--simd=portable|avx2|best, or Google Benchmark's)\n";
       return 1;
     }
   }
@@ -350,7 +384,8 @@ int main(int argc, char** argv) {
     std::cerr << "pto-bench-run: the 64 MiB vector-add kernel does not build\n";
     return 1;
   }
-  Vadd v{*module, rt::Tensor::zeros(DType::F32, {kRows, kCols}), rt::Tensor::zeros(DType::F32, {kRows, kCols}),
+  Vadd v{*module, rt::Tensor::zeros(DType::F32, {kRows, kCols}),
+         rt::Tensor::zeros(DType::F32, {kRows, kCols}),
          rt::Tensor::zeros(DType::F32, {kRows, kCols})};
   gVadd = &v;
   for (int64_t i = 0; i < kRows * kCols; ++i) {
@@ -363,16 +398,24 @@ int main(int argc, char** argv) {
   }
   registerTileBenchmarks();
   benchmark::RegisterBenchmark("plain_add/64MiB", BM_PlainAdd64MiB)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("vadd_tiled/64MiB", BM_VaddTiled64MiB)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("vadd_tiled/64MiB", BM_VaddTiled64MiB)
+      ->Arg(1)
+      ->Arg(2)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
 
   summarizeTiles();
   compareExp();
-  compare("vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd);
-  compare("vadd_tiled 64 MiB, 2 blocks", "plain C++ loop", [] { runVadd(2); }, plainAdd);
-  compare("vadd_tiled 64 MiB, 2 blocks", "1 block (scaling)", [] { runVadd(2); }, [] { runVadd(1); });
+  compare(
+      "vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd);
+  compare(
+      "vadd_tiled 64 MiB, 2 blocks", "plain C++ loop", [] { runVadd(2); }, plainAdd);
+  compare(
+      "vadd_tiled 64 MiB, 2 blocks", "1 block (scaling)", [] { runVadd(2); }, [] { runVadd(1); });
   std::cout << "\nside by side (best of 3, same run):\n";
-  for (const std::string& s : gSummary) std::cout << "  " << s << "\n";
+  for (const std::string& s : gSummary)
+    std::cout << "  " << s << "\n";
   benchmark::Shutdown();
   return 0;
 }

@@ -156,11 +156,13 @@ type
   | BANG_ID angle?
   | IDENT angle?
   | 'tile' angle
+  | angle  // PTOAS's shorthands: `<loc=vec, dtype=f16, ...>` (a tile), `<f32>` (a pointer)
   | '(' (type (',' type)*)? ')' '->' typeGroup
   ;
 
 angle : '<' (angleArg (',' angleArg)*)? '>' ;
-angleArg : angleAtom+ ('=' angleAtom+)? ;
+// `key = value`, `key: value` (`offset: ?`) and typed values (`blayout=1 : i32`).
+angleArg : angleAtom+ ('=' angleAtom+)? (':' angleAtom+)? ;
 angleAtom
   : word
   | '-'? INT

@@ -15,7 +15,8 @@ namespace {
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
       return false;
   return true;
 }
@@ -43,10 +44,18 @@ std::optional<int64_t> parseInt(std::string_view t) {
 // ================================================================ code tables
 struct NoneTag {};
 constexpr NoneTag NONE{};
-constexpr std::optional<DType> ourDT(DType d) { return d; }
-constexpr std::optional<DType> ourDT(NoneTag) { return std::nullopt; }
-constexpr std::optional<OpId> ourOp(OpId o) { return o; }
-constexpr std::optional<OpId> ourOp(NoneTag) { return std::nullopt; }
+constexpr std::optional<DType> ourDT(DType d) {
+  return d;
+}
+constexpr std::optional<DType> ourDT(NoneTag) {
+  return std::nullopt;
+}
+constexpr std::optional<OpId> ourOp(OpId o) {
+  return o;
+}
+constexpr std::optional<OpId> ourOp(NoneTag) {
+  return std::nullopt;
+}
 
 const std::vector<DataTypeInfo>& dataTypes() {
   static const std::vector<DataTypeInfo> t = [] {
@@ -116,7 +125,8 @@ const std::vector<NamedCode>& named(std::string_view kind) {
   };
   static std::map<std::string_view, std::vector<NamedCode>> byKind = [] {
     std::map<std::string_view, std::vector<NamedCode>> m;
-    for (const Row& r : rows) m[r.kind].push_back(r.nc);
+    for (const Row& r : rows)
+      m[r.kind].push_back(r.nc);
     return m;
   }();
   static const std::vector<NamedCode> empty;
@@ -162,7 +172,9 @@ Piece P(unsigned lsb, unsigned width, unsigned vlsb) {
   return p;
 }
 constexpr std::nullopt_t NP = std::nullopt;
-Domain domAny() { return Domain{}; }
+Domain domAny() {
+  return Domain{};
+}
 Domain domSet(uint64_t s) {
   Domain d;
   d.kind = Domain::Kind::Set;
@@ -206,8 +218,15 @@ std::vector<FormInfo> buildForms() {
 #define RANGE(a, b) domRange(a, b)
 #define NOTEQ(v) domNotEq(v)
 #define PTO_ENC_FORM(Id, Bits, Match, Mask, Status, Group, Syntax)                                 \
-  forms.push_back(FormInfo{FormId::Id, #Id, Bits, Match##ull, Mask##ull, FormStatus::Status,         \
-                           FormGroup::Group, Syntax, {}});
+  forms.push_back(FormInfo{FormId::Id,                                                             \
+                           #Id,                                                                    \
+                           Bits,                                                                   \
+                           Match##ull,                                                             \
+                           Mask##ull,                                                              \
+                           FormStatus::Status,                                                     \
+                           FormGroup::Group,                                                       \
+                           Syntax,                                                                 \
+                           {}});
 #define PTO_ENC_FIELD(Form, Name, Kind, Sign, P0, P1, P2, Dom)                                     \
   forms[static_cast<unsigned>(FormId::Form)].fields.push_back(                                     \
       makeField(#Name, FieldKind::Kind, std::string_view(#Sign) == "S", {P0, P1, P2}, Dom));
@@ -228,7 +247,8 @@ const std::vector<FormInfo>& forms() {
 const std::vector<const FormInfo*>& priority(unsigned bits) {
   static const std::map<unsigned, std::vector<const FormInfo*>> byBits = [] {
     std::map<unsigned, std::vector<const FormInfo*>> m;
-    for (const FormInfo& f : forms()) m[f.bits].push_back(&f);
+    for (const FormInfo& f : forms())
+      m[f.bits].push_back(&f);
     for (auto& [b, v] : m)
       std::stable_sort(v.begin(), v.end(), [](const FormInfo* a, const FormInfo* c) {
         return std::popcount(a->mask) > std::popcount(c->mask);
@@ -258,10 +278,10 @@ std::vector<TileOpInfo> buildTileOps() {
   using enum OpId;
   std::vector<TileOpInfo> t;
 #define PTO_ENC_TILEOP(Name, Family, Engine, Mode, Function, Start, Ours)                          \
-  t.push_back(TileOpInfo{TileOp::Name, #Name, TileFamily::Family, TileEngine::Engine, Mode, Function, \
-                         FormId::Start, ourOp(Ours)});
+  t.push_back(TileOpInfo{TileOp::Name, #Name, TileFamily::Family, TileEngine::Engine, Mode,        \
+                         Function, FormId::Start, ourOp(Ours)});
 #define PTO_ENC_XOP(Name, Xop, Ours)                                                               \
-  t.push_back(TileOpInfo{TileOp::Name, #Name, TileFamily::EXT, TileEngine::EXT, 0, Xop,             \
+  t.push_back(TileOpInfo{TileOp::Name, #Name, TileFamily::EXT, TileEngine::EXT, 0, Xop,            \
                          FormId::BSTART_EXT, ourOp(Ours)});
 #include "isa/Encoding.def"
   return t;
@@ -289,7 +309,8 @@ const TileOpInfo* namedStartOp(FormId f) {
 // ================================================================ bit packing
 int64_t extractField(const FieldInfo& f, uint64_t word) {
   uint64_t v = 0;
-  for (const Piece& p : f.pieces) v |= ((word >> p.instrLsb) & ((uint64_t(1) << p.width) - 1)) << p.valueLsb;
+  for (const Piece& p : f.pieces)
+    v |= ((word >> p.instrLsb) & ((uint64_t(1) << p.width) - 1)) << p.valueLsb;
   if (f.isSigned && f.width < 64 && (v >> (f.width - 1) & 1)) v |= ~uint64_t(0) << f.width;
   return static_cast<int64_t>(v);
 }
@@ -297,9 +318,11 @@ int64_t extractField(const FieldInfo& f, uint64_t word) {
 std::optional<std::string> fieldFits(const FieldInfo& f, int64_t v) {
   if (f.isSigned) {
     int64_t lo = -(int64_t(1) << (f.width - 1)), hi = (int64_t(1) << (f.width - 1)) - 1;
-    if (v < lo || v > hi) return "value " + std::to_string(v) + " does not fit signed field " + std::string(f.name);
+    if (v < lo || v > hi)
+      return "value " + std::to_string(v) + " does not fit signed field " + std::string(f.name);
     uint64_t u = static_cast<uint64_t>(v) & ((uint64_t(1) << f.width) - 1);
-    if ((u & ~f.valueMask) != 0) return "field " + std::string(f.name) + " cannot encode " + std::to_string(v);
+    if ((u & ~f.valueMask) != 0)
+      return "field " + std::string(f.name) + " cannot encode " + std::to_string(v);
   } else {
     if (v < 0 || (f.width < 64 && static_cast<uint64_t>(v) >> f.width))
       return "value " + std::to_string(v) + " does not fit field " + std::string(f.name);
@@ -311,7 +334,8 @@ std::optional<std::string> fieldFits(const FieldInfo& f, int64_t v) {
 
 uint64_t placeField(const FieldInfo& f, int64_t v) {
   uint64_t u = static_cast<uint64_t>(v), w = 0;
-  for (const Piece& p : f.pieces) w |= ((u >> p.valueLsb) & ((uint64_t(1) << p.width) - 1)) << p.instrLsb;
+  for (const Piece& p : f.pieces)
+    w |= ((u >> p.valueLsb) & ((uint64_t(1) << p.width) - 1)) << p.instrLsb;
   return w;
 }
 
@@ -322,14 +346,17 @@ std::optional<std::string> semanticCheck(const Inst& in) {
   if (f.status == FormStatus::ReservedInPto)
     return std::string(f.mnemonic()) + " is reserved-in-pto in PTO ISA 0.58.3";
   if (in.form == FormId::BSTART_TEPL) {
-    unsigned mode = static_cast<unsigned>(*in.get("Mode")), fn = static_cast<unsigned>(*in.get("Function"));
+    unsigned mode = static_cast<unsigned>(*in.get("Mode")),
+             fn = static_cast<unsigned>(*in.get("Function"));
     if (!teplOp(mode, fn)) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "TEPL selector 0x%03X (mode %u, function %u) is reserved", mode << 5 | fn, mode, fn);
+      std::snprintf(buf, sizeof buf, "TEPL selector 0x%03X (mode %u, function %u) is reserved",
+                    mode << 5 | fn, mode, fn);
       return std::string(buf);
     }
   }
-  // The hint text spells BR.none/likely/unlikely; LUL alone (no V) would print as BR.none and lose a bit.
+  // The hint text spells BR.none/likely/unlikely; LUL alone (no V) would print as BR.none and lose
+  // a bit.
   if (in.form == FormId::B_HINT && *in.get("V") == 0 && *in.get("LUL") != 0)
     return std::string("B.HINT LUL set without V: a branch-likelihood bit with no branch hint");
   if (in.form == FormId::BSTART_EXT && !extOp(static_cast<unsigned>(*in.get("XOP"))))
@@ -338,14 +365,16 @@ std::optional<std::string> semanticCheck(const Inst& in) {
     const XCtlRow* r = xctl(static_cast<unsigned>(*in.get("CTL")));
     if (!r) return "extension control " + std::to_string(*in.get("CTL")) + " is not assigned";
     if (r->numPipes < 1 && *in.get("PipeA") != 0) return std::string(r->name) + " takes no pipe";
-    if (r->numPipes < 2 && *in.get("PipeB") != 0) return std::string(r->name) + " takes one pipe at most";
+    if (r->numPipes < 2 && *in.get("PipeB") != 0)
+      return std::string(r->name) + " takes one pipe at most";
   }
   return std::nullopt;
 }
 
 std::string hexOf(uint64_t v, unsigned bits) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%0*llX", static_cast<int>((bits + 3) / 4), static_cast<unsigned long long>(v));
+  std::snprintf(buf, sizeof buf, "0x%0*llX", static_cast<int>((bits + 3) / 4),
+                static_cast<unsigned long long>(v));
   return buf;
 }
 
@@ -364,16 +393,22 @@ std::string sregName(int64_t v) {
 std::span<const std::string_view> scalarTypeNames(FieldKind kind) {
   static constexpr std::string_view kFp[] = {"fd", "fs"};
   static constexpr std::string_view kIntSrc[] = {"d", "w"};
-  static constexpr std::string_view kFpDst[] = {"fd",   "fs",   "tf32", "hf32",   "fh",     "bf16", "hif8",  "e4m3",
-                                                "e5m2", "e3m2", "e2m3", "e2m1x2", "e1m2x2", "e8m0", "hif4x2"};
+  static constexpr std::string_view kFpDst[] = {"fd",   "fs",     "tf32",   "hf32", "fh",
+                                                "bf16", "hif8",   "e4m3",   "e5m2", "e3m2",
+                                                "e2m3", "e2m1x2", "e1m2x2", "e8m0", "hif4x2"};
   static constexpr std::string_view kIntDst[] = {"ud", "uw", "uh", "ub", "u4", "u2", "u1", "b1",
                                                  "sd", "sw", "sh", "sb", "s4", "s2", "s1"};
   switch (kind) {
-  case FieldKind::FpType: return kFp;
-  case FieldKind::IntSrc: return kIntSrc;
-  case FieldKind::FpDst: return kFpDst;
-  case FieldKind::IntDst: return kIntDst;
-  default: return {};
+  case FieldKind::FpType:
+    return kFp;
+  case FieldKind::IntSrc:
+    return kIntSrc;
+  case FieldKind::FpDst:
+    return kFpDst;
+  case FieldKind::IntDst:
+    return kIntDst;
+  default:
+    return {};
   }
 }
 
@@ -381,34 +416,52 @@ std::string printField(const FieldInfo& f, int64_t v) {
   auto orNum = [&](std::string_view s) { return s.empty() ? std::to_string(v) : std::string(s); };
   unsigned u = static_cast<unsigned>(v);
   switch (f.kind) {
-  case FieldKind::UInt: return std::to_string(static_cast<uint64_t>(v));
-  case FieldKind::SInt: return std::to_string(v);
-  case FieldKind::Gpr: return orNum(gprName(u));
-  case FieldKind::SReg: return sregName(v);
-  case FieldKind::Tile: return std::string(1, kHands[(u >> 4) & 3]) + "#" + std::to_string((u & 15) + 1);
-  case FieldKind::Hand: return std::string(1, kHands[u & 3]);
-  case FieldKind::PeMask: return kPeMasks[u & 7];
-  case FieldKind::Last: return v ? ", last" : "";
+  case FieldKind::UInt:
+    return std::to_string(static_cast<uint64_t>(v));
+  case FieldKind::SInt:
+    return std::to_string(v);
+  case FieldKind::Gpr:
+    return orNum(gprName(u));
+  case FieldKind::SReg:
+    return sregName(v);
+  case FieldKind::Tile:
+    return std::string(1, kHands[(u >> 4) & 3]) + "#" + std::to_string((u & 15) + 1);
+  case FieldKind::Hand:
+    return std::string(1, kHands[u & 3]);
+  case FieldKind::PeMask:
+    return kPeMasks[u & 7];
+  case FieldKind::Last:
+    return v ? ", last" : "";
   case FieldKind::DType: {
     const DataTypeInfo* d = dataTypeInfo(u);
     return d ? std::string(d->name) : "DT" + std::to_string(v);
   }
-  case FieldKind::Layout: return orNum(layoutName(u));
-  case FieldKind::Pad: return orNum(nameOf(pads(), u));
-  case FieldKind::CMode: return orNum(nameOf(cmodes(), u));
-  case FieldKind::RMode: return orNum(rmodeName(u));
-  case FieldKind::Label: return (v < 0 ? "pc-" : "pc+") + std::to_string(v < 0 ? -2 * v : 2 * v);
-  case FieldKind::LoopNest: return orNum(nameOf(named("LoopNest"), u));
-  case FieldKind::BrType: return orNum(nameOf(named("BrType"), u));
-  case FieldKind::TraceBE: return orNum(nameOf(named("TraceBE"), u));
+  case FieldKind::Layout:
+    return orNum(layoutName(u));
+  case FieldKind::Pad:
+    return orNum(nameOf(pads(), u));
+  case FieldKind::CMode:
+    return orNum(nameOf(cmodes(), u));
+  case FieldKind::RMode:
+    return orNum(rmodeName(u));
+  case FieldKind::Label:
+    return (v < 0 ? "pc-" : "pc+") + std::to_string(v < 0 ? -2 * v : 2 * v);
+  case FieldKind::LoopNest:
+    return orNum(nameOf(named("LoopNest"), u));
+  case FieldKind::BrType:
+    return orNum(nameOf(named("BrType"), u));
+  case FieldKind::TraceBE:
+    return orNum(nameOf(named("TraceBE"), u));
   case FieldKind::RTypeNeg:
   case FieldKind::RTypeNot: {
     static const char* const neg[4] = {"", ".sw", ".uw", ".neg"};
     static const char* const nt[4] = {"", ".sw", ".uw", ".not"};
     return (f.kind == FieldKind::RTypeNeg ? neg : nt)[u & 3];
   }
-  case FieldKind::Shamt: return v ? "<<" + std::to_string(v) : "";
-  case FieldKind::Hidden: return "";
+  case FieldKind::Shamt:
+    return v ? "<<" + std::to_string(v) : "";
+  case FieldKind::Hidden:
+    return "";
   case FieldKind::FpType:
   case FieldKind::IntSrc:
   case FieldKind::FpDst:
@@ -424,7 +477,8 @@ std::string printField(const FieldInfo& f, int64_t v) {
 std::optional<int64_t> parseToken(FieldKind kind, std::string_view t) {
   switch (kind) {
   case FieldKind::UInt:
-  case FieldKind::SInt: return parseInt(t);
+  case FieldKind::SInt:
+    return parseInt(t);
   case FieldKind::Gpr:
     if (auto g = parseGpr(t)) return *g;
     return std::nullopt;
@@ -483,7 +537,8 @@ std::optional<int64_t> parseToken(FieldKind kind, std::string_view t) {
   case FieldKind::TraceBE:
     if (auto c = codeOf(named("TraceBE"), t)) return *c;
     return std::nullopt;
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -492,7 +547,8 @@ class Cursor {
 public:
   explicit Cursor(std::string_view s) : s_(s) {}
   void skipWs() {
-    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_])))
+      ++i_;
   }
   bool atEnd() {
     skipWs();
@@ -519,7 +575,8 @@ public:
     size_t b = i_;
     while (i_ < s_.size()) {
       char c = s_[i_];
-      if (std::isspace(static_cast<unsigned char>(c)) || std::string_view(",<>[](){}").find(c) != std::string_view::npos)
+      if (std::isspace(static_cast<unsigned char>(c)) ||
+          std::string_view(",<>[](){}").find(c) != std::string_view::npos)
         break;
       if (c == '-' && i_ + 1 < s_.size() && s_[i_ + 1] == '>') break;
       ++i_;
@@ -538,7 +595,8 @@ private:
 /// characters that names a field, so literal digits may follow a name (`$SrcType2$DstType`).
 size_t fieldNameEnd(const FormInfo& f, std::string_view syn, size_t b) {
   size_t e = b;
-  while (e < syn.size() && (std::isalnum(static_cast<unsigned char>(syn[e])) || syn[e] == '_')) ++e;
+  while (e < syn.size() && (std::isalnum(static_cast<unsigned char>(syn[e])) || syn[e] == '_'))
+    ++e;
   for (size_t k = e; k > b; --k)
     if (f.fieldIndex(syn.substr(b, k - b)) >= 0) return k;
   return e;
@@ -555,7 +613,8 @@ std::string expand(const FormInfo& f, const Inst& in) {
     size_t b = ++i;
     i = fieldNameEnd(f, syn, b);
     int idx = f.fieldIndex(syn.substr(b, i - b));
-    if (idx >= 0) out += printField(f.fields[static_cast<size_t>(idx)], in.field[static_cast<size_t>(idx)]);
+    if (idx >= 0)
+      out += printField(f.fields[static_cast<size_t>(idx)], in.field[static_cast<size_t>(idx)]);
   }
   return out;
 }
@@ -574,7 +633,8 @@ bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
     }
     if (ch != '$') {
       size_t b = i;
-      while (i < syn.size() && syn[i] != '$' && syn[i] != ' ') ++i;
+      while (i < syn.size() && syn[i] != '$' && syn[i] != ' ')
+        ++i;
       if (!c.eat(syn.substr(b, i - b))) return false;
       continue;
     }
@@ -588,8 +648,10 @@ bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
     case FieldKind::Last: {
       size_t save = c.pos();
       slot = 0;
-      if (c.eat(",") && c.eat("last")) slot = 1;
-      else c.reset(save);
+      if (c.eat(",") && c.eat("last"))
+        slot = 1;
+      else
+        c.reset(save);
       break;
     }
     case FieldKind::Shamt: {
@@ -604,12 +666,17 @@ bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
     case FieldKind::RTypeNeg:
     case FieldKind::RTypeNot: {
       slot = 0;
-      if (c.eat(".sw")) slot = 1;
-      else if (c.eat(".uw")) slot = 2;
-      else if (c.eat(fi.kind == FieldKind::RTypeNeg ? ".neg" : ".not")) slot = 3;
+      if (c.eat(".sw"))
+        slot = 1;
+      else if (c.eat(".uw"))
+        slot = 2;
+      else if (c.eat(fi.kind == FieldKind::RTypeNeg ? ".neg" : ".not"))
+        slot = 3;
       break;
     }
-    case FieldKind::Hidden: slot = 0; break;
+    case FieldKind::Hidden:
+      slot = 0;
+      break;
     case FieldKind::FpType:
     case FieldKind::IntSrc:
     case FieldKind::FpDst:
@@ -618,7 +685,8 @@ bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
       auto names = scalarTypeNames(fi.kind);
       int best = -1;
       for (size_t k = 0; k < names.size(); ++k)
-        if ((best < 0 || names[k].size() > names[static_cast<size_t>(best)].size()) && c.peekIs(names[k]))
+        if ((best < 0 || names[k].size() > names[static_cast<size_t>(best)].size()) &&
+            c.peekIs(names[k]))
           best = static_cast<int>(k);
       if (best < 0 || !c.eat(names[static_cast<size_t>(best)])) return false;
       slot = best;
@@ -647,17 +715,22 @@ bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
 std::string formatCustom(const Inst& in) {
   const FormInfo& f = info(in.form);
   auto g = [&](std::string_view n) { return *in.get(n); };
-  auto dt = [&](int64_t v) { return printField(f.fields[static_cast<size_t>(f.fieldIndex("DataType"))], v); };
+  auto dt = [&](int64_t v) {
+    return printField(f.fields[static_cast<size_t>(f.fieldIndex("DataType"))], v);
+  };
   if (f.syntax == "@TEPL") {
-    const TileOpInfo* op = teplOp(static_cast<unsigned>(g("Mode")), static_cast<unsigned>(g("Function")));
+    const TileOpInfo* op =
+        teplOp(static_cast<unsigned>(g("Mode")), static_cast<unsigned>(g("Function")));
     if (!op)
-      return "BSTART.TEPL " + std::to_string(g("Mode")) + ", " + std::to_string(g("Function")) + ", " + dt(g("DataType"));
-    return std::string(op->engine == TileEngine::VEC ? "BSTART.VEC " : "BSTART.SFU ") + std::string(op->name) + ", " +
-           dt(g("DataType"));
+      return "BSTART.TEPL " + std::to_string(g("Mode")) + ", " + std::to_string(g("Function")) +
+             ", " + dt(g("DataType"));
+    return std::string(op->engine == TileEngine::VEC ? "BSTART.VEC " : "BSTART.SFU ") +
+           std::string(op->name) + ", " + dt(g("DataType"));
   }
   if (f.syntax == "@EXT") {
     const TileOpInfo* op = extOp(static_cast<unsigned>(g("XOP")));
-    return "BSTART.EXT " + (op ? std::string(op->name) : "XOP" + std::to_string(g("XOP"))) + ", " + dt(g("DataType"));
+    return "BSTART.EXT " + (op ? std::string(op->name) : "XOP" + std::to_string(g("XOP"))) + ", " +
+           dt(g("DataType"));
   }
   if (f.syntax == "@EXTC") {
     const XCtlRow* r = xctl(static_cast<unsigned>(g("CTL")));
@@ -672,7 +745,11 @@ std::string formatCustom(const Inst& in) {
     std::string s = "B.CATR {";
     bool first = true;
     for (auto [field, text] : {std::pair<std::string_view, std::string_view>{"trap", "trap"},
-                               {"atom", "atomic"}, {"aq", "aq"}, {"rl", "rl"}, {"far", "far"}, {"DR", "dr"}}) {
+                               {"atom", "atomic"},
+                               {"aq", "aq"},
+                               {"rl", "rl"},
+                               {"far", "far"},
+                               {"DR", "dr"}}) {
       if (!g(field)) continue;
       if (!first) s += ", ";
       s += text;
@@ -682,8 +759,9 @@ std::string formatCustom(const Inst& in) {
   }
   if (f.syntax == "@HINT") {
     std::string br = !g("V") ? "BR.none" : g("LUL") ? "BR.likely" : "BR.unlikely";
-    return "B.HINT {" + br + ", TEMP." + std::string(nameOf(named("HintTemp"), static_cast<unsigned>(g("temp")))) +
-           ", " + std::to_string(g("prefetch_size")) + "}";
+    return "B.HINT {" + br + ", TEMP." +
+           std::string(nameOf(named("HintTemp"), static_cast<unsigned>(g("temp")))) + ", " +
+           std::to_string(g("prefetch_size")) + "}";
   }
   return "<?>";
 }
@@ -725,7 +803,8 @@ std::optional<Inst> parseCustom(const FormInfo& f, std::string_view text) {
     bool vec = c.eat("BSTART.VEC");
     if (!vec && !c.eat("BSTART.SFU")) return std::nullopt;
     const TileOpInfo* op = findTileOp(c.token());
-    if (!op || op->family != TileFamily::TEPL || (op->engine == TileEngine::VEC) != vec) return std::nullopt;
+    if (!op || op->family != TileFamily::TEPL || (op->engine == TileEngine::VEC) != vec)
+      return std::nullopt;
     auto d = dtype();
     if (!d || !c.atEnd()) return std::nullopt;
     setF("Mode", op->mode);
@@ -766,14 +845,22 @@ std::optional<Inst> parseCustom(const FormInfo& f, std::string_view text) {
     if (c.eat("}")) return c.atEnd() ? std::optional<Inst>(in) : std::nullopt;
     do {
       std::string_view t = c.token();
-      if (t == "trap") setF("trap", 1);
-      else if (t == "atomic") setF("atom", 1);
-      else if (t == "aq") setF("aq", 1);
-      else if (t == "rl") setF("rl", 1);
-      else if (t == "aqrl") setF("aq", 1), setF("rl", 1);
-      else if (t == "far") setF("far", 1);
-      else if (t == "dr") setF("DR", 1);
-      else return std::nullopt;
+      if (t == "trap")
+        setF("trap", 1);
+      else if (t == "atomic")
+        setF("atom", 1);
+      else if (t == "aq")
+        setF("aq", 1);
+      else if (t == "rl")
+        setF("rl", 1);
+      else if (t == "aqrl")
+        setF("aq", 1), setF("rl", 1);
+      else if (t == "far")
+        setF("far", 1);
+      else if (t == "dr")
+        setF("DR", 1);
+      else
+        return std::nullopt;
     } while (c.eat(","));
     if (!c.eat("}") || !c.atEnd()) return std::nullopt;
     return in;
@@ -781,9 +868,12 @@ std::optional<Inst> parseCustom(const FormInfo& f, std::string_view text) {
   if (f.syntax == "@HINT") {
     if (!c.eat("B.HINT") || !c.eat("{") || !c.eat("BR.")) return std::nullopt;
     std::string_view br = c.token();
-    if (br == "likely") setF("V", 1), setF("LUL", 1);
-    else if (br == "unlikely") setF("V", 1);
-    else if (br != "none") return std::nullopt;
+    if (br == "likely")
+      setF("V", 1), setF("LUL", 1);
+    else if (br == "unlikely")
+      setF("V", 1);
+    else if (br != "none")
+      return std::nullopt;
     if (!c.eat(",") || !c.eat("TEMP.")) return std::nullopt;
     auto t = codeOf(named("HintTemp"), c.token());
     if (!t || !c.eat(",")) return std::nullopt;
@@ -801,21 +891,29 @@ std::optional<Inst> parseCustom(const FormInfo& f, std::string_view text) {
 // ================================================================ public: codes
 bool Domain::contains(int64_t v) const {
   switch (kind) {
-  case Kind::Any: return true;
-  case Kind::Set: return v >= 0 && v < 64 && ((set >> v) & 1);
-  case Kind::Range: return v >= lo && v <= hi;
-  case Kind::NotEq: return v != lo;
+  case Kind::Any:
+    return true;
+  case Kind::Set:
+    return v >= 0 && v < 64 && ((set >> v) & 1);
+  case Kind::Range:
+    return v >= lo && v <= hi;
+  case Kind::NotEq:
+    return v != lo;
   }
   return false;
 }
 
-std::span<const DataTypeInfo> allDataTypes() { return dataTypes(); }
+std::span<const DataTypeInfo> allDataTypes() {
+  return dataTypes();
+}
 const DataTypeInfo* dataTypeInfo(unsigned code) {
   for (const DataTypeInfo& d : dataTypes())
     if (d.code == code) return &d;
   return nullptr;
 }
-bool isConcreteDataType(unsigned code) { return code < 32 && ((0x1F1F7FFFu >> code) & 1); }
+bool isConcreteDataType(unsigned code) {
+  return code < 32 && ((0x1F1F7FFFu >> code) & 1);
+}
 std::optional<unsigned> dataTypeCode(DType t) {
   for (const DataTypeInfo& d : dataTypes())
     if (d.ours == t) return d.code;
@@ -835,16 +933,20 @@ std::optional<unsigned> parseDataType(std::string_view text) {
 unsigned rmodeCode(RoundMode m) {
   switch (m) {
 #define PTO_ENC_CAST(Ours, Code)                                                                   \
-  case RoundMode::Ours: return Code;
+  case RoundMode::Ours:                                                                            \
+    return Code;
 #include "isa/Encoding.def"
   }
   return 0;
 }
-std::string_view rmodeName(unsigned code) { return nameOf(rmodes(), code); }
+std::string_view rmodeName(unsigned code) {
+  return nameOf(rmodes(), code);
+}
 unsigned cmodeCode(CmpMode m) {
   switch (m) {
 #define PTO_ENC_CMODE(Code, Name, Ours)                                                            \
-  case CmpMode::Ours: return Code;
+  case CmpMode::Ours:                                                                              \
+    return Code;
 #include "isa/Encoding.def"
   }
   return 0;
@@ -852,13 +954,18 @@ unsigned cmodeCode(CmpMode m) {
 unsigned padCode(PadValue p) {
   switch (p) {
 #define PTO_ENC_PAD(Code, Name, Ours)                                                              \
-  case PadValue::Ours: return Code;
+  case PadValue::Ours:                                                                             \
+    return Code;
 #include "isa/Encoding.def"
   }
   return 3;
 }
-std::optional<unsigned> layoutCode(std::string_view name) { return codeOf(layouts(), name); }
-std::string_view layoutName(unsigned code) { return nameOf(layouts(), code); }
+std::optional<unsigned> layoutCode(std::string_view name) {
+  return codeOf(layouts(), name);
+}
+std::string_view layoutName(unsigned code) {
+  return nameOf(layouts(), code);
+}
 unsigned pipeCode(Pipe p) {
   auto c = codeOf(named("ExtPipe"), spelling(p));
   return c ? *c : 0;
@@ -868,13 +975,16 @@ std::optional<Pipe> pipeOfCode(int64_t code) {
     if (pipeCode(static_cast<Pipe>(i)) == code) return static_cast<Pipe>(i);
   return std::nullopt;
 }
-std::string_view gprName(unsigned index) { return nameOf(gprs(), index); }
+std::string_view gprName(unsigned index) {
+  return nameOf(gprs(), index);
+}
 std::optional<unsigned> parseGpr(std::string_view text) {
   for (const NamedCode& g : gprs())
     if (g.name == text) return g.code;
   if (text.size() >= 2 && (text[0] == 'R' || text[0] == 'r')) {
     auto n = parseInt(text.substr(1));
-    if (n && *n >= 0 && *n < static_cast<int64_t>(kNumGprs) && text[1] != '-' && text[1] != '+') return static_cast<unsigned>(*n);
+    if (n && *n >= 0 && *n < static_cast<int64_t>(kNumGprs) && text[1] != '-' && text[1] != '+')
+      return static_cast<unsigned>(*n);
   }
   return std::nullopt;
 }
@@ -889,8 +999,12 @@ unsigned maskOfPeMode(unsigned peMode) {
 }
 
 // ================================================================ public: forms
-std::span<const FormInfo> allForms() { return forms(); }
-const FormInfo& info(FormId id) { return forms()[static_cast<unsigned>(id)]; }
+std::span<const FormInfo> allForms() {
+  return forms();
+}
+const FormInfo& info(FormId id) {
+  return forms()[static_cast<unsigned>(id)];
+}
 std::string_view FormInfo::mnemonic() const {
   size_t sp = syntax.find(' ');
   return sp == std::string_view::npos ? syntax : syntax.substr(0, sp);
@@ -917,14 +1031,17 @@ Result<Encoded> encode(const Inst& in) {
   uint64_t w = f.match;
   for (size_t i = 0; i < f.fields.size(); ++i) {
     const FieldInfo& fi = f.fields[i];
-    if (auto e = fieldFits(fi, in.field[i])) return Result<Encoded>::failure(std::string(f.idName) + ": " + *e);
+    if (auto e = fieldFits(fi, in.field[i]))
+      return Result<Encoded>::failure(std::string(f.idName) + ": " + *e);
     if (!fi.domain.contains(in.field[i]))
-      return Result<Encoded>::failure(std::string(f.idName) + ": value " + std::to_string(in.field[i]) +
-                                      " is reserved for field " + std::string(fi.name));
+      return Result<Encoded>::failure(std::string(f.idName) + ": value " +
+                                      std::to_string(in.field[i]) + " is reserved for field " +
+                                      std::string(fi.name));
     w |= placeField(fi, in.field[i]);
   }
   for (size_t i = f.fields.size(); i < kMaxFields; ++i)
-    if (in.field[i] != 0) return Result<Encoded>::failure(std::string(f.idName) + ": stray field value");
+    if (in.field[i] != 0)
+      return Result<Encoded>::failure(std::string(f.idName) + ": stray field value");
   if (auto e = semanticCheck(in)) return Result<Encoded>::failure(*e);
   return Encoded{w, f.bits};
 }
@@ -947,8 +1064,10 @@ Result<Inst> decode(uint64_t value, unsigned bits, DecodeOptions opts) {
       in.field[i] = extractField(f->fields[i], value);
       if (!f->fields[i].domain.contains(in.field[i])) {
         std::string msg = hexOf(value, bits) + ": " + std::string(f->mnemonic()) + " field " +
-                          std::string(f->fields[i].name) + " value " + std::to_string(in.field[i]) + " is reserved";
-        if (auto r = reservedName()) msg += " (reserved-in-pto extension encoding: " + std::string(*r) + ")";
+                          std::string(f->fields[i].name) + " value " + std::to_string(in.field[i]) +
+                          " is reserved";
+        if (auto r = reservedName())
+          msg += " (reserved-in-pto extension encoding: " + std::string(*r) + ")";
         return Result<Inst>::failure(msg);
       }
     }
@@ -956,8 +1075,10 @@ Result<Inst> decode(uint64_t value, unsigned bits, DecodeOptions opts) {
     return in;
   }
   if (auto r = reservedName())
-    return Result<Inst>::failure(hexOf(value, bits) + ": reserved-in-pto extension encoding: " + std::string(*r));
-  return Result<Inst>::failure(hexOf(value, bits) + ": no PTO ISA 0.58.3 form at " + std::to_string(bits) + " bits");
+    return Result<Inst>::failure(hexOf(value, bits) +
+                                 ": reserved-in-pto extension encoding: " + std::string(*r));
+  return Result<Inst>::failure(hexOf(value, bits) + ": no PTO ISA 0.58.3 form at " +
+                               std::to_string(bits) + " bits");
 }
 
 unsigned lengthOf(uint16_t first, std::optional<uint16_t> second) {
@@ -980,7 +1101,8 @@ Result<Inst> decodeBytes(std::span<const uint8_t> bytes, size_t& consumed, Decod
   unsigned bits = lengthOf(half(0), second);
   if (bytes.size() < bits / 8) return Result<Inst>::failure("truncated instruction");
   uint64_t v = 0;
-  for (unsigned i = 0; i < bits / 16; ++i) v |= uint64_t(half(i)) << (16 * i);
+  for (unsigned i = 0; i < bits / 16; ++i)
+    v |= uint64_t(half(i)) << (16 * i);
   consumed = bits / 8;
   return decode(v, bits, opts);
 }
@@ -992,18 +1114,22 @@ std::string format(const Inst& in) {
 }
 
 Result<Inst> parse(std::string_view text, DecodeOptions opts) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
   size_t sp = text.find_first_of(" \t");
   std::string_view head = text.substr(0, sp);
   for (const FormInfo& f : forms()) {
     if (f.group == FormGroup::Ext && !opts.extensions) continue;
     if (f.syntax[0] == '@') {
-      bool candidate = (f.syntax == "@TEPL" && (iequals(head, "BSTART.VEC") || iequals(head, "BSTART.SFU") ||
-                                                 iequals(head, "BSTART.TEPL"))) ||
-                       ((f.syntax == "@EXT" || f.syntax == "@EXTC") && iequals(head, "BSTART.EXT")) ||
-                       (f.syntax == "@CATR" && iequals(head, "B.CATR")) ||
-                       (f.syntax == "@HINT" && iequals(head, "B.HINT") && text.find('{') != std::string_view::npos);
+      bool candidate =
+          (f.syntax == "@TEPL" && (iequals(head, "BSTART.VEC") || iequals(head, "BSTART.SFU") ||
+                                   iequals(head, "BSTART.TEPL"))) ||
+          ((f.syntax == "@EXT" || f.syntax == "@EXTC") && iequals(head, "BSTART.EXT")) ||
+          (f.syntax == "@CATR" && iequals(head, "B.CATR")) ||
+          (f.syntax == "@HINT" && iequals(head, "B.HINT") &&
+           text.find('{') != std::string_view::npos);
       if (!candidate) continue;
       if (auto in = parseCustom(f, text)) return *in;
       continue;
@@ -1027,8 +1153,12 @@ std::string disassemble(uint64_t value, unsigned bits, DecodeOptions opts) {
 }
 
 // ================================================================ public: tile ops
-std::span<const TileOpInfo> allTileOps() { return tileOps(); }
-const TileOpInfo& info(TileOp op) { return tileOps()[static_cast<unsigned>(op)]; }
+std::span<const TileOpInfo> allTileOps() {
+  return tileOps();
+}
+const TileOpInfo& info(TileOp op) {
+  return tileOps()[static_cast<unsigned>(op)];
+}
 const TileOpInfo* findTileOp(std::string_view name) {
   for (const TileOpInfo& o : tileOps())
     if (iequals(o.name, name)) return &o;
@@ -1054,7 +1184,8 @@ Inst tileStart(TileOp op, unsigned dt) {
 }
 std::optional<TileOp> tileOpOf(const Inst& s) {
   if (s.form == FormId::BSTART_TEPL) {
-    if (const TileOpInfo* o = teplOp(static_cast<unsigned>(*s.get("Mode")), static_cast<unsigned>(*s.get("Function"))))
+    if (const TileOpInfo* o = teplOp(static_cast<unsigned>(*s.get("Mode")),
+                                     static_cast<unsigned>(*s.get("Function"))))
       return o->op;
     return std::nullopt;
   }
@@ -1072,10 +1203,14 @@ std::optional<unsigned> dataTypeOf(const Inst& s) {
 uint32_t catalogStartWord(TileOp op, unsigned dt) {
   const TileOpInfo& o = info(op);
   switch (o.family) {
-  case TileFamily::TEPL: return dt << 27 | o.mode << 25 | o.function << 20 | 0x00019181u;
-  case TileFamily::TLSU: return dt << 27 | o.function << 20 | 0x00011181u;
-  case TileFamily::CUBE: return dt << 27 | o.function << 20 | 0x00031181u;
-  case TileFamily::EXT: return dt << 27 | o.function << 20 | 0x00039181u;
+  case TileFamily::TEPL:
+    return dt << 27 | o.mode << 25 | o.function << 20 | 0x00019181u;
+  case TileFamily::TLSU:
+    return dt << 27 | o.function << 20 | 0x00011181u;
+  case TileFamily::CUBE:
+    return dt << 27 | o.function << 20 | 0x00031181u;
+  case TileFamily::EXT:
+    return dt << 27 | o.function << 20 | 0x00039181u;
   }
   return 0;
 }
@@ -1125,8 +1260,8 @@ Inst bIot(unsigned tile0, std::optional<unsigned> tile1, bool last, unsigned peM
   in.set("PEMode", peMode);
   return in;
 }
-Inst bIotDst(std::optional<unsigned> tile0, std::optional<unsigned> tile1, unsigned hand, unsigned sizeCode,
-             bool last, unsigned peMode) {
+Inst bIotDst(std::optional<unsigned> tile0, std::optional<unsigned> tile1, unsigned hand,
+             unsigned sizeCode, bool last, unsigned peMode) {
   Inst in;
   in.form = tile1 ? FormId::B_IOT_S2D : tile0 ? FormId::B_IOT_S1D : FormId::B_IOT_D;
   if (tile0) in.set("SrcTile0", *tile0);
@@ -1170,16 +1305,22 @@ Result<Inst> make(FormId form, std::initializer_list<std::pair<std::string_view,
   Inst in;
   in.form = form;
   for (const auto& [n, v] : fields)
-    if (!in.set(n, v)) return Result<Inst>::failure(std::string(info(form).idName) + " has no field " + std::string(n));
+    if (!in.set(n, v))
+      return Result<Inst>::failure(std::string(info(form).idName) + " has no field " +
+                                   std::string(n));
   return in;
 }
 std::vector<Inst> materialize64(unsigned rd, uint64_t value, unsigned scratch) {
-  auto mk = [](FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fs) { return make(f, fs).value(); };
+  auto mk = [](FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fs) {
+    return make(f, fs).value();
+  };
   int64_t sv = static_cast<int64_t>(value);
   if (value < 4096) return {mk(FormId::S_ADDI, {{"SrcL", 0}, {"uimm12", sv}, {"RegDst", rd}})};
-  if (sv >= INT32_MIN && sv <= INT32_MAX) return {mk(FormId::S_HL_LIS, {{"simm32", sv}, {"RegDst", rd}})};
+  if (sv >= INT32_MIN && sv <= INT32_MAX)
+    return {mk(FormId::S_HL_LIS, {{"simm32", sv}, {"RegDst", rd}})};
   if (value <= UINT32_MAX) return {mk(FormId::S_HL_LIU, {{"uimm32", sv}, {"RegDst", rd}})};
-  std::vector<Inst> out{mk(FormId::S_HL_LUI, {{"imm", static_cast<int64_t>(value >> 32)}, {"RegDst", rd}})};
+  std::vector<Inst> out{
+      mk(FormId::S_HL_LUI, {{"imm", static_cast<int64_t>(value >> 32)}, {"RegDst", rd}})};
   uint32_t lo = static_cast<uint32_t>(value);
   if (lo != 0) {
     out.push_back(mk(FormId::S_HL_LIU, {{"uimm32", lo}, {"RegDst", scratch}}));
@@ -1190,7 +1331,8 @@ std::vector<Inst> materialize64(unsigned rd, uint64_t value, unsigned scratch) {
 
 std::string isaNoteDescriptor(bool usesExtensions) {
   std::string s = "{\"encoding_abi\":\"pto-isa-0.58.3-mode-function-v1\","
-                  "\"encoding_projection_sha256\":\"8a48b80e04484c70870f155bf9efc79d2a805cf99e809f4e4e8a7e6a7eb34172\",";
+                  "\"encoding_projection_sha256\":"
+                  "\"8a48b80e04484c70870f155bf9efc79d2a805cf99e809f4e4e8a7e6a7eb34172\",";
   if (usesExtensions) s += "\"extensions\":[\"" + std::string(kExtensionName) + "\"],";
   return s + "\"release\":\"0.58.3\"}";
 }

@@ -48,9 +48,9 @@ struct DataTypeInfo {
   std::optional<DType> ours;
 };
 std::span<const DataTypeInfo> allDataTypes();
-const DataTypeInfo* dataTypeInfo(unsigned code);     // nullptr for reserved codes
-bool isConcreteDataType(unsigned code);               // {0-14, 16-20, 24-28}
-std::optional<unsigned> dataTypeCode(DType t);        // our element type -> code
+const DataTypeInfo* dataTypeInfo(unsigned code); // nullptr for reserved codes
+bool isConcreteDataType(unsigned code);          // {0-14, 16-20, 24-28}
+std::optional<unsigned> dataTypeCode(DType t);   // our element type -> code
 std::optional<DType> dtypeOfCode(unsigned code);
 /// Accepts the spec names (case-insensitive) and our dtype spellings (f32, i8, ...).
 std::optional<unsigned> parseDataType(std::string_view text);
@@ -58,16 +58,16 @@ std::optional<unsigned> parseDataType(std::string_view text);
 /// B.DATR.RMode code for a public CAST_* rounding mode (reference 3.3; never the ordinal).
 unsigned rmodeCode(RoundMode m);
 std::string_view rmodeName(unsigned code);
-unsigned cmodeCode(CmpMode m);                        // EQ 0, NE 1, LT 2, GT 3, LE 4, GE 5
-unsigned padCode(PadValue p);                         // Zero 0, Max 1, Min 2, Null 3
+unsigned cmodeCode(CmpMode m); // EQ 0, NE 1, LT 2, GT 3, LE 4, GE 5
+unsigned padCode(PadValue p);  // Zero 0, Max 1, Min 2, Null 3
 std::optional<unsigned> layoutCode(std::string_view name);
-std::string_view layoutName(unsigned code);           // "" when reserved
-unsigned pipeCode(Pipe p);                            // extension control pipe code
-std::optional<Pipe> pipeOfCode(int64_t code);         // its inverse (nullopt: no such pipe)
+std::string_view layoutName(unsigned code);   // "" when reserved
+unsigned pipeCode(Pipe p);                    // extension control pipe code
+std::optional<Pipe> pipeOfCode(int64_t code); // its inverse (nullopt: no such pipe)
 
 /// GPR selectors 0..23 (zero, sp, a0..a7, ra, s0..s8, x0..x3; see Encoding.def).
 inline constexpr unsigned kNumGprs = 24;
-std::string_view gprName(unsigned index);             // "" if >= 24
+std::string_view gprName(unsigned index);                // "" if >= 24
 std::optional<unsigned> parseGpr(std::string_view text); // ABI names and R0..R23
 
 /// PEMode <-> 4-bit PE mask (PE0 is the most significant digit); only 8 masks encode.
@@ -83,8 +83,27 @@ enum class FormId : uint16_t {
 };
 
 enum class FieldKind : uint8_t {
-  UInt, SInt, Gpr, SReg, Tile, Hand, PeMask, Last, DType, Layout, Pad, CMode, RMode, Label,
-  LoopNest, BrType, TraceBE, RTypeNeg, RTypeNot, Shamt, Hidden,
+  UInt,
+  SInt,
+  Gpr,
+  SReg,
+  Tile,
+  Hand,
+  PeMask,
+  Last,
+  DType,
+  Layout,
+  Pad,
+  CMode,
+  RMode,
+  Label,
+  LoopNest,
+  BrType,
+  TraceBE,
+  RTypeNeg,
+  RTypeNot,
+  Shamt,
+  Hidden,
   FpType, // scalar float source: fd (FP64), fs (FP32)
   IntSrc, // scvtf/ucvtf integer source: d (64-bit), w (32-bit)
   FpDst,  // scalar float destination format (DataType order 0..14: fd, fs, ..., fh, bf16, ...)
@@ -122,7 +141,9 @@ struct FormInfo {
   std::vector<FieldInfo> fields;
   std::string_view mnemonic() const; // first word of the canonical text ("B.IOT", "add", "@TEPL")
   /// Whether a word of this form starts a block (every BSTART* form, 32- or 16-bit).
-  bool startsBlock() const { return idName.starts_with("BSTART") || idName.starts_with("C_BSTART"); }
+  bool startsBlock() const {
+    return idName.starts_with("BSTART") || idName.starts_with("C_BSTART");
+  }
   int fieldIndex(std::string_view name) const; // -1 if absent
 };
 std::span<const FormInfo> allForms();
@@ -159,7 +180,9 @@ Result<Encoded> encode(const Inst& inst);
 /// the highest-priority matching form (most mask bits) decides; reserved field values,
 /// reserved-in-pto forms, TEPL selector holes and reserved DataTypes are rejected.
 Result<Inst> decode(uint64_t value, unsigned bits, DecodeOptions opts = {});
-inline Result<Inst> decode32(uint32_t word, DecodeOptions opts = {}) { return decode(word, 32, opts); }
+inline Result<Inst> decode32(uint32_t word, DecodeOptions opts = {}) {
+  return decode(word, 32, opts);
+}
 /// Instruction length from the first halfword(s) in memory (little-endian): 16, 32, 48 or 64.
 /// `second` is the next halfword when available (needed for the fused BSTART.CALL).
 unsigned lengthOf(uint16_t first, std::optional<uint16_t> second = std::nullopt);

@@ -20,24 +20,54 @@ struct DTypeAlias {
 // Spellings users write besides the canonical MLIR one: C++ names, PTO-AS short names and
 // MLIR's finite-only fp8 variants.
 constexpr DTypeAlias kDTypeAliases[] = {
-    {"float", DType::F32},      {"float32", DType::F32},     {"fp32", DType::F32},
-    {"half", DType::F16},       {"float16", DType::F16},     {"fp16", DType::F16},
-    {"bfloat16", DType::BF16},  {"f8E4M3FN", DType::F8E4M3}, {"e4m3", DType::F8E4M3},
-    {"f8E5M2FNUZ", DType::F8E5M2}, {"e5m2", DType::F8E5M2},  {"hifloat8", DType::HIF8},
-    {"f8E8M0FNU", DType::E8M0}, {"e8m0", DType::E8M0},       {"f4E2M1FN", DType::F4E2M1X2},
-    {"f4E2M1", DType::F4E2M1X2}, {"f4E1M2", DType::F4E1M2X2}, {"int4", DType::I4},
-    {"s4", DType::I4},          {"si4", DType::I4},          {"int8", DType::I8},
-    {"si8", DType::I8},         {"s8", DType::I8},           {"int16", DType::I16},
-    {"si16", DType::I16},       {"s16", DType::I16},         {"int32", DType::I32},
-    {"si32", DType::I32},       {"s32", DType::I32},         {"int64", DType::I64},
-    {"si64", DType::I64},       {"s64", DType::I64},         {"uint8", DType::U8},
-    {"u8", DType::U8},          {"uint16", DType::U16},      {"u16", DType::U16},
-    {"uint32", DType::U32},     {"u32", DType::U32},         {"uint64", DType::U64},
-    {"u64", DType::U64},        {"bool", DType::I1},         {"double", DType::F64},
+    {"float", DType::F32},
+    {"float32", DType::F32},
+    {"fp32", DType::F32},
+    {"half", DType::F16},
+    {"float16", DType::F16},
+    {"fp16", DType::F16},
+    {"bfloat16", DType::BF16},
+    {"f8E4M3FN", DType::F8E4M3},
+    {"e4m3", DType::F8E4M3},
+    {"f8E5M2FNUZ", DType::F8E5M2},
+    {"e5m2", DType::F8E5M2},
+    {"hifloat8", DType::HIF8},
+    {"f8E8M0FNU", DType::E8M0},
+    {"e8m0", DType::E8M0},
+    {"f4E2M1FN", DType::F4E2M1X2},
+    {"f4E2M1", DType::F4E2M1X2},
+    {"f4E1M2", DType::F4E1M2X2},
+    {"int4", DType::I4},
+    {"s4", DType::I4},
+    {"si4", DType::I4},
+    {"int8", DType::I8},
+    {"si8", DType::I8},
+    {"s8", DType::I8},
+    {"int16", DType::I16},
+    {"si16", DType::I16},
+    {"s16", DType::I16},
+    {"int32", DType::I32},
+    {"si32", DType::I32},
+    {"s32", DType::I32},
+    {"int64", DType::I64},
+    {"si64", DType::I64},
+    {"s64", DType::I64},
+    {"uint8", DType::U8},
+    {"u8", DType::U8},
+    {"uint16", DType::U16},
+    {"u16", DType::U16},
+    {"uint32", DType::U32},
+    {"u32", DType::U32},
+    {"uint64", DType::U64},
+    {"u64", DType::U64},
+    {"bool", DType::I1},
+    {"double", DType::F64},
 };
 } // namespace
 
-const DTypeInfo& info(DType t) { return kDTypes[static_cast<unsigned>(t)]; }
+const DTypeInfo& info(DType t) {
+  return kDTypes[static_cast<unsigned>(t)];
+}
 
 std::optional<DType> parseDType(std::string_view text) {
   for (const DTypeInfo& d : kDTypes)
@@ -74,7 +104,9 @@ template <typename E> struct EnumRow {
   ;                                                                                                \
   return rows;                                                                                     \
   }                                                                                                \
-  std::string_view spelling(T v) { return rows##T()[static_cast<unsigned>(v)].names.front(); }     \
+  std::string_view spelling(T v) {                                                                 \
+    return rows##T()[static_cast<unsigned>(v)].names.front();                                      \
+  }                                                                                                \
   std::optional<T> parse##T(std::string_view text) {                                               \
     for (const auto& row : rows##T())                                                              \
       for (std::string_view n : row.names)                                                         \
@@ -83,7 +115,8 @@ template <typename E> struct EnumRow {
   }                                                                                                \
   std::vector<std::string_view> spellings##T() {                                                   \
     std::vector<std::string_view> out;                                                             \
-    for (const auto& row : rows##T()) out.push_back(row.names.front());                            \
+    for (const auto& row : rows##T())                                                              \
+      out.push_back(row.names.front());                                                            \
     return out;                                                                                    \
   }
 #include "isa/Enums.def"
@@ -96,32 +129,51 @@ constexpr uint32_t KiB = 1024;
 const ArchProfile kProfiles[] = {
     {Arch::A2A3,
      "a2a3",
-     {{192 * KiB, 32}, {512 * KiB, 32}, {64 * KiB, 512}, {64 * KiB, 512}, {128 * KiB, 512},
-      {1 * KiB, 32}, {2 * KiB, 32}},
+     {{192 * KiB, 32},
+      {512 * KiB, 32},
+      {64 * KiB, 512},
+      {64 * KiB, 512},
+      {128 * KiB, 512},
+      {1 * KiB, 32},
+      {2 * KiB, 32}},
      8},
     {Arch::A5,
      "a5",
-     {{256 * KiB, 32}, {512 * KiB, 32}, {64 * KiB, 512}, {64 * KiB, 512}, {256 * KiB, 512},
-      {4 * KiB, 32}, {4 * KiB, 32}},
+     {{256 * KiB, 32},
+      {512 * KiB, 32},
+      {64 * KiB, 512},
+      {64 * KiB, 512},
+      {256 * KiB, 512},
+      {4 * KiB, 32},
+      {4 * KiB, 32}},
      8},
 };
 } // namespace
 
-const ArchProfile& profile(Arch a) { return kProfiles[static_cast<unsigned>(a)]; }
+const ArchProfile& profile(Arch a) {
+  return kProfiles[static_cast<unsigned>(a)];
+}
 
 Pipe pipeOf(SyncOpType t) {
   switch (t) {
-  case SyncOpType::TLOAD: return Pipe::MTE2;
-  case SyncOpType::TSTORE_VEC: return Pipe::MTE3;
-  case SyncOpType::TSTORE_ACC: return Pipe::FIX;
+  case SyncOpType::TLOAD:
+    return Pipe::MTE2;
+  case SyncOpType::TSTORE_VEC:
+    return Pipe::MTE3;
+  case SyncOpType::TSTORE_ACC:
+    return Pipe::FIX;
   case SyncOpType::TMOV_M2L:
-  case SyncOpType::TMOV_M2B: return Pipe::MTE1;
+  case SyncOpType::TMOV_M2B:
+    return Pipe::MTE1;
   case SyncOpType::TMOV_M2S:
-  case SyncOpType::TMOV_V2M: return Pipe::FIX;
+  case SyncOpType::TMOV_V2M:
+    return Pipe::FIX;
   case SyncOpType::TMOV_M2V:
   case SyncOpType::TVEC:
-  case SyncOpType::TVECWAIT_EVENT: return Pipe::V;
-  case SyncOpType::TMATMUL: return Pipe::M;
+  case SyncOpType::TVECWAIT_EVENT:
+    return Pipe::V;
+  case SyncOpType::TMATMUL:
+    return Pipe::M;
   }
   return Pipe::All;
 }
@@ -131,7 +183,7 @@ namespace {
 // Named dtype sets used by Ops.def (reference ptoas-syntax.md 4.4 and the seed documents).
 using enum DType;
 const DTypeSet AllData = {F32, F16, BF16, F8E4M3, F8E5M2, HIF8, E8M0, F4E2M1X2, F4E1M2X2,
-                          I4, I8, I16, I32, I64, U8, U16, U32, U64};
+                          I4,  I8,  I16,  I32,    I64,    U8,   U16,  U32,      U64};
 const DTypeSet ArithA2 = {I32, I16, F16, F32};
 const DTypeSet ArithA5 = {I32, I16, I8, F16, BF16, F32};
 const DTypeSet MulA5 = {I32, I16, F16, F32};
@@ -146,8 +198,8 @@ const DTypeSet NotA2 = {I16, U16};
 const DTypeSet ReduceA2 = {F16, F32, I16, I32};
 const DTypeSet ReduceA5 = {I8, I16, I32, F16, BF16, F32};
 const DTypeSet LoadA2 = {I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32};
-const DTypeSet LoadA5 = {I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32,
-                         F8E4M3, F8E5M2, HIF8, E8M0, F4E2M1X2, F4E1M2X2, I4};
+const DTypeSet LoadA5 = {I8,   I16, I32,    I64,    U8,   U16,  U32,      U64,      F16,
+                         BF16, F32, F8E4M3, F8E5M2, HIF8, E8M0, F4E2M1X2, F4E1M2X2, I4};
 const DTypeSet RandomTypes = {I32, U32};
 
 std::vector<Role> parseSignature(std::string_view sig) {
@@ -171,12 +223,24 @@ std::vector<Role> parseSignature(std::string_view sig) {
     r.isOutput = outputs;
     std::string_view kind = item.substr(colon + 1);
     switch (kind.front()) {
-    case 'T': r.kind = RoleKind::Tile; break;
-    case 'V': r.kind = RoleKind::View; break;
-    case 'S': r.kind = RoleKind::Scalar; break;
-    case 'I': r.kind = RoleKind::IntScalar; break;
-    case 'F': r.kind = RoleKind::FloatScalar; break;
-    default: r.kind = RoleKind::Any; break;
+    case 'T':
+      r.kind = RoleKind::Tile;
+      break;
+    case 'V':
+      r.kind = RoleKind::View;
+      break;
+    case 'S':
+      r.kind = RoleKind::Scalar;
+      break;
+    case 'I':
+      r.kind = RoleKind::IntScalar;
+      break;
+    case 'F':
+      r.kind = RoleKind::FloatScalar;
+      break;
+    default:
+      r.kind = RoleKind::Any;
+      break;
     }
     r.optional = kind.find('?') != std::string_view::npos;
     r.variadic = kind.find('*') != std::string_view::npos;
@@ -191,7 +255,8 @@ std::vector<OpInfo> buildOps() {
   {OpId::Id, mnemonic, Pipe::pipe, Engine::engine, signature, TypeRule::rule, a2a3, a5, flags, {}},
 #include "isa/Ops.def"
   };
-  for (OpInfo& op : ops) op.roles = parseSignature(op.signature);
+  for (OpInfo& op : ops)
+    op.roles = parseSignature(op.signature);
   return ops;
 }
 
@@ -204,15 +269,19 @@ const std::vector<OpInfo>& opTable() {
 size_t OpInfo::numInputs() const {
   return std::count_if(roles.begin(), roles.end(), [](const Role& r) { return !r.isOutput; });
 }
-size_t OpInfo::numOutputs() const { return roles.size() - numInputs(); }
+size_t OpInfo::numOutputs() const {
+  return roles.size() - numInputs();
+}
 
 std::vector<int> tileOperandRoles(const OpInfo& op, size_t n) {
   std::vector<int> order; // tile roles in operand order: outputs, then inputs
   for (bool outputs : {true, false})
     for (size_t r = 0; r < op.roles.size(); ++r)
-      if (op.roles[r].kind == RoleKind::Tile && op.roles[r].isOutput == outputs) order.push_back(static_cast<int>(r));
+      if (op.roles[r].kind == RoleKind::Tile && op.roles[r].isOutput == outputs)
+        order.push_back(static_cast<int>(r));
   size_t required = 0;
-  for (int r : order) required += !op.roles[r].optional && !op.roles[r].variadic;
+  for (int r : order)
+    required += !op.roles[r].optional && !op.roles[r].variadic;
   size_t extra = n > required ? n - required : 0;
   std::vector<int> out;
   out.reserve(n);
@@ -225,19 +294,25 @@ std::vector<int> tileOperandRoles(const OpInfo& op, size_t n) {
       if (extra == 0) continue;
       --extra;
     }
-    for (size_t k = 0; k < take && out.size() < n; ++k) out.push_back(r);
+    for (size_t k = 0; k < take && out.size() < n; ++k)
+      out.push_back(r);
   }
   out.resize(n, -1); // surplus operands
   return out;
 }
 
-std::span<const OpInfo> allOps() { return opTable(); }
-const OpInfo& info(OpId id) { return opTable()[static_cast<unsigned>(id)]; }
+std::span<const OpInfo> allOps() {
+  return opTable();
+}
+const OpInfo& info(OpId id) {
+  return opTable()[static_cast<unsigned>(id)];
+}
 
 const OpInfo* findOp(std::string_view mnemonic) {
   if (mnemonic.starts_with("pto.")) mnemonic.remove_prefix(4);
   std::string lower(mnemonic);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   // PTO-AS spells suffixed ops with '_' (tmatmul_acc) where MLIR uses '.' (tmatmul.acc).
   for (const OpInfo& op : opTable()) {
     if (op.mnemonic == lower) return &op;

@@ -32,11 +32,19 @@ struct DTypeInfo {
   std::string_view cppName;
 };
 const DTypeInfo& info(DType t);
-inline std::string_view spelling(DType t) { return info(t).spelling; }
-inline unsigned bitWidth(DType t) { return info(t).bits; }
+inline std::string_view spelling(DType t) {
+  return info(t).spelling;
+}
+inline unsigned bitWidth(DType t) {
+  return info(t).bits;
+}
 /// Bytes per element for layout purposes (packed 4-bit types count as 1/2: callers use bits).
-inline bool isFloat(DType t) { return info(t).kind == DTypeKind::Float; }
-inline bool isInteger(DType t) { return info(t).kind == DTypeKind::SInt || info(t).kind == DTypeKind::UInt; }
+inline bool isFloat(DType t) {
+  return info(t).kind == DTypeKind::Float;
+}
+inline bool isInteger(DType t) {
+  return info(t).kind == DTypeKind::SInt || info(t).kind == DTypeKind::UInt;
+}
 /// Accepts the canonical spelling and the aliases users write (float, half, int8, u8, f8E4M3FN...).
 std::optional<DType> parseDType(std::string_view text);
 
@@ -45,11 +53,16 @@ class DTypeSet {
 public:
   constexpr DTypeSet() = default;
   constexpr DTypeSet(std::initializer_list<DType> types) {
-    for (DType t : types) bits_ |= bit(t);
+    for (DType t : types)
+      bits_ |= bit(t);
   }
   constexpr bool contains(DType t) const { return (bits_ & bit(t)) != 0; }
   constexpr bool empty() const { return bits_ == 0; }
-  constexpr DTypeSet operator|(DTypeSet o) const { DTypeSet r; r.bits_ = bits_ | o.bits_; return r; }
+  constexpr DTypeSet operator|(DTypeSet o) const {
+    DTypeSet r;
+    r.bits_ = bits_ | o.bits_;
+    return r;
+  }
   std::string describe() const; // "f16, f32, i16, i32"
 private:
   static constexpr uint32_t bit(DType t) { return 1u << static_cast<unsigned>(t); }
@@ -59,12 +72,14 @@ private:
 // ---------------------------------------------------------------- small enums
 #define PTO_ENUM_BEGIN(T) enum class T : uint8_t {
 #define PTO_ENUM(T, Id, ...) Id,
-#define PTO_ENUM_END(T) };
+#define PTO_ENUM_END(T)                                                                            \
+  }                                                                                                \
+  ;
 #include "isa/Enums.def"
 
 #define PTO_ENUM_BEGIN(T)                                                                          \
   std::string_view spelling(T v);                                                                  \
-  std::optional<T> parse##T(std::string_view text);                                               \
+  std::optional<T> parse##T(std::string_view text);                                                \
   std::vector<std::string_view> spellings##T();
 #define PTO_ENUM(T, Id, ...)
 #define PTO_ENUM_END(T)
@@ -82,7 +97,9 @@ struct ArchProfile {
   unsigned eventIdsPerPipePair;
 };
 const ArchProfile& profile(Arch a);
-inline const BufferSpec& buffer(Arch a, Loc l) { return profile(a).buffers[static_cast<unsigned>(l)]; }
+inline const BufferSpec& buffer(Arch a, Loc l) {
+  return profile(a).buffers[static_cast<unsigned>(l)];
+}
 
 /// The pipe a high-level sync endpoint stands for (record_event / wait_event).
 Pipe pipeOf(SyncOpType t);
@@ -92,34 +109,35 @@ enum class Engine : uint8_t { Vector, Cube, Mte, Scalar };
 
 /// How the element types of an op's operands must relate (see Ops.def).
 enum class TypeRule : uint8_t {
-  SameAll,    // every tile operand has the dst dtype, which is in the arch set
-  SrcSet,     // src dtype in the arch set, dst any (compares, argmax...)
-  Cvt,        // TCVT conversion table
-  Axpy,       // (dst, src) in {(f16,f16), (f32,f32), (f32,f16)}
-  Dequant,    // dst/scale/offset f32, src s8|s16
-  Quant,      // src f32, dst s8|u8
-  Matmul,     // (acc, left, right) triples
-  Mov,        // same dtype, or acc(f32/i32)->vec/mat conversion
-  Insert,     // TINSERT: acc->mat converts (f32 -> f16/bf16, A5 also f32/i32 kept), vec sources keep theirs
-  Load,       // tile dtype in set, same element width as the view
-  Store,      // like Load, acc sources may narrow
-  Gather,     // data tile in the set, index tiles i16/i32/u16/u32
-  Any,        // no dtype constraint beyond the tile's own
+  SameAll, // every tile operand has the dst dtype, which is in the arch set
+  SrcSet,  // src dtype in the arch set, dst any (compares, argmax...)
+  Cvt,     // TCVT conversion table
+  Axpy,    // (dst, src) in {(f16,f16), (f32,f32), (f32,f16)}
+  Dequant, // dst/scale/offset f32, src s8|s16
+  Quant,   // src f32, dst s8|u8
+  Matmul,  // (acc, left, right) triples
+  Mov,     // same dtype, or acc(f32/i32)->vec/mat conversion
+  Insert,  // TINSERT: acc->mat converts (f32 -> f16/bf16, A5 also f32/i32 kept), vec sources keep
+           // theirs
+  Load,    // tile dtype in set, same element width as the view
+  Store,   // like Load, acc sources may narrow
+  Gather,  // data tile in the set, index tiles i16/i32/u16/u32
+  Any,     // no dtype constraint beyond the tile's own
 };
 
 enum OpFlag : uint32_t {
-  kA5Only = 1u << 0,         // rejected on A2/A3
-  kVecTiles = 1u << 1,       // every tile operand must be loc=vec
-  kRowMajor = 1u << 2,       // every tile operand must be row-major (blayout=row_major)
-  kSameValid = 1u << 3,      // src/dst valid shapes must match
-  kReadsDst = 1u << 4,       // dst is read as well as written (accumulate / in-place)
-  kScalarFirstOK = 1u << 5,  // the scalar may come first (tdivs)
-  kRowReduce = 1u << 6,      // dst valid cols == 1, rows equal
-  kColReduce = 1u << 7,      // dst valid rows == 1, cols equal
-  kRowExpand = 1u << 8,      // second src is the per-row (N x 1) operand
-  kColExpand = 1u << 9,      // second src is the per-col (1 x N) operand
-  kCubeLocs = 1u << 10,      // operands in left/right/acc (matmul family)
-  kA2A3Only = 1u << 11,      // rejected on A5
+  kA5Only = 1u << 0,        // rejected on A2/A3
+  kVecTiles = 1u << 1,      // every tile operand must be loc=vec
+  kRowMajor = 1u << 2,      // every tile operand must be row-major (blayout=row_major)
+  kSameValid = 1u << 3,     // src/dst valid shapes must match
+  kReadsDst = 1u << 4,      // dst is read as well as written (accumulate / in-place)
+  kScalarFirstOK = 1u << 5, // the scalar may come first (tdivs)
+  kRowReduce = 1u << 6,     // dst valid cols == 1, rows equal
+  kColReduce = 1u << 7,     // dst valid rows == 1, cols equal
+  kRowExpand = 1u << 8,     // second src is the per-row (N x 1) operand
+  kColExpand = 1u << 9,     // second src is the per-col (1 x N) operand
+  kCubeLocs = 1u << 10,     // operands in left/right/acc (matmul family)
+  kA2A3Only = 1u << 11,     // rejected on A5
 };
 
 /// Operand role kinds in an op signature.
@@ -139,8 +157,8 @@ enum class OpId : uint16_t {
 
 struct OpInfo {
   OpId id;
-  std::string_view mnemonic;  // without "pto." (e.g. "tadd", "tmatmul.acc")
-  Pipe pipe;                  // default pipe (some ops refine it by operand locations)
+  std::string_view mnemonic; // without "pto." (e.g. "tadd", "tmatmul.acc")
+  Pipe pipe;                 // default pipe (some ops refine it by operand locations)
   Engine engine;
   std::string_view signature; // "src0:T,src1:T->dst:T"
   TypeRule rule;

@@ -17,36 +17,46 @@ namespace {
 // Formats whose magnitude codes are ordered like their values (IEEE-like, OCP fp8/fp4).
 // A magnitude code is (biased exponent << (p-1)) | fraction; the sign sits above it.
 struct FloatFmt {
-  int p;             // significand bits including the hidden one
-  int emin;          // exponent of the smallest normal (value 2^emin)
-  uint64_t maxCode;  // magnitude code of the largest finite value
-  uint64_t infCode;  // magnitude code of infinity (valid if hasInf)
-  uint64_t nanCode;  // magnitude code of the canonical quiet NaN (valid if hasNaN)
-  unsigned signBit;  // bit index of the sign
+  int p;            // significand bits including the hidden one
+  int emin;         // exponent of the smallest normal (value 2^emin)
+  uint64_t maxCode; // magnitude code of the largest finite value
+  uint64_t infCode; // magnitude code of infinity (valid if hasInf)
+  uint64_t nanCode; // magnitude code of the canonical quiet NaN (valid if hasNaN)
+  unsigned signBit; // bit index of the sign
   bool hasInf;
   bool hasNaN;
 };
 
-constexpr FloatFmt kF64{53, -1022, 0x7FEFFFFFFFFFFFFFull, 0x7FF0000000000000ull, 0x7FF8000000000000ull, 63, true, true};
+constexpr FloatFmt kF64{
+    53, -1022, 0x7FEFFFFFFFFFFFFFull, 0x7FF0000000000000ull, 0x7FF8000000000000ull, 63, true, true};
 constexpr FloatFmt kF32{24, -126, 0x7F7FFFFF, 0x7F800000, 0x7FC00000, 31, true, true};
 constexpr FloatFmt kF16{11, -14, 0x7BFF, 0x7C00, 0x7E00, 15, true, true};
 constexpr FloatFmt kBF16{8, -126, 0x7F7F, 0x7F80, 0x7FC0, 15, true, true};
 constexpr FloatFmt kE5M2{3, -14, 0x7B, 0x7C, 0x7E, 7, true, true};
-constexpr FloatFmt kE4M3{4, -6, 0x7E, 0, 0x7F, 7, false, true};  // E4M3FN: S.1111.111 = NaN
-constexpr FloatFmt kE2M1{2, 0, 0x7, 0, 0, 3, false, false};      // OCP MX fp4, bias 1, max 6
-constexpr FloatFmt kE1M2{3, 0, 0x7, 0, 0, 3, false, false};      // bias 1, max 1.75 (CANN)
+constexpr FloatFmt kE4M3{4, -6, 0x7E, 0, 0x7F, 7, false, true}; // E4M3FN: S.1111.111 = NaN
+constexpr FloatFmt kE2M1{2, 0, 0x7, 0, 0, 3, false, false};     // OCP MX fp4, bias 1, max 6
+constexpr FloatFmt kE1M2{3, 0, 0x7, 0, 0, 3, false, false};     // bias 1, max 1.75 (CANN)
 
 const FloatFmt* monotoneFmt(DType t) {
   switch (t) {
-  case DType::F64: return &kF64;
-  case DType::F32: return &kF32;
-  case DType::F16: return &kF16;
-  case DType::BF16: return &kBF16;
-  case DType::F8E5M2: return &kE5M2;
-  case DType::F8E4M3: return &kE4M3;
-  case DType::F4E2M1X2: return &kE2M1;
-  case DType::F4E1M2X2: return &kE1M2;
-  default: return nullptr;
+  case DType::F64:
+    return &kF64;
+  case DType::F32:
+    return &kF32;
+  case DType::F16:
+    return &kF16;
+  case DType::BF16:
+    return &kBF16;
+  case DType::F8E5M2:
+    return &kE5M2;
+  case DType::F8E4M3:
+    return &kE4M3;
+  case DType::F4E2M1X2:
+    return &kE2M1;
+  case DType::F4E1M2X2:
+    return &kE1M2;
+  default:
+    return nullptr;
   }
 }
 
@@ -96,16 +106,24 @@ Exact fromInt(bool neg, uint64_t mag) {
   return x;
 }
 
-unsigned bitsOf(DType t) { return bitWidth(t); }
-uint64_t maskOf(unsigned bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
-bool isSigned(DType t) { return info(t).kind == DTypeKind::SInt; }
+unsigned bitsOf(DType t) {
+  return bitWidth(t);
+}
+uint64_t maskOf(unsigned bits) {
+  return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+}
+bool isSigned(DType t) {
+  return info(t).kind == DTypeKind::SInt;
+}
 bool isIntLike(DType t) {
   const DTypeKind k = info(t).kind;
   return k == DTypeKind::SInt || k == DTypeKind::UInt || k == DTypeKind::Bool;
 }
 
 // Exponent of the leading bit of a nonzero magnitude.
-int leadExp(uint64_t mag, int exp) { return exp + 63 - std::countl_zero(mag); }
+int leadExp(uint64_t mag, int exp) {
+  return exp + 63 - std::countl_zero(mag);
+}
 
 // Where the discarded part of a magnitude lies relative to half an ulp.
 enum class Rem : uint8_t { Exact, Below, Half, Above };
@@ -138,20 +156,26 @@ bool roundUp(RoundMode rm, bool neg, bool lowerIsOdd, Rem rem) {
   if (rem == Rem::Exact) return false;
   switch (rm) {
   case RoundMode::CAST_NONE: // resolved by callers; treated as RINT if it gets here
-  case RoundMode::CAST_RINT: return rem == Rem::Above || (rem == Rem::Half && lowerIsOdd);
-  case RoundMode::CAST_ROUND: return rem != Rem::Below;
-  case RoundMode::CAST_FLOOR: return neg;
-  case RoundMode::CAST_CEIL: return !neg;
-  case RoundMode::CAST_TRUNC: return false;
-  case RoundMode::CAST_ODD: return !lowerIsOdd;
+  case RoundMode::CAST_RINT:
+    return rem == Rem::Above || (rem == Rem::Half && lowerIsOdd);
+  case RoundMode::CAST_ROUND:
+    return rem != Rem::Below;
+  case RoundMode::CAST_FLOOR:
+    return neg;
+  case RoundMode::CAST_CEIL:
+    return !neg;
+  case RoundMode::CAST_TRUNC:
+    return false;
+  case RoundMode::CAST_ODD:
+    return !lowerIsOdd;
   }
   return false;
 }
 
 // Modes whose result never grows in magnitude past the truncated value on overflow.
 bool towardZero(RoundMode rm, bool neg) {
-  return rm == RoundMode::CAST_TRUNC || rm == RoundMode::CAST_ODD || (rm == RoundMode::CAST_FLOOR && !neg) ||
-         (rm == RoundMode::CAST_CEIL && neg);
+  return rm == RoundMode::CAST_TRUNC || rm == RoundMode::CAST_ODD ||
+         (rm == RoundMode::CAST_FLOOR && !neg) || (rm == RoundMode::CAST_CEIL && neg);
 }
 
 // ---------------------------------------------------------------- monotone float formats
@@ -160,19 +184,24 @@ uint64_t withSign(const FloatFmt& f, bool neg, uint64_t magCode) {
 }
 
 uint64_t overflowCode(const FloatFmt& f, bool neg, RoundMode rm, SatMode sat) {
-  if (towardZero(rm, neg) || sat == SatMode::ON || (!f.hasInf && !f.hasNaN)) return withSign(f, neg, f.maxCode);
+  if (towardZero(rm, neg) || sat == SatMode::ON || (!f.hasInf && !f.hasNaN))
+    return withSign(f, neg, f.maxCode);
   return withSign(f, neg, f.hasInf ? f.infCode : f.nanCode);
 }
 
-uint64_t encodeMonotone(const FloatFmt& f, const Exact& x, RoundMode rm, SatMode sat, bool infSaturates) {
+uint64_t encodeMonotone(const FloatFmt& f, const Exact& x, RoundMode rm, SatMode sat,
+                        bool infSaturates) {
   switch (x.cls) {
-  case Cls::NaN: return f.hasNaN ? withSign(f, x.neg, f.nanCode) : 0;
+  case Cls::NaN:
+    return f.hasNaN ? withSign(f, x.neg, f.nanCode) : 0;
   case Cls::Inf:
     if (f.hasInf && !(sat == SatMode::ON && infSaturates)) return withSign(f, x.neg, f.infCode);
     if (sat == SatMode::ON || !f.hasNaN) return withSign(f, x.neg, f.maxCode);
     return withSign(f, x.neg, f.nanCode);
-  case Cls::Zero: return withSign(f, x.neg, 0);
-  case Cls::Finite: break;
+  case Cls::Zero:
+    return withSign(f, x.neg, 0);
+  case Cls::Finite:
+    break;
   }
   const int e = leadExp(x.mag, x.exp);
   const int qmin = f.emin - (f.p - 1);
@@ -202,7 +231,8 @@ double decodeMonotone(const FloatFmt& f, uint64_t bits) {
     return f64FromBits(sign | (e << 52) | (frac << (52 - fracBits)));
   }
   // zero or subnormal: frac * 2^qmin, both factors exact, so is the product
-  const double scale = f64FromBits(static_cast<uint64_t>(f.emin - static_cast<int>(fracBits) + 1023) << 52);
+  const double scale =
+      f64FromBits(static_cast<uint64_t>(f.emin - static_cast<int>(fracBits) + 1023) << 52);
   return f64FromBits(sign | f64Bits(static_cast<double>(frac) * scale));
 }
 
@@ -245,10 +275,14 @@ uint64_t hif8MagCode(uint64_t n, int q) {
 
 uint64_t encodeHif8(const Exact& x, RoundMode rm, SatMode sat) {
   switch (x.cls) {
-  case Cls::NaN: return kHif8NaN;
-  case Cls::Inf: return (sat == SatMode::ON ? kHif8Max : kHif8Inf) | (x.neg ? 0x80 : 0);
-  case Cls::Zero: return 0; // no negative zero: 0x80 is NaN
-  case Cls::Finite: break;
+  case Cls::NaN:
+    return kHif8NaN;
+  case Cls::Inf:
+    return (sat == SatMode::ON ? kHif8Max : kHif8Inf) | (x.neg ? 0x80 : 0);
+  case Cls::Zero:
+    return 0; // no negative zero: 0x80 is NaN
+  case Cls::Finite:
+    break;
   }
   const int e = leadExp(x.mag, x.exp);
   const int q = hif8Quantum(e);
@@ -348,7 +382,8 @@ uint64_t intResult(DType dst, __int128 v, SatMode sat, bool fromFloat) {
       if (v < r.lo) v = r.lo;
       if (v > r.hi) v = r.hi;
     } else {
-      const __int128 i32lo = -(static_cast<__int128>(1) << 31), i32hi = (static_cast<__int128>(1) << 31) - 1;
+      const __int128 i32lo = -(static_cast<__int128>(1) << 31),
+                     i32hi = (static_cast<__int128>(1) << 31) - 1;
       if (v < i32lo) v = i32lo;
       if (v > i32hi) v = i32hi;
     }
@@ -360,9 +395,13 @@ uint64_t floatToInt(DType dst, const Exact& x, RoundMode rm, SatMode sat) {
   const __int128 huge = static_cast<__int128>(1) << 80;
   __int128 v = 0;
   switch (x.cls) {
-  case Cls::NaN: return 0;
-  case Cls::Zero: return 0;
-  case Cls::Inf: v = x.neg ? -huge : huge; break;
+  case Cls::NaN:
+    return 0;
+  case Cls::Zero:
+    return 0;
+  case Cls::Inf:
+    v = x.neg ? -huge : huge;
+    break;
   case Cls::Finite: {
     if (leadExp(x.mag, x.exp) >= 64) {
       v = x.neg ? -huge : huge;
@@ -393,9 +432,12 @@ Exact decodeExact(DType t, uint64_t bits) {
 uint64_t encodeExact(DType t, const Exact& x, RoundMode rm, SatMode sat, bool infSaturates) {
   if (const FloatFmt* f = monotoneFmt(t)) return encodeMonotone(*f, x, rm, sat, infSaturates);
   switch (t) {
-  case DType::HIF8: return encodeHif8(x, rm, sat);
-  case DType::E8M0: return encodeE8M0(x, rm, sat);
-  default: return floatToInt(t, x, rm, sat);
+  case DType::HIF8:
+    return encodeHif8(x, rm, sat);
+  case DType::E8M0:
+    return encodeE8M0(x, rm, sat);
+  default:
+    return floatToInt(t, x, rm, sat);
   }
 }
 
@@ -409,9 +451,11 @@ double decodeToDouble(DType t, uint64_t bits) {
     return decodeMonotone(*f, bits & maskOf(f->signBit + 1));
   }
   switch (t) {
-  case DType::HIF8: return decodeHif8(bits);
-  case DType::E8M0: return (bits & 0xFF) == 0xFF ? std::numeric_limits<double>::quiet_NaN()
-                                                 : std::ldexp(1.0, static_cast<int>(bits & 0xFF) - 127);
+  case DType::HIF8:
+    return decodeHif8(bits);
+  case DType::E8M0:
+    return (bits & 0xFF) == 0xFF ? std::numeric_limits<double>::quiet_NaN()
+                                 : std::ldexp(1.0, static_cast<int>(bits & 0xFF) - 127);
   default: {
     const Exact x = decodeExact(t, bits);
     const double m = static_cast<double>(x.mag);
@@ -422,31 +466,43 @@ double decodeToDouble(DType t, uint64_t bits) {
 
 double maxFinite(DType t) {
   switch (t) {
-  case DType::F64: return std::numeric_limits<double>::max();
-  case DType::F32: return std::numeric_limits<float>::max();
-  case DType::F16: return 65504.0;
-  case DType::BF16: return 0x1.FEp127;
-  case DType::F8E5M2: return 57344.0;
-  case DType::F8E4M3: return 448.0;
-  case DType::F4E2M1X2: return 6.0;
-  case DType::F4E1M2X2: return 1.75;
-  case DType::HIF8: return 32768.0;
-  case DType::E8M0: return 0x1p127;
-  default: return static_cast<double>(rangeOf(t).hi);
+  case DType::F64:
+    return std::numeric_limits<double>::max();
+  case DType::F32:
+    return std::numeric_limits<float>::max();
+  case DType::F16:
+    return 65504.0;
+  case DType::BF16:
+    return 0x1.FEp127;
+  case DType::F8E5M2:
+    return 57344.0;
+  case DType::F8E4M3:
+    return 448.0;
+  case DType::F4E2M1X2:
+    return 6.0;
+  case DType::F4E1M2X2:
+    return 1.75;
+  case DType::HIF8:
+    return 32768.0;
+  case DType::E8M0:
+    return 0x1p127;
+  default:
+    return static_cast<double>(rangeOf(t).hi);
   }
 }
 
 RoundMode effectiveRoundMode(DType src, DType dst, RoundMode rm) {
   if (rm != RoundMode::CAST_NONE) return rm;
   if (isFloat(src) && isIntLike(dst)) return RoundMode::CAST_TRUNC; // vconv_*2s*z
-  if (dst == DType::HIF8) return RoundMode::CAST_ROUND;              // HiF8 is defined with ties away
+  if (dst == DType::HIF8) return RoundMode::CAST_ROUND; // HiF8 is defined with ties away
   return RoundMode::CAST_RINT;
 }
 
 bool cvtSaturatesByDefault(DType src, DType dst) {
   using enum DType;
-  const bool narrowing = (src == F16 && (dst == U8 || dst == I8 || dst == I16)) || (src == F32 && dst == I16) ||
-                         (src == I64 && dst == I32) || (src == I32 && dst == I16);
+  const bool narrowing = (src == F16 && (dst == U8 || dst == I8 || dst == I16)) ||
+                         (src == F32 && dst == I16) || (src == I64 && dst == I32) ||
+                         (src == I32 && dst == I16);
   return !narrowing;
 }
 
@@ -484,12 +540,14 @@ uint64_t convert(DType src, DType dst, uint64_t srcBits, RoundMode rm, SatMode s
   return encodeExact(dst, x, rm, sat, infSaturates);
 }
 
-Converter::Converter(DType src, DType dst, RoundMode rm, SatMode sat) : src_(src), dst_(dst), rm_(rm), sat_(sat) {
+Converter::Converter(DType src, DType dst, RoundMode rm, SatMode sat)
+    : src_(src), dst_(dst), rm_(rm), sat_(sat) {
   const unsigned bits = bitWidth(src);
   if (bits <= 8) {
     useTable_ = true;
     const uint64_t mask = maskOf(bits);
-    for (unsigned i = 0; i < 256; ++i) table_[i] = convert(src, dst, i & mask, rm, sat);
+    for (unsigned i = 0; i < 256; ++i)
+      table_[i] = convert(src, dst, i & mask, rm, sat);
   }
 }
 

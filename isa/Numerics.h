@@ -40,7 +40,8 @@ uint64_t encodeFromDouble(DType t, double v, RoundMode rm, SatMode sat);
 /// to an integral value; every other float pair rounds to the destination precision.
 uint64_t convert(DType src, DType dst, uint64_t srcBits, RoundMode rm, SatMode sat);
 inline uint64_t convert(DType src, DType dst, uint64_t srcBits, RoundMode rm) {
-  return convert(src, dst, srcBits, rm, cvtSaturatesByDefault(src, dst) ? SatMode::ON : SatMode::OFF);
+  return convert(src, dst, srcBits, rm,
+                 cvtSaturatesByDefault(src, dst) ? SatMode::ON : SatMode::OFF);
 }
 
 /// A conversion fixed once (pair, mode, saturation) and applied per element. Sources of at most
@@ -71,13 +72,22 @@ inline uint8_t getNibble(const uint8_t* base, size_t index) {
 }
 inline void setNibble(uint8_t* base, size_t index, uint8_t v) {
   const unsigned shift = static_cast<unsigned>(index & 1) * 4;
-  base[index >> 1] = static_cast<uint8_t>((base[index >> 1] & ~(0xF << shift)) | ((v & 0xF) << shift));
+  base[index >> 1] =
+      static_cast<uint8_t>((base[index >> 1] & ~(0xF << shift)) | ((v & 0xF) << shift));
 }
 
 // ---------------------------------------------------------------- small helpers
-inline uint32_t f32Bits(float f) { return __builtin_bit_cast(uint32_t, f); }
-inline float f32FromBits(uint32_t b) { return __builtin_bit_cast(float, b); }
-inline uint64_t f64Bits(double d) { return __builtin_bit_cast(uint64_t, d); }
-inline double f64FromBits(uint64_t b) { return __builtin_bit_cast(double, b); }
+inline uint32_t f32Bits(float f) {
+  return __builtin_bit_cast(uint32_t, f);
+}
+inline float f32FromBits(uint32_t b) {
+  return __builtin_bit_cast(float, b);
+}
+inline uint64_t f64Bits(double d) {
+  return __builtin_bit_cast(uint64_t, d);
+}
+inline double f64FromBits(uint64_t b) {
+  return __builtin_bit_cast(double, b);
+}
 
 } // namespace pto::isa

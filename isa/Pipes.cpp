@@ -11,7 +11,8 @@ Pipe pipeOf(OpId op, std::optional<Loc> src, std::optional<Loc> dst, Arch arch) 
     return false;
   };
   switch (op) {
-  case OpId::TSTORE: return src && *src == Loc::Acc ? Pipe::FIX : Pipe::MTE3;
+  case OpId::TSTORE:
+    return src && *src == Loc::Acc ? Pipe::FIX : Pipe::MTE3;
   case OpId::TMOV:
     if (!src || !dst) return table;
     if (*src == Loc::Mat && to({Loc::Left, Loc::Right, Loc::Bias, Loc::Scaling})) return Pipe::MTE1;
@@ -25,8 +26,10 @@ Pipe pipeOf(OpId op, std::optional<Loc> src, std::optional<Loc> dst, Arch arch) 
   case OpId::TINSERT:
     if (arch != Arch::A5 || !dst) return Pipe::FIX;
     return *dst == Loc::Mat ? Pipe::MTE3 : Pipe::V;
-  case OpId::TSCATTER: return arch == Arch::A5 ? Pipe::V : Pipe::S;
-  default: return table;
+  case OpId::TSCATTER:
+    return arch == Arch::A5 ? Pipe::V : Pipe::S;
+  default:
+    return table;
   }
 }
 
@@ -37,7 +40,7 @@ struct WindowPair {
   bool a5Only;
 };
 constexpr WindowPair kWindowPairs[] = {
-    {OpId::TEXTRACT, Loc::Mat, Loc::Left, false},  {OpId::TEXTRACT, Loc::Mat, Loc::Right, false},
+    {OpId::TEXTRACT, Loc::Mat, Loc::Left, false},   {OpId::TEXTRACT, Loc::Mat, Loc::Right, false},
     {OpId::TEXTRACT, Loc::Mat, Loc::Scaling, true}, {OpId::TEXTRACT, Loc::Vec, Loc::Mat, true},
     {OpId::TEXTRACT, Loc::Vec, Loc::Vec, true},     {OpId::TINSERT, Loc::Acc, Loc::Mat, false},
     {OpId::TINSERT, Loc::Vec, Loc::Mat, true},      {OpId::TINSERT, Loc::Vec, Loc::Vec, true},

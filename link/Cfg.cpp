@@ -15,7 +15,8 @@ void FunctionCfg::computePreds() {
   for (const Block& b : blocks)
     for (int32_t s : b.succ)
       if (s >= 0) ++predStart[static_cast<size_t>(s) + 1];
-  for (size_t i = 0; i < n; ++i) predStart[i + 1] += predStart[i];
+  for (size_t i = 0; i < n; ++i)
+    predStart[i + 1] += predStart[i];
   preds.assign(predStart[n], 0);
   std::vector<uint32_t> fill(predStart.begin(), predStart.end() - 1);
   for (uint32_t i = 0; i < n; ++i)
@@ -24,17 +25,20 @@ void FunctionCfg::computePreds() {
 }
 
 int32_t FunctionCfg::blockAt(uint64_t off) const {
-  auto it = std::upper_bound(blocks.begin(), blocks.end(), off, [](uint64_t o, const Block& b) { return o < b.offset; });
+  auto it = std::upper_bound(blocks.begin(), blocks.end(), off,
+                             [](uint64_t o, const Block& b) { return o < b.offset; });
   if (it == blocks.begin()) return -1;
   --it;
   return off < it->end ? static_cast<int32_t>(it - blocks.begin()) : -1;
 }
 
-std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op, std::span<const uint32_t> tiles) {
+std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op,
+                                      std::span<const uint32_t> tiles) {
   std::vector<TileUse> out;
   out.reserve(tiles.size());
   if (!op) { // unknown op: destination first, the rest are sources
-    for (size_t i = 0; i < tiles.size(); ++i) out.push_back({tiles[i], i > 0, i == 0, false});
+    for (size_t i = 0; i < tiles.size(); ++i)
+      out.push_back({tiles[i], i > 0, i == 0, false});
     return out;
   }
   const isa::OpInfo& info = isa::info(*op);
@@ -61,11 +65,14 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-bool endsWith(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+bool endsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
 
 } // namespace
 
-std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t fi, uint64_t* errorOffset) {
+std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t fi,
+                                                uint64_t* errorOffset) {
   auto at = [&](uint64_t off) {
     if (errorOffset) *errorOffset = off;
     return hex(off);
@@ -112,8 +119,10 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
           if (in.formInfo().fields[k].kind == enc::FieldKind::Label) label = static_cast<int>(k);
         if (in.form == enc::FormId::C_BSTART_FP) {
           int64_t br = in.get("BrType").value_or(1);
-          if (br == 7) b.transfer = Transfer::Ret;
-          else if (br != 1) return where + ": indirect branch at " + at(pos) + " (not supported by the linker)";
+          if (br == 7)
+            b.transfer = Transfer::Ret;
+          else if (br != 1)
+            return where + ": indirect branch at " + at(pos) + " (not supported by the linker)";
         } else if (endsWith(id, "_RET")) {
           b.transfer = Transfer::Ret;
         } else if (endsWith(id, "_IND")) {
@@ -134,7 +143,8 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
           int64_t ctl = in.get("CTL").value_or(0);
           if (ctl == 1 || ctl == 2) {
             b.kind = ctl == 1 ? BlockKind::SetFlag : BlockKind::WaitFlag;
-            auto sp = enc::pipeOfCode(in.get("PipeA").value_or(0)), dp = enc::pipeOfCode(in.get("PipeB").value_or(0));
+            auto sp = enc::pipeOfCode(in.get("PipeA").value_or(0)),
+                 dp = enc::pipeOfCode(in.get("PipeB").value_or(0));
             if (!sp || !dp) return where + ": bad pipe in the sync word at " + at(pos);
             b.srcPipe = *sp;
             b.dstPipe = *dp;
@@ -172,8 +182,11 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
         break;
       case enc::FormId::BSTOP:
       case enc::FormId::C_BSTOP:
-      case enc::FormId::L_BSTOP: open = false; break;
-      default: break;
+      case enc::FormId::L_BSTOP:
+        open = false;
+        break;
+      default:
+        break;
       }
     }
     pos += consumed;
@@ -184,8 +197,9 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
     if (b.kind == BlockKind::Tile)
       for (const TileUse& u : cfg.usesOf(b))
         if (u.tile >= f.tiles.size())
-          return where + ": the tile block at " + at(b.offset) + " names tile index " + std::to_string(u.tile) +
-                 " but the function has " + std::to_string(f.tiles.size()) + " tiles";
+          return where + ": the tile block at " + at(b.offset) + " names tile index " +
+                 std::to_string(u.tile) + " but the function has " +
+                 std::to_string(f.tiles.size()) + " tiles";
   // Successors.
   for (size_t i = 0; i < cfg.blocks.size(); ++i) {
     Block& b = cfg.blocks[i];
@@ -194,15 +208,23 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
     if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) {
       tb = target[i] >= 0 ? cfg.blockAt(static_cast<uint64_t>(target[i])) : -1;
       if (tb < 0 || cfg.blocks[static_cast<size_t>(tb)].offset != static_cast<uint64_t>(target[i]))
-        return where + ": the branch at " + at(b.offset) + " targets " + hex(static_cast<uint64_t>(target[i])) +
+        return where + ": the branch at " + at(b.offset) + " targets " +
+               hex(static_cast<uint64_t>(target[i])) +
                ", which is not a block start in the function";
     }
     switch (b.transfer) {
     case Transfer::Fall:
-    case Transfer::Call: b.succ[0] = next; break;
-    case Transfer::Direct: b.succ[0] = tb; break;
-    case Transfer::Cond: b.succ[0] = next, b.succ[1] = tb == next ? -1 : tb; break;
-    case Transfer::Ret: break;
+    case Transfer::Call:
+      b.succ[0] = next;
+      break;
+    case Transfer::Direct:
+      b.succ[0] = tb;
+      break;
+    case Transfer::Cond:
+      b.succ[0] = next, b.succ[1] = tb == next ? -1 : tb;
+      break;
+    case Transfer::Ret:
+      break;
     }
   }
   cfg.computePreds();

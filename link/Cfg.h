@@ -30,9 +30,10 @@ struct Block {
   uint64_t offset = 0, end = 0; // byte offsets into .text: [offset, end)
   Transfer transfer = Transfer::Fall;
   BlockKind kind = BlockKind::Scalar;
-  std::optional<isa::OpId> op;     // Tile blocks with a known op
+  std::optional<isa::OpId> op;        // Tile blocks with a known op
   uint32_t firstUse = 0, numUses = 0; // TileUse range in FunctionCfg::uses
-  isa::Pipe srcPipe = isa::Pipe::S, dstPipe = isa::Pipe::S; // SetFlag / WaitFlag; Barrier: its pipe (both)
+  isa::Pipe srcPipe = isa::Pipe::S,
+            dstPipe = isa::Pipe::S; // SetFlag / WaitFlag; Barrier: its pipe (both)
   int64_t eventId = 0;       // constant event id (GPR zero + uimm17); meaningful when !dynamicEvent
   bool dynamicEvent = false; // the id comes from a GPR
   uint64_t eventWord = UINT64_MAX; // .text offset of the B.DIM ->LB0 word, UINT64_MAX when absent
@@ -44,7 +45,9 @@ struct FunctionCfg {
   std::vector<TileUse> uses;
   std::vector<uint32_t> predStart, preds; // CSR: preds of b are preds[predStart[b]..predStart[b+1])
 
-  std::span<const TileUse> usesOf(const Block& b) const { return {uses.data() + b.firstUse, b.numUses}; }
+  std::span<const TileUse> usesOf(const Block& b) const {
+    return {uses.data() + b.firstUse, b.numUses};
+  }
   std::span<const uint32_t> predsOf(uint32_t b) const {
     return {preds.data() + predStart[b], predStart[b + 1] - predStart[b]};
   }

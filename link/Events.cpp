@@ -6,7 +6,9 @@
 
 namespace pto::link {
 
-unsigned hardwareEventIds(isa::Arch arch) { return isa::profile(arch).eventIdsPerPipePair; }
+unsigned hardwareEventIds(isa::Arch arch) {
+  return isa::profile(arch).eventIdsPerPipePair;
+}
 
 unsigned usableEventIds(isa::Arch arch, isa::Pipe src, isa::Pipe dst) {
   using isa::Pipe;
@@ -33,7 +35,8 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
   std::vector<std::pair<isa::Pipe, isa::Pipe>> varPipes(pipes);
   std::vector<int64_t> fixedId(m, -1);
   std::vector<std::string> varName;
-  for (size_t e = 0; e < m; ++e) varName.push_back("event @" + (e < names.size() ? names[e] : std::to_string(e)));
+  for (size_t e = 0; e < m; ++e)
+    varName.push_back("event @" + (e < names.size() ? names[e] : std::to_string(e)));
   std::map<std::tuple<int, int, int64_t>, uint32_t> explicitVar;
   std::vector<std::vector<uint32_t>> sets(m), waits(m);
   std::vector<int32_t> blockVar(nb, -1);
@@ -68,12 +71,14 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
                               EventErrorKind::IdOutOfRange});
         continue;
       }
-      auto key = std::tuple(static_cast<int>(blk.srcPipe), static_cast<int>(blk.dstPipe), blk.eventId);
+      auto key =
+          std::tuple(static_cast<int>(blk.srcPipe), static_cast<int>(blk.dstPipe), blk.eventId);
       auto [it, fresh] = explicitVar.try_emplace(key, static_cast<uint32_t>(varPipes.size()));
       if (fresh) {
         varPipes.push_back({blk.srcPipe, blk.dstPipe});
         fixedId.push_back(blk.eventId);
-        varName.push_back("event id " + std::to_string(blk.eventId) + " for " + pairName(blk.srcPipe, blk.dstPipe));
+        varName.push_back("event id " + std::to_string(blk.eventId) + " for " +
+                          pairName(blk.srcPipe, blk.dstPipe));
         sets.emplace_back();
         waits.emplace_back();
       }
@@ -88,8 +93,8 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
   std::vector<std::vector<VarRef>> refs(nv);
   for (uint32_t b = 0; b < nb; ++b)
     if (blockVar[b] >= 0)
-      refs[static_cast<size_t>(blockVar[b])].push_back({b, cfg.blocks[b].kind == BlockKind::WaitFlag,
-                                                        cfg.blocks[b].kind == BlockKind::SetFlag});
+      refs[static_cast<size_t>(blockVar[b])].push_back(
+          {b, cfg.blocks[b].kind == BlockKind::WaitFlag, cfg.blocks[b].kind == BlockKind::SetFlag});
   std::vector<Interval> live = liveIntervals(cfg, refs);
   // Forward: from each set until the waits; another set on the way is a reuse while pending.
   std::vector<uint32_t> stamp(nb, 0), stack, seenAt(nb, 0);
@@ -102,8 +107,10 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
       iv.start = std::min(iv.start, b);
       iv.end = std::max(iv.end, b);
     };
-    for (uint32_t s : sets[v]) role[s] = 1;
-    for (uint32_t w : waits[v]) role[w] = 2;
+    for (uint32_t s : sets[v])
+      role[s] = 1;
+    for (uint32_t w : waits[v])
+      role[w] = 2;
     uint32_t st = static_cast<uint32_t>(v + 1);
     bool reported = false;
     for (uint32_t s : sets[v]) {
@@ -172,25 +179,33 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
         if (sets[v].empty()) {
           e.message = what + " has no set_flag at all (it would wait forever)";
         } else {
-          e.message = what + " can be reached with no set_flag before it: the set_flag at {other} is not on every "
-                             "path to it (a branch that skips it, or a loop that runs zero times)";
+          e.message =
+              what +
+              " can be reached with no set_flag before it: the set_flag at {other} is not on every "
+              "path to it (a branch that skips it, or a loop that runs zero times)";
           e.related = {static_cast<int32_t>(sets[v].front())};
         }
       } else if (static_cast<uint32_t>(other) == w) {
-        e.message = what + " runs again on the next loop iteration with no set_flag since it consumed the one "
-                           "at {other}";
+        e.message =
+            what +
+            " runs again on the next loop iteration with no set_flag since it consumed the one "
+            "at {other}";
         e.related = {static_cast<int32_t>(sets[v].empty() ? w : sets[v].front())};
       } else {
-        e.message = what + " can be reached after the wait_flag at {other} with no set_flag in between: the set "
-                           "it needs was consumed there";
+        e.message =
+            what +
+            " can be reached after the wait_flag at {other} with no set_flag in between: the set "
+            "it needs was consumed there";
         e.related = {other};
       }
       if (v < m) e.events = {static_cast<uint32_t>(v)};
       out.errors.push_back(std::move(e));
       break; // one per event
     }
-    for (uint32_t s : sets[v]) role[s] = 0;
-    for (uint32_t w : waits[v]) role[w] = 0;
+    for (uint32_t s : sets[v])
+      role[s] = 0;
+    for (uint32_t w : waits[v])
+      role[w] = 0;
   }
   // Interval colouring per pipe pair.
   std::map<std::pair<isa::Pipe, isa::Pipe>, std::vector<uint32_t>> byPair;
@@ -200,7 +215,8 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
     const unsigned usable = usableEventIds(arch, pair.first, pair.second);
     std::vector<std::vector<uint32_t>> fixed(hw); // explicit variables per id
     std::vector<uint32_t> symbolic;
-    for (uint32_t v : vars) (v < m ? symbolic : fixed[static_cast<size_t>(fixedId[v])]).push_back(v);
+    for (uint32_t v : vars)
+      (v < m ? symbolic : fixed[static_cast<size_t>(fixedId[v])]).push_back(v);
     std::sort(symbolic.begin(), symbolic.end(), [&](uint32_t a, uint32_t b) {
       return std::pair(live[a].start, a) < std::pair(live[b].start, b);
     });
@@ -212,7 +228,8 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
       for (unsigned id = 0; id < usable && chosen < 0; ++id) {
         if (busyUntil[id] >= static_cast<int64_t>(iv.start)) continue;
         bool clash = false;
-        for (uint32_t f : fixed[id]) clash |= live[f].overlaps(iv);
+        for (uint32_t f : fixed[id])
+          clash |= live[f].overlaps(iv);
         if (!clash) chosen = static_cast<int32_t>(id);
       }
       if (chosen < 0) {
@@ -244,7 +261,8 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
       out.id[v] = chosen;
     }
   }
-  for (size_t e = 0; e < m; ++e) out.pending[e] = live[e];
+  for (size_t e = 0; e < m; ++e)
+    out.pending[e] = live[e];
   return out;
 }
 

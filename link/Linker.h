@@ -17,22 +17,23 @@ struct InputObject {
 
 /// How the linker treats the sync of each function (docs/sync.md, section 5).
 enum class SyncMode : uint8_t {
-  Auto,   // default: a function with no explicit sync gets it inserted; one with explicit sync is checked
+  Auto,   // default: a function with no explicit sync gets it inserted; one with explicit sync is
+          // checked
   Insert, // --auto-sync: insert what is missing in every function, then check
   Check,  // --no-auto-sync: insert nothing; every race is an error
 };
 
 struct LinkOptions {
-  std::vector<std::string> entries;  // --entry: the exported kernels (default: pto.entry functions)
-  std::optional<isa::Arch> arch;     // --arch: every object must be for this arch
-  SyncMode sync = SyncMode::Auto;    // --auto-sync / --no-auto-sync (docs/sync.md)
-  bool allowRaces = false;           // --allow-races: a race is a warning, not an error
+  std::vector<std::string> entries; // --entry: the exported kernels (default: pto.entry functions)
+  std::optional<isa::Arch> arch;    // --arch: every object must be for this arch
+  SyncMode sync = SyncMode::Auto;   // --auto-sync / --no-auto-sync (docs/sync.md)
+  bool allowRaces = false;          // --allow-races: a race is a warning, not an error
 };
 
 struct Diagnostic {
   bool note = false;
   bool warning = false; // neither: an error
-  std::string text; // "file:line:col: message (in @fn, obj.o)" or "message"
+  std::string text;     // "file:line:col: message (in @fn, obj.o)" or "message"
 };
 
 /// One line of the map: where a tile lives and when.
@@ -58,8 +59,8 @@ struct MapEvent {
 
 /// The sync mode one function got, and why (the map's "Sync" section, pto-ld -v).
 struct FunctionSync {
-  bool inserted = false;     // the linker placed sync (auto mode); otherwise it only checked
-  bool explicitSync = false; // the source has set_flag / wait_flag / barrier blocks
+  bool inserted = false;          // the linker placed sync (auto mode); otherwise it only checked
+  bool explicitSync = false;      // the source has set_flag / wait_flag / barrier blocks
   size_t pairs = 0, barriers = 0; // what was inserted
   /// "auto: sync inserted (no explicit sync in the source), 3 pair(s), 1 barrier(s)" and the like.
   std::string describe(SyncMode mode) const;
@@ -80,7 +81,9 @@ struct LinkResult {
 LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts);
 
 /// The diagnostic's prefix as pto-ld prints it: "error: ", "warning: " or "note: ".
-inline const char* severity(const Diagnostic& d) { return d.note ? "note: " : d.warning ? "warning: " : "error: "; }
+inline const char* severity(const Diagnostic& d) {
+  return d.note ? "note: " : d.warning ? "warning: " : "error: ";
+}
 
 /// The -Map text (docs/linking.md, "The map file").
 std::string formatMap(const LinkResult& r);

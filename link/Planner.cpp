@@ -16,7 +16,9 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
+uint64_t alignUp(uint64_t v, uint64_t a) {
+  return a <= 1 ? v : (v + a - 1) / a * a;
+}
 
 constexpr uint64_t kInfinity = uint64_t{1} << 62;
 
@@ -80,7 +82,8 @@ private:
 
 } // namespace
 
-std::vector<Interval> liveIntervals(const FunctionCfg& cfg, const std::vector<std::vector<VarRef>>& refs,
+std::vector<Interval> liveIntervals(const FunctionCfg& cfg,
+                                    const std::vector<std::vector<VarRef>>& refs,
                                     std::vector<bool>* liveAtEntry) {
   size_t nb = cfg.blocks.size();
   std::vector<uint32_t> killStamp(nb, 0), inStamp(nb, 0), outStamp(nb, 0), stack;
@@ -149,8 +152,9 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
         PlanError e;
         e.kind = PlanError::Kind::ViewOutOfParent;
         e.loc = tiles[root[i]].loc;
-        e.message = "view %" + tiles[i].name + " (" + std::to_string(tiles[i].bytes) + " bytes at +" +
-                    std::to_string(tiles[i].aliasOffset) + ") extends past its parent %" + parent.name + " (" +
+        e.message = "view %" + tiles[i].name + " (" + std::to_string(tiles[i].bytes) +
+                    " bytes at +" + std::to_string(tiles[i].aliasOffset) +
+                    ") extends past its parent %" + parent.name + " (" +
                     std::to_string(parent.bytes) + " bytes)";
         e.tiles = {i};
         res.errors.push_back(std::move(e));
@@ -160,7 +164,8 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
     }
   }
   std::vector<uint64_t> storage(n, 0);
-  for (uint32_t i = 0; i < n; ++i) storage[root[i]] = std::max(storage[root[i]], rootOffset[i] + tiles[i].bytes);
+  for (uint32_t i = 0; i < n; ++i)
+    storage[root[i]] = std::max(storage[root[i]], rootOffset[i] + tiles[i].bytes);
   // References per storage root, merged per block.
   std::vector<std::vector<VarRef>> refs(n);
   for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
@@ -183,7 +188,8 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
     }
   }
   std::vector<Interval> live = liveIntervals(cfg, refs);
-  for (uint32_t i = 0; i < n; ++i) res.live[i] = live[root[i]];
+  for (uint32_t i = 0; i < n; ++i)
+    res.live[i] = live[root[i]];
   // Per buffer.
   for (unsigned l = 0; l < 7; ++l) {
     const isa::Loc loc = static_cast<isa::Loc>(l);
@@ -191,7 +197,8 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
     const uint64_t align = std::max<uint64_t>(1, spec.alignment), cap = spec.capacity;
     std::vector<uint32_t> manual, planned;
     for (uint32_t i = 0; i < n; ++i)
-      if (root[i] == i && tiles[i].loc == loc) (tiles[i].manual >= 0 ? manual : planned).push_back(i);
+      if (root[i] == i && tiles[i].loc == loc)
+        (tiles[i].manual >= 0 ? manual : planned).push_back(i);
     if (manual.empty() && planned.empty()) continue;
     uint64_t high = 0;
     std::string bufName(isa::spelling(loc));
@@ -206,8 +213,8 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
         e.kind = PlanError::Kind::Misaligned;
         e.loc = loc;
         e.tiles = {m};
-        e.message = "tile %" + tiles[m].name + " is placed at " + hex(off) + " in " + bufName + ", which is not " +
-                    std::to_string(align) + "-byte aligned";
+        e.message = "tile %" + tiles[m].name + " is placed at " + hex(off) + " in " + bufName +
+                    ", which is not " + std::to_string(align) + "-byte aligned";
         res.errors.push_back(std::move(e));
       }
       if (off + storage[m] > cap) {
@@ -217,8 +224,9 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
         e.tiles = {m};
         e.needed = off + storage[m];
         e.available = cap;
-        e.message = "tile %" + tiles[m].name + " at " + hex(off) + " (" + std::to_string(storage[m]) + " bytes) ends at " +
-                    hex(off + storage[m]) + ", past the end of " + bufName + " (" + std::to_string(cap) + " bytes)";
+        e.message = "tile %" + tiles[m].name + " at " + hex(off) + " (" +
+                    std::to_string(storage[m]) + " bytes) ends at " + hex(off + storage[m]) +
+                    ", past the end of " + bufName + " (" + std::to_string(cap) + " bytes)";
         res.errors.push_back(std::move(e));
       }
     }
@@ -240,9 +248,9 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
             e.kind = PlanError::Kind::ManualOverlap;
             e.loc = loc;
             e.tiles = {m, a};
-            e.message = "tiles %" + tiles[m].name + " [" + hex(mo) + ", " + hex(mo + storage[m]) + ") and %" +
-                        tiles[a].name + " [" + hex(ao) + ", " + hex(ao + storage[a]) + ") overlap in " + bufName +
-                        " while both are live";
+            e.message = "tiles %" + tiles[m].name + " [" + hex(mo) + ", " + hex(mo + storage[m]) +
+                        ") and %" + tiles[a].name + " [" + hex(ao) + ", " + hex(ao + storage[a]) +
+                        ") overlap in " + bufName + " while both are live";
             res.errors.push_back(std::move(e));
           }
         }
@@ -269,7 +277,8 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
       while (!active.empty() && active.top().first < iv.start) {
         uint32_t done = active.top().second;
         active.pop();
-        holes.release(static_cast<uint64_t>(res.offset[done]), alignUp(std::max<uint64_t>(storage[done], 1), align));
+        holes.release(static_cast<uint64_t>(res.offset[done]),
+                      alignUp(std::max<uint64_t>(storage[done], 1), align));
       }
       uint64_t size = alignUp(std::max<uint64_t>(storage[t], 1), align);
       uint64_t off = holes.allocate(size, align, [&](uint64_t a, uint64_t sz) -> uint64_t {
@@ -294,12 +303,15 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
           ev.push_back({live[t].start, static_cast<int64_t>(storage[t])});
           ev.push_back({live[t].end + 1, -static_cast<int64_t>(storage[t])});
         }
-      std::sort(ev.begin(), ev.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+      std::sort(ev.begin(), ev.end(), [](auto& a, auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second < b.second;
+      });
       int64_t cur = 0, best = -1;
       uint32_t at = 0;
       for (size_t k = 0; k < ev.size(); ++k) {
         cur += ev[k].second;
-        if ((k + 1 == ev.size() || ev[k + 1].first != ev[k].first) && cur > best) best = cur, at = ev[k].first;
+        if ((k + 1 == ev.size() || ev[k + 1].first != ev[k].first) && cur > best)
+          best = cur, at = ev[k].first;
       }
       PlanError e;
       e.kind = PlanError::Kind::Overflow;
@@ -308,11 +320,12 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
       e.available = cap;
       for (uint32_t t : all)
         if (!live[t].empty() && live[t].start <= at && at <= live[t].end) e.peak.push_back(t);
-      std::sort(e.peak.begin(), e.peak.end(), [&](uint32_t a, uint32_t b) { return res.offset[a] < res.offset[b]; });
+      std::sort(e.peak.begin(), e.peak.end(),
+                [&](uint32_t a, uint32_t b) { return res.offset[a] < res.offset[b]; });
       e.tiles = e.peak;
-      e.message = "buffer " + bufName + " overflows: needs " + std::to_string(high) + " bytes, " + std::to_string(cap) +
-                  " available (" + std::to_string(e.peak.size()) + " tiles, " + std::to_string(best) +
-                  " bytes live at the peak)";
+      e.message = "buffer " + bufName + " overflows: needs " + std::to_string(high) + " bytes, " +
+                  std::to_string(cap) + " available (" + std::to_string(e.peak.size()) +
+                  " tiles, " + std::to_string(best) + " bytes live at the peak)";
       res.errors.push_back(std::move(e));
     }
   }
@@ -325,7 +338,8 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
   return res;
 }
 
-std::optional<std::string> checkPlan(std::span<const PlanTile> tiles, const PlanResult& r, isa::Arch arch) {
+std::optional<std::string> checkPlan(std::span<const PlanTile> tiles, const PlanResult& r,
+                                     isa::Arch arch) {
   const size_t n = tiles.size();
   std::vector<uint32_t> roots;
   std::vector<uint64_t> storage(n, 0);
@@ -345,14 +359,17 @@ std::optional<std::string> checkPlan(std::span<const PlanTile> tiles, const Plan
     const isa::BufferSpec& s = isa::buffer(arch, tiles[i].loc);
     if (r.offset[i] < 0 || static_cast<uint64_t>(r.offset[i]) % s.alignment)
       return "%" + tiles[i].name + " is misaligned at " + std::to_string(r.offset[i]);
-    if (static_cast<uint64_t>(r.offset[i]) + storage[i] > s.capacity) return "%" + tiles[i].name + " is out of bounds";
-    if (tiles[i].manual >= 0 && r.offset[i] != tiles[i].manual) return "%" + tiles[i].name + " moved from its manual address";
+    if (static_cast<uint64_t>(r.offset[i]) + storage[i] > s.capacity)
+      return "%" + tiles[i].name + " is out of bounds";
+    if (tiles[i].manual >= 0 && r.offset[i] != tiles[i].manual)
+      return "%" + tiles[i].name + " moved from its manual address";
   }
   for (size_t x = 0; x < roots.size(); ++x)
     for (size_t y = x + 1; y < roots.size(); ++y) {
       uint32_t a = roots[x], b = roots[y];
       if (tiles[a].loc != tiles[b].loc || !r.live[a].overlaps(r.live[b])) continue;
-      if (tiles[a].manual >= 0 && tiles[b].manual >= 0) continue; // the user's choice, reported separately
+      if (tiles[a].manual >= 0 && tiles[b].manual >= 0)
+        continue; // the user's choice, reported separately
       uint64_t ao = static_cast<uint64_t>(r.offset[a]), bo = static_cast<uint64_t>(r.offset[b]);
       if (ao < bo + storage[b] && bo < ao + storage[a])
         return "%" + tiles[a].name + " and %" + tiles[b].name + " are live together and overlap";

@@ -17,7 +17,9 @@ namespace pto::link {
 struct Interval {
   uint32_t start = 1, end = 0;
   bool empty() const { return start > end; }
-  bool overlaps(const Interval& o) const { return !empty() && !o.empty() && start <= o.end && o.start <= end; }
+  bool overlaps(const Interval& o) const {
+    return !empty() && !o.empty() && start <= o.end && o.start <= end;
+  }
 };
 
 /// One reference of a variable in a block (after merging all references in the block).
@@ -30,16 +32,17 @@ struct VarRef {
 /// Backward liveness by path exploration for `numVars` variables whose references are given
 /// per variable (sorted by block). Returns, per variable, the hull of every block where it is
 /// live or referenced; `liveAtEntry[v]` tells whether it is live into block 0.
-std::vector<Interval> liveIntervals(const FunctionCfg& cfg, const std::vector<std::vector<VarRef>>& refs,
+std::vector<Interval> liveIntervals(const FunctionCfg& cfg,
+                                    const std::vector<std::vector<VarRef>>& refs,
                                     std::vector<bool>* liveAtEntry = nullptr);
 
 /// The planner's view of a tile descriptor.
 struct PlanTile {
   std::string name;
   isa::Loc loc = isa::Loc::Vec;
-  uint64_t bytes = 0;    // storage size
-  int64_t manual = -1;   // fixed byte offset (obj::kUnplaced = -1: plan it)
-  int32_t aliasOf = -1;  // a view of this earlier tile
+  uint64_t bytes = 0;   // storage size
+  int64_t manual = -1;  // fixed byte offset (obj::kUnplaced = -1: plan it)
+  int32_t aliasOf = -1; // a view of this earlier tile
   uint64_t aliasOffset = 0;
 };
 
@@ -47,17 +50,24 @@ struct PlanTile {
 uint64_t tileBytes(const obj::TileDesc& t);
 
 struct PlanError {
-  enum class Kind { Overflow, Misaligned, OutOfBounds, ManualOverlap, ViewOutOfParent } kind = Kind::Overflow;
+  enum class Kind {
+    Overflow,
+    Misaligned,
+    OutOfBounds,
+    ManualOverlap,
+    ViewOutOfParent
+  } kind = Kind::Overflow;
   isa::Loc loc = isa::Loc::Vec;
-  std::string message;          // without location
-  std::vector<uint32_t> tiles;  // the tiles concerned (first one locates the error)
-  std::vector<uint32_t> peak;   // Overflow: the tiles live at the peak, by offset
+  std::string message;         // without location
+  std::vector<uint32_t> tiles; // the tiles concerned (first one locates the error)
+  std::vector<uint32_t> peak;  // Overflow: the tiles live at the peak, by offset
   uint64_t needed = 0, available = 0;
 };
 
 struct PlanResult {
-  std::vector<int64_t> offset;     // per tile: absolute byte offset in its buffer (views: root + offset)
-  std::vector<Interval> live;      // per tile: the live range of its storage (the root's)
+  std::vector<int64_t>
+      offset;                 // per tile: absolute byte offset in its buffer (views: root + offset)
+  std::vector<Interval> live; // per tile: the live range of its storage (the root's)
   std::vector<int32_t> firstBlock; // per tile: the first block that names it (-1: never)
   std::vector<bool> manual;        // per tile: the storage was placed by hand
   std::array<uint64_t, 7> used{};  // per buffer: bytes needed (highest end)
@@ -70,6 +80,7 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
 
 /// Independent check of a plan (for tests): every storage aligned and in bounds, no two
 /// storages of one buffer whose live ranges overlap share a byte. Returns the first violation.
-std::optional<std::string> checkPlan(std::span<const PlanTile> tiles, const PlanResult& r, isa::Arch arch);
+std::optional<std::string> checkPlan(std::span<const PlanTile> tiles, const PlanResult& r,
+                                     isa::Arch arch);
 
 } // namespace pto::link

@@ -14,7 +14,8 @@ OffsetMap::OffsetMap(std::vector<std::pair<uint64_t, uint64_t>> sizes) {
   uint64_t sum = 0;
   for (size_t i = 0; i < sizes.size();) {
     uint64_t off = sizes[i].first, here = 0;
-    for (; i < sizes.size() && sizes[i].first == off; ++i) here += sizes[i].second;
+    for (; i < sizes.size() && sizes[i].first == off; ++i)
+      here += sizes[i].second;
     at_.push_back(off);
     prefix_.push_back(sum);
     sum += here;
@@ -41,30 +42,38 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-bool endsWith(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+bool endsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
 
 } // namespace
 
-std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in, std::vector<Insertion> ins) {
+std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in,
+                                                       std::vector<Insertion> ins) {
   std::stable_sort(ins.begin(), ins.end(), [](const Insertion& a, const Insertion& b) {
     return a.offset != b.offset ? a.offset < b.offset : (!a.entry && b.entry);
   });
   for (const Insertion& i : ins)
-    if (i.offset > in.text.size()) return "insertion at " + hex(i.offset) + " is past the end of .text";
+    if (i.offset > in.text.size())
+      return "insertion at " + hex(i.offset) + " is past the end of .text";
   std::vector<std::pair<uint64_t, uint64_t>> sizes;
   sizes.reserve(ins.size());
-  for (const Insertion& i : ins) sizes.push_back({i.offset, i.bytes.size()});
+  for (const Insertion& i : ins)
+    sizes.push_back({i.offset, i.bytes.size()});
   const OffsetMap map(sizes);
   // Where a branch to an old offset lands: after the fall-through-only insertions there.
   auto target = [&](uint64_t off) {
     uint64_t t = map.before(off);
-    auto it = std::lower_bound(ins.begin(), ins.end(), off, [](const Insertion& a, uint64_t o) { return a.offset < o; });
-    for (; it != ins.end() && it->offset == off && !it->entry; ++it) t += it->bytes.size();
+    auto it = std::lower_bound(ins.begin(), ins.end(), off,
+                               [](const Insertion& a, uint64_t o) { return a.offset < o; });
+    for (; it != ins.end() && it->offset == off && !it->entry; ++it)
+      t += it->bytes.size();
     return t;
   };
   obj::ObjectFile out = in;
   out.text.clear();
-  out.text.reserve(in.text.size() + (sizes.empty() ? 0 : map.after(in.text.size()) - in.text.size()));
+  out.text.reserve(in.text.size() +
+                   (sizes.empty() ? 0 : map.after(in.text.size()) - in.text.size()));
   size_t next = 0;
   for (uint64_t pos = 0; pos <= in.text.size(); ++pos) {
     for (; next < ins.size() && ins[next].offset == pos; ++next) {
@@ -82,9 +91,12 @@ std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in
     }
     if (pos < in.text.size()) out.text.push_back(in.text[pos]);
   }
-  for (size_t k = 0; k < in.relocs.size(); ++k) out.relocs[k].offset = map.after(in.relocs[k].offset);
-  for (size_t k = 0; k < in.lines.size(); ++k) out.lines[k].textOffset = map.after(in.lines[k].textOffset);
-  std::stable_sort(out.lines.begin(), out.lines.end(), [](auto& a, auto& b) { return a.textOffset < b.textOffset; });
+  for (size_t k = 0; k < in.relocs.size(); ++k)
+    out.relocs[k].offset = map.after(in.relocs[k].offset);
+  for (size_t k = 0; k < in.lines.size(); ++k)
+    out.lines[k].textOffset = map.after(in.lines[k].textOffset);
+  std::stable_sort(out.lines.begin(), out.lines.end(),
+                   [](auto& a, auto& b) { return a.textOffset < b.textOffset; });
   // Functions and their branches.
   for (size_t f = 0; f < in.functions.size(); ++f) {
     const obj::Function& fn = in.functions[f];
@@ -102,7 +114,8 @@ std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in
       int label = -1;
       for (size_t k = 0; k < r->formInfo().fields.size(); ++k)
         if (r->formInfo().fields[k].kind == enc::FieldKind::Label) label = static_cast<int>(k);
-      if (label >= 0 && (endsWith(id, "_DIRECT") || endsWith(id, "_COND")) && id.find("CALL") == std::string_view::npos) {
+      if (label >= 0 && (endsWith(id, "_DIRECT") || endsWith(id, "_COND")) &&
+          id.find("CALL") == std::string_view::npos) {
         int64_t oldTarget = static_cast<int64_t>(pos) + 2 * r->field[static_cast<size_t>(label)];
         if (oldTarget >= static_cast<int64_t>(start) && oldTarget < static_cast<int64_t>(end)) {
           uint64_t newPos = map.after(pos), newTarget = target(static_cast<uint64_t>(oldTarget));

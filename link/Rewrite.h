@@ -27,7 +27,8 @@ struct Insertion {
 /// (for `after`) every insertion at the offset itself.
 class OffsetMap {
 public:
-  explicit OffsetMap(std::vector<std::pair<uint64_t, uint64_t>> sortedSizes); // (offset, bytes), sorted
+  explicit OffsetMap(
+      std::vector<std::pair<uint64_t, uint64_t>> sortedSizes); // (offset, bytes), sorted
   uint64_t before(uint64_t off) const;
   uint64_t after(uint64_t off) const;
 
@@ -39,6 +40,7 @@ private:
 /// within the fall-through-only and the entry group). An insertion must be at a word boundary
 /// inside a function, or at its start. Fails when a branch no longer reaches its target with
 /// its encoding (a compact C.BSTART with a short offset).
-std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& obj, std::vector<Insertion> insertions);
+std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& obj,
+                                                       std::vector<Insertion> insertions);
 
 } // namespace pto::link

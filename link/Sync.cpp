@@ -12,8 +12,8 @@ namespace pto::link {
 
 namespace enc = isa::enc;
 
-std::vector<std::optional<isa::Pipe>> blockPipes(const FunctionCfg& cfg, std::span<const obj::TileDesc> tiles,
-                                                 isa::Arch arch) {
+std::vector<std::optional<isa::Pipe>>
+blockPipes(const FunctionCfg& cfg, std::span<const obj::TileDesc> tiles, isa::Arch arch) {
   std::vector<std::optional<isa::Pipe>> out(cfg.blocks.size());
   for (size_t b = 0; b < cfg.blocks.size(); ++b) {
     const Block& blk = cfg.blocks[b];
@@ -35,7 +35,9 @@ std::vector<std::optional<isa::Pipe>> blockPipes(const FunctionCfg& cfg, std::sp
 
 namespace {
 
-unsigned pipeBit(isa::Pipe p) { return 1u << static_cast<unsigned>(p); }
+unsigned pipeBit(isa::Pipe p) {
+  return 1u << static_cast<unsigned>(p);
+}
 
 /// One access that later accesses may still conflict with.
 struct Pending {
@@ -49,8 +51,10 @@ struct Pending {
 using State = std::vector<Pending>;
 
 uint16_t signalCode(const Block& b) {
-  unsigned id = b.dynamicEvent || b.eventId < 0 || b.eventId > 7 ? 8u : static_cast<unsigned>(b.eventId);
-  return static_cast<uint16_t>((static_cast<unsigned>(b.srcPipe) * 8 + static_cast<unsigned>(b.dstPipe)) * 9 + id);
+  unsigned id =
+      b.dynamicEvent || b.eventId < 0 || b.eventId > 7 ? 8u : static_cast<unsigned>(b.eventId);
+  return static_cast<uint16_t>(
+      (static_cast<unsigned>(b.srcPipe) * 8 + static_cast<unsigned>(b.dstPipe)) * 9 + id);
 }
 
 /// Merges `src` into `dst` (a path join): an access pending on either path stays pending, with
@@ -74,7 +78,8 @@ bool mergeInto(State& dst, State src) {
       const Pending& q = src[j++];
       uint8_t vis = p.vis & q.vis;
       std::vector<uint16_t> sig;
-      std::set_intersection(p.sig.begin(), p.sig.end(), q.sig.begin(), q.sig.end(), std::back_inserter(sig));
+      std::set_intersection(p.sig.begin(), p.sig.end(), q.sig.begin(), q.sig.end(),
+                            std::back_inserter(sig));
       if (vis != p.vis || sig.size() != p.sig.size()) changed = true;
       p.vis = vis;
       p.sig = std::move(sig);
@@ -96,13 +101,14 @@ bool overlaps(const TileSpan& a, const TileSpan& b) {
 bool covers(const TileSpan& outer, uint32_t outerTile, const TileSpan& inner, uint32_t innerTile) {
   if (outerTile == innerTile) return true;
   if (outer.loc != inner.loc || outer.offset < 0 || inner.offset < 0) return false;
-  return outer.offset <= inner.offset &&
-         static_cast<uint64_t>(inner.offset) + inner.bytes <= static_cast<uint64_t>(outer.offset) + outer.bytes;
+  return outer.offset <= inner.offset && static_cast<uint64_t>(inner.offset) + inner.bytes <=
+                                             static_cast<uint64_t>(outer.offset) + outer.bytes;
 }
 
 } // namespace
 
-std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<const std::optional<isa::Pipe>> pipes,
+std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
+                                              std::span<const std::optional<isa::Pipe>> pipes,
                                               std::span<const TileSpan> spans, isa::Arch arch) {
   const size_t nb = cfg.blocks.size();
   std::vector<Dependency> deps;
@@ -149,7 +155,8 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<
       break;
     }
     case BlockKind::Barrier:
-      if (blk.srcPipe == isa::Pipe::All) st.clear();
+      if (blk.srcPipe == isa::Pipe::All)
+        st.clear();
       else
         for (Pending& p : st)
           if (p.pipe == blk.srcPipe) p.vis |= static_cast<uint8_t>(pipeBit(blk.srcPipe));
@@ -159,15 +166,20 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<
       const bool needBarrier = isa::needsIntraPipeBarrier(arch, q);
       uses.clear();
       for (const TileUse& u : cfg.usesOf(blk)) {
-        auto it = std::find_if(uses.begin(), uses.end(), [&](const Use& x) { return x.tile == u.tile; });
-        if (it == uses.end()) uses.push_back({u.tile, u.read, u.write});
-        else it->read |= u.read, it->write |= u.write;
+        auto it =
+            std::find_if(uses.begin(), uses.end(), [&](const Use& x) { return x.tile == u.tile; });
+        if (it == uses.end())
+          uses.push_back({u.tile, u.read, u.write});
+        else
+          it->read |= u.read, it->write |= u.write;
       }
       for (const Use& u : uses) {
         const TileSpan us = spanOf(u.tile);
         for (Pending& p : st) {
-          if (!(p.write || u.write) || !overlaps(spanOf(p.tile), us)) continue; // p.block == b: the previous iteration
-          bool ordered = p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
+          if (!(p.write || u.write) || !overlaps(spanOf(p.tile), us))
+            continue; // p.block == b: the previous iteration
+          bool ordered =
+              p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
           if (ordered) continue;
           // The sync that will order this dependency orders every later op of pipe q after p
           // (a pipe runs in order): later accesses on q need no second one.
@@ -197,10 +209,12 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<
         });
       }
       for (const Use& u : uses)
-        st.push_back({b, u.tile, q, u.write, static_cast<uint8_t>(needBarrier ? 0 : pipeBit(q)), {}});
+        st.push_back(
+            {b, u.tile, q, u.write, static_cast<uint8_t>(needBarrier ? 0 : pipeBit(q)), {}});
       break;
     }
-    default: break;
+    default:
+      break;
     }
     int32_t succ[2] = {blk.succ[0], blk.succ[1]};
     int n = (succ[0] >= 0) + (succ[1] >= 0);
@@ -235,10 +249,12 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<
 
 std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
   std::vector<uint8_t> out;
-  for (const enc::Inst& in : {enc::extControl(set ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG, src, dst),
-                              enc::bDim(0, 0, id), enc::bstop()}) {
+  for (const enc::Inst& in :
+       {enc::extControl(set ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG, src, dst),
+        enc::bDim(0, 0, id), enc::bstop()}) {
     auto e = enc::encode(in);
-    for (unsigned k = 0; k < e->bits / 8; ++k) out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
+    for (unsigned k = 0; k < e->bits / 8; ++k)
+      out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
   }
   return out;
 }
@@ -247,7 +263,8 @@ std::vector<uint8_t> barrierBlockBytes(isa::Pipe pipe) {
   std::vector<uint8_t> out;
   for (const enc::Inst& in : {enc::extControl(enc::ExtCtl::PIPE_BARRIER, pipe), enc::bstop()}) {
     auto e = enc::encode(in);
-    for (unsigned k = 0; k < e->bits / 8; ++k) out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
+    for (unsigned k = 0; k < e->bits / 8; ++k)
+      out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
   }
   return out;
 }
@@ -264,13 +281,17 @@ struct Spot {
 
 } // namespace
 
-AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps, uint32_t function,
-                          uint32_t firstEvent, const std::string& prefix, const std::set<uint32_t>& asBarrier) {
+AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps,
+                          uint32_t function, uint32_t firstEvent, const std::string& prefix,
+                          const std::set<uint32_t>& asBarrier) {
   AutoSyncPlan plan;
   const auto& blocks = cfg.blocks;
-  auto single = [&](int32_t s) { return s >= 0 && cfg.predsOf(static_cast<uint32_t>(s)).size() == 1; };
+  auto single = [&](int32_t s) {
+    return s >= 0 && cfg.predsOf(static_cast<uint32_t>(s)).size() == 1;
+  };
   auto isBranch = [&](const Block& b) {
-    return b.transfer == Transfer::Direct || b.transfer == Transfer::Cond || b.transfer == Transfer::Ret;
+    return b.transfer == Transfer::Direct || b.transfer == Transfer::Cond ||
+           b.transfer == Transfer::Ret;
   };
   // The straight line of blocks after `from`: where its wait goes, and whether `to` is on it.
   struct Line {
@@ -313,7 +334,9 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
   };
   auto loopTop = [&](uint32_t latch, uint32_t to) -> std::optional<Loop> {
     const Block& lb = blocks[latch];
-    if (lb.transfer != Transfer::Direct || lb.succ[0] < 0 || static_cast<uint32_t>(lb.succ[0]) > latch) return std::nullopt;
+    if (lb.transfer != Transfer::Direct || lb.succ[0] < 0 ||
+        static_cast<uint32_t>(lb.succ[0]) > latch)
+      return std::nullopt;
     uint32_t h = static_cast<uint32_t>(lb.succ[0]);
     if (cfg.predsOf(h).size() != 2 || to <= h || to >= latch) return std::nullopt;
     // The exit: the header line's conditional block leaves the loop.
@@ -329,7 +352,8 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
         cur = static_cast<uint32_t>(cb.succ[0]);
         break;
       }
-      if (cb.succ[0] < 0 || cb.succ[1] >= 0 || (cur != h && !single(static_cast<int32_t>(cur)))) return std::nullopt;
+      if (cb.succ[0] < 0 || cb.succ[1] >= 0 || (cur != h && !single(static_cast<int32_t>(cur))))
+        return std::nullopt;
       if (cur == to) return std::nullopt;
       cur = static_cast<uint32_t>(cb.succ[0]);
       if (!single(static_cast<int32_t>(cur))) return std::nullopt;
@@ -352,7 +376,7 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
     SyncItem::Kind kind;
   };
   std::map<std::tuple<int, int, int, Spot>, PairPlan> pairs; // by (kind, src, dst, wait spot)
-  std::map<std::pair<int, uint64_t>, uint32_t> barriers; // (pipe, block offset) -> dep
+  std::map<std::pair<int, uint64_t>, uint32_t> barriers;     // (pipe, block offset) -> dep
   for (uint32_t k = 0; k < deps.size(); ++k) {
     const Dependency& d = deps[k];
     if (d.barrier) {
@@ -360,7 +384,8 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
       continue;
     }
     Line l = lineAfter(d.from, d.to);
-    PairPlan p{d.fromPipe, d.toPipe, k, l.dist, Spot{blocks[d.from].end, false}, l.wait, {}, {}, SyncItem::Pair};
+    PairPlan p{d.fromPipe, d.toPipe, k,  l.dist,        Spot{blocks[d.from].end, false},
+               l.wait,     {},       {}, SyncItem::Pair};
     if (!l.reachesTo && l.last >= 0) {
       if (auto loop = loopTop(static_cast<uint32_t>(l.last), d.to)) {
         // Carried to the next iteration: wait at the top, set at the end; a set before the loop
@@ -371,7 +396,8 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
         p.postWait = Spot{blocks[static_cast<size_t>(loop->exit)].offset, true};
       }
     }
-    auto key = std::tuple(static_cast<int>(p.kind), static_cast<int>(d.fromPipe), static_cast<int>(d.toPipe), p.wait);
+    auto key = std::tuple(static_cast<int>(p.kind), static_cast<int>(d.fromPipe),
+                          static_cast<int>(d.toPipe), p.wait);
     auto [it, fresh] = pairs.try_emplace(key, p);
     if (!fresh && p.dist < it->second.dist) it->second = p; // the later op covers the earlier one
   }

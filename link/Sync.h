@@ -24,8 +24,8 @@ struct TileSpan {
 
 /// Per block: the pipe that runs a tile block (isa::pipeOf with the locations of its first
 /// source and its destination), std::nullopt for every other block.
-std::vector<std::optional<isa::Pipe>> blockPipes(const FunctionCfg& cfg, std::span<const obj::TileDesc> tiles,
-                                                 isa::Arch arch);
+std::vector<std::optional<isa::Pipe>>
+blockPipes(const FunctionCfg& cfg, std::span<const obj::TileDesc> tiles, isa::Arch arch);
 
 enum class DepKind : uint8_t { RAW, WAR, WAW };
 
@@ -43,15 +43,16 @@ struct Dependency {
 /// next): cross-pipe ones with no set/wait chain, and same-pipe ones with no barrier where
 /// the arch needs one. A dependency is reported once per (from, to) pair of blocks.
 /// Cost: O(B * P) for B blocks and P accesses pending at a time (at most tiles x pipes x 2).
-std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg, std::span<const std::optional<isa::Pipe>> pipes,
+std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
+                                              std::span<const std::optional<isa::Pipe>> pipes,
                                               std::span<const TileSpan> spans, isa::Arch arch);
 
 /// What --auto-sync puts into one function.
 struct SyncItem {
   enum Kind : uint8_t { Pair, LoopPair, Barrier, AllBarrier } kind = Pair;
   isa::Pipe src = isa::Pipe::S, dst = isa::Pipe::S;
-  uint32_t dep = 0;       // the dependency that needed it (index into the input)
-  std::string eventName;  // Pair / LoopPair: the symbolic event
+  uint32_t dep = 0;      // the dependency that needed it (index into the input)
+  std::string eventName; // Pair / LoopPair: the symbolic event
 };
 
 struct AutoSyncPlan {
@@ -68,8 +69,9 @@ struct AutoSyncPlan {
 /// line (before the branch or the join), so that every path that leaves the earlier op waits
 /// once. Dependencies from the end of a loop body to its top (carried to the next iteration)
 /// wait at the top and set at the end, with a set before the loop and a wait after it.
-AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps, uint32_t function,
-                          uint32_t firstEvent, const std::string& prefix, const std::set<uint32_t>& asBarrier);
+AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps,
+                          uint32_t function, uint32_t firstEvent, const std::string& prefix,
+                          const std::set<uint32_t>& asBarrier);
 
 /// The encoded sync blocks (BSTART.EXT ... BSTOP).
 std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id);

@@ -16,24 +16,28 @@ constexpr uint32_t kTileRecord = 48, kFunctionRecord = 48, kParamRecord = 56;
 } // namespace
 
 namespace {
-/// What is wrong with a tensor_view parameter's shape (static dimensions or kDynamicDim), or nothing.
+/// What is wrong with a tensor_view parameter's shape (static dimensions or kDynamicDim), or
+/// nothing.
 std::optional<std::string> checkParamShape(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d == kDynamicDim) continue; // '?': given at run time
     if (d < 0) return "has a negative dimension " + std::to_string(d);
     auto m = checkedMul(n, d);
-    if (!m || *m > kMaxParamElements || d > kMaxParamElements) return "has a shape of more than 2^40 elements";
+    if (!m || *m > kMaxParamElements || d > kMaxParamElements)
+      return "has a shape of more than 2^40 elements";
     n = *m;
   }
   return std::nullopt;
 }
 } // namespace
 
-std::vector<uint8_t> writeTiles(const std::vector<Function>& functions, StrTab& strs, uint16_t version) {
+std::vector<uint8_t> writeTiles(const std::vector<Function>& functions, StrTab& strs,
+                                uint16_t version) {
   Out o;
   size_t count = 0;
-  for (const Function& f : functions) count += f.tiles.size();
+  for (const Function& f : functions)
+    count += f.tiles.size();
   o.header(kTilesMagic, kTileRecord, count, version);
   for (uint32_t fi = 0; fi < functions.size(); ++fi)
     for (const TileDesc& t : functions[fi].tiles) {
@@ -57,15 +61,15 @@ std::vector<uint8_t> writeTiles(const std::vector<Function>& functions, StrTab& 
   return o.bytes;
 }
 
-std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<Function>& functions, StrTab& strs,
-                                                               uint16_t version) {
+std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<Function>& functions,
+                                                             StrTab& strs, uint16_t version) {
   Out o;
   o.header(kKernelsMagic, kFunctionRecord, functions.size(), version);
   uint32_t firstParam = 0, firstTile = 0;
   for (const Function& f : functions) {
     if (f.frameSize > kMaxFrameSize)
-      return "function '" + f.name + "' has a frame of " + std::to_string(f.frameSize) + " bytes (at most " +
-             std::to_string(kMaxFrameSize) + ")";
+      return "function '" + f.name + "' has a frame of " + std::to_string(f.frameSize) +
+             " bytes (at most " + std::to_string(kMaxFrameSize) + ")";
     o.u32(strs.add(f.name));
     o.u32(f.flags);
     o.u64(f.textOffset);
@@ -82,23 +86,25 @@ std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<F
   o.header(kParamsMagic, kParamRecord, firstParam, version);
   for (const Function& f : functions)
     for (const Param& p : f.params) {
-      if (p.shape.size() > 5) return "parameter '" + p.name + "' has rank " + std::to_string(p.shape.size());
+      if (p.shape.size() > 5)
+        return "parameter '" + p.name + "' has rank " + std::to_string(p.shape.size());
       if (auto bad = checkParamShape(p.shape)) return "parameter '" + p.name + "' " + *bad;
       o.u32(strs.add(p.name));
       o.u8(static_cast<uint8_t>(p.kind));
       o.u8(static_cast<uint8_t>(p.dtype));
       o.u8(static_cast<uint8_t>(p.shape.size()));
       o.u8(0);
-      for (size_t i = 0; i < 5; ++i) o.i64(i < p.shape.size() ? p.shape[i] : 0);
+      for (size_t i = 0; i < 5; ++i)
+        o.i64(i < p.shape.size() ? p.shape[i] : 0);
       o.u64(0);
     }
   return o.bytes;
 }
 
-
-std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, const std::vector<uint8_t>& tiles,
-                                         const std::vector<uint8_t>& strtab, size_t textSize, uint16_t version,
-                                         std::vector<Function>& functions) {
+std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
+                                         const std::vector<uint8_t>& tiles,
+                                         const std::vector<uint8_t>& strtab, size_t textSize,
+                                         uint16_t version, std::vector<Function>& functions) {
   auto str = [&](uint32_t off, const char*) { return strAt(strtab, off); };
   struct FnRange {
     uint32_t firstParam, numParams, firstTile, numTiles;
@@ -117,14 +123,16 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, co
       FnRange r{in.u32(), in.u32(), in.u32(), in.u32()};
       f.frameSize = in.u32();
       in.u32();
-      if (!name) in.fail("function " + std::to_string(i) + " has a bad name offset");
-      else f.name = *name;
+      if (!name)
+        in.fail("function " + std::to_string(i) + " has a bad name offset");
+      else
+        f.name = *name;
       if (f.frameSize > kMaxFrameSize)
-        in.fail("function '" + f.name + "' has a frame of " + std::to_string(f.frameSize) + " bytes (at most " +
-                std::to_string(kMaxFrameSize) + ")");
+        in.fail("function '" + f.name + "' has a frame of " + std::to_string(f.frameSize) +
+                " bytes (at most " + std::to_string(kMaxFrameSize) + ")");
       if (r.numTiles > kMaxTilesPerFunction)
-        in.fail("function '" + f.name + "' has " + std::to_string(r.numTiles) + " tile descriptors (at most " +
-                std::to_string(kMaxTilesPerFunction) + ")");
+        in.fail("function '" + f.name + "' has " + std::to_string(r.numTiles) +
+                " tile descriptors (at most " + std::to_string(kMaxTilesPerFunction) + ")");
       for (const Function& prev : functions)
         if (!f.name.empty() && prev.name == f.name) in.fail("duplicate function '" + f.name + "'");
       if (f.textOffset > textSize || f.textSize > textSize - f.textOffset)
@@ -139,16 +147,21 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, co
       uint8_t kind = in.u8(), dtype = in.u8(), rank = in.u8();
       in.u8();
       int64_t shape[5];
-      for (auto& v : shape) v = in.i64();
+      for (auto& v : shape)
+        v = in.i64();
       in.u64();
-      if (!name) in.fail("parameter " + std::to_string(i) + " has a bad name offset");
-      else p.name = *name;
-      if (kind > static_cast<uint8_t>(ParamKind::Index)) in.fail("parameter '" + p.name + "' has a bad kind");
+      if (!name)
+        in.fail("parameter " + std::to_string(i) + " has a bad name offset");
+      else
+        p.name = *name;
+      if (kind > static_cast<uint8_t>(ParamKind::Index))
+        in.fail("parameter '" + p.name + "' has a bad kind");
       if (dtype >= isa::kNumDTypes) in.fail("parameter '" + p.name + "' has a bad dtype");
       if (rank > 5) in.fail("parameter '" + p.name + "' has rank " + std::to_string(rank));
       p.kind = static_cast<ParamKind>(kind);
       p.dtype = static_cast<isa::DType>(dtype);
-      for (uint8_t k = 0; k < rank && k < 5; ++k) p.shape.push_back(shape[k]);
+      for (uint8_t k = 0; k < rank && k < 5; ++k)
+        p.shape.push_back(shape[k]);
       if (auto bad = checkParamShape(p.shape)) in.fail("parameter '" + p.name + "' " + *bad);
       params.push_back(std::move(p));
     }
@@ -157,7 +170,8 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, co
       const FnRange& r = ranges[i];
       if (r.firstParam > params.size() || r.numParams > params.size() - r.firstParam)
         return "function '" + functions[i].name + "' has a parameter range past the table";
-      functions[i].params.assign(params.begin() + r.firstParam, params.begin() + r.firstParam + r.numParams);
+      functions[i].params.assign(params.begin() + r.firstParam,
+                                 params.begin() + r.firstParam + r.numParams);
     }
   }
   // Tiles.
@@ -169,23 +183,30 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, co
       uint32_t fn = in.u32();
       TileDesc t;
       auto name = str(in.u32(), "tile");
-      uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(), compact = in.u8();
+      uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(),
+              compact = in.u8();
       t.fractal = in.u16();
       t.rows = in.u32();
       t.cols = in.u32();
       t.validRows = in.i32();
       t.validCols = in.i32();
       t.placement = in.i64();
-      t.aliasOf = static_cast<int32_t>(in.u32() - 1u); // 0 (not a view) -> -1, without signed overflow
+      t.aliasOf =
+          static_cast<int32_t>(in.u32() - 1u); // 0 (not a view) -> -1, without signed overflow
       t.aliasOffset = in.u32();
       std::string what = "tile " + std::to_string(i);
-      if (!name) in.fail(what + " has a bad name offset");
-      else t.name = *name;
-      if (fn >= functions.size()) in.fail(what + " belongs to missing function " + std::to_string(fn));
-      if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes || bl >= isa::spellingsBLayout().size() ||
-          sl >= isa::spellingsSLayout().size() || pad >= isa::spellingsPadValue().size() || compact >= isa::spellingsCompactMode().size())
+      if (!name)
+        in.fail(what + " has a bad name offset");
+      else
+        t.name = *name;
+      if (fn >= functions.size())
+        in.fail(what + " belongs to missing function " + std::to_string(fn));
+      if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes ||
+          bl >= isa::spellingsBLayout().size() || sl >= isa::spellingsSLayout().size() ||
+          pad >= isa::spellingsPadValue().size() || compact >= isa::spellingsCompactMode().size())
         in.fail(what + " has an out-of-range enum field");
-      if ((t.validRows < 0 && t.validRows != kDynamicDim) || (t.validCols < 0 && t.validCols != kDynamicDim) ||
+      if ((t.validRows < 0 && t.validRows != kDynamicDim) ||
+          (t.validCols < 0 && t.validCols != kDynamicDim) ||
           t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
         in.fail(what + " has a bad valid shape");
       if (t.placement < kUnplaced) in.fail(what + " has a bad placement");
@@ -203,13 +224,15 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, co
     for (size_t i = 0; i < ranges.size(); ++i) {
       const FnRange& r = ranges[i];
       if (r.firstTile != next || r.numTiles > tiles.size() - next)
-        return "function '" + functions[i].name + "' has a tile range that does not match .pto.tiles";
+        return "function '" + functions[i].name +
+               "' has a tile range that does not match .pto.tiles";
       for (uint32_t k = 0; k < r.numTiles; ++k) {
         if (tiles[next + k].first != i) return "tile table is not grouped by function";
         const TileDesc& t = tiles[next + k].second;
         // A view names an earlier tile of the same function (indices are per function).
         if (t.aliasOf >= static_cast<int32_t>(k))
-          return "tile '" + t.name + "' of '" + functions[i].name + "' is a view of a later or missing tile";
+          return "tile '" + t.name + "' of '" + functions[i].name +
+                 "' is a view of a later or missing tile";
         functions[i].tiles.push_back(t);
       }
       next += r.numTiles;
@@ -224,14 +247,18 @@ std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc) {
   o.u32(4); // "PTO\0"
   o.u32(static_cast<uint32_t>(desc.size()));
   o.u32(type);
-  for (char c : std::string("PTO")) o.u8(static_cast<uint8_t>(c));
+  for (char c : std::string("PTO"))
+    o.u8(static_cast<uint8_t>(c));
   o.u8(0);
-  for (char c : desc) o.u8(static_cast<uint8_t>(c));
-  while (o.bytes.size() % 4) o.u8(0);
+  for (char c : desc)
+    o.u8(static_cast<uint8_t>(c));
+  while (o.bytes.size() % 4)
+    o.u8(0);
   return o.bytes;
 }
 
-std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& note, const char* what) {
+std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& note,
+                                                 const char* what) {
   In in(note.data(), note.size(), ".note.pto.isa");
   std::optional<bool> extensions;
   while (in.ok() && in.remaining() > 0) {
@@ -256,16 +283,20 @@ std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& not
       if (i < descsz) desc += static_cast<char>(c);
     }
     if (name != "PTO" || type != kNoteIdentity) continue;
-    if (desc == isa::enc::isaNoteDescriptor(false)) extensions = false;
-    else if (desc == isa::enc::isaNoteDescriptor(true)) extensions = true;
-    else return std::string("ISA identity mismatch: the ") + what + " declares " + desc;
+    if (desc == isa::enc::isaNoteDescriptor(false))
+      extensions = false;
+    else if (desc == isa::enc::isaNoteDescriptor(true))
+      extensions = true;
+    else
+      return std::string("ISA identity mismatch: the ") + what + " declares " + desc;
   }
   if (!in.ok()) return in.error();
   if (!extensions) return std::string("missing PTO ISA identity note");
   return *extensions;
 }
 
-std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size, const char* what) {
+std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size,
+                                                 const char* what) {
   if (size < sizeof(Elf64_Ehdr)) return std::string("file too small to be an ELF ") + what;
   if (std::memcmp(data, ELFMAG, SELFMAG) != 0) return std::string("not an ELF file (bad magic)");
   if (data[EI_CLASS] != ELFCLASS64) return std::string("not a 64-bit ELF file");
@@ -276,11 +307,13 @@ std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t siz
   Elf64_Ehdr& eh = out.ehdr;
   std::memcpy(&eh, data, sizeof eh);
   if (eh.e_shentsize != sizeof(Elf64_Shdr)) return std::string("bad section header entry size");
-  if (eh.e_shoff > size || static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > size - eh.e_shoff)
+  if (eh.e_shoff > size ||
+      static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > size - eh.e_shoff)
     return std::string("section header table extends past the end of the file");
   if (eh.e_shstrndx >= eh.e_shnum) return std::string("bad section name table index");
-  if (eh.e_phnum > 0 && (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
-                         static_cast<uint64_t>(eh.e_phnum) * sizeof(Elf64_Phdr) > size - eh.e_phoff))
+  if (eh.e_phnum > 0 &&
+      (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+       static_cast<uint64_t>(eh.e_phnum) * sizeof(Elf64_Phdr) > size - eh.e_phoff))
     return std::string("program header table extends past the end of the file");
   std::vector<Elf64_Shdr> shdrs(eh.e_shnum);
   std::memcpy(shdrs.data(), data + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
@@ -291,7 +324,8 @@ std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t siz
   }
   // The section-name table is read before anything else: check it whatever its index or type.
   const Elf64_Shdr& shstr = shdrs[eh.e_shstrndx];
-  if (eh.e_shstrndx == 0 || shstr.sh_type != SHT_STRTAB || shstr.sh_offset > size || shstr.sh_size > size - shstr.sh_offset)
+  if (eh.e_shstrndx == 0 || shstr.sh_type != SHT_STRTAB || shstr.sh_offset > size ||
+      shstr.sh_size > size - shstr.sh_offset)
     return std::string("bad section name table");
   std::vector<uint8_t> names(data + shstr.sh_offset, data + shstr.sh_offset + shstr.sh_size);
   for (size_t i = 1; i < shdrs.size(); ++i) {
@@ -300,16 +334,17 @@ std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t siz
     if (out.data.count(*name)) return "duplicate section '" + *name + "'";
     out.headers[*name] = shdrs[i];
     if (shdrs[i].sh_type != SHT_NOBITS)
-      out.data[*name].assign(data + shdrs[i].sh_offset, data + shdrs[i].sh_offset + shdrs[i].sh_size);
+      out.data[*name].assign(data + shdrs[i].sh_offset,
+                             data + shdrs[i].sh_offset + shdrs[i].sh_size);
   }
   // libelf must agree that the file is well formed.
   std::vector<uint8_t> copy(data, data + size);
   ElfPtr elf(elf_memory(reinterpret_cast<char*>(copy.data()), copy.size()));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return elfError("libelf rejects the file");
   size_t n = 0;
-  if (elf_getshdrnum(elf.get(), &n) != 0 || n != shdrs.size()) return elfError("libelf rejects the section table");
+  if (elf_getshdrnum(elf.get(), &n) != 0 || n != shdrs.size())
+    return elfError("libelf rejects the section table");
   return out;
 }
-
 
 } // namespace pto::obj::detail

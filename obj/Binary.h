@@ -29,7 +29,8 @@ public:
   void u64(uint64_t v) { le(v, 8); }
   void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
   void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
-  void header(uint32_t magic, uint32_t recordSize, size_t count, uint16_t version = kFormatVersion) {
+  void header(uint32_t magic, uint32_t recordSize, size_t count,
+              uint16_t version = kFormatVersion) {
     u32(magic);
     u16(version);
     u16(static_cast<uint16_t>(recordSize));
@@ -40,7 +41,8 @@ public:
 
 private:
   void le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < n; ++i)
+      bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
 };
 
@@ -69,12 +71,15 @@ public:
     uint16_t version = u16(), size = u16();
     uint32_t count = u32();
     u32();
-    if (m != magic) fail("bad table magic");
+    if (m != magic)
+      fail("bad table magic");
     else if (version != expectVersion)
       fail("unsupported format version " + std::to_string(version) + " (this reader handles " +
            std::to_string(expectVersion) + ")");
-    else if (size != recordSize) fail("bad record size " + std::to_string(size));
-    else if (static_cast<uint64_t>(count) * recordSize > n_ - pos_) fail("records extend past the end of the section");
+    else if (size != recordSize)
+      fail("bad record size " + std::to_string(size));
+    else if (static_cast<uint64_t>(count) * recordSize > n_ - pos_)
+      fail("records extend past the end of the section");
     return ok() ? count : 0;
   }
   size_t remaining() const { return n_ - pos_; }
@@ -86,7 +91,8 @@ private:
       return 0;
     }
     uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
+    for (int i = 0; i < n; ++i)
+      v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
     pos_ += n;
     return v;
   }
@@ -124,7 +130,6 @@ inline std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_
   return std::string(reinterpret_cast<const char*>(tab.data() + off));
 }
 
-
 struct ElfCloser {
   void operator()(Elf* e) const { elf_end(e); }
 };
@@ -135,22 +140,27 @@ inline bool initLibelf() {
   return ok;
 }
 
-inline std::string elfError(const std::string& what) { return what + ": " + elf_errmsg(-1); }
+inline std::string elfError(const std::string& what) {
+  return what + ": " + elf_errmsg(-1);
+}
 
 /// The .pto.tiles and .pto.kernels (function and parameter) tables, the same in objects and
 /// images (which carry their own format version).
-std::vector<uint8_t> writeTiles(const std::vector<Function>& functions, StrTab& strs, uint16_t version);
-std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<Function>& functions, StrTab& strs,
-                                                               uint16_t version);
+std::vector<uint8_t> writeTiles(const std::vector<Function>& functions, StrTab& strs,
+                                uint16_t version);
+std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<Function>& functions,
+                                                             StrTab& strs, uint16_t version);
 /// Reads both tables into `functions`, checking every record, name, range and index; returns an
 /// error message for corrupt input.
-std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels, const std::vector<uint8_t>& tiles,
-                                         const std::vector<uint8_t>& strtab, size_t textSize, uint16_t version,
-                                         std::vector<Function>& functions);
+std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
+                                         const std::vector<uint8_t>& tiles,
+                                         const std::vector<uint8_t>& strtab, size_t textSize,
+                                         uint16_t version, std::vector<Function>& functions);
 
 /// Reads the .note.pto.isa section: whether the identity declares the toolchain's extension
 /// space, or an error (missing, mismatching or malformed note). `what` is "object" or "image".
-std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& note, const char* what);
+std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& note,
+                                                 const char* what);
 
 /// A note record (owner "PTO"), padded to 4 bytes.
 std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc);
@@ -163,6 +173,7 @@ struct Sections {
   std::map<std::string, Elf64_Shdr> headers;
 };
 
-std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size, const char* what);
+std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t size,
+                                                 const char* what);
 
 } // namespace pto::obj::detail

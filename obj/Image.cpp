@@ -21,16 +21,18 @@ namespace {
 
 using namespace detail;
 
-constexpr uint32_t kEventsMagic = 0x45495450;  // "PTIE": image events (with ids)
-constexpr uint32_t kEntriesMagic = 0x4e495450; // "PTIN"
-constexpr uint32_t kLayoutMagic = 0x4c495450;  // "PTIL"
-constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
+constexpr uint32_t kEventsMagic = 0x45495450;            // "PTIE": image events (with ids)
+constexpr uint32_t kEntriesMagic = 0x4e495450;           // "PTIN"
+constexpr uint32_t kLayoutMagic = 0x4c495450;            // "PTIL"
+constexpr uint32_t kLinesMagic = 0x4e4c5450;             // "PTLN"
 constexpr uint32_t kEventRecord = 16, kEntryRecord = 16, // tiles and kernels: obj/Binary.cpp
-                   kLayoutRecord = 24, kLineRecord = 24;
+    kLayoutRecord = 24, kLineRecord = 24;
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
 
 // ---------------------------------------------------------------- byte streams
-uint64_t descBytes(const TileDesc& t) { return (static_cast<uint64_t>(t.rows) * t.cols * isa::bitWidth(t.dtype) + 7) / 8; }
+uint64_t descBytes(const TileDesc& t) {
+  return (static_cast<uint64_t>(t.rows) * t.cols * isa::bitWidth(t.dtype) + 7) / 8;
+}
 
 struct Sec {
   const char* name;
@@ -51,7 +53,8 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   enum { kText = 1, kTiles, kKernels, kEvents, kEntries, kLayout, kLines, kNote, kSymtab, kStrtab };
   std::vector<Sec> secs;
   secs.push_back({".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 4, img.text});
-  secs.push_back({".pto.tiles", SHT_PROGBITS, 0, 8, writeTiles(img.functions, strs, kImageVersion)});
+  secs.push_back(
+      {".pto.tiles", SHT_PROGBITS, 0, 8, writeTiles(img.functions, strs, kImageVersion)});
   {
     auto kernels = writeKernels(img.functions, strs, kImageVersion);
     if (auto* e = std::get_if<std::string>(&kernels)) return *e;
@@ -107,7 +110,8 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
     }
     secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, o.bytes});
   }
-  secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4, noteBytes(kNoteIdentity, isa::enc::isaNoteDescriptor(img.usesExtensions))});
+  secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4,
+                  noteBytes(kNoteIdentity, isa::enc::isaNoteDescriptor(img.usesExtensions))});
   {
     // Symbols: null, .text section, then functions (locals first: non-entries are local).
     std::vector<bool> isEntry(img.functions.size(), false);
@@ -129,7 +133,8 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
       for (size_t i = 0; i < img.functions.size(); ++i)
         if (isEntry[i] == global) {
           const Function& f = img.functions[i];
-          sym(strs.add(f.name), ELF64_ST_INFO(global ? STB_GLOBAL : STB_LOCAL, STT_FUNC), kText, f.textOffset, f.textSize);
+          sym(strs.add(f.name), ELF64_ST_INFO(global ? STB_GLOBAL : STB_LOCAL, STT_FUNC), kText,
+              f.textOffset, f.textSize);
           if (!global) ++firstGlobal;
         }
     secs.push_back({".symtab", SHT_SYMTAB, 0, 8, o.bytes, kStrtab, firstGlobal, sizeof(Elf64_Sym)});
@@ -162,11 +167,13 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   if (!ph) return elfError("elf64_newphdr");
   StrTab shstrs;
   std::vector<uint32_t> shNames;
-  for (auto& s : secs) shNames.push_back(shstrs.add(s.name));
+  for (auto& s : secs)
+    shNames.push_back(shstrs.add(s.name));
   uint32_t shstrName = shstrs.add(".shstrtab");
   Elf_Scn* textScn = nullptr;
-  auto addSection = [&](Elf64_Word type, Elf64_Xword flags, Elf64_Xword align, std::vector<uint8_t>& data, Elf64_Word link,
-                        Elf64_Word info, Elf64_Xword entsize, uint32_t nameOff) -> Error {
+  auto addSection = [&](Elf64_Word type, Elf64_Xword flags, Elf64_Xword align,
+                        std::vector<uint8_t>& data, Elf64_Word link, Elf64_Word info,
+                        Elf64_Xword entsize, uint32_t nameOff) -> Error {
     Elf_Scn* scn = elf_newscn(elf.get());
     if (!scn) return elfError("elf_newscn");
     if (!textScn) textScn = scn;
@@ -190,7 +197,9 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   };
   for (size_t i = 0; i < secs.size(); ++i) {
     Sec& s = secs[i];
-    if (Error e = addSection(s.type, s.flags, s.align, s.data, s.link, s.info, s.entsize, shNames[i])) return *e;
+    if (Error e =
+            addSection(s.type, s.flags, s.align, s.data, s.link, s.info, s.entsize, shNames[i]))
+      return *e;
   }
   std::vector<uint8_t>& shstrData = shstrs.data();
   if (Error e = addSection(SHT_STRTAB, 0, 1, shstrData, 0, 0, 0, shstrName)) return *e;
@@ -223,24 +232,28 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
 }
 
 // ---------------------------------------------------------------- reader
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   auto loaded = detail::loadSections(data, size, "image");
   if (auto* err = std::get_if<std::string>(&loaded)) return *err;
   detail::Sections& s = std::get<detail::Sections>(loaded);
   const Elf64_Ehdr& eh = s.ehdr;
-  if (eh.e_type == ET_REL) return std::string("this is a relocatable object, not a linked image (run pto-ld)");
-  if (eh.e_type != ET_EXEC) return std::string("not a PTO image (e_type " + std::to_string(eh.e_type) + ")");
-  if (eh.e_machine != EM_NONE) return std::string("not a PTO image (e_machine " + std::to_string(eh.e_machine) + ")");
+  if (eh.e_type == ET_REL)
+    return std::string("this is a relocatable object, not a linked image (run pto-ld)");
+  if (eh.e_type != ET_EXEC)
+    return std::string("not a PTO image (e_type " + std::to_string(eh.e_type) + ")");
+  if (eh.e_machine != EM_NONE)
+    return std::string("not a PTO image (e_machine " + std::to_string(eh.e_machine) + ")");
   Image img;
-  if (eh.e_flags == kArchFlagA2A3) img.arch = isa::Arch::A2A3;
-  else if (eh.e_flags == kArchFlagA5) img.arch = isa::Arch::A5;
-  else return std::string("unknown arch flags " + std::to_string(eh.e_flags));
-  for (const char* need : {".text", ".pto.tiles", ".pto.kernels", ".pto.events", ".pto.entries", ".pto.layout",
-                           ".pto.lines", ".note.pto.isa", ".symtab", ".strtab"})
+  if (eh.e_flags == kArchFlagA2A3)
+    img.arch = isa::Arch::A2A3;
+  else if (eh.e_flags == kArchFlagA5)
+    img.arch = isa::Arch::A5;
+  else
+    return std::string("unknown arch flags " + std::to_string(eh.e_flags));
+  for (const char* need : {".text", ".pto.tiles", ".pto.kernels", ".pto.events", ".pto.entries",
+                           ".pto.layout", ".pto.lines", ".note.pto.isa", ".symtab", ".strtab"})
     if (!s.data.count(need)) return std::string("missing section '") + need + "'";
   {
     auto identity = detail::readIdentityNote(s.data[".note.pto.isa"], "image");
@@ -250,8 +263,8 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   img.text = s.data[".text"];
   const std::vector<uint8_t>& strtab = s.data[".strtab"];
   auto str = [&](uint32_t off) { return strAt(strtab, off); };
-  if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab, img.text.size(),
-                                     kImageVersion, img.functions))
+  if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab,
+                                     img.text.size(), kImageVersion, img.functions))
     return *e;
   if (s.data.count(".pto.extents"))
     if (auto e = detail::readExtents(s.data[".pto.extents"], strtab, img.functions)) return *e;
@@ -262,8 +275,10 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
       std::string what = "tile '" + t.name + "' of '" + f.name + "'";
       const isa::BufferSpec& spec = isa::buffer(img.arch, t.loc);
       if (t.placement < 0) return what + " is not placed";
-      if (static_cast<uint64_t>(t.placement) + descBytes(t) > spec.capacity) return what + " is placed past the end of its buffer";
-      if (t.aliasOf < 0 && spec.alignment && static_cast<uint64_t>(t.placement) % spec.alignment) return what + " is misaligned";
+      if (static_cast<uint64_t>(t.placement) + descBytes(t) > spec.capacity)
+        return what + " is placed past the end of its buffer";
+      if (t.aliasOf < 0 && spec.alignment && static_cast<uint64_t>(t.placement) % spec.alignment)
+        return what + " is misaligned";
     }
   }
   const unsigned hw = isa::profile(img.arch).eventIdsPerPipePair;
@@ -279,11 +294,17 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
       e.id = in.u8();
       in.u8();
       in.u32();
-      if (!name) in.fail("event " + std::to_string(i) + " has a bad name offset");
-      else e.name = *name;
-      if (e.function >= img.functions.size()) in.fail("event '" + e.name + "' belongs to a missing function");
-      if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size()) in.fail("event '" + e.name + "' has a bad pipe");
-      if (e.id >= hw) in.fail("event '" + e.name + "' has id " + std::to_string(e.id) + " (at most " + std::to_string(hw - 1) + ")");
+      if (!name)
+        in.fail("event " + std::to_string(i) + " has a bad name offset");
+      else
+        e.name = *name;
+      if (e.function >= img.functions.size())
+        in.fail("event '" + e.name + "' belongs to a missing function");
+      if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size())
+        in.fail("event '" + e.name + "' has a bad pipe");
+      if (e.id >= hw)
+        in.fail("event '" + e.name + "' has id " + std::to_string(e.id) + " (at most " +
+                std::to_string(hw - 1) + ")");
       e.srcPipe = static_cast<isa::Pipe>(sp);
       e.dstPipe = static_cast<isa::Pipe>(dp);
       img.events.push_back(std::move(e));
@@ -299,10 +320,14 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
       e.function = in.u32();
       auto name = str(in.u32());
       uint64_t off = in.u64();
-      if (!name) in.fail("entry " + std::to_string(i) + " has a bad name offset");
-      else e.name = *name;
-      if (e.function >= img.functions.size()) in.fail("entry '" + e.name + "' names a missing function");
-      else if (img.functions[e.function].name != e.name || img.functions[e.function].textOffset != off)
+      if (!name)
+        in.fail("entry " + std::to_string(i) + " has a bad name offset");
+      else
+        e.name = *name;
+      if (e.function >= img.functions.size())
+        in.fail("entry '" + e.name + "' names a missing function");
+      else if (img.functions[e.function].name != e.name ||
+               img.functions[e.function].textOffset != off)
         in.fail("entry '" + e.name + "' does not match its function");
       img.entries.push_back(std::move(e));
     }
@@ -330,8 +355,8 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
       b.loc = static_cast<isa::Loc>(loc);
       const isa::BufferSpec& spec = isa::buffer(img.arch, b.loc);
       if (b.capacity != spec.capacity || b.alignment != spec.alignment)
-        in.fail(what + " does not match the " + std::string(isa::profile(img.arch).name) + " buffer " +
-                std::string(isa::spelling(b.loc)));
+        in.fail(what + " does not match the " + std::string(isa::profile(img.arch).name) +
+                " buffer " + std::string(isa::spelling(b.loc)));
       if (b.used > b.capacity) in.fail(what + " uses more than the capacity");
       img.layout.push_back(b);
     }
@@ -348,9 +373,12 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
       l.line = in.u32();
       l.col = in.u32();
       in.u32();
-      if (!file) in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
-      else l.file = *file;
-      if (l.textOffset > img.text.size()) in.fail("line entry " + std::to_string(i) + " points past .text");
+      if (!file)
+        in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
+      else
+        l.file = *file;
+      if (l.textOffset > img.text.size())
+        in.fail("line entry " + std::to_string(i) + " points past .text");
       img.lines.push_back(std::move(l));
     }
     if (!in.ok()) return in.error();

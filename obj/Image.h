@@ -36,8 +36,8 @@ struct BufferUse {
 struct Image {
   isa::Arch arch = isa::Arch::A2A3;
   bool usesExtensions = false;
-  std::vector<uint8_t> text;         // patched command words of every function
-  std::vector<Function> functions;   // tiles all placed (placement >= 0)
+  std::vector<uint8_t> text;       // patched command words of every function
+  std::vector<Function> functions; // tiles all placed (placement >= 0)
   std::vector<ImageEvent> events;
   std::vector<ImageEntry> entries;
   std::vector<BufferUse> layout;

@@ -40,9 +40,10 @@ public:
     if (auto r = compare()) return *r;
     if (auto r = memory()) return *r;
     if (auto r = constant()) return *r;
-    if (auto r = floating()) return r->kind == ScalarKind::Fpu ? std::variant<ScalarOp, std::string>(*r)
-                                                                : "scalar instruction " + enc::format(in_) +
-                                                                      " converts to a type the scalar unit does not have";
+    if (auto r = floating())
+      return r->kind == ScalarKind::Fpu ? std::variant<ScalarOp, std::string>(*r)
+                                        : "scalar instruction " + enc::format(in_) +
+                                              " converts to a type the scalar unit does not have";
     if (in_.form == FormId::S_CSEL) {
       m_.kind = ScalarKind::Csel;
       return m_;
@@ -246,26 +247,43 @@ private:
       m.fpDst = static_cast<uint8_t>(field(in_, "DstType"));
       const bool toInt = op == F::CvtZ;
       const bool toFloat = op == F::Cvt || op == F::SCvtF || op == F::UCvtF;
-      if ((toInt && !isa::intDstType(m.fpDst)) || (toFloat && !isa::fpDstType(m.fpDst))) m.kind = ScalarKind::Alu;
+      if ((toInt && !isa::intDstType(m.fpDst)) || (toFloat && !isa::fpDstType(m.fpDst)))
+        m.kind = ScalarKind::Alu;
       return std::optional<ScalarOp>(m);
     };
     switch (in_.form) {
-    case FormId::S_FADD: return f(F::Add);
-    case FormId::S_FSUB: return f(F::Sub);
-    case FormId::S_FMUL: return f(F::Mul);
-    case FormId::S_FDIV: return f(F::Div);
-    case FormId::S_FMAX: return f(F::Max);
-    case FormId::S_FMIN: return f(F::Min);
-    case FormId::S_FABS: return f(F::Abs);
-    case FormId::S_FEQ: return f(F::Eq);
-    case FormId::S_FNE: return f(F::Ne);
-    case FormId::S_FLT: return f(F::Lt);
-    case FormId::S_FGE: return f(F::Ge);
-    case FormId::S_FCVT: return f(F::Cvt);
-    case FormId::S_FCVTZ: return f(F::CvtZ);
-    case FormId::S_SCVTF: return f(F::SCvtF);
-    case FormId::S_UCVTF: return f(F::UCvtF);
-    default: return std::nullopt;
+    case FormId::S_FADD:
+      return f(F::Add);
+    case FormId::S_FSUB:
+      return f(F::Sub);
+    case FormId::S_FMUL:
+      return f(F::Mul);
+    case FormId::S_FDIV:
+      return f(F::Div);
+    case FormId::S_FMAX:
+      return f(F::Max);
+    case FormId::S_FMIN:
+      return f(F::Min);
+    case FormId::S_FABS:
+      return f(F::Abs);
+    case FormId::S_FEQ:
+      return f(F::Eq);
+    case FormId::S_FNE:
+      return f(F::Ne);
+    case FormId::S_FLT:
+      return f(F::Lt);
+    case FormId::S_FGE:
+      return f(F::Ge);
+    case FormId::S_FCVT:
+      return f(F::Cvt);
+    case FormId::S_FCVTZ:
+      return f(F::CvtZ);
+    case FormId::S_SCVTF:
+      return f(F::SCvtF);
+    case FormId::S_UCVTF:
+      return f(F::UCvtF);
+    default:
+      return std::nullopt;
     }
   }
 

@@ -10,9 +10,9 @@
 #include "isa/Encoding.h"
 #include "obj/Image.h"
 
+#include "isa/ScalarFp.h"
 #include <array>
 #include <optional>
-#include "isa/ScalarFp.h"
 
 #include <string>
 #include <variant>

@@ -21,8 +21,8 @@ namespace {
 
 using namespace detail;
 
-constexpr uint32_t kEventsMagic = 0x45545450;  // "PTTE"
-constexpr uint32_t kLinesMagic = 0x4e4c5450;   // "PTLN"
+constexpr uint32_t kEventsMagic = 0x45545450;           // "PTTE"
+constexpr uint32_t kLinesMagic = 0x4e4c5450;            // "PTLN"
 constexpr uint32_t kEventRecord = 16, kLineRecord = 24; // tiles and kernels: obj/Binary.cpp
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
 
@@ -38,7 +38,6 @@ struct SectionSpec {
 
 } // namespace
 
-
 std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& obj) {
   if (!initLibelf()) return elfError("libelf initialisation failed");
   if (obj.text.size() % 2 != 0) return std::string("text size must be a multiple of 2 bytes");
@@ -48,7 +47,8 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   // Index 1..: the order below fixes the section indices used by links.
   enum { kText = 1, kTiles, kKernels, kEvents, kLines, kNote, kRela, kSymtab, kStrtab };
   secs.push_back({".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 4, obj.text});
-  secs.push_back({".pto.tiles", SHT_PROGBITS, 0, 8, writeTiles(obj.functions, strs, kFormatVersion)});
+  secs.push_back(
+      {".pto.tiles", SHT_PROGBITS, 0, 8, writeTiles(obj.functions, strs, kFormatVersion)});
   auto kernels = writeKernels(obj.functions, strs, kFormatVersion);
   if (auto* e = std::get_if<std::string>(&kernels)) return *e;
   secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, std::get<std::vector<uint8_t>>(kernels)});
@@ -56,7 +56,8 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
     Out o;
     o.header(kEventsMagic, kEventRecord, obj.events.size());
     for (const Event& e : obj.events) {
-      if (e.function >= obj.functions.size()) return std::string("event '" + e.name + "' names a missing function");
+      if (e.function >= obj.functions.size())
+        return std::string("event '" + e.name + "' names a missing function");
       o.u32(e.function);
       o.u32(strs.add(e.name));
       o.u8(static_cast<uint8_t>(e.srcPipe));
@@ -79,7 +80,8 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
     secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, o.bytes});
   }
   {
-    secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4, noteBytes(kNoteIdentity, isa::enc::isaNoteDescriptor(obj.usesExtensions))});
+    secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4,
+                    noteBytes(kNoteIdentity, isa::enc::isaNoteDescriptor(obj.usesExtensions))});
   }
   // Symbols: null, the .text section symbol, then one global per function and undefined callees.
   std::vector<Elf64_Sym> syms(2);
@@ -113,20 +115,25 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
       syms.push_back(s);
     }
   uint32_t firstGlobal = 2;
-  while (firstGlobal < syms.size() && ELF64_ST_BIND(syms[firstGlobal].st_info) == STB_LOCAL) ++firstGlobal;
+  while (firstGlobal < syms.size() && ELF64_ST_BIND(syms[firstGlobal].st_info) == STB_LOCAL)
+    ++firstGlobal;
   {
     Out o;
     for (const Reloc& r : obj.relocs) {
-      if (r.offset + 4 > obj.text.size() || r.offset % 2) return std::string("relocation offset past the end of .text or odd");
+      if (r.offset + 4 > obj.text.size() || r.offset % 2)
+        return std::string("relocation offset past the end of .text or odd");
       uint32_t sym = 1;
       int64_t addend = 0;
-      if (r.type == RelocType::Call) sym = symIndex[r.symbol];
-      else addend = (static_cast<int64_t>(r.function) << 32) | r.index;
+      if (r.type == RelocType::Call)
+        sym = symIndex[r.symbol];
+      else
+        addend = (static_cast<int64_t>(r.function) << 32) | r.index;
       o.u64(r.offset);
       o.u64(ELF64_R_INFO(sym, static_cast<uint32_t>(r.type)));
       o.i64(addend);
     }
-    secs.push_back({".rela.text", SHT_RELA, SHF_INFO_LINK, 8, o.bytes, kSymtab, kText, sizeof(Elf64_Rela)});
+    secs.push_back(
+        {".rela.text", SHT_RELA, SHF_INFO_LINK, 8, o.bytes, kSymtab, kText, sizeof(Elf64_Rela)});
   }
   {
     Out o;
@@ -164,10 +171,12 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   eh->e_flags = obj.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3;
   StrTab shstrs;
   std::vector<uint32_t> shNames;
-  for (auto& s : secs) shNames.push_back(shstrs.add(s.name));
+  for (auto& s : secs)
+    shNames.push_back(shstrs.add(s.name));
   uint32_t shstrName = shstrs.add(".shstrtab");
-  auto addSection = [&](const char*, Elf64_Word type, Elf64_Xword flags, Elf64_Xword align, std::vector<uint8_t>& data,
-                        Elf64_Word link, Elf64_Word info, Elf64_Xword entsize, uint32_t nameOff) -> Error {
+  auto addSection = [&](const char*, Elf64_Word type, Elf64_Xword flags, Elf64_Xword align,
+                        std::vector<uint8_t>& data, Elf64_Word link, Elf64_Word info,
+                        Elf64_Xword entsize, uint32_t nameOff) -> Error {
     Elf_Scn* scn = elf_newscn(elf.get());
     if (!scn) return elfError("elf_newscn");
     Elf_Data* d = elf_newdata(scn);
@@ -190,7 +199,9 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   };
   for (size_t i = 0; i < secs.size(); ++i) {
     SectionSpec& s = secs[i];
-    if (Error e = addSection(s.name, s.type, s.flags, s.align, s.data, s.link, s.info, s.entsize, shNames[i])) return *e;
+    if (Error e = addSection(s.name, s.type, s.flags, s.align, s.data, s.link, s.info, s.entsize,
+                             shNames[i]))
+      return *e;
   }
   std::vector<uint8_t>& shstrData = shstrs.data();
   if (Error e = addSection(".shstrtab", SHT_STRTAB, 0, 1, shstrData, 0, 0, 0, shstrName)) return *e;
@@ -215,14 +226,19 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
   if (auto* err = std::get_if<std::string>(&loaded)) return *err;
   detail::Sections& s = std::get<detail::Sections>(loaded);
   const Elf64_Ehdr& eh = s.ehdr;
-  if (eh.e_type != ET_REL) return std::string("not a relocatable object (e_type " + std::to_string(eh.e_type) + ")");
-  if (eh.e_machine != EM_NONE) return std::string("not a PTO object (e_machine " + std::to_string(eh.e_machine) + ")");
+  if (eh.e_type != ET_REL)
+    return std::string("not a relocatable object (e_type " + std::to_string(eh.e_type) + ")");
+  if (eh.e_machine != EM_NONE)
+    return std::string("not a PTO object (e_machine " + std::to_string(eh.e_machine) + ")");
   ObjectFile obj;
-  if (eh.e_flags == kArchFlagA2A3) obj.arch = isa::Arch::A2A3;
-  else if (eh.e_flags == kArchFlagA5) obj.arch = isa::Arch::A5;
-  else return std::string("unknown arch flags 0x" + std::to_string(eh.e_flags));
-  for (const char* need : {".text", ".pto.tiles", ".pto.kernels", ".pto.events", ".pto.lines", ".note.pto.isa",
-                           ".rela.text", ".symtab", ".strtab"})
+  if (eh.e_flags == kArchFlagA2A3)
+    obj.arch = isa::Arch::A2A3;
+  else if (eh.e_flags == kArchFlagA5)
+    obj.arch = isa::Arch::A5;
+  else
+    return std::string("unknown arch flags 0x" + std::to_string(eh.e_flags));
+  for (const char* need : {".text", ".pto.tiles", ".pto.kernels", ".pto.events", ".pto.lines",
+                           ".note.pto.isa", ".rela.text", ".symtab", ".strtab"})
     if (!s.headers.count(need)) return std::string("missing section '") + need + "'";
   // The ISA identity note must match exactly.
   {
@@ -238,8 +254,8 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
     (void)what;
     return v;
   };
-  if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab, obj.text.size(),
-                                     kFormatVersion, obj.functions))
+  if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab,
+                                     obj.text.size(), kFormatVersion, obj.functions))
     return *e;
   if (s.data.count(".pto.extents"))
     if (auto e = detail::readExtents(s.data[".pto.extents"], strtab, obj.functions)) return *e;
@@ -255,10 +271,14 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
       uint8_t sp = in.u8(), dp = in.u8();
       in.u16();
       in.u32();
-      if (!name) in.fail("event " + std::to_string(i) + " has a bad name offset");
-      else e.name = *name;
-      if (e.function >= obj.functions.size()) in.fail("event '" + e.name + "' belongs to a missing function");
-      if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size()) in.fail("event '" + e.name + "' has a bad pipe");
+      if (!name)
+        in.fail("event " + std::to_string(i) + " has a bad name offset");
+      else
+        e.name = *name;
+      if (e.function >= obj.functions.size())
+        in.fail("event '" + e.name + "' belongs to a missing function");
+      if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size())
+        in.fail("event '" + e.name + "' has a bad pipe");
       e.srcPipe = static_cast<isa::Pipe>(sp);
       e.dstPipe = static_cast<isa::Pipe>(dp);
       obj.events.push_back(std::move(e));
@@ -277,9 +297,12 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
       l.line = in.u32();
       l.col = in.u32();
       in.u32();
-      if (!file) in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
-      else l.file = *file;
-      if (l.textOffset > obj.text.size()) in.fail("line entry " + std::to_string(i) + " points past .text");
+      if (!file)
+        in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
+      else
+        l.file = *file;
+      if (l.textOffset > obj.text.size())
+        in.fail("line entry " + std::to_string(i) + " points past .text");
       obj.lines.push_back(std::move(l));
     }
     if (!in.ok()) return in.error();
@@ -287,7 +310,8 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
   // Symbols and relocations.
   {
     auto& d = s.data[".symtab"];
-    if (d.size() % sizeof(Elf64_Sym) != 0) return std::string(".symtab: size is not a multiple of the entry size");
+    if (d.size() % sizeof(Elf64_Sym) != 0)
+      return std::string(".symtab: size is not a multiple of the entry size");
     std::vector<std::string> symNames;
     In in(d.data(), d.size(), ".symtab");
     for (size_t i = 0; i < d.size() / sizeof(Elf64_Sym); ++i) {
@@ -301,7 +325,8 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
       symNames.push_back(*name);
     }
     auto& r = s.data[".rela.text"];
-    if (r.size() % sizeof(Elf64_Rela) != 0) return std::string(".rela.text: size is not a multiple of the entry size");
+    if (r.size() % sizeof(Elf64_Rela) != 0)
+      return std::string(".rela.text: size is not a multiple of the entry size");
     In rin(r.data(), r.size(), ".rela.text");
     for (size_t i = 0; i < r.size() / sizeof(Elf64_Rela) && rin.ok(); ++i) {
       Reloc rel;
@@ -322,10 +347,13 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
       } else {
         rel.function = static_cast<uint32_t>(static_cast<uint64_t>(addend) >> 32);
         rel.index = static_cast<uint32_t>(addend);
-        if (rel.function >= obj.functions.size()) rin.fail(what + " names a missing function");
-        else if (rel.type == RelocType::Tile && rel.index >= obj.functions[rel.function].tiles.size())
+        if (rel.function >= obj.functions.size())
+          rin.fail(what + " names a missing function");
+        else if (rel.type == RelocType::Tile &&
+                 rel.index >= obj.functions[rel.function].tiles.size())
           rin.fail(what + " names a missing tile");
-        else if (rel.type == RelocType::Event && rel.index >= obj.events.size()) rin.fail(what + " names a missing event");
+        else if (rel.type == RelocType::Event && rel.index >= obj.events.size())
+          rin.fail(what + " names a missing event");
       }
       obj.relocs.push_back(std::move(rel));
     }

@@ -19,9 +19,9 @@ inline constexpr int32_t kDynamicDim = -1;
 
 // Sane limits every reader checks (and every writer keeps), so that a corrupt file fails at load
 // with a message instead of asking the runtime for terabytes.
-inline constexpr uint32_t kMaxFrameSize = 1u << 20;          // a function's stack frame, bytes
+inline constexpr uint32_t kMaxFrameSize = 1u << 20;            // a function's stack frame, bytes
 inline constexpr int64_t kMaxParamElements = int64_t(1) << 40; // a tensor_view parameter's shape
-inline constexpr uint32_t kMaxTilesPerFunction = 64;          // B.IOT indexes 64 descriptors
+inline constexpr uint32_t kMaxTilesPerFunction = 64;           // B.IOT indexes 64 descriptors
 
 /// One tile descriptor (the function's tile table, indexed by B.IOT operands).
 struct TileDesc {
@@ -35,9 +35,9 @@ struct TileDesc {
   uint16_t fractal = 512;
   uint32_t rows = 0, cols = 0;
   int32_t validRows = 0, validCols = 0; // kDynamicDim when set at run time
-  int64_t placement = kUnplaced;         // byte offset in the buffer of `loc`
-  int32_t aliasOf = -1;                  // a view (subset/reshape/bitcast) of this tile index
-  uint32_t aliasOffset = 0;              // byte offset of the view in its parent
+  int64_t placement = kUnplaced;        // byte offset in the buffer of `loc`
+  int32_t aliasOf = -1;                 // a view (subset/reshape/bitcast) of this tile index
+  uint32_t aliasOffset = 0;             // byte offset of the view in its parent
   bool operator==(const TileDesc&) const = default;
 };
 
@@ -47,7 +47,7 @@ struct Param {
   std::string name;
   ParamKind kind = ParamKind::Pointer;
   isa::DType dtype = isa::DType::F32; // pointee / scalar / element type
-  std::vector<int64_t> shape;          // TensorView only (static, row-major)
+  std::vector<int64_t> shape;         // TensorView only (static, row-major)
   // Pointer only (.pto.extents, obj/Extent.h): the elements the kernel may touch through it, as
   // an expression over integer scalar parameters ("" = unknown), and whether the values it holds
   // are used as indices or offsets (a runtime then fills it with zeros, not random values).
@@ -69,7 +69,7 @@ struct Function {
   uint32_t flags = 0;
   uint64_t textOffset = 0; // bytes into .text
   uint64_t textSize = 0;
-  uint32_t frameSize = 0;  // scalar spill frame, bytes
+  uint32_t frameSize = 0; // scalar spill frame, bytes
   std::vector<Param> params;
   std::vector<TileDesc> tiles;
   bool operator==(const Function&) const = default;
@@ -94,8 +94,8 @@ struct Reloc {
   uint64_t offset = 0; // into .text
   RelocType type = RelocType::None;
   uint32_t function = 0;
-  uint32_t index = 0;  // tile or event index
-  std::string symbol;  // Call: the callee (possibly undefined in this object)
+  uint32_t index = 0; // tile or event index
+  std::string symbol; // Call: the callee (possibly undefined in this object)
   bool operator==(const Reloc&) const = default;
 };
 
@@ -109,14 +109,13 @@ struct LineEntry {
 struct ObjectFile {
   isa::Arch arch = isa::Arch::A2A3;
   bool usesExtensions = false; // declared in the .note.pto.isa identity (docs/encoding.md)
-  std::vector<uint8_t> text; // little-endian command words
+  std::vector<uint8_t> text;   // little-endian command words
   std::vector<Function> functions;
   std::vector<Event> events;
   std::vector<Reloc> relocs;
   std::vector<LineEntry> lines;
   bool operator==(const ObjectFile&) const = default;
 };
-
 
 /// An error message, or nothing.
 using Error = std::optional<std::string>;

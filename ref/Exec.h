@@ -38,9 +38,11 @@ struct Failure {
 
 class Machine {
 public:
-  Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRegion>& gm, uint64_t maxOps);
+  Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRegion>& gm,
+          uint64_t maxOps);
   /// One block: runs `fn` with the given argument values.
-  std::optional<Failure> runBlock(const ir::Function& fn, std::vector<Val> args, uint32_t blockIdx, uint32_t blockNum);
+  std::optional<Failure> runBlock(const ir::Function& fn, std::vector<Val> args, uint32_t blockIdx,
+                                  uint32_t blockNum);
   uint64_t tileOps = 0, scalarOps = 0;
 
 private:
@@ -51,7 +53,8 @@ private:
   enum class Flow { Next, Return };
   using Step = std::variant<Flow, Failure>;
 
-  std::optional<Failure> call(const ir::Function& fn, std::vector<Val> args, std::vector<Val>& results, ir::SrcLoc at);
+  std::optional<Failure> call(const ir::Function& fn, std::vector<Val> args,
+                              std::vector<Val>& results, ir::SrcLoc at);
   /// Runs the ops of a region; the terminator (yield / condition / return) is left in *term.
   Step runRegion(Frame& f, const ir::Region& r, const ir::Op** term);
   Step runOp(Frame& f, const ir::Op& op, const ir::Op** term);
@@ -72,9 +75,10 @@ private:
   rt::Core core_;
   uint64_t maxOps_;
   unsigned depth_ = 0;
-  std::map<const ir::Op*, uint32_t> placed_;   // alloc_tile -> its own offset
-  std::array<uint64_t, 7> nextFree_{};         // per location, above the physical buffer
-  std::map<std::pair<const ir::Function*, ir::ValueId>, const ir::Op*> defs_; // value -> defining op
+  std::map<const ir::Op*, uint32_t> placed_; // alloc_tile -> its own offset
+  std::array<uint64_t, 7> nextFree_{};       // per location, above the physical buffer
+  std::map<std::pair<const ir::Function*, ir::ValueId>, const ir::Op*>
+      defs_;                                   // value -> defining op
   std::map<const ir::Op*, std::string> names_; // tile instruction names for messages
 };
 

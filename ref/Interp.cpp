@@ -22,7 +22,8 @@ std::vector<std::string> kernelNames(const ir::Module& m) {
     if (!f->isPrivate || f->isFragment) defined.push_back(f->name);
   }
   size_t definitions = 0;
-  for (const auto& f : m.functions) definitions += !f->isDeclaration;
+  for (const auto& f : m.functions)
+    definitions += !f->isDeclaration;
   if (marked.empty() && definitions == 1 && defined.size() == 1) return defined;
   return marked;
 }
@@ -40,7 +41,9 @@ rt::Result<Kernel> Kernel::find(const ir::Module& m, isa::Arch arch, std::string
       p.name = f->value(a).name;
       p.dtype = t.elem;
       switch (t.kind) {
-      case TypeKind::Ptr: p.kind = rt::Module::ParamInfo::Kind::Pointer; break;
+      case TypeKind::Ptr:
+        p.kind = rt::Module::ParamInfo::Kind::Pointer;
+        break;
       case TypeKind::TensorView:
         p.kind = rt::Module::ParamInfo::Kind::TensorView;
         p.shape = t.shape;
@@ -49,10 +52,14 @@ rt::Result<Kernel> Kernel::find(const ir::Module& m, isa::Arch arch, std::string
         p.kind = rt::Module::ParamInfo::Kind::Index;
         p.dtype = isa::DType::I64;
         break;
-      case TypeKind::Scalar: p.kind = rt::Module::ParamInfo::Kind::Scalar; break;
+      case TypeKind::Scalar:
+        p.kind = rt::Module::ParamInfo::Kind::Scalar;
+        break;
       default:
-        return rt::Error{m.fileName + ":" + std::to_string(f->value(a).loc.line) + ":" + std::to_string(f->value(a).loc.col) +
-                         ": error: a kernel parameter of type " + ir::toString(t) + " cannot be bound to a host buffer or scalar"};
+        return rt::Error{m.fileName + ":" + std::to_string(f->value(a).loc.line) + ":" +
+                         std::to_string(f->value(a).loc.col) +
+                         ": error: a kernel parameter of type " + ir::toString(t) +
+                         " cannot be bound to a host buffer or scalar"};
       }
       k.params_.push_back(p);
     }
@@ -60,19 +67,25 @@ rt::Result<Kernel> Kernel::find(const ir::Module& m, isa::Arch arch, std::string
     return k;
   }
   std::string names;
-  for (const std::string& n : kernelNames(m)) names += (names.empty() ? "" : ", ") + n;
-  return rt::Error{m.fileName + ": error: no kernel '" + std::string(name) + "' (entries: " + names + ")"};
+  for (const std::string& n : kernelNames(m))
+    names += (names.empty() ? "" : ", ") + n;
+  return rt::Error{m.fileName + ": error: no kernel '" + std::string(name) +
+                   "' (entries: " + names + ")"};
 }
 
-std::string_view Kernel::name() const { return fn_->name; }
+std::string_view Kernel::name() const {
+  return fn_->name;
+}
 
 std::optional<size_t> Kernel::index(std::string_view param, rt::Status& err) const {
   if (!param.empty() && param[0] == '%') param.remove_prefix(1);
   for (size_t i = 0; i < params_.size(); ++i)
     if (params_[i].name == param) return i;
   std::string names;
-  for (const auto& p : params_) names += (names.empty() ? "%" : ", %") + p.name;
-  err = rt::Error{"error: kernel @" + fn_->name + " has no parameter '%" + std::string(param) + "' (parameters: " + names + ")"};
+  for (const auto& p : params_)
+    names += (names.empty() ? "%" : ", %") + p.name;
+  err = rt::Error{"error: kernel @" + fn_->name + " has no parameter '%" + std::string(param) +
+                  "' (parameters: " + names + ")"};
   return std::nullopt;
 }
 
@@ -83,16 +96,20 @@ rt::Status Kernel::bind(std::string_view param, rt::Tensor* buffer) {
   const auto& p = params_[*i];
   using K = rt::Module::ParamInfo::Kind;
   if (p.kind != K::Pointer && p.kind != K::TensorView)
-    return rt::Error{"error: parameter %" + p.name + " of @" + fn_->name + " is a scalar, not a buffer"};
+    return rt::Error{"error: parameter %" + p.name + " of @" + fn_->name +
+                     " is a scalar, not a buffer"};
   if (isa::bitWidth(buffer->dtype) != isa::bitWidth(p.dtype))
-    return rt::Error{"error: parameter %" + p.name + " has element type " + std::string(isa::spelling(p.dtype)) +
-                     " but the buffer holds " + std::string(isa::spelling(buffer->dtype))};
+    return rt::Error{"error: parameter %" + p.name + " has element type " +
+                     std::string(isa::spelling(p.dtype)) + " but the buffer holds " +
+                     std::string(isa::spelling(buffer->dtype))};
   if (p.kind == K::TensorView) {
     int64_t need = 1;
-    for (int64_t d : p.shape) need *= d;
+    for (int64_t d : p.shape)
+      need *= d;
     if (buffer->numel() < need)
-      return rt::Error{"error: parameter %" + p.name + " is a tensor_view of " + std::to_string(need) +
-                       " elements but the buffer has " + std::to_string(buffer->numel())};
+      return rt::Error{"error: parameter %" + p.name + " is a tensor_view of " +
+                       std::to_string(need) + " elements but the buffer has " +
+                       std::to_string(buffer->numel())};
   }
   bindings_[*i].buffer = buffer;
   return std::nullopt;
@@ -105,7 +122,8 @@ rt::Status Kernel::bindScalarBits(std::string_view param, uint64_t bits) {
   const auto& p = params_[*i];
   using K = rt::Module::ParamInfo::Kind;
   if (p.kind == K::Pointer || p.kind == K::TensorView)
-    return rt::Error{"error: parameter %" + p.name + " of @" + fn_->name + " is a buffer, not a scalar"};
+    return rt::Error{"error: parameter %" + p.name + " of @" + fn_->name +
+                     " is a buffer, not a scalar"};
   bindings_[*i].bits = p.kind == K::Index ? bits : truncBits(bits, isa::bitWidth(p.dtype));
   return std::nullopt;
 }
@@ -115,7 +133,8 @@ rt::Status Kernel::bindScalar(std::string_view param, int64_t value) {
   auto i = index(param, err);
   if (!i) return err;
   const auto& p = params_[*i];
-  if (p.kind == rt::Module::ParamInfo::Kind::Scalar && isScalarFloat(p.dtype)) return bindScalar(param, static_cast<double>(value));
+  if (p.kind == rt::Module::ParamInfo::Kind::Scalar && isScalarFloat(p.dtype))
+    return bindScalar(param, static_cast<double>(value));
   return bindScalarBits(param, static_cast<uint64_t>(value));
 }
 
@@ -138,7 +157,8 @@ rt::Status Kernel::run(const Options& opts, Stats* stats) const {
     regions[i].name = p.name;
     regions[i].dtype = p.dtype;
     if (p.kind == K::Pointer || p.kind == K::TensorView) {
-      if (!bindings_[i].buffer) return rt::Error{"error: parameter %" + p.name + " of @" + fn_->name + " is not bound"};
+      if (!bindings_[i].buffer)
+        return rt::Error{"error: parameter %" + p.name + " of @" + fn_->name + " is not bound"};
       regions[i].data = bindings_[i].buffer->data.data();
       regions[i].size = bindings_[i].buffer->data.size();
       const uint64_t base = (static_cast<uint64_t>(i) + 1) << rt::kRegionShift;
@@ -150,11 +170,13 @@ rt::Status Kernel::run(const Options& opts, Stats* stats) const {
         v.base = base;
         v.shape = p.shape;
         v.strides.assign(p.shape.size(), 1);
-        for (size_t d = p.shape.size(); d-- > 1;) v.strides[d - 1] = v.strides[d] * p.shape[d];
+        for (size_t d = p.shape.size(); d-- > 1;)
+          v.strides[d - 1] = v.strides[d] * p.shape[d];
         args[i] = v;
       }
     } else {
-      if (!bindings_[i].bits) return rt::Error{"error: parameter %" + p.name + " of @" + fn_->name + " is not bound"};
+      if (!bindings_[i].bits)
+        return rt::Error{"error: parameter %" + p.name + " of @" + fn_->name + " is not bound"};
       args[i] = *bindings_[i].bits;
     }
   }
@@ -168,7 +190,8 @@ rt::Status Kernel::run(const Options& opts, Stats* stats) const {
     }
     if (fail) {
       std::string msg = mod_->fileName;
-      if (fail->loc.valid()) msg += ":" + std::to_string(fail->loc.line) + ":" + std::to_string(fail->loc.col);
+      if (fail->loc.valid())
+        msg += ":" + std::to_string(fail->loc.line) + ":" + std::to_string(fail->loc.col);
       msg += ": runtime error: " + fail->message;
       if (blocks > 1) msg += " (block " + std::to_string(b) + ")";
       return rt::Error{msg};
@@ -178,14 +201,16 @@ rt::Status Kernel::run(const Options& opts, Stats* stats) const {
 }
 
 // ------------------------------------------------------------------ the machine
-Machine::Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRegion>& gm, uint64_t maxOps)
+Machine::Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRegion>& gm,
+                 uint64_t maxOps)
     : mod_(m), arch_(arch), maxOps_(maxOps) {
   // Each alloc_tile gets storage of its own above the physical buffer (explicit addresses stay
   // inside it): every buffer is its capacity plus the sum of the module's automatic tiles.
   std::array<uint64_t, 7> extra{};
   for (const auto& f : m.functions) {
     ir::walk(f->body, [&](const Op& op) {
-      for (ir::ValueId r : op.results) defs_[{f.get(), r}] = &op;
+      for (ir::ValueId r : op.results)
+        defs_[{f.get(), r}] = &op;
       if (op.kind == OpKind::AllocTile && !op.results.empty()) {
         const ir::TileType& t = f->type(op.results[0]).tile;
         extra[static_cast<unsigned>(t.loc)] += (t.byteSize() + 63) / 64 * 64;
@@ -195,7 +220,8 @@ Machine::Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRe
   core_.gm = &gm;
   core_.storage.resize(7);
   for (unsigned l = 0; l < 7; ++l) {
-    const uint64_t capacity = std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32);
+    const uint64_t capacity =
+        std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32);
     const uint64_t size = (capacity + 63) / 64 * 64 + extra[l];
     core_.storage[l].assign(size + 64, 0);
     const auto base = reinterpret_cast<uintptr_t>(core_.storage[l].data());
@@ -205,12 +231,14 @@ Machine::Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRe
   }
 }
 
-std::optional<Failure> Machine::runBlock(const ir::Function& fn, std::vector<Val> args, uint32_t blockIdx, uint32_t blockNum) {
+std::optional<Failure> Machine::runBlock(const ir::Function& fn, std::vector<Val> args,
+                                         uint32_t blockIdx, uint32_t blockNum) {
   core_.blockIdx = blockIdx;
   core_.blockNum = blockNum;
   core_.r.fill(0);
   core_.error.clear();
-  for (unsigned l = 0; l < 7; ++l) std::fill(core_.storage[l].begin(), core_.storage[l].end(), 0);
+  for (unsigned l = 0; l < 7; ++l)
+    std::fill(core_.storage[l].begin(), core_.storage[l].end(), 0);
   std::vector<Val> results;
   return call(fn, std::move(args), results, fn.loc);
 }
@@ -218,17 +246,21 @@ std::optional<Failure> Machine::runBlock(const ir::Function& fn, std::vector<Val
 std::optional<Failure> Machine::countOp(const Op& op) {
   ++scalarOps;
   if (maxOps_ && scalarOps + tileOps > maxOps_)
-    return Failure{op.loc, "the kernel ran more than " + std::to_string(maxOps_) +
-                               " operations (an endless loop? raise the limit with --max-instructions)"};
+    return Failure{op.loc,
+                   "the kernel ran more than " + std::to_string(maxOps_) +
+                       " operations (an endless loop? raise the limit with --max-instructions)"};
   return std::nullopt;
 }
 
-std::optional<Failure> Machine::call(const ir::Function& fn, std::vector<Val> args, std::vector<Val>& results, ir::SrcLoc at) {
+std::optional<Failure> Machine::call(const ir::Function& fn, std::vector<Val> args,
+                                     std::vector<Val>& results, ir::SrcLoc at) {
   constexpr unsigned kMaxDepth = 256;
-  if (fn.isDeclaration) return Failure{at, "call to @" + fn.name + ", which is declared but has no body"};
+  if (fn.isDeclaration)
+    return Failure{at, "call to @" + fn.name + ", which is declared but has no body"};
   if (depth_ >= kMaxDepth) return Failure{at, "call depth exceeds " + std::to_string(kMaxDepth)};
   Frame f{&fn, std::vector<Val>(fn.values.size())};
-  for (size_t i = 0; i < args.size() && i < fn.body.args.size(); ++i) f.v[fn.body.args[i]] = std::move(args[i]);
+  for (size_t i = 0; i < args.size() && i < fn.body.args.size(); ++i)
+    f.v[fn.body.args[i]] = std::move(args[i]);
   ++depth_;
   const Op* term = nullptr;
   Step s = runRegion(f, fn.body, &term);
@@ -236,7 +268,8 @@ std::optional<Failure> Machine::call(const ir::Function& fn, std::vector<Val> ar
   if (auto* fail = std::get_if<Failure>(&s)) return *fail;
   results.clear();
   if (term && term->kind == OpKind::Return)
-    for (ir::ValueId v : term->operands) results.push_back(f.v[v]);
+    for (ir::ValueId v : term->operands)
+      results.push_back(f.v[v]);
   return std::nullopt;
 }
 
@@ -260,7 +293,9 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
     const ir::NamedAttr* a = op.attr("value");
     const ir::Type& t = f.fn->type(op.results[0]);
     auto bits = a ? constantBits(a->value, t.elem, t.kind == TypeKind::Index) : std::nullopt;
-    if (!bits) return Failure{op.loc, "the constant '" + (a ? a->value : std::string()) + "' is not supported by the reference interpreter"};
+    if (!bits)
+      return Failure{op.loc, "the constant '" + (a ? a->value : std::string()) +
+                                 "' is not supported by the reference interpreter"};
     f.v[op.results[0]] = *bits;
     return Flow::Next;
   }
@@ -270,7 +305,8 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
   case OpKind::For:
   case OpKind::If:
   case OpKind::While:
-  case OpKind::Section: return structured(f, op);
+  case OpKind::Section:
+    return structured(f, op);
   case OpKind::Call: {
     const ir::Function* callee = nullptr;
     std::string name = op.name[0] == '@' ? op.name.substr(1) : op.name;
@@ -278,17 +314,21 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
       if (g->name == name) callee = g.get();
     if (!callee) return Failure{op.loc, "call to @" + name + ", which the module does not define"};
     std::vector<Val> args, results;
-    for (ir::ValueId v : op.operands) args.push_back(f.v[v]);
+    for (ir::ValueId v : op.operands)
+      args.push_back(f.v[v]);
     if (auto e = call(*callee, std::move(args), results, op.loc)) return *e;
-    for (size_t i = 0; i < op.results.size() && i < results.size(); ++i) f.v[op.results[i]] = results[i];
+    for (size_t i = 0; i < op.results.size() && i < results.size(); ++i)
+      f.v[op.results[i]] = results[i];
     return Flow::Next;
   }
   case OpKind::Return:
   case OpKind::Yield:
-  case OpKind::Condition: *term = &op; return Flow::Return;
+  case OpKind::Condition:
+    *term = &op;
+    return Flow::Return;
   case OpKind::BlockInfo: {
-    const uint64_t v = op.name == "pto.get_block_idx"    ? core_.blockIdx
-                       : op.name == "pto.get_block_num"  ? core_.blockNum
+    const uint64_t v = op.name == "pto.get_block_idx"      ? core_.blockIdx
+                       : op.name == "pto.get_block_num"    ? core_.blockNum
                        : op.name == "pto.get_subblock_idx" ? 0
                                                            : 1;
     f.v[op.results[0]] = v;
@@ -296,24 +336,31 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
   }
   case OpKind::DeclareEventIdArray:
     f.v[op.results[0]] = std::make_shared<std::vector<uint64_t>>(
-        static_cast<size_t>(std::max<int64_t>(0, f.fn->type(op.results[0]).shape.empty() ? 0 : f.fn->type(op.results[0]).shape[0])), 0);
+        static_cast<size_t>(std::max<int64_t>(
+            0, f.fn->type(op.results[0]).shape.empty() ? 0 : f.fn->type(op.results[0]).shape[0])),
+        0);
     return Flow::Next;
   case OpKind::EventIdArrayGet:
   case OpKind::EventIdArraySet: {
     auto& arr = *std::get<EventArray>(f.v[op.operands[0]]);
     const uint64_t i = scalar(f, op.operands[1]);
-    if (i >= arr.size()) return Failure{op.loc, "event id array index " + std::to_string(i) + " is out of range"};
-    if (op.kind == OpKind::EventIdArraySet) arr[i] = scalar(f, op.operands[2]);
-    else f.v[op.results[0]] = arr[i];
+    if (i >= arr.size())
+      return Failure{op.loc, "event id array index " + std::to_string(i) + " is out of range"};
+    if (op.kind == OpKind::EventIdArraySet)
+      arr[i] = scalar(f, op.operands[2]);
+    else
+      f.v[op.results[0]] = arr[i];
     return Flow::Next;
   }
   case OpKind::SetFlag:
   case OpKind::WaitFlag:
-  case OpKind::Barrier: return Flow::Next; // program order is the model
+  case OpKind::Barrier:
+    return Flow::Next; // program order is the model
   case OpKind::Print:
     if (op.name == "pto.trap") return Failure{op.loc, "pto.trap executed"};
     return Failure{op.loc, "'" + op.name + "' is not supported by the reference interpreter"};
-  case OpKind::TGetVal: return Failure{op.loc, "'pto.tgetval' is not supported by the reference interpreter"};
+  case OpKind::TGetVal:
+    return Failure{op.loc, "'pto.tgetval' is not supported by the reference interpreter"};
   case OpKind::AllocTile:
     if (auto e = tileAlloc(f, op)) return *e;
     return Flow::Next;
@@ -330,19 +377,23 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
 Machine::Step Machine::structured(Frame& f, const Op& op) {
   const Op* term = nullptr;
   auto assign = [&](const std::vector<ir::ValueId>& dst, const std::vector<Val>& src) {
-    for (size_t i = 0; i < dst.size() && i < src.size(); ++i) f.v[dst[i]] = src[i];
+    for (size_t i = 0; i < dst.size() && i < src.size(); ++i)
+      f.v[dst[i]] = src[i];
   };
   auto values = [&](const std::vector<ir::ValueId>& ids, size_t from = 0) {
     std::vector<Val> out;
-    for (size_t i = from; i < ids.size(); ++i) out.push_back(f.v[ids[i]]);
+    for (size_t i = from; i < ids.size(); ++i)
+      out.push_back(f.v[ids[i]]);
     return out;
   };
   switch (op.kind) {
-  case OpKind::Section: return runRegion(f, op.regions[0], &term);
+  case OpKind::Section:
+    return runRegion(f, op.regions[0], &term);
   case OpKind::If: {
     const bool c = scalar(f, op.operands[0]) & 1;
     const ir::Region& r = op.regions[c ? 0 : 1];
-    if (!c && (op.regions.size() < 2 || op.regions[1].ops.empty())) return Flow::Next; // no else: no results
+    if (!c && (op.regions.size() < 2 || op.regions[1].ops.empty()))
+      return Flow::Next; // no else: no results
     Step s = runRegion(f, r, &term);
     if (!std::holds_alternative<Flow>(s) || std::get<Flow>(s) == Flow::Return) return s;
     if (term) assign(op.results, values(term->operands));
@@ -352,9 +403,11 @@ Machine::Step Machine::structured(Frame& f, const Op& op) {
     const ir::Region& body = op.regions[0];
     const ir::Type& ivType = f.fn->type(body.args[0]);
     const unsigned w = ivType.kind == TypeKind::Index ? 64 : isa::bitWidth(ivType.elem);
-    const int64_t lb = signedValue(scalar(f, op.operands[0]), w), ub = signedValue(scalar(f, op.operands[1]), w),
+    const int64_t lb = signedValue(scalar(f, op.operands[0]), w),
+                  ub = signedValue(scalar(f, op.operands[1]), w),
                   step = signedValue(scalar(f, op.operands[2]), w);
-    if (step <= 0) return Failure{op.loc, "scf.for step " + std::to_string(step) + " is not positive"};
+    if (step <= 0)
+      return Failure{op.loc, "scf.for step " + std::to_string(step) + " is not positive"};
     std::vector<Val> iter = values(op.operands, 3);
     for (int64_t iv = lb; iv < ub;) {
       f.v[body.args[0]] = truncBits(static_cast<uint64_t>(iv), w);
@@ -389,7 +442,8 @@ Machine::Step Machine::structured(Frame& f, const Op& op) {
       if (auto e = countOp(op)) return *e;
     }
   }
-  default: return Failure{op.loc, "'" + op.name + "' is not supported by the reference interpreter"};
+  default:
+    return Failure{op.loc, "'" + op.name + "' is not supported by the reference interpreter"};
   }
 }
 
@@ -398,14 +452,19 @@ std::optional<Failure> Machine::arith(Frame& f, const Op& op) {
   std::string_view name = op.name;
   if (name.starts_with("arith.")) name.remove_prefix(6);
   const ir::Type& rt = f.fn->type(op.results[0]);
-  auto widthOf = [](const ir::Type& t) { return t.kind == TypeKind::Index ? 64u : isa::bitWidth(t.elem); };
+  auto widthOf = [](const ir::Type& t) {
+    return t.kind == TypeKind::Index ? 64u : isa::bitWidth(t.elem);
+  };
   auto unsupported = [&](const std::string& why) {
-    return Failure{op.loc, "'" + op.name + "'" + why + " is not supported by the reference interpreter"};
+    return Failure{op.loc,
+                   "'" + op.name + "'" + why + " is not supported by the reference interpreter"};
   };
   const ir::Type& t0 = f.fn->type(op.operands[0]);
   uint64_t& out = std::get<uint64_t>(f.v[op.results[0]] = uint64_t{0});
   const uint64_t a = scalar(f, op.operands[0]);
-  const uint64_t b = op.operands.size() > 1 && std::holds_alternative<uint64_t>(f.v[op.operands[1]]) ? scalar(f, op.operands[1]) : 0;
+  const uint64_t b = op.operands.size() > 1 && std::holds_alternative<uint64_t>(f.v[op.operands[1]])
+                         ? scalar(f, op.operands[1])
+                         : 0;
   if (name == "select") {
     // select may pick any kind of value (tiles and views too).
     f.v[op.results[0]] = (a & 1) ? f.v[op.operands[1]] : f.v[op.operands[2]];
@@ -414,8 +473,9 @@ std::optional<Failure> Machine::arith(Frame& f, const Op& op) {
   if (name == "cmpi" || name == "cmpf") {
     const ir::NamedAttr* p = op.attr("predicate");
     const std::string pred = p ? p->value : "";
-    auto r = name == "cmpi" ? intCompare(pred, a, b, widthOf(t0))
-                            : (isScalarFloat(t0.elem) ? floatCompare(pred, t0.elem, a, b) : std::nullopt);
+    auto r = name == "cmpi"
+                 ? intCompare(pred, a, b, widthOf(t0))
+                 : (isScalarFloat(t0.elem) ? floatCompare(pred, t0.elem, a, b) : std::nullopt);
     if (!r) return unsupported(" with predicate '" + pred + "' on " + ir::toString(t0));
     out = *r;
     return std::nullopt;
@@ -425,7 +485,8 @@ std::optional<Failure> Machine::arith(Frame& f, const Op& op) {
     out = a ^ (uint64_t{1} << (isa::bitWidth(rt.elem) - 1));
     return std::nullopt;
   }
-  if (auto r = rt.isIntLike() && t0.isIntLike() ? intBinary(name, a, b, widthOf(rt)) : std::nullopt) {
+  if (auto r =
+          rt.isIntLike() && t0.isIntLike() ? intBinary(name, a, b, widthOf(rt)) : std::nullopt) {
     out = *r;
     return std::nullopt;
   }
@@ -453,18 +514,22 @@ std::optional<Failure> Machine::arith(Frame& f, const Op& op) {
     return std::nullopt;
   }
   if (name == "sitofp" || name == "uitofp") {
-    if (!wi || !isScalarFloat(rt.elem)) return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
-    const uint64_t v = name == "sitofp" ? static_cast<uint64_t>(signedValue(a, wi)) : truncBits(a, wi);
+    if (!wi || !isScalarFloat(rt.elem))
+      return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
+    const uint64_t v =
+        name == "sitofp" ? static_cast<uint64_t>(signedValue(a, wi)) : truncBits(a, wi);
     out = intToFloat(rt.elem, v, name == "sitofp");
     return std::nullopt;
   }
   if (name == "fptosi" || name == "fptoui") {
-    if (!wo || !isScalarFloat(t0.elem)) return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
+    if (!wo || !isScalarFloat(t0.elem))
+      return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
     out = floatToInt(t0.elem, a, wo, name == "fptosi");
     return std::nullopt;
   }
   if (name == "extf" || name == "truncf") {
-    if (!isScalarFloat(t0.elem) || !isScalarFloat(rt.elem)) return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
+    if (!isScalarFloat(t0.elem) || !isScalarFloat(rt.elem))
+      return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
     out = doubleToFloat(rt.elem, floatToDouble(t0.elem, a)); // extf is exact; truncf rounds once
     return std::nullopt;
   }

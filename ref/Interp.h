@@ -19,8 +19,8 @@
 namespace pto::ref {
 
 struct Options {
-  uint32_t blocks = 1;                     // get_block_num(); blocks run one after another
-  uint64_t maxOps = 1'000'000'000ull;      // per block; 0 = no limit (endless loops then never end)
+  uint32_t blocks = 1;                // get_block_num(); blocks run one after another
+  uint64_t maxOps = 1'000'000'000ull; // per block; 0 = no limit (endless loops then never end)
 };
 
 struct Stats {

@@ -18,11 +18,16 @@ struct FloatFormat {
 
 std::optional<FloatFormat> formatOf(isa::DType t) {
   switch (t) {
-  case isa::DType::F16: return FloatFormat{5, 10};
-  case isa::DType::BF16: return FloatFormat{8, 7};
-  case isa::DType::F32: return FloatFormat{8, 23};
-  case isa::DType::F64: return FloatFormat{11, 52};
-  default: return std::nullopt;
+  case isa::DType::F16:
+    return FloatFormat{5, 10};
+  case isa::DType::BF16:
+    return FloatFormat{8, 7};
+  case isa::DType::F32:
+    return FloatFormat{8, 23};
+  case isa::DType::F64:
+    return FloatFormat{11, 52};
+  default:
+    return std::nullopt;
   }
 }
 
@@ -48,7 +53,8 @@ uint64_t encode(FloatFormat f, bool neg, uint64_t m, int e) {
   unsigned __int128 q;
   const int shift = e - qexp; // m * 2^e = (m << shift) quanta
   if (shift >= 0) {
-    if (shift > 64) return sign | ((uint64_t{(1u << f.expBits) - 1}) << f.mantBits); // far above the range
+    if (shift > 64)
+      return sign | ((uint64_t{(1u << f.expBits) - 1}) << f.mantBits); // far above the range
     q = static_cast<unsigned __int128>(m) << shift;
   } else {
     q = shiftRightRne(m, static_cast<unsigned>(-shift));
@@ -66,7 +72,8 @@ uint64_t encode(FloatFormat f, bool neg, uint64_t m, int e) {
 }
 
 double makeNan(bool neg, uint64_t payloadTop52) {
-  uint64_t b = (uint64_t{0x7FF} << 52) | (uint64_t{1} << 51) | (payloadTop52 & ((uint64_t{1} << 51) - 1));
+  uint64_t b =
+      (uint64_t{0x7FF} << 52) | (uint64_t{1} << 51) | (payloadTop52 & ((uint64_t{1} << 51) - 1));
   if (neg) b |= uint64_t{1} << 63;
   return std::bit_cast<double>(b);
 }
@@ -80,9 +87,13 @@ uint64_t canonicalNan(isa::DType t) {
 
 } // namespace
 
-unsigned intWidth(isa::DType t) { return isa::bitWidth(t); }
+unsigned intWidth(isa::DType t) {
+  return isa::bitWidth(t);
+}
 
-uint64_t truncBits(uint64_t v, unsigned w) { return w >= 64 ? v : v & ((uint64_t{1} << w) - 1); }
+uint64_t truncBits(uint64_t v, unsigned w) {
+  return w >= 64 ? v : v & ((uint64_t{1} << w) - 1);
+}
 
 int64_t signedValue(uint64_t v, unsigned w) {
   if (w >= 64) return static_cast<int64_t>(v);
@@ -157,7 +168,9 @@ std::optional<bool> intCompare(std::string_view p, uint64_t a, uint64_t b, unsig
   return std::nullopt;
 }
 
-bool isScalarFloat(isa::DType t) { return formatOf(t).has_value(); }
+bool isScalarFloat(isa::DType t) {
+  return formatOf(t).has_value();
+}
 
 double floatToDouble(isa::DType t, uint64_t bits) {
   const FloatFormat f = *formatOf(t);
@@ -168,12 +181,15 @@ double floatToDouble(isa::DType t, uint64_t bits) {
   const int bias = (1 << (f.expBits - 1)) - 1;
   double v;
   if (exp == (uint64_t{1} << f.expBits) - 1) {
-    if (mant == 0) v = INFINITY;
-    else return makeNan(neg, mant << (51 - (f.mantBits - 1))); // payload kept in the top bits
+    if (mant == 0)
+      v = INFINITY;
+    else
+      return makeNan(neg, mant << (51 - (f.mantBits - 1))); // payload kept in the top bits
   } else if (exp == 0) {
     v = std::ldexp(static_cast<double>(mant), 1 - bias - static_cast<int>(f.mantBits));
   } else {
-    v = std::ldexp(static_cast<double>(mant | (uint64_t{1} << f.mantBits)), static_cast<int>(exp) - bias - static_cast<int>(f.mantBits));
+    v = std::ldexp(static_cast<double>(mant | (uint64_t{1} << f.mantBits)),
+                   static_cast<int>(exp) - bias - static_cast<int>(f.mantBits));
   }
   return neg ? -v : v;
 }
@@ -202,9 +218,13 @@ uint64_t floatToInt(isa::DType from, uint64_t bits, unsigned w, bool isSigned) {
   const double d = std::trunc(floatToDouble(from, bits));
   if (std::isnan(d)) return 0;
   if (isSigned) {
-    const double lo = -std::ldexp(1.0, static_cast<int>(w) - 1), hi = std::ldexp(1.0, static_cast<int>(w) - 1);
-    if (d <= lo) return truncBits(static_cast<uint64_t>(w >= 64 ? INT64_MIN : -(int64_t{1} << (w - 1))), w);
-    if (d >= hi) return truncBits(w >= 64 ? static_cast<uint64_t>(INT64_MAX) : (uint64_t{1} << (w - 1)) - 1, w);
+    const double lo = -std::ldexp(1.0, static_cast<int>(w) - 1),
+                 hi = std::ldexp(1.0, static_cast<int>(w) - 1);
+    if (d <= lo)
+      return truncBits(static_cast<uint64_t>(w >= 64 ? INT64_MIN : -(int64_t{1} << (w - 1))), w);
+    if (d >= hi)
+      return truncBits(w >= 64 ? static_cast<uint64_t>(INT64_MAX) : (uint64_t{1} << (w - 1)) - 1,
+                       w);
     return truncBits(static_cast<uint64_t>(static_cast<int64_t>(d)), w);
   }
   if (d <= 0) return 0;
@@ -222,7 +242,9 @@ std::optional<uint64_t> floatBinary(std::string_view op, isa::DType t, uint64_t 
   if (op == "divf") return doubleToFloat(t, x / y);
   const bool xn = std::isnan(x), yn = std::isnan(y);
   // -0 orders below +0 for all four.
-  auto less = [](double p, double q) { return p < q || (p == 0 && q == 0 && std::signbit(p) && !std::signbit(q)); };
+  auto less = [](double p, double q) {
+    return p < q || (p == 0 && q == 0 && std::signbit(p) && !std::signbit(q));
+  };
   if (op == "maximumf" || op == "minimumf") {
     if (xn || yn) return canonicalNan(t);
     const bool pickX = op == "maximumf" ? !less(x, y) : !less(y, x);

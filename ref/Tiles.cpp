@@ -38,7 +38,8 @@ rt::TileOperand Machine::operand(const TileVal& t, const std::string& name) cons
   if (t.type.slayout != isa::SLayout::NoneBox) { // the fractal box (reference 4.3)
     const unsigned bytes = std::max(1u, isa::bitWidth(t.type.dtype) / 8);
     const bool rowBox = t.type.slayout == isa::SLayout::RowMajor;
-    if (t.type.fractal == 1024) o.innerRows = o.innerCols = 16;
+    if (t.type.fractal == 1024)
+      o.innerRows = o.innerCols = 16;
     else if (t.type.fractal == 32) {
       o.innerRows = rowBox ? 16 : 2;
       o.innerCols = rowBox ? 2 : 16;
@@ -58,8 +59,9 @@ std::optional<Failure> Machine::tileAlloc(Frame& f, const Op& op) {
   if (op.ints[0]) { // addr = N: at that address of the physical buffer
     const uint64_t addr = scalar(f, op.operands[k++]);
     if (addr + t.byteSize() > isa::buffer(arch_, t.loc).capacity)
-      return Failure{op.loc, "tile %" + f.fn->value(op.results[0]).name + " at address " + std::to_string(addr) +
-                                 " does not fit the " + std::string(isa::spelling(t.loc)) + " buffer"};
+      return Failure{op.loc, "tile %" + f.fn->value(op.results[0]).name + " at address " +
+                                 std::to_string(addr) + " does not fit the " +
+                                 std::string(isa::spelling(t.loc)) + " buffer"};
     tv.offset = static_cast<uint32_t>(addr);
   } else {
     auto it = placed_.find(&op);
@@ -85,22 +87,27 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     ViewVal v;
     v.elem = f.fn->type(op.results[0]).elem;
     v.base = scalar(f, op.operands[0]);
-    for (size_t i = 0; i < rank; ++i) v.shape.push_back(static_cast<int64_t>(scalar(f, op.operands[1 + i])));
-    for (size_t i = 0; i < rank; ++i) v.strides.push_back(static_cast<int64_t>(scalar(f, op.operands[1 + rank + i])));
+    for (size_t i = 0; i < rank; ++i)
+      v.shape.push_back(static_cast<int64_t>(scalar(f, op.operands[1 + i])));
+    for (size_t i = 0; i < rank; ++i)
+      v.strides.push_back(static_cast<int64_t>(scalar(f, op.operands[1 + rank + i])));
     bool explicitLayout = false;
     for (const ir::NamedAttr& a : op.attrs) {
       if (a.key != "layout") continue;
       explicitLayout = true;
       std::string word, last; // the attribute's last word (#pto.layout<dn>, #pto<layout dn>...)
       for (char ch : a.value + " ") {
-        if (std::isalnum(static_cast<unsigned char>(ch))) word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (std::isalnum(static_cast<unsigned char>(ch)))
+          word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         else if (!word.empty()) {
           if (word != "pto" && word != "layout") last = word;
           word.clear();
         }
       }
-      if (last == "dn") v.dn = true;
-      else if (last != "nd") return unsupported("a tensor view with layout " + a.value);
+      if (last == "dn")
+        v.dn = true;
+      else if (last != "nd")
+        return unsupported("a tensor view with layout " + a.value);
     }
     // Without the attribute, constant strides with a unit outer stride mean DN (PTOAS's inference).
     if (!explicitLayout && rank >= 2 && constantOperand(f, op.operands[1 + 2 * rank - 1]) &&
@@ -112,19 +119,26 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
   case OpKind::PartitionView: {
     ViewVal v = std::get<ViewVal>(f.v[op.operands[0]]);
     const size_t rank = static_cast<size_t>(op.ints[0]);
-    if (rank != v.shape.size()) return unsupported("a partition of rank " + std::to_string(rank) + " of a rank " + std::to_string(v.shape.size()) + " view");
+    if (rank != v.shape.size())
+      return unsupported("a partition of rank " + std::to_string(rank) + " of a rank " +
+                         std::to_string(v.shape.size()) + " view");
     int64_t elems = 0;
-    for (size_t i = 0; i < rank; ++i) elems += static_cast<int64_t>(scalar(f, op.operands[1 + i])) * v.strides[i];
+    for (size_t i = 0; i < rank; ++i)
+      elems += static_cast<int64_t>(scalar(f, op.operands[1 + i])) * v.strides[i];
     const unsigned bits = isa::bitWidth(v.elem);
     v.base += static_cast<uint64_t>(elems * static_cast<int64_t>(bits) / 8);
-    for (size_t i = 0; i < rank; ++i) v.shape[i] = static_cast<int64_t>(scalar(f, op.operands[1 + rank + i]));
+    for (size_t i = 0; i < rank; ++i)
+      v.shape[i] = static_cast<int64_t>(scalar(f, op.operands[1 + rank + i]));
     f.v[op.results[0]] = v;
     return std::nullopt;
   }
   case OpKind::GetTensorViewDim: {
     const ViewVal& v = std::get<ViewVal>(f.v[op.operands[0]]);
     const uint64_t d = scalar(f, op.operands[1]);
-    if (d >= v.shape.size()) return Failure{op.loc, "dimension " + std::to_string(d) + " is out of range for a view of rank " + std::to_string(v.shape.size())};
+    if (d >= v.shape.size())
+      return Failure{op.loc, "dimension " + std::to_string(d) +
+                                 " is out of range for a view of rank " +
+                                 std::to_string(v.shape.size())};
     f.v[op.results[0]] = static_cast<uint64_t>(v.shape[d]);
     return std::nullopt;
   }
@@ -137,7 +151,8 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
       if (src.type.blayout != isa::BLayout::RowMajor || src.type.slayout != isa::SLayout::NoneBox)
         return unsupported("'pto.subset' of a boxed or column-major tile");
       const uint64_t r = scalar(f, op.operands[1]), c = scalar(f, op.operands[2]);
-      t.offset += static_cast<uint32_t>((r * static_cast<uint64_t>(src.type.cols) + c) * isa::bitWidth(src.type.dtype) / 8);
+      t.offset += static_cast<uint32_t>((r * static_cast<uint64_t>(src.type.cols) + c) *
+                                        isa::bitWidth(src.type.dtype) / 8);
       t.type.cols = src.type.cols; // a subset keeps its parent's row pitch
     }
     t.validRows = t.type.validRows;
@@ -155,7 +170,8 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     TileVal t = std::get<TileVal>(f.v[op.operands[0]]);
     const uint64_t addr = scalar(f, op.operands[1]);
     if (addr + t.type.byteSize() > isa::buffer(arch_, t.type.loc).capacity)
-      return Failure{op.loc, "tile address " + std::to_string(addr) + " does not fit the " + std::string(isa::spelling(t.type.loc)) + " buffer"};
+      return Failure{op.loc, "tile address " + std::to_string(addr) + " does not fit the " +
+                                 std::string(isa::spelling(t.type.loc)) + " buffer"};
     t.offset = static_cast<uint32_t>(addr);
     f.v[op.results.empty() ? op.operands[0] : op.results[0]] = t;
     return std::nullopt;
@@ -167,7 +183,8 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     const ir::ValueId ptr = op.operands[store ? 1 : 0];
     const isa::DType elem = f.fn->type(ptr).elem;
     const unsigned bits = isa::bitWidth(elem);
-    if (bits < 8) return unsupported("'" + op.name + "' on " + std::string(isa::spelling(elem)) + " elements");
+    if (bits < 8)
+      return unsupported("'" + op.name + "' on " + std::string(isa::spelling(elem)) + " elements");
     const uint64_t addr = scalar(f, ptr) + scalar(f, op.operands[store ? 2 : 1]) * (bits / 8);
     if (op.kind == OpKind::AddPtr) {
       f.v[op.results[0]] = addr;
@@ -190,7 +207,8 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     }
     return std::nullopt;
   }
-  default: return unsupported("'" + op.name + "'");
+  default:
+    return unsupported("'" + op.name + "'");
   }
 }
 
@@ -212,14 +230,15 @@ std::optional<std::string> unrunnableAttribute(const Op& op) {
     std::string_view key, defaultValue; // "" = no value runs
   };
   static constexpr Fixed kFixed[] = {
-      {isa::OpId::TCI, "descending", "false"},     {isa::OpId::TTRI, "upperOrLower", "0"},
-      {isa::OpId::THISTOGRAM, "isMSB", "true"},    {isa::OpId::TMRGSORT, "exhausted", "false"},
-      {isa::OpId::MGATHER, "gatherOob", ""},       {isa::OpId::MSCATTER, "scatterOob", ""},
+      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::TTRI, "upperOrLower", "0"},
+      {isa::OpId::THISTOGRAM, "isMSB", "true"},     {isa::OpId::TMRGSORT, "exhausted", "false"},
+      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
       {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
   };
   for (const Fixed& x : kFixed) {
     const ir::NamedAttr* a = x.op == op.tileOp ? op.attr(x.key) : nullptr;
-    if (a && (x.defaultValue.empty() || a->value != x.defaultValue)) return std::string(x.key) + " = " + a->value;
+    if (a && (x.defaultValue.empty() || a->value != x.defaultValue))
+      return std::string(x.key) + " = " + a->value;
   }
   return std::nullopt;
 }
@@ -229,15 +248,19 @@ std::optional<std::string> unrunnableAttribute(const Op& op) {
 std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   const isa::OpInfo& info = isa::info(op.tileOp);
   const std::string opName = "'pto." + std::string(info.mnemonic) + "'";
-  if (!info.supports(arch_)) return Failure{op.loc, opName + " is not available on " + std::string(isa::spelling(arch_))};
-  if (auto a = unrunnableAttribute(op)) return Failure{op.loc, opName + " with " + *a + " is not supported by the cpu kernels"};
+  if (!info.supports(arch_))
+    return Failure{op.loc, opName + " is not available on " + std::string(isa::spelling(arch_))};
+  if (auto a = unrunnableAttribute(op))
+    return Failure{op.loc, opName + " with " + *a + " is not supported by the cpu kernels"};
   ++tileOps;
   std::string& instName = names_[&op];
   if (instName.empty()) {
     const enc::TileOpInfo* eop = enc::tileOpFor(op.tileOp);
-    if (eop) instName = std::string(enc::info(eop->op).name);
+    if (eop)
+      instName = std::string(enc::info(eop->op).name);
     else
-      for (char ch : info.mnemonic) instName += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      for (char ch : info.mnemonic)
+        instName += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   }
   // Operands by role: tile outputs, tile inputs, the GM view, scalars.
   struct TileArg {
@@ -269,11 +292,13 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   // loads without a tile output, stores) the source.
   const bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
   ir::ValueId shapeTile = dst;
-  if (reduce || (view && dst == ir::kNoValue) || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
+  if (reduce || (view && dst == ir::kNoValue) || info.id == isa::OpId::TCMP ||
+      info.id == isa::OpId::TCMPS)
     shapeTile = src != ir::kNoValue ? src : dst;
   if (view && info.id == isa::OpId::TSTORE) shapeTile = src;
   t.startType = f.fn->type(shapeTile != ir::kNoValue ? shapeTile : src).tile.dtype;
-  if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT || info.rule == isa::TypeRule::Matmul)
+  if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT ||
+      info.rule == isa::TypeRule::Matmul)
     t.startType = f.fn->type(src).tile.dtype;
   if (info.rule == isa::TypeRule::Matmul && ir::roleValue(op, "lhs") != ir::kNoValue)
     t.startType = f.fn->type(ir::roleValue(op, "lhs")).tile.dtype;
@@ -284,7 +309,8 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
     const isa::DType s = f.fn->type(src).tile.dtype, d = f.fn->type(dst).tile.dtype;
     t.hasDatr = true;
     t.datrType = code(d);
-    t.rmode = enc::rmodeCode(isa::parseRoundMode(attrWord(op, "rmode")).value_or(isa::RoundMode::CAST_RINT));
+    t.rmode = enc::rmodeCode(
+        isa::parseRoundMode(attrWord(op, "rmode")).value_or(isa::RoundMode::CAST_RINT));
     const std::string sat = attrWord(op, "sat_mode");
     t.sat = sat.empty() ? isa::cvtSaturatesByDefault(s, d) : sat == "ON";
     t.pad = 0;
@@ -313,7 +339,8 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
       t.pad = 0;
     }
     break;
-  default: break;
+  default:
+    break;
   }
   // Tiles, destination first (as B.IOT lists them), and their roles.
   std::vector<TileArg> order = outs;
@@ -355,7 +382,9 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
       t.src2 = n > 4 ? 4 : -1;
       t.src3 = n > 5 ? 5 : -1;
     } else if (n != 2) {
-      return Failure{op.loc, "TMRGSORT has " + std::to_string(n) + " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)"};
+      return Failure{op.loc,
+                     "TMRGSORT has " + std::to_string(n) +
+                         " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)"};
     }
   }
   if (auto e = rt::selectKernel(t)) return Failure{op.loc, *e};
@@ -389,14 +418,17 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   if (view) {
     const size_t rank = view->shape.size();
     const unsigned bits = isa::bitWidth(view->elem);
-    if (rank >= 2) rowStride = static_cast<uint64_t>(view->strides[view->dn ? rank - 1 : rank - 2] * bits / 8);
+    if (rank >= 2)
+      rowStride = static_cast<uint64_t>(view->strides[view->dn ? rank - 1 : rank - 2] * bits / 8);
     for (size_t i = 0; i + 2 < rank; ++i)
       if (view->shape[i] != 1) outerDims.push_back(i);
     ior = {view->base, rowStride};
     outer = outerDims.size();
   }
-  for (uint64_t s : scalars) ior.push_back(s);
-  if (ior.size() > 3) return Failure{op.loc, opName + " with more than three scalar operands is not supported"};
+  for (uint64_t s : scalars)
+    ior.push_back(s);
+  if (ior.size() > 3)
+    return Failure{op.loc, opName + " with more than three scalar operands is not supported"};
   t.numIor = 3;
   for (size_t i = 0; i < ior.size(); ++i) {
     core_.r[4 + i] = ior[i];
@@ -413,15 +445,18 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   // Slices: the last two dimensions, into consecutive rows of a row-major tile.
   if (t.tiles.size() != 1 || !scalars.empty() || t.tiles[0].blayout != isa::BLayout::RowMajor ||
       t.tiles[0].slayout != isa::SLayout::NoneBox)
-    return Failure{op.loc, opName + " with a partition of more than two non-unit dimensions needs one row-major tile and no scalars"};
+    return Failure{op.loc, opName + " with a partition of more than two non-unit dimensions needs "
+                                    "one row-major tile and no scalars"};
   const size_t rank = view->shape.size();
   const int64_t sliceRows = view->shape[rank - 2], sliceCols = view->shape[rank - 1];
   int64_t slices = 1;
-  for (size_t d : outerDims) slices *= view->shape[d];
+  for (size_t d : outerDims)
+    slices *= view->shape[d];
   const rt::TileOperand whole = t.tiles[0];
   if (slices * sliceRows > whole.rows || sliceCols > whole.cols)
-    return Failure{op.loc, "the partition's " + std::to_string(slices) + " slices of " + std::to_string(sliceRows) + "x" +
-                               std::to_string(sliceCols) + " do not fit the tile"};
+    return Failure{op.loc, "the partition's " + std::to_string(slices) + " slices of " +
+                               std::to_string(sliceRows) + "x" + std::to_string(sliceCols) +
+                               " do not fit the tile"};
   const unsigned bits = isa::bitWidth(view->elem);
   for (int64_t s = 0; s < slices; ++s) {
     uint64_t addr = view->base;
@@ -433,7 +468,8 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
     }
     rt::TileInst slice = t;
     rt::TileOperand& o = slice.tiles[0];
-    o.offset = whole.offset + static_cast<uint32_t>(s * sliceRows * whole.cols * isa::bitWidth(whole.dtype) / 8);
+    o.offset = whole.offset +
+               static_cast<uint32_t>(s * sliceRows * whole.cols * isa::bitWidth(whole.dtype) / 8);
     o.rows = static_cast<uint32_t>(sliceRows);
     o.validRows = static_cast<int32_t>(sliceRows);
     o.validCols = static_cast<int32_t>(sliceCols);

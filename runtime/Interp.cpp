@@ -15,7 +15,8 @@ uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool w
   const uint64_t region = addr >> kRegionShift, off = addr & kRegionMask;
   if (region == kStackRegion) {
     if (off + bytes <= stack.size() && off + bytes >= off) return stack.data() + off;
-    if (error.empty()) error = std::string(what) + (write ? " writes" : " reads") + " outside the stack frame";
+    if (error.empty())
+      error = std::string(what) + (write ? " writes" : " reads") + " outside the stack frame";
     return nullptr;
   }
   // An offset in the upper half of a region's address space is a negative offset from the next
@@ -25,8 +26,9 @@ uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool w
     if (error.empty()) {
       const GmRegion& next = (*gm)[region];
       const uint64_t before = (uint64_t{1} << kRegionShift) - off;
-      error = std::string(what) + (write ? " writes" : " reads") + " before the start of argument %" + next.name +
-              " (byte offset -" + std::to_string(before) + ")";
+      error = std::string(what) + (write ? " writes" : " reads") +
+              " before the start of argument %" + next.name + " (byte offset -" +
+              std::to_string(before) + ")";
     }
     return nullptr;
   }
@@ -34,15 +36,17 @@ uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool w
     if (error.empty()) {
       char b[64];
       snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(addr));
-      error = std::string(what) + (write ? " writes" : " reads") + " address " + b + ", which is not in any argument";
+      error = std::string(what) + (write ? " writes" : " reads") + " address " + b +
+              ", which is not in any argument";
     }
     return nullptr;
   }
   const GmRegion& g = (*gm)[region - 1];
   if (off > g.size || bytes > g.size - off) {
     if (error.empty())
-      error = std::string(what) + (write ? " writes" : " reads") + " past the end of argument %" + g.name + " (bytes " +
-              std::to_string(off) + ".." + std::to_string(off + bytes) + " of " + std::to_string(g.size) + ")";
+      error = std::string(what) + (write ? " writes" : " reads") + " past the end of argument %" +
+              g.name + " (bytes " + std::to_string(off) + ".." + std::to_string(off + bytes) +
+              " of " + std::to_string(g.size) + ")";
     return nullptr;
   }
   return g.data + off;

@@ -10,25 +10,42 @@ namespace pto::rt {
 std::string npyDescr(isa::DType t) {
   using isa::DType;
   switch (t) {
-  case DType::F32: return "<f4";
-  case DType::F64: return "<f8";
-  case DType::F16: return "<f2";
-  case DType::I8: return "|i1";
-  case DType::I16: return "<i2";
-  case DType::I32: return "<i4";
-  case DType::I64: return "<i8";
-  case DType::U8: return "|u1";
-  case DType::U16: return "<u2";
-  case DType::U32: return "<u4";
-  case DType::U64: return "<u8";
-  case DType::I1: return "|b1";
-  default: break;
+  case DType::F32:
+    return "<f4";
+  case DType::F64:
+    return "<f8";
+  case DType::F16:
+    return "<f2";
+  case DType::I8:
+    return "|i1";
+  case DType::I16:
+    return "<i2";
+  case DType::I32:
+    return "<i4";
+  case DType::I64:
+    return "<i8";
+  case DType::U8:
+    return "|u1";
+  case DType::U16:
+    return "<u2";
+  case DType::U32:
+    return "<u4";
+  case DType::U64:
+    return "<u8";
+  case DType::I1:
+    return "|b1";
+  default:
+    break;
   }
   switch (isa::bitWidth(t)) {
-  case 16: return "<u2"; // bf16: raw bits
-  case 32: return "<u4";
-  case 64: return "<u8";
-  default: return "|u1"; // 8-bit float formats and packed 4-bit types: raw bytes
+  case 16:
+    return "<u2"; // bf16: raw bits
+  case 32:
+    return "<u4";
+  case 64:
+    return "<u8";
+  default:
+    return "|u1"; // 8-bit float formats and packed 4-bit types: raw bytes
   }
 }
 
@@ -37,9 +54,9 @@ static std::optional<isa::DType> dtypeOfDescr(std::string d) {
   if (d.size() == 3 && d[0] == '>' && d[2] == '1') d[0] = '|';
   if (d.size() == 3 && d[0] == '<' && d[2] == '1') d[0] = '|';
   static const std::pair<const char*, DType> table[] = {
-      {"<f4", DType::F32}, {"<f8", DType::F64}, {"<f2", DType::F16}, {"|i1", DType::I8},  {"<i2", DType::I16},
-      {"<i4", DType::I32}, {"<i8", DType::I64}, {"|u1", DType::U8},  {"<u2", DType::U16}, {"<u4", DType::U32},
-      {"<u8", DType::U64}, {"|b1", DType::I1}};
+      {"<f4", DType::F32}, {"<f8", DType::F64}, {"<f2", DType::F16}, {"|i1", DType::I8},
+      {"<i2", DType::I16}, {"<i4", DType::I32}, {"<i8", DType::I64}, {"|u1", DType::U8},
+      {"<u2", DType::U16}, {"<u4", DType::U32}, {"<u8", DType::U64}, {"|b1", DType::I1}};
   for (auto& [s, t] : table)
     if (d == s) return t;
   return std::nullopt;
@@ -47,10 +64,14 @@ static std::optional<isa::DType> dtypeOfDescr(std::string d) {
 
 std::vector<uint8_t> toNpy(const Tensor& t) {
   std::string shape = "(";
-  for (size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
-  if (isa::bitWidth(t.dtype) == 4) shape = "(" + std::to_string(t.data.size()) + ","; // packed 4-bit: bytes
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    shape +=
+        std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
+  if (isa::bitWidth(t.dtype) == 4)
+    shape = "(" + std::to_string(t.data.size()) + ","; // packed 4-bit: bytes
   shape += ")";
-  std::string header = "{'descr': '" + npyDescr(t.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + npyDescr(t.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
@@ -63,8 +84,11 @@ std::vector<uint8_t> toNpy(const Tensor& t) {
 }
 
 Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
-  auto bad = [&](const std::string& why) { return Error{name + ": error: not a supported .npy file: " + why}; };
-  if (b.size() < 10 || b[0] != 0x93 || std::string(b.begin() + 1, b.begin() + 6) != "NUMPY") return bad("bad magic");
+  auto bad = [&](const std::string& why) {
+    return Error{name + ": error: not a supported .npy file: " + why};
+  };
+  if (b.size() < 10 || b[0] != 0x93 || std::string(b.begin() + 1, b.begin() + 6) != "NUMPY")
+    return bad("bad magic");
   size_t hlen, hoff;
   if (b[6] == 1) {
     hlen = b[8] | (size_t{b[9]} << 8);
@@ -84,7 +108,8 @@ Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
     auto colon = h.find(':', k);
     if (colon == std::string::npos) return "";
     size_t s = colon + 1;
-    while (s < h.size() && h[s] == ' ') ++s;
+    while (s < h.size() && h[s] == ' ')
+      ++s;
     if (s < h.size() && h[s] == '(') return h.substr(s + 1, h.find(')', s) - s - 1);
     if (s < h.size() && h[s] == '\'') return h.substr(s + 1, h.find('\'', s + 1) - s - 1);
     size_t e = h.find_first_of(",}", s);
@@ -107,13 +132,17 @@ Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
     auto parsed = obj::parseUnsigned(digits);
     if (!parsed || digits.size() > 12) return bad("shape '" + value("shape") + "'");
     int64_t d = static_cast<int64_t>(*parsed);
-    if (d > 0 && elements > (int64_t(1) << 40) / d) return bad("shape '" + value("shape") + "' is too large");
+    if (d > 0 && elements > (int64_t(1) << 40) / d)
+      return bad("shape '" + value("shape") + "' is too large");
     elements *= d;
     t.shape.push_back(d);
   }
   size_t need = Tensor::bytesFor(t.dtype, t.numel());
-  if (b.size() - hoff - hlen < need) return bad("truncated data (" + std::to_string(b.size() - hoff - hlen) + " of " + std::to_string(need) + " bytes)");
-  t.data.assign(b.begin() + static_cast<long>(hoff + hlen), b.begin() + static_cast<long>(hoff + hlen + need));
+  if (b.size() - hoff - hlen < need)
+    return bad("truncated data (" + std::to_string(b.size() - hoff - hlen) + " of " +
+               std::to_string(need) + " bytes)");
+  t.data.assign(b.begin() + static_cast<long>(hoff + hlen),
+                b.begin() + static_cast<long>(hoff + hlen + need));
   return t;
 }
 
@@ -125,7 +154,9 @@ Result<Tensor> readNpy(const std::string& path) {
 
 Status writeNpy(const std::string& path, const Tensor& t, const std::vector<std::string>& inputs) {
   auto bytes = toNpy(t);
-  if (auto e = obj::writeOutputFile(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), inputs))
+  if (auto e = obj::writeOutputFile(
+          path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+          inputs))
     return Error{"error: " + *e};
   return std::nullopt;
 }
@@ -136,7 +167,8 @@ Result<Tensor> readRaw(const std::string& path, isa::DType t, std::vector<int64_
   std::vector<uint8_t> b;
   if (auto e = obj::readInputFile(path, b)) return Error{"error: " + *e};
   if (b.size() != x->data.size())
-    return Error{path + ": error: holds " + std::to_string(b.size()) + " bytes, the shape and type need " + std::to_string(x->data.size())};
+    return Error{path + ": error: holds " + std::to_string(b.size()) +
+                 " bytes, the shape and type need " + std::to_string(x->data.size())};
   x->data = std::move(b);
   return x;
 }
@@ -150,10 +182,11 @@ Result<Tensor> makeTensor(isa::DType t, std::vector<int64_t> shape, const std::s
     n = *m;
   }
   const unsigned bits = t == isa::DType::I1 ? 8 : isa::bitWidth(t); // as Tensor::bytesFor
-  const uint64_t bytes = (static_cast<uint64_t>(n) / 8) * bits + ((static_cast<uint64_t>(n) % 8) * bits + 7) / 8;
+  const uint64_t bytes =
+      (static_cast<uint64_t>(n) / 8) * bits + ((static_cast<uint64_t>(n) % 8) * bits + 7) / 8;
   if (bytes > kMaxTensorBytes)
-    return Error{"error: " + what + ": " + std::to_string(bytes) + " bytes is more than the " + std::to_string(kMaxTensorBytes >> 30) +
-                 " GiB buffer limit"};
+    return Error{"error: " + what + ": " + std::to_string(bytes) + " bytes is more than the " +
+                 std::to_string(kMaxTensorBytes >> 30) + " GiB buffer limit"};
   try {
     return Tensor::zeros(t, std::move(shape));
   } catch (const std::bad_alloc&) {
@@ -168,7 +201,8 @@ Status adoptDType(Tensor& x, isa::DType t, const std::string& param) {
     return std::nullopt;
   }
   const std::string want(isa::spelling(t));
-  return Error{"error: parameter %" + param + " has element type " + want + " but the data is " + std::string(isa::spelling(x.dtype)) +
+  return Error{"error: parameter %" + param + " has element type " + want + " but the data is " +
+               std::string(isa::spelling(x.dtype)) +
                "; convert it first (pto-npy convert IN.npy OUT.npy " + want + ")"};
 }
 
@@ -189,8 +223,10 @@ std::optional<std::vector<int64_t>> parseShape(std::string_view s, std::string* 
     auto v = obj::parseUnsigned(part);
     if (!v) {
       if (why) {
-        bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos;
-        *why = digits ? "dimension '" + std::string(part) + "' is too large" : "bad dimension '" + std::string(part) + "'";
+        bool digits =
+            !part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos;
+        *why = digits ? "dimension '" + std::string(part) + "' is too large"
+                      : "bad dimension '" + std::string(part) + "'";
       }
       return std::nullopt;
     }

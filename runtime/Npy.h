@@ -23,7 +23,8 @@ Result<Tensor> fromNpy(const std::vector<uint8_t>& bytes, const std::string& nam
 Result<Tensor> readNpy(const std::string& path);
 /// Writes through obj::writeOutputFile (atomic, checked); `inputs` are files the output must
 /// not replace.
-Status writeNpy(const std::string& path, const Tensor& t, const std::vector<std::string>& inputs = {});
+Status writeNpy(const std::string& path, const Tensor& t,
+                const std::vector<std::string>& inputs = {});
 /// Raw little-endian element data with a given shape and type.
 Result<Tensor> readRaw(const std::string& path, isa::DType t, std::vector<int64_t> shape);
 

@@ -63,20 +63,29 @@ public:
       std::optional<std::string> err;
       switch (b.kind) {
       case code::BlockKind::Scalar:
-        for (const code::ScalarInst& si : b.scalars) push(scalar(si.op), si.offset);
+        for (const code::ScalarInst& si : b.scalars)
+          push(scalar(si.op), si.offset);
         break;
-      case code::BlockKind::Tile: err = tile(b); break;
-      case code::BlockKind::Control: err = control(b); break;
+      case code::BlockKind::Tile:
+        err = tile(b);
+        break;
+      case code::BlockKind::Control:
+        err = control(b);
+        break;
       }
       if (err) return at(b.offset, *err);
       switch (b.transfer) {
-      case code::Transfer::Fall: break;
+      case code::Transfer::Fall:
+        break;
       case code::Transfer::Direct:
       case code::Transfer::Cond:
         branches.push_back({static_cast<uint32_t>(out_.code.size()), b.target});
-        push(MOp{.kind = b.transfer == code::Transfer::Direct ? MKind::Jump : MKind::JumpIf}, b.offset);
+        push(MOp{.kind = b.transfer == code::Transfer::Direct ? MKind::Jump : MKind::JumpIf},
+             b.offset);
         break;
-      case code::Transfer::Ret: push(MOp{.kind = MKind::Ret}, b.offset); break;
+      case code::Transfer::Ret:
+        push(MOp{.kind = MKind::Ret}, b.offset);
+        break;
       case code::Transfer::Call: { // resolved to a function index once every function is decoded
         MOp m{.kind = MKind::Call};
         m.imm = static_cast<int64_t>(b.target);
@@ -96,7 +105,8 @@ private:
   /// "@fn+0x10 (k.pto:12:3): msg" — the word, and its source line when the image has one.
   std::string at(uint64_t off, const std::string& msg) const {
     const std::string loc = code::sourceLocation(img_, fc_.function, off);
-    return "@" + fn_.name + "+" + hex(off - fn_.textOffset) + (loc.empty() ? "" : " (" + loc + ")") + ": " + msg;
+    return "@" + fn_.name + "+" + hex(off - fn_.textOffset) +
+           (loc.empty() ? "" : " (" + loc + ")") + ": " + msg;
   }
 
   void push(MOp m, uint64_t offset) {
@@ -109,12 +119,24 @@ private:
   static MOp scalar(const code::ScalarOp& s) {
     MOp m;
     switch (s.kind) {
-    case code::ScalarKind::Alu: m.kind = MKind::Alu; break;
-    case code::ScalarKind::Setc: m.kind = MKind::Setc; break;
-    case code::ScalarKind::Csel: m.kind = MKind::Csel; break;
-    case code::ScalarKind::Load: m.kind = MKind::Load; break;
-    case code::ScalarKind::Store: m.kind = MKind::Store; break;
-    case code::ScalarKind::Fpu: m.kind = MKind::Fpu; break;
+    case code::ScalarKind::Alu:
+      m.kind = MKind::Alu;
+      break;
+    case code::ScalarKind::Setc:
+      m.kind = MKind::Setc;
+      break;
+    case code::ScalarKind::Csel:
+      m.kind = MKind::Csel;
+      break;
+    case code::ScalarKind::Load:
+      m.kind = MKind::Load;
+      break;
+    case code::ScalarKind::Store:
+      m.kind = MKind::Store;
+      break;
+    case code::ScalarKind::Fpu:
+      m.kind = MKind::Fpu;
+      break;
     }
     m.fp = s.fp;
     m.fpSrc = s.fpSrc;
@@ -139,7 +161,8 @@ private:
     const code::TileBlock& tb = b.tile;
     // An image edited after linking may name an op its arch does not have (both backends refuse).
     if (!isa::info(tb.op).supports(img_.arch))
-      return std::string(isa::enc::info(tb.encOp).name) + " is not available on " + std::string(isa::spelling(img_.arch));
+      return std::string(isa::enc::info(tb.encOp).name) + " is not available on " +
+             std::string(isa::spelling(img_.arch));
     tile_ = TileInst{};
     tile_.op = tb.op;
     tile_.name = isa::enc::info(tb.encOp).name.data();
@@ -153,12 +176,15 @@ private:
       tile_.sat = tb.datr->sat;
       tile_.layout = tb.datr->layout;
     }
-    for (unsigned i = 0; i < 3; ++i) tile_.dim[i] = bound(tb.dim[i]);
+    for (unsigned i = 0; i < 3; ++i)
+      tile_.dim[i] = bound(tb.dim[i]);
     if (tb.ior) {
-      for (unsigned i = 0; i < 3; ++i) tile_.ior[i] = (*tb.ior)[i];
+      for (unsigned i = 0; i < 3; ++i)
+        tile_.ior[i] = (*tb.ior)[i];
       tile_.numIor = 3;
     }
-    for (uint32_t idx : tb.tiles) tile_.tiles.push_back(operand(idx));
+    for (uint32_t idx : tb.tiles)
+      tile_.tiles.push_back(operand(idx));
     if (auto e = gmLayout()) return e;
     if (auto e = buildTile()) return e;
     MOp m{.kind = MKind::Tile};
@@ -174,10 +200,13 @@ private:
     const bool load = tile_.op == isa::OpId::TLOAD || tile_.op == isa::OpId::TPREFETCH;
     if ((!load && tile_.op != isa::OpId::TSTORE) || tile_.layout == 0) return std::nullopt;
     const std::string_view name = enc::layoutName(tile_.layout);
-    const std::string_view gm = load ? name.substr(0, name.find('2')) : name.substr(name.rfind('2') + 1);
-    if (gm == "DN") tile_.gmDn = true;
+    const std::string_view gm =
+        load ? name.substr(0, name.find('2')) : name.substr(name.rfind('2') + 1);
+    if (gm == "DN")
+      tile_.gmDn = true;
     else if (gm != "ND")
-      return std::string(tile_.name) + " with GM layout " + std::string(name) + " is not supported by the runtime (ND and DN are)";
+      return std::string(tile_.name) + " with GM layout " + std::string(name) +
+             " is not supported by the runtime (ND and DN are)";
     return std::nullopt;
   }
 
@@ -226,9 +255,11 @@ private:
     // Tile roles by the one rule (isa::tileOperandRoles, docs/linking.md 2).
     const size_t n = tile_.tiles.size();
     size_t required = 0;
-    for (const isa::Role& r : oi.roles) required += r.kind == isa::RoleKind::Tile && !r.optional && !r.variadic;
+    for (const isa::Role& r : oi.roles)
+      required += r.kind == isa::RoleKind::Tile && !r.optional && !r.variadic;
     if (n < required)
-      return std::string(tile_.name) + " has " + std::to_string(n) + " tile operands, needs " + std::to_string(required);
+      return std::string(tile_.name) + " has " + std::to_string(n) + " tile operands, needs " +
+             std::to_string(required);
     const std::vector<int> roles = isa::tileOperandRoles(oi, n);
     roleNames_.assign(n, "");
     for (size_t k = 0; k < n; ++k)
@@ -269,7 +300,8 @@ private:
     tile_.src1 = tile_.src2 = tile_.src3 = tile_.tmp = -1;
     if (n == 2) return std::nullopt;
     if (n < 4 || n > 6)
-      return "TMRGSORT has " + std::to_string(n) + " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)";
+      return "TMRGSORT has " + std::to_string(n) +
+             " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)";
     tile_.tmp = 1;
     tile_.src0 = 2;
     tile_.src1 = 3;
@@ -277,7 +309,6 @@ private:
     tile_.src3 = n > 5 ? 5 : -1;
     return std::nullopt;
   }
-
 
   const obj::Image& img_;
   const obj::Function& fn_;
@@ -312,7 +343,8 @@ Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileN
     auto fc = code::decodeFunction(p->image, i);
     if (auto* e = std::get_if<code::CodeError>(&fc)) {
       const obj::Function& f = p->image.functions[i];
-      return Error{p->fileName + ": error: @" + f.name + "+" + hex(e->offset - f.textOffset) + ": " + e->message};
+      return Error{p->fileName + ": error: @" + f.name + "+" + hex(e->offset - f.textOffset) +
+                   ": " + e->message};
     }
     FunctionDecoder d(p->image, std::get<code::FunctionCode>(fc), p->functions[i]);
     if (auto e = d.run()) return Error{p->fileName + ": error: " + *e};
@@ -320,8 +352,10 @@ Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileN
   // Calls name their callee by text offset (decodeFunction checked it starts a function).
   for (DecodedFunction& fn : p->functions)
     for (MOp& m : fn.code)
-      if (m.kind == MKind::Call) m.target = *code::functionAt(p->image, static_cast<uint64_t>(m.imm));
-  for (const obj::ImageEntry& e : p->image.entries) p->entries.push_back(e.function);
+      if (m.kind == MKind::Call)
+        m.target = *code::functionAt(p->image, static_cast<uint64_t>(m.imm));
+  for (const obj::ImageEntry& e : p->image.entries)
+    p->entries.push_back(e.function);
   return p;
 }
 

@@ -36,15 +36,15 @@ struct Program;
 struct Core {
   std::array<uint64_t, kNumRegs> r{};
   bool cond = false;
-  std::array<uint8_t*, 7> buf{};                 // by isa::Loc
-  std::array<size_t, 7> bufSize{};               // bytes of each buffer (the arch's capacity)
-  std::vector<std::vector<uint8_t>> storage;     // backing of buf (64 bytes more, for alignment)
-  std::vector<uint8_t> stack;                    // frame + stack parameters
-  const std::vector<GmRegion>* gm = nullptr;     // region i+1 = argument i
+  std::array<uint8_t*, 7> buf{};             // by isa::Loc
+  std::array<size_t, 7> bufSize{};           // bytes of each buffer (the arch's capacity)
+  std::vector<std::vector<uint8_t>> storage; // backing of buf (64 bytes more, for alignment)
+  std::vector<uint8_t> stack;                // frame + stack parameters
+  const std::vector<GmRegion>* gm = nullptr; // region i+1 = argument i
   uint32_t blockIdx = 0, blockNum = 1;
-  std::string error;                             // first error (without location)
+  std::string error; // first error (without location)
   uint64_t tileOps = 0, scalarOps = 0;
-  uint64_t instructionLimit = 0; // 0 = none; checked at branches
+  uint64_t instructionLimit = 0;                                  // 0 = none; checked at branches
   const std::vector<struct DecodedFunction>* functions = nullptr; // call targets
   unsigned callDepth = 0;
 
@@ -62,17 +62,20 @@ struct TileOperand {
   isa::SLayout slayout = isa::SLayout::NoneBox;
   uint32_t offset = 0; // byte offset in the buffer
   uint32_t rows = 0, cols = 0;
-  int32_t validRows = 0, validCols = 0; // descriptor (kDynamicDim = -1 when dynamic)
+  int32_t validRows = 0, validCols = 0;  // descriptor (kDynamicDim = -1 when dynamic)
   uint32_t innerRows = 1, innerCols = 1; // box shape (1x1 for NoneBox)
   isa::PadValue pad = isa::PadValue::Null;
   std::string name;
 
-  bool plainRowMajor() const { return blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::NoneBox; }
+  bool plainRowMajor() const {
+    return blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::NoneBox;
+  }
   /// Element offset of (r, c) (reference 4.3, GetTileElementOffset).
   size_t elemOffset(uint32_t r, uint32_t c) const {
     if (slayout == isa::SLayout::NoneBox)
       return blayout == isa::BLayout::RowMajor ? size_t{r} * cols + c : size_t{c} * rows + r;
-    const uint32_t IR = innerRows, IC = innerCols, sr = r / IR, ir = r % IR, sc = c / IC, ic = c % IC;
+    const uint32_t IR = innerRows, IC = innerCols, sr = r / IR, ir = r % IR, sc = c / IC,
+                   ic = c % IC;
     const size_t inumel = size_t{IR} * IC;
     if (blayout == isa::BLayout::ColMajor && slayout == isa::SLayout::RowMajor) // Nz
       return size_t{sc} * rows * IC + sr * inumel + ir * IC + ic;
@@ -96,21 +99,21 @@ using TileKernel = void (*)(Core&, const TileInst&);
 
 struct TileInst {
   isa::OpId op{};
-  const char* name = "";       // spec name for messages (TLOAD, TADD, ...)
+  const char* name = "";                  // spec name for messages (TLOAD, TADD, ...)
   isa::DType startType = isa::DType::F32; // BSTART DataType (data the op reads)
   bool hasDatr = false;
   unsigned datrType = 0, rmode = 0, cmode = 0, pad = 3;
   bool sat = false;
-  unsigned layout = 0;          // B.DATR Layout (TLOAD/TSTORE: the GM side, e.g. DN2ND)
-  bool gmDn = false;            // TLOAD/TSTORE: GM is column-major (stride = between columns)
-  Bound dim[3];                 // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
-  uint8_t ior[3] = {0, 0, 0};   // B.IOR sources
+  unsigned layout = 0;        // B.DATR Layout (TLOAD/TSTORE: the GM side, e.g. DN2ND)
+  bool gmDn = false;          // TLOAD/TSTORE: GM is column-major (stride = between columns)
+  Bound dim[3];               // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
+  uint8_t ior[3] = {0, 0, 0}; // B.IOR sources
   unsigned numIor = 0;
   std::vector<TileOperand> tiles; // destination first, as B.IOT lists them
   // Operand positions by role (-1 when absent), filled by the role matcher.
   int dst = -1, src0 = -1, src1 = -1, src2 = -1, acc = -1, bias = -1;
-  int src3 = -1, tmp = -1;        // TMRGSORT's fourth list; the scratch tile (role `tmp`)
-  int lscale = -1, rscale = -1;   // MX matmul scale tiles
+  int src3 = -1, tmp = -1;      // TMRGSORT's fourth list; the scratch tile (role `tmp`)
+  int lscale = -1, rscale = -1; // MX matmul scale tiles
   TileKernel kernel = nullptr;
   isa::RoundMode round = isa::RoundMode::CAST_NONE;
   isa::SatMode satMode = isa::SatMode::ON;
@@ -127,21 +130,21 @@ struct TileInst {
 
 // ------------------------------------------------------------------ micro-ops
 enum class MKind : uint8_t {
-  Alu,      // rd = op(r[rs1], B)   B = useImm ? imm : xform(r[rs2]) << shamt
-  Setc,     // cond = op(r[rs1], B)
-  Csel,     // rd = r[rs3] ? r[rs1] : xform(r[rs2])
-  Fpu,      // rd = isa::scalarFp(fp, fpSrc, fpDst, r[rs1], r[rs2])
-  Load,     // rd = mem[r[rs1] + B]  (size, signed)
-  Store,    // mem[r[rs1] + B] = r[rs3]
-  Tile,     // tiles[index]
-  BlockInfo,// rd = block idx / num / subblock idx / num (imm = which)
-  Jump,     // pc = target
-  JumpIf,   // if cond: pc = target
+  Alu,       // rd = op(r[rs1], B)   B = useImm ? imm : xform(r[rs2]) << shamt
+  Setc,      // cond = op(r[rs1], B)
+  Csel,      // rd = r[rs3] ? r[rs1] : xform(r[rs2])
+  Fpu,       // rd = isa::scalarFp(fp, fpSrc, fpDst, r[rs1], r[rs2])
+  Load,      // rd = mem[r[rs1] + B]  (size, signed)
+  Store,     // mem[r[rs1] + B] = r[rs3]
+  Tile,      // tiles[index]
+  BlockInfo, // rd = block idx / num / subblock idx / num (imm = which)
+  Jump,      // pc = target
+  JumpIf,    // if cond: pc = target
   ClearCond,
   Ret,
-  Call,     // run function `target` (its image index; imm = the call's text target), then go on
-  Sync,     // syncs[target]: set_flag / wait_flag / pipe_barrier (the cpu backend runs in program
-            // order and skips them; the npu model blocks and releases pipes on them)
+  Call, // run function `target` (its image index; imm = the call's text target), then go on
+  Sync, // syncs[target]: set_flag / wait_flag / pipe_barrier (the cpu backend runs in program
+        // order and skips them; the npu model blocks and releases pipes on them)
 };
 
 using AluOp = obj::code::AluOp; // the scalar operations, as obj/ImageCode decodes them
@@ -164,7 +167,9 @@ struct SyncInst {
   isa::enc::ExtCtl kind = isa::enc::ExtCtl::SET_FLAG;
   isa::Pipe src = isa::Pipe::S, dst = isa::Pipe::S;
   Bound event; // (GPR + imm)[15:0]
-  uint32_t eventId(const Core& c) const { return event.present ? static_cast<uint32_t>((c.r[event.reg] + event.imm) & 0xFFFF) : 0; }
+  uint32_t eventId(const Core& c) const {
+    return event.present ? static_cast<uint32_t>((c.r[event.reg] + event.imm) & 0xFFFF) : 0;
+  }
 };
 
 struct DecodedFunction {

@@ -22,13 +22,16 @@ namespace pto::rt {
 // ------------------------------------------------------------------ Tensor
 int64_t Tensor::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    n *= d;
   return n;
 }
 namespace {
 /// Bits an element takes in a host buffer: its width, except i1, which takes a byte (as numpy's
 /// bool does); 4-bit types are packed two to a byte.
-unsigned storageBits(isa::DType t) { return t == isa::DType::I1 ? 8 : isa::bitWidth(t); }
+unsigned storageBits(isa::DType t) {
+  return t == isa::DType::I1 ? 8 : isa::bitWidth(t);
+}
 } // namespace
 
 size_t Tensor::bytesFor(isa::DType t, int64_t numel) {
@@ -53,7 +56,9 @@ void Tensor::setBits(int64_t i, uint64_t v) {
   if (bits < 8) return isa::setNibble(data.data(), static_cast<size_t>(i), static_cast<uint8_t>(v));
   std::memcpy(data.data() + static_cast<size_t>(i) * (bits / 8), &v, bits / 8);
 }
-double Tensor::at(int64_t i) const { return isa::decodeToDouble(dtype, bitsAt(i)); }
+double Tensor::at(int64_t i) const {
+  return isa::decodeToDouble(dtype, bitsAt(i));
+}
 
 // ------------------------------------------------------------------ Module
 Result<Module> Module::open(const std::string& path) {
@@ -72,14 +77,21 @@ Result<Module> Module::load(const std::vector<uint8_t>& bytes, std::string name)
   return m;
 }
 
-const obj::Image& Module::image() const { return prog_->image; }
-isa::Arch Module::arch() const { return prog_->image.arch; }
+const obj::Image& Module::image() const {
+  return prog_->image;
+}
+isa::Arch Module::arch() const {
+  return prog_->image.arch;
+}
 
-std::string Module::location(uint64_t textOffset) const { return prog_->locationAt(textOffset); }
+std::string Module::location(uint64_t textOffset) const {
+  return prog_->locationAt(textOffset);
+}
 
 std::vector<std::string> Module::kernelNames() const {
   std::vector<std::string> out;
-  for (const obj::ImageEntry& e : prog_->image.entries) out.push_back(e.name);
+  for (const obj::ImageEntry& e : prog_->image.entries)
+    out.push_back(e.name);
   return out;
 }
 
@@ -89,21 +101,26 @@ const std::vector<Module::ParamInfo>* Module::params(std::string_view kernel) co
   return nullptr;
 }
 
-std::optional<Module::PointerExtent> Module::pointerExtent(std::string_view kernel, std::string_view param) const {
+std::optional<Module::PointerExtent> Module::pointerExtent(std::string_view kernel,
+                                                           std::string_view param) const {
   if (!param.empty() && param[0] == '%') param.remove_prefix(1);
   for (const obj::ImageEntry& e : prog_->image.entries)
     if (e.name == kernel)
       for (const obj::Param& p : prog_->image.functions[e.function].params)
-        if (p.name == param && p.kind == obj::ParamKind::Pointer) return PointerExtent{p.extent, p.indexValues};
+        if (p.name == param && p.kind == obj::ParamKind::Pointer)
+          return PointerExtent{p.extent, p.indexValues};
   return std::nullopt;
 }
 
-Result<int64_t> Module::pointerElements(std::string_view kernel, std::string_view param,
-                                        const std::vector<std::pair<std::string, int64_t>>& scalars) const {
+Result<int64_t>
+Module::pointerElements(std::string_view kernel, std::string_view param,
+                        const std::vector<std::pair<std::string, int64_t>>& scalars) const {
   auto ext = pointerExtent(kernel, param);
-  if (!ext) return Error{"@" + std::string(kernel) + " has no pointer parameter %" + std::string(param)};
+  if (!ext)
+    return Error{"@" + std::string(kernel) + " has no pointer parameter %" + std::string(param)};
   if (ext->expr.empty())
-    return Error{"the extent of %" + std::string(param) + " is not known (an access the linker cannot bound)"};
+    return Error{"the extent of %" + std::string(param) +
+                 " is not known (an access the linker cannot bound)"};
   auto v = obj::evalExtent(ext->expr, [&](const std::string& n) -> std::optional<int64_t> {
     for (const auto& [name, value] : scalars)
       if (name == n) return value;
@@ -123,13 +140,19 @@ Result<Launch> Module::launch(std::string_view kernel) const {
       return l;
     }
   std::string names;
-  for (const obj::ImageEntry& e : prog_->image.entries) names += (names.empty() ? "" : ", ") + e.name;
-  return Error{prog_->fileName + ": error: no entry kernel '" + std::string(kernel) + "' (entries: " + names + ")"};
+  for (const obj::ImageEntry& e : prog_->image.entries)
+    names += (names.empty() ? "" : ", ") + e.name;
+  return Error{prog_->fileName + ": error: no entry kernel '" + std::string(kernel) +
+               "' (entries: " + names + ")"};
 }
 
 // ------------------------------------------------------------------ Launch
-const std::vector<Module::ParamInfo>& Launch::params() const { return prog_->functions[function_].params; }
-std::string_view Launch::kernel() const { return prog_->functions[function_].name; }
+const std::vector<Module::ParamInfo>& Launch::params() const {
+  return prog_->functions[function_].params;
+}
+std::string_view Launch::kernel() const {
+  return prog_->functions[function_].name;
+}
 
 std::optional<size_t> Launch::find(std::string_view param, Status& err) const {
   if (!param.empty() && param[0] == '%') param.remove_prefix(1);
@@ -141,8 +164,10 @@ std::optional<size_t> Launch::find(std::string_view param, Status& err) const {
   for (size_t i = 0; i < ps.size(); ++i)
     if (ps[i].name == param) return i;
   std::string names;
-  for (const auto& p : ps) names += (names.empty() ? "%" : ", %") + p.name;
-  err = Error{"error: kernel @" + std::string(kernel()) + " has no parameter '%" + std::string(param) + "' (parameters: " + names + ")"};
+  for (const auto& p : ps)
+    names += (names.empty() ? "%" : ", %") + p.name;
+  err = Error{"error: kernel @" + std::string(kernel()) + " has no parameter '%" +
+              std::string(param) + "' (parameters: " + names + ")"};
   return std::nullopt;
 }
 
@@ -152,18 +177,21 @@ Status Launch::bind(std::string_view param, Tensor* buffer) {
   if (!i) return err;
   const auto& p = params()[*i];
   if (p.kind != Module::ParamInfo::Kind::Pointer && p.kind != Module::ParamInfo::Kind::TensorView)
-    return Error{"error: parameter %" + p.name + " of @" + std::string(kernel()) + " is a scalar, not a buffer"};
+    return Error{"error: parameter %" + p.name + " of @" + std::string(kernel()) +
+                 " is a scalar, not a buffer"};
   // The element types must agree exactly: an i32 buffer for an f32 parameter would be read bit for
   // bit as floats (convert the data instead).
   if (buffer->dtype != p.dtype)
-    return Error{"error: parameter %" + p.name + " has element type " + std::string(isa::spelling(p.dtype)) +
-                 " but the buffer holds " + std::string(isa::spelling(buffer->dtype))};
+    return Error{"error: parameter %" + p.name + " has element type " +
+                 std::string(isa::spelling(p.dtype)) + " but the buffer holds " +
+                 std::string(isa::spelling(buffer->dtype))};
   if (p.kind == Module::ParamInfo::Kind::TensorView) {
     int64_t need = 1;
-    for (int64_t d : p.shape) need = obj::checkedMul(need, d).value_or(INT64_MAX); // the loader bounds the shape
+    for (int64_t d : p.shape)
+      need = obj::checkedMul(need, d).value_or(INT64_MAX); // the loader bounds the shape
     if (buffer->numel() < need)
-      return Error{"error: parameter %" + p.name + " is a tensor_view of " + std::to_string(need) + " elements but the buffer has " +
-                   std::to_string(buffer->numel())};
+      return Error{"error: parameter %" + p.name + " is a tensor_view of " + std::to_string(need) +
+                   " elements but the buffer has " + std::to_string(buffer->numel())};
   }
   bindings_[*i].buffer = buffer;
   return std::nullopt;
@@ -175,7 +203,8 @@ Status Launch::bindScalarBits(std::string_view param, uint64_t bits) {
   if (!i) return err;
   const auto& p = params()[*i];
   if (p.kind == Module::ParamInfo::Kind::Pointer || p.kind == Module::ParamInfo::Kind::TensorView)
-    return Error{"error: parameter %" + p.name + " of @" + std::string(kernel()) + " is a buffer, not a scalar"};
+    return Error{"error: parameter %" + p.name + " of @" + std::string(kernel()) +
+                 " is a buffer, not a scalar"};
   bindings_[*i].bits = bits;
   return std::nullopt;
 }
@@ -185,7 +214,8 @@ Status Launch::bindScalar(std::string_view param, int64_t value) {
   auto i = find(param, err);
   if (!i) return err;
   const auto& p = params()[*i];
-  if (p.kind == Module::ParamInfo::Kind::Scalar && isa::isFloat(p.dtype)) return bindScalar(param, static_cast<double>(value));
+  if (p.kind == Module::ParamInfo::Kind::Scalar && isa::isFloat(p.dtype))
+    return bindScalar(param, static_cast<double>(value));
   return bindScalarBits(param, static_cast<uint64_t>(value));
 }
 
@@ -195,7 +225,8 @@ Status Launch::bindScalar(std::string_view param, double value) {
   if (!i) return err;
   const auto& p = params()[*i];
   if (p.kind == Module::ParamInfo::Kind::Scalar && isa::isFloat(p.dtype))
-    return bindScalarBits(param, isa::encodeFromDouble(p.dtype, value, isa::RoundMode::CAST_RINT, isa::SatMode::OFF));
+    return bindScalarBits(
+        param, isa::encodeFromDouble(p.dtype, value, isa::RoundMode::CAST_RINT, isa::SatMode::OFF));
   return bindScalarBits(param, static_cast<uint64_t>(static_cast<int64_t>(value)));
 }
 
@@ -207,18 +238,22 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
   for (size_t i = 0; i < ps.size(); ++i) {
     regions[i].name = ps[i].name;
     regions[i].dtype = ps[i].dtype;
-    if (ps[i].kind == Module::ParamInfo::Kind::Pointer || ps[i].kind == Module::ParamInfo::Kind::TensorView) {
-      if (!bindings_[i].buffer) return Error{"error: parameter %" + ps[i].name + " of @" + fn.name + " is not bound"};
+    if (ps[i].kind == Module::ParamInfo::Kind::Pointer ||
+        ps[i].kind == Module::ParamInfo::Kind::TensorView) {
+      if (!bindings_[i].buffer)
+        return Error{"error: parameter %" + ps[i].name + " of @" + fn.name + " is not bound"};
       regions[i].data = bindings_[i].buffer->data.data();
       regions[i].size = bindings_[i].buffer->data.size();
       argBits[i] = (static_cast<uint64_t>(i) + 1) << kRegionShift;
     } else {
-      if (!bindings_[i].bits) return Error{"error: parameter %" + ps[i].name + " of @" + fn.name + " is not bound"};
+      if (!bindings_[i].bits)
+        return Error{"error: parameter %" + ps[i].name + " of @" + fn.name + " is not bound"};
       argBits[i] = *bindings_[i].bits;
     }
   }
   const uint32_t blocks = std::max<uint32_t>(1, opts.blocks);
-  unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads =
+      opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, blocks);
   std::atomic<uint32_t> next{0};
   std::atomic<bool> failed{false};
@@ -240,7 +275,8 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
     c.storage.resize(7);
     for (unsigned l = 0; l < 7; ++l) {
       // 64-byte aligned, like the NPU's buffers: vector kernels never split a cache line.
-      const size_t capacity = std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32);
+      const size_t capacity =
+          std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32);
       c.storage[l].assign(capacity + 64, 0);
       const auto base = reinterpret_cast<uintptr_t>(c.storage[l].data());
       c.buf[l] = c.storage[l].data() + ((64 - base % 64) % 64);
@@ -260,11 +296,14 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
       c.blockIdx = b;
       const size_t top = kCalleeStack + fn.frameSize; // sp on entry
       c.r[1] = (kStackRegion << kRegionShift) + top;
-      for (size_t i = 0; i < ps.size() && i < 8; ++i) c.r[2 + i] = argBits[i];
+      for (size_t i = 0; i < ps.size() && i < 8; ++i)
+        c.r[2 + i] = argBits[i];
       std::fill(c.stack.begin(), c.stack.end(), 0);
-      for (size_t i = 8; i < ps.size(); ++i) std::memcpy(c.stack.data() + top + 8 * (i - 8), &argBits[i], 8);
+      for (size_t i = 8; i < ps.size(); ++i)
+        std::memcpy(c.stack.data() + top + 8 * (i - 8), &argBits[i], 8);
       for (unsigned l = 0; l < 7; ++l)
-        if (fn.bufferUsed[l]) std::memset(c.buf[l], 0, std::min<size_t>(fn.bufferUsed[l], c.bufSize[l]));
+        if (fn.bufferUsed[l])
+          std::memset(c.buf[l], 0, std::min<size_t>(fn.bufferUsed[l], c.bufSize[l]));
       uint32_t at = 0;
       bool ok;
       if (opts.backend == Backend::Npu) {
@@ -298,8 +337,10 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
     worker();
   } else {
     std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back(worker);
+    for (auto& t : pool)
+      t.join();
   }
   auto t1 = std::chrono::steady_clock::now();
   if (stats) {

@@ -71,8 +71,8 @@ enum class Backend : uint8_t {
 };
 
 struct RunOptions {
-  uint32_t blocks = 1;  // get_block_num(); each block is one simulated core
-  unsigned threads = 0; // 0 = hardware concurrency (capped at blocks)
+  uint32_t blocks = 1;          // get_block_num(); each block is one simulated core
+  unsigned threads = 0;         // 0 = hardware concurrency (capped at blocks)
   uint64_t maxInstructions = 0; // per block; 0 = no limit (an endless loop then never ends)
   Backend backend = Backend::Cpu;
   bool recordOps = false; // npu: keep every executed op (for a trace or a profile)
@@ -137,8 +137,9 @@ public:
   std::optional<PointerExtent> pointerExtent(std::string_view kernel, std::string_view param) const;
   /// The extent in elements, with the scalar parameters' values from `scalars` (by name,
   /// without '%'); an error says what is missing (an unknown extent, a scalar not given).
-  Result<int64_t> pointerElements(std::string_view kernel, std::string_view param,
-                                  const std::vector<std::pair<std::string, int64_t>>& scalars) const;
+  Result<int64_t>
+  pointerElements(std::string_view kernel, std::string_view param,
+                  const std::vector<std::pair<std::string, int64_t>>& scalars) const;
 
   /// A launch of one entry kernel; fails when there is no entry of that name.
   Result<Launch> launch(std::string_view kernel) const;

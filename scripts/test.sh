@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds everything with -Werror and runs every test: unit (GoogleTest) and tool (lit + FileCheck),
+# Checks the C++ formatting (scripts/check-format.sh), builds everything with -Werror and runs every test: unit (GoogleTest) and tool (lit + FileCheck),
 # then both again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/sanitize-test.sh;
 # SKIP_SANITIZE=1 skips it), then a short libFuzzer smoke run. Installs missing Debian packages first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
+./scripts/check-format.sh
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO_WERROR=ON >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"

@@ -19,7 +19,8 @@ namespace {
 
 /// Writes the output through the one writer (obj/FileIO.h): atomic for regular files, in place
 /// for devices and FIFOs, never over the input.
-bool writeOutput(const std::string& path, const std::string& data, const std::string& input, std::string& err) {
+bool writeOutput(const std::string& path, const std::string& data, const std::string& input,
+                 std::string& err) {
   if (auto e = pto::obj::writeOutputFile(path, data, {input})) {
     err = *e;
     return false;
@@ -39,11 +40,13 @@ int main(int argc, char** argv) {
   unsigned errorLimit = 50;
   app.add_option("input", input, "Input file ('-' for stdin)")->required();
   app.add_option("-o,--output", output,
-                 "Output file ('-' for stdout; default: the input's name with .o for an object, stdout for --emit=ir)");
+                 "Output file ('-' for stdout; default: the input's name with .o for an object, "
+                 "stdout for --emit=ir)");
   app.add_option("--arch", archText, "Target arch: a2a3 (default) or a5; overrides pto.target_arch")
       ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
   app.add_option("--emit", emit,
-                 "What to emit: obj (an ELF relocatable object, the default, whatever the output is named) or ir "
+                 "What to emit: obj (an ELF relocatable object, the default, whatever the output "
+                 "is named) or ir "
                  "(the canonical Kernel IR text)")
       ->check(CLI::IsMember({"ir", "obj"}));
   app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
@@ -51,7 +54,9 @@ int main(int argc, char** argv) {
   app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
   CLI11_PARSE(app, argc, argv);
   if (output.empty()) // like cc -c: k.pto -> k.o in the current directory; IR to stdout
-    output = emit == "ir" ? "-" : input == "-" ? "a.o" : std::filesystem::path(input).stem().string() + ".o";
+    output = emit == "ir"   ? "-"
+             : input == "-" ? "a.o"
+                            : std::filesystem::path(input).stem().string() + ".o";
 
   std::string text;
   if (auto e = pto::obj::readInputFile(input, text)) {
@@ -69,11 +74,13 @@ int main(int argc, char** argv) {
   // Canonical block assembly (what pto-objdump -d prints) assembles straight to an object.
   if (pto::as::looksLikeBlockAssembly(src.text())) {
     auto object = pto::as::assembleBlockText(src, diags);
-    if (object && object->functions.empty()) diags.warning({}, "no functions in '" + src.name() + "'");
+    if (object && object->functions.empty())
+      diags.warning({}, "no functions in '" + src.name() + "'");
     diags.flush();
     if (!object || diags.failed()) {
       if (diags.errors() > 0)
-        std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+        std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
+                  << " generated.\n";
       else
         std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
       return 1;
@@ -98,12 +105,14 @@ int main(int argc, char** argv) {
   if (module) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     pto::as::verifyModule(*module, arch, diags);
-    if (module->functions.empty() && diags.errors() == 0) diags.warning({}, "no functions in '" + src.name() + "'");
+    if (module->functions.empty() && diags.errors() == 0)
+      diags.warning({}, "no functions in '" + src.name() + "'");
   }
   diags.flush();
   if (!module || diags.failed()) {
     if (diags.errors() > 0)
-      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
+                << " generated.\n";
     else
       std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
     return 1;
@@ -113,7 +122,8 @@ int main(int argc, char** argv) {
     auto object = pto::as::lowerModule(*module, pto::as::resolveArch(*module, archFlag), diags);
     diags.flush();
     if (!object) {
-      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
+                << " generated.\n";
       return 1;
     }
     return 0;
@@ -124,7 +134,8 @@ int main(int argc, char** argv) {
     auto object = pto::as::lowerModule(*module, arch, diags);
     diags.flush();
     if (!object) {
-      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
+                << " generated.\n";
       return 1;
     }
     pto::as::recordExtents(*module, *object); // what each pointer parameter spans (obj/Extent.h)

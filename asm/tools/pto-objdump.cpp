@@ -20,7 +20,9 @@ bool readFile(const std::string& path, std::vector<uint8_t>& bytes) {
   return true;
 }
 
-bool isImage(const std::vector<uint8_t>& bytes) { return bytes.size() > 17 && bytes[16] == 2 && bytes[17] == 0; }
+bool isImage(const std::vector<uint8_t>& bytes) {
+  return bytes.size() > 17 && bytes[16] == 2 && bytes[17] == 0;
+}
 
 /// --cpp / --cpp-host: the C++ export of each linked image (objects have no planned tiles).
 int exportCpp(const std::vector<std::string>& files, bool host) {
@@ -32,7 +34,8 @@ int exportCpp(const std::vector<std::string>& files, bool host) {
       continue;
     }
     if (!isImage(bytes)) {
-      std::cerr << "pto-objdump: error: '" << path << "': --cpp needs a linked image (run pto-ld), not an object\n";
+      std::cerr << "pto-objdump: error: '" << path
+                << "': --cpp needs a linked image (run pto-ld), not an object\n";
       status = 1;
       continue;
     }
@@ -45,7 +48,8 @@ int exportCpp(const std::vector<std::string>& files, bool host) {
     const auto& im = std::get<pto::obj::Image>(img);
     auto text = host ? pto::cppexport::exportCppHost(im) : pto::cppexport::exportCpp(im);
     if (auto* e = std::get_if<pto::cppexport::ExportError>(&text)) {
-      std::cerr << "pto-objdump: error: '" << path << "': cannot export C++: " << e->message << "\n";
+      std::cerr << "pto-objdump: error: '" << path << "': cannot export C++: " << e->message
+                << "\n";
       status = 1;
       continue;
     }
@@ -58,15 +62,18 @@ int exportCpp(const std::vector<std::string>& files, bool host) {
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pto-objdump: display the contents of PTO object files. -d disassembles .text to canonical "
-               "block assembly (pto-as reassembles it to the same bytes)."};
+  CLI::App app{
+      "pto-objdump: display the contents of PTO object files. -d disassembles .text to canonical "
+      "block assembly (pto-as reassembles it to the same bytes)."};
   app.set_version_flag("--version", std::string("pto-objdump (pto-toolchain) ") + PTO_VERSION);
   app.set_help_flag("--help", "Print this help message and exit"); // -h is the section table
   std::vector<std::string> files;
   pto::as::DisasmOptions opts;
   app.add_option("files", files, "Object files")->required();
-  app.add_flag("-d,--disassemble", opts.disassemble, "Block assembly of .text with addresses and words");
-  app.add_flag("-S,--source", opts.source, "Like -d, with the source lines (.pto.lines) interleaved");
+  app.add_flag("-d,--disassemble", opts.disassemble,
+               "Block assembly of .text with addresses and words");
+  app.add_flag("-S,--source", opts.source,
+               "Like -d, with the source lines (.pto.lines) interleaved");
   app.add_flag("-h,--section-headers", opts.headers, "The section table");
   app.add_flag("-t,--syms", opts.symbols, "The symbol table");
   app.add_flag("-r,--reloc", opts.relocs, "The relocations");
@@ -77,8 +84,10 @@ int main(int argc, char** argv) {
   app.add_flag("--cpp-host", cppHost, "The host launcher of a linked image's C++ export; alone");
   CLI11_PARSE(app, argc, argv);
   if (cpp || cppHost) return exportCpp(files, cppHost);
-  if (!(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs || opts.tiles || opts.raw)) {
-    std::cerr << "pto-objdump: error: give at least one of -d, -S, -h, -t, -r, --tiles, --raw\n" << app.help();
+  if (!(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs ||
+        opts.tiles || opts.raw)) {
+    std::cerr << "pto-objdump: error: give at least one of -d, -S, -h, -t, -r, --tiles, --raw\n"
+              << app.help();
     return 1;
   }
   int status = 0;
@@ -105,7 +114,8 @@ int main(int argc, char** argv) {
         o.text = im.text;
         o.functions = im.functions;
         o.lines = im.lines;
-        for (const auto& e : im.events) o.events.push_back({e.function, e.name, e.srcPipe, e.dstPipe});
+        for (const auto& e : im.events)
+          o.events.push_back({e.function, e.name, e.srcPipe, e.dstPipe});
         r = std::move(o);
       }
     } else {

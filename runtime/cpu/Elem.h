@@ -14,7 +14,8 @@
 namespace pto::rt::cpu {
 
 inline float h2f(uint16_t h) {
-  const uint32_t s = static_cast<uint32_t>(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  const uint32_t s = static_cast<uint32_t>(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu,
+                 m = h & 0x3ffu;
   if (e == 0) {
     float f = static_cast<float>(m) * 0x1p-24f;
     return s ? -f : f;
@@ -28,8 +29,8 @@ inline uint16_t f2h(float f) {
   const uint32_t x = std::bit_cast<uint32_t>(f), s = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
   if (ax > 0x7f800000u) return static_cast<uint16_t>(s | 0x7e00u);
   if (ax >= 0x477ff000u) return static_cast<uint16_t>(s | 0x7c00u); // >= 65520 (and inf)
-  if (ax < 0x38800000u) {                                            // below 2^-14: subnormal
-    const float af = std::bit_cast<float>(ax) * 16777216.0f;         // exact
+  if (ax < 0x38800000u) {                                           // below 2^-14: subnormal
+    const float af = std::bit_cast<float>(ax) * 16777216.0f;        // exact
     return static_cast<uint16_t>(s | static_cast<uint32_t>(std::nearbyint(af)));
   }
   const uint32_t r = ax - 0x38000000u;
@@ -39,7 +40,9 @@ inline uint16_t f2h(float f) {
   return static_cast<uint16_t>(s | h);
 }
 
-inline float b2f(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+inline float b2f(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 inline uint16_t f2b(float f) {
   const uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
@@ -47,12 +50,12 @@ inline uint16_t f2b(float f) {
 }
 
 template <isa::DType D> struct Tr;
-#define PTO_TR_SAME(D, T)                                                                                              \
-  template <> struct Tr<isa::DType::D> {                                                                               \
-    using S = T;                                                                                                       \
-    using C = T;                                                                                                       \
-    static C ld(S v) { return v; }                                                                                     \
-    static S st(C v) { return v; }                                                                                     \
+#define PTO_TR_SAME(D, T)                                                                          \
+  template <> struct Tr<isa::DType::D> {                                                           \
+    using S = T;                                                                                   \
+    using C = T;                                                                                   \
+    static C ld(S v) { return v; }                                                                 \
+    static S st(C v) { return v; }                                                                 \
   };
 PTO_TR_SAME(F32, float)
 PTO_TR_SAME(F64, double)
@@ -80,17 +83,24 @@ template <> struct Tr<isa::DType::BF16> {
 
 /// Wrapping integer arithmetic (no signed-overflow UB).
 template <typename C> inline C wrapAdd(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) + static_cast<std::make_unsigned_t<C>>(b));
-  else return a + b;
+  if constexpr (std::is_integral_v<C>)
+    return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) +
+                          static_cast<std::make_unsigned_t<C>>(b));
+  else
+    return a + b;
 }
 template <typename C> inline C wrapSub(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) - static_cast<std::make_unsigned_t<C>>(b));
-  else return a - b;
+  if constexpr (std::is_integral_v<C>)
+    return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) -
+                          static_cast<std::make_unsigned_t<C>>(b));
+  else
+    return a - b;
 }
 template <typename C> inline C wrapMul(C a, C b) {
   if constexpr (std::is_integral_v<C>) {
     using U = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
-    return static_cast<C>(static_cast<U>(static_cast<std::make_unsigned_t<C>>(a)) * static_cast<U>(static_cast<std::make_unsigned_t<C>>(b)));
+    return static_cast<C>(static_cast<U>(static_cast<std::make_unsigned_t<C>>(a)) *
+                          static_cast<U>(static_cast<std::make_unsigned_t<C>>(b)));
   } else {
     return a * b;
   }

@@ -14,15 +14,20 @@
 
 namespace pto::rt::cpu {
 
-template <typename S> inline S* tptr(Core& c, const TileOperand& o) { return reinterpret_cast<S*>(c.buf[o.loc] + o.offset); }
-inline uint8_t* bptr(Core& c, const TileOperand& o) { return c.buf[o.loc] + o.offset; }
+template <typename S> inline S* tptr(Core& c, const TileOperand& o) {
+  return reinterpret_cast<S*>(c.buf[o.loc] + o.offset);
+}
+inline uint8_t* bptr(Core& c, const TileOperand& o) {
+  return c.buf[o.loc] + o.offset;
+}
 
 /// True when a vr x vc region fits the operand's physical shape; otherwise records the error.
 inline bool fits(Core& c, const TileInst& t, const TileOperand& o, uint32_t vr, uint32_t vc) {
   if (vr <= o.rows && vc <= o.cols) return true;
   if (c.error.empty())
-    c.error = std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" + std::to_string(vc) + " exceeds tile %" + o.name +
-              " (" + std::to_string(o.rows) + "x" + std::to_string(o.cols) + ")";
+    c.error = std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" +
+              std::to_string(vc) + " exceeds tile %" + o.name + " (" + std::to_string(o.rows) +
+              "x" + std::to_string(o.cols) + ")";
   return false;
 }
 
@@ -36,7 +41,8 @@ inline void fail(Core& c, std::string msg) {
 /// written) or shares no byte with it. Partially overlapping tiles (possible with manual
 /// placement) keep the element-by-element loops.
 inline bool sameOrDisjoint(Core& c, const TileOperand& d, const TileOperand& s) {
-  const auto pd = reinterpret_cast<uintptr_t>(bptr(c, d)), ps = reinterpret_cast<uintptr_t>(bptr(c, s));
+  const auto pd = reinterpret_cast<uintptr_t>(bptr(c, d)),
+             ps = reinterpret_cast<uintptr_t>(bptr(c, s));
   if (pd == ps) return d.cols == s.cols && isa::bitWidth(d.dtype) == isa::bitWidth(s.dtype);
   return ps + s.bytes() <= pd || pd + d.bytes() <= ps;
 }
@@ -58,7 +64,9 @@ template <typename S> struct Acc {
   const TileOperand* o;
   bool rm;
   Acc(Core& c, const TileOperand& op) : base(tptr<S>(c, op)), o(&op), rm(op.plainRowMajor()) {}
-  S& at(uint32_t r, uint32_t col) const { return rm ? base[size_t{r} * o->cols + col] : base[o->elemOffset(r, col)]; }
+  S& at(uint32_t r, uint32_t col) const {
+    return rm ? base[size_t{r} * o->cols + col] : base[o->elemOffset(r, col)];
+  }
   S* row(uint32_t r) const { return base + size_t{r} * o->cols; }
 };
 
@@ -73,7 +81,8 @@ template <typename S, isa::DType D> inline typename Tr<D>::C scalarOf(uint64_t b
 inline int64_t intValue(isa::DType d, uint64_t raw) {
   const unsigned bits = isa::bitWidth(d);
   if (bits >= 64) return static_cast<int64_t>(raw);
-  if (isa::info(d).kind == isa::DTypeKind::SInt) return static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);
+  if (isa::info(d).kind == isa::DTypeKind::SInt)
+    return static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);
   return static_cast<int64_t>(raw & ((uint64_t{1} << bits) - 1));
 }
 
@@ -95,23 +104,34 @@ inline std::optional<std::string> sourceRegionKnown(const TileInst& t, int src) 
   const TileOperand &s = t.tiles[src], &d = t.tiles[t.dst];
   if ((s.validRows < 0 && d.validRows >= 0) || (s.validCols < 0 && d.validCols >= 0))
     return std::string(t.name) + ": tile %" + s.name +
-           " has a dynamic valid shape but the destination's is static; a tile block carries only the destination's "
+           " has a dynamic valid shape but the destination's is static; a tile block carries only "
+           "the destination's "
            "valid shape, so the source's cannot be known";
   return std::nullopt;
 }
 
 /// Element bits of a pad value (TLOAD, TFILLPAD): 0, +inf (max where the type has no inf), -inf
-/// (min). Infinity is encoded without saturation, which would turn it into the largest finite value.
+/// (min). Infinity is encoded without saturation, which would turn it into the largest finite
+/// value.
 inline uint64_t padBits(isa::PadValue p, isa::DType d) {
-  const bool hasInf = d == isa::DType::F32 || d == isa::DType::F16 || d == isa::DType::BF16 || d == isa::DType::F64 || d == isa::DType::F8E5M2 || d == isa::DType::HIF8;
+  const bool hasInf = d == isa::DType::F32 || d == isa::DType::F16 || d == isa::DType::BF16 ||
+                      d == isa::DType::F64 || d == isa::DType::F8E5M2 || d == isa::DType::HIF8;
   switch (p) {
   case isa::PadValue::Max:
-    if (isa::isFloat(d)) return isa::encodeFromDouble(d, hasInf ? INFINITY : isa::maxFinite(d), isa::RoundMode::CAST_RINT, hasInf ? isa::SatMode::OFF : isa::SatMode::ON);
-    return isa::info(d).kind == isa::DTypeKind::UInt ? ~uint64_t{0} : (uint64_t{1} << (isa::bitWidth(d) - 1)) - 1;
+    if (isa::isFloat(d))
+      return isa::encodeFromDouble(d, hasInf ? INFINITY : isa::maxFinite(d),
+                                   isa::RoundMode::CAST_RINT,
+                                   hasInf ? isa::SatMode::OFF : isa::SatMode::ON);
+    return isa::info(d).kind == isa::DTypeKind::UInt ? ~uint64_t{0}
+                                                     : (uint64_t{1} << (isa::bitWidth(d) - 1)) - 1;
   case isa::PadValue::Min:
-    if (isa::isFloat(d)) return isa::encodeFromDouble(d, hasInf ? -INFINITY : -isa::maxFinite(d), isa::RoundMode::CAST_RINT, hasInf ? isa::SatMode::OFF : isa::SatMode::ON);
+    if (isa::isFloat(d))
+      return isa::encodeFromDouble(d, hasInf ? -INFINITY : -isa::maxFinite(d),
+                                   isa::RoundMode::CAST_RINT,
+                                   hasInf ? isa::SatMode::OFF : isa::SatMode::ON);
     return isa::info(d).kind == isa::DTypeKind::UInt ? 0 : uint64_t{1} << (isa::bitWidth(d) - 1);
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -122,7 +142,8 @@ inline void fillOutsideWithPad(uint8_t* base, const TileOperand& o, uint32_t row
   const unsigned bits = isa::bitWidth(o.dtype);
   const uint64_t pv = padBits(o.pad, o.dtype);
   for (uint32_t r = 0; r < o.rows; ++r)
-    for (uint32_t j = r < rows ? cols : 0; j < o.cols; ++j) setBits(base, bits, o.elemOffset(r, j), pv);
+    for (uint32_t j = r < rows ? cols : 0; j < o.cols; ++j)
+      setBits(base, bits, o.elemOffset(r, j), pv);
 }
 
 /// K<D>::run for an element type: floats (f32, f16, bf16, f64) when `floats`, the integer types
@@ -130,19 +151,32 @@ inline void fillOutsideWithPad(uint8_t* base, const TileOperand& o, uint32_t row
 template <template <isa::DType> class K> TileKernel byType(isa::DType d, bool ints, bool floats) {
   using isa::DType;
   switch (d) {
-  case DType::F32: return floats ? &K<DType::F32>::run : nullptr;
-  case DType::F16: return floats ? &K<DType::F16>::run : nullptr;
-  case DType::BF16: return floats ? &K<DType::BF16>::run : nullptr;
-  case DType::F64: return floats ? &K<DType::F64>::run : nullptr;
-  case DType::I8: return ints ? &K<DType::I8>::run : nullptr;
-  case DType::I16: return ints ? &K<DType::I16>::run : nullptr;
-  case DType::I32: return ints ? &K<DType::I32>::run : nullptr;
-  case DType::I64: return ints ? &K<DType::I64>::run : nullptr;
-  case DType::U8: return ints ? &K<DType::U8>::run : nullptr;
-  case DType::U16: return ints ? &K<DType::U16>::run : nullptr;
-  case DType::U32: return ints ? &K<DType::U32>::run : nullptr;
-  case DType::U64: return ints ? &K<DType::U64>::run : nullptr;
-  default: return nullptr;
+  case DType::F32:
+    return floats ? &K<DType::F32>::run : nullptr;
+  case DType::F16:
+    return floats ? &K<DType::F16>::run : nullptr;
+  case DType::BF16:
+    return floats ? &K<DType::BF16>::run : nullptr;
+  case DType::F64:
+    return floats ? &K<DType::F64>::run : nullptr;
+  case DType::I8:
+    return ints ? &K<DType::I8>::run : nullptr;
+  case DType::I16:
+    return ints ? &K<DType::I16>::run : nullptr;
+  case DType::I32:
+    return ints ? &K<DType::I32>::run : nullptr;
+  case DType::I64:
+    return ints ? &K<DType::I64>::run : nullptr;
+  case DType::U8:
+    return ints ? &K<DType::U8>::run : nullptr;
+  case DType::U16:
+    return ints ? &K<DType::U16>::run : nullptr;
+  case DType::U32:
+    return ints ? &K<DType::U32>::run : nullptr;
+  case DType::U64:
+    return ints ? &K<DType::U64>::run : nullptr;
+  default:
+    return nullptr;
   }
 }
 

@@ -26,9 +26,15 @@ using namespace cpu;
 namespace enc = isa::enc;
 
 // ------------------------------------------------------------------ binary tile-tile
-struct OAdd { template <typename C> static C f(C a, C b) { return wrapAdd(a, b); } };
-struct OSub { template <typename C> static C f(C a, C b) { return wrapSub(a, b); } };
-struct OMul { template <typename C> static C f(C a, C b) { return wrapMul(a, b); } };
+struct OAdd {
+  template <typename C> static C f(C a, C b) { return wrapAdd(a, b); }
+};
+struct OSub {
+  template <typename C> static C f(C a, C b) { return wrapSub(a, b); }
+};
+struct OMul {
+  template <typename C> static C f(C a, C b) { return wrapMul(a, b); }
+};
 struct ODiv {
   template <typename C> static C f(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
@@ -53,11 +59,36 @@ struct ORem {
     }
   }
 };
-struct OMax { template <typename C> static C f(C a, C b) { return a < b ? b : a; } };
-struct OMin { template <typename C> static C f(C a, C b) { return b < a ? b : a; } };
-struct OAnd { template <typename C> static C f(C a, C b) { if constexpr (std::is_integral_v<C>) return a & b; else return a; } };
-struct OOr { template <typename C> static C f(C a, C b) { if constexpr (std::is_integral_v<C>) return a | b; else return a; } };
-struct OXor { template <typename C> static C f(C a, C b) { if constexpr (std::is_integral_v<C>) return a ^ b; else return a; } };
+struct OMax {
+  template <typename C> static C f(C a, C b) { return a < b ? b : a; }
+};
+struct OMin {
+  template <typename C> static C f(C a, C b) { return b < a ? b : a; }
+};
+struct OAnd {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_integral_v<C>)
+      return a & b;
+    else
+      return a;
+  }
+};
+struct OOr {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_integral_v<C>)
+      return a | b;
+    else
+      return a;
+  }
+};
+struct OXor {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_integral_v<C>)
+      return a ^ b;
+    else
+      return a;
+  }
+};
 struct OShl {
   template <typename C> static C f(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
@@ -82,26 +113,32 @@ struct OShr {
 };
 struct OExpDif {
   template <typename C> static C f(C a, C b) {
-    if constexpr (std::is_same_v<C, float>) return std::exp(a - b);
-    else if constexpr (std::is_floating_point_v<C>) return std::exp(a - b);
-    else return a;
+    if constexpr (std::is_same_v<C, float>)
+      return std::exp(a - b);
+    else if constexpr (std::is_floating_point_v<C>)
+      return std::exp(a - b);
+    else
+      return a;
   }
 };
 
 /// One row of a binary op in blocks of 8 through local copies: the fixed-size inner loop has no
 /// aliasing between d, a and b and no trip-count epilogue, so the compiler vectorizes it at -O2
 /// (GCC's cheap vectorizer model refuses the plain loop, which needs run-time alias checks).
-template <DType D, typename Op, typename S> inline void binaryRow(S* d, const S* a, const S* b, uint32_t n) {
+template <DType D, typename Op, typename S>
+inline void binaryRow(S* d, const S* a, const S* b, uint32_t n) {
   constexpr uint32_t W = 8;
   uint32_t j = 0;
   for (; j + W <= n; j += W) {
     S x[W], y[W], z[W];
     std::memcpy(x, a + j, sizeof x);
     std::memcpy(y, b + j, sizeof y);
-    for (uint32_t k = 0; k < W; ++k) z[k] = Tr<D>::st(Op::f(Tr<D>::ld(x[k]), Tr<D>::ld(y[k])));
+    for (uint32_t k = 0; k < W; ++k)
+      z[k] = Tr<D>::st(Op::f(Tr<D>::ld(x[k]), Tr<D>::ld(y[k])));
     std::memcpy(d + j, z, sizeof z);
   }
-  for (; j < n; ++j) d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), Tr<D>::ld(b[j])));
+  for (; j < n; ++j)
+    d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), Tr<D>::ld(b[j])));
 }
 
 template <DType D, typename Op> void kBinary(Core& c, const TileInst& t) {
@@ -112,7 +149,8 @@ template <DType D, typename Op> void kBinary(Core& c, const TileInst& t) {
   Acc<S> d(c, od), a(c, oa), b(c, ob);
   if (d.rm && a.rm && b.rm) {
     // Rows that follow each other in all three tiles form one run: no per-row overhead.
-    if (vc == od.cols && vc == oa.cols && vc == ob.cols && sameOrDisjoint(c, od, oa) && sameOrDisjoint(c, od, ob))
+    if (vc == od.cols && vc == oa.cols && vc == ob.cols && sameOrDisjoint(c, od, oa) &&
+        sameOrDisjoint(c, od, ob))
       return binaryRow<D, Op>(d.base, a.base, b.base, vr * vc);
     for (uint32_t r = 0; r < vr; ++r) {
       S* dr = d.row(r);
@@ -122,9 +160,9 @@ template <DType D, typename Op> void kBinary(Core& c, const TileInst& t) {
     return;
   }
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(b.at(r, j))));
+    for (uint32_t j = 0; j < vc; ++j)
+      d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(b.at(r, j))));
 }
-
 
 template <DType D, typename Op> void kScalar(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
@@ -137,12 +175,14 @@ template <DType D, typename Op> void kScalar(Core& c, const TileInst& t) {
     for (uint32_t r = 0; r < vr; ++r) {
       S* dr = d.row(r);
       const S* ar = a.row(r);
-      for (uint32_t j = 0; j < vc; ++j) dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j]), s));
+      for (uint32_t j = 0; j < vc; ++j)
+        dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j]), s));
     }
     return;
   }
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), s));
+    for (uint32_t j = 0; j < vc; ++j)
+      d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), s));
 }
 
 #ifdef PTO_X86_SIMD
@@ -150,10 +190,12 @@ template <DType D, typename Op> void kScalar(Core& c, const TileInst& t) {
 // row-major tiles, the whole tile as one run when its rows follow each other. Anything else
 // (other layouts, partially overlapping tiles) goes to the portable kernel.
 /// H: f16 on AVX512-FP16 (binaryRunH) instead of AVX2 + F16C.
-template <DType D, typename Op, typename VOp, bool H = false> void kBinarySimd(Core& c, const TileInst& t) {
+template <DType D, typename Op, typename VOp, bool H = false>
+void kBinarySimd(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
-  if (!od.plainRowMajor() || !oa.plainRowMajor() || !ob.plainRowMajor() || !sameOrDisjoint(c, od, oa) || !sameOrDisjoint(c, od, ob))
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !ob.plainRowMajor() ||
+      !sameOrDisjoint(c, od, oa) || !sameOrDisjoint(c, od, ob))
     return kBinary<D, Op>(c, t);
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, ob, vr, vc)) return;
@@ -166,13 +208,16 @@ template <DType D, typename Op, typename VOp, bool H = false> void kBinarySimd(C
     simd::binaryRun<D, Op, VOp>(d, a, b, n);
   };
   if (vc == od.cols && vc == oa.cols && vc == ob.cols) return run(d, a, b, size_t{vr} * vc);
-  for (uint32_t r = 0; r < vr; ++r) run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, b + size_t{r} * ob.cols, vc);
+  for (uint32_t r = 0; r < vr; ++r)
+    run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, b + size_t{r} * ob.cols, vc);
 }
 
-template <DType D, typename Op, typename VOp, bool H = false> void kScalarSimd(Core& c, const TileInst& t) {
+template <DType D, typename Op, typename VOp, bool H = false>
+void kScalarSimd(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa)) return kScalar<D, Op>(c, t);
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa))
+    return kScalar<D, Op>(c, t);
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
   const uint64_t bits = t.scalar(c, 0);
@@ -186,22 +231,27 @@ template <DType D, typename Op, typename VOp, bool H = false> void kScalarSimd(C
     simd::scalarRun<D, Op, VOp>(d, a, s, n);
   };
   if (vc == od.cols && vc == oa.cols) return run(d, a, size_t{vr} * vc);
-  for (uint32_t r = 0; r < vr; ++r) run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
+  for (uint32_t r = 0; r < vr; ++r)
+    run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
 }
 
 void kExpF32Simd(Core& c, const TileInst& t); // after kUnary
 
 template <typename Op, typename VOp> TileKernel simdFloatKernel(DType d, bool scalar) {
   switch (d) {
-  case DType::F32: return scalar ? &kScalarSimd<DType::F32, Op, VOp> : &kBinarySimd<DType::F32, Op, VOp>;
+  case DType::F32:
+    return scalar ? &kScalarSimd<DType::F32, Op, VOp> : &kBinarySimd<DType::F32, Op, VOp>;
   case DType::F16:
 #ifdef PTO_X86_FP16
     if (simdLevel() >= SimdLevel::Avx512Fp16)
-      return scalar ? &kScalarSimd<DType::F16, Op, VOp, true> : &kBinarySimd<DType::F16, Op, VOp, true>;
+      return scalar ? &kScalarSimd<DType::F16, Op, VOp, true>
+                    : &kBinarySimd<DType::F16, Op, VOp, true>;
 #endif
     return scalar ? &kScalarSimd<DType::F16, Op, VOp> : &kBinarySimd<DType::F16, Op, VOp>;
-  case DType::BF16: return scalar ? &kScalarSimd<DType::BF16, Op, VOp> : &kBinarySimd<DType::BF16, Op, VOp>;
-  default: return nullptr;
+  case DType::BF16:
+    return scalar ? &kScalarSimd<DType::BF16, Op, VOp> : &kBinarySimd<DType::BF16, Op, VOp>;
+  default:
+    return nullptr;
   }
 }
 
@@ -210,20 +260,34 @@ template <typename Op, typename VOp> TileKernel simdFloatKernel(DType d, bool sc
 TileKernel simdElementwiseKernel(isa::OpId op, DType d) {
   using isa::OpId;
   switch (op) {
-  case OpId::TADD: return simdFloatKernel<OAdd, simd::VAdd>(d, false);
-  case OpId::TSUB: return simdFloatKernel<OSub, simd::VSub>(d, false);
-  case OpId::TMUL: return simdFloatKernel<OMul, simd::VMul>(d, false);
-  case OpId::TDIV: return simdFloatKernel<ODiv, simd::VDiv>(d, false);
-  case OpId::TMAX: return simdFloatKernel<OMax, simd::VMax>(d, false);
-  case OpId::TMIN: return simdFloatKernel<OMin, simd::VMin>(d, false);
-  case OpId::TADDS: return simdFloatKernel<OAdd, simd::VAdd>(d, true);
-  case OpId::TSUBS: return simdFloatKernel<OSub, simd::VSub>(d, true);
-  case OpId::TMULS: return simdFloatKernel<OMul, simd::VMul>(d, true);
-  case OpId::TDIVS: return simdFloatKernel<ODiv, simd::VDiv>(d, true);
-  case OpId::TMAXS: return simdFloatKernel<OMax, simd::VMax>(d, true);
-  case OpId::TMINS: return simdFloatKernel<OMin, simd::VMin>(d, true);
-  case OpId::TEXP: return d == DType::F32 ? &kExpF32Simd : nullptr;
-  default: return nullptr;
+  case OpId::TADD:
+    return simdFloatKernel<OAdd, simd::VAdd>(d, false);
+  case OpId::TSUB:
+    return simdFloatKernel<OSub, simd::VSub>(d, false);
+  case OpId::TMUL:
+    return simdFloatKernel<OMul, simd::VMul>(d, false);
+  case OpId::TDIV:
+    return simdFloatKernel<ODiv, simd::VDiv>(d, false);
+  case OpId::TMAX:
+    return simdFloatKernel<OMax, simd::VMax>(d, false);
+  case OpId::TMIN:
+    return simdFloatKernel<OMin, simd::VMin>(d, false);
+  case OpId::TADDS:
+    return simdFloatKernel<OAdd, simd::VAdd>(d, true);
+  case OpId::TSUBS:
+    return simdFloatKernel<OSub, simd::VSub>(d, true);
+  case OpId::TMULS:
+    return simdFloatKernel<OMul, simd::VMul>(d, true);
+  case OpId::TDIVS:
+    return simdFloatKernel<ODiv, simd::VDiv>(d, true);
+  case OpId::TMAXS:
+    return simdFloatKernel<OMax, simd::VMax>(d, true);
+  case OpId::TMINS:
+    return simdFloatKernel<OMin, simd::VMin>(d, true);
+  case OpId::TEXP:
+    return d == DType::F32 ? &kExpF32Simd : nullptr;
+  default:
+    return nullptr;
   }
 }
 #endif
@@ -231,55 +295,77 @@ TileKernel simdElementwiseKernel(isa::OpId op, DType d) {
 // ------------------------------------------------------------------ unary
 template <DType D> struct UExp {
   template <typename C> static C f(C x) {
-    if constexpr (D == DType::F32) return static_cast<float>(std::exp(static_cast<double>(x)));
-    else if constexpr (std::is_same_v<C, float>) return std::exp(x);
-    else if constexpr (std::is_floating_point_v<C>) return std::exp(x);
-    else return x;
+    if constexpr (D == DType::F32)
+      return static_cast<float>(std::exp(static_cast<double>(x)));
+    else if constexpr (std::is_same_v<C, float>)
+      return std::exp(x);
+    else if constexpr (std::is_floating_point_v<C>)
+      return std::exp(x);
+    else
+      return x;
   }
 };
 template <DType D> struct ULog {
   template <typename C> static C f(C x) {
-    if constexpr (D == DType::F32) return static_cast<float>(std::log(static_cast<double>(x)));
-    else if constexpr (std::is_floating_point_v<C>) return std::log(x);
-    else return x;
+    if constexpr (D == DType::F32)
+      return static_cast<float>(std::log(static_cast<double>(x)));
+    else if constexpr (std::is_floating_point_v<C>)
+      return std::log(x);
+    else
+      return x;
   }
 };
 template <DType D> struct USqrt {
   template <typename C> static C f(C x) {
-    if constexpr (std::is_floating_point_v<C>) return static_cast<C>(std::sqrt(static_cast<double>(x)));
-    else return x;
+    if constexpr (std::is_floating_point_v<C>)
+      return static_cast<C>(std::sqrt(static_cast<double>(x)));
+    else
+      return x;
   }
 };
 template <DType D> struct URsqrt {
   template <typename C> static C f(C x) {
-    if constexpr (std::is_floating_point_v<C>) return static_cast<C>(1.0 / std::sqrt(static_cast<double>(x)));
-    else return x;
+    if constexpr (std::is_floating_point_v<C>)
+      return static_cast<C>(1.0 / std::sqrt(static_cast<double>(x)));
+    else
+      return x;
   }
 };
 template <DType D> struct URecip {
   template <typename C> static C f(C x) {
-    if constexpr (std::is_floating_point_v<C>) return C(1) / x;
-    else return x == 0 ? C(-1) : static_cast<C>(1 / x);
+    if constexpr (std::is_floating_point_v<C>)
+      return C(1) / x;
+    else
+      return x == 0 ? C(-1) : static_cast<C>(1 / x);
   }
 };
-template <DType D> struct URelu { template <typename C> static C f(C x) { return x < C(0) ? C(0) : x; } };
+template <DType D> struct URelu {
+  template <typename C> static C f(C x) { return x < C(0) ? C(0) : x; }
+};
 template <DType D> struct UAbs {
   template <typename C> static C f(C x) {
-    if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
-    else if constexpr (std::is_signed_v<C>) return x < 0 ? wrapSub(C(0), x) : x;
-    else return x;
+    if constexpr (std::is_floating_point_v<C>)
+      return std::fabs(x);
+    else if constexpr (std::is_signed_v<C>)
+      return x < 0 ? wrapSub(C(0), x) : x;
+    else
+      return x;
   }
 };
 template <DType D> struct UNeg {
   template <typename C> static C f(C x) {
-    if constexpr (std::is_floating_point_v<C>) return -x;
-    else return wrapSub(C(0), x);
+    if constexpr (std::is_floating_point_v<C>)
+      return -x;
+    else
+      return wrapSub(C(0), x);
   }
 };
 template <DType D> struct UNot {
   template <typename C> static C f(C x) {
-    if constexpr (std::is_integral_v<C>) return static_cast<C>(~x);
-    else return x;
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<C>(~x);
+    else
+      return x;
   }
 };
 
@@ -293,12 +379,14 @@ template <DType D, typename Op> void kUnary(Core& c, const TileInst& t) {
     for (uint32_t r = 0; r < vr; ++r) {
       S* dr = d.row(r);
       const S* ar = a.row(r);
-      for (uint32_t j = 0; j < vc; ++j) dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j])));
+      for (uint32_t j = 0; j < vc; ++j)
+        dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j])));
     }
     return;
   }
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j))));
+    for (uint32_t j = 0; j < vc; ++j)
+      d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j))));
 }
 
 #ifdef PTO_X86_SIMD
@@ -306,13 +394,15 @@ template <DType D, typename Op> void kUnary(Core& c, const TileInst& t) {
 /// UExp<F32>); other layouts and overlaps take the portable kernel.
 void kExpF32Simd(Core& c, const TileInst& t) {
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa)) return kUnary<DType::F32, UExp<DType::F32>>(c, t);
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa))
+    return kUnary<DType::F32, UExp<DType::F32>>(c, t);
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
   float* d = tptr<float>(c, od);
   const float* a = tptr<float>(c, oa);
   if (vc == od.cols && vc == oa.cols) return expF32(d, a, size_t{vr} * vc);
-  for (uint32_t r = 0; r < vr; ++r) expF32(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
+  for (uint32_t r = 0; r < vr; ++r)
+    expF32(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
 }
 
 #endif
@@ -349,7 +439,8 @@ void kExpands(Core& c, const TileInst& t) {
     return;
   }
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) setBits(base, bits, od.elemOffset(r, j), v);
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(base, bits, od.elemOffset(r, j), v);
 }
 
 // ------------------------------------------------------------------ reductions and expands
@@ -366,10 +457,14 @@ template <DType D, Red R> void kRowReduce(Core& c, const TileInst& t) {
     C acc = Tr<D>::ld(a.at(r, 0));
     for (uint32_t j = 1; j < vc; ++j) {
       C x = Tr<D>::ld(a.at(r, j));
-      if constexpr (R == Red::Sum) acc = wrapAdd(acc, x);
-      else if constexpr (R == Red::Prod) acc = wrapMul(acc, x);
-      else if constexpr (R == Red::Max) acc = acc < x ? x : acc;
-      else acc = x < acc ? x : acc;
+      if constexpr (R == Red::Sum)
+        acc = wrapAdd(acc, x);
+      else if constexpr (R == Red::Prod)
+        acc = wrapMul(acc, x);
+      else if constexpr (R == Red::Max)
+        acc = acc < x ? x : acc;
+      else
+        acc = x < acc ? x : acc;
     }
     d.at(r, 0) = Tr<D>::st(acc);
   }
@@ -386,10 +481,14 @@ template <DType D, Red R> void kColReduce(Core& c, const TileInst& t) {
     C acc = Tr<D>::ld(a.at(0, j));
     for (uint32_t r = 1; r < vr; ++r) {
       C x = Tr<D>::ld(a.at(r, j));
-      if constexpr (R == Red::Sum) acc = wrapAdd(acc, x);
-      else if constexpr (R == Red::Prod) acc = wrapMul(acc, x);
-      else if constexpr (R == Red::Max) acc = acc < x ? x : acc;
-      else acc = x < acc ? x : acc;
+      if constexpr (R == Red::Sum)
+        acc = wrapAdd(acc, x);
+      else if constexpr (R == Red::Prod)
+        acc = wrapMul(acc, x);
+      else if constexpr (R == Red::Max)
+        acc = acc < x ? x : acc;
+      else
+        acc = x < acc ? x : acc;
     }
     d.at(0, j) = Tr<D>::st(acc);
   }
@@ -403,7 +502,8 @@ template <DType D, bool Row> void kExpand(Core& c, const TileInst& t) {
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, Row ? vr : 1, Row ? 1 : vc)) return;
   Acc<S> d(c, od), a(c, oa);
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = Row ? a.at(r, 0) : a.at(0, j);
+    for (uint32_t j = 0; j < vc; ++j)
+      d.at(r, j) = Row ? a.at(r, 0) : a.at(0, j);
 }
 
 /// dst[i,j] = op(src0[i,j], src1[i,0]) (Row) or op(src0[i,j], src1[0,j]).
@@ -411,11 +511,14 @@ template <DType D, typename Op, bool Row> void kExpandOp(Core& c, const TileInst
   using S = typename Tr<D>::S;
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
-  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, ob, Row ? vr : 1, Row ? 1 : vc)) return;
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) ||
+      !fits(c, t, ob, Row ? vr : 1, Row ? 1 : vc))
+    return;
   Acc<S> d(c, od), a(c, oa), b(c, ob);
   for (uint32_t r = 0; r < vr; ++r)
     for (uint32_t j = 0; j < vc; ++j)
-      d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(Row ? b.at(r, 0) : b.at(0, j))));
+      d.at(r, j) =
+          Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(Row ? b.at(r, 0) : b.at(0, j))));
 }
 
 // ------------------------------------------------------------------ compare / select
@@ -424,7 +527,9 @@ template <DType D> void kCmp(Core& c, const TileInst& t) {
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   const bool scalar = t.op == isa::OpId::TCMPS;
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || (!scalar && !fits(c, t, t.tiles[t.src1], vr, vc))) return;
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) ||
+      (!scalar && !fits(c, t, t.tiles[t.src1], vr, vc)))
+    return;
   Acc<S> a(c, oa);
   const auto s = scalarOf<S, D>(t.scalar(c, 0));
   uint8_t* base = c.buf[od.loc] + od.offset;
@@ -435,12 +540,24 @@ template <DType D> void kCmp(Core& c, const TileInst& t) {
       auto y = scalar ? s : Tr<D>::ld(Acc<S>(c, t.tiles[t.src1]).at(r, j));
       bool v = false;
       switch (t.cmode) {
-      case 0: v = x == y; break;
-      case 1: v = x != y; break;
-      case 2: v = x < y; break;
-      case 3: v = x > y; break;
-      case 4: v = x <= y; break;
-      default: v = x >= y; break;
+      case 0:
+        v = x == y;
+        break;
+      case 1:
+        v = x != y;
+        break;
+      case 2:
+        v = x < y;
+        break;
+      case 3:
+        v = x > y;
+        break;
+      case 4:
+        v = x <= y;
+        break;
+      default:
+        v = x >= y;
+        break;
       }
       setBits(base, bits, od.elemOffset(r, j), v ? 1 : 0);
     }
@@ -469,13 +586,20 @@ template <DType D> void kSel(Core& c, const TileInst& t) {
 // ------------------------------------------------------------------ conversions
 isa::RoundMode roundOf(unsigned rmode) {
   switch (rmode) {
-  case 1: return isa::RoundMode::CAST_RINT;
-  case 2: return isa::RoundMode::CAST_TRUNC;
-  case 3: return isa::RoundMode::CAST_FLOOR;
-  case 4: return isa::RoundMode::CAST_CEIL;
-  case 5: return isa::RoundMode::CAST_ROUND;
-  case 6: return isa::RoundMode::CAST_ODD;
-  default: return isa::RoundMode::CAST_NONE;
+  case 1:
+    return isa::RoundMode::CAST_RINT;
+  case 2:
+    return isa::RoundMode::CAST_TRUNC;
+  case 3:
+    return isa::RoundMode::CAST_FLOOR;
+  case 4:
+    return isa::RoundMode::CAST_CEIL;
+  case 5:
+    return isa::RoundMode::CAST_ROUND;
+  case 6:
+    return isa::RoundMode::CAST_ODD;
+  default:
+    return isa::RoundMode::CAST_NONE;
   }
 }
 
@@ -490,7 +614,8 @@ void kCvtGeneric(Core& c, const TileInst& t) {
   uint8_t* db = c.buf[od.loc] + od.offset;
   const unsigned sbits = isa::bitWidth(oa.dtype), dbits = isa::bitWidth(od.dtype);
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) setBits(db, dbits, od.elemOffset(r, j), cv(getBits(sb, sbits, oa.elemOffset(r, j))));
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(db, dbits, od.elemOffset(r, j), cv(getBits(sb, sbits, oa.elemOffset(r, j))));
 }
 
 /// Exact widening to f32 (f16, bf16 and small integers): every rounding mode gives the same.
@@ -502,7 +627,8 @@ template <DType Src> void kCvtWiden(Core& c, const TileInst& t) {
   Acc<float> d(c, od);
   Acc<S> a(c, oa);
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = static_cast<float>(Tr<Src>::ld(a.at(r, j)));
+    for (uint32_t j = 0; j < vc; ++j)
+      d.at(r, j) = static_cast<float>(Tr<Src>::ld(a.at(r, j)));
 }
 
 /// f32 -> f16 with round to nearest even (CAST_RINT / CAST_NONE) and the pair's saturation.
@@ -525,7 +651,8 @@ void kCvtF32F16Rint(Core& c, const TileInst& t) {
 /// kCvtF32F16Rint with F16C on plain row-major, non-overlapping tiles (the same bits: Simd.h).
 void kCvtF32F16Simd(Core& c, const TileInst& t) {
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa) || bptr(c, od) == bptr(c, oa))
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa) ||
+      bptr(c, od) == bptr(c, oa))
     return kCvtF32F16Rint(c, t);
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
@@ -533,7 +660,8 @@ void kCvtF32F16Simd(Core& c, const TileInst& t) {
   const float* a = tptr<float>(c, oa);
   const bool sat = t.satMode == isa::SatMode::ON;
   if (vc == od.cols && vc == oa.cols) return simd::cvtF32F16Run(d, a, size_t{vr} * vc, sat);
-  for (uint32_t r = 0; r < vr; ++r) simd::cvtF32F16Run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc, sat);
+  for (uint32_t r = 0; r < vr; ++r)
+    simd::cvtF32F16Run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc, sat);
 }
 #endif
 
@@ -565,9 +693,11 @@ template <DType Dd, DType Ds> void kAxpy(Core& c, const TileInst& t) {
 template <DType Src> void kDequant(Core& c, const TileInst& t) {
   using S = typename Tr<Src>::S;
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &osc = t.tiles[t.src1], &oof = t.tiles[t.src2];
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &osc = t.tiles[t.src1],
+                    &oof = t.tiles[t.src2];
   const uint32_t paraCols = std::max<int32_t>(1, osc.validCols);
-  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, osc, vr, std::min(paraCols, osc.cols)) ||
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) ||
+      !fits(c, t, osc, vr, std::min(paraCols, osc.cols)) ||
       !fits(c, t, oof, vr, std::min(paraCols, oof.cols)))
     return;
   Acc<float> d(c, od), sc(c, osc), of(c, oof);
@@ -592,16 +722,19 @@ void kMov(Core& c, const TileInst& t) {
   if (oa.dtype == od.dtype) {
     if (od.plainRowMajor() && oa.plainRowMajor() && sbits >= 8) {
       for (uint32_t r = 0; r < vr; ++r)
-        std::memmove(db + size_t{r} * od.cols * (dbits / 8), sb + size_t{r} * oa.cols * (sbits / 8), size_t{vc} * (dbits / 8));
+        std::memmove(db + size_t{r} * od.cols * (dbits / 8), sb + size_t{r} * oa.cols * (sbits / 8),
+                     size_t{vc} * (dbits / 8));
       return;
     }
     for (uint32_t r = 0; r < vr; ++r)
-      for (uint32_t j = 0; j < vc; ++j) setBits(db, dbits, od.elemOffset(r, j), getBits(sb, sbits, oa.elemOffset(r, j)));
+      for (uint32_t j = 0; j < vc; ++j)
+        setBits(db, dbits, od.elemOffset(r, j), getBits(sb, sbits, oa.elemOffset(r, j)));
     return;
   }
   const isa::Converter cv(oa.dtype, od.dtype, isa::RoundMode::CAST_RINT);
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) setBits(db, dbits, od.elemOffset(r, j), cv(getBits(sb, sbits, oa.elemOffset(r, j))));
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(db, dbits, od.elemOffset(r, j), cv(getBits(sb, sbits, oa.elemOffset(r, j))));
 }
 
 void kTrans(Core& c, const TileInst& t) {
@@ -612,9 +745,9 @@ void kTrans(Core& c, const TileInst& t) {
   uint8_t* db = c.buf[od.loc] + od.offset;
   const unsigned bits = isa::bitWidth(od.dtype);
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) setBits(db, bits, od.elemOffset(r, j), getBits(sb, bits, oa.elemOffset(j, r)));
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(db, bits, od.elemOffset(r, j), getBits(sb, bits, oa.elemOffset(j, r)));
 }
-
 
 /// TLOAD: B.IOR = (GM byte address, row stride in bytes). The destination valid region is
 /// read; with a Zero/Max/Min pad, the rest of the tile is filled with the pad value first.
@@ -627,15 +760,18 @@ void kLoad(Core& c, const TileInst& t) {
   uint8_t* db = c.buf[od.loc] + od.offset;
   fillOutsideWithPad(db, od, vr, vc);
   if (vr == 0 || vc == 0) return;
-  const uint64_t span = (vr - 1) * stride + (uint64_t{vc} * bits + 7) / 8; // packed 4-bit rows round up
+  const uint64_t span =
+      (vr - 1) * stride + (uint64_t{vc} * bits + 7) / 8; // packed 4-bit rows round up
   const uint8_t* src = c.translate(addr, span, "TLOAD", false);
   if (!src) return;
   if (od.plainRowMajor() && bits >= 8) {
-    for (uint32_t r = 0; r < vr; ++r) std::memcpy(db + size_t{r} * od.cols * eb, src + r * stride, size_t{vc} * eb);
+    for (uint32_t r = 0; r < vr; ++r)
+      std::memcpy(db + size_t{r} * od.cols * eb, src + r * stride, size_t{vc} * eb);
     return;
   }
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) setBits(db, bits, od.elemOffset(r, j), getBits(src + r * stride, bits, j));
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(db, bits, od.elemOffset(r, j), getBits(src + r * stride, bits, j));
 }
 
 /// TLOAD from a column-major (DN) view: partition element (r, j) is at addr + j*stride + r*size.
@@ -651,7 +787,8 @@ void kLoadDn(Core& c, const TileInst& t) {
   const uint8_t* src = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * eb, "TLOAD", false);
   if (!src) return;
   for (uint32_t j = 0; j < vc; ++j)
-    for (uint32_t r = 0; r < vr; ++r) setBits(db, bits, od.elemOffset(r, j), getBits(src + j * stride, bits, r));
+    for (uint32_t r = 0; r < vr; ++r)
+      setBits(db, bits, od.elemOffset(r, j), getBits(src + j * stride, bits, r));
 }
 
 /// TSTORE to a column-major (DN) view, converting like kStore.
@@ -688,22 +825,26 @@ void kStore(Core& c, const TileInst& t) {
   if (t.hasDatr && t.datrType != enc::kDataTypeNone && t.datrType != 0)
     if (auto d = enc::dtypeOfCode(t.datrType)) gmType = *d;
   const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType), geb = gbits / 8;
-  const uint64_t span = (vr - 1) * stride + (uint64_t{vc} * gbits + 7) / 8; // packed 4-bit rows round up
+  const uint64_t span =
+      (vr - 1) * stride + (uint64_t{vc} * gbits + 7) / 8; // packed 4-bit rows round up
   uint8_t* dst = c.translate(addr, span, "TSTORE", true);
   if (!dst) return;
   const uint8_t* sb = c.buf[os.loc] + os.offset;
   if (gmType == os.dtype) {
     if (os.plainRowMajor() && gbits >= 8) {
-      for (uint32_t r = 0; r < vr; ++r) std::memcpy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
+      for (uint32_t r = 0; r < vr; ++r)
+        std::memcpy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
       return;
     }
     for (uint32_t r = 0; r < vr; ++r)
-      for (uint32_t j = 0; j < vc; ++j) setBits(dst + r * stride, gbits, j, getBits(sb, sbits, os.elemOffset(r, j)));
+      for (uint32_t j = 0; j < vc; ++j)
+        setBits(dst + r * stride, gbits, j, getBits(sb, sbits, os.elemOffset(r, j)));
     return;
   }
   const isa::Converter cv(os.dtype, gmType, isa::RoundMode::CAST_RINT);
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) setBits(dst + r * stride, gbits, j, cv(getBits(sb, sbits, os.elemOffset(r, j))));
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(dst + r * stride, gbits, j, cv(getBits(sb, sbits, os.elemOffset(r, j))));
 }
 
 /// TGATHER with an index tile: dst[i,j] = src element at storage index idx[i,j].
@@ -719,9 +860,11 @@ void kGather(Core& c, const TileInst& t) {
   for (uint32_t r = 0; r < vr; ++r)
     for (uint32_t j = 0; j < vc; ++j) {
       uint64_t raw = getBits(ib, ibits, oi.elemOffset(r, j));
-      int64_t k = isSigned ? static_cast<int64_t>(raw << (64 - ibits)) >> (64 - ibits) : static_cast<int64_t>(raw);
+      int64_t k = isSigned ? static_cast<int64_t>(raw << (64 - ibits)) >> (64 - ibits)
+                           : static_cast<int64_t>(raw);
       if (k < 0 || k >= n) {
-        c.error = "TGATHER index " + std::to_string(k) + " is outside the source tile %" + oa.name + " (" + std::to_string(n) + " elements)";
+        c.error = "TGATHER index " + std::to_string(k) + " is outside the source tile %" + oa.name +
+                  " (" + std::to_string(n) + " elements)";
         return;
       }
       setBits(db, bits, od.elemOffset(r, j), getBits(sb, bits, static_cast<size_t>(k)));
@@ -743,9 +886,11 @@ void kScatter(Core& c, const TileInst& t) {
   for (uint32_t r = 0; r < vr; ++r)
     for (uint32_t j = 0; j < vc; ++j) {
       uint64_t raw = getBits(ib, ibits, oi.elemOffset(r, j));
-      int64_t k = isSigned ? static_cast<int64_t>(raw << (64 - ibits)) >> (64 - ibits) : static_cast<int64_t>(raw);
+      int64_t k = isSigned ? static_cast<int64_t>(raw << (64 - ibits)) >> (64 - ibits)
+                           : static_cast<int64_t>(raw);
       if (k < 0 || k >= n) {
-        c.error = "TSCATTER index " + std::to_string(k) + " is outside the destination tile %" + od.name + " (" + std::to_string(n) + " elements)";
+        c.error = "TSCATTER index " + std::to_string(k) + " is outside the destination tile %" +
+                  od.name + " (" + std::to_string(n) + " elements)";
         return;
       }
       setBits(db, bits, static_cast<size_t>(k), getBits(sb, bits, oa.elemOffset(r, j)));
@@ -753,7 +898,9 @@ void kScatter(Core& c, const TileInst& t) {
 }
 
 // ------------------------------------------------------------------ matmul
-inline double loadAsDouble(const uint8_t* base, DType d, size_t i) { return isa::decodeToDouble(d, getBits(base, isa::bitWidth(d), i)); }
+inline double loadAsDouble(const uint8_t* base, DType d, size_t i) {
+  return isa::decodeToDouble(d, getBits(base, isa::bitWidth(d), i));
+}
 
 /// C[i,j] = sum_k A[i,k] * B[k,j] (M = LB0, N = LB1, K = LB2); f32 accumulation with a fused
 /// multiply-add per k (inputs converted to f32 first), i32 accumulation for integer inputs.
@@ -765,9 +912,11 @@ template <bool IntAcc> void kMatmulRef(Core& c, const TileInst& t) {
   const uint8_t *ab = c.buf[oa.loc] + oa.offset, *bb = c.buf[ob.loc] + ob.offset;
   std::vector<float> A(size_t{M} * K), B(size_t{K} * N);
   for (uint32_t i = 0; i < M; ++i)
-    for (uint32_t k = 0; k < K; ++k) A[size_t{i} * K + k] = static_cast<float>(loadAsDouble(ab, oa.dtype, oa.elemOffset(i, k)));
+    for (uint32_t k = 0; k < K; ++k)
+      A[size_t{i} * K + k] = static_cast<float>(loadAsDouble(ab, oa.dtype, oa.elemOffset(i, k)));
   for (uint32_t k = 0; k < K; ++k)
-    for (uint32_t j = 0; j < N; ++j) B[size_t{k} * N + j] = static_cast<float>(loadAsDouble(bb, ob.dtype, ob.elemOffset(k, j)));
+    for (uint32_t j = 0; j < N; ++j)
+      B[size_t{k} * N + j] = static_cast<float>(loadAsDouble(bb, ob.dtype, ob.elemOffset(k, j)));
   uint8_t* db = c.buf[od.loc] + od.offset;
   const unsigned dbits = isa::bitWidth(od.dtype);
   const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
@@ -778,15 +927,26 @@ template <bool IntAcc> void kMatmulRef(Core& c, const TileInst& t) {
       if constexpr (IntAcc) {
         int32_t acc = 0;
         for (uint32_t k = 0; k < K; ++k)
-          acc = wrapAdd(acc, wrapMul(static_cast<int32_t>(A[size_t{i} * K + k]), static_cast<int32_t>(B[size_t{k} * N + j])));
-        if (accIn) acc = wrapAdd(acc, static_cast<int32_t>(getBits(c.buf[accIn->loc] + accIn->offset, 32, accIn->elemOffset(i, j))));
-        if (bias) acc = wrapAdd(acc, static_cast<int32_t>(getBits(c.buf[bias->loc] + bias->offset, 32, bias->elemOffset(0, j))));
+          acc = wrapAdd(acc, wrapMul(static_cast<int32_t>(A[size_t{i} * K + k]),
+                                     static_cast<int32_t>(B[size_t{k} * N + j])));
+        if (accIn)
+          acc = wrapAdd(acc, static_cast<int32_t>(getBits(c.buf[accIn->loc] + accIn->offset, 32,
+                                                          accIn->elemOffset(i, j))));
+        if (bias)
+          acc = wrapAdd(acc, static_cast<int32_t>(getBits(c.buf[bias->loc] + bias->offset, 32,
+                                                          bias->elemOffset(0, j))));
         setBits(db, dbits, od.elemOffset(i, j), static_cast<uint32_t>(acc));
       } else {
         float acc = 0;
-        for (uint32_t k = 0; k < K; ++k) acc = std::fma(A[size_t{i} * K + k], B[size_t{k} * N + j], acc);
-        if (accIn) acc = static_cast<float>(loadAsDouble(c.buf[accIn->loc] + accIn->offset, accIn->dtype, accIn->elemOffset(i, j))) + acc;
-        if (bias) acc = acc + static_cast<float>(loadAsDouble(c.buf[bias->loc] + bias->offset, bias->dtype, bias->elemOffset(0, j)));
+        for (uint32_t k = 0; k < K; ++k)
+          acc = std::fma(A[size_t{i} * K + k], B[size_t{k} * N + j], acc);
+        if (accIn)
+          acc = static_cast<float>(loadAsDouble(c.buf[accIn->loc] + accIn->offset, accIn->dtype,
+                                                accIn->elemOffset(i, j))) +
+                acc;
+        if (bias)
+          acc = acc + static_cast<float>(loadAsDouble(c.buf[bias->loc] + bias->offset, bias->dtype,
+                                                      bias->elemOffset(0, j)));
         setBits(db, dbits, od.elemOffset(i, j), isa::f32Bits(acc));
       }
     }
@@ -797,16 +957,19 @@ template <bool IntAcc> void kMatmulRef(Core& c, const TileInst& t) {
 /// direct paths (exact, so the same values). Returns false at the first NaN: the NaN codes the
 /// direct paths give may differ from decodeToDouble's, and which NaN an fma passes on depends on
 /// operand order, so inputs with NaNs go to kMatmulRef.
-bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_t cols, float* out) {
+bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_t cols,
+               float* out) {
   const bool rm = o.plainRowMajor();
   for (uint32_t i = 0; i < rows; ++i) {
     float* row = out + size_t{i} * cols;
     const size_t start = rm ? size_t{i} * o.cols : 0;
     switch (o.dtype) {
     case DType::F32:
-      if (rm) std::memcpy(row, base + start * 4, size_t{cols} * 4);
+      if (rm)
+        std::memcpy(row, base + start * 4, size_t{cols} * 4);
       else
-        for (uint32_t j = 0; j < cols; ++j) std::memcpy(row + j, base + o.elemOffset(i, j) * 4, 4);
+        for (uint32_t j = 0; j < cols; ++j)
+          std::memcpy(row + j, base + o.elemOffset(i, j) * 4, 4);
       break;
     case DType::F16:
     case DType::BF16: {
@@ -819,7 +982,8 @@ bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_
       break;
     }
     default:
-      for (uint32_t j = 0; j < cols; ++j) row[j] = static_cast<float>(loadAsDouble(base, o.dtype, o.elemOffset(i, j)));
+      for (uint32_t j = 0; j < cols; ++j)
+        row[j] = static_cast<float>(loadAsDouble(base, o.dtype, o.elemOffset(i, j)));
     }
     for (uint32_t j = 0; j < cols; ++j)
       if (std::isnan(row[j])) return false;
@@ -844,9 +1008,11 @@ template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
   A.resize(size_t{M} * K);
   B.resize(size_t{K} * N);
   C.resize(size_t{M} * N);
-  if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data())) return kMatmulRef<false>(c, t);
+  if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data()))
+    return kMatmulRef<false>(c, t);
 #ifdef PTO_X86_SIMD
-  if constexpr (Simd) simd::matmul(A.data(), B.data(), C.data(), M, N, K);
+  if constexpr (Simd)
+    simd::matmul(A.data(), B.data(), C.data(), M, N, K);
   else
 #endif
   {
@@ -856,7 +1022,8 @@ template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
       for (uint32_t k = 0; k < K; ++k) {
         const float a = A[size_t{i} * K + k];
         const float* bk = B.data() + size_t{k} * N;
-        for (uint32_t j = 0; j < N; ++j) ci[j] = std::fma(a, bk[j], ci[j]);
+        for (uint32_t j = 0; j < N; ++j)
+          ci[j] = std::fma(a, bk[j], ci[j]);
       }
     }
   }
@@ -865,22 +1032,26 @@ template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
   for (uint32_t i = 0; i < M; ++i)
     for (uint32_t j = 0; j < N; ++j) {
       float acc = C[size_t{i} * N + j];
-      if (accIn) acc = static_cast<float>(loadAsDouble(accb, accIn->dtype, accIn->elemOffset(i, j))) + acc;
-      if (bias) acc = acc + static_cast<float>(loadAsDouble(biasb, bias->dtype, bias->elemOffset(0, j)));
+      if (accIn)
+        acc = static_cast<float>(loadAsDouble(accb, accIn->dtype, accIn->elemOffset(i, j))) + acc;
+      if (bias)
+        acc = acc + static_cast<float>(loadAsDouble(biasb, bias->dtype, bias->elemOffset(0, j)));
       const uint32_t bits = isa::f32Bits(acc);
-      std::memcpy(db + (od.plainRowMajor() ? size_t{i} * od.cols + j : od.elemOffset(i, j)) * 4, &bits, 4);
+      std::memcpy(db + (od.plainRowMajor() ? size_t{i} * od.cols + j : od.elemOffset(i, j)) * 4,
+                  &bits, 4);
     }
 }
 
 void kNop(Core&, const TileInst&) {}
 
-// ------------------------------------------------------------------ dtype dispatch (byType: KernelUtil.h)
+// ------------------------------------------------------------------ dtype dispatch (byType:
+// KernelUtil.h)
 
-#define PTO_K(NAME, BODY)                                                                                              \
-  template <typename Op> struct NAME {                                                                                 \
-    template <DType D> struct T {                                                                                      \
-      static void run(Core& c, const TileInst& t) { BODY; }                                                            \
-    };                                                                                                                 \
+#define PTO_K(NAME, BODY)                                                                          \
+  template <typename Op> struct NAME {                                                             \
+    template <DType D> struct T {                                                                  \
+      static void run(Core& c, const TileInst& t) { BODY; }                                        \
+    };                                                                                             \
   };
 PTO_K(BinK, (kBinary<D, Op>(c, t)))
 PTO_K(ScalK, (kScalar<D, Op>(c, t)))
@@ -930,9 +1101,11 @@ SimdLevel simdSupported() {
     // clang 14's __builtin_cpu_supports knows neither name.
     unsigned a = 0, b = 0, c = 0, d = 0;
     const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1);
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !f16c) return SimdLevel::Portable;
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !f16c)
+      return SimdLevel::Portable;
 #ifdef PTO_X86_FP16
-    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 23) & 1))
+    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 23) & 1))
       return SimdLevel::Avx512Fp16;
 #endif
     return SimdLevel::Avx2;
@@ -942,13 +1115,18 @@ SimdLevel simdSupported() {
   return SimdLevel::Portable;
 #endif
 }
-SimdLevel simdLevel() { return std::min(simdSupported(), gSimdLimit.load(std::memory_order_relaxed)); }
-void setSimdLimit(SimdLevel limit) { gSimdLimit.store(limit, std::memory_order_relaxed); }
+SimdLevel simdLevel() {
+  return std::min(simdSupported(), gSimdLimit.load(std::memory_order_relaxed));
+}
+void setSimdLimit(SimdLevel limit) {
+  gSimdLimit.store(limit, std::memory_order_relaxed);
+}
 } // namespace cpu
 
 std::optional<std::string> selectKernel(TileInst& t) {
   using isa::OpId;
-  const DType d = t.dst >= 0 ? t.tiles[t.dst].dtype : (t.src0 >= 0 ? t.tiles[t.src0].dtype : t.startType);
+  const DType d =
+      t.dst >= 0 ? t.tiles[t.dst].dtype : (t.src0 >= 0 ? t.tiles[t.src0].dtype : t.startType);
   const DType s = t.src0 >= 0 ? t.tiles[t.src0].dtype : d;
   auto need = [&](std::initializer_list<int> roles) -> std::optional<std::string> {
     for (int r : roles)
@@ -956,41 +1134,42 @@ std::optional<std::string> selectKernel(TileInst& t) {
     return std::nullopt;
   };
   auto unsupportedType = [&](DType x) {
-    return std::string(t.name) + " on " + std::string(isa::spelling(x)) + " tiles is not supported by the cpu backend";
+    return std::string(t.name) + " on " + std::string(isa::spelling(x)) +
+           " tiles is not supported by the cpu backend";
   };
   TileKernel k = nullptr;
   switch (t.op) {
 // Tile-tile ops and their tile-scalar twins: (op, scalar op, functor, ints, floats).
-#define PTO_ARITH_OPS(X)                                                                                               \
-  X(TADD, TADDS, OAdd, true, true) \
-  X(TSUB, TSUBS, OSub, true, true) \
-  X(TMUL, TMULS, OMul, true, true) \
-  X(TDIV, TDIVS, ODiv, true, true) \
-  X(TMAX, TMAXS, OMax, true, true) \
-  X(TMIN, TMINS, OMin, true, true) \
-  X(TREM, TREMS, ORem, true, true) \
-  X(TFMOD, TFMODS, ORem, false, true) \
-  X(TAND, TANDS, OAnd, true, false) \
-  X(TOR, TORS, OOr, true, false) \
-  X(TXOR, TXORS, OXor, true, false) \
-  X(TSHL, TSHLS, OShl, true, false) \
+#define PTO_ARITH_OPS(X)                                                                           \
+  X(TADD, TADDS, OAdd, true, true)                                                                 \
+  X(TSUB, TSUBS, OSub, true, true)                                                                 \
+  X(TMUL, TMULS, OMul, true, true)                                                                 \
+  X(TDIV, TDIVS, ODiv, true, true)                                                                 \
+  X(TMAX, TMAXS, OMax, true, true)                                                                 \
+  X(TMIN, TMINS, OMin, true, true)                                                                 \
+  X(TREM, TREMS, ORem, true, true)                                                                 \
+  X(TFMOD, TFMODS, ORem, false, true)                                                              \
+  X(TAND, TANDS, OAnd, true, false)                                                                \
+  X(TOR, TORS, OOr, true, false)                                                                   \
+  X(TXOR, TXORS, OXor, true, false)                                                                \
+  X(TSHL, TSHLS, OShl, true, false)                                                                \
   X(TSHR, TSHRS, OShr, true, false)
-#define BIN(OP, SOP, F, I, FL)                                                                                         \
-  case OpId::OP:                                                                                                       \
-    if (auto e = need({t.dst, t.src0, t.src1})) return e;                                                              \
-    k = byType<BinK<F>::template T>(d, I, FL);                                                                         \
-    break;                                                                                                             \
-  case OpId::SOP:                                                                                                      \
-    if (auto e = need({t.dst, t.src0})) return e;                                                                      \
-    k = byType<ScalK<F>::template T>(d, I, FL);                                                                        \
+#define BIN(OP, SOP, F, I, FL)                                                                     \
+  case OpId::OP:                                                                                   \
+    if (auto e = need({t.dst, t.src0, t.src1})) return e;                                          \
+    k = byType<BinK<F>::template T>(d, I, FL);                                                     \
+    break;                                                                                         \
+  case OpId::SOP:                                                                                  \
+    if (auto e = need({t.dst, t.src0})) return e;                                                  \
+    k = byType<ScalK<F>::template T>(d, I, FL);                                                    \
     break;
     PTO_ARITH_OPS(BIN)
 #undef BIN
 #undef PTO_ARITH_OPS
-#define UN(OP, U, I, FL)                                                                                               \
-  case OpId::OP:                                                                                                       \
-    if (auto e = need({t.dst, t.src0})) return e;                                                                      \
-    k = byType<UnK<U>::template T>(d, I, FL);                                                                          \
+#define UN(OP, U, I, FL)                                                                           \
+  case OpId::OP:                                                                                   \
+    if (auto e = need({t.dst, t.src0})) return e;                                                  \
+    k = byType<UnK<U>::template T>(d, I, FL);                                                      \
     break;
     UN(TEXP, UExp, false, true)
     UN(TLOG, ULog, false, true)
@@ -1002,11 +1181,14 @@ std::optional<std::string> selectKernel(TileInst& t) {
     UN(TNEG, UNeg, true, true)
     UN(TNOT, UNot, true, false)
 #undef UN
-#define RED(OP, R, ROW)                                                                                                \
-  case OpId::OP:                                                                                                       \
-    if (auto e = need({t.dst, t.src0})) return e;                                                                      \
-    k = ROW ? byType<RowRedK<R>::template T>(d, true, true) : byType<ColRedK<R>::template T>(d, true, true);           \
-    if (s != d) return std::string(t.name) + ": source and destination types differ (" + std::string(isa::spelling(s)) + " -> " + std::string(isa::spelling(d)) + ")"; \
+#define RED(OP, R, ROW)                                                                            \
+  case OpId::OP:                                                                                   \
+    if (auto e = need({t.dst, t.src0})) return e;                                                  \
+    k = ROW ? byType<RowRedK<R>::template T>(d, true, true)                                        \
+            : byType<ColRedK<R>::template T>(d, true, true);                                       \
+    if (s != d)                                                                                    \
+      return std::string(t.name) + ": source and destination types differ (" +                     \
+             std::string(isa::spelling(s)) + " -> " + std::string(isa::spelling(d)) + ")";         \
     break;
     RED(TROWSUM, Red::Sum, true)
     RED(TROWMAX, Red::Max, true)
@@ -1020,12 +1202,14 @@ std::optional<std::string> selectKernel(TileInst& t) {
   case OpId::TROWEXPAND:
   case OpId::TCOLEXPAND:
     if (auto e = need({t.dst, t.src0})) return e;
-    k = t.op == OpId::TROWEXPAND ? byType<ExpK<true>::template T>(d, true, true) : byType<ExpK<false>::template T>(d, true, true);
+    k = t.op == OpId::TROWEXPAND ? byType<ExpK<true>::template T>(d, true, true)
+                                 : byType<ExpK<false>::template T>(d, true, true);
     break;
-#define EXPOP(OP, F, ROW)                                                                                              \
-  case OpId::OP:                                                                                                       \
-    if (auto e = need({t.dst, t.src0, t.src1})) return e;                                                              \
-    k = ROW ? byType<RowExpK<F>::template T>(d, true, true) : byType<ColExpK<F>::template T>(d, true, true);           \
+#define EXPOP(OP, F, ROW)                                                                          \
+  case OpId::OP:                                                                                   \
+    if (auto e = need({t.dst, t.src0, t.src1})) return e;                                          \
+    k = ROW ? byType<RowExpK<F>::template T>(d, true, true)                                        \
+            : byType<ColExpK<F>::template T>(d, true, true);                                       \
     break;
     EXPOP(TROWEXPANDADD, OAdd, true)
     EXPOP(TROWEXPANDSUB, OSub, true)
@@ -1066,37 +1250,52 @@ std::optional<std::string> selectKernel(TileInst& t) {
   case OpId::TCVT: {
     if (auto e = need({t.dst, t.src0})) return e;
     t.round = roundOf(t.rmode);
-    t.satMode = t.sat ? isa::SatMode::ON : isa::SatMode::OFF; // the assembler writes the effective mode
-    if (d == DType::F32 && s == DType::F16) k = &kCvtWiden<DType::F16>;
-    else if (d == DType::F32 && s == DType::BF16) k = &kCvtWiden<DType::BF16>;
-    else if (d == DType::F32 && s == DType::I16) k = &kCvtWiden<DType::I16>;
-    else if (d == DType::F32 && s == DType::I8) k = &kCvtWiden<DType::I8>;
-    else if (d == DType::F32 && s == DType::U8) k = &kCvtWiden<DType::U8>;
+    t.satMode =
+        t.sat ? isa::SatMode::ON : isa::SatMode::OFF; // the assembler writes the effective mode
+    if (d == DType::F32 && s == DType::F16)
+      k = &kCvtWiden<DType::F16>;
+    else if (d == DType::F32 && s == DType::BF16)
+      k = &kCvtWiden<DType::BF16>;
+    else if (d == DType::F32 && s == DType::I16)
+      k = &kCvtWiden<DType::I16>;
+    else if (d == DType::F32 && s == DType::I8)
+      k = &kCvtWiden<DType::I8>;
+    else if (d == DType::F32 && s == DType::U8)
+      k = &kCvtWiden<DType::U8>;
     else if (d == DType::F16 && s == DType::F32 &&
              isa::effectiveRoundMode(s, d, t.round) == isa::RoundMode::CAST_RINT) {
       k = &kCvtF32F16Rint;
 #ifdef PTO_X86_SIMD
       if (simdLevel() >= SimdLevel::Avx2) k = &kCvtF32F16Simd;
 #endif
-    }
-    else k = &kCvtGeneric;
+    } else
+      k = &kCvtGeneric;
     break;
   }
   case OpId::TAXPY:
     if (auto e = need({t.dst, t.src0})) return e;
-    if (d == DType::F32 && s == DType::F32) k = &kAxpy<DType::F32, DType::F32>;
-    else if (d == DType::F16 && s == DType::F16) k = &kAxpy<DType::F16, DType::F16>;
-    else if (d == DType::F32 && s == DType::F16) k = &kAxpy<DType::F32, DType::F16>;
-    else return std::string("TAXPY with ") + std::string(isa::spelling(d)) + " destination and " + std::string(isa::spelling(s)) +
-                " source is not a supported pair (f16/f16, f32/f32, f32/f16)";
+    if (d == DType::F32 && s == DType::F32)
+      k = &kAxpy<DType::F32, DType::F32>;
+    else if (d == DType::F16 && s == DType::F16)
+      k = &kAxpy<DType::F16, DType::F16>;
+    else if (d == DType::F32 && s == DType::F16)
+      k = &kAxpy<DType::F32, DType::F16>;
+    else
+      return std::string("TAXPY with ") + std::string(isa::spelling(d)) + " destination and " +
+             std::string(isa::spelling(s)) +
+             " source is not a supported pair (f16/f16, f32/f32, f32/f16)";
     break;
   case OpId::TDEQUANT:
     if (auto e = need({t.dst, t.src0, t.src1, t.src2})) return e;
-    if (d != DType::F32 || t.tiles[t.src1].dtype != DType::F32 || t.tiles[t.src2].dtype != DType::F32)
+    if (d != DType::F32 || t.tiles[t.src1].dtype != DType::F32 ||
+        t.tiles[t.src2].dtype != DType::F32)
       return std::string("TDEQUANT needs f32 destination, scale and offset tiles");
-    if (s == DType::I8) k = &kDequant<DType::I8>;
-    else if (s == DType::I16) k = &kDequant<DType::I16>;
-    else return std::string("TDEQUANT source must be i8 or i16, not ") + std::string(isa::spelling(s));
+    if (s == DType::I8)
+      k = &kDequant<DType::I8>;
+    else if (s == DType::I16)
+      k = &kDequant<DType::I16>;
+    else
+      return std::string("TDEQUANT source must be i8 or i16, not ") + std::string(isa::spelling(s));
     break;
   case OpId::TLOAD:
   case OpId::TPREFETCH:
@@ -1119,7 +1318,9 @@ std::optional<std::string> selectKernel(TileInst& t) {
     break;
   case OpId::TGATHER:
     if (auto e = need({t.dst, t.src0})) return e;
-    if (t.src1 < 0) return std::string("TGATHER without an index tile (mask patterns) is not supported by the cpu backend");
+    if (t.src1 < 0)
+      return std::string(
+          "TGATHER without an index tile (mask patterns) is not supported by the cpu backend");
     k = &kGather;
     break;
   case OpId::TSCATTER:
@@ -1133,9 +1334,12 @@ std::optional<std::string> selectKernel(TileInst& t) {
   case OpId::TGEMV_ACC:
   case OpId::TGEMV_BIAS:
     if (auto e = need({t.dst, t.src0, t.src1})) return e;
-    if (d == DType::I32) k = &kMatmulRef<true>;
-    else if (d == DType::F32) k = simdLevel() >= SimdLevel::Avx2 ? &kMatmulF32<true> : &kMatmulF32<false>;
-    else return unsupportedType(d);
+    if (d == DType::I32)
+      k = &kMatmulRef<true>;
+    else if (d == DType::F32)
+      k = simdLevel() >= SimdLevel::Avx2 ? &kMatmulF32<true> : &kMatmulF32<false>;
+    else
+      return unsupportedType(d);
     break;
   default: {
     std::optional<std::string> err;

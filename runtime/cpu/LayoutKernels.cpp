@@ -14,9 +14,12 @@ using isa::OpId;
 
 /// Raw element access for one element width. Bits == 4 is the packed nibble storage.
 template <unsigned Bits> struct Raw {
-  using U = std::conditional_t<Bits == 64, uint64_t, std::conditional_t<Bits == 32, uint32_t, std::conditional_t<Bits == 16, uint16_t, uint8_t>>>;
+  using U = std::conditional_t<
+      Bits == 64, uint64_t,
+      std::conditional_t<Bits == 32, uint32_t, std::conditional_t<Bits == 16, uint16_t, uint8_t>>>;
   static uint64_t get(const uint8_t* base, size_t i) {
-    if constexpr (Bits == 4) return getBits(base, 4, i);
+    if constexpr (Bits == 4)
+      return getBits(base, 4, i);
     else {
       U v;
       std::memcpy(&v, base + i * sizeof(U), sizeof(U));
@@ -24,7 +27,8 @@ template <unsigned Bits> struct Raw {
     }
   }
   static void set(uint8_t* base, size_t i, uint64_t v) {
-    if constexpr (Bits == 4) setBits(base, 4, i, v);
+    if constexpr (Bits == 4)
+      setBits(base, 4, i, v);
     else {
       const U u = static_cast<U>(v);
       std::memcpy(base + i * sizeof(U), &u, sizeof(U));
@@ -35,33 +39,41 @@ template <unsigned Bits> struct Raw {
 /// Picks K<Bits>::run for an element width.
 template <template <unsigned> class K> TileKernel byWidth(unsigned bits) {
   switch (bits) {
-  case 4: return &K<4>::run;
-  case 8: return &K<8>::run;
-  case 16: return &K<16>::run;
-  case 32: return &K<32>::run;
-  case 64: return &K<64>::run;
-  default: return nullptr;
+  case 4:
+    return &K<4>::run;
+  case 8:
+    return &K<8>::run;
+  case 16:
+    return &K<16>::run;
+  case 32:
+    return &K<32>::run;
+  case 64:
+    return &K<64>::run;
+  default:
+    return nullptr;
   }
 }
 
 /// Copies a rows x cols rectangle between two tiles of one element width; row-major tiles of
 /// whole bytes move row by row with memmove (source and destination may be the same tile).
 template <unsigned Bits>
-void copyRect(Core& c, const TileOperand& od, uint32_t dr, uint32_t dc, const TileOperand& os, uint32_t sr, uint32_t sc, uint32_t rows,
-              uint32_t cols) {
+void copyRect(Core& c, const TileOperand& od, uint32_t dr, uint32_t dc, const TileOperand& os,
+              uint32_t sr, uint32_t sc, uint32_t rows, uint32_t cols) {
   uint8_t* db = bptr(c, od);
   const uint8_t* sb = bptr(c, os);
   if constexpr (Bits >= 8) {
     if (od.plainRowMajor() && os.plainRowMajor()) {
       constexpr size_t eb = Bits / 8;
       for (uint32_t r = 0; r < rows; ++r)
-        std::memmove(db + ((size_t{dr} + r) * od.cols + dc) * eb, sb + ((size_t{sr} + r) * os.cols + sc) * eb, size_t{cols} * eb);
+        std::memmove(db + ((size_t{dr} + r) * od.cols + dc) * eb,
+                     sb + ((size_t{sr} + r) * os.cols + sc) * eb, size_t{cols} * eb);
       return;
     }
   }
   for (uint32_t r = 0; r < rows; ++r)
     for (uint32_t j = 0; j < cols; ++j)
-      Raw<Bits>::set(db, od.elemOffset(dr + r, dc + j), Raw<Bits>::get(sb, os.elemOffset(sr + r, sc + j)));
+      Raw<Bits>::set(db, od.elemOffset(dr + r, dc + j),
+                     Raw<Bits>::get(sb, os.elemOffset(sr + r, sc + j)));
 }
 
 // ------------------------------------------------------------------ generators
@@ -76,7 +88,8 @@ template <unsigned Bits> struct Ci {
     const uint64_t start = t.scalar(c, 0);
     uint8_t* db = bptr(c, od);
     for (uint32_t r = 0; r < vr; ++r)
-      for (uint32_t j = 0; j < vc; ++j) Raw<Bits>::set(db, od.elemOffset(r, j), start + uint64_t{r} * vc + j);
+      for (uint32_t j = 0; j < vc; ++j)
+        Raw<Bits>::set(db, od.elemOffset(r, j), start + uint64_t{r} * vc + j);
   }
 };
 
@@ -88,10 +101,12 @@ template <unsigned Bits> struct Tri {
     const TileOperand& od = t.tiles[t.dst];
     if (!fits(c, t, od, vr, vc)) return;
     const int64_t diag = static_cast<int64_t>(t.scalar(c, 0));
-    const uint64_t one = isa::encodeFromDouble(od.dtype, 1.0, isa::RoundMode::CAST_RINT, isa::SatMode::ON);
+    const uint64_t one =
+        isa::encodeFromDouble(od.dtype, 1.0, isa::RoundMode::CAST_RINT, isa::SatMode::ON);
     uint8_t* db = bptr(c, od);
     for (uint32_t r = 0; r < vr; ++r)
-      for (uint32_t j = 0; j < vc; ++j) Raw<Bits>::set(db, od.elemOffset(r, j), int64_t{j} <= int64_t{r} + diag ? one : 0);
+      for (uint32_t j = 0; j < vc; ++j)
+        Raw<Bits>::set(db, od.elemOffset(r, j), int64_t{j} <= int64_t{r} + diag ? one : 0);
   }
 };
 
@@ -99,7 +114,9 @@ template <unsigned Bits> struct Tri {
 void kSetval(Core& c, const TileInst& t) {
   const TileOperand& od = t.tiles[t.dst];
   const uint64_t off = t.scalar(c, 0), n = uint64_t{od.rows} * od.cols;
-  if (off >= n) return fail(c, "TSETVAL offset " + std::to_string(off) + " is outside tile %" + od.name + " (" + std::to_string(n) + " elements)");
+  if (off >= n)
+    return fail(c, "TSETVAL offset " + std::to_string(off) + " is outside tile %" + od.name + " (" +
+                       std::to_string(n) + " elements)");
   setBits(bptr(c, od), isa::bitWidth(od.dtype), off, t.scalar(c, 1));
 }
 
@@ -111,11 +128,13 @@ template <unsigned Bits> struct FillPad {
     const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0];
     const Region s = sourceRegion(c, t, os);
     if (!fits(c, t, os, s.rows, s.cols) || !fits(c, t, od, s.rows, s.cols)) return;
-    if (os.loc != od.loc || os.offset != od.offset) copyRect<Bits>(c, od, 0, 0, os, 0, 0, s.rows, s.cols);
+    if (os.loc != od.loc || os.offset != od.offset)
+      copyRect<Bits>(c, od, 0, 0, os, 0, 0, s.rows, s.cols);
     const uint64_t pad = padBits(od.pad, od.dtype);
     uint8_t* db = bptr(c, od);
     for (uint32_t r = 0; r < od.rows; ++r)
-      for (uint32_t j = r < s.rows ? s.cols : 0; j < od.cols; ++j) Raw<Bits>::set(db, od.elemOffset(r, j), pad);
+      for (uint32_t j = r < s.rows ? s.cols : 0; j < od.cols; ++j)
+        Raw<Bits>::set(db, od.elemOffset(r, j), pad);
   }
 };
 
@@ -127,8 +146,10 @@ template <unsigned Bits> struct Extract {
     const uint64_t r0 = t.scalar(c, 0), c0 = t.scalar(c, 1);
     if (!fits(c, t, od, vr, vc)) return;
     if (r0 + vr > os.rows || c0 + vc > os.cols)
-      return fail(c, "TEXTRACT window at (" + std::to_string(r0) + ", " + std::to_string(c0) + ") of " + std::to_string(vr) + "x" +
-                         std::to_string(vc) + " is outside tile %" + os.name + " (" + std::to_string(os.rows) + "x" + std::to_string(os.cols) + ")");
+      return fail(c, "TEXTRACT window at (" + std::to_string(r0) + ", " + std::to_string(c0) +
+                         ") of " + std::to_string(vr) + "x" + std::to_string(vc) +
+                         " is outside tile %" + os.name + " (" + std::to_string(os.rows) + "x" +
+                         std::to_string(os.cols) + ")");
     copyRect<Bits>(c, od, 0, 0, os, static_cast<uint32_t>(r0), static_cast<uint32_t>(c0), vr, vc);
   }
 };
@@ -141,9 +162,12 @@ template <unsigned Bits> struct Insert {
     const uint64_t r0 = t.scalar(c, 0), c0 = t.scalar(c, 1);
     if (!fits(c, t, os, s.rows, s.cols)) return;
     if (r0 + s.rows > od.rows || c0 + s.cols > od.cols)
-      return fail(c, "TINSERT window at (" + std::to_string(r0) + ", " + std::to_string(c0) + ") of " + std::to_string(s.rows) + "x" +
-                         std::to_string(s.cols) + " is outside tile %" + od.name + " (" + std::to_string(od.rows) + "x" + std::to_string(od.cols) + ")");
-    copyRect<Bits>(c, od, static_cast<uint32_t>(r0), static_cast<uint32_t>(c0), os, 0, 0, s.rows, s.cols);
+      return fail(c, "TINSERT window at (" + std::to_string(r0) + ", " + std::to_string(c0) +
+                         ") of " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+                         " is outside tile %" + od.name + " (" + std::to_string(od.rows) + "x" +
+                         std::to_string(od.cols) + ")");
+    copyRect<Bits>(c, od, static_cast<uint32_t>(r0), static_cast<uint32_t>(c0), os, 0, 0, s.rows,
+                   s.cols);
   }
 };
 
@@ -155,15 +179,18 @@ void kInsertConvert(Core& c, const TileInst& t) {
   const uint64_t r0 = t.scalar(c, 0), c0 = t.scalar(c, 1);
   if (!fits(c, t, os, s.rows, s.cols)) return;
   if (r0 + s.rows > od.rows || c0 + s.cols > od.cols)
-    return fail(c, "TINSERT window at (" + std::to_string(r0) + ", " + std::to_string(c0) + ") of " + std::to_string(s.rows) + "x" +
-                       std::to_string(s.cols) + " is outside tile %" + od.name + " (" + std::to_string(od.rows) + "x" + std::to_string(od.cols) + ")");
+    return fail(c, "TINSERT window at (" + std::to_string(r0) + ", " + std::to_string(c0) +
+                       ") of " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+                       " is outside tile %" + od.name + " (" + std::to_string(od.rows) + "x" +
+                       std::to_string(od.cols) + ")");
   const isa::Converter cv(os.dtype, od.dtype, isa::RoundMode::CAST_RINT);
   const unsigned sbits = isa::bitWidth(os.dtype), dbits = isa::bitWidth(od.dtype);
   const uint8_t* sb = bptr(c, os);
   uint8_t* db = bptr(c, od);
   for (uint32_t r = 0; r < s.rows; ++r)
     for (uint32_t j = 0; j < s.cols; ++j)
-      setBits(db, dbits, od.elemOffset(static_cast<uint32_t>(r0) + r, static_cast<uint32_t>(c0) + j),
+      setBits(db, dbits,
+              od.elemOffset(static_cast<uint32_t>(r0) + r, static_cast<uint32_t>(c0) + j),
               cv(getBits(sb, sbits, os.elemOffset(r, j))));
 }
 
@@ -188,7 +215,8 @@ template <typename SU, typename DU> void kPack(Core& c, const TileInst& t) {
   Acc<DU> d(c, od);
   Acc<SU> s(c, os);
   for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) d.at(r, j) = static_cast<DU>(s.at(r, j));
+    for (uint32_t j = 0; j < vc; ++j)
+      d.at(r, j) = static_cast<DU>(s.at(r, j));
 }
 
 // ------------------------------------------------------------------ gathers
@@ -210,7 +238,8 @@ template <unsigned Bits> struct GatherB {
       for (uint32_t j = 0; j < vc; ++j) {
         const int64_t off = indexAt(c, oo, r, j);
         if (off < 0 || off > limit)
-          return fail(c, "TGATHERB byte offset " + std::to_string(off) + " is outside the source tile %" + os.name + " (" +
+          return fail(c, "TGATHERB byte offset " + std::to_string(off) +
+                             " is outside the source tile %" + os.name + " (" +
                              std::to_string(os.bytes()) + " bytes)");
         Raw<Bits>::set(db, od.elemOffset(r, j), Raw<Bits>::get(sb + off, 0));
       }
@@ -224,22 +253,26 @@ struct GmIndexing {
   bool rowMode = false;
   uint32_t rows = 0, cols = 0;
 };
-inline GmIndexing gmIndexing(const Core& c, const TileInst& t, const TileOperand& data, const TileOperand& idx) {
+inline GmIndexing gmIndexing(const Core& c, const TileInst& t, const TileOperand& data,
+                             const TileOperand& idx) {
   const Region d = sourceRegion(c, t, data), i = sourceRegion(c, t, idx);
   GmIndexing g{false, d.rows, d.cols};
   g.rowMode = !(i.rows == d.rows && i.cols == d.cols) && d.cols > 1 &&
               ((i.rows == 1 && i.cols == d.rows) || (i.cols == 1 && i.rows == d.rows));
   return g;
 }
-inline int64_t rowIndex(Core& c, const TileOperand& oi, uint32_t r) { return oi.rows == 1 || oi.cols != 1 ? indexAt(c, oi, 0, r) : indexAt(c, oi, r, 0); }
+inline int64_t rowIndex(Core& c, const TileOperand& oi, uint32_t r) {
+  return oi.rows == 1 || oi.cols != 1 ? indexAt(c, oi, 0, r) : indexAt(c, oi, r, 0);
+}
 
 /// GM element address of data element (r, j).
-inline uint64_t gmAddress(Core& c, const TileInst& t, const GmIndexing& g, const TileOperand& oi, uint32_t r, uint32_t j, unsigned bits,
-                          bool& bad) {
+inline uint64_t gmAddress(Core& c, const TileInst& t, const GmIndexing& g, const TileOperand& oi,
+                          uint32_t r, uint32_t j, unsigned bits, bool& bad) {
   const uint64_t base = t.scalar(c, 0), stride = t.scalar(c, 1);
   const int64_t k = g.rowMode ? rowIndex(c, oi, r) : indexAt(c, oi, r, j);
   bad = k < 0;
-  return g.rowMode ? base + static_cast<uint64_t>(k) * stride + uint64_t{j} * bits / 8 : base + static_cast<uint64_t>(k) * bits / 8;
+  return g.rowMode ? base + static_cast<uint64_t>(k) * stride + uint64_t{j} * bits / 8
+                   : base + static_cast<uint64_t>(k) * bits / 8;
 }
 
 template <unsigned Bits> struct MGather {
@@ -294,8 +327,10 @@ std::optional<std::string> need(const TileInst& t, std::initializer_list<int> ro
 /// The kernel for ops whose data moves as raw elements of the destination's width.
 std::optional<std::string> selectRaw(TileInst& t, std::initializer_list<int> roles, TileKernel k) {
   if (auto e = need(t, roles)) return e;
-  if (!k) return std::string(t.name) + " on " + std::string(isa::spelling(t.tiles[t.dst >= 0 ? t.dst : t.src0].dtype)) +
-                 " tiles is not supported by the cpu backend";
+  if (!k)
+    return std::string(t.name) + " on " +
+           std::string(isa::spelling(t.tiles[t.dst >= 0 ? t.dst : t.src0].dtype)) +
+           " tiles is not supported by the cpu backend";
   t.kernel = k;
   return std::nullopt;
 }
@@ -303,33 +338,45 @@ std::optional<std::string> selectRaw(TileInst& t, std::initializer_list<int> rol
 } // namespace
 
 bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
-  const unsigned bits = t.dst >= 0 ? isa::bitWidth(t.tiles[t.dst].dtype) : t.src0 >= 0 ? isa::bitWidth(t.tiles[t.src0].dtype) : 0;
+  const unsigned bits = t.dst >= 0    ? isa::bitWidth(t.tiles[t.dst].dtype)
+                        : t.src0 >= 0 ? isa::bitWidth(t.tiles[t.src0].dtype)
+                                      : 0;
   switch (t.op) {
   case OpId::TCI:
     if (t.dst >= 0 && !isa::isInteger(t.tiles[t.dst].dtype)) {
-      err = "TCI needs an integer destination, not " + std::string(isa::spelling(t.tiles[t.dst].dtype));
+      err = "TCI needs an integer destination, not " +
+            std::string(isa::spelling(t.tiles[t.dst].dtype));
       return true;
     }
     err = selectRaw(t, {t.dst}, byWidth<Ci>(bits));
     return true;
-  case OpId::TTRI: err = selectRaw(t, {t.dst}, byWidth<Tri>(bits)); return true;
-  case OpId::TSETVAL: err = selectRaw(t, {t.dst}, &kSetval); return true;
+  case OpId::TTRI:
+    err = selectRaw(t, {t.dst}, byWidth<Tri>(bits));
+    return true;
+  case OpId::TSETVAL:
+    err = selectRaw(t, {t.dst}, &kSetval);
+    return true;
   case OpId::TFILLPAD:
   case OpId::TFILLPAD_INPLACE:
   case OpId::TFILLPAD_EXPAND:
     if ((err = need(t, {t.dst, t.src0}))) return true;
     if (t.tiles[t.dst].pad == isa::PadValue::Null) {
-      err = std::string(t.name) + ": the destination tile %" + t.tiles[t.dst].name + " has no pad value (pad must be zero, max or min)";
+      err = std::string(t.name) + ": the destination tile %" + t.tiles[t.dst].name +
+            " has no pad value (pad must be zero, max or min)";
       return true;
     }
     if ((err = sourceRegionKnown(t, t.src0))) return true;
     err = selectRaw(t, {t.dst, t.src0}, byWidth<FillPad>(bits));
     return true;
-  case OpId::TEXTRACT: err = selectRaw(t, {t.dst, t.src0}, byWidth<Extract>(bits)); return true;
+  case OpId::TEXTRACT:
+    err = selectRaw(t, {t.dst, t.src0}, byWidth<Extract>(bits));
+    return true;
   case OpId::TINSERT:
     if ((err = need(t, {t.dst, t.src0})) || (err = sourceRegionKnown(t, t.src0))) return true;
-    if (t.tiles[t.src0].dtype != t.tiles[t.dst].dtype) err = selectRaw(t, {t.dst, t.src0}, &kInsertConvert);
-    else err = selectRaw(t, {t.dst, t.src0}, byWidth<Insert>(bits));
+    if (t.tiles[t.src0].dtype != t.tiles[t.dst].dtype)
+      err = selectRaw(t, {t.dst, t.src0}, &kInsertConvert);
+    else
+      err = selectRaw(t, {t.dst, t.src0}, byWidth<Insert>(bits));
     return true;
   case OpId::TCONCAT:
     if (!(err = sourceRegionKnown(t, t.src0)) && !(err = sourceRegionKnown(t, t.src1)))
@@ -338,23 +385,33 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
   case OpId::TPACK:
     if ((err = need(t, {t.dst, t.src0}))) return true;
     err = selectRaw(t, {t.dst, t.src0}, packKernel(isa::bitWidth(t.tiles[t.src0].dtype), bits));
-    if (err) err = "TPACK packs b32 -> b16/b8 or b16 -> b8, not " + std::string(isa::spelling(t.tiles[t.src0].dtype)) + " -> " +
-                   std::string(isa::spelling(t.tiles[t.dst].dtype));
+    if (err)
+      err = "TPACK packs b32 -> b16/b8 or b16 -> b8, not " +
+            std::string(isa::spelling(t.tiles[t.src0].dtype)) + " -> " +
+            std::string(isa::spelling(t.tiles[t.dst].dtype));
     return true;
-  case OpId::TGATHERB: err = selectRaw(t, {t.dst, t.src0, t.src1}, bits >= 8 ? byWidth<GatherB>(bits) : nullptr); return true;
+  case OpId::TGATHERB:
+    err = selectRaw(t, {t.dst, t.src0, t.src1}, bits >= 8 ? byWidth<GatherB>(bits) : nullptr);
+    return true;
   case OpId::MGATHER:
-    if (!(err = need(t, {t.dst, t.src1})) && !(err = sourceRegionKnown(t, t.src1))) err = selectRaw(t, {t.dst, t.src1}, bits >= 8 ? byWidth<MGather>(bits) : nullptr);
+    if (!(err = need(t, {t.dst, t.src1})) && !(err = sourceRegionKnown(t, t.src1)))
+      err = selectRaw(t, {t.dst, t.src1}, bits >= 8 ? byWidth<MGather>(bits) : nullptr);
     return true;
-  case OpId::MSCATTER: err = selectRaw(t, {t.src0, t.src1}, bits >= 8 ? byWidth<MScatter>(bits) : nullptr); return true;
+  case OpId::MSCATTER:
+    err = selectRaw(t, {t.src0, t.src1}, bits >= 8 ? byWidth<MScatter>(bits) : nullptr);
+    return true;
   case OpId::TRANDOM:
-    err = std::string("TRANDOM is not supported by the cpu backend: its key and counter are six scalar operands and a tile block "
+    err = std::string("TRANDOM is not supported by the cpu backend: its key and counter are six "
+                      "scalar operands and a tile block "
                       "carries three (B.IOR), so the generator's state cannot be decoded");
     return true;
   case OpId::TMOV_FP:
-    err = std::string("TMOV_FP is not supported by the cpu backend: the PTO documents leave the scaling tile's quantization "
+    err = std::string("TMOV_FP is not supported by the cpu backend: the PTO documents leave the "
+                      "scaling tile's quantization "
                       "format implementation-defined (pto-isa's CPU model ignores it)");
     return true;
-  default: return false;
+  default:
+    return false;
   }
 }
 

@@ -14,17 +14,23 @@ using isa::DType;
 using isa::OpId;
 
 /// Picks K<D>::run for an arithmetic element type (nullptr for the others, f64 included).
-template <template <DType> class K> TileKernel arith(DType d, bool floats = true, bool ints = true) {
+template <template <DType> class K>
+TileKernel arith(DType d, bool floats = true, bool ints = true) {
   return d == DType::F64 ? nullptr : byType<K>(d, ints, floats);
 }
 
 enum class Bin { Add, Sub, Mul, Max, Min };
 template <Bin B, typename C> inline C apply(C a, C b) {
-  if constexpr (B == Bin::Add) return wrapAdd(a, b);
-  else if constexpr (B == Bin::Sub) return wrapSub(a, b);
-  else if constexpr (B == Bin::Mul) return wrapMul(a, b);
-  else if constexpr (B == Bin::Max) return a < b ? b : a;
-  else return b < a ? b : a;
+  if constexpr (B == Bin::Add)
+    return wrapAdd(a, b);
+  else if constexpr (B == Bin::Sub)
+    return wrapSub(a, b);
+  else if constexpr (B == Bin::Mul)
+    return wrapMul(a, b);
+  else if constexpr (B == Bin::Max)
+    return a < b ? b : a;
+  else
+    return b < a ? b : a;
 }
 
 // ------------------------------------------------------------------ TPART*
@@ -37,14 +43,19 @@ template <Bin B> struct Part {
       const uint32_t vr = t.validRows(c), vc = t.validCols(c);
       const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
       const Region ra = sourceRegion(c, t, oa), rb = sourceRegion(c, t, ob);
-      if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, ra.rows, ra.cols) || !fits(c, t, ob, rb.rows, rb.cols)) return;
+      if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, ra.rows, ra.cols) ||
+          !fits(c, t, ob, rb.rows, rb.cols))
+        return;
       Acc<S> d(c, od), a(c, oa), b(c, ob);
       for (uint32_t r = 0; r < vr; ++r)
         for (uint32_t j = 0; j < vc; ++j) {
           const bool ia = r < ra.rows && j < ra.cols, ib = r < rb.rows && j < rb.cols;
-          if (ia && ib) d.at(r, j) = Tr<D>::st(apply<B>(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(b.at(r, j))));
-          else if (ia) d.at(r, j) = a.at(r, j);
-          else if (ib) d.at(r, j) = b.at(r, j);
+          if (ia && ib)
+            d.at(r, j) = Tr<D>::st(apply<B>(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(b.at(r, j))));
+          else if (ia)
+            d.at(r, j) = a.at(r, j);
+          else if (ib)
+            d.at(r, j) = b.at(r, j);
         }
     }
   };
@@ -60,7 +71,9 @@ template <Bin B, bool Scalar> struct Ternary {
       const uint32_t vr = t.validRows(c), vc = t.validCols(c);
       const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
       const TileOperand& oc = Scalar ? ob : t.tiles[t.src2];
-      if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, ob, vr, vc) || !fits(c, t, oc, vr, vc)) return;
+      if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) || !fits(c, t, ob, vr, vc) ||
+          !fits(c, t, oc, vr, vc))
+        return;
       const auto s = scalarOf<S, D>(t.scalar(c, 0));
       Acc<S> d(c, od), a(c, oa), b(c, ob), e(c, oc);
       for (uint32_t r = 0; r < vr; ++r)
@@ -153,8 +166,10 @@ template <typename U> void kHistogram(Core& c, const TileInst& t) {
   constexpr unsigned shift = sizeof(U) * 8 - 8;
   for (uint32_t r = 0; r < s.rows; ++r) {
     uint32_t bins[256] = {};
-    for (uint32_t j = 0; j < s.cols; ++j) ++bins[a.at(r, j) >> shift];
-    for (uint32_t b = 0; b < 256; ++b) d.at(r, b) = bins[b];
+    for (uint32_t j = 0; j < s.cols; ++j)
+      ++bins[a.at(r, j) >> shift];
+    for (uint32_t b = 0; b < 256; ++b)
+      d.at(r, b) = bins[b];
   }
 }
 
@@ -163,18 +178,24 @@ template <typename U> void kHistogram(Core& c, const TileInst& t) {
 /// scales apply to groups of 32 along K. Scaled inputs are exact in f32 (a power of two times
 /// an fp8/fp4 value); accumulation is one f32 fma per k in order, as TMATMUL.
 void kMatmulMx(Core& c, const TileInst& t) {
-  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0), G = (K + 31) / 32;
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1], &sa = t.tiles[t.lscale],
-                    &sb = t.tiles[t.rscale];
-  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N) || !fits(c, t, sa, M, G) || !fits(c, t, sb, G, N)) return;
+  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0),
+                 G = (K + 31) / 32;
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1],
+                    &sa = t.tiles[t.lscale], &sb = t.tiles[t.rscale];
+  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N) ||
+      !fits(c, t, sa, M, G) || !fits(c, t, sb, G, N))
+    return;
   auto load = [&](const TileOperand& o, uint32_t r, uint32_t j) {
-    return isa::decodeToDouble(o.dtype, getBits(bptr(c, o), isa::bitWidth(o.dtype), o.elemOffset(r, j)));
+    return isa::decodeToDouble(o.dtype,
+                               getBits(bptr(c, o), isa::bitWidth(o.dtype), o.elemOffset(r, j)));
   };
   std::vector<float> A(size_t{M} * K), B(size_t{K} * N);
   for (uint32_t i = 0; i < M; ++i)
-    for (uint32_t k = 0; k < K; ++k) A[size_t{i} * K + k] = static_cast<float>(load(oa, i, k) * load(sa, i, k / 32));
+    for (uint32_t k = 0; k < K; ++k)
+      A[size_t{i} * K + k] = static_cast<float>(load(oa, i, k) * load(sa, i, k / 32));
   for (uint32_t k = 0; k < K; ++k)
-    for (uint32_t j = 0; j < N; ++j) B[size_t{k} * N + j] = static_cast<float>(load(ob, k, j) * load(sb, k / 32, j));
+    for (uint32_t j = 0; j < N; ++j)
+      B[size_t{k} * N + j] = static_cast<float>(load(ob, k, j) * load(sb, k / 32, j));
   const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
   const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
   if (accIn && !fits(c, t, *accIn, M, N)) return;
@@ -182,7 +203,8 @@ void kMatmulMx(Core& c, const TileInst& t) {
   for (uint32_t i = 0; i < M; ++i)
     for (uint32_t j = 0; j < N; ++j) {
       float acc = 0;
-      for (uint32_t k = 0; k < K; ++k) acc = std::fma(A[size_t{i} * K + k], B[size_t{k} * N + j], acc);
+      for (uint32_t k = 0; k < K; ++k)
+        acc = std::fma(A[size_t{i} * K + k], B[size_t{k} * N + j], acc);
       if (accIn) acc = static_cast<float>(load(*accIn, i, j)) + acc;
       if (bias) acc = acc + static_cast<float>(load(*bias, 0, j));
       d.at(i, j) = acc;
@@ -196,7 +218,8 @@ std::optional<std::string> need(const TileInst& t, std::initializer_list<int> ro
   return std::nullopt;
 }
 std::string unsupported(const TileInst& t, DType d) {
-  return std::string(t.name) + " on " + std::string(isa::spelling(d)) + " tiles is not supported by the cpu backend";
+  return std::string(t.name) + " on " + std::string(isa::spelling(d)) +
+         " tiles is not supported by the cpu backend";
 }
 
 /// Sets the kernel or returns the error for an op whose dtype picked no kernel.
@@ -210,24 +233,29 @@ std::optional<std::string> selectArg(TileInst& t, TileKernel k) {
   if (auto e = need(t, {t.dst, t.src0})) return e;
   const DType di = t.tiles[t.dst].dtype;
   if (!isa::isInteger(di) || isa::bitWidth(di) < 16)
-    return std::string(t.name) + " writes indices: its destination must be a 16- or 32-bit integer tile, not " + std::string(isa::spelling(di));
+    return std::string(t.name) +
+           " writes indices: its destination must be a 16- or 32-bit integer tile, not " +
+           std::string(isa::spelling(di));
   return use(t, k, t.tiles[t.src0].dtype);
 }
 
 std::optional<std::string> selectQuant(TileInst& t) {
   if (auto e = need(t, {t.dst, t.src0, t.src1})) return e;
   const DType d = t.tiles[t.dst].dtype;
-  if (t.tiles[t.src0].dtype != DType::F32 || t.tiles[t.src1].dtype != DType::F32 || (t.src2 >= 0 && t.tiles[t.src2].dtype != DType::F32))
+  if (t.tiles[t.src0].dtype != DType::F32 || t.tiles[t.src1].dtype != DType::F32 ||
+      (t.src2 >= 0 && t.tiles[t.src2].dtype != DType::F32))
     return std::string("TQUANT (INT8) needs f32 source, scale and offset tiles");
   if (d == DType::I8) {
-    if (t.src2 >= 0) return std::string("TQUANT to i8 is INT8_SYM, which takes no offset tile (u8 is INT8_ASYM)");
+    if (t.src2 >= 0)
+      return std::string("TQUANT to i8 is INT8_SYM, which takes no offset tile (u8 is INT8_ASYM)");
     t.kernel = &kQuant<false>;
   } else if (d == DType::U8) {
     if (t.src2 < 0) return std::string("TQUANT to u8 is INT8_ASYM, which needs an offset tile");
     t.kernel = &kQuant<true>;
   } else {
     return "TQUANT to " + std::string(isa::spelling(d)) +
-           " (an MX format) is not supported by the cpu backend: the block carries no exponent, max and scaling tiles";
+           " (an MX format) is not supported by the cpu backend: the block carries no exponent, "
+           "max and scaling tiles";
   }
   return std::nullopt;
 }
@@ -237,9 +265,12 @@ std::optional<std::string> selectHistogram(TileInst& t) {
   if (auto e = sourceRegionKnown(t, t.src0)) return e;
   if (t.tiles[t.dst].dtype != DType::U32) return std::string("THISTOGRAM needs a u32 destination");
   const DType s = t.tiles[t.src0].dtype;
-  if (s == DType::U16) t.kernel = &kHistogram<uint16_t>;
-  else if (s == DType::U32) t.kernel = &kHistogram<uint32_t>;
-  else return "THISTOGRAM needs a u16 or u32 source, not " + std::string(isa::spelling(s));
+  if (s == DType::U16)
+    t.kernel = &kHistogram<uint16_t>;
+  else if (s == DType::U32)
+    t.kernel = &kHistogram<uint32_t>;
+  else
+    return "THISTOGRAM needs a u16 or u32 source, not " + std::string(isa::spelling(s));
   return std::nullopt;
 }
 
@@ -260,10 +291,11 @@ bool selectMathKernel(TileInst& t, std::optional<std::string>& err) {
   const DType d = t.dst >= 0 ? t.tiles[t.dst].dtype : t.startType;
   const DType s = t.src0 >= 0 ? t.tiles[t.src0].dtype : d;
   switch (t.op) {
-#define PART(OP, B)                                                                                                    \
-  case OpId::OP:                                                                                                       \
-    if (!(err = need(t, {t.dst, t.src0, t.src1})) && !(err = sourceRegionKnown(t, t.src0)) && !(err = sourceRegionKnown(t, t.src1))) \
-      err = use(t, arith<Part<B>::template K>(d), d);                                                                  \
+#define PART(OP, B)                                                                                \
+  case OpId::OP:                                                                                   \
+    if (!(err = need(t, {t.dst, t.src0, t.src1})) && !(err = sourceRegionKnown(t, t.src0)) &&      \
+        !(err = sourceRegionKnown(t, t.src1)))                                                     \
+      err = use(t, arith<Part<B>::template K>(d), d);                                              \
     return true;
     PART(TPARTADD, Bin::Add)
     PART(TPARTMAX, Bin::Max)
@@ -271,32 +303,53 @@ bool selectMathKernel(TileInst& t, std::optional<std::string>& err) {
     PART(TPARTMUL, Bin::Mul)
 #undef PART
   case OpId::TADDC:
-    if (!(err = need(t, {t.dst, t.src0, t.src1, t.src2}))) err = use(t, arith<Ternary<Bin::Add, false>::template K>(d), d);
+    if (!(err = need(t, {t.dst, t.src0, t.src1, t.src2})))
+      err = use(t, arith<Ternary<Bin::Add, false>::template K>(d), d);
     return true;
   case OpId::TSUBC:
-    if (!(err = need(t, {t.dst, t.src0, t.src1, t.src2}))) err = use(t, arith<Ternary<Bin::Sub, false>::template K>(d), d);
+    if (!(err = need(t, {t.dst, t.src0, t.src1, t.src2})))
+      err = use(t, arith<Ternary<Bin::Sub, false>::template K>(d), d);
     return true;
   case OpId::TADDSC:
-    if (!(err = need(t, {t.dst, t.src0, t.src1}))) err = use(t, arith<Ternary<Bin::Add, true>::template K>(d), d);
+    if (!(err = need(t, {t.dst, t.src0, t.src1})))
+      err = use(t, arith<Ternary<Bin::Add, true>::template K>(d), d);
     return true;
   case OpId::TSUBSC:
-    if (!(err = need(t, {t.dst, t.src0, t.src1}))) err = use(t, arith<Ternary<Bin::Sub, true>::template K>(d), d);
+    if (!(err = need(t, {t.dst, t.src0, t.src1})))
+      err = use(t, arith<Ternary<Bin::Sub, true>::template K>(d), d);
     return true;
   case OpId::TPRELU:
     if (!(err = need(t, {t.dst, t.src0, t.src1}))) err = use(t, arith<Prelu>(d, true, false), d);
     return true;
-  case OpId::TROWARGMAX: err = selectArg(t, arith<Arg<true, true>::template K>(s)); return true;
-  case OpId::TROWARGMIN: err = selectArg(t, arith<Arg<false, true>::template K>(s)); return true;
-  case OpId::TCOLARGMAX: err = selectArg(t, arith<Arg<true, false>::template K>(s)); return true;
-  case OpId::TCOLARGMIN: err = selectArg(t, arith<Arg<false, false>::template K>(s)); return true;
-  case OpId::TQUANT: err = selectQuant(t); return true;
-  case OpId::THISTOGRAM: err = selectHistogram(t); return true;
+  case OpId::TROWARGMAX:
+    err = selectArg(t, arith<Arg<true, true>::template K>(s));
+    return true;
+  case OpId::TROWARGMIN:
+    err = selectArg(t, arith<Arg<false, true>::template K>(s));
+    return true;
+  case OpId::TCOLARGMAX:
+    err = selectArg(t, arith<Arg<true, false>::template K>(s));
+    return true;
+  case OpId::TCOLARGMIN:
+    err = selectArg(t, arith<Arg<false, false>::template K>(s));
+    return true;
+  case OpId::TQUANT:
+    err = selectQuant(t);
+    return true;
+  case OpId::THISTOGRAM:
+    err = selectHistogram(t);
+    return true;
   case OpId::TMATMUL_MX:
   case OpId::TMATMUL_MX_ACC:
-  case OpId::TMATMUL_MX_BIAS: err = selectMx(t); return true;
+  case OpId::TMATMUL_MX_BIAS:
+    err = selectMx(t);
+    return true;
   case OpId::TSORT32:
-  case OpId::TMRGSORT: err = selectSortKernel(t); return true;
-  default: return false;
+  case OpId::TMRGSORT:
+    err = selectSortKernel(t);
+    return true;
+  default:
+    return false;
   }
 }
 

@@ -52,10 +52,13 @@ template <> struct V<isa::DType::F16> {
   PTO_SIMD static __m128i cvt(__m256 v) {
     const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
     // A NaN comes out as sign | 0x7e00 | payload bits; clear the payload (the low 9 bits).
-    const __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00));
+    const __m128i nan =
+        _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00));
     return _mm_andnot_si128(_mm_and_si128(nan, _mm_set1_epi16(0x01ff)), h);
   }
-  PTO_SIMD static void st(S* p, __m256 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), cvt(v)); }
+  PTO_SIMD static void st(S* p, __m256 v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), cvt(v));
+  }
 };
 
 template <> struct V<isa::DType::BF16> {
@@ -68,8 +71,10 @@ template <> struct V<isa::DType::BF16> {
   PTO_SIMD static void st(S* p, __m256 v) {
     const __m256i x = _mm256_castps_si256(v), hi = _mm256_srli_epi32(x, 16);
     const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
-    const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+    const __m256i r = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)),
+                                           _mm256_set1_epi32(0x7f800000));
     const __m256i q = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
     // Every lane is <= 0xffff, so the unsigned-saturating pack is exact; it packs within 128-bit
     // halves, so gather qwords 0 and 2.
@@ -87,15 +92,31 @@ template <> struct V<isa::DType::BF16> {
 // NaN result; the asm keeps `a` first, as the portable `a + b` compiles.
 #define PTO_ASM_OP(INSN, REG) asm(INSN " %2, %1, %0" : "=" REG(r) : REG(a), REG(b))
 struct VAdd {
-  PTO_SIMD static __m256 f(__m256 a, __m256 b) { __m256 r; PTO_ASM_OP("vaddps", "x"); return r; }
+  PTO_SIMD static __m256 f(__m256 a, __m256 b) {
+    __m256 r;
+    PTO_ASM_OP("vaddps", "x");
+    return r;
+  }
 #ifdef PTO_X86_FP16
-  PTO_SIMD_FP16 static __m512h h(__m512h a, __m512h b) { __m512h r; PTO_ASM_OP("vaddph", "v"); return r; }
+  PTO_SIMD_FP16 static __m512h h(__m512h a, __m512h b) {
+    __m512h r;
+    PTO_ASM_OP("vaddph", "v");
+    return r;
+  }
 #endif
 };
 struct VMul {
-  PTO_SIMD static __m256 f(__m256 a, __m256 b) { __m256 r; PTO_ASM_OP("vmulps", "x"); return r; }
+  PTO_SIMD static __m256 f(__m256 a, __m256 b) {
+    __m256 r;
+    PTO_ASM_OP("vmulps", "x");
+    return r;
+  }
 #ifdef PTO_X86_FP16
-  PTO_SIMD_FP16 static __m512h h(__m512h a, __m512h b) { __m512h r; PTO_ASM_OP("vmulph", "v"); return r; }
+  PTO_SIMD_FP16 static __m512h h(__m512h a, __m512h b) {
+    __m512h r;
+    PTO_ASM_OP("vmulph", "v");
+    return r;
+  }
 #endif
 };
 #undef PTO_ASM_OP
@@ -120,10 +141,12 @@ PTO_VOP(VMin, _mm256_min_ps, _mm512_min_ph, b, a)
 /// d[i] = op(a[i], b[i]) for n contiguous elements; the tail (< 8) through the portable Op.
 /// d may be a or b itself (each lane is read before it is written), never a partial overlap.
 template <isa::DType D, typename Op, typename VOp>
-PTO_SIMD void binaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, const typename Tr<D>::S* b, size_t n) {
+PTO_SIMD void binaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a,
+                        const typename Tr<D>::S* b, size_t n) {
   size_t j = 0;
   for (; j + 16 <= n; j += 16) { // two vectors per step: both loads issue before the stores
-    const __m256 x0 = V<D>::ld(a + j), y0 = V<D>::ld(b + j), x1 = V<D>::ld(a + j + 8), y1 = V<D>::ld(b + j + 8);
+    const __m256 x0 = V<D>::ld(a + j), y0 = V<D>::ld(b + j), x1 = V<D>::ld(a + j + 8),
+                 y1 = V<D>::ld(b + j + 8);
     V<D>::st(d + j, VOp::f(x0, y0));
     V<D>::st(d + j + 8, VOp::f(x1, y1));
   }
@@ -131,7 +154,8 @@ PTO_SIMD void binaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, const 
     V<D>::st(d + j, VOp::f(V<D>::ld(a + j), V<D>::ld(b + j)));
     j += 8;
   }
-  for (; j < n; ++j) d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), Tr<D>::ld(b[j])));
+  for (; j < n; ++j)
+    d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), Tr<D>::ld(b[j])));
 }
 
 /// d[i] = op(a[i], s) for n contiguous elements (s already in the compute type, as the portable
@@ -149,7 +173,8 @@ PTO_SIMD void scalarRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, float 
     V<D>::st(d + j, VOp::f(V<D>::ld(a + j), vs));
     j += 8;
   }
-  for (; j < n; ++j) d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), s));
+  for (; j < n; ++j)
+    d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), s));
 }
 
 #ifdef PTO_X86_FP16
@@ -160,32 +185,40 @@ PTO_SIMD void scalarRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, float 
 PTO_SIMD_FP16 inline __m512i fixNanH(__m512h r) {
   const __mmask32 nan = _mm512_cmp_ph_mask(r, r, _CMP_UNORD_Q);
   const __m512i x = _mm512_castph_si512(r);
-  const __m512i q = _mm512_or_si512(_mm512_and_si512(x, _mm512_set1_epi16(static_cast<short>(0x8000))), _mm512_set1_epi16(0x7e00));
+  const __m512i q =
+      _mm512_or_si512(_mm512_and_si512(x, _mm512_set1_epi16(static_cast<short>(0x8000))),
+                      _mm512_set1_epi16(0x7e00));
   return _mm512_mask_blend_epi16(nan, x, q);
 }
 
 /// binaryRun for f16 on AVX512-FP16, 32 lanes at a time; the tail with masked loads / stores.
-template <typename VOp> PTO_SIMD_FP16 void binaryRunH(uint16_t* d, const uint16_t* a, const uint16_t* b, size_t n) {
+template <typename VOp>
+PTO_SIMD_FP16 void binaryRunH(uint16_t* d, const uint16_t* a, const uint16_t* b, size_t n) {
   size_t j = 0;
   for (; j + 32 <= n; j += 32) {
-    const __m512h x = _mm512_castsi512_ph(_mm512_loadu_si512(a + j)), y = _mm512_castsi512_ph(_mm512_loadu_si512(b + j));
+    const __m512h x = _mm512_castsi512_ph(_mm512_loadu_si512(a + j)),
+                  y = _mm512_castsi512_ph(_mm512_loadu_si512(b + j));
     _mm512_storeu_si512(d + j, fixNanH(VOp::h(x, y)));
   }
   if (j < n) {
     const __mmask32 m = (uint32_t{1} << (n - j)) - 1;
-    const __m512h x = _mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, a + j)), y = _mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, b + j));
+    const __m512h x = _mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, a + j)),
+                  y = _mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, b + j));
     _mm512_mask_storeu_epi16(d + j, m, fixNanH(VOp::h(x, y)));
   }
 }
 
 /// scalarRun for f16 on AVX512-FP16; s is the scalar's f16 bits.
-template <typename VOp> PTO_SIMD_FP16 void scalarRunH(uint16_t* d, const uint16_t* a, uint16_t s, size_t n) {
+template <typename VOp>
+PTO_SIMD_FP16 void scalarRunH(uint16_t* d, const uint16_t* a, uint16_t s, size_t n) {
   const __m512h y = _mm512_castsi512_ph(_mm512_set1_epi16(static_cast<short>(s)));
   size_t j = 0;
-  for (; j + 32 <= n; j += 32) _mm512_storeu_si512(d + j, fixNanH(VOp::h(_mm512_castsi512_ph(_mm512_loadu_si512(a + j)), y)));
+  for (; j + 32 <= n; j += 32)
+    _mm512_storeu_si512(d + j, fixNanH(VOp::h(_mm512_castsi512_ph(_mm512_loadu_si512(a + j)), y)));
   if (j < n) {
     const __mmask32 m = (uint32_t{1} << (n - j)) - 1;
-    _mm512_mask_storeu_epi16(d + j, m, fixNanH(VOp::h(_mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, a + j)), y)));
+    _mm512_mask_storeu_epi16(
+        d + j, m, fixNanH(VOp::h(_mm512_castsi512_ph(_mm512_maskz_loadu_epi16(m, a + j)), y)));
   }
 }
 #endif
@@ -211,13 +244,16 @@ PTO_SIMD inline void cvtF32F16Run(uint16_t* d, const float* a, size_t n, bool sa
 /// Rows [0, R) of C = A * B for dense row-major f32 arrays (A: R x K with row stride K, B: K x N,
 /// C: R x N). Each C element starts at +0 and takes one fma per k in increasing k, exactly the
 /// portable kernel's sequence; the vectors only compute 8 or 16 columns of it at once.
-template <unsigned R> PTO_SIMD void matmulRows(const float* A, const float* B, float* C, uint32_t N, uint32_t K) {
+template <unsigned R>
+PTO_SIMD void matmulRows(const float* A, const float* B, float* C, uint32_t N, uint32_t K) {
   uint32_t j = 0;
   for (; j + 16 <= N; j += 16) {
     __m256 acc[R][2];
-    for (unsigned r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (unsigned r = 0; r < R; ++r)
+      acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (uint32_t k = 0; k < K; ++k) {
-      const __m256 b0 = _mm256_loadu_ps(B + size_t{k} * N + j), b1 = _mm256_loadu_ps(B + size_t{k} * N + j + 8);
+      const __m256 b0 = _mm256_loadu_ps(B + size_t{k} * N + j),
+                   b1 = _mm256_loadu_ps(B + size_t{k} * N + j + 8);
       for (unsigned r = 0; r < R; ++r) {
         const __m256 a = _mm256_broadcast_ss(A + size_t{r} * K + k);
         acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
@@ -231,26 +267,33 @@ template <unsigned R> PTO_SIMD void matmulRows(const float* A, const float* B, f
   }
   for (; j + 8 <= N; j += 8) {
     __m256 acc[R];
-    for (unsigned r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (unsigned r = 0; r < R; ++r)
+      acc[r] = _mm256_setzero_ps();
     for (uint32_t k = 0; k < K; ++k) {
       const __m256 b0 = _mm256_loadu_ps(B + size_t{k} * N + j);
-      for (unsigned r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + size_t{r} * K + k), b0, acc[r]);
+      for (unsigned r = 0; r < R; ++r)
+        acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + size_t{r} * K + k), b0, acc[r]);
     }
-    for (unsigned r = 0; r < R; ++r) _mm256_storeu_ps(C + size_t{r} * N + j, acc[r]);
+    for (unsigned r = 0; r < R; ++r)
+      _mm256_storeu_ps(C + size_t{r} * N + j, acc[r]);
   }
   for (; j < N; ++j)
     for (unsigned r = 0; r < R; ++r) {
       float acc = 0;
-      for (uint32_t k = 0; k < K; ++k) acc = __builtin_fmaf(A[size_t{r} * K + k], B[size_t{k} * N + j], acc);
+      for (uint32_t k = 0; k < K; ++k)
+        acc = __builtin_fmaf(A[size_t{r} * K + k], B[size_t{k} * N + j], acc);
       C[size_t{r} * N + j] = acc;
     }
 }
 
 /// C = A * B, M x N (see matmulRows), four rows at a time.
-PTO_SIMD inline void matmul(const float* A, const float* B, float* C, uint32_t M, uint32_t N, uint32_t K) {
+PTO_SIMD inline void matmul(const float* A, const float* B, float* C, uint32_t M, uint32_t N,
+                            uint32_t K) {
   uint32_t i = 0;
-  for (; i + 4 <= M; i += 4) matmulRows<4>(A + size_t{i} * K, B, C + size_t{i} * N, N, K);
-  for (; i < M; ++i) matmulRows<1>(A + size_t{i} * K, B, C + size_t{i} * N, N, K);
+  for (; i + 4 <= M; i += 4)
+    matmulRows<4>(A + size_t{i} * K, B, C + size_t{i} * N, N, K);
+  for (; i < M; ++i)
+    matmulRows<1>(A + size_t{i} * K, B, C + size_t{i} * N, N, K);
 }
 
 } // namespace pto::rt::cpu::simd

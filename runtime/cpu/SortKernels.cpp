@@ -15,7 +15,7 @@ namespace {
 using isa::DType;
 
 struct Pair {
-  float key = 0;          // the value, widened
+  float key = 0;         // the value, widened
   uint8_t bytes[8] = {}; // the pair as stored
 };
 
@@ -46,9 +46,11 @@ template <DType D> void kSort32(Core& c, const TileInst& t) {
   constexpr uint32_t coef = 8 / sizeof(S);
   const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0], &oi = t.tiles[t.src1];
   const uint32_t vr = t.validRows(c);
-  const uint32_t C = os.validCols >= 0 ? static_cast<uint32_t>(os.validCols) : t.validCols(c) / coef;
+  const uint32_t C =
+      os.validCols >= 0 ? static_cast<uint32_t>(os.validCols) : t.validCols(c) / coef;
   const bool bcast = oi.rows == 1;
-  if (!fits(c, t, os, vr, C) || !fits(c, t, oi, bcast ? 1 : vr, C) || !fits(c, t, od, vr, C * coef)) return;
+  if (!fits(c, t, os, vr, C) || !fits(c, t, oi, bcast ? 1 : vr, C) || !fits(c, t, od, vr, C * coef))
+    return;
   Acc<S> src(c, os);
   Acc<uint32_t> idx(c, oi);
   std::vector<Pair> block;
@@ -65,14 +67,17 @@ template <DType D> void kSort32(Core& c, const TileInst& t) {
         p.key = static_cast<float>(Tr<D>::ld(v));
         block.push_back(p);
       }
-      std::stable_sort(block.begin(), block.end(), [](const Pair& a, const Pair& b) { return before(a.key, b.key); });
-      for (size_t k = 0; k < block.size(); ++k) std::memcpy(out + (size_t{b0} + k) * 8, block[k].bytes, 8);
+      std::stable_sort(block.begin(), block.end(),
+                       [](const Pair& a, const Pair& b) { return before(a.key, b.key); });
+      for (size_t k = 0; k < block.size(); ++k)
+        std::memcpy(out + (size_t{b0} + k) * 8, block[k].bytes, 8);
     }
   }
 }
 
 /// Merges up to four sorted runs of pairs into `out` (descending; ties take the lowest run).
-void merge(std::array<std::pair<const uint8_t*, uint32_t>, 4> runs, uint8_t* out, float (*key)(const uint8_t*)) {
+void merge(std::array<std::pair<const uint8_t*, uint32_t>, 4> runs, uint8_t* out,
+           float (*key)(const uint8_t*)) {
   std::array<uint32_t, 4> pos{};
   for (;;) {
     int best = -1;
@@ -97,8 +102,10 @@ template <DType D> void kMrgSortBlocks(Core& c, const TileInst& t) {
   const uint32_t vr = t.validRows(c), vc = sourceRegion(c, t, os).cols;
   const uint64_t len = t.scalar(c, 0);
   if (len == 0 || len % coef != 0 || vc % (4 * len) != 0)
-    return fail(c, "TMRGSORT block length " + std::to_string(len) + " must be a positive multiple of " + std::to_string(coef) +
-                       " dividing a quarter of the source's " + std::to_string(vc) + " valid columns");
+    return fail(c, "TMRGSORT block length " + std::to_string(len) +
+                       " must be a positive multiple of " + std::to_string(coef) +
+                       " dividing a quarter of the source's " + std::to_string(vc) +
+                       " valid columns");
   if (!fits(c, t, os, vr, vc) || !fits(c, t, od, vr, vc)) return;
   const uint32_t pairs = static_cast<uint32_t>(len / coef);
   std::vector<uint8_t> tmp(size_t{vc} * eb);
@@ -106,10 +113,14 @@ template <DType D> void kMrgSortBlocks(Core& c, const TileInst& t) {
     const uint8_t* in = bptr(c, os) + os.elemOffset(r, 0) * eb;
     for (uint32_t g = 0; g < vc / (4 * len); ++g) {
       const uint8_t* base = in + size_t{g} * 4 * pairs * 8;
-      merge({{{base, pairs}, {base + pairs * 8, pairs}, {base + 2 * pairs * 8, pairs}, {base + 3 * pairs * 8, pairs}}},
+      merge({{{base, pairs},
+              {base + pairs * 8, pairs},
+              {base + 2 * pairs * 8, pairs},
+              {base + 3 * pairs * 8, pairs}}},
             tmp.data() + size_t{g} * 4 * pairs * 8, &valueOf<D>);
     }
-    std::memcpy(bptr(c, od) + od.elemOffset(r, 0) * eb, tmp.data(), tmp.size()); // dst may alias src
+    std::memcpy(bptr(c, od) + od.elemOffset(r, 0) * eb, tmp.data(),
+                tmp.size()); // dst may alias src
   }
 }
 
@@ -143,11 +154,14 @@ std::optional<std::string> selectSortKernel(TileInst& t) {
   for (int r : {t.dst, t.src0, sort32 ? t.src1 : t.src0})
     if (r < 0) return std::string(t.name) + ": missing tile operand";
   const DType d = t.tiles[t.dst].dtype;
-  if (d != DType::F32 && d != DType::F16) return std::string(t.name) + " sorts f32 or f16 tiles, not " + std::string(isa::spelling(d));
+  if (d != DType::F32 && d != DType::F16)
+    return std::string(t.name) + " sorts f32 or f16 tiles, not " + std::string(isa::spelling(d));
   for (int r : {t.dst, t.src0, t.src1, t.src2, t.src3}) {
     if (r < 0) continue;
-    if (!t.tiles[r].plainRowMajor()) return std::string(t.name) + ": tile %" + t.tiles[r].name + " must be row-major (ND)";
-    if (!sort32 && t.tiles[r].dtype != d) return std::string(t.name) + ": every list must have the destination's type";
+    if (!t.tiles[r].plainRowMajor())
+      return std::string(t.name) + ": tile %" + t.tiles[r].name + " must be row-major (ND)";
+    if (!sort32 && t.tiles[r].dtype != d)
+      return std::string(t.name) + ": every list must have the destination's type";
   }
   if (sort32) {
     if (t.tiles[t.src0].dtype != d || t.tiles[t.src1].dtype != DType::U32)

@@ -41,9 +41,11 @@ CostTable makeA5() {
 VecCost a2a3Vec(OpId op) {
   switch (op) {
 #define NPU_VEC(Op, Slope, Fixed)                                                                  \
-  case OpId::Op: return {Slope, Fixed};
+  case OpId::Op:                                                                                   \
+    return {Slope, Fixed};
 #include "runtime/npu/CostTable.def"
-  default: return {};
+  default:
+    return {};
   }
 }
 
@@ -80,7 +82,8 @@ uint64_t move(const MoveCost& m, uint64_t bytes, uint64_t bursts) {
 /// TLOAD / TSTORE: rows of valid columns (columns of valid rows for a DN view), one burst when
 /// they are back to back in GM.
 uint64_t gmTransfer(const TileInst& t, const Core& c, const TileOperand& tile, const MoveCost& m) {
-  const uint64_t rows = t.gmDn ? t.validCols(c) : t.validRows(c), cols = t.gmDn ? t.validRows(c) : t.validCols(c);
+  const uint64_t rows = t.gmDn ? t.validCols(c) : t.validRows(c),
+                 cols = t.gmDn ? t.validRows(c) : t.validCols(c);
   const uint64_t rowBytes = (cols * isa::bitWidth(tile.dtype) + 7) / 8, stride = t.scalar(c, 1);
   const uint64_t bursts = rows <= 1 || stride == rowBytes ? 1 : rows;
   return move(m, rows * rowBytes, bursts);
@@ -88,7 +91,8 @@ uint64_t gmTransfer(const TileInst& t, const Core& c, const TileOperand& tile, c
 
 uint64_t localMove(const TileInst& t, const Core& c, const CostTable& k) {
   const TileOperand &d = t.tiles[t.dst], &s = t.tiles[t.src0];
-  const uint64_t rows = std::min<uint64_t>(t.validRows(c), s.rows), cols = std::min<uint64_t>(t.validCols(c), s.cols);
+  const uint64_t rows = std::min<uint64_t>(t.validRows(c), s.rows),
+                 cols = std::min<uint64_t>(t.validCols(c), s.cols);
   const uint64_t bytes = (rows * cols * isa::bitWidth(s.dtype) + 7) / 8;
   const Loc from = static_cast<Loc>(s.loc), to = static_cast<Loc>(d.loc);
   if (from == Loc::Mat && to == Loc::Left) return move(k.matToLeft, bytes, 1);
@@ -107,7 +111,8 @@ uint64_t cube(const TileInst& t, const Core& c, const CostTable& k) {
   const unsigned aBytes = std::max(1u, isa::bitWidth(lhs.dtype) / 8);
   const uint64_t factor = lhs.dtype == isa::DType::F32 ? 2 : 1;
   const uint64_t kBlock = std::max<uint64_t>(1, 32 / aBytes);
-  return static_cast<uint64_t>(k.cubeFixed) + factor * ((m + 15) / 16) * ((kk + kBlock - 1) / kBlock) * ((n + 15) / 16);
+  return static_cast<uint64_t>(k.cubeFixed) +
+         factor * ((m + 15) / 16) * ((kk + kBlock - 1) / kBlock) * ((n + 15) / 16);
 }
 
 } // namespace
@@ -126,27 +131,36 @@ isa::Pipe pipeOf(const TileInst& t, isa::Arch arch) {
 
 uint64_t cyclesOf(const TileInst& t, const Core& c, isa::Arch arch) {
   const CostTable& k = costTable(arch);
-  if (isa::info(t.op).rule == isa::TypeRule::Matmul && t.dst >= 0 && t.src0 >= 0) return cube(t, c, k);
+  if (isa::info(t.op).rule == isa::TypeRule::Matmul && t.dst >= 0 && t.src0 >= 0)
+    return cube(t, c, k);
   switch (t.op) {
   case OpId::TLOAD:
   case OpId::TPREFETCH:
     if (t.dst < 0) break;
-    return gmTransfer(t, c, t.tiles[t.dst], static_cast<Loc>(t.tiles[t.dst].loc) == Loc::Mat ? k.gmToMat : k.gmToVec);
+    return gmTransfer(t, c, t.tiles[t.dst],
+                      static_cast<Loc>(t.tiles[t.dst].loc) == Loc::Mat ? k.gmToMat : k.gmToVec);
   case OpId::TSTORE: {
     if (t.src0 < 0) break;
     const Loc from = static_cast<Loc>(t.tiles[t.src0].loc);
-    return gmTransfer(t, c, t.tiles[t.src0], from == Loc::Acc ? k.accToGm : from == Loc::Mat ? k.matToGm : k.vecToGm);
+    return gmTransfer(t, c, t.tiles[t.src0],
+                      from == Loc::Acc   ? k.accToGm
+                      : from == Loc::Mat ? k.matToGm
+                                         : k.vecToGm);
   }
   case OpId::TMOV:
   case OpId::TEXTRACT:
   case OpId::TINSERT:
     if (t.dst < 0 || t.src0 < 0) break;
-    if (static_cast<Loc>(t.tiles[t.src0].loc) == Loc::Vec && static_cast<Loc>(t.tiles[t.dst].loc) == Loc::Vec) break;
+    if (static_cast<Loc>(t.tiles[t.src0].loc) == Loc::Vec &&
+        static_cast<Loc>(t.tiles[t.dst].loc) == Loc::Vec)
+      break;
     return localMove(t, c, k);
-  default: break;
+  default:
+    break;
   }
   const VecCost v = arch == isa::Arch::A5 ? a5Vec(t.op) : a2a3Vec(t.op);
-  return static_cast<uint64_t>(std::llround(v.slope * static_cast<double>(repeatsOf(t, c)) + v.fixed));
+  return static_cast<uint64_t>(
+      std::llround(v.slope * static_cast<double>(repeatsOf(t, c)) + v.fixed));
 }
 
 } // namespace pto::rt::npu

@@ -27,11 +27,12 @@ struct MoveCost {
 
 struct CostTable {
   isa::Arch arch;
-  double scalarCycles = 1;   // one scalar instruction, and the issue of a tile or sync op
-  double syncCycles = 1;     // a set_flag or pipe_barrier on its pipe
-  double waitLatency = 2;    // from a set_flag to the release of its wait_flag
-  double cubeFixed = 6;      // TMATMUL: fixed + c * ceil(M/16) * ceil(K/(32/sizeof A)) * ceil(N/16)
-  MoveCost gmToVec, gmToMat, vecToGm, matToGm, accToGm, accToMat, matToLeft, matToRight, matToOther, vecToVec;
+  double scalarCycles = 1; // one scalar instruction, and the issue of a tile or sync op
+  double syncCycles = 1;   // a set_flag or pipe_barrier on its pipe
+  double waitLatency = 2;  // from a set_flag to the release of its wait_flag
+  double cubeFixed = 6;    // TMATMUL: fixed + c * ceil(M/16) * ceil(K/(32/sizeof A)) * ceil(N/16)
+  MoveCost gmToVec, gmToMat, vecToGm, matToGm, accToGm, accToMat, matToLeft, matToRight, matToOther,
+      vecToVec;
 };
 
 const CostTable& costTable(isa::Arch arch);

@@ -12,26 +12,33 @@ namespace {
 using isa::Pipe;
 using isa::enc::ExtCtl;
 
-constexpr size_t kQueueDepth = 32;       // issued ops a pipe queue holds before the scalar unit stalls
-constexpr size_t kMaxAccesses = 8192;     // accesses kept for race checks, all buffers together
+constexpr size_t kQueueDepth = 32;    // issued ops a pipe queue holds before the scalar unit stalls
+constexpr size_t kMaxAccesses = 8192; // accesses kept for race checks, all buffers together
 
-constexpr uint8_t pipeIndex(Pipe p) { return static_cast<uint8_t>(p); }
+constexpr uint8_t pipeIndex(Pipe p) {
+  return static_cast<uint8_t>(p);
+}
 constexpr uint8_t kS = pipeIndex(Pipe::S);
 
-std::string pipeName(uint8_t p) { return std::string(isa::spelling(static_cast<Pipe>(p))); }
+std::string pipeName(uint8_t p) {
+  return std::string(isa::spelling(static_cast<Pipe>(p)));
+}
 
 std::string eventText(uint8_t src, uint8_t dst, uint32_t id) {
   return "(" + pipeName(src) + ", " + pipeName(dst) + ", EVENT_ID" + std::to_string(id) + ")";
 }
 
-bool intervalsOverlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) { return a0 < b1 && b0 < a1; }
+bool intervalsOverlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
+  return a0 < b1 && b0 < a1;
+}
 
 } // namespace
 
 Simulator::Simulator(const Program& prog, bool record, size_t maxRecords)
     : prog_(prog), arch_(prog.image.arch), record_(record), maxRecords_(maxRecords) {
   for (const DecodedFunction& fn : prog.functions)
-    for (const TileInst& t : fn.tiles) memoryPipes_[pipeIndex(npu::pipeOf(t, arch_))] = true;
+    for (const TileInst& t : fn.tiles)
+      memoryPipes_[pipeIndex(npu::pipeOf(t, arch_))] = true;
 }
 
 void Simulator::addRecord(const OpRecord& r) {
@@ -46,7 +53,8 @@ void Simulator::addRecord(const OpRecord& r) {
 // ---------------------------------------------------------------- issue (the scalar unit)
 
 void Simulator::catchUp(const Core& c) {
-  const auto cycles = static_cast<uint64_t>(static_cast<double>(c.scalarOps - scalarSeen_) * costTable(arch_).scalarCycles);
+  const auto cycles = static_cast<uint64_t>(static_cast<double>(c.scalarOps - scalarSeen_) *
+                                            costTable(arch_).scalarCycles);
   scalarTime_ += cycles;
   report.busy[kS] += cycles;
   report.ops[kS] += c.scalarOps - scalarSeen_;
@@ -80,12 +88,15 @@ bool Simulator::sync(Core& c, const SyncInst& s, const MOp& m) {
   e.eventId = s.eventId(c);
   if (s.kind == ExtCtl::PIPE_BARRIER) {
     if (s.src == Pipe::All) {
-      if (!runUntil(c, [&] { return drained(); }, m.textOffset)) return false;
+      if (!runUntil(
+              c, [&] { return drained(); }, m.textOffset))
+        return false;
       uint64_t t = scalarTime_;
       Clock all{};
       for (unsigned p = 0; p < kPipes; ++p) {
         t = std::max(t, freeAt_[p]);
-        for (unsigned q = 0; q < kPipes; ++q) all[q] = std::max(all[q], clock_[p][q]);
+        for (unsigned q = 0; q < kPipes; ++q)
+          all[q] = std::max(all[q], clock_[p][q]);
       }
       t += static_cast<uint64_t>(costTable(arch_).syncCycles);
       scalarTime_ = t;
@@ -115,14 +126,21 @@ bool Simulator::sync(Core& c, const SyncInst& s, const MOp& m) {
   e.kind = Kind::Wait;
   if (dst == kS) { // the scalar unit itself waits
     scalarWaitsFor_ = key;
-    if (!runUntil(c, [&] { auto it = pending_.find(key); return it != pending_.end() && !it->second.empty(); }, m.textOffset))
+    if (!runUntil(
+            c,
+            [&] {
+              auto it = pending_.find(key);
+              return it != pending_.end() && !it->second.empty();
+            },
+            m.textOffset))
       return false;
     scalarWaitsFor_.reset();
     e.textOffset = m.textOffset;
     e.issueAt = scalarTime_;
     e.hb = clock_[kS];
     const PendingSet& ps = pending_[key].front();
-    const uint64_t start = std::max(scalarTime_, ps.time + static_cast<uint64_t>(costTable(arch_).waitLatency));
+    const uint64_t start =
+        std::max(scalarTime_, ps.time + static_cast<uint64_t>(costTable(arch_).waitLatency));
     if (!execute(c, kS, e, start)) return false;
     scalarTime_ = freeAt_[kS];
     return true;
@@ -134,7 +152,9 @@ bool Simulator::issue(Core& c, uint8_t pipe, Entry e, const MOp& m) {
   e.textOffset = m.textOffset;
   if (queues_[pipe].size() >= kQueueDepth) {
     // The queue is full: the scalar unit stalls until the pipe starts its oldest op.
-    if (!runUntil(c, [&] { return queues_[pipe].size() < kQueueDepth; }, m.textOffset)) return false;
+    if (!runUntil(
+            c, [&] { return queues_[pipe].size() < kQueueDepth; }, m.textOffset))
+      return false;
     scalarTime_ = std::max(scalarTime_, lastStart_[pipe]);
   }
   e.issueAt = scalarTime_;
@@ -150,9 +170,12 @@ bool Simulator::issue(Core& c, uint8_t pipe, Entry e, const MOp& m) {
 
 bool Simulator::finish(Core& c) {
   catchUp(c);
-  if (!runUntil(c, [&] { return drained(); }, std::nullopt)) return false;
+  if (!runUntil(
+          c, [&] { return drained(); }, std::nullopt))
+    return false;
   uint64_t end = scalarTime_;
-  for (uint64_t t : freeAt_) end = std::max(end, t);
+  for (uint64_t t : freeAt_)
+    end = std::max(end, t);
   report.cycles = end;
   return true;
 }
@@ -167,7 +190,8 @@ std::optional<uint64_t> Simulator::startOf(uint8_t pipe) const {
   if (head.kind != Kind::Wait) return base;
   auto it = pending_.find({static_cast<uint8_t>(pipeIndex(head.sync->src)), pipe, head.eventId});
   if (it == pending_.end() || it->second.empty()) return std::nullopt;
-  return std::max(base, it->second.front().time + static_cast<uint64_t>(costTable(arch_).waitLatency));
+  return std::max(base,
+                  it->second.front().time + static_cast<uint64_t>(costTable(arch_).waitLatency));
 }
 
 int Simulator::step(Core& c) {
@@ -192,10 +216,12 @@ int Simulator::step(Core& c) {
 }
 
 bool Simulator::drained() const {
-  return std::all_of(queues_.begin(), queues_.end(), [](const std::deque<Entry>& q) { return q.empty(); });
+  return std::all_of(queues_.begin(), queues_.end(),
+                     [](const std::deque<Entry>& q) { return q.empty(); });
 }
 
-bool Simulator::runUntil(Core& c, const std::function<bool()>& done, std::optional<uint32_t> blockedAt) {
+bool Simulator::runUntil(Core& c, const std::function<bool()>& done,
+                         std::optional<uint32_t> blockedAt) {
   while (!done()) {
     const int r = step(c);
     if (r < 0) return false;
@@ -212,7 +238,8 @@ bool Simulator::runUntil(Core& c, const std::function<bool()>& done, std::option
 bool Simulator::execute(Core& c, uint8_t pipe, Entry& e, uint64_t start) {
   const CostTable& k = costTable(arch_);
   Clock& clk = clock_[pipe];
-  for (unsigned q = 0; q < kPipes; ++q) clk[q] = std::max(clk[q], e.hb[q]);
+  for (unsigned q = 0; q < kPipes; ++q)
+    clk[q] = std::max(clk[q], e.hb[q]);
   ++clk[pipe];
   OpRecord rec;
   rec.textOffset = e.textOffset;
@@ -242,7 +269,8 @@ bool Simulator::execute(Core& c, uint8_t pipe, Entry& e, uint64_t start) {
     auto& dq = pending_[{pipeIndex(e.sync->src), pipeIndex(e.sync->dst), e.eventId}];
     const PendingSet ps = dq.front();
     dq.pop_front();
-    for (unsigned q = 0; q < kPipes; ++q) clk[q] = std::max(clk[q], ps.clock[q]);
+    for (unsigned q = 0; q < kPipes; ++q)
+      clk[q] = std::max(clk[q], ps.clock[q]);
     rec.flowIn = ps.flow;
     rec.name = "wait_flag";
     // The slice shows the stall: from when the pipe reached the wait to its release.
@@ -250,7 +278,9 @@ bool Simulator::execute(Core& c, uint8_t pipe, Entry& e, uint64_t start) {
     rec.start = std::min(reached, start);
     break;
   }
-  case Kind::Barrier: rec.name = "pipe_barrier"; break;
+  case Kind::Barrier:
+    rec.name = "pipe_barrier";
+    break;
   }
   if (e.kind != Kind::Wait) rec.start = start;
   rec.end = start + cost;
@@ -263,7 +293,8 @@ bool Simulator::execute(Core& c, uint8_t pipe, Entry& e, uint64_t start) {
 
 // ---------------------------------------------------------------- tile ops and races
 
-std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileInst& t, const Core& c) const {
+std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileInst& t,
+                                                                    const Core& c) const {
   std::vector<std::pair<Range, bool>> out;
   const isa::OpInfo& oi = isa::info(t.op);
   const std::vector<int> roles = isa::tileOperandRoles(oi, t.tiles.size());
@@ -289,7 +320,8 @@ std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileIn
     out.push_back({r, write});
   }
   // GM: TLOAD reads and TSTORE writes `rows` runs of valid columns, `stride` bytes apart.
-  const bool load = t.op == isa::OpId::TLOAD || t.op == isa::OpId::TPREFETCH, store = t.op == isa::OpId::TSTORE;
+  const bool load = t.op == isa::OpId::TLOAD || t.op == isa::OpId::TPREFETCH,
+             store = t.op == isa::OpId::TSTORE;
   const int tileIdx = load ? t.dst : store ? t.src0 : -1;
   if (tileIdx >= 0 && t.numIor) {
     const uint64_t addr = t.scalar(c, 0), region = addr >> kRegionShift;
@@ -319,9 +351,10 @@ uint64_t rectEnd(uint64_t base, uint64_t rows, uint64_t len, uint64_t stride) {
 }
 
 /// Whether two strided rectangles of the same space share a byte.
-bool rangesOverlap(uint64_t aBase, uint64_t aRows, uint64_t aLen, uint64_t aStride, uint64_t bBase, uint64_t bRows,
-                   uint64_t bLen, uint64_t bStride) {
-  const uint64_t aEnd = rectEnd(aBase, aRows, aLen, aStride), bEnd = rectEnd(bBase, bRows, bLen, bStride);
+bool rangesOverlap(uint64_t aBase, uint64_t aRows, uint64_t aLen, uint64_t aStride, uint64_t bBase,
+                   uint64_t bRows, uint64_t bLen, uint64_t bStride) {
+  const uint64_t aEnd = rectEnd(aBase, aRows, aLen, aStride),
+                 bEnd = rectEnd(bBase, bRows, bLen, bStride);
   if (!intervalsOverlap(aBase, aEnd, bBase, bEnd)) return false;
   const bool aSolid = aRows == 1 || aStride <= aLen, bSolid = bRows == 1 || bStride <= bLen;
   if (aSolid && bSolid) return true;
@@ -341,13 +374,15 @@ bool rangesOverlap(uint64_t aBase, uint64_t aRows, uint64_t aLen, uint64_t aStri
 }
 } // namespace
 
-bool Simulator::checkRaces(Core& c, uint8_t pipe, const std::vector<std::pair<Range, bool>>& touched, const Entry& e) {
+bool Simulator::checkRaces(Core& c, uint8_t pipe,
+                           const std::vector<std::pair<Range, bool>>& touched, const Entry& e) {
   const Clock& clk = clock_[pipe];
   for (const auto& [r, write] : touched) {
     for (const Access& a : accesses_) {
       if (a.pipe == pipe || a.range.space != r.space || !(a.write || write)) continue;
       if (a.stamp <= clk[a.pipe]) continue; // happens before
-      if (!rangesOverlap(a.range.base, a.range.rows, a.range.rowBytes, a.range.stride, r.base, r.rows, r.rowBytes, r.stride))
+      if (!rangesOverlap(a.range.base, a.range.rows, a.range.rowBytes, a.range.stride, r.base,
+                         r.rows, r.rowBytes, r.stride))
         continue;
       std::string object;
       if (r.space >= 8) {
@@ -356,13 +391,15 @@ bool Simulator::checkRaces(Core& c, uint8_t pipe, const std::vector<std::pair<Ra
       } else {
         for (const TileOperand& o : e.tile->tiles)
           if (o.loc == r.space && o.offset == r.base) object = "tile %" + o.name;
-        object += " (" + std::string(isa::spelling(static_cast<isa::Loc>(r.space))) + " bytes " + std::to_string(r.base) +
-                  ".." + std::to_string(r.base + r.rowBytes) + ")";
+        object += " (" + std::string(isa::spelling(static_cast<isa::Loc>(r.space))) + " bytes " +
+                  std::to_string(r.base) + ".." + std::to_string(r.base + r.rowBytes) + ")";
       }
- const char* kind = a.write && write ? "WAW" : a.write ? "RAW" : "WAR";
-      std::string msg = "race: " + std::string(e.tile->name) + " on " + pipeName(pipe) + (write ? " writes " : " reads ") + object +
-                ", which " + a.name + " on " + pipeName(a.pipe) + " at " + where(a.textOffset) + (a.write ? " writes" : " reads") +
-                ", and no set_flag/wait_flag chain orders them (" + kind + ")";
+      const char* kind = a.write && write ? "WAW" : a.write ? "RAW" : "WAR";
+      std::string msg = "race: " + std::string(e.tile->name) + " on " + pipeName(pipe) +
+                        (write ? " writes " : " reads ") + object + ", which " + a.name + " on " +
+                        pipeName(a.pipe) + " at " + where(a.textOffset) +
+                        (a.write ? " writes" : " reads") +
+                        ", and no set_flag/wait_flag chain orders them (" + kind + ")";
       if (r.space >= 8) {
         // GM: a warning. The linker does not analyse GM dependencies, and kernels hand GM data
         // between the cube and vector cores, which this one-core model runs on one timeline.
@@ -390,7 +427,8 @@ void Simulator::prune() {
     return true;
   });
   if (accesses_.size() > kMaxAccesses)
-    accesses_.erase(accesses_.begin(), accesses_.begin() + static_cast<std::ptrdiff_t>(accesses_.size() - kMaxAccesses));
+    accesses_.erase(accesses_.begin(), accesses_.begin() + static_cast<std::ptrdiff_t>(
+                                                               accesses_.size() - kMaxAccesses));
   pruneAt_ = std::max<size_t>(256, accesses_.size() * 2);
 }
 
@@ -425,8 +463,10 @@ std::string Simulator::deadlockMessage(std::optional<uint32_t>& at) const {
     const EventKey key{src, dst, id};
     for (uint8_t p = 0; p < kPipes; ++p)
       for (const Entry& e : queues_[p])
-        if (e.kind == Kind::Set && pipeIndex(e.sync->src) == src && pipeIndex(e.sync->dst) == dst && e.eventId == id)
-          return "its set_flag at " + where(e.textOffset) + " is queued on " + pipeName(p) + " behind an op that cannot run";
+        if (e.kind == Kind::Set && pipeIndex(e.sync->src) == src && pipeIndex(e.sync->dst) == dst &&
+            e.eventId == id)
+          return "its set_flag at " + where(e.textOffset) + " is queued on " + pipeName(p) +
+                 " behind an op that cannot run";
     auto it = everSet_.find(key);
     if (it == everSet_.end()) return "no set_flag" + eventText(src, dst, id) + " was ever issued";
     return "every set_flag" + eventText(src, dst, id) + " (the last at " + where(it->second) +
@@ -438,15 +478,17 @@ std::string Simulator::deadlockMessage(std::optional<uint32_t>& at) const {
     // (a full queue, pipe_barrier(PIPE_ALL), the end of the kernel) that never do.
     if (scalarWaitsFor_) {
       const auto [src, dst, id] = *scalarWaitsFor_;
-      return "deadlock: wait_flag" + eventText(src, dst, id) + " on the scalar unit waits forever: " + explain(src, dst, id);
+      return "deadlock: wait_flag" + eventText(src, dst, id) +
+             " on the scalar unit waits forever: " + explain(src, dst, id);
     }
-    return "deadlock: the scalar unit waits at " + (at ? where(*at) : std::string("the end of the kernel")) +
+    return "deadlock: the scalar unit waits at " +
+           (at ? where(*at) : std::string("the end of the kernel")) +
            " for the pipes, and none can make progress";
   }
   const uint8_t src = pipeIndex(first->sync->src);
   at = first->textOffset;
-  msg = "deadlock: wait_flag" + eventText(src, firstPipe, first->eventId) + " on " + pipeName(firstPipe) +
-        " waits forever: " + explain(src, firstPipe, first->eventId);
+  msg = "deadlock: wait_flag" + eventText(src, firstPipe, first->eventId) + " on " +
+        pipeName(firstPipe) + " waits forever: " + explain(src, firstPipe, first->eventId);
   for (uint8_t p = 0; p < kPipes; ++p) {
     if (queues_[p].empty() || &queues_[p].front() == first) continue;
     const Entry& h = queues_[p].front();

@@ -63,7 +63,7 @@ private:
     uint32_t textOffset = 0;
     int64_t flow = -1;
   };
-  struct Range { // a byte range of a buffer, or a strided GM rectangle (rows x rowBytes)
+  struct Range {        // a byte range of a buffer, or a strided GM rectangle (rows x rowBytes)
     uint32_t space = 0; // 0..6 = isa::Loc, 8 + region = GM argument
     uint64_t base = 0, rows = 1, rowBytes = 0, stride = 0;
   };
@@ -82,7 +82,8 @@ private:
   bool record_;
   size_t maxRecords_;
   std::array<bool, kPipes> memoryPipes_{}; // pipes some tile op of the program runs on
-  std::optional<std::tuple<uint8_t, uint8_t, uint32_t>> scalarWaitsFor_; // the scalar unit's wait_flag
+  std::optional<std::tuple<uint8_t, uint8_t, uint32_t>>
+      scalarWaitsFor_; // the scalar unit's wait_flag
   std::array<std::deque<Entry>, kPipes> queues_;
   std::array<uint64_t, kPipes> freeAt_{};
   std::array<Clock, kPipes> clock_{};
@@ -96,14 +97,15 @@ private:
   std::set<std::pair<uint32_t, uint32_t>> warned_; // GM hazards reported (by the two ops)
 
   bool issue(Core& c, uint8_t pipe, Entry e, const MOp& m);
-  int step(Core& c); // runs the earliest head op: 1 ran, 0 nothing can run, -1 error
+  int step(Core& c);           // runs the earliest head op: 1 ran, 0 nothing can run, -1 error
   void catchUp(const Core& c); // charges the scalar instructions run since the last call
   bool runUntil(Core& c, const std::function<bool()>& done, std::optional<uint32_t> blockedAt);
   bool drained() const;
   std::optional<uint64_t> startOf(uint8_t pipe) const;
   bool execute(Core& c, uint8_t pipe, Entry& e, uint64_t start);
   bool executeTile(Core& c, uint8_t pipe, Entry& e);
-  bool checkRaces(Core& c, uint8_t pipe, const std::vector<std::pair<Range, bool>>& touched, const Entry& e);
+  bool checkRaces(Core& c, uint8_t pipe, const std::vector<std::pair<Range, bool>>& touched,
+                  const Entry& e);
   void prune();
   void addRecord(const OpRecord& r);
   std::string deadlockMessage(std::optional<uint32_t>& at) const;

@@ -1,10 +1,12 @@
 // pto-npy: small .npy utility for tests and samples (no numpy needed).
 //   pto-npy write OUT.npy DTYPE SHAPE V0 V1 ...      (values as decimal numbers or 0x raw bits;
 //                                                     one value fills the tensor)
-//   pto-npy range OUT.npy DTYPE SHAPE START STEP     (element i = START + i * STEP, rounded to DTYPE;
-//                                                     toward zero for integer types; out of range: error)
-//   pto-npy convert IN.npy OUT.npy DTYPE            (each value converted to DTYPE, rounded, range-checked)
-//   pto-npy print FILE.npy [--dtype T]               (one value per element, %.9g)
+//   pto-npy range OUT.npy DTYPE SHAPE START STEP     (element i = START + i * STEP, rounded to
+//   DTYPE;
+//                                                     toward zero for integer types; out of range:
+//                                                     error)
+//   pto-npy convert IN.npy OUT.npy DTYPE            (each value converted to DTYPE, rounded,
+//   range-checked) pto-npy print FILE.npy [--dtype T]               (one value per element, %.9g)
 //   pto-npy compare A.npy B.npy [--atol X] [--rtol Y] (exit 1 and a report when they differ)
 #include "isa/Numerics.h"
 #include "obj/Numbers.h"
@@ -27,7 +29,8 @@ namespace {
 /// The bits of `v` as an element of `t`, or an error when `v` does not fit: integers must lie in
 /// the type's range, finite floats must stay finite (no silent wrap, clamp or overflow to inf).
 /// `shown` is the value as the user wrote it (for messages), when there is such a text.
-std::optional<uint64_t> encodeChecked(isa::DType t, double v, std::string& err, const char* shown = nullptr) {
+std::optional<uint64_t> encodeChecked(isa::DType t, double v, std::string& err,
+                                      const char* shown = nullptr) {
   const unsigned w = isa::bitWidth(t);
   const isa::DTypeKind kind = isa::info(t).kind;
   const std::string ty(isa::spelling(t));
@@ -48,8 +51,10 @@ std::optional<uint64_t> encodeChecked(isa::DType t, double v, std::string& err, 
   }
   // The range is [lo, end): both bounds are powers of two, exact as doubles also for 64 bits.
   double lo = 0, end = 2;
-  if (kind == isa::DTypeKind::SInt) lo = -std::ldexp(1.0, static_cast<int>(w) - 1), end = std::ldexp(1.0, static_cast<int>(w) - 1);
-  else if (kind == isa::DTypeKind::UInt) end = std::ldexp(1.0, static_cast<int>(w));
+  if (kind == isa::DTypeKind::SInt)
+    lo = -std::ldexp(1.0, static_cast<int>(w) - 1), end = std::ldexp(1.0, static_cast<int>(w) - 1);
+  else if (kind == isa::DTypeKind::UInt)
+    end = std::ldexp(1.0, static_cast<int>(w));
   if (v < lo || v >= end) {
     err = std::string(text) + " is out of range for " + ty;
     return std::nullopt;
@@ -70,7 +75,8 @@ std::optional<uint64_t> valueBits(isa::DType t, const char* v, std::string& err)
       return std::nullopt;
     }
     if (w < 64 && (*bits >> w) != 0) {
-      err = "'" + std::string(text) + "' does not fit in " + std::to_string(w) + " bits (" + std::string(isa::spelling(t)) + ")";
+      err = "'" + std::string(text) + "' does not fit in " + std::to_string(w) + " bits (" +
+            std::string(isa::spelling(t)) + ")";
       return std::nullopt;
     }
     return *bits;
@@ -132,7 +138,8 @@ std::optional<double> tolerance(const char* flag, const char* v, std::string& er
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: pto-npy write OUT.npy DTYPE SHAPE V...\n       pto-npy range OUT.npy DTYPE SHAPE START STEP\n"
+    fprintf(stderr, "usage: pto-npy write OUT.npy DTYPE SHAPE V...\n       pto-npy range OUT.npy "
+                    "DTYPE SHAPE START STEP\n"
                     "       pto-npy convert IN.npy OUT.npy DTYPE\n"
                     "       pto-npy print FILE.npy [--dtype T]\n"
                     "       pto-npy compare A.npy B.npy [--atol X] [--rtol Y]\n");
@@ -147,7 +154,8 @@ int main(int argc, char** argv) {
     Tensor& x = *made;
     const auto t = x.dtype;
     int64_t n = x.numel();
-    if (argc - 5 != n && argc - 5 != 1) return fail("expected " + std::to_string(n) + " values, got " + std::to_string(argc - 5));
+    if (argc - 5 != n && argc - 5 != 1)
+      return fail("expected " + std::to_string(n) + " values, got " + std::to_string(argc - 5));
     for (int64_t i = 0; i < n; ++i) {
       const char* v = argv[5 + (argc - 5 == 1 ? 0 : i)];
       auto bits = valueBits(t, v, err);
@@ -160,7 +168,8 @@ int main(int argc, char** argv) {
   if (cmd == "range") {
     if (argc != 7) return fail("range needs OUT.npy DTYPE SHAPE START STEP");
     auto start = obj::parseDouble(argv[5]), step = obj::parseDouble(argv[6]);
-    if (!start || !step || !std::isfinite(*start) || !std::isfinite(*step)) return fail("START and STEP must be finite numbers");
+    if (!start || !step || !std::isfinite(*start) || !std::isfinite(*step))
+      return fail("START and STEP must be finite numbers");
     auto made = tensorOf(argv[3], argv[4], err);
     if (!made) return fail(err);
     Tensor& x = *made;
@@ -189,9 +198,13 @@ int main(int argc, char** argv) {
       const uint64_t b = in->bitsAt(i);
       const unsigned w = isa::bitWidth(in->dtype);
       std::optional<uint64_t> bits;
-      if (isa::info(in->dtype).kind == isa::DTypeKind::SInt && w == 64 && *t == isa::DType::I64) bits = b;
-      else if (isa::info(in->dtype).kind == isa::DTypeKind::UInt && w == 64 && *t == isa::DType::U64) bits = b;
-      else bits = encodeChecked(*t, in->at(i), err);
+      if (isa::info(in->dtype).kind == isa::DTypeKind::SInt && w == 64 && *t == isa::DType::I64)
+        bits = b;
+      else if (isa::info(in->dtype).kind == isa::DTypeKind::UInt && w == 64 &&
+               *t == isa::DType::U64)
+        bits = b;
+      else
+        bits = encodeChecked(*t, in->at(i), err);
       if (!bits) return fail("element " + std::to_string(i) + ": " + err);
       out->setBits(i, *bits);
     }
@@ -203,9 +216,11 @@ int main(int argc, char** argv) {
     if (!x) return fail(x.error().message);
     if (argc >= 5 && std::string(argv[3]) == "--dtype") {
       auto t = isa::parseDType(argv[4]);
-      if (!t || !retag(x.value(), *t)) return fail("cannot view the data as " + std::string(argv[4]));
+      if (!t || !retag(x.value(), *t))
+        return fail("cannot view the data as " + std::string(argv[4]));
     }
-    for (int64_t i = 0; i < x->numel(); ++i) printf("%.9g\n", x->at(i));
+    for (int64_t i = 0; i < x->numel(); ++i)
+      printf("%.9g\n", x->at(i));
     return 0;
   }
   if (cmd == "compare") {
@@ -229,11 +244,14 @@ int main(int argc, char** argv) {
     int64_t bad = 0;
     for (int64_t i = 0; i < a->numel(); ++i) {
       double x = a->at(i), y = b->at(i);
-      bool ok = (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= atol + rtol * std::fabs(y);
-      if (!ok && bad++ < 10) printf("element %lld: %.9g != %.9g\n", static_cast<long long>(i), x, y);
+      bool ok = (std::isnan(x) && std::isnan(y)) || x == y ||
+                std::fabs(x - y) <= atol + rtol * std::fabs(y);
+      if (!ok && bad++ < 10)
+        printf("element %lld: %.9g != %.9g\n", static_cast<long long>(i), x, y);
     }
     if (bad) {
-      printf("%lld of %lld elements differ\n", static_cast<long long>(bad), static_cast<long long>(a->numel()));
+      printf("%lld of %lld elements differ\n", static_cast<long long>(bad),
+             static_cast<long long>(a->numel()));
       return 1;
     }
     printf("equal (%lld elements)\n", static_cast<long long>(a->numel()));

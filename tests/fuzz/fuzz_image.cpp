@@ -38,12 +38,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const auto& p = launch->params()[i];
         const std::string name = "#" + std::to_string(i);
         if (p.kind == Kind::Pointer || p.kind == Kind::TensorView) {
-          std::vector<int64_t> shape = p.kind == Kind::TensorView ? p.shape : std::vector<int64_t>{4096};
+          std::vector<int64_t> shape =
+              p.kind == Kind::TensorView ? p.shape : std::vector<int64_t>{4096};
           // Sized before allocating: a corrupt shape may ask for gigabytes (a fuzz-image OOM).
           uint64_t bits = pto::isa::bitWidth(p.dtype);
           for (int64_t d : shape) {
             if (d < 0 || (d > 0 && bits > kMaxFuzzBuffer * 8 / static_cast<uint64_t>(d))) {
-              bits = kMaxFuzzBuffer * 8 + 1; // negative or too large: no multiplication may overflow
+              bits =
+                  kMaxFuzzBuffer * 8 + 1; // negative or too large: no multiplication may overflow
               break;
             }
             bits *= static_cast<uint64_t>(d);
@@ -58,7 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             break;
           }
           buffers[i] = std::move(t.value());
-          if (launch->bind(name, &buffers[i])) __builtin_trap(); // a buffer of the parameter's type and shape must bind
+          if (launch->bind(name, &buffers[i]))
+            __builtin_trap(); // a buffer of the parameter's type and shape must bind
         } else if (launch->bindScalarBits(name, 0)) {
           __builtin_trap();
         }

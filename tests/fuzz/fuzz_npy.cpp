@@ -12,6 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto t = pto::rt::fromNpy(bytes, "fuzz.npy");
   if (!t) return 0;
   auto again = pto::rt::fromNpy(pto::rt::toNpy(t.value()), "again.npy");
-  if (!again || again->dtype != t->dtype || again->shape != t->shape || again->data != t->data) __builtin_trap();
+  if (!again || again->dtype != t->dtype || again->shape != t->shape || again->data != t->data)
+    __builtin_trap();
   return 0;
 }

@@ -13,15 +13,18 @@
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static std::ostream nullOut(nullptr); // badbit set: diagnostics are formatted, then dropped
+  static std::ostream nullOut(nullptr);  // badbit set: diagnostics are formatted, then dropped
   (void)pto::obj::readImage(data, size); // the same bytes as a linked image (pto-run, pto-objdump)
   auto r = pto::obj::readObject(data, size);
   auto* obj = std::get_if<pto::obj::ObjectFile>(&r);
   if (!obj) return 0;
   pto::as::DisasmOptions all;
-  all.disassemble = all.source = all.headers = all.symbols = all.relocs = all.tiles = all.raw = true;
+  all.disassemble = all.source = all.headers = all.symbols = all.relocs = all.tiles = all.raw =
+      true;
   all.fileName = "fuzz.o";
-  all.readSource = [](const std::string&) -> std::optional<std::string> { return std::string("line one\nline two\n"); };
+  all.readSource = [](const std::string&) -> std::optional<std::string> {
+    return std::string("line one\nline two\n");
+  };
   (void)pto::as::disassemble(*obj, all, std::span<const uint8_t>(data, size));
   pto::as::DisasmOptions d;
   d.disassemble = true;
@@ -29,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   pto::as::SourceFile src("fuzz.s", listing);
   pto::as::DiagEngine diags(src, nullOut);
   auto back = pto::as::assembleBlockText(src, diags);
-  if (listing.find("; warning:") == std::string::npos && (!back || !(*back == *obj))) __builtin_trap();
+  if (listing.find("; warning:") == std::string::npos && (!back || !(*back == *obj)))
+    __builtin_trap();
   return 0;
 }

@@ -1,6 +1,6 @@
 // pto-objdump listings and the block assembler: -d output assembles back to the same object.
-#include "asm/BlockAsm.h"
 #include "asm/Disasm.h"
+#include "asm/BlockAsm.h"
 #include "isa/Encoding.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +17,8 @@ namespace {
 void emit(obj::ObjectFile& o, const enc::Inst& in) {
   auto e = enc::encode(in);
   ASSERT_TRUE(e.ok()) << e.error();
-  for (unsigned i = 0; i < e->bits / 8; ++i) o.text.push_back(static_cast<uint8_t>(e->value >> (8 * i)));
+  for (unsigned i = 0; i < e->bits / 8; ++i)
+    o.text.push_back(static_cast<uint8_t>(e->value >> (8 * i)));
 }
 void emitText(obj::ObjectFile& o, std::string_view text) {
   auto in = enc::parse(text, {.extensions = true});
@@ -65,7 +66,8 @@ obj::ObjectFile sample() {
   emit(o, enc::bDim(0, 0, 0));
   emit(o, enc::bstop());
   emit(o, *enc::make(enc::FormId::S_ADDI, {{"RegDst", 3}, {"SrcL", 2}, {"uimm12", 7}}));
-  for (const enc::Inst& in : enc::materialize64(2, 0x123456789abcull, 3)) emit(o, in);
+  for (const enc::Inst& in : enc::materialize64(2, 0x123456789abcull, 3))
+    emit(o, in);
   emitText(o, "C.BSTOP");
   emitText(o, "L.BSTOP");
   f.textOffset = 0;
@@ -155,20 +157,30 @@ std::string stripColumns(const std::string& text) {
 
 TEST(Disasm, WorkedEncodings) {
   std::string l = listing(sample());
-  for (const char* want : {"       0:\t08019181\tBSTART.VEC TADD, FP32\t; R_PTO_CALL external_fn\n", "       4:\t01000043\tB.DIM zero, 16, ->LB0\n",
+  for (const char* want : {"       0:\t08019181\tBSTART.VEC TADD, FP32\t; R_PTO_CALL external_fn\n",
+                           "       4:\t01000043\tB.DIM zero, 16, ->LB0\n",
                            "       8:\t0408ce13\tB.IOT T#1, T#2, mask=1111, last, ->T<1>",
                            "      10:\t9eb19181\tBSTART.SFU TDEQUANT, S8\n",
                            "      14:\t00109023\tB.DATR {NORM, FP32, Zero, EQ, RNE, 0, 0}\n",
                            "      1c:\t0018de13\tB.IOT T#2, mask=1111, last, ->T<1>\n",
-                           "      24:\td8011181\tBSTART.TLOAD U8\n", "      34:\t00200013\tB.IOR zero, a0, zero, ->zero\n",
+                           "      24:\td8011181\tBSTART.TLOAD U8\n",
+                           "      34:\t00200013\tB.IOR zero, a0, zero, ->zero\n",
                            "      38:\t0008ee13\tB.IOT mask=1111, last, ->T<1>\n",
-                           "\tBSTART.EXT SET_FLAG, PIPE_MTE2, PIPE_V\n", "\taddi a0, 7, ->a1\n", "\tC.BSTOP\n",
-                           "\t0000000f 00000001\tL.BSTOP\n", ".arch a5\n", ".extensions pto-toolchain-ext-v1\n",
-                           ".function @vadd entry kernel=vector frame=32\n", ".param %v tensor_view 64x?xf16\n",
+                           "\tBSTART.EXT SET_FLAG, PIPE_MTE2, PIPE_V\n",
+                           "\taddi a0, 7, ->a1\n",
+                           "\tC.BSTOP\n",
+                           "\t0000000f 00000001\tL.BSTOP\n",
+                           ".arch a5\n",
+                           ".extensions pto-toolchain-ext-v1\n",
+                           ".function @vadd entry kernel=vector frame=32\n",
+                           ".param %v tensor_view 64x?xf16\n",
                            ".tile T#1 %a vec 16x64xf32 valid=16x?\n",
                            ".tile T#3 %\"b view\" mat 8x32xi8 valid=8x32 view=T#2+256\n",
-                           ".event @e1 PIPE_V PIPE_MTE3\n", ".reloc 0x8 tile T#1\n", ".reloc 0x0 call @external_fn\n",
-                           ".loc \"dir with space/x.pto\":1:1\n", ".function @helper private declaration\n",
+                           ".event @e1 PIPE_V PIPE_MTE3\n",
+                           ".reloc 0x8 tile T#1\n",
+                           ".reloc 0x0 call @external_fn\n",
+                           ".loc \"dir with space/x.pto\":1:1\n",
+                           ".function @helper private declaration\n",
                            "0000000000000000 <vadd>:\n"})
     EXPECT_NE(l.find(want), std::string::npos) << "missing: " << want << "\nin:\n" << l;
   EXPECT_EQ(l.find("warning"), std::string::npos) << l;
@@ -217,10 +229,11 @@ TEST(Disasm, OtherListings) {
   as::DisasmOptions opts;
   opts.headers = opts.symbols = opts.relocs = opts.tiles = opts.raw = true;
   std::string s = as::disassemble(o, opts);
-  for (const char* want : {"  1 .text", ".pto.tiles", ".note.pto.isa", "NOTE", "RELA", " g     F .text",
-                           "*UND*", "external_fn", "R_PTO_TILE        vadd:T#1 (%a)", "R_PTO_EVENT       vadd:@e1",
-                           "R_PTO_CALL        external_fn", "TILES FOR @vadd (3):", "0x2000", "view of T#2+256",
-                           "\n08019181\n01000043\n", "\n000e 01234117\n"})
+  for (const char* want :
+       {"  1 .text", ".pto.tiles", ".note.pto.isa", "NOTE", "RELA", " g     F .text", "*UND*",
+        "external_fn", "R_PTO_TILE        vadd:T#1 (%a)", "R_PTO_EVENT       vadd:@e1",
+        "R_PTO_CALL        external_fn", "TILES FOR @vadd (3):", "0x2000", "view of T#2+256",
+        "\n08019181\n01000043\n", "\n000e 01234117\n"})
     EXPECT_NE(s.find(want), std::string::npos) << "missing: " << want << "\nin:\n" << s;
 }
 
@@ -228,12 +241,15 @@ TEST(Disasm, SourceInterleaved) {
   as::DisasmOptions opts;
   opts.source = true;
   opts.readSource = [](const std::string& f) -> std::optional<std::string> {
-    if (f == "vadd.pto") return std::string("l1\nl2\n  pto.tadd ins(%a, %b) outs(%c)\n  pto.set_flag\n");
+    if (f == "vadd.pto")
+      return std::string("l1\nl2\n  pto.tadd ins(%a, %b) outs(%c)\n  pto.set_flag\n");
     return std::nullopt;
   };
   obj::ObjectFile o = sample();
   std::string l = as::blockListing(o, opts);
-  EXPECT_NE(l.find("; vadd.pto:3:   pto.tadd ins(%a, %b) outs(%c)\n.loc vadd.pto:3:5\n"), std::string::npos) << l;
+  EXPECT_NE(l.find("; vadd.pto:3:   pto.tadd ins(%a, %b) outs(%c)\n.loc vadd.pto:3:5\n"),
+            std::string::npos)
+      << l;
   Assembled a = assemble(l);
   ASSERT_TRUE(a.obj) << a.diags;
   EXPECT_EQ(*a.obj, o);
@@ -244,7 +260,8 @@ TEST(Disasm, UndecodableAndRandomWordsRoundTrip) {
   for (int round = 0; round < 200; ++round) {
     obj::ObjectFile o;
     size_t n = 2 * (rng() % 40);
-    for (size_t i = 0; i < n; ++i) o.text.push_back(static_cast<uint8_t>(rng()));
+    for (size_t i = 0; i < n; ++i)
+      o.text.push_back(static_cast<uint8_t>(rng()));
     if (round % 3 == 0 && n) o.text.push_back(0x0e); // a truncated 48-bit prefix at the end
     if (round % 5 == 0) o.text.push_back(0x42);      // an odd byte
     obj::Function f;
@@ -262,10 +279,13 @@ TEST(Disasm, UndecodableAndRandomWordsRoundTrip) {
 
 TEST(Disasm, UndecodableWordIsData) {
   obj::ObjectFile o;
-  for (uint8_t b : {0xef, 0xbe, 0xad, 0xde}) o.text.push_back(b);
+  for (uint8_t b : {0xef, 0xbe, 0xad, 0xde})
+    o.text.push_back(b);
   o.functions.push_back({"k", obj::kEntry, 0, 4, 0, {}, {}});
   std::string l = listing(o);
-  EXPECT_NE(l.find("       0:\tdeadbeef\t.word 0xdeadbeef\t; 0xDEADBEEF: no PTO ISA 0.58.3 form"), std::string::npos) << l;
+  EXPECT_NE(l.find("       0:\tdeadbeef\t.word 0xdeadbeef\t; 0xDEADBEEF: no PTO ISA 0.58.3 form"),
+            std::string::npos)
+      << l;
 }
 
 TEST(Disasm, QuotedNamesRoundTrip) {
@@ -304,7 +324,8 @@ TEST(BlockAsm, LooksLikeBlockAssembly) {
   EXPECT_FALSE(as::looksLikeBlockAssembly(""));
   EXPECT_FALSE(as::looksLikeBlockAssembly("// RUN: pto-as %s\nmodule {\n}\n"));
   EXPECT_FALSE(as::looksLikeBlockAssembly("func.func @k(%a: !pto.ptr<f32>) {\n"));
-  EXPECT_FALSE(as::looksLikeBlockAssembly("tadd %c, %a, %b : !pto.tile<f32, 16, 16>\nBSTART.VEC TADD, FP32\n"));
+  EXPECT_FALSE(as::looksLikeBlockAssembly(
+      "tadd %c, %a, %b : !pto.tile<f32, 16, 16>\nBSTART.VEC TADD, FP32\n"));
   EXPECT_FALSE(as::looksLikeBlockAssembly("%0 = pto.tadd %a, %b\n"));
   EXPECT_FALSE(as::looksLikeBlockAssembly("add %a, %b\n"));
 }
@@ -315,20 +336,26 @@ TEST(BlockAsm, LocatedErrors) {
     const char* want;
   };
   const Case cases[] = {
-      {"BSTOP\n", "t.s:1:1: error: instruction before any .function directive (missing .function)\nBSTOP\n^~~~~\n"},
+      {"BSTOP\n", "t.s:1:1: error: instruction before any .function directive (missing "
+                  ".function)\nBSTOP\n^~~~~\n"},
       {".function @k\nFOO a0\n", "t.s:2:1: error: unknown mnemonic 'FOO'\nFOO a0\n^~~\n"},
       {".function @k\nBSTART.VEC TFOO, FP32\n", "t.s:2:12: error: unknown tile op 'TFOO'"},
       {".function @k\nBSTART.VEC TADD, FP99\n", "t.s:2:18: error: unknown DataType 'FP99'"},
       {".function @k\nB.DIM zero, 200000, ->LB0\n", "t.s:2:1: error: bad field value: "},
-      {".function @k\naddi a0, ->a1\n", "t.s:2:1: error: invalid operands for 'addi'; expected 'addi "},
+      {".function @k\naddi a0, ->a1\n",
+       "t.s:2:1: error: invalid operands for 'addi'; expected 'addi "},
       {".function @k\n   0:\t08019182\tBSTART.VEC TADD, FP32\n",
-       "t.s:2:7: error: hex column '08019182' disagrees with the encoding of 'BSTART.VEC TADD, FP32' (08019181)"},
+       "t.s:2:7: error: hex column '08019182' disagrees with the encoding of 'BSTART.VEC TADD, "
+       "FP32' (08019181)"},
       {".function @k\n.tile T#1 %a vec 16x16xf99\n", "t.s:2:18: error: unknown element type 'f99'"},
-      {".function @k\n.tile T#1 %a vec 16x16xf32 valid=17x16\n", "t.s:2:28: error: valid shape 17x16 exceeds"},
+      {".function @k\n.tile T#1 %a vec 16x16xf32 valid=17x16\n",
+       "t.s:2:28: error: valid shape 17x16 exceeds"},
       {".function @k\n.tile T#2 %a vec 16x16xf32\n", "t.s:2:7: error: tile table of @k has no T#1"},
-      {".function @k\n.param %a pointer f32\n", "t.s:2:11: error: unknown parameter kind 'pointer'"},
+      {".function @k\n.param %a pointer f32\n",
+       "t.s:2:11: error: unknown parameter kind 'pointer'"},
       {".function @k\n.event @e PIPE_Q PIPE_V\n", "t.s:2:11: error: unknown pipe 'PIPE_Q'"},
-      {".function @k\nBSTOP\n.reloc 0x2 tile T#1\n", "t.s:3:1: error: relocation offset 0x2 is not the start of a word"},
+      {".function @k\nBSTOP\n.reloc 0x2 tile T#1\n",
+       "t.s:3:1: error: relocation offset 0x2 is not the start of a word"},
       {".function @k\nBSTOP\n.reloc 0x0 event @nope\n", "t.s:3:18: error: no event @nope"},
       {".function @k\n.bogus 1\n", "t.s:2:1: error: unknown directive '.bogus'"},
       {".arch a9\n", "t.s:1:7: error: unknown arch 'a9'"},
@@ -336,13 +363,17 @@ TEST(BlockAsm, LocatedErrors) {
       {".function @k fast\n", "t.s:1:14: error: unknown function attribute 'fast'"},
       {".function @\"k\n", "t.s:1:11: error: unterminated string"},
       {".function @k\n<j>:\n", "t.s:2:1: error: label <j> does not name the current function @k"},
-      {".function @k\n.loc foo.pto:x:1\n", "t.s:2:6: error: expected <file>:<line>:<col> with numeric"},
+      {".function @k\n.loc foo.pto:x:1\n",
+       "t.s:2:6: error: expected <file>:<line>:<col> with numeric"},
       {".function @k\n.word 0x1ffffffff\n", "t.s:2:7: error: bad .word value"},
   };
   for (const Case& c : cases) {
     Assembled a = assemble(c.text);
     EXPECT_FALSE(a.obj) << c.text;
-    EXPECT_NE(a.diags.find(c.want), std::string::npos) << "input:\n" << c.text << "\nwant: " << c.want << "\ngot:\n" << a.diags;
+    EXPECT_NE(a.diags.find(c.want), std::string::npos)
+        << "input:\n"
+        << c.text << "\nwant: " << c.want << "\ngot:\n"
+        << a.diags;
   }
 }
 

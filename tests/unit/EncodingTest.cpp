@@ -50,7 +50,8 @@ void expectWorked(std::string_view text, uint32_t word) {
   EXPECT_EQ(format(*d), text);
 }
 
-constexpr unsigned kConcrete[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28};
+constexpr unsigned kConcrete[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                  13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28};
 
 } // namespace
 
@@ -108,7 +109,8 @@ TEST(Encoding, FormTableIsConsistent) {
       const FormInfo &a = forms[i], &b = forms[j];
       if (a.bits != b.bits || std::popcount(a.mask) != std::popcount(b.mask)) continue;
       uint64_t common = a.mask & b.mask;
-      EXPECT_NE(a.match & common, b.match & common) << a.idName << " and " << b.idName << " overlap";
+      EXPECT_NE(a.match & common, b.match & common)
+          << a.idName << " and " << b.idName << " overlap";
     }
 }
 
@@ -144,7 +146,8 @@ TEST(Encoding, CodeTables) {
   EXPECT_EQ(gprName(23), "x3");
   EXPECT_EQ(parseGpr("R10"), 10u);
   EXPECT_FALSE(parseGpr("R24").has_value());
-  for (unsigned m = 0; m < 8; ++m) EXPECT_EQ(peModeOfMask(maskOfPeMode(m)), m);
+  for (unsigned m = 0; m < 8; ++m)
+    EXPECT_EQ(peModeOfMask(maskOfPeMode(m)), m);
   EXPECT_FALSE(peModeOfMask(0x3).has_value()); // mask=0011 is not encodable (ADR-0096)
 }
 
@@ -206,8 +209,9 @@ TEST(EncodingConformance, EveryCatalogTileOpAndDataType) {
       EXPECT_EQ(tileOpOf(*d), t->op);
       EXPECT_EQ(dataTypeOf(*d), dt);
       std::string text = format(*d);
-      std::string start = family == "TEPL" ? (engine == "VEC" ? "BSTART.VEC " : "BSTART.SFU ") + name + ", "
-                                           : std::string(o["command_mnemonic"]) + " ";
+      std::string start = family == "TEPL"
+                              ? (engine == "VEC" ? "BSTART.VEC " : "BSTART.SFU ") + name + ", "
+                              : std::string(o["command_mnemonic"]) + " ";
       EXPECT_EQ(text.rfind(start, 0), 0u) << text;
       auto p = parse(text);
       ASSERT_TRUE(p) << p.error();
@@ -231,7 +235,8 @@ TEST(EncodingConformance, EveryCatalogTileOpAndDataType) {
     uint32_t w = 1u << 27 | sel << 20 | 0x00019181u;
     EXPECT_FALSE(decode32(w)) << hex(w);
     EXPECT_FALSE(decode32(w, {.extensions = true})) << hex(w);
-    auto p = parse("BSTART.TEPL " + std::to_string(sel >> 5) + ", " + std::to_string(sel & 31) + ", FP32");
+    auto p = parse("BSTART.TEPL " + std::to_string(sel >> 5) + ", " + std::to_string(sel & 31) +
+                   ", FP32");
     ASSERT_TRUE(p);
     EXPECT_FALSE(encode(*p));
   }
@@ -270,7 +275,8 @@ TEST(EncodingConformance, SpecVectors) {
       // are don't-care: the encoder writes 0 there, everything else is reproduced exactly.
       uint64_t covered = info(d->form).mask;
       for (const FieldInfo& fi : info(d->form).fields)
-        for (const Piece& pc : fi.pieces) covered |= ((uint64_t(1) << pc.width) - 1) << pc.instrLsb;
+        for (const Piece& pc : fi.pieces)
+          covered |= ((uint64_t(1) << pc.width) - 1) << pc.instrLsb;
       EXPECT_EQ(e->value, word & covered);
       auto p = parse(asmText);
       ASSERT_TRUE(p) << p.error();
@@ -300,7 +306,8 @@ TEST(EncodingConformance, ReservationsAreNeverProduced) {
     uint64_t k = std::stoull(enc[0]["mask"].get<std::string>(), nullptr, 16);
     for (FormId f : {FormId::BSTART_EXT, FormId::BSTART_EXTC}) {
       uint64_t common = k & info(f).mask;
-      EXPECT_NE(m & common, info(f).match & common) << r["mnemonic"] << " overlaps " << info(f).idName;
+      EXPECT_NE(m & common, info(f).match & common)
+          << r["mnemonic"] << " overlaps " << info(f).idName;
     }
   }
 }
@@ -349,14 +356,16 @@ TEST(EncodingExtension, ControlBlocks) {
   EXPECT_EQ(*p, extControl(ExtCtl::SET_FLAG, Pipe::MTE2, Pipe::V));
   EXPECT_EQ(format(*p), "BSTART.EXT SET_FLAG, PIPE_MTE2, PIPE_V");
   EXPECT_FALSE(parse("BSTART.EXT SET_FLAG, PIPE_MTE2, PIPE_V")); // extensions off
-  EXPECT_EQ(format(extControl(ExtCtl::PIPE_BARRIER, Pipe::All)), "BSTART.EXT PIPE_BARRIER, PIPE_ALL");
+  EXPECT_EQ(format(extControl(ExtCtl::PIPE_BARRIER, Pipe::All)),
+            "BSTART.EXT PIPE_BARRIER, PIPE_ALL");
   EXPECT_EQ(format(extControl(ExtCtl::GET_BLOCK_IDX)), "BSTART.EXT GET_BLOCK_IDX");
   EXPECT_EQ(format(tileStart(TileOp::TAXPY, 1)), "BSTART.EXT TAXPY, FP32");
   EXPECT_EQ(encode(tileStart(TileOp::TAXPY, 1))->word32(), 0x08139181u);
   EXPECT_NE(isaNoteDescriptor(true), isaNoteDescriptor(false));
   EXPECT_EQ(isaNoteDescriptor(false),
             "{\"encoding_abi\":\"pto-isa-0.58.3-mode-function-v1\",\"encoding_projection_sha256\":"
-            "\"8a48b80e04484c70870f155bf9efc79d2a805cf99e809f4e4e8a7e6a7eb34172\",\"release\":\"0.58.3\"}");
+            "\"8a48b80e04484c70870f155bf9efc79d2a805cf99e809f4e4e8a7e6a7eb34172\",\"release\":\"0."
+            "58.3\"}");
 }
 
 // ---------------------------------------------------------------- properties
@@ -365,17 +374,20 @@ namespace {
 std::vector<int64_t> sampleValues(const FieldInfo& f) {
   std::set<int64_t> s;
   int64_t lo = f.isSigned ? -(int64_t(1) << (f.width - 1)) : 0;
-  int64_t hi = f.isSigned ? (int64_t(1) << (f.width - 1)) - 1 : (f.width >= 63 ? INT64_MAX : (int64_t(1) << f.width) - 1);
+  int64_t hi = f.isSigned ? (int64_t(1) << (f.width - 1)) - 1
+                          : (f.width >= 63 ? INT64_MAX : (int64_t(1) << f.width) - 1);
   if (f.width <= 6) {
-    for (int64_t v = lo; v <= hi; ++v) s.insert(v);
+    for (int64_t v = lo; v <= hi; ++v)
+      s.insert(v);
   } else {
-    for (int64_t v : {lo, lo + 1, int64_t(-1), int64_t(0), int64_t(1), int64_t(2), int64_t(3), int64_t(16), hi - 1, hi,
-                      hi / 3, lo / 3})
+    for (int64_t v : {lo, lo + 1, int64_t(-1), int64_t(0), int64_t(1), int64_t(2), int64_t(3),
+                      int64_t(16), hi - 1, hi, hi / 3, lo / 3})
       if (v >= lo && v <= hi) s.insert(v);
   }
   std::vector<int64_t> out;
   for (int64_t v : s) {
-    uint64_t u = static_cast<uint64_t>(v) & (f.width >= 64 ? ~uint64_t(0) : (uint64_t(1) << f.width) - 1);
+    uint64_t u =
+        static_cast<uint64_t>(v) & (f.width >= 64 ? ~uint64_t(0) : (uint64_t(1) << f.width) - 1);
     if ((u & ~f.valueMask) == 0 && f.domain.contains(v)) out.push_back(v);
   }
   return out;
@@ -387,7 +399,9 @@ Inst baseInst(const FormInfo& f) {
   in.form = f.id;
   for (size_t i = 0; i < f.fields.size(); ++i) {
     auto vals = sampleValues(f.fields[i]);
-    in.field[i] = vals.empty() ? 0 : (std::find(vals.begin(), vals.end(), 0) != vals.end() ? 0 : vals.front());
+    in.field[i] = vals.empty()
+                      ? 0
+                      : (std::find(vals.begin(), vals.end(), 0) != vals.end() ? 0 : vals.front());
   }
   if (f.id == FormId::BSTART_EXT) in.set("XOP", 1);
   if (f.id == FormId::BSTART_EXTC) in.set("CTL", 1);
@@ -423,7 +437,8 @@ TEST(EncodingProperty, EncodeDecodeEncodeAndTextOverAllForms) {
     if (f.id == FormId::BSTART_TEPL) {
       for (const TileOpInfo& t : allTileOps())
         if (t.family == TileFamily::TEPL)
-          for (unsigned dt : kConcrete) roundTrip(tileStart(t.op, dt), n);
+          for (unsigned dt : kConcrete)
+            roundTrip(tileStart(t.op, dt), n);
     } else {
       roundTrip(base, n);
       for (size_t i = 0; i < f.fields.size(); ++i)
@@ -486,7 +501,8 @@ TEST(EncodingProperty, LengthDecodeFromBytes) {
     auto e = encode(in);
     if (!e) continue;
     std::vector<uint8_t> bytes;
-    for (unsigned i = 0; i < e->bits / 8; ++i) bytes.push_back(static_cast<uint8_t>(e->value >> (8 * i)));
+    for (unsigned i = 0; i < e->bits / 8; ++i)
+      bytes.push_back(static_cast<uint8_t>(e->value >> (8 * i)));
     bytes.push_back(0); // trailing bytes must not matter
     bytes.push_back(0);
     size_t used = 0;
@@ -499,18 +515,46 @@ TEST(EncodingProperty, LengthDecodeFromBytes) {
 
 // ---------------------------------------------------------------- text
 TEST(EncodingText, CanonicalRoundTripAndAliases) {
-  for (const char* t : {"BSTART.VEC TADD, FP32", "BSTART.SFU TEXP, FP16", "BSTART.TMATMUL.ACC FP16",
-                        "BSTART.TMOV DTYPE_NONE", "BSTART.TMOV U8 [TMOV.L2S.INSERT form]", "BSTART DIRECT, pc-64",
-                        "BSTART COND, pc+8", "BSTART.STD FALL", "B.DATR {ND2M16, DTYPE_NONE, Null, EQ, Default, 0, 0}",
-                        "B.DATR {NORM, U64, Min, GE, RHB, 1, 1}", "B.DIM a0, 16, ->LB0", "B.IOR a0, a1, zero, ->zero",
-                        "B.IOT T#1, mask=1111, last", "B.IOT U#3, M#16, mask=1100", "B.IOT mask=0001, last, ->N<10>",
-                        "B.IOS S7, mask=1111", "B.IOS mask=1111, ->S255<12>", "B.CATR {aq, rl}", "B.CATR {}",
-                        "B.HINT {BR.likely, TEMP.hot, 64}", "B.HINT TRACE.end", "C.B.DIMI 255, ->LB2", "C.BSTOP",
-                        "L.BSTOP", "B.FPATR 0, 0, 0, 0, 0, 0, 0, 1, 1", "add a0, a1.sw<<3, ->a2",
-                        "addi zero, 4095, ->s0", "cmp.lt a0, a1, ->t#1", "setc.eqi a0, -1", "lui 1048575, ->a0",
-                        "ld [a0, a1<<3], ->a2", "sd a2, [sp, a1]", "ldi [sp, -8], ->ra", "sdi ra, [sp, 2040]",
-                        "hl.lis -2147483648, ->a0", "hl.liu 4294967295, ->a0", "hl.lui 305419896, ->a1",
-                        "hl.addi a0, 16777215, ->a0", "hl.ldi [a0, -2097152], ->a1", "and a0, a1.not, ->a2"}) {
+  for (const char* t : {"BSTART.VEC TADD, FP32",
+                        "BSTART.SFU TEXP, FP16",
+                        "BSTART.TMATMUL.ACC FP16",
+                        "BSTART.TMOV DTYPE_NONE",
+                        "BSTART.TMOV U8 [TMOV.L2S.INSERT form]",
+                        "BSTART DIRECT, pc-64",
+                        "BSTART COND, pc+8",
+                        "BSTART.STD FALL",
+                        "B.DATR {ND2M16, DTYPE_NONE, Null, EQ, Default, 0, 0}",
+                        "B.DATR {NORM, U64, Min, GE, RHB, 1, 1}",
+                        "B.DIM a0, 16, ->LB0",
+                        "B.IOR a0, a1, zero, ->zero",
+                        "B.IOT T#1, mask=1111, last",
+                        "B.IOT U#3, M#16, mask=1100",
+                        "B.IOT mask=0001, last, ->N<10>",
+                        "B.IOS S7, mask=1111",
+                        "B.IOS mask=1111, ->S255<12>",
+                        "B.CATR {aq, rl}",
+                        "B.CATR {}",
+                        "B.HINT {BR.likely, TEMP.hot, 64}",
+                        "B.HINT TRACE.end",
+                        "C.B.DIMI 255, ->LB2",
+                        "C.BSTOP",
+                        "L.BSTOP",
+                        "B.FPATR 0, 0, 0, 0, 0, 0, 0, 1, 1",
+                        "add a0, a1.sw<<3, ->a2",
+                        "addi zero, 4095, ->s0",
+                        "cmp.lt a0, a1, ->t#1",
+                        "setc.eqi a0, -1",
+                        "lui 1048575, ->a0",
+                        "ld [a0, a1<<3], ->a2",
+                        "sd a2, [sp, a1]",
+                        "ldi [sp, -8], ->ra",
+                        "sdi ra, [sp, 2040]",
+                        "hl.lis -2147483648, ->a0",
+                        "hl.liu 4294967295, ->a0",
+                        "hl.lui 305419896, ->a1",
+                        "hl.addi a0, 16777215, ->a0",
+                        "hl.ldi [a0, -2097152], ->a1",
+                        "and a0, a1.not, ->a2"}) {
     SCOPED_TRACE(t);
     auto p = parse(t);
     ASSERT_TRUE(p) << p.error();
@@ -529,7 +573,8 @@ TEST(EncodingText, CanonicalRoundTripAndAliases) {
       {"B.IOR R2, R0, R0, ->R0", "B.IOR a0, zero, zero, ->zero"},
       {"B.DATR {NORM, FP32, Zero, None, RDN, 0, 0}", "B.DATR {NORM, FP32, Zero, EQ, RTM, 0, 0}"},
       {"B.CATR {aqrl}", "B.CATR {aq, rl}"},
-      {"  B.IOT   T#1 , T#2 , mask=1111 , last , ->T<1>  ", "B.IOT T#1, T#2, mask=1111, last, ->T<1>"},
+      {"  B.IOT   T#1 , T#2 , mask=1111 , last , ->T<1>  ",
+       "B.IOT T#1, T#2, mask=1111, last, ->T<1>"},
   };
   for (auto [in, out] : aliases) {
     auto p = parse(in);
@@ -537,9 +582,10 @@ TEST(EncodingText, CanonicalRoundTripAndAliases) {
     EXPECT_EQ(format(*p), out);
   }
   // Rejected text.
-  for (const char* bad : {"BSTART.VEC TEXP, FP32", "BSTART.SFU TADD, FP32", "BSTART.VEC TAXPY, FP32",
-                          "B.IOT T#1, mask=0011, last", "B.IOT T#17, mask=1111", "B.DIM q0, 1, ->LB0",
-                          "BSTART DIRECT, pc+3", "B.DATR {NORM, FP32, Zero, EQ, RNE, 0}", "TADD T#1, T#2"}) {
+  for (const char* bad :
+       {"BSTART.VEC TEXP, FP32", "BSTART.SFU TADD, FP32", "BSTART.VEC TAXPY, FP32",
+        "B.IOT T#1, mask=0011, last", "B.IOT T#17, mask=1111", "B.DIM q0, 1, ->LB0",
+        "BSTART DIRECT, pc+3", "B.DATR {NORM, FP32, Zero, EQ, RNE, 0}", "TADD T#1, T#2"}) {
     auto p = parse(bad);
     EXPECT_FALSE(p && encode(*p)) << bad;
   }
@@ -552,8 +598,9 @@ TEST(EncodingText, CanonicalRoundTripAndAliases) {
 }
 
 TEST(EncodingScalar, Materialize64) {
-  for (uint64_t v : {uint64_t(0), uint64_t(4095), uint64_t(4096), uint64_t(0x7fffffff), uint64_t(-1),
-                     uint64_t(0xffffffff), uint64_t(0x123456789abcdef0), uint64_t(0x100000000)}) {
+  for (uint64_t v :
+       {uint64_t(0), uint64_t(4095), uint64_t(4096), uint64_t(0x7fffffff), uint64_t(-1),
+        uint64_t(0xffffffff), uint64_t(0x123456789abcdef0), uint64_t(0x100000000)}) {
     auto seq = materialize64(2, v, 3);
     ASSERT_FALSE(seq.empty());
     for (const Inst& in : seq) {

@@ -162,9 +162,10 @@ TEST(ExportCpp, UnexpressibleOpIsALocatedError) {
 // Found by fuzz-image: a tile block with fewer tile operands than its op needs (an edited image)
 // is an export error naming the missing operand, not a read past the operand list.
 TEST(ExportCpp, MissingTileOperandIsAnError) {
-  obj::Image img = fromBlockText(".arch a2a3\n.function @k entry\n.tile T#1 %c vec 16x16xf32 addr=0x0\n"
-                                 ".loc k.pto:7:3\nBSTART.VEC TADD, FP32\nB.DIM zero, 16, ->LB0\n"
-                                 "B.IOT T#1, mask=1111, last\nBSTOP\n");
+  obj::Image img =
+      fromBlockText(".arch a2a3\n.function @k entry\n.tile T#1 %c vec 16x16xf32 addr=0x0\n"
+                    ".loc k.pto:7:3\nBSTART.VEC TADD, FP32\nB.DIM zero, 16, ->LB0\n"
+                    "B.IOT T#1, mask=1111, last\nBSTOP\n");
   auto r = cppexport::exportCpp(img);
   ASSERT_TRUE(std::holds_alternative<cppexport::ExportError>(r));
   const std::string& msg = std::get<cppexport::ExportError>(r).message;

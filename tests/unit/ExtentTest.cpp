@@ -1,9 +1,9 @@
 // Pointer extents (obj/Extent.h, asm/Extents.h, docs/object-format.md section 2.9): the
 // expression language, the analysis on IR (expected values computed by hand from the view
 // shapes and strides), and the .pto.extents table through objects and images.
+#include "obj/Extent.h"
 #include "asm/Extents.h"
 #include "asm/Frontend.h"
-#include "obj/Extent.h"
 #include "obj/Image.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +15,8 @@ using namespace pto;
 
 namespace {
 
-std::variant<int64_t, std::string> eval(const std::string& e, std::map<std::string, int64_t> vars = {}) {
+std::variant<int64_t, std::string> eval(const std::string& e,
+                                        std::map<std::string, int64_t> vars = {}) {
   return obj::evalExtent(e, [&](const std::string& n) -> std::optional<int64_t> {
     auto it = vars.find(n);
     if (it == vars.end()) return std::nullopt;
@@ -61,7 +62,8 @@ TEST(Extent, Expressions) {
   std::vector<std::string> names;
   EXPECT_FALSE(obj::checkExtent("max(%rows*%cols,%n+1)", &names));
   EXPECT_EQ(names, (std::vector<std::string>{"rows", "cols", "n"}));
-  EXPECT_TRUE(obj::checkExtent(std::string(200, '(') + "1" + std::string(200, ')'))); // too deep, not a crash
+  EXPECT_TRUE(obj::checkExtent(std::string(200, '(') + "1" +
+                               std::string(200, ')'))); // too deep, not a crash
 }
 
 // 1 + sum (shape_i - 1) * stride_i per view, max over the views and scalar accesses.
@@ -89,15 +91,15 @@ TEST(Extent, FromViewsAndScalarAccesses) {
   }
 })");
   ASSERT_EQ(u.size(), 8u);
-  EXPECT_EQ(u[0].extent, "208");          // max(1 + 3 * 64 + 15 * 1, 1 + 63 * 1)
-  EXPECT_EQ(u[1].extent, "16*%n");        // 1 + (n - 1) * 16 + 15
-  EXPECT_EQ(u[2].extent, "16");           // loads at %i < 16: index 15 at most
-  EXPECT_TRUE(u[2].indexValues);          // its values become an index into %e
-  EXPECT_EQ(u[3].extent, "4*%m");         // 1 + (4m - 1) * 1
-  EXPECT_EQ(u[4].extent, "%n");           // an index loaded from memory stays in the declared view
+  EXPECT_EQ(u[0].extent, "208");   // max(1 + 3 * 64 + 15 * 1, 1 + 63 * 1)
+  EXPECT_EQ(u[1].extent, "16*%n"); // 1 + (n - 1) * 16 + 15
+  EXPECT_EQ(u[2].extent, "16");    // loads at %i < 16: index 15 at most
+  EXPECT_TRUE(u[2].indexValues);   // its values become an index into %e
+  EXPECT_EQ(u[3].extent, "4*%m");  // 1 + (4m - 1) * 1
+  EXPECT_EQ(u[4].extent, "%n");    // an index loaded from memory stays in the declared view
   EXPECT_FALSE(u[4].indexValues);
-  EXPECT_EQ(u[7].extent, "");             // ... and with no view the extent is unknown
-  EXPECT_EQ(u[5].extent, "");             // %n: not a pointer
+  EXPECT_EQ(u[7].extent, ""); // ... and with no view the extent is unknown
+  EXPECT_EQ(u[5].extent, ""); // %n: not a pointer
   EXPECT_FALSE(u[0].indexValues);
 }
 
@@ -110,7 +112,8 @@ TEST(Extent, TableRoundTripAndValidation) {
   f.name = "k";
   f.flags = obj::kEntry;
   f.textSize = 0;
-  f.params.push_back({"x", obj::ParamKind::Pointer, isa::DType::F32, {}, "max(64*%n+1,4096)", false});
+  f.params.push_back(
+      {"x", obj::ParamKind::Pointer, isa::DType::F32, {}, "max(64*%n+1,4096)", false});
   f.params.push_back({"i", obj::ParamKind::Pointer, isa::DType::I32, {}, "16", true});
   f.params.push_back({"n", obj::ParamKind::Index, isa::DType::I64, {}, "", false});
   f.params.push_back({"alpha", obj::ParamKind::Scalar, isa::DType::F32, {}, "", false});
@@ -141,13 +144,16 @@ TEST(Extent, TableRoundTripAndValidation) {
   };
   obj::ObjectFile bad = o;
   bad.functions[0].params[0].extent = "64*%alpha";
-  EXPECT_NE(refused(bad).find("%alpha is not an integer scalar parameter of 'k'"), std::string::npos) << refused(bad);
+  EXPECT_NE(refused(bad).find("%alpha is not an integer scalar parameter of 'k'"),
+            std::string::npos)
+      << refused(bad);
   bad = o;
   bad.functions[0].params[0].extent = "64*";
   EXPECT_NE(refused(bad).find("unexpected end"), std::string::npos) << refused(bad);
   bad = o;
   bad.functions[0].params[2].extent = "4"; // on an index parameter
-  EXPECT_NE(refused(bad).find("parameter 'n' of 'k' is not a pointer"), std::string::npos) << refused(bad);
+  EXPECT_NE(refused(bad).find("parameter 'n' of 'k' is not a pointer"), std::string::npos)
+      << refused(bad);
   // Without extents the object has no .pto.extents section and reads back the same.
   obj::ObjectFile plain = o;
   for (auto& p : plain.functions[0].params) {

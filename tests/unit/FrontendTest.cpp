@@ -18,13 +18,15 @@ struct Parsed {
   unsigned errors = 0;
 };
 
-Parsed parse(const std::string& text, std::optional<isa::Arch> arch = std::nullopt, bool verify = true) {
+Parsed parse(const std::string& text, std::optional<isa::Arch> arch = std::nullopt,
+             bool verify = true) {
   as::SourceFile src("test.pto", text);
   std::ostringstream out;
   as::DiagEngine diags(src, out);
   Parsed p;
   p.module = as::parseModule(src, diags, arch);
-  if (p.module && diags.errors() == 0 && verify) as::verifyModule(*p.module, as::resolveArch(*p.module, arch), diags);
+  if (p.module && diags.errors() == 0 && verify)
+    as::verifyModule(*p.module, as::resolveArch(*p.module, arch), diags);
   p.diagnostics = out.str();
   p.errors = diags.errors();
   return p;
@@ -58,7 +60,8 @@ module {
   ASSERT_EQ(p.errors, 0u) << p.diagnostics;
   ASSERT_EQ(p.module->functions.size(), 1u);
   int tileOps = 0;
-  ir::walk(p.module->functions[0]->body, [&](const ir::Op& op) { tileOps += op.kind == ir::OpKind::TileOp; });
+  ir::walk(p.module->functions[0]->body,
+           [&](const ir::Op& op) { tileOps += op.kind == ir::OpKind::TileOp; });
   EXPECT_EQ(tileOps, 2);
 }
 

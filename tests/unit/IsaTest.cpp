@@ -62,7 +62,8 @@ TEST(OpTable, EveryRowIsWellFormed) {
     EXPECT_EQ(&info(op.id), &op) << op.mnemonic;
     EXPECT_EQ(findOp(op.mnemonic), &op) << op.mnemonic;
     EXPECT_FALSE(op.a2a3Types.empty() && op.a5Types.empty()) << op.mnemonic;
-    for (const Role& r : op.roles) EXPECT_FALSE(r.name.empty()) << op.mnemonic;
+    for (const Role& r : op.roles)
+      EXPECT_FALSE(r.name.empty()) << op.mnemonic;
   }
   EXPECT_GE(allOps().size(), 100u);
 }
@@ -116,7 +117,8 @@ TEST(IsaOps, TileOperandRoles) {
   auto names = [](OpId id, size_t n) {
     const OpInfo& oi = info(id);
     std::vector<std::string> out;
-    for (int r : tileOperandRoles(oi, n)) out.push_back(r < 0 ? "-" : std::string(oi.roles[static_cast<size_t>(r)].name));
+    for (int r : tileOperandRoles(oi, n))
+      out.push_back(r < 0 ? "-" : std::string(oi.roles[static_cast<size_t>(r)].name));
     return out;
   };
   using V = std::vector<std::string>;
@@ -125,5 +127,6 @@ TEST(IsaOps, TileOperandRoles) {
   EXPECT_EQ(names(OpId::TMOV, 2), (V{"dst", "src"}));               // optional fp absent
   EXPECT_EQ(names(OpId::TMOV, 3), (V{"dst", "src", "fp"}));         // ... and present
   EXPECT_EQ(names(OpId::TMATMUL_ACC, 4), (V{"dst", "acc", "lhs", "rhs"}));
-  EXPECT_EQ(names(OpId::TMRGSORT, 3), (V{"dsts", "dsts", "dsts"})); // the variadic output takes them
+  EXPECT_EQ(names(OpId::TMRGSORT, 3),
+            (V{"dsts", "dsts", "dsts"})); // the variadic output takes them
 }

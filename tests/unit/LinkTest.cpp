@@ -5,8 +5,8 @@
 #include "isa/Encoding.h"
 #include "link/Cfg.h"
 #include "link/Linker.h"
-#include "tests/unit/TestSupport.h"
 #include "obj/Image.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -30,11 +30,14 @@ obj::ObjectFile assemble(const std::string& path, std::optional<isa::Arch> arch 
   return test::assembleFile(path, arch);
 }
 
-std::string vaddPath() { return std::string(PTO_SOURCE_DIR) + "/samples/vadd/vadd.pto"; }
+std::string vaddPath() {
+  return std::string(PTO_SOURCE_DIR) + "/samples/vadd/vadd.pto";
+}
 
 std::string errorsOf(const link::LinkResult& r) {
   std::string s;
-  for (const auto& d : r.diags) s += (d.note ? "note: " : "error: ") + d.text + "\n";
+  for (const auto& d : r.diags)
+    s += (d.note ? "note: " : "error: ") + d.text + "\n";
   return s;
 }
 
@@ -47,15 +50,18 @@ TEST(Link, VaddLinksAndPatchesEventIds) {
   const obj::Image& img = *r.image;
   ASSERT_EQ(img.entries.size(), 1u);
   EXPECT_EQ(img.entries[0].name, "vadd");
-  for (const obj::TileDesc& t : img.functions[0].tiles) EXPECT_GE(t.placement, 0);
+  for (const obj::TileDesc& t : img.functions[0].tiles)
+    EXPECT_GE(t.placement, 0);
   // Every event word now carries the id of its event.
   std::map<std::string, int> ids;
-  for (const obj::ImageEvent& e : img.events) ids[e.name] = e.id;
+  for (const obj::ImageEvent& e : img.events)
+    ids[e.name] = e.id;
   EXPECT_NE(ids["la"], ids["lb"]);
   for (const obj::Reloc& rel : o.relocs) {
     if (rel.type != obj::RelocType::Event) continue;
     size_t used = 0;
-    auto w = isa::enc::decodeBytes(std::span<const uint8_t>(img.text.data() + rel.offset, 4), used, {.extensions = true});
+    auto w = isa::enc::decodeBytes(std::span<const uint8_t>(img.text.data() + rel.offset, 4), used,
+                                   {.extensions = true});
     ASSERT_TRUE(w);
     EXPECT_EQ(*w->get("uimm17"), ids[o.events[rel.index].name]);
   }
@@ -73,13 +79,15 @@ TEST(Link, SymbolErrorsNameBothObjects) {
   obj::ObjectFile o = assemble(vaddPath());
   link::LinkResult dup = link::link({{"a.o", o}, {"b.o", o}}, {});
   ASSERT_FALSE(dup.ok());
-  EXPECT_NE(errorsOf(dup).find("duplicate symbol 'vadd': defined in 'a.o' and in 'b.o'"), std::string::npos);
+  EXPECT_NE(errorsOf(dup).find("duplicate symbol 'vadd': defined in 'a.o' and in 'b.o'"),
+            std::string::npos);
   obj::ObjectFile caller = o;
   caller.functions[0].name = "k";
   caller.relocs.push_back({0, obj::RelocType::Call, 0, 0, "missing"});
   link::LinkResult und = link::link({{"k.o", caller}}, {});
   ASSERT_FALSE(und.ok());
-  EXPECT_NE(errorsOf(und).find("undefined symbol 'missing' (called from @k in 'k.o')"), std::string::npos);
+  EXPECT_NE(errorsOf(und).find("undefined symbol 'missing' (called from @k in 'k.o')"),
+            std::string::npos);
   link::LinkResult noEntry = link::link({{"a.o", o}}, {{"nope"}, std::nullopt});
   EXPECT_NE(errorsOf(noEntry).find("--entry 'nope': no such kernel"), std::string::npos);
 }
@@ -103,7 +111,8 @@ TEST(Link, CfgOfVaddHasTheLoop) {
   const auto& cfg = std::get<link::FunctionCfg>(built);
   bool backEdge = false, tadd = false;
   for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
-    for (int32_t s : cfg.blocks[b].succ) backEdge |= s >= 0 && static_cast<uint32_t>(s) < b;
+    for (int32_t s : cfg.blocks[b].succ)
+      backEdge |= s >= 0 && static_cast<uint32_t>(s) < b;
     if (cfg.blocks[b].op == isa::OpId::TADD) {
       tadd = true;
       auto uses = cfg.usesOf(cfg.blocks[b]);
@@ -127,7 +136,8 @@ TEST(Image, CorruptInputNeverCrashes) {
     if (i % 3 == 0) {
       bad.resize(rng() % bad.size());
     } else {
-      for (int k = 0; k < 1 + i % 4; ++k) bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+      for (int k = 0; k < 1 + i % 4; ++k)
+        bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
     }
     auto res = obj::readImage(bad.data(), bad.size());
     if (auto* e = std::get_if<std::string>(&res)) {

@@ -1,5 +1,5 @@
-#include "asm/Frontend.h"
 #include "asm/Lower.h"
+#include "asm/Frontend.h"
 #include "isa/Encoding.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,8 @@ namespace enc = isa::enc;
 
 namespace {
 
-std::optional<obj::ObjectFile> lower(const std::string& text, isa::Arch arch, std::string* diagnostics = nullptr) {
+std::optional<obj::ObjectFile> lower(const std::string& text, isa::Arch arch,
+                                     std::string* diagnostics = nullptr) {
   as::SourceFile src("t.pto", text);
   std::ostringstream out;
   as::DiagEngine diags(src, out);
@@ -43,7 +44,8 @@ std::vector<enc::Inst> decodeAll(const obj::ObjectFile& o) {
 std::string tileType(isa::DType t) {
   unsigned bits = isa::bitWidth(t);
   unsigned cols = bits >= 8 ? 256 / bits : 64; // one 32-byte row multiple
-  return "!pto.tile_buf<vec, 16x" + std::to_string(cols) + "x" + std::string(isa::spelling(t)) + ">";
+  return "!pto.tile_buf<vec, 16x" + std::to_string(cols) + "x" + std::string(isa::spelling(t)) +
+         ">";
 }
 
 } // namespace
@@ -55,7 +57,8 @@ TEST(Lower, EveryElementwiseOpAndDTypeEncodesItsStartWord) {
   int checked = 0;
   for (isa::Arch arch : {isa::Arch::A2A3, isa::Arch::A5}) {
     for (const isa::OpInfo& op : isa::allOps()) {
-      if (op.rule != isa::TypeRule::SameAll || !(op.flags & isa::kSameValid) || !op.supports(arch)) continue;
+      if (op.rule != isa::TypeRule::SameAll || !(op.flags & isa::kSameValid) || !op.supports(arch))
+        continue;
       const enc::TileOpInfo* eop = enc::tileOpFor(op.id);
       ASSERT_NE(eop, nullptr) << op.mnemonic;
       for (unsigned d = 0; d < isa::kNumDTypes; ++d) {
@@ -75,18 +78,21 @@ TEST(Lower, EveryElementwiseOpAndDTypeEncodesItsStartWord) {
             insTypes += std::string(isa::spelling(dt));
           }
         }
-        std::string text = "pto." + std::string(op.mnemonic) + " ins(" + ins + " : " + insTypes + ") outs(%d : " + ty + ")\n";
+        std::string text = "pto." + std::string(op.mnemonic) + " ins(" + ins + " : " + insTypes +
+                           ") outs(%d : " + ty + ")\n";
         std::string diags;
         auto o = lower(text, arch, &diags);
         ASSERT_TRUE(o.has_value()) << text << diags;
         auto words = decodeAll(*o);
-        auto start = std::find_if(words.begin(), words.end(), [](const enc::Inst& w) { return enc::tileOpOf(w).has_value(); });
+        auto start = std::find_if(words.begin(), words.end(),
+                                  [](const enc::Inst& w) { return enc::tileOpOf(w).has_value(); });
         ASSERT_NE(start, words.end()) << text;
         EXPECT_EQ(enc::tileOpOf(*start), eop->op) << text;
         EXPECT_EQ(enc::dataTypeOf(*start), enc::dataTypeCode(dt)) << text;
         EXPECT_EQ(o->usesExtensions, eop->family == enc::TileFamily::EXT) << text;
         // The first B.IOT names the destination: %d is declared after the input tiles.
-        auto iot = std::find_if(start, words.end(), [](const enc::Inst& w) { return w.get("SrcTile0").has_value(); });
+        auto iot = std::find_if(start, words.end(),
+                                [](const enc::Inst& w) { return w.get("SrcTile0").has_value(); });
         ASSERT_NE(iot, words.end());
         EXPECT_EQ(iot->get("SrcTile0"), tiles) << text;
         ++checked;
@@ -97,11 +103,13 @@ TEST(Lower, EveryElementwiseOpAndDTypeEncodesItsStartWord) {
 }
 
 TEST(Lower, TcvtCarriesDestinationTypeAndRoundMode) {
-  auto o = lower("%d = pto.tcvt %s {rmode = #pto<round_mode FLOOR>} : !pto.tile<16x16xf32> -> !pto.tile<16x16xf16>\n",
+  auto o = lower("%d = pto.tcvt %s {rmode = #pto<round_mode FLOOR>} : !pto.tile<16x16xf32> -> "
+                 "!pto.tile<16x16xf16>\n",
                  isa::Arch::A2A3);
   ASSERT_TRUE(o);
   auto words = decodeAll(*o);
-  auto datr = std::find_if(words.begin(), words.end(), [](const enc::Inst& w) { return w.form == enc::FormId::B_DATR; });
+  auto datr = std::find_if(words.begin(), words.end(),
+                           [](const enc::Inst& w) { return w.form == enc::FormId::B_DATR; });
   ASSERT_NE(datr, words.end());
   EXPECT_EQ(datr->get("DataType"), enc::dataTypeCode(isa::DType::F16));
   EXPECT_EQ(datr->get("RMode"), enc::rmodeCode(isa::RoundMode::CAST_FLOOR));
@@ -114,7 +122,8 @@ TEST(Lower, ManyLiveScalarsSpillToTheFrame) {
     text += "  %v" + std::to_string(i) + " = arith.muli %n, %n : index\n";
   text += "  %acc0 = arith.addi %v0, %v1 : index\n";
   for (int i = 2; i < 30; ++i)
-    text += "  %acc" + std::to_string(i - 1) + " = arith.addi %acc" + std::to_string(i - 2) + ", %v" + std::to_string(i) + " : index\n";
+    text += "  %acc" + std::to_string(i - 1) + " = arith.addi %acc" + std::to_string(i - 2) +
+            ", %v" + std::to_string(i) + " : index\n";
   text += "  %r = arith.index_cast %acc28 : index to i64\n  %z = arith.constant 0 : index\n"
           "  pto.store_scalar %r, %p[%z] : !pto.ptr<i64>, i64\n  return\n }\n}\n";
   std::string diags;
@@ -149,7 +158,9 @@ TEST(Lower, LoopsBecomeCondAndDirectBlocks) {
 
 TEST(Lower, UnsupportedConstructsAreLocatedErrors) {
   std::string diags;
-  auto o = lower("module {\n func.func @k(%a: f32) {\n  %b = arith.remf %a, %a : f32\n  return\n }\n}\n", isa::Arch::A2A3, &diags);
+  auto o =
+      lower("module {\n func.func @k(%a: f32) {\n  %b = arith.remf %a, %a : f32\n  return\n }\n}\n",
+            isa::Arch::A2A3, &diags);
   EXPECT_FALSE(o);
   EXPECT_NE(diags.find("t.pto:3:"), std::string::npos) << diags;
   EXPECT_NE(diags.find("not supported by the code generator"), std::string::npos) << diags;
@@ -171,7 +182,8 @@ TEST(Lower, DynamicValidShapeRegistersComeBeforeTheTileBlock) {
                  isa::Arch::A2A3);
   ASSERT_TRUE(o);
   auto words = decodeAll(*o);
-  auto start = std::find_if(words.begin(), words.end(), [](const enc::Inst& w) { return enc::tileOpOf(w).has_value(); });
+  auto start = std::find_if(words.begin(), words.end(),
+                            [](const enc::Inst& w) { return enc::tileOpOf(w).has_value(); });
   ASSERT_NE(start, words.end());
   bool dynamicDim = false;
   for (auto it = start + 1; it != words.end() && it->form != enc::FormId::BSTOP; ++it) {

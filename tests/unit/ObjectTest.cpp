@@ -15,7 +15,8 @@ obj::ObjectFile sample() {
   o.arch = isa::Arch::A5;
   o.usesExtensions = true;
   for (uint32_t w : {0x08019181u, 0x01000043u, 0x0408CE13u, 0x00000001u}) {
-    for (int i = 0; i < 4; ++i) o.text.push_back(static_cast<uint8_t>(w >> (8 * i)));
+    for (int i = 0; i < 4; ++i)
+      o.text.push_back(static_cast<uint8_t>(w >> (8 * i)));
   }
   obj::Function f;
   f.name = "vadd";
@@ -71,7 +72,8 @@ TEST(Object, RejectsEveryTruncation) {
   auto bytes = bytesOf(sample());
   for (size_t n = 0; n < bytes.size(); n += 7) {
     auto r = obj::readObject(bytes.data(), n);
-    EXPECT_TRUE(std::holds_alternative<std::string>(r)) << "accepted a file truncated to " << n << " bytes";
+    EXPECT_TRUE(std::holds_alternative<std::string>(r))
+        << "accepted a file truncated to " << n << " bytes";
   }
 }
 

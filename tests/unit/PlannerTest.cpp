@@ -1,8 +1,8 @@
 // Memory planner tests: the PTOAS planning cases (exact capacity, hole fitting, nested loops,
 // loop-carried values, scf.if joins, aliases, scratch vs destination) and random programs
 // checked by an independent liveness oracle and the plan checker.
-#include "link/Events.h"
 #include "link/Planner.h"
+#include "link/Events.h"
 
 #include <gtest/gtest.h>
 
@@ -31,7 +31,9 @@ struct Prog {
   }
   uint32_t def(uint32_t t) { return op({{t, false, true, false}}); }
   uint32_t use(uint32_t t) { return op({{t, true, false, false}}); }
-  uint32_t upd(uint32_t dst, uint32_t src) { return op({{dst, true, true, false}, {src, true, false, false}}); }
+  uint32_t upd(uint32_t dst, uint32_t src) {
+    return op({{dst, true, true, false}, {src, true, false, false}});
+  }
   uint32_t scalar() { return op({}); }
   void edges(uint32_t b, int32_t s0, int32_t s1 = -1) {
     cfg.blocks[b].succ[0] = s0;
@@ -46,7 +48,8 @@ struct Prog {
   FunctionCfg& done() {
     for (uint32_t i = 0; i < cfg.blocks.size(); ++i) {
       cfg.blocks[i].kind = cfg.blocks[i].numUses ? BlockKind::Tile : BlockKind::Scalar;
-      if (!explicitSucc[i]) cfg.blocks[i].succ[0] = i + 1 < cfg.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
+      if (!explicitSucc[i])
+        cfg.blocks[i].succ[0] = i + 1 < cfg.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
     }
     cfg.computePreds();
     return cfg;
@@ -55,7 +58,8 @@ struct Prog {
 
 std::vector<PlanTile> vecTiles(size_t n, uint64_t bytes) {
   std::vector<PlanTile> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = {"t" + std::to_string(i), isa::Loc::Vec, bytes, -1, -1, 0};
+  for (size_t i = 0; i < n; ++i)
+    t[i] = {"t" + std::to_string(i), isa::Loc::Vec, bytes, -1, -1, 0};
   return t;
 }
 
@@ -88,8 +92,10 @@ TEST(Planner, PeakExactCapacity) {
   // PTOAS plan_memory_peak_exact_capacity: 24 x 8 KiB live together fill 192 KiB exactly.
   for (size_t n : {24u, 25u}) {
     Prog p;
-    for (uint32_t i = 0; i < n; ++i) p.def(i);
-    for (uint32_t i = 1; i < n; ++i) p.upd(0, i);
+    for (uint32_t i = 0; i < n; ++i)
+      p.def(i);
+    for (uint32_t i = 1; i < n; ++i)
+      p.upd(0, i);
     p.use(0);
     auto tiles = vecTiles(n, 8192);
     PlanResult r = plan(p.done(), tiles, A3);
@@ -104,7 +110,9 @@ TEST(Planner, PeakExactCapacity) {
       EXPECT_EQ(r.errors[0].needed, 204800u);
       EXPECT_EQ(r.errors[0].available, 196608u);
       EXPECT_EQ(r.errors[0].peak.size(), 25u);
-      EXPECT_NE(r.errors[0].message.find("buffer vec overflows: needs 204800 bytes, 196608 available"), std::string::npos);
+      EXPECT_NE(
+          r.errors[0].message.find("buffer vec overflows: needs 204800 bytes, 196608 available"),
+          std::string::npos);
     }
   }
 }
@@ -131,13 +139,13 @@ TEST(Planner, LoopCarriedValueLivesAcrossTheBackEdge) {
   // acc = 0; for { t = load; acc += t }; store acc.  `u` is local to the iteration and defined
   // after acc's last use in the body: it must still not share with acc (live around the loop).
   Prog p;
-  p.def(0);                 // 0: acc
-  uint32_t h = p.scalar();  // 1: header
-  p.def(1);                 // 2: t
-  p.upd(0, 1);              // 3: acc += t
-  p.def(2);                 // 4: u
-  uint32_t l = p.use(2);    // 5: latch uses u
-  p.use(0);                 // 6: after the loop
+  p.def(0);                // 0: acc
+  uint32_t h = p.scalar(); // 1: header
+  p.def(1);                // 2: t
+  p.upd(0, 1);             // 3: acc += t
+  p.def(2);                // 4: u
+  uint32_t l = p.use(2);   // 5: latch uses u
+  p.use(0);                // 6: after the loop
   p.loop(h, l);
   auto tiles = vecTiles(3, 4096);
   PlanResult r = plan(p.done(), tiles, A3);
@@ -153,14 +161,14 @@ TEST(Planner, NestedLoops) {
   // loop: x is live across the outer back edge, so z cannot take its bytes; y after the loops
   // can.
   Prog p;
-  p.def(0);                  // 0: x
-  uint32_t ho = p.scalar();  // 1: outer header
-  uint32_t hi = p.scalar();  // 2: inner header
-  uint32_t li = p.use(0);    // 3: inner body/latch reads x
-  p.def(2);                  // 4: z
-  uint32_t lo = p.use(2);    // 5: outer latch
-  p.def(1);                  // 6: y
-  p.use(1);                  // 7
+  p.def(0);                 // 0: x
+  uint32_t ho = p.scalar(); // 1: outer header
+  uint32_t hi = p.scalar(); // 2: inner header
+  uint32_t li = p.use(0);   // 3: inner body/latch reads x
+  p.def(2);                 // 4: z
+  uint32_t lo = p.use(2);   // 5: outer latch
+  p.def(1);                 // 6: y
+  p.use(1);                 // 7
   p.loop(hi, li);
   p.loop(ho, lo);
   auto tiles = vecTiles(3, 4096);
@@ -175,12 +183,12 @@ TEST(Planner, IfJoinKeepsBothPathsLive) {
   // a defined before an if, read only in the else branch; b defined in the then branch and read
   // after the join: a is live through the then branch too.
   Prog p;
-  p.def(0);                 // 0: a
-  uint32_t c = p.scalar();  // 1: if (cond) -> then at 2, else at 4
-  p.def(1);                 // 2: then: b
-  uint32_t j = p.scalar();  // 3: jump to join (5)
-  p.use(0);                 // 4: else: read a
-  p.use(1);                 // 5: join: read b
+  p.def(0);                // 0: a
+  uint32_t c = p.scalar(); // 1: if (cond) -> then at 2, else at 4
+  p.def(1);                // 2: then: b
+  uint32_t j = p.scalar(); // 3: jump to join (5)
+  p.use(0);                // 4: else: read a
+  p.use(1);                // 5: join: read b
   p.edges(c, 2, 4);
   p.edges(j, 5);
   auto tiles = vecTiles(2, 4096);
@@ -248,7 +256,8 @@ TEST(Planner, ManualPlacementsAreKeptAndAvoided) {
 TEST(Planner, BuffersAreSeparateWithTheirOwnAlignment) {
   Prog p;
   p.def(0), p.def(1), p.upd(0, 1), p.use(0);
-  std::vector<PlanTile> tiles = {{"l", isa::Loc::Left, 100, -1, -1, 0}, {"r", isa::Loc::Left, 100, -1, -1, 0}};
+  std::vector<PlanTile> tiles = {{"l", isa::Loc::Left, 100, -1, -1, 0},
+                                 {"r", isa::Loc::Left, 100, -1, -1, 0}};
   PlanResult r = plan(p.done(), tiles, A3);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.offset[1] % 512, 0);
@@ -268,10 +277,18 @@ void genRegion(Prog& p, std::mt19937& rng, uint32_t numTiles, int depth, int& bu
     if (k < 5 || depth > 3) {
       uint32_t d = tile(rng), s = tile(rng);
       switch (rng() % 4) {
-      case 0: p.def(d); break;
-      case 1: p.use(s); break;
-      case 2: p.upd(d, s); break;
-      default: p.op({{d, false, true, false}, {s, true, false, false}, {tile(rng), false, true, true}}); break;
+      case 0:
+        p.def(d);
+        break;
+      case 1:
+        p.use(s);
+        break;
+      case 2:
+        p.upd(d, s);
+        break;
+      default:
+        p.op({{d, false, true, false}, {s, true, false, false}, {tile(rng), false, true, true}});
+        break;
       }
     } else if (k < 8) {
       uint32_t h = p.scalar();
@@ -295,9 +312,10 @@ void genRegion(Prog& p, std::mt19937& rng, uint32_t numTiles, int depth, int& bu
 std::vector<std::vector<bool>> oracleLive(const FunctionCfg& cfg, std::span<const PlanTile> tiles) {
   size_t n = tiles.size(), nb = cfg.blocks.size();
   std::vector<uint32_t> root(n);
-  for (uint32_t i = 0; i < n; ++i) root[i] = tiles[i].aliasOf >= 0 ? root[static_cast<size_t>(tiles[i].aliasOf)] : i;
-  std::vector<std::vector<bool>> gen(nb, std::vector<bool>(n)), kill(nb, std::vector<bool>(n)), in(nb, std::vector<bool>(n)),
-      out(nb, std::vector<bool>(n));
+  for (uint32_t i = 0; i < n; ++i)
+    root[i] = tiles[i].aliasOf >= 0 ? root[static_cast<size_t>(tiles[i].aliasOf)] : i;
+  std::vector<std::vector<bool>> gen(nb, std::vector<bool>(n)), kill(nb, std::vector<bool>(n)),
+      in(nb, std::vector<bool>(n)), out(nb, std::vector<bool>(n));
   for (size_t b = 0; b < nb; ++b)
     for (const TileUse& u : cfg.usesOf(cfg.blocks[b])) {
       uint32_t r = root[u.tile];
@@ -312,15 +330,18 @@ std::vector<std::vector<bool>> oracleLive(const FunctionCfg& cfg, std::span<cons
       std::vector<bool> o(n);
       for (int32_t s : cfg.blocks[b].succ)
         if (s >= 0)
-          for (size_t v = 0; v < n; ++v) o[v] = o[v] || in[static_cast<size_t>(s)][v];
+          for (size_t v = 0; v < n; ++v)
+            o[v] = o[v] || in[static_cast<size_t>(s)][v];
       std::vector<bool> i(n);
-      for (size_t v = 0; v < n; ++v) i[v] = gen[b][v] || (o[v] && !kill[b][v]);
+      for (size_t v = 0; v < n; ++v)
+        i[v] = gen[b][v] || (o[v] && !kill[b][v]);
       if (o != out[b] || i != in[b]) changed = true, out[b] = o, in[b] = i;
     }
   }
   std::vector<std::vector<bool>> any(nb, std::vector<bool>(n));
   for (size_t b = 0; b < nb; ++b)
-    for (size_t v = 0; v < n; ++v) any[b][v] = in[b][v] || out[b][v];
+    for (size_t v = 0; v < n; ++v)
+      any[b][v] = in[b][v] || out[b][v];
   return any;
 }
 
@@ -337,7 +358,12 @@ TEST(Planner, RandomProgramsAreSound) {
     p.scalar();
     std::vector<PlanTile> tiles;
     for (uint32_t i = 0; i < numTiles; ++i) {
-      PlanTile t{"t" + std::to_string(i), rng() % 5 ? isa::Loc::Vec : isa::Loc::Mat, 32u * (1 + rng() % 256), -1, -1, 0};
+      PlanTile t{"t" + std::to_string(i),
+                 rng() % 5 ? isa::Loc::Vec : isa::Loc::Mat,
+                 32u * (1 + rng() % 256),
+                 -1,
+                 -1,
+                 0};
       if (i > 0 && rng() % 6 == 0) { // a view of an earlier tile
         uint32_t parent = rng() % i;
         t.loc = tiles[parent].loc;
@@ -368,7 +394,8 @@ TEST(Planner, RandomProgramsAreSound) {
 TEST(Events, ColouringReusesIdsAndReportsExhaustion) {
   // Event k: set at block 2k, wait at block 2k+1 -> never pending together: all get id 0.
   Prog p;
-  for (int i = 0; i < 20; ++i) p.scalar();
+  for (int i = 0; i < 20; ++i)
+    p.scalar();
   FunctionCfg& cfg = p.done();
   std::vector<int32_t> blockEvent(cfg.blocks.size(), -1);
   std::vector<std::pair<isa::Pipe, isa::Pipe>> pipes;
@@ -376,31 +403,37 @@ TEST(Events, ColouringReusesIdsAndReportsExhaustion) {
   for (uint32_t k = 0; k < 10; ++k) {
     cfg.blocks[2 * k].kind = BlockKind::SetFlag;
     cfg.blocks[2 * k + 1].kind = BlockKind::WaitFlag;
-    for (uint32_t b : {2 * k, 2 * k + 1}) cfg.blocks[b].srcPipe = isa::Pipe::MTE2, cfg.blocks[b].dstPipe = isa::Pipe::MTE3;
+    for (uint32_t b : {2 * k, 2 * k + 1})
+      cfg.blocks[b].srcPipe = isa::Pipe::MTE2, cfg.blocks[b].dstPipe = isa::Pipe::MTE3;
     blockEvent[2 * k] = blockEvent[2 * k + 1] = static_cast<int32_t>(k);
     pipes.push_back({isa::Pipe::MTE2, isa::Pipe::MTE3});
     names.push_back("e" + std::to_string(k));
   }
   EventPlan ep = allocateEvents(cfg, blockEvent, pipes, names, A3);
   ASSERT_TRUE(ep.errors.empty());
-  for (int32_t id : ep.id) EXPECT_EQ(id, 0);
+  for (int32_t id : ep.id)
+    EXPECT_EQ(id, 0);
   // Now nine sets first, then nine waits: 9 > 8 ids.
   Prog q;
-  for (int i = 0; i < 18; ++i) q.scalar();
+  for (int i = 0; i < 18; ++i)
+    q.scalar();
   FunctionCfg& c2 = q.done();
   std::vector<int32_t> be(18, -1);
   for (uint32_t k = 0; k < 9; ++k) {
     c2.blocks[k].kind = BlockKind::SetFlag;
     c2.blocks[9 + k].kind = BlockKind::WaitFlag;
-    for (uint32_t b : {k, 9 + k}) c2.blocks[b].srcPipe = isa::Pipe::MTE2, c2.blocks[b].dstPipe = isa::Pipe::MTE3;
+    for (uint32_t b : {k, 9 + k})
+      c2.blocks[b].srcPipe = isa::Pipe::MTE2, c2.blocks[b].dstPipe = isa::Pipe::MTE3;
     be[k] = be[9 + k] = static_cast<int32_t>(k);
   }
   pipes.resize(9);
   names.resize(9);
   ep = allocateEvents(c2, be, pipes, names, A3);
   ASSERT_EQ(ep.errors.size(), 1u);
-  EXPECT_NE(ep.errors[0].message.find("event ids exhausted for PIPE_MTE2 -> PIPE_MTE3"), std::string::npos);
-  for (uint32_t k = 0; k < 8; ++k) EXPECT_EQ(ep.id[k], static_cast<int32_t>(k));
+  EXPECT_NE(ep.errors[0].message.find("event ids exhausted for PIPE_MTE2 -> PIPE_MTE3"),
+            std::string::npos);
+  for (uint32_t k = 0; k < 8; ++k)
+    EXPECT_EQ(ep.id[k], static_cast<int32_t>(k));
   EXPECT_EQ(usableEventIds(A3, isa::Pipe::MTE2, isa::Pipe::V), 7u);
   EXPECT_EQ(usableEventIds(A3, isa::Pipe::MTE2, isa::Pipe::MTE3), 8u);
 }

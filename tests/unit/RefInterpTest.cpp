@@ -19,17 +19,24 @@ namespace {
 
 // ------------------------------------------------------------------ scalar semantics
 constexpr uint64_t kI32Min = 0x80000000u;
-uint64_t i32(int32_t v) { return static_cast<uint32_t>(v); }
-uint64_t f32(float v) { return std::bit_cast<uint32_t>(v); }
-uint64_t f64(double v) { return std::bit_cast<uint64_t>(v); }
+uint64_t i32(int32_t v) {
+  return static_cast<uint32_t>(v);
+}
+uint64_t f32(float v) {
+  return std::bit_cast<uint32_t>(v);
+}
+uint64_t f64(double v) {
+  return std::bit_cast<uint64_t>(v);
+}
 
 TEST(RefScalar, IntegerDivisionEdges) {
   EXPECT_EQ(*ref::intBinary("divsi", kI32Min, i32(-1), 32), kI32Min);
   EXPECT_EQ(*ref::intBinary("remsi", kI32Min, i32(-1), 32), 0u);
   EXPECT_EQ(*ref::intBinary("divsi", 7, 0, 32), 0xFFFFFFFFu);
   EXPECT_EQ(*ref::intBinary("remsi", i32(-7), 0, 32), i32(-7));
-  EXPECT_EQ(*ref::intBinary("divui", 0xFFFFFFFFu, 2, 32), 0x7FFFFFFFu); // not the sign-extended 64-bit quotient
-  EXPECT_EQ(*ref::intBinary("remui", 0xFFFFFFFFu, 10, 32), 5u);         // 4294967295 % 10
+  EXPECT_EQ(*ref::intBinary("divui", 0xFFFFFFFFu, 2, 32),
+            0x7FFFFFFFu); // not the sign-extended 64-bit quotient
+  EXPECT_EQ(*ref::intBinary("remui", 0xFFFFFFFFu, 10, 32), 5u); // 4294967295 % 10
   EXPECT_EQ(*ref::intBinary("divsi", i32(-7), 2, 32), i32(-3));
   EXPECT_EQ(*ref::intBinary("remsi", i32(-7), 2, 32), i32(-1));
   EXPECT_EQ(*ref::intBinary("ceildivsi", 7, 2, 32), 4u);
@@ -48,13 +55,13 @@ TEST(RefScalar, IntegerDivisionEdges) {
 
 TEST(RefScalar, Shifts) {
   EXPECT_EQ(*ref::intBinary("shli", 1, 31, 32), kI32Min);
-  EXPECT_EQ(*ref::intBinary("shli", 1, 32, 32), 0u);             // the width or more: all bits out
+  EXPECT_EQ(*ref::intBinary("shli", 1, 32, 32), 0u); // the width or more: all bits out
   EXPECT_EQ(*ref::intBinary("shrsi", kI32Min, 40, 32), 0xFFFFFFFFu);
   EXPECT_EQ(*ref::intBinary("shrsi", 0x40000000u, 40, 32), 0u);
-  EXPECT_EQ(*ref::intBinary("shrui", kI32Min, 31, 32), 1u);     // zeros shifted in at bit 31
+  EXPECT_EQ(*ref::intBinary("shrui", kI32Min, 31, 32), 1u); // zeros shifted in at bit 31
   EXPECT_EQ(*ref::intBinary("shrui", 0xFFu, 4, 8), 0x0Fu);
   EXPECT_EQ(*ref::intBinary("shrsi", 0x80u, 7, 8), 0xFFu);
-  EXPECT_EQ(*ref::intBinary("shli", 5, 64, 64), 5u);             // amounts are taken modulo 64
+  EXPECT_EQ(*ref::intBinary("shli", 5, 64, 64), 5u); // amounts are taken modulo 64
   EXPECT_EQ(*ref::intBinary("shli", 5, 65, 64), 10u);
 }
 
@@ -64,9 +71,16 @@ TEST(RefScalar, Compares) {
   EXPECT_TRUE(*ref::intCompare("ugt", kI32Min, 0x7FFFFFFFu, 32));
   EXPECT_TRUE(*ref::intCompare("sle", kI32Min, 0x7FFFFFFFu, 32));
   const uint64_t nan = 0x7FC00000u, one = f32(1.0f);
-  for (auto [p, want] : std::vector<std::pair<const char*, bool>>{{"oeq", false}, {"one", false}, {"olt", false}, {"ord", false},
-                                                                  {"ueq", true},  {"une", true},  {"ult", true},  {"uno", true},
-                                                                  {"true", true}, {"false", false}})
+  for (auto [p, want] : std::vector<std::pair<const char*, bool>>{{"oeq", false},
+                                                                  {"one", false},
+                                                                  {"olt", false},
+                                                                  {"ord", false},
+                                                                  {"ueq", true},
+                                                                  {"une", true},
+                                                                  {"ult", true},
+                                                                  {"uno", true},
+                                                                  {"true", true},
+                                                                  {"false", false}})
     EXPECT_EQ(*ref::floatCompare(p, DType::F32, nan, one), want) << p;
   EXPECT_TRUE(*ref::floatCompare("oeq", DType::F32, f32(-0.0f), f32(0.0f)));
   EXPECT_FALSE(*ref::floatCompare("olt", DType::F32, f32(-0.0f), f32(0.0f)));
@@ -80,7 +94,8 @@ TEST(RefScalar, FloatMinMaxAndZeros) {
   EXPECT_EQ(*ref::floatBinary("maximumf", DType::F32, pz, nz), pz);
   EXPECT_EQ(*ref::floatBinary("minimumf", DType::F32, pz, nz), nz);
   EXPECT_EQ(*ref::floatBinary("maximumf", DType::F32, one, nan), 0x7FC00000u); // the canonical NaN
-  EXPECT_EQ(*ref::floatBinary("minimumf", DType::F32, 0x7F800001u, one), 0x7FC00000u); // signalling too
+  EXPECT_EQ(*ref::floatBinary("minimumf", DType::F32, 0x7F800001u, one),
+            0x7FC00000u); // signalling too
   EXPECT_EQ(*ref::floatBinary("maxnumf", DType::F32, nan, one), one);
   EXPECT_EQ(*ref::floatBinary("minnumf", DType::F32, one, nan), one);
   EXPECT_EQ(*ref::floatBinary("addf", DType::F32, nz, nz), nz);
@@ -93,16 +108,17 @@ TEST(RefScalar, FloatMinMaxAndZeros) {
 
 TEST(RefScalar, HalfAndBfloatRounding) {
   // f16: 11 significant bits.
-  EXPECT_EQ(ref::doubleToFloat(DType::F16, 2049.0), 0x6800u);        // tie -> even (2048)
-  EXPECT_EQ(ref::doubleToFloat(DType::F16, 2051.0), 0x6802u);        // tie -> even (2052)
+  EXPECT_EQ(ref::doubleToFloat(DType::F16, 2049.0), 0x6800u); // tie -> even (2048)
+  EXPECT_EQ(ref::doubleToFloat(DType::F16, 2051.0), 0x6802u); // tie -> even (2052)
   EXPECT_EQ(ref::doubleToFloat(DType::F16, 65504.0), 0x7BFFu);
   EXPECT_EQ(ref::doubleToFloat(DType::F16, 65519.0), 0x7BFFu);
-  EXPECT_EQ(ref::doubleToFloat(DType::F16, 65520.0), 0x7C00u);       // overflow -> inf
+  EXPECT_EQ(ref::doubleToFloat(DType::F16, 65520.0), 0x7C00u); // overflow -> inf
   EXPECT_EQ(ref::doubleToFloat(DType::F16, std::ldexp(1.0, -24)), 0x0001u);
-  EXPECT_EQ(ref::doubleToFloat(DType::F16, std::ldexp(1.0, -25)), 0x0000u);     // tie -> even (0)
+  EXPECT_EQ(ref::doubleToFloat(DType::F16, std::ldexp(1.0, -25)), 0x0000u); // tie -> even (0)
   EXPECT_EQ(ref::doubleToFloat(DType::F16, std::ldexp(3.0, -26)), 0x0001u);
-  EXPECT_EQ(ref::doubleToFloat(DType::F16, -std::ldexp(3.0, -25)), 0x8002u);    // 1.5 ulp -> 2
-  EXPECT_EQ(ref::doubleToFloat(DType::F16, std::ldexp(1023.5, -24)), 0x0400u);  // rounds up to the smallest normal
+  EXPECT_EQ(ref::doubleToFloat(DType::F16, -std::ldexp(3.0, -25)), 0x8002u); // 1.5 ulp -> 2
+  EXPECT_EQ(ref::doubleToFloat(DType::F16, std::ldexp(1023.5, -24)),
+            0x0400u); // rounds up to the smallest normal
   EXPECT_EQ(ref::doubleToFloat(DType::F16, -0.0), 0x8000u);
   // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: even is 1. In f16 arithmetic too.
   EXPECT_EQ(*ref::floatBinary("addf", DType::F16, 0x3C00, 0x1000), 0x3C00u);
@@ -114,14 +130,15 @@ TEST(RefScalar, HalfAndBfloatRounding) {
   EXPECT_DOUBLE_EQ(ref::floatToDouble(DType::BF16, 0x3FC0), 1.5);
   EXPECT_DOUBLE_EQ(ref::floatToDouble(DType::F16, 0x0001), std::ldexp(1.0, -24));
   EXPECT_TRUE(std::isnan(ref::floatToDouble(DType::F16, 0x7E00)));
-  EXPECT_EQ(ref::doubleToFloat(DType::F16, ref::floatToDouble(DType::F16, 0xFE01)), 0x7E00u); // canonical NaN
+  EXPECT_EQ(ref::doubleToFloat(DType::F16, ref::floatToDouble(DType::F16, 0xFE01)),
+            0x7E00u); // canonical NaN
 }
 
 TEST(RefScalar, Conversions) {
-  EXPECT_EQ(ref::floatToInt(DType::F32, 0x7FC00000u, 32, true), 0u);      // NaN -> 0
+  EXPECT_EQ(ref::floatToInt(DType::F32, 0x7FC00000u, 32, true), 0u); // NaN -> 0
   EXPECT_EQ(ref::floatToInt(DType::F32, f32(1e10f), 32, true), 0x7FFFFFFFu);
   EXPECT_EQ(ref::floatToInt(DType::F32, f32(-1e10f), 32, true), kI32Min);
-  EXPECT_EQ(ref::floatToInt(DType::F32, f32(-1.5f), 32, true), i32(-1));  // toward zero
+  EXPECT_EQ(ref::floatToInt(DType::F32, f32(-1.5f), 32, true), i32(-1)); // toward zero
   EXPECT_EQ(ref::floatToInt(DType::F32, f32(-1.0f), 32, false), 0u);
   EXPECT_EQ(ref::floatToInt(DType::F32, f32(300.0f), 8, false), 0xFFu);
   EXPECT_EQ(ref::floatToInt(DType::F32, f32(INFINITY), 64, true), 0x7FFFFFFFFFFFFFFFu);
@@ -152,7 +169,8 @@ Parsed parse(const std::string& text, const std::string& name = "k.pto") {
   {
     as::DiagEngine diags(*p.src, err);
     p.mod = as::parseModule(*p.src, diags);
-    if (p.mod && !diags.failed()) as::verifyModule(*p.mod, as::resolveArch(*p.mod, std::nullopt), diags);
+    if (p.mod && !diags.failed())
+      as::verifyModule(*p.mod, as::resolveArch(*p.mod, std::nullopt), diags);
     if (diags.failed()) p.mod.reset();
   }
   p.diags = err.str();
@@ -161,8 +179,8 @@ Parsed parse(const std::string& text, const std::string& name = "k.pto") {
 
 /// Runs kernel @k of `text` with i64 buffer %out (n elements, zeros) and the given extra
 /// buffers; returns the error text ("" on success).
-std::string runText(const std::string& text, std::map<std::string, rt::Tensor*> buffers, std::map<std::string, int64_t> scalars = {},
-                    uint64_t maxOps = 1'000'000) {
+std::string runText(const std::string& text, std::map<std::string, rt::Tensor*> buffers,
+                    std::map<std::string, int64_t> scalars = {}, uint64_t maxOps = 1'000'000) {
   Parsed p = parse(text);
   if (!p.mod) return "parse: " + p.diags;
   auto k = ref::Kernel::find(*p.mod, isa::Arch::A2A3, "k");
@@ -175,7 +193,9 @@ std::string runText(const std::string& text, std::map<std::string, rt::Tensor*> 
   return e ? e->message : "";
 }
 
-int64_t at(const rt::Tensor& t, int64_t i) { return static_cast<int64_t>(t.bitsAt(i)); }
+int64_t at(const rt::Tensor& t, int64_t i) {
+  return static_cast<int64_t>(t.bitsAt(i));
+}
 
 TEST(RefInterp, GuardedStoreUnderFalseConditionDoesNothing) {
   rt::Tensor out = rt::Tensor::zeros(DType::I64, {2});
@@ -205,8 +225,10 @@ TEST(RefInterp, GuardedStoreUnderFalseConditionDoesNothing) {
 
 TEST(RefInterp, LoopTouchesOnlyItsRangeAndZeroTripKeepsInit) {
   rt::Tensor in = rt::Tensor::zeros(DType::I64, {5}), out = rt::Tensor::zeros(DType::I64, {1});
-  for (int i = 0; i < 5; ++i) in.setBits(i, static_cast<uint64_t>(i + 1));
-  const std::string text = R"(func.func @k(%in: !pto.ptr<i64>, %out: !pto.ptr<i64>, %lo: index, %n: index) {
+  for (int i = 0; i < 5; ++i)
+    in.setBits(i, static_cast<uint64_t>(i + 1));
+  const std::string text =
+      R"(func.func @k(%in: !pto.ptr<i64>, %out: !pto.ptr<i64>, %lo: index, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %init = arith.constant 100 : i64
@@ -218,14 +240,18 @@ TEST(RefInterp, LoopTouchesOnlyItsRangeAndZeroTripKeepsInit) {
   pto.store_scalar %s, %out[%c0] : !pto.ptr<i64>, i64
   return
 })";
-  ASSERT_EQ(runText(text, {{"in", &in}, {"out", &out}}, {{"lo", 0}, {"n", 5}}), ""); // exactly 5 elements: no read of in[5]
+  ASSERT_EQ(runText(text, {{"in", &in}, {"out", &out}}, {{"lo", 0}, {"n", 5}}),
+            ""); // exactly 5 elements: no read of in[5]
   EXPECT_EQ(at(out, 0), 115);
   ASSERT_EQ(runText(text, {{"in", &in}, {"out", &out}}, {{"lo", 5}, {"n", 5}}), "");
   EXPECT_EQ(at(out, 0), 100);
-  ASSERT_EQ(runText(text, {{"in", &in}, {"out", &out}}, {{"lo", 3}, {"n", -2}}), ""); // signed compare: zero trips
+  ASSERT_EQ(runText(text, {{"in", &in}, {"out", &out}}, {{"lo", 3}, {"n", -2}}),
+            ""); // signed compare: zero trips
   EXPECT_EQ(at(out, 0), 100);
   const std::string err = runText(text, {{"in", &in}, {"out", &out}}, {{"lo", 0}, {"n", 6}});
-  EXPECT_NE(err.find("k.pto:6:10: runtime error: scalar load reads past the end of argument %in"), std::string::npos) << err;
+  EXPECT_NE(err.find("k.pto:6:10: runtime error: scalar load reads past the end of argument %in"),
+            std::string::npos)
+      << err;
 }
 
 TEST(RefInterp, IfResultsTakeTheRightBranch) {
@@ -287,7 +313,8 @@ TEST(RefInterp, WhileLoopAndFloatScalarsInALoop) {
   EXPECT_EQ(fout.bitsAt(1), f32(0.0f));
   EXPECT_EQ(fout.bitsAt(2), f32(-1.0f));
   EXPECT_EQ(fout.bitsAt(3), f32(-1.5f));
-  ASSERT_EQ(runText(text, {{"out", &out}, {"fout", &fout}}, {{"limit", 1}}), ""); // the after region never runs
+  ASSERT_EQ(runText(text, {{"out", &out}, {"fout", &fout}}, {{"limit", 1}}),
+            ""); // the after region never runs
   EXPECT_EQ(at(out, 0), 1);
 }
 
@@ -305,7 +332,8 @@ TEST(RefInterp, EndlessLoopEndsWithAnError) {
   return
 })";
   const std::string err = runText(text, {{"out", &out}}, {}, 10'000);
-  EXPECT_NE(err.find("runtime error: the kernel ran more than 10000 operations"), std::string::npos) << err;
+  EXPECT_NE(err.find("runtime error: the kernel ran more than 10000 operations"), std::string::npos)
+      << err;
 }
 
 TEST(RefInterp, CallsAndBlocks) {
@@ -329,7 +357,8 @@ func.func @k(%out: !pto.ptr<i64>) attributes {pto.entry} {
   ASSERT_FALSE(k->bind("out", &out));
   auto e = k->run({.blocks = 4});
   ASSERT_FALSE(e) << e->message;
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(at(out, i), 2 * i);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(at(out, i), 2 * i);
   EXPECT_TRUE(k->bindScalar("nope", int64_t{1}).has_value());
   EXPECT_FALSE(ref::Kernel::find(*p.mod, isa::Arch::A2A3, "missing").ok());
 }
@@ -345,12 +374,17 @@ TEST(RefInterp, UnsupportedOpIsALocatedError) {
 })";
   const std::string err = runText(text, {{"out", &out}});
   if (err.rfind("parse: ", 0) == 0) GTEST_SKIP() << "the verifier refuses arith.remf";
-  EXPECT_NE(err.find("k.pto:4:8: runtime error: 'arith.remf' is not supported by the reference interpreter"), std::string::npos) << err;
+  EXPECT_NE(
+      err.find(
+          "k.pto:4:8: runtime error: 'arith.remf' is not supported by the reference interpreter"),
+      std::string::npos)
+      << err;
 }
 
 } // namespace
 
-// ------------------------------------------------------------------ differential: ref vs linked cpu
+// ------------------------------------------------------------------ differential: ref vs linked
+// cpu
 namespace diff {
 
 /// .pto -> object -> image -> runtime Module, every stage's diagnostics as the error.
@@ -375,7 +409,8 @@ rt::Result<rt::Module> linked(const std::string& path) {
   link::LinkResult r = link::link({{"k.o", *o}}, opts);
   if (!r.ok()) {
     std::string msgs;
-    for (const auto& d : r.diags) msgs += d.text + "\n";
+    for (const auto& d : r.diags)
+      msgs += d.text + "\n";
     return rt::Error{"pto-ld: " + msgs};
   }
   auto bytes = obj::writeImage(*r.image);
@@ -402,20 +437,28 @@ Inputs makeInputs(const std::vector<rt::Module::ParamInfo>& params, uint64_t see
     uint64_t s = 0;
     if (p.kind == K::Pointer || p.kind == K::TensorView) {
       int64_t n = 1;
-      for (int64_t d : p.shape) n *= d;
-      t = rt::Tensor::zeros(p.dtype, {std::max<int64_t>(p.kind == K::Pointer ? kPointerElems : n, 1)});
-      const int64_t count = isa::bitWidth(p.dtype) < 8 ? static_cast<int64_t>(t.data.size()) * 2 : t.numel();
+      for (int64_t d : p.shape)
+        n *= d;
+      t = rt::Tensor::zeros(p.dtype,
+                            {std::max<int64_t>(p.kind == K::Pointer ? kPointerElems : n, 1)});
+      const int64_t count =
+          isa::bitWidth(p.dtype) < 8 ? static_cast<int64_t>(t.data.size()) * 2 : t.numel();
       for (int64_t i = 0; i < count; ++i) {
-        uint64_t bits = isa::isFloat(p.dtype) ? ref::doubleToFloat(p.dtype == DType::F64 || p.dtype == DType::F16 || p.dtype == DType::BF16
-                                                                        ? p.dtype
-                                                                        : DType::F32,
-                                                                    fd(rng))
-                                              : static_cast<uint64_t>(static_cast<int64_t>(id(rng)));
-        if (isa::isFloat(p.dtype) && !ref::isScalarFloat(p.dtype)) bits = static_cast<uint64_t>(id(rng) & 0x3F); // small fp8 codes
+        uint64_t bits = isa::isFloat(p.dtype)
+                            ? ref::doubleToFloat(p.dtype == DType::F64 || p.dtype == DType::F16 ||
+                                                         p.dtype == DType::BF16
+                                                     ? p.dtype
+                                                     : DType::F32,
+                                                 fd(rng))
+                            : static_cast<uint64_t>(static_cast<int64_t>(id(rng)));
+        if (isa::isFloat(p.dtype) && !ref::isScalarFloat(p.dtype))
+          bits = static_cast<uint64_t>(id(rng) & 0x3F); // small fp8 codes
         t.setBits(i, ref::truncBits(bits, isa::bitWidth(p.dtype)));
       }
     } else {
-      s = p.kind == K::Scalar && isa::isFloat(p.dtype) ? ref::doubleToFloat(ref::isScalarFloat(p.dtype) ? p.dtype : DType::F32, 0.5) : 4;
+      s = p.kind == K::Scalar && isa::isFloat(p.dtype)
+              ? ref::doubleToFloat(ref::isScalarFloat(p.dtype) ? p.dtype : DType::F32, 0.5)
+              : 4;
     }
     in.buffers.push_back(std::move(t));
     in.scalars.push_back(s);
@@ -439,7 +482,8 @@ std::string compare(const std::string& path) {
     std::string refErr;
     for (size_t i = 0; i < k->params().size(); ++i) {
       const std::string& pn = k->params()[i].name;
-      auto st = a.buffers[i].data.empty() ? k->bindScalarBits(pn, a.scalars[i]) : k->bind(pn, &a.buffers[i]);
+      auto st = a.buffers[i].data.empty() ? k->bindScalarBits(pn, a.scalars[i])
+                                          : k->bind(pn, &a.buffers[i]);
       if (st) refErr = st->message;
     }
     if (refErr.empty())
@@ -458,26 +502,32 @@ std::string compare(const std::string& path) {
         } else {
           for (size_t i = 0; i < k->params().size(); ++i) {
             const std::string& pn = k->params()[i].name;
-            auto st = b.buffers[i].data.empty() ? l->bindScalarBits(pn, b.scalars[i]) : l->bind(pn, &b.buffers[i]);
+            auto st = b.buffers[i].data.empty() ? l->bindScalarBits(pn, b.scalars[i])
+                                                : l->bind(pn, &b.buffers[i]);
             if (st) linkErr = st->message;
           }
           if (linkErr.empty())
-            if (auto e = l->run({.blocks = 2, .threads = 1, .maxInstructions = 2'000'000'000, .backend = backend}))
+            if (auto e = l->run({.blocks = 2,
+                                 .threads = 1,
+                                 .maxInstructions = 2'000'000'000,
+                                 .backend = backend}))
               linkErr = e->message;
         }
       }
       if (!refErr.empty() || !linkErr.empty()) {
         if (refErr.empty() != linkErr.empty())
-          report += "@" + name + ": ref: " + (refErr.empty() ? "ok" : refErr) + " | linked " + bname + ": " +
-                    (linkErr.empty() ? "ok" : linkErr) + "\n";
+          report += "@" + name + ": ref: " + (refErr.empty() ? "ok" : refErr) + " | linked " +
+                    bname + ": " + (linkErr.empty() ? "ok" : linkErr) + "\n";
         continue;
       }
       for (size_t i = 0; i < a.buffers.size(); ++i)
         if (a.buffers[i].data != b.buffers[i].data) {
           int64_t first = 0;
-          while (first < a.buffers[i].numel() && a.buffers[i].bitsAt(first) == b.buffers[i].bitsAt(first)) ++first;
-          report += "@" + name + ": %" + k->params()[i].name + " differs (" + bname + ") first at element " +
-                    std::to_string(first) + "\n";
+          while (first < a.buffers[i].numel() &&
+                 a.buffers[i].bitsAt(first) == b.buffers[i].bitsAt(first))
+            ++first;
+          report += "@" + name + ": %" + k->params()[i].name + " differs (" + bname +
+                    ") first at element " + std::to_string(first) + "\n";
         }
     }
   }
@@ -496,8 +546,7 @@ std::vector<std::string> ptoFiles(const std::string& dir) {
 /// Kernels whose linked run disagrees with the reference interpreter because of code
 /// generation bugs being fixed (issue #11 items 1-2). The test fails when one starts to agree:
 /// remove it from the list then.
-const std::map<std::string, std::string> kExpectedMismatch = {
-};
+const std::map<std::string, std::string> kExpectedMismatch = {};
 
 void runAll(const std::vector<std::string>& files, const std::string& what) {
   size_t agree = 0;
@@ -506,13 +555,16 @@ void runAll(const std::vector<std::string>& files, const std::string& what) {
     const std::string r = compare(f);
     auto expected = kExpectedMismatch.find(name);
     if (expected != kExpectedMismatch.end())
-      EXPECT_FALSE(r.empty()) << name << " now agrees bit for bit: remove it from kExpectedMismatch (" << expected->second << ")";
+      EXPECT_FALSE(r.empty()) << name
+                              << " now agrees bit for bit: remove it from kExpectedMismatch ("
+                              << expected->second << ")";
     else
       EXPECT_TRUE(r.empty()) << name << ":\n" << r;
     agree += r.empty();
   }
-  printf("[ref] %s: %zu of %zu files agree bit for bit between the reference interpreter and the linked image on the cpu and npu backends\n", what.c_str(),
-         agree, files.size());
+  printf("[ref] %s: %zu of %zu files agree bit for bit between the reference interpreter and the "
+         "linked image on the cpu and npu backends\n",
+         what.c_str(), agree, files.size());
 }
 
 } // namespace diff

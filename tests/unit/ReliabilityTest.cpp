@@ -352,8 +352,10 @@ TEST(NpyChecks, BoolTensorsTakeAByteAnElement) {
   // written as nibbles, past the end of the buffer.
   rt::Tensor b = rt::Tensor::zeros(isa::DType::I1, {8});
   ASSERT_EQ(b.data.size(), 8u);
-  for (int64_t i = 0; i < 8; ++i) b.setBits(i, i % 2);
-  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(b.bitsAt(i), static_cast<uint64_t>(i % 2));
+  for (int64_t i = 0; i < 8; ++i)
+    b.setBits(i, i % 2);
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_EQ(b.bitsAt(i), static_cast<uint64_t>(i % 2));
   auto back = rt::fromNpy(rt::toNpy(b), "b.npy");
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back.value().data, b.data);

@@ -49,10 +49,12 @@ Module build(const std::string& text, std::optional<isa::Arch> arch = std::nullo
   return mod.value();
 }
 
-void runWith(Module& m, const std::string& kernel, std::vector<std::pair<std::string, Tensor*>> args) {
+void runWith(Module& m, const std::string& kernel,
+             std::vector<std::pair<std::string, Tensor*>> args) {
   auto l = m.launch(kernel);
   ASSERT_TRUE(l.ok());
-  for (auto& [name, t] : args) ASSERT_FALSE(l.value().bind(name, t)) << name;
+  for (auto& [name, t] : args)
+    ASSERT_FALSE(l.value().bind(name, t)) << name;
   auto st = l.value().run({});
   ASSERT_FALSE(st) << st->message;
 }
@@ -69,7 +71,8 @@ std::vector<int> ranks(const std::vector<double>& v) {
   std::vector<int> r(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     int k = 0;
-    for (size_t j = 0; j < v.size(); ++j) k += v[j] > v[i] || (v[j] == v[i] && j < i);
+    for (size_t j = 0; j < v.size(); ++j)
+      k += v[j] > v[i] || (v[j] == v[i] && j < i);
     r[i] = k;
   }
   return r;
@@ -78,15 +81,20 @@ std::vector<int> ranks(const std::vector<double>& v) {
 void checkSort32(DType dt, const char* ty, uint64_t seed) {
   const int cols = 64, rows = 2, coef = dt == DType::F32 ? 2 : 4;
   std::string tile = std::string("!pto.tile_buf<vec, 2x64x") + ty + ">";
-  std::string text = std::string("kernel @s(%x: !pto.tensor_view<2x64x") + ty + ">, %i: !pto.tensor_view<2x64xui32>, %o: !pto.tensor_view<2x" +
-                     std::to_string(64 * coef) + "x" + ty + ">) {\n  tile %v : " + tile + "\n  tile %ix : !pto.tile_buf<vec, 2x64xui32>\n" +
-                     "  tile %d : !pto.tile_buf<vec, 2x" + std::to_string(64 * coef) + "x" + ty + ">\n" +
-                     "  tload %v, %x[0, 0]\n  tload %ix, %i[0, 0]\n  tsort32 %d, %v, %ix\n  tstore %o[0, 0], %d\n}\n";
+  std::string text =
+      std::string("kernel @s(%x: !pto.tensor_view<2x64x") + ty +
+      ">, %i: !pto.tensor_view<2x64xui32>, %o: !pto.tensor_view<2x" + std::to_string(64 * coef) +
+      "x" + ty + ">) {\n  tile %v : " + tile + "\n  tile %ix : !pto.tile_buf<vec, 2x64xui32>\n" +
+      "  tile %d : !pto.tile_buf<vec, 2x" + std::to_string(64 * coef) + "x" + ty + ">\n" +
+      "  tload %v, %x[0, 0]\n  tload %ix, %i[0, 0]\n  tsort32 %d, %v, %ix\n  tstore %o[0, 0], "
+      "%d\n}\n";
   Module m = build(text);
   std::mt19937_64 rng(seed);
-  Tensor x = Tensor::zeros(dt, {rows, cols}), idx = Tensor::zeros(DType::U32, {rows, cols}), out = Tensor::zeros(dt, {rows, cols * coef});
+  Tensor x = Tensor::zeros(dt, {rows, cols}), idx = Tensor::zeros(DType::U32, {rows, cols}),
+         out = Tensor::zeros(dt, {rows, cols * coef});
   for (int64_t i = 0; i < x.numel(); ++i) {
-    x.setBits(i, isa::encodeFromDouble(dt, static_cast<double>(static_cast<int>(rng() % 9) - 4) / 2, isa::RoundMode::CAST_RINT, isa::SatMode::ON));
+    x.setBits(i, isa::encodeFromDouble(dt, static_cast<double>(static_cast<int>(rng() % 9) - 4) / 2,
+                                       isa::RoundMode::CAST_RINT, isa::SatMode::ON));
     idx.setBits(i, 1000 + i);
   }
   runWith(m, "s", {{"x", &x}, {"i", &idx}, {"o", &out}});
@@ -94,10 +102,12 @@ void checkSort32(DType dt, const char* ty, uint64_t seed) {
   for (int r = 0; r < rows; ++r)
     for (int b = 0; b < cols; b += 32) {
       std::vector<double> v;
-      for (int j = b; j < b + 32; ++j) v.push_back(x.at(r * cols + j));
+      for (int j = b; j < b + 32; ++j)
+        v.push_back(x.at(r * cols + j));
       std::vector<int> rk = ranks(v);
       for (int j = 0; j < 32; ++j) {
-        const uint8_t* pair = out.data.data() + (static_cast<size_t>(r) * cols * coef * eb) + static_cast<size_t>(b + rk[j]) * 8;
+        const uint8_t* pair = out.data.data() + (static_cast<size_t>(r) * cols * coef * eb) +
+                              static_cast<size_t>(b + rk[j]) * 8;
         uint32_t ix;
         std::memcpy(&ix, pair + 4, 4);
         EXPECT_EQ(ix, uint32_t(1000 + r * cols + b + j)) << "row " << r << " element " << b + j;
@@ -118,7 +128,8 @@ TEST(RuntimeOps, Sort32OrdersEachBlockWithItsIndices) {
 
 TEST(RuntimeOps, MergeSortOfListsMatchesRanks) {
   // Two lists of 8 pairs, each sorted descending; values with many ties across the lists.
-  const char* text = R"(kernel @m(%a: !pto.tensor_view<1x16xf32>, %b: !pto.tensor_view<1x16xf32>, %o: !pto.tensor_view<1x32xf32>) {
+  const char* text =
+      R"(kernel @m(%a: !pto.tensor_view<1x16xf32>, %b: !pto.tensor_view<1x16xf32>, %o: !pto.tensor_view<1x32xf32>) {
   tile %x, %y : !pto.tile_buf<vec, 1x16xf32>
   tile %d, %tmp : !pto.tile_buf<vec, 1x32xf32>
   tload %x, %a[0, 0]
@@ -128,15 +139,19 @@ TEST(RuntimeOps, MergeSortOfListsMatchesRanks) {
 })";
   Module m = build(text);
   std::mt19937_64 rng(5);
-  Tensor a = Tensor::zeros(DType::F32, {1, 16}), b = Tensor::zeros(DType::F32, {1, 16}), o = Tensor::zeros(DType::F32, {1, 32});
+  Tensor a = Tensor::zeros(DType::F32, {1, 16}), b = Tensor::zeros(DType::F32, {1, 16}),
+         o = Tensor::zeros(DType::F32, {1, 32});
   std::vector<double> all; // list 0's values then list 1's
   for (Tensor* t : {&a, &b}) {
     std::vector<double> v(8);
-    for (double& e : v) e = static_cast<double>(rng() % 5);
+    for (double& e : v)
+      e = static_cast<double>(rng() % 5);
     std::sort(v.rbegin(), v.rend());
     for (int k = 0; k < 8; ++k) {
-      t->setBits(2 * k, isa::encodeFromDouble(DType::F32, v[k], isa::RoundMode::CAST_RINT, isa::SatMode::ON));
-      t->setBits(2 * k + 1, static_cast<uint64_t>(all.size())); // the pair's index: its place in `all`
+      t->setBits(2 * k, isa::encodeFromDouble(DType::F32, v[k], isa::RoundMode::CAST_RINT,
+                                              isa::SatMode::ON));
+      t->setBits(2 * k + 1,
+                 static_cast<uint64_t>(all.size())); // the pair's index: its place in `all`
       all.push_back(v[k]);
     }
   }
@@ -149,7 +164,8 @@ TEST(RuntimeOps, MergeSortOfListsMatchesRanks) {
 }
 
 TEST(RuntimeOps, ArgMaxAndArgMinTakeTheFirstOfTies) {
-  const char* text = R"(kernel @a(%x: !pto.tensor_view<16x32xi16>, %rmax: !pto.tensor_view<16x1xi32>, %cmin: !pto.tensor_view<1x32xi32>) {
+  const char* text =
+      R"(kernel @a(%x: !pto.tensor_view<16x32xi16>, %rmax: !pto.tensor_view<16x1xi32>, %cmin: !pto.tensor_view<1x32xi32>) {
   tile %v : !pto.tile_buf<vec, 16x32xi16>
   tile %r : !pto.tile_buf<vec, 16x8xi32, valid=16x1>
   tile %c : !pto.tile_buf<vec, 1x32xi32>
@@ -161,8 +177,11 @@ TEST(RuntimeOps, ArgMaxAndArgMinTakeTheFirstOfTies) {
 })";
   Module m = build(text);
   std::mt19937_64 rng(9);
-  Tensor x = Tensor::zeros(DType::I16, {16, 32}), rmax = Tensor::zeros(DType::I32, {16, 1}), cmin = Tensor::zeros(DType::I32, {1, 32});
-  for (int64_t i = 0; i < x.numel(); ++i) x.setBits(i, static_cast<uint64_t>(static_cast<int64_t>(rng() % 4) - 2)); // few values: many ties
+  Tensor x = Tensor::zeros(DType::I16, {16, 32}), rmax = Tensor::zeros(DType::I32, {16, 1}),
+         cmin = Tensor::zeros(DType::I32, {1, 32});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.setBits(i,
+              static_cast<uint64_t>(static_cast<int64_t>(rng() % 4) - 2)); // few values: many ties
   runWith(m, "a", {{"x", &x}, {"rmax", &rmax}, {"cmin", &cmin}});
   for (int r = 0; r < 16; ++r) {
     // Scan from the right, keeping ties: the last update is the leftmost maximum.
@@ -180,7 +199,8 @@ TEST(RuntimeOps, ArgMaxAndArgMinTakeTheFirstOfTies) {
 }
 
 TEST(RuntimeOps, PackKeepsTheLowBits) {
-  const char* text = R"(kernel @p(%x: !pto.tensor_view<4x16xui32>, %h: !pto.tensor_view<4x16xui16>, %b: !pto.tensor_view<4x16xui8>) {
+  const char* text =
+      R"(kernel @p(%x: !pto.tensor_view<4x16xui32>, %h: !pto.tensor_view<4x16xui16>, %b: !pto.tensor_view<4x16xui8>) {
   tile %v : !pto.tile_buf<vec, 4x16xui32>
   tile %w : !pto.tile_buf<vec, 4x16xui16>
   tile %y : !pto.tile_buf<vec, 4x32xui8, valid=4x16>
@@ -192,8 +212,10 @@ TEST(RuntimeOps, PackKeepsTheLowBits) {
 })";
   Module m = build(text, isa::Arch::A5);
   std::mt19937_64 rng(11);
-  Tensor x = Tensor::zeros(DType::U32, {4, 16}), h = Tensor::zeros(DType::U16, {4, 16}), b = Tensor::zeros(DType::U8, {4, 16});
-  for (int64_t i = 0; i < x.numel(); ++i) x.setBits(i, rng() & 0xFFFFFFFFu);
+  Tensor x = Tensor::zeros(DType::U32, {4, 16}), h = Tensor::zeros(DType::U16, {4, 16}),
+         b = Tensor::zeros(DType::U8, {4, 16});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.setBits(i, rng() & 0xFFFFFFFFu);
   runWith(m, "p", {{"x", &x}, {"h", &h}, {"b", &b}});
   for (int64_t i = 0; i < x.numel(); ++i) {
     EXPECT_EQ(static_cast<uint32_t>(h.at(i)), u32At(x, i) % 65536) << i;
@@ -211,7 +233,8 @@ int64_t roundHalfEven(double v) {
 }
 
 TEST(RuntimeOps, QuantRoundsTiesToEvenAndSaturates) {
-  const char* text = R"(kernel @q(%x: !pto.tensor_view<8x16xf32>, %s: !pto.tensor_view<8x1xf32>, %z: !pto.tensor_view<8x1xf32>,
+  const char* text =
+      R"(kernel @q(%x: !pto.tensor_view<8x16xf32>, %s: !pto.tensor_view<8x1xf32>, %z: !pto.tensor_view<8x1xf32>,
           %sym: !pto.tensor_view<8x16xi8>, %asym: !pto.tensor_view<8x16xui8>) {
   tile %v : !pto.tile_buf<vec, 8x16xf32>
   tile %sc, %zp : !pto.tile_buf<vec, 8x8xf32, valid=8x1>
@@ -227,23 +250,32 @@ TEST(RuntimeOps, QuantRoundsTiesToEvenAndSaturates) {
 })";
   Module m = build(text);
   std::mt19937_64 rng(13);
-  Tensor x = Tensor::zeros(DType::F32, {8, 16}), s = Tensor::zeros(DType::F32, {8, 1}), z = Tensor::zeros(DType::F32, {8, 1});
+  Tensor x = Tensor::zeros(DType::F32, {8, 16}), s = Tensor::zeros(DType::F32, {8, 1}),
+         z = Tensor::zeros(DType::F32, {8, 1});
   Tensor sym = Tensor::zeros(DType::I8, {8, 16}), asym = Tensor::zeros(DType::U8, {8, 16});
-  // Half-integers and values far out of range after scaling by 0.5, 1, 2, 4, ...: ties and saturation.
+  // Half-integers and values far out of range after scaling by 0.5, 1, 2, 4, ...: ties and
+  // saturation.
   for (int64_t i = 0; i < x.numel(); ++i)
-    x.setBits(i, isa::encodeFromDouble(DType::F32, static_cast<double>(static_cast<int64_t>(rng() % 601) - 300) / 2, isa::RoundMode::CAST_RINT,
-                                       isa::SatMode::ON));
+    x.setBits(i, isa::encodeFromDouble(
+                     DType::F32, static_cast<double>(static_cast<int64_t>(rng() % 601) - 300) / 2,
+                     isa::RoundMode::CAST_RINT, isa::SatMode::ON));
   for (int r = 0; r < 8; ++r) {
-    s.setBits(r, isa::encodeFromDouble(DType::F32, std::ldexp(1.0, r - 2), isa::RoundMode::CAST_RINT, isa::SatMode::ON));
-    z.setBits(r, isa::encodeFromDouble(DType::F32, 16.0 * r, isa::RoundMode::CAST_RINT, isa::SatMode::ON));
+    s.setBits(r, isa::encodeFromDouble(DType::F32, std::ldexp(1.0, r - 2),
+                                       isa::RoundMode::CAST_RINT, isa::SatMode::ON));
+    z.setBits(r, isa::encodeFromDouble(DType::F32, 16.0 * r, isa::RoundMode::CAST_RINT,
+                                       isa::SatMode::ON));
   }
   runWith(m, "q", {{"x", &x}, {"s", &s}, {"z", &z}, {"sym", &sym}, {"asym", &asym}});
   for (int r = 0; r < 8; ++r)
     for (int j = 0; j < 16; ++j) {
       const double p = x.at(r * 16 + j) * s.at(r); // exact: a power-of-two scale
       const int64_t q = roundHalfEven(p), qa = roundHalfEven(p + z.at(r));
-      EXPECT_EQ(sym.at(r * 16 + j), static_cast<double>(std::min<int64_t>(127, std::max<int64_t>(-128, q)))) << r << "," << j;
-      EXPECT_EQ(asym.at(r * 16 + j), static_cast<double>(std::min<int64_t>(255, std::max<int64_t>(0, qa)))) << r << "," << j;
+      EXPECT_EQ(sym.at(r * 16 + j),
+                static_cast<double>(std::min<int64_t>(127, std::max<int64_t>(-128, q))))
+          << r << "," << j;
+      EXPECT_EQ(asym.at(r * 16 + j),
+                static_cast<double>(std::min<int64_t>(255, std::max<int64_t>(0, qa))))
+          << r << "," << j;
     }
 }
 
@@ -266,8 +298,8 @@ struct TileCase {
   uint64_t scalar = 0; // B.IOR src0 (register 5)
 
   /// One tile per dtype (rows x cols each unless `shapes` says otherwise); valid region vr x vc.
-  TileCase(isa::OpId op, std::vector<DType> types, uint32_t rows, uint32_t cols, uint32_t vr, uint32_t vc,
-           std::vector<std::pair<uint32_t, uint32_t>> shapes = {}) {
+  TileCase(isa::OpId op, std::vector<DType> types, uint32_t rows, uint32_t cols, uint32_t vr,
+           uint32_t vc, std::vector<std::pair<uint32_t, uint32_t>> shapes = {}) {
     inst.op = op;
     inst.name = isa::info(op).mnemonic.data();
     size_t off = 0;
@@ -292,7 +324,9 @@ struct TileCase {
     inst.ior[0] = 5;
   }
   uint8_t* tile(int i) { return buf.data() + inst.tiles[static_cast<size_t>(i)].offset; }
-  template <typename T> void set(int i, size_t k, T v) { std::memcpy(tile(i) + k * sizeof(T), &v, sizeof(T)); }
+  template <typename T> void set(int i, size_t k, T v) {
+    std::memcpy(tile(i) + k * sizeof(T), &v, sizeof(T));
+  }
 
   /// The buffer after running the kernel selectKernel picks at `level`.
   std::vector<uint8_t> runAt(SimdLevel level) const {
@@ -316,21 +350,24 @@ std::vector<SimdLevel> fastTiers() {
   std::vector<SimdLevel> v;
   if (cpu::simdSupported() >= SimdLevel::Avx2) v.push_back(SimdLevel::Avx2);
   if (cpu::simdSupported() >= SimdLevel::Avx512Fp16) v.push_back(SimdLevel::Avx512Fp16);
-  if (v.empty()) std::cout << "[ note     ] this CPU has no AVX2 + F16C + FMA: only the portable kernels ran\n";
+  if (v.empty())
+    std::cout << "[ note     ] this CPU has no AVX2 + F16C + FMA: only the portable kernels ran\n";
   return v;
 }
 
 /// Compares the destination tile of every fast tier against the portable kernel, element by
 /// element unless `allowed(k, got, portable)` accepts the difference; reports the first few
 /// differences with the operands that produced them (`describe(k)`).
-void expectSameAsPortable(const TileCase& c, const std::string& what, const std::function<std::string(size_t)>& describe = {},
+void expectSameAsPortable(const TileCase& c, const std::string& what,
+                          const std::function<std::string(size_t)>& describe = {},
                           const std::function<bool(size_t, uint64_t, uint64_t)>& allowed = {}) {
   const std::vector<uint8_t> ref = c.runAt(SimdLevel::Portable);
   const TileOperand& d = c.inst.tiles[0];
   const size_t eb = isa::bitWidth(d.dtype) / 8, n = size_t{d.rows} * d.cols;
   for (SimdLevel l : fastTiers()) {
     const std::vector<uint8_t> got = c.runAt(l);
-    EXPECT_EQ(0, std::memcmp(got.data() + d.bytes(), ref.data() + d.bytes(), ref.size() - d.bytes()))
+    EXPECT_EQ(0,
+              std::memcmp(got.data() + d.bytes(), ref.data() + d.bytes(), ref.size() - d.bytes()))
         << what << ": bytes outside the destination differ";
     int shown = 0;
     for (size_t k = 0; k < n && shown < 5; ++k)
@@ -339,22 +376,27 @@ void expectSameAsPortable(const TileCase& c, const std::string& what, const std:
         std::memcpy(&g, got.data() + d.offset + k * eb, eb);
         std::memcpy(&r, ref.data() + d.offset + k * eb, eb);
         if (allowed && allowed(k, g, r)) continue;
-        ADD_FAILURE() << what << " tier " << int(l) << " element " << k << ": 0x" << std::hex << g << " vs portable 0x" << r
-                      << std::dec << (describe ? " (" + describe(k) + ")" : "");
+        ADD_FAILURE() << what << " tier " << int(l) << " element " << k << ": 0x" << std::hex << g
+                      << " vs portable 0x" << r << std::dec
+                      << (describe ? " (" + describe(k) + ")" : "");
         ++shown;
       }
   }
 }
 
-constexpr isa::OpId kBinaryOps[] = {isa::OpId::TADD, isa::OpId::TSUB, isa::OpId::TMUL, isa::OpId::TDIV, isa::OpId::TMAX, isa::OpId::TMIN};
-constexpr isa::OpId kScalarOps[] = {isa::OpId::TADDS, isa::OpId::TSUBS, isa::OpId::TMULS, isa::OpId::TDIVS, isa::OpId::TMAXS, isa::OpId::TMINS};
+constexpr isa::OpId kBinaryOps[] = {isa::OpId::TADD, isa::OpId::TSUB, isa::OpId::TMUL,
+                                    isa::OpId::TDIV, isa::OpId::TMAX, isa::OpId::TMIN};
+constexpr isa::OpId kScalarOps[] = {isa::OpId::TADDS, isa::OpId::TSUBS, isa::OpId::TMULS,
+                                    isa::OpId::TDIVS, isa::OpId::TMAXS, isa::OpId::TMINS};
 
 /// Second operands worth every first one: zeros, infinities, quiet and signalling NaNs of both
 /// signs, the extremes, one.
 std::vector<uint16_t> specials16(DType d) {
   if (d == DType::F16)
-    return {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0xfd55, 0x7bff, 0xfbff, 0x0001, 0x8001, 0x0400, 0x3c00, 0xbc00, 0x3555};
-  return {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81, 0xff95, 0x7f7f, 0xff7f, 0x0001, 0x8001, 0x0080, 0x3f80, 0xbf80, 0x3eab};
+    return {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0xfd55,
+            0x7bff, 0xfbff, 0x0001, 0x8001, 0x0400, 0x3c00, 0xbc00, 0x3555};
+  return {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81, 0xff95,
+          0x7f7f, 0xff7f, 0x0001, 0x8001, 0x0080, 0x3f80, 0xbf80, 0x3eab};
 }
 
 } // namespace
@@ -368,20 +410,28 @@ TEST(RuntimeFastPaths, F16AndBf16ElementwiseMatchPortableOnAllPatterns) {
   // first source operand on and the compiler may swap the operands of a commutative op (the
   // portable bf16 add does in GCC 12 builds, the f16 one does not).
   for (DType dt : {DType::F16, DType::BF16}) {
-    auto isNan = [&](uint16_t x) { return dt == DType::F16 ? (x & 0x7fff) > 0x7c00 : (x & 0x7fff) > 0x7f80; };
-    auto quiet = [&](uint16_t x) { return static_cast<uint16_t>(dt == DType::F16 ? (x & 0x8000) | 0x7e00 : x | 0x40); };
+    auto isNan = [&](uint16_t x) {
+      return dt == DType::F16 ? (x & 0x7fff) > 0x7c00 : (x & 0x7fff) > 0x7f80;
+    };
+    auto quiet = [&](uint16_t x) {
+      return static_cast<uint16_t>(dt == DType::F16 ? (x & 0x8000) | 0x7e00 : x | 0x40);
+    };
     std::vector<std::vector<uint16_t>> bs;
     for (uint32_t r = 0; r < 24; ++r) {
       std::vector<uint16_t> b(65536);
-      for (uint32_t i = 0; i < 65536; ++i) b[i] = static_cast<uint16_t>(i * 40503u + r * 7919u);
+      for (uint32_t i = 0; i < 65536; ++i)
+        b[i] = static_cast<uint16_t>(i * 40503u + r * 7919u);
       bs.push_back(b);
     }
-    for (uint16_t s : specials16(dt)) bs.push_back(std::vector<uint16_t>(65536, s));
+    for (uint16_t s : specials16(dt))
+      bs.push_back(std::vector<uint16_t>(65536, s));
     for (isa::OpId op : kBinaryOps) {
       TileCase c(op, {dt, dt, dt}, 256, 256, 256, 256);
-      for (uint32_t i = 0; i < 65536; ++i) c.set<uint16_t>(1, i, static_cast<uint16_t>(i));
+      for (uint32_t i = 0; i < 65536; ++i)
+        c.set<uint16_t>(1, i, static_cast<uint16_t>(i));
       for (const auto& b : bs) {
-        for (uint32_t i = 0; i < 65536; ++i) c.set<uint16_t>(2, i, b[i]);
+        for (uint32_t i = 0; i < 65536; ++i)
+          c.set<uint16_t>(2, i, b[i]);
         expectSameAsPortable(
             c, std::string(isa::spelling(dt)) + " " + c.inst.name,
             [&](size_t k) {
@@ -399,13 +449,15 @@ TEST(RuntimeFastPaths, F16AndBf16ElementwiseMatchPortableOnAllPatterns) {
     for (isa::OpId op : kScalarOps)
       for (uint16_t s : specials16(dt)) {
         TileCase c(op, {dt, dt}, 256, 256, 256, 256);
-        for (uint32_t i = 0; i < 65536; ++i) c.set<uint16_t>(1, i, static_cast<uint16_t>(i));
+        for (uint32_t i = 0; i < 65536; ++i)
+          c.set<uint16_t>(1, i, static_cast<uint16_t>(i));
         c.scalar = s;
-        expectSameAsPortable(c, std::string(isa::spelling(dt)) + " " + c.inst.name + " scalar " + std::to_string(s), {},
-                             [&](size_t k, uint64_t got, uint64_t) {
-                               const auto a = static_cast<uint16_t>(k);
-                               return isNan(a) && isNan(s) && (got == quiet(a) || got == quiet(s));
-                             });
+        expectSameAsPortable(
+            c, std::string(isa::spelling(dt)) + " " + c.inst.name + " scalar " + std::to_string(s),
+            {}, [&](size_t k, uint64_t got, uint64_t) {
+              const auto a = static_cast<uint16_t>(k);
+              return isNan(a) && isNan(s) && (got == quiet(a) || got == quiet(s));
+            });
         if (::testing::Test::HasFailure()) return;
       }
   }
@@ -413,7 +465,8 @@ TEST(RuntimeFastPaths, F16AndBf16ElementwiseMatchPortableOnAllPatterns) {
 
 TEST(RuntimeFastPaths, F32ElementwiseMatchesPortable) {
   std::mt19937 rng(7);
-  const uint32_t specials[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x00000001u, 0x7f7fffffu, 0x3f800000u};
+  const uint32_t specials[] = {0,           0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                               0xffc00001u, 0x7f800001u, 0x00000001u, 0x7f7fffffu, 0x3f800000u};
   for (isa::OpId op : kBinaryOps) {
     TileCase c(op, {DType::F32, DType::F32, DType::F32}, 64, 64, 64, 64);
     std::vector<uint32_t> a(4096), b(4096);
@@ -425,9 +478,11 @@ TEST(RuntimeFastPaths, F32ElementwiseMatchesPortable) {
     }
     // Two NaN operands: either one, quieted (see the f16 test).
     auto isNan = [](uint32_t x) { return (x & 0x7fffffffu) > 0x7f800000u; };
-    expectSameAsPortable(c, std::string("f32 ") + c.inst.name, {}, [&](size_t k, uint64_t got, uint64_t) {
-      return isNan(a[k]) && isNan(b[k]) && (got == (a[k] | 0x400000u) || got == (b[k] | 0x400000u));
-    });
+    expectSameAsPortable(c, std::string("f32 ") + c.inst.name, {},
+                         [&](size_t k, uint64_t got, uint64_t) {
+                           return isNan(a[k]) && isNan(b[k]) &&
+                                  (got == (a[k] | 0x400000u) || got == (b[k] | 0x400000u));
+                         });
   }
 }
 
@@ -444,7 +499,8 @@ TEST(RuntimeFastPaths, ValidRegionsRowsAndInPlace) {
         std::vector<std::pair<uint32_t, uint32_t>> shapes(types.size(), {16, 40});
         shapes.back() = {16, 48}; // the last source is wider
         TileCase c(op, types, 16, 40, vr, vc, shapes);
-        for (uint8_t& b : c.buf) b = static_cast<uint8_t>(rng() % 61); // small finite values
+        for (uint8_t& b : c.buf)
+          b = static_cast<uint8_t>(rng() % 61); // small finite values
         c.scalar = dt == DType::F32 ? 0x3fc00000u : dt == DType::F16 ? 0x3e00u : 0x3fc0u;
         const std::vector<uint8_t> before = c.buf;
         const std::vector<uint8_t> ref = c.runAt(SimdLevel::Portable);
@@ -453,13 +509,16 @@ TEST(RuntimeFastPaths, ValidRegionsRowsAndInPlace) {
         for (uint32_t r = 0; r < d.rows; ++r)
           for (uint32_t j = 0; j < d.cols; ++j)
             if (r >= vr || j >= vc) {
-              ASSERT_EQ(0, std::memcmp(ref.data() + (size_t{r} * d.cols + j) * eb, before.data() + (size_t{r} * d.cols + j) * eb, eb));
+              ASSERT_EQ(0, std::memcmp(ref.data() + (size_t{r} * d.cols + j) * eb,
+                                       before.data() + (size_t{r} * d.cols + j) * eb, eb));
             }
-        expectSameAsPortable(c, std::string(isa::spelling(dt)) + " " + c.inst.name + " " + std::to_string(vr) + "x" + std::to_string(vc));
+        expectSameAsPortable(c, std::string(isa::spelling(dt)) + " " + c.inst.name + " " +
+                                    std::to_string(vr) + "x" + std::to_string(vc));
         // In place: the destination is the first source.
         TileCase in = c;
         in.inst.tiles[0].offset = in.inst.tiles[1].offset;
-        expectSameAsPortable(in, std::string("in place ") + isa::spelling(dt).data() + " " + c.inst.name);
+        expectSameAsPortable(in, std::string("in place ") + isa::spelling(dt).data() + " " +
+                                     c.inst.name);
       }
     }
 }
@@ -470,15 +529,18 @@ TEST(RuntimeFastPaths, CvtF32ToF16MatchesPortable) {
   std::vector<uint32_t> xs;
   for (uint32_t h = 0; h < 65536; ++h) {
     const uint32_t f = isa::f32Bits(static_cast<float>(isa::decodeToDouble(DType::F16, h)));
-    for (int32_t delta : {-1, 0, 1, 0xfff, 0x1000, 0x1001}) xs.push_back(f + static_cast<uint32_t>(delta));
+    for (int32_t delta : {-1, 0, 1, 0xfff, 0x1000, 0x1001})
+      xs.push_back(f + static_cast<uint32_t>(delta));
   }
   std::mt19937 rng(11);
-  while (xs.size() % 1024) xs.push_back(rng());
+  while (xs.size() % 1024)
+    xs.push_back(rng());
   const uint32_t rows = static_cast<uint32_t>(xs.size() / 1024);
   for (bool sat : {false, true}) {
     TileCase c(isa::OpId::TCVT, {DType::F16, DType::F32}, rows, 1024, rows, 1024);
     c.inst.sat = sat;
-    for (size_t i = 0; i < xs.size(); ++i) c.set<uint32_t>(1, i, xs[i]);
+    for (size_t i = 0; i < xs.size(); ++i)
+      c.set<uint32_t>(1, i, xs[i]);
     expectSameAsPortable(c, sat ? "tcvt sat" : "tcvt", [&](size_t k) {
       std::ostringstream s;
       s << std::hex << "f32 0x" << xs[k];
@@ -497,7 +559,8 @@ TEST(RuntimeFastPaths, MatmulKeepsTheFmaOrder) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
   for (DType in : {DType::F32, DType::F16})
-    for (auto [M, N, K] : {std::tuple<uint32_t, uint32_t, uint32_t>{37, 45, 29}, {64, 64, 64}, {1, 16, 8}})
+    for (auto [M, N, K] :
+         {std::tuple<uint32_t, uint32_t, uint32_t>{37, 45, 29}, {64, 64, 64}, {1, 16, 8}})
       for (bool withAcc : {false, true}) {
         const uint32_t S = 64;
         std::vector<DType> types{DType::F32, in, in};
@@ -509,7 +572,8 @@ TEST(RuntimeFastPaths, MatmulKeepsTheFmaOrder) {
         c.inst.dim[2] = {0, K, true};
         auto val = [&](int t, uint32_t r, uint32_t j) {
           const DType d = c.inst.tiles[static_cast<size_t>(t)].dtype;
-          return static_cast<float>(isa::decodeToDouble(d, cpu::getBits(c.tile(t), isa::bitWidth(d), size_t{r} * S + j)));
+          return static_cast<float>(
+              isa::decodeToDouble(d, cpu::getBits(c.tile(t), isa::bitWidth(d), size_t{r} * S + j)));
         };
         for (int t = 1; t < static_cast<int>(types.size()); ++t)
           for (uint32_t k = 0; k < S * S; ++k) {
@@ -517,18 +581,21 @@ TEST(RuntimeFastPaths, MatmulKeepsTheFmaOrder) {
             if (k == 5) v = INFINITY;
             if (k == 77) v = -0.0f;
             cpu::setBits(c.tile(t), isa::bitWidth(types[static_cast<size_t>(t)]), k,
-                         isa::encodeFromDouble(types[static_cast<size_t>(t)], v, isa::RoundMode::CAST_RINT, isa::SatMode::ON));
+                         isa::encodeFromDouble(types[static_cast<size_t>(t)], v,
+                                               isa::RoundMode::CAST_RINT, isa::SatMode::ON));
           }
         for (SimdLevel l : {SimdLevel::Portable, SimdLevel::Avx2}) {
           const std::vector<uint8_t> out = c.runAt(l);
           for (uint32_t i = 0; i < M; ++i)
             for (uint32_t j = 0; j < N; ++j) {
               float acc = 0;
-              for (uint32_t k = 0; k < K; ++k) acc = std::fma(val(1, i, k), val(2, k, j), acc);
+              for (uint32_t k = 0; k < K; ++k)
+                acc = std::fma(val(1, i, k), val(2, k, j), acc);
               if (withAcc) acc = val(3, i, j) + acc;
               uint32_t got;
               std::memcpy(&got, out.data() + (size_t{i} * S + j) * 4, 4);
-              ASSERT_EQ(got, isa::f32Bits(acc)) << "tier " << int(l) << " " << M << "x" << N << "x" << K << " at " << i << "," << j;
+              ASSERT_EQ(got, isa::f32Bits(acc)) << "tier " << int(l) << " " << M << "x" << N << "x"
+                                                << K << " at " << i << "," << j;
             }
         }
       }

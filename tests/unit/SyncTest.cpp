@@ -1,6 +1,7 @@
 // Synchronisation tests (docs/sync.md): the pipe table refinement, inserting words into an
 // object (branches, relocations and lines move with them), the race analysis, and --auto-sync
 // on generated structured kernels, re-checked by the link itself.
+#include "link/Sync.h"
 #include "asm/Frontend.h"
 #include "asm/Lower.h"
 #include "isa/Encoding.h"
@@ -8,7 +9,6 @@
 #include "link/Cfg.h"
 #include "link/Linker.h"
 #include "link/Rewrite.h"
-#include "link/Sync.h"
 
 #include <gtest/gtest.h>
 
@@ -36,14 +36,17 @@ obj::ObjectFile compile(const std::string& text, isa::Arch arch = isa::Arch::A2A
 
 std::string diagsOf(const link::LinkResult& r) {
   std::string s;
-  for (const auto& d : r.diags) s += std::string(link::severity(d)) + d.text + "\n";
+  for (const auto& d : r.diags)
+    s += std::string(link::severity(d)) + d.text + "\n";
   return s;
 }
 
 /// A kernel in the light syntax: `body` between the tile declaration and the closing brace.
 std::string kernel(const std::string& body, unsigned tiles = 4) {
-  std::string s = "kernel @k(%x: !pto.tensor_view<64x64xf32>, %z: !pto.tensor_view<64x64xf32>, %f: i1) {\n  tile ";
-  for (unsigned t = 0; t < tiles; ++t) s += (t ? ", %t" : "%t") + std::to_string(t);
+  std::string s = "kernel @k(%x: !pto.tensor_view<64x64xf32>, %z: !pto.tensor_view<64x64xf32>, %f: "
+                  "i1) {\n  tile ";
+  for (unsigned t = 0; t < tiles; ++t)
+    s += (t ? ", %t" : "%t") + std::to_string(t);
   return s + " : !pto.tile<f32, 16, 16>\n" + body + "}\n";
 }
 
@@ -93,7 +96,8 @@ TEST(Rewrite, InsertEverywhereKeepsControlFlow) {
   ASSERT_TRUE(std::holds_alternative<link::FunctionCfg>(before)) << std::get<std::string>(before);
   const auto& c0 = std::get<link::FunctionCfg>(before);
   std::vector<link::Insertion> ins;
-  for (const link::Block& b : c0.blocks) ins.push_back({b.offset, true, link::barrierBlockBytes(isa::Pipe::All), {}, {}});
+  for (const link::Block& b : c0.blocks)
+    ins.push_back({b.offset, true, link::barrierBlockBytes(isa::Pipe::All), {}, {}});
   auto r = link::insertWords(o, ins);
   ASSERT_TRUE(std::holds_alternative<obj::ObjectFile>(r)) << std::get<std::string>(r);
   const obj::ObjectFile& n = std::get<obj::ObjectFile>(r);
@@ -127,7 +131,8 @@ TEST(Rewrite, InsertEverywhereKeepsControlFlow) {
 }
 
 TEST(Rewrite, FallThroughOnlyInsertionIsSkippedByBranches) {
-  obj::ObjectFile o = compile(kernel("  scf.for %i = 0 to 64 step 16 {\n    tload %t0, %x[%i, 0]\n  }\n"));
+  obj::ObjectFile o =
+      compile(kernel("  scf.for %i = 0 to 64 step 16 {\n    tload %t0, %x[%i, 0]\n  }\n"));
   auto built0 = link::buildCfg(o, 0);
   ASSERT_TRUE(std::holds_alternative<link::FunctionCfg>(built0));
   const auto& c0 = std::get<link::FunctionCfg>(built0);
@@ -152,14 +157,17 @@ TEST(Rewrite, FallThroughOnlyInsertionIsSkippedByBranches) {
 }
 
 TEST(Sync, RacesAndTheirFix) {
-  obj::ObjectFile o = compile(kernel("  tload %t0, %x[0, 0]\n  tadd %t1, %t0, %t0\n  tstore %z[0, 0], %t1\n"));
+  obj::ObjectFile o =
+      compile(kernel("  tload %t0, %x[0, 0]\n  tadd %t1, %t0, %t0\n  tstore %z[0, 0], %t1\n"));
   link::LinkOptions check;
   check.sync = link::SyncMode::Check;
   link::LinkResult r = link::link({{"k.o", o}}, check);
   EXPECT_FALSE(r.ok());
   std::string d = diagsOf(r);
-  EXPECT_NE(d.find("race: tadd on PIPE_V reads %t0, which tload on PIPE_MTE2"), std::string::npos) << d;
-  EXPECT_NE(d.find("race: tstore on PIPE_MTE3 reads %t1, which tadd on PIPE_V"), std::string::npos) << d;
+  EXPECT_NE(d.find("race: tadd on PIPE_V reads %t0, which tload on PIPE_MTE2"), std::string::npos)
+      << d;
+  EXPECT_NE(d.find("race: tstore on PIPE_MTE3 reads %t1, which tadd on PIPE_V"), std::string::npos)
+      << d;
   link::LinkOptions opts;
   opts.sync = link::SyncMode::Insert;
   r = link::link({{"k.o", o}}, opts);
@@ -167,8 +175,9 @@ TEST(Sync, RacesAndTheirFix) {
   EXPECT_TRUE(r.diags.empty()) << diagsOf(r);
   EXPECT_EQ(r.syncLog.size(), 2u);
   // With the events written by hand there is nothing to report.
-  obj::ObjectFile h = compile(kernel("  tload %t0, %x[0, 0] record(%a)\n  tadd %t1, %t0, %t0 wait(%a) record(%b)\n"
-                                     "  tstore %z[0, 0], %t1 wait(%b)\n"));
+  obj::ObjectFile h =
+      compile(kernel("  tload %t0, %x[0, 0] record(%a)\n  tadd %t1, %t0, %t0 wait(%a) record(%b)\n"
+                     "  tstore %z[0, 0], %t1 wait(%b)\n"));
   r = link::link({{"k.o", h}}, {});
   EXPECT_TRUE(r.ok()) << diagsOf(r);
 }
@@ -177,23 +186,28 @@ TEST(Sync, RacesAndTheirFix) {
 // some explicit sync is only checked, so the dependency its author left unordered is a race;
 // --auto-sync inserts in both, --no-auto-sync in neither.
 TEST(Sync, AutoModeChoosesPerFunction) {
-  obj::ObjectFile bare = compile(kernel("  tload %t0, %x[0, 0]\n  tadd %t1, %t0, %t0\n  tstore %z[0, 0], %t1\n"));
+  obj::ObjectFile bare =
+      compile(kernel("  tload %t0, %x[0, 0]\n  tadd %t1, %t0, %t0\n  tstore %z[0, 0], %t1\n"));
   link::LinkResult r = link::link({{"k.o", bare}}, {});
   ASSERT_TRUE(r.ok()) << diagsOf(r);
   ASSERT_EQ(r.functionSync.size(), 1u);
   EXPECT_TRUE(r.functionSync[0].inserted);
   EXPECT_FALSE(r.functionSync[0].explicitSync);
   EXPECT_EQ(r.functionSync[0].pairs, 2u); // MTE2 -> V and V -> MTE3
-  EXPECT_EQ(r.functionSync[0].describe(r.syncMode),
-            "auto, sync inserted (no explicit sync in the source): 2 set/wait pair(s), 0 barrier(s)");
-  EXPECT_NE(link::formatMap(r).find("Sync\n  @k  auto, sync inserted"), std::string::npos) << link::formatMap(r);
+  EXPECT_EQ(
+      r.functionSync[0].describe(r.syncMode),
+      "auto, sync inserted (no explicit sync in the source): 2 set/wait pair(s), 0 barrier(s)");
+  EXPECT_NE(link::formatMap(r).find("Sync\n  @k  auto, sync inserted"), std::string::npos)
+      << link::formatMap(r);
 
-  obj::ObjectFile half = compile(kernel("  tload %t0, %x[0, 0] record(%a)\n  tadd %t1, %t0, %t0 wait(%a)\n"
-                                        "  tstore %z[0, 0], %t1\n"));
+  obj::ObjectFile half =
+      compile(kernel("  tload %t0, %x[0, 0] record(%a)\n  tadd %t1, %t0, %t0 wait(%a)\n"
+                     "  tstore %z[0, 0], %t1\n"));
   r = link::link({{"k.o", half}}, {});
   EXPECT_FALSE(r.ok());
   std::string d = diagsOf(r);
-  EXPECT_NE(d.find("race: tstore on PIPE_MTE3 reads %t1, which tadd on PIPE_V"), std::string::npos) << d;
+  EXPECT_NE(d.find("race: tstore on PIPE_MTE3 reads %t1, which tadd on PIPE_V"), std::string::npos)
+      << d;
   EXPECT_EQ(d.find("race: tadd"), std::string::npos) << d;
   ASSERT_EQ(r.functionSync.size(), 1u);
   EXPECT_FALSE(r.functionSync[0].inserted);
@@ -204,7 +218,8 @@ TEST(Sync, AutoModeChoosesPerFunction) {
   r = link::link({{"k.o", half}}, insert);
   ASSERT_TRUE(r.ok()) << diagsOf(r);
   EXPECT_EQ(r.functionSync[0].pairs, 1u); // only V -> MTE3 was missing
-  EXPECT_EQ(r.functionSync[0].describe(r.syncMode), "auto, sync inserted (forced by --auto-sync): 1 set/wait pair(s), 0 barrier(s)");
+  EXPECT_EQ(r.functionSync[0].describe(r.syncMode),
+            "auto, sync inserted (forced by --auto-sync): 1 set/wait pair(s), 0 barrier(s)");
 
   link::LinkOptions check;
   check.sync = link::SyncMode::Check;
@@ -216,8 +231,9 @@ TEST(Sync, AutoModeChoosesPerFunction) {
 // A transitive chain orders the ends: the tload (MTE2) writes %t0 and the tstore (MTE3) reads it;
 // no MTE2 -> MTE3 event exists, but MTE2 -> V followed by V -> MTE3 orders them.
 TEST(Sync, TransitiveChainOrders) {
-  obj::ObjectFile o = compile(kernel("  tload %t0, %x[0, 0] record(%a)\n  tabs %t1, %t1 wait(%a) record(%b)\n"
-                                     "  tstore %z[0, 0], %t0 wait(%b)\n"));
+  obj::ObjectFile o =
+      compile(kernel("  tload %t0, %x[0, 0] record(%a)\n  tabs %t1, %t1 wait(%a) record(%b)\n"
+                     "  tstore %z[0, 0], %t0 wait(%b)\n"));
   link::LinkResult r = link::link({{"k.o", o}}, {});
   EXPECT_TRUE(r.ok()) << diagsOf(r); // tload writes %t0, tstore reads it: ordered through PIPE_V
 }
@@ -236,7 +252,8 @@ TEST(Sync, AutoSyncRandomStructuredKernels) {
       switch (rng() % 7) {
       case 0:
         if (depth < 3) {
-          body += ind + "scf.for %i" + std::to_string(k) + " = 0 to " + (rng() % 3 ? "64" : "0") + " step 16 {\n";
+          body += ind + "scf.for %i" + std::to_string(k) + " = 0 to " + (rng() % 3 ? "64" : "0") +
+                  " step 16 {\n";
           ++depth;
         }
         break;
@@ -252,14 +269,19 @@ TEST(Sync, AutoSyncRandomStructuredKernels) {
           body += std::string(2 + 2 * static_cast<size_t>(depth), ' ') + "}\n";
         }
         break;
-      case 3: body += ind + "tload %t" + std::to_string(a) + ", %x[0, 0]\n"; break;
-      case 4: body += ind + "tstore %z[0, 0], %t" + std::to_string(a) + "\n"; break;
+      case 3:
+        body += ind + "tload %t" + std::to_string(a) + ", %x[0, 0]\n";
+        break;
+      case 4:
+        body += ind + "tstore %z[0, 0], %t" + std::to_string(a) + "\n";
+        break;
       default:
-        body += ind + vops[rng() % 4] + " %t" + std::to_string(a) + ", %t" + std::to_string(b) + ", %t" +
-                std::to_string(c) + "\n";
+        body += ind + vops[rng() % 4] + " %t" + std::to_string(a) + ", %t" + std::to_string(b) +
+                ", %t" + std::to_string(c) + "\n";
       }
     }
-    while (depth > 0) body += std::string(2 * static_cast<size_t>(depth--), ' ') + "}\n";
+    while (depth > 0)
+      body += std::string(2 * static_cast<size_t>(depth--), ' ') + "}\n";
     // Every scf.if tests the kernel's %f parameter.
     std::string text;
     for (size_t p = 0; p < body.size();) {
@@ -278,7 +300,8 @@ TEST(Sync, AutoSyncRandomStructuredKernels) {
     opts.sync = link::SyncMode::Insert;
     link::LinkResult r = link::link({{"k.o", o}}, opts);
     ASSERT_TRUE(r.ok()) << text << diagsOf(r);
-    for (const auto& d : r.diags) EXPECT_TRUE(d.warning || d.note) << text << d.text;
+    for (const auto& d : r.diags)
+      EXPECT_TRUE(d.warning || d.note) << text << d.text;
   }
 }
 
@@ -287,14 +310,15 @@ TEST(Sync, LongFunctionScales) {
   std::string body;
   for (int k = 0; k < 3000; ++k)
     body += k % 3 == 0 ? "  tload %t" + std::to_string(k % 4) + ", %x[0, 0]\n"
-                       : "  tadd %t" + std::to_string((k + 1) % 4) + ", %t" + std::to_string(k % 4) + ", %t" +
-                             std::to_string((k + 2) % 4) + "\n";
+                       : "  tadd %t" + std::to_string((k + 1) % 4) + ", %t" +
+                             std::to_string(k % 4) + ", %t" + std::to_string((k + 2) % 4) + "\n";
   obj::ObjectFile o = compile(kernel(body));
   link::LinkOptions opts;
   opts.sync = link::SyncMode::Insert;
   auto t0 = std::chrono::steady_clock::now();
   link::LinkResult r = link::link({{"k.o", o}}, opts);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(r.ok()) << diagsOf(r).substr(0, 2000);
   EXPECT_LT(ms, 5000.0);
 }

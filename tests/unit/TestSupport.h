@@ -27,26 +27,32 @@ inline std::string readText(const std::string& path) {
 }
 
 /// A path below the source tree (samples, docs).
-inline std::string sourcePath(const std::string& rel) { return std::string(PTO_SOURCE_DIR) + "/" + rel; }
+inline std::string sourcePath(const std::string& rel) {
+  return std::string(PTO_SOURCE_DIR) + "/" + rel;
+}
 
 /// A corpus kernel of ../shared; `haveCorpus()` says whether a checkout has them.
 inline std::string corpusPath(const std::string& name) {
   return std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels/" + name;
 }
-inline bool haveCorpus() { return std::filesystem::exists(std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels"); }
+inline bool haveCorpus() {
+  return std::filesystem::exists(std::string(PTO_SHARED_DIR) + "/corpus/pto-kernels");
+}
 
 /// A test that needs ../shared skips without it, except under CI (the CI variable set), where
 /// a missing ../shared is a failure: CI must never pass by skipping.
-#define PTO_REQUIRE_SHARED(available)                                                                                  \
-  do {                                                                                                                 \
-    if (!(available)) {                                                                                                \
-      if (std::getenv("CI")) FAIL() << "../shared is required under CI but missing (" PTO_SHARED_DIR ")";            \
-      GTEST_SKIP() << "../shared is not available";                                                                    \
-    }                                                                                                                  \
+#define PTO_REQUIRE_SHARED(available)                                                              \
+  do {                                                                                             \
+    if (!(available)) {                                                                            \
+      if (std::getenv("CI"))                                                                       \
+        FAIL() << "../shared is required under CI but missing (" PTO_SHARED_DIR ")";               \
+      GTEST_SKIP() << "../shared is not available";                                                \
+    }                                                                                              \
   } while (0)
 
 /// pto-as in process: parse, verify for the arch (the module's, or `arch`), lower.
-inline obj::ObjectFile assembleFile(const std::string& path, std::optional<isa::Arch> arch = std::nullopt) {
+inline obj::ObjectFile assembleFile(const std::string& path,
+                                    std::optional<isa::Arch> arch = std::nullopt) {
   as::SourceFile src(path, readText(path));
   std::ostringstream err;
   as::DiagEngine diags(src, err);
@@ -66,7 +72,8 @@ inline obj::Image linkOne(const obj::ObjectFile& o, bool autoSync = true) {
   opts.sync = autoSync ? link::SyncMode::Insert : link::SyncMode::Check;
   link::LinkResult r = link::link({{"k.o", o}}, opts);
   std::string msgs;
-  for (const auto& d : r.diags) msgs += d.text + "\n";
+  for (const auto& d : r.diags)
+    msgs += d.text + "\n";
   EXPECT_TRUE(r.ok()) << msgs;
   return r.ok() ? *r.image : obj::Image{};
 }

@@ -2,6 +2,8 @@
 // with no semantics, so that the tests can check the exported C++ with `-fsyntax-only` without
 // a pto-isa checkout (docs/cpp-export.md). Written from pto-isa's documented signatures; a real
 // build uses the user's own pto-isa headers instead of this file.
+// The declarations are macro tables; clang-format cannot lay them out stably.
+// clang-format off
 #pragma once
 
 #include <cstdint>
