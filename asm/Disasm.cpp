@@ -1,6 +1,7 @@
 #include "asm/Disasm.h"
 
 #include "isa/Encoding.h"
+#include "support/Text.h"
 
 #include <elf.h>
 
@@ -101,14 +102,9 @@ std::string_view relocTypeName(obj::RelocType t) {
 
 namespace {
 
+using support::hex0x;
 std::string hex(uint64_t v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%0*llx", digits, static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string hex0x(uint64_t v) {
-  return "0x" + hex(v, 1);
+  return support::hexDigits(v, digits);
 }
 
 } // namespace

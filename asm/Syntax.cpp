@@ -43,27 +43,6 @@ std::string textOf(antlr4::ParserRuleContext* ctx) {
       antlr4::misc::Interval(a->getStartIndex(), b->getStopIndex()));
 }
 
-std::optional<int64_t> parseInt(const std::string& text) {
-  std::string_view s = text;
-  bool neg = false;
-  if (!s.empty() && s.front() == '-') {
-    neg = true;
-    s.remove_prefix(1);
-  }
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-  }
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  // Hex literals are bit patterns (0xFFFFFFFF is a valid 32-bit immediate), decimals must fit.
-  if (base == 10 && v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  int64_t r = static_cast<int64_t>(v);
-  return neg ? -r : r;
-}
-
 std::vector<std::string> AngleParam::words() const {
   std::vector<std::string> out;
   size_t i = 0;

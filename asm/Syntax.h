@@ -6,6 +6,7 @@
 #include "PTOParser.h"
 #include "asm/Diagnostics.h"
 #include "asm/IR.h"
+#include "support/Text.h"
 
 #include <optional>
 #include <string>
@@ -83,6 +84,6 @@ std::optional<std::string> enumWord(P::AngleContext* angle);
 std::string canonicalText(antlr4::ParserRuleContext* ctx);
 
 /// Parses an integer literal (decimal or 0x hex, optional leading '-').
-std::optional<int64_t> parseInt(const std::string& text);
+using support::parseInt; // integer literals (support/Text.h)
 
 } // namespace pto::as

@@ -6,6 +6,7 @@
 #include "export/Spelling.h"
 
 #include "isa/Encoding.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -61,7 +62,7 @@ void FunctionEmitter::findTargets() {
 }
 
 std::string FunctionEmitter::label(uint64_t off) const {
-  return "L_" + hex(off - fn_.textOffset).substr(2);
+  return "L_" + support::hex0x(off - fn_.textOffset).substr(2);
 }
 
 void FunctionEmitter::nameTiles() {
@@ -76,8 +77,8 @@ void FunctionEmitter::nameTiles() {
 
 ExportError FunctionEmitter::error(uint64_t off, const std::string& msg) const {
   std::string loc = sourceLocation(img_, fc_.function, off);
-  return {(loc.empty() ? "" : loc + ": ") + "@" + fn_.name + "+" + hex(off - fn_.textOffset) +
-          ": " + msg};
+  return {(loc.empty() ? "" : loc + ": ") + "@" + fn_.name + "+" +
+          support::hex0x(off - fn_.textOffset) + ": " + msg};
 }
 
 std::string FunctionEmitter::reg(uint8_t r) {
@@ -179,13 +180,14 @@ void FunctionEmitter::tiles(std::ostream& out) const {
       out << "(" << t.rows << ")";
     else if (t.validCols == kDynamicDim)
       out << "(" << t.cols << ")";
-    out << ";\n  TASSIGN(" << tileNames_[i] << ", " << hex(static_cast<uint64_t>(t.placement))
-        << ");";
+    out << ";\n  TASSIGN(" << tileNames_[i] << ", "
+        << support::hex0x(static_cast<uint64_t>(t.placement)) << ");";
     if (t.aliasOf >= 0) out << " // a view of " << tileNames_[static_cast<size_t>(t.aliasOf)];
     out << "\n";
   }
   for (const Scratch& s : scratch_)
-    out << "  " << s.type << " " << s.name << ";\n  TASSIGN(" << s.name << ", " << hex(s.address)
+    out << "  " << s.type << " " << s.name << ";\n  TASSIGN(" << s.name << ", "
+        << support::hex0x(s.address)
         << "); // scratch for pto-isa's tmp operand, above every tile of the function\n";
 }
 

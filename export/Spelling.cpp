@@ -2,6 +2,7 @@
 #include "export/Spelling.h"
 
 #include "isa/Encoding.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,12 +11,6 @@
 namespace pto::cppexport::detail {
 
 namespace enc = isa::enc;
-
-std::string hex(uint64_t v) {
-  char b[32];
-  snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 std::string lit(int64_t v) {
   if (v >= 0 && v <= 0x7fffffff) return std::to_string(v);

@@ -14,7 +14,6 @@
 namespace pto::cppexport::detail {
 
 /// `0x1f`: addresses, offsets.
-std::string hex(uint64_t v);
 /// A 64-bit constant as C++ (the registers are uint64_t; negative values wrap as on the core).
 std::string lit(int64_t v);
 

@@ -7,6 +7,7 @@
 #include "export/Emitter.h"
 #include "export/Prelude.h"
 #include "export/Spelling.h"
+#include "support/Text.h"
 
 #include <sstream>
 
@@ -62,7 +63,8 @@ std::variant<std::vector<FunctionCode>, ExportError> decodeAll(const Image& img)
     if (auto* e = std::get_if<CodeError>(&fc)) {
       std::string loc = sourceLocation(img, e->function, e->offset);
       return ExportError{(loc.empty() ? "" : loc + ": ") + "@" + img.functions[i].name + "+" +
-                         hex(e->offset - img.functions[i].textOffset) + ": " + e->message};
+                         support::hex0x(e->offset - img.functions[i].textOffset) + ": " +
+                         e->message};
     }
     code.push_back(std::move(std::get<FunctionCode>(fc)));
     for (const Block& b : code.back().blocks)

@@ -1,4 +1,5 @@
 #include "isa/Encoding.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <bit>
@@ -21,25 +22,7 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::optional<int64_t> parseInt(std::string_view t) {
-  if (t.empty()) return std::nullopt;
-  bool neg = false;
-  if (t[0] == '-' || t[0] == '+') {
-    neg = t[0] == '-';
-    t.remove_prefix(1);
-  }
-  int base = 10;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-    base = 16;
-    t.remove_prefix(2);
-  }
-  if (t.empty()) return std::nullopt;
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-  if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
-  if (v > (uint64_t(1) << 63)) return std::nullopt;
-  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-}
+using support::parseInt;
 
 // ================================================================ code tables
 struct NoneTag {};

@@ -3,6 +3,7 @@
 #include "link/Passes.h"
 #include "link/Patch.h"
 #include "link/Rewrite.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -14,12 +15,6 @@
 namespace pto::link {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string archName(isa::Arch a) {
   return std::string(isa::profile(a).name);
@@ -341,13 +336,15 @@ void placeTiles(LinkContext& ctx) {
       d.error(d.blockLoc(b), e.message + " (" + d.in + ")");
       for (uint32_t t : e.peak) {
         const obj::TileDesc& td = fn.tiles[t];
-        std::string range = pr.live[t].empty()
-                                ? "never used"
-                                : "live " + hex(d.base() + cfg.blocks[pr.live[t].start].offset) +
-                                      ".." + hex(d.base() + cfg.blocks[pr.live[t].end].end);
+        std::string range =
+            pr.live[t].empty()
+                ? "never used"
+                : "live " + support::hex0x(d.base() + cfg.blocks[pr.live[t].start].offset) + ".." +
+                      support::hex0x(d.base() + cfg.blocks[pr.live[t].end].end);
         d.note(d.blockLoc(pr.firstBlock[t]),
                "%" + td.name + " (" + shapeOf(td) + ", " + std::to_string(fw.tiles[t].bytes) +
-                   " bytes) at " + hex(static_cast<uint64_t>(pr.offset[t])) + ", " + range);
+                   " bytes) at " + support::hex0x(static_cast<uint64_t>(pr.offset[t])) + ", " +
+                   range);
       }
     }
     obj::Function& out = ctx.image.functions[fw.image];
@@ -447,7 +444,7 @@ void collectEvents(LinkContext& ctx) {
       auto it = fw.localEvent.find(r.index);
       if (b < 0 || it == fw.localEvent.end() ||
           cfg.blocks[static_cast<size_t>(b)].eventWord != r.offset) {
-        d.error(d.lines.at(r.offset), "event relocation at " + hex(r.offset) +
+        d.error(d.lines.at(r.offset), "event relocation at " + support::hex0x(r.offset) +
                                           " is not on the event word of a set/wait (" + d.in + ")");
         continue;
       }
@@ -500,8 +497,8 @@ void allocateEventIds(LinkContext& ctx) {
           if (v < fw.eventIndex.size() && !ep.pending[v].empty())
             d.note(d.blockLoc(static_cast<int32_t>(ep.pending[v].start)),
                    "event @" + names[v] + " pending " +
-                       hex(d.base() + cfg.blocks[ep.pending[v].start].offset) + ".." +
-                       hex(d.base() + cfg.blocks[ep.pending[v].end].end));
+                       support::hex0x(d.base() + cfg.blocks[ep.pending[v].start].offset) + ".." +
+                       support::hex0x(d.base() + cfg.blocks[ep.pending[v].end].end));
     }
     for (size_t v = 0; v < fw.eventIndex.size(); ++v) {
       const auto& pipes = fw.eventPipes[v];

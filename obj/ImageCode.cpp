@@ -1,6 +1,7 @@
 // Image code -> blocks (obj/ImageCode.h). The block rules are docs/abi.md's: a block starts at a
 // BSTART* word (or with scalar code after a BSTOP) and ends at its BSTOP or the next BSTART*.
 #include "obj/ImageCode.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,12 +11,6 @@ namespace {
 
 namespace enc = isa::enc;
 using enc::FormId;
-
-std::string hex(uint64_t v) {
-  char b[32];
-  snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 int64_t field(const enc::Inst& in, std::string_view name) {
   return in.get(name).value_or(0);
@@ -409,12 +404,13 @@ public:
       if (b.transfer == Transfer::Call) {
         if (!functionAt(img_, b.target))
           return CodeError{index_, b.offset,
-                           "call target " + hex(b.target) + " is not the start of a function"};
+                           "call target " + support::hex0x(b.target) +
+                               " is not the start of a function"};
       } else if ((b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) &&
                  !out_.blockAt(b.target, end)) {
         return CodeError{index_, b.offset,
-                         "branch target " + hex(b.target) + " is not the start of a block of @" +
-                             fn_.name};
+                         "branch target " + support::hex0x(b.target) +
+                             " is not the start of a block of @" + fn_.name};
       }
     }
     return std::move(out_);

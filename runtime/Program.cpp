@@ -5,6 +5,7 @@
 #include "runtime/Program.h"
 
 #include "isa/Encoding.h"
+#include "support/Text.h"
 
 #include <algorithm>
 
@@ -13,12 +14,6 @@ namespace {
 
 namespace enc = isa::enc;
 namespace code = obj::code;
-
-std::string hex(uint64_t v) {
-  char b[32];
-  snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 void innerBox(TileOperand& t, uint16_t fractal) {
   if (t.slayout == isa::SLayout::NoneBox) return;
@@ -105,7 +100,7 @@ private:
   /// "@fn+0x10 (k.pto:12:3): msg" — the word, and its source line when the image has one.
   std::string at(uint64_t off, const std::string& msg) const {
     const std::string loc = code::sourceLocation(img_, fc_.function, off);
-    return "@" + fn_.name + "+" + hex(off - fn_.textOffset) +
+    return "@" + fn_.name + "+" + support::hex0x(off - fn_.textOffset) +
            (loc.empty() ? "" : " (" + loc + ")") + ": " + msg;
   }
 
@@ -329,9 +324,10 @@ std::string Program::locationAt(uint64_t textOffset) const {
     const obj::Function& f = image.functions[i];
     if (textOffset < f.textOffset || textOffset >= f.textOffset + f.textSize) continue;
     std::string loc = locationOf(i, textOffset);
-    return loc.empty() ? fileName + ":@" + f.name + "+" + hex(textOffset - f.textOffset) : loc;
+    return loc.empty() ? fileName + ":@" + f.name + "+" + support::hex0x(textOffset - f.textOffset)
+                       : loc;
   }
-  return hex(textOffset);
+  return support::hex0x(textOffset);
 }
 
 Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileName) {
@@ -343,8 +339,8 @@ Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileN
     auto fc = code::decodeFunction(p->image, i);
     if (auto* e = std::get_if<code::CodeError>(&fc)) {
       const obj::Function& f = p->image.functions[i];
-      return Error{p->fileName + ": error: @" + f.name + "+" + hex(e->offset - f.textOffset) +
-                   ": " + e->message};
+      return Error{p->fileName + ": error: @" + f.name + "+" +
+                   support::hex0x(e->offset - f.textOffset) + ": " + e->message};
     }
     FunctionDecoder d(p->image, std::get<code::FunctionCode>(fc), p->functions[i]);
     if (auto e = d.run()) return Error{p->fileName + ": error: " + *e};

@@ -6,6 +6,7 @@
 #include "link/Linker.h"
 #include "obj/Image.h"
 #include "runtime/Runtime.h"
+#include "support/Text.h"
 
 #include <cstdio>
 #include <regex>
@@ -40,9 +41,7 @@ std::string firstLine(const std::string& s) {
 }
 
 std::string hex(uint64_t v, unsigned bits) {
-  char b[32];
-  std::snprintf(b, sizeof b, "0x%0*llx", int(bits / 4), static_cast<unsigned long long>(v));
-  return b;
+  return "0x" + support::hexDigits(v, static_cast<int>(bits / 4));
 }
 
 // Equal bits, or both NaN for a float buffer (NaN payloads are not specified by the ops).

@@ -3,6 +3,7 @@
 #include "isa/Encoding.h"
 
 #include "TestSupport.h"
+#include "support/Text.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -31,10 +32,9 @@ std::optional<nlohmann::json> loadSpec(const char* file) {
 #endif
 }
 
+using pto::support::hex0x;
 std::string hex(uint64_t v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "0x%llX", static_cast<unsigned long long>(v));
-  return b;
+  return hex0x(v);
 }
 
 /// text -> fields -> word, and word -> fields -> the same text.
