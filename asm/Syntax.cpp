@@ -387,7 +387,9 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name,
       return std::nullopt;
     }
     // A local memref is a tile buffer: its leading dimensions stack into rows (a 16x16x16
-    // buffer is a 256x16 tile), as the PTO memory planner lays it out.
+    // buffer is a 256x16 tile), as the PTO memory planner lays it out. Rows are padded to the
+    // 32-byte alignment of a row-major tile (a 16x16xi8 buffer is a 16x32 tile whose valid
+    // region is 16x16).
     int64_t rows = 1;
     for (size_t i = 0; i + 1 < shape->dims.size(); ++i) {
       if (shape->dims[i] <= 0 || rows > (int64_t{1} << 31) / shape->dims[i]) {
@@ -401,6 +403,8 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name,
     tt.dtype = *shape->elem;
     tt.rows = tt.validRows = rows;
     tt.cols = tt.validCols = shape->dims.back();
+    const int64_t bits = isa::bitWidth(tt.dtype), rowBits = tt.cols * bits;
+    if (bits > 0 && tt.cols > 0 && rowBits % 256 != 0) tt.cols = (rowBits + 255) / 256 * 256 / bits;
     return Type::tileOf(tt);
   }
   diags_.error(loc, "unsupported type '" + name + "<...>'");

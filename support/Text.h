@@ -1,5 +1,6 @@
 // Number text shared by every room: the hex spellings of tools and diagnostics, and the integer
-// literals of the assembly syntaxes. Header-only, below isa/ in the room graph (docs/development.md).
+// literals of the assembly syntaxes. Header-only, below isa/ in the room graph
+// (docs/development.md).
 #pragma once
 
 #include <charconv>
