@@ -288,7 +288,6 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"eventid_array_get", &Builder::buildEventIdArray},
       {"eventid_array_set", &Builder::buildEventIdArray},
       {"print", &Builder::buildPrint},
-      {"tprint", &Builder::buildPrint},
       {"trap", &Builder::buildPrint},
   };
   if (auto it = kHandlers.find(base); it != kHandlers.end())

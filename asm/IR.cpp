@@ -424,9 +424,12 @@ private:
         (info.roles[op.operandRoles[i]].isOutput ? outs : ins).push_back(ops[i]);
       line() << "pto." << info.mnemonic << " ins(" << operandList(ins);
       if (!ins.empty()) out_ << " : " << typeList(ins);
-      out_ << ") outs(" << operandList(outs);
-      if (!outs.empty()) out_ << " : " << typeList(outs);
       out_ << ")";
+      if (info.numOutputs() > 0) { // TPRINT has no outputs: `pto.tprint ins(%t : T)`
+        out_ << " outs(" << operandList(outs);
+        if (!outs.empty()) out_ << " : " << typeList(outs);
+        out_ << ")";
+      }
       std::vector<NamedAttr> attrs;
       for (const NamedAttr& a : op.attrs)
         if (a.key != "implicit") attrs.push_back(a);

@@ -118,7 +118,7 @@ enum class OpKind : uint8_t {
   DeclareEventIdArray,
   EventIdArrayGet,
   EventIdArraySet,
-  Print, // pto.print / pto.tprint / pto.trap (name)
+  Print, // pto.print / pto.trap (name); pto.tprint is the tile op TPRINT
   // tile computation
   TileOp, // tileOp; operands in signature order, roles[] says which role each fills
   // synchronisation

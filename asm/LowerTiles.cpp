@@ -382,8 +382,8 @@ void FunctionLowering::lowerTileOp(const Op& op) {
                                    "' with more than three scalar operands");
   bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
   ValueId shapeTile = dst;
-  if (reduce || (view != kNoValue && dst == kNoValue) || info.id == isa::OpId::TCMP ||
-      info.id == isa::OpId::TCMPS)
+  // The source bounds reductions, compares and ops without a tile output (stores, TPRINT).
+  if (reduce || dst == kNoValue || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
     shapeTile = src != kNoValue ? src : dst;
   if (view != kNoValue && info.id == isa::OpId::TSTORE) shapeTile = src;
   std::pair<Dim, Dim> valid = shapeTile != kNoValue ? validOf(shapeTile) : std::pair<Dim, Dim>{};

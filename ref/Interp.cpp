@@ -187,6 +187,7 @@ rt::Status Kernel::run(const Options& opts, Stats* stats) const {
     if (stats) {
       stats->tileOps = m.tileOps;
       stats->scalarOps = m.scalarOps;
+      stats->output = m.output();
     }
     if (fail) {
       std::string msg = mod_->fileName;

@@ -25,6 +25,7 @@ struct Options {
 
 struct Stats {
   uint64_t tileOps = 0, scalarOps = 0; // executed, all blocks together
+  std::string output; // what the kernel printed (TPRINT), block by block, as pto-run shows it
 };
 
 /// The entry kernels of a module, as pto-ld picks them: the pto.entry functions, else the one

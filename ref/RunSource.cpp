@@ -238,7 +238,12 @@ int runSourceMain(int argc, char** argv) {
     if (auto st = K.bind(name, &t)) return fail("pto-run: " + st->message);
   }
   Stats stats;
-  if (auto err = K.run(opts, &stats)) return fail(err->message);
+  const rt::Status runError = K.run(opts, &stats);
+  fputs(stats.output.c_str(), stdout); // TPRINT text, also when the run fails after it
+  if (runError) {
+    fflush(stdout);
+    return fail(runError->message);
+  }
   for (auto& [name, path] : outs) {
     auto it = buffers.find(name);
     if (it == buffers.end()) {

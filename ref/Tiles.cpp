@@ -289,11 +289,10 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   t.op = op.tileOp;
   t.name = instName.c_str();
   // The tile whose valid shape bounds the op: the destination, else (reductions, compares,
-  // loads without a tile output, stores) the source.
+  // ops without a tile output: stores, TPRINT) the source.
   const bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
   ir::ValueId shapeTile = dst;
-  if (reduce || (view && dst == ir::kNoValue) || info.id == isa::OpId::TCMP ||
-      info.id == isa::OpId::TCMPS)
+  if (reduce || dst == ir::kNoValue || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
     shapeTile = src != ir::kNoValue ? src : dst;
   if (view && info.id == isa::OpId::TSTORE) shapeTile = src;
   t.startType = f.fn->type(shapeTile != ir::kNoValue ? shapeTile : src).tile.dtype;

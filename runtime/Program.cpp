@@ -246,62 +246,8 @@ private:
   }
 
   std::optional<std::string> buildTile() {
-    const isa::OpInfo& oi = isa::info(tile_.op);
-    // Tile roles by the one rule (isa::tileOperandRoles, docs/linking.md 2).
-    const size_t n = tile_.tiles.size();
-    size_t required = 0;
-    for (const isa::Role& r : oi.roles)
-      required += r.kind == isa::RoleKind::Tile && !r.optional && !r.variadic;
-    if (n < required)
-      return std::string(tile_.name) + " has " + std::to_string(n) + " tile operands, needs " +
-             std::to_string(required);
-    const std::vector<int> roles = isa::tileOperandRoles(oi, n);
-    roleNames_.assign(n, "");
-    for (size_t k = 0; k < n; ++k)
-      if (roles[k] >= 0) roleNames_[k] = oi.roles[static_cast<size_t>(roles[k])].name;
-    auto role = [&](std::initializer_list<std::string_view> names) {
-      for (std::string_view nm : names)
-        for (size_t i = 0; i < n; ++i)
-          if (roleNames_[i] == nm) return static_cast<int>(i);
-      return -1;
-    };
-    tile_.dst = role({"dst", "dsts"});
-    tile_.src0 = role({"src0", "src", "lhs", "mask"});
-    tile_.src1 = role({"src1", "rhs", "indices", "indexes", "scale", "idx", "offsets", "fp"});
-    tile_.src2 = role({"src2", "offset"});
-    tile_.acc = role({"acc"});
-    tile_.bias = role({"bias"});
-    tile_.tmp = role({"tmp"});
-    tile_.lscale = role({"lscale"});
-    tile_.rscale = role({"rscale"});
-    if (tile_.op == isa::OpId::TSEL || tile_.op == isa::OpId::TSELS) {
-      tile_.src0 = role({"mask"});
-      tile_.src1 = role({"src0", "src"});
-      tile_.src2 = role({"src1"});
-    }
-    if (tile_.op == isa::OpId::TMRGSORT)
-      if (auto e = mergeSortRoles()) return e;
+    if (auto e = assignTileRoles(tile_)) return e;
     if (auto e = selectKernel(tile_)) return *e;
-    return std::nullopt;
-  }
-
-  /// TMRGSORT's two variadic roles cannot be split by the role table; the B.IOT count decides
-  /// between pto-isa's two forms: (dst, src) with a block length, and (dst, tmp, src0..src3)
-  /// merging 2-4 lists.
-  std::optional<std::string> mergeSortRoles() {
-    const int n = static_cast<int>(tile_.tiles.size());
-    tile_.dst = 0;
-    tile_.src0 = 1;
-    tile_.src1 = tile_.src2 = tile_.src3 = tile_.tmp = -1;
-    if (n == 2) return std::nullopt;
-    if (n < 4 || n > 6)
-      return "TMRGSORT has " + std::to_string(n) +
-             " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)";
-    tile_.tmp = 1;
-    tile_.src0 = 2;
-    tile_.src1 = 3;
-    tile_.src2 = n > 4 ? 4 : -1;
-    tile_.src3 = n > 5 ? 5 : -1;
     return std::nullopt;
   }
 
@@ -310,10 +256,68 @@ private:
   const code::FunctionCode& fc_;
   DecodedFunction& out_;
   TileInst tile_;
-  std::vector<std::string_view> roleNames_;
 };
 
+/// TMRGSORT's two variadic roles cannot be split by the role table; the B.IOT count decides
+/// between pto-isa's two forms: (dst, src) with a block length, and (dst, tmp, src0..src3)
+/// merging 2-4 lists.
+std::optional<std::string> mergeSortRoles(TileInst& t) {
+  const int n = static_cast<int>(t.tiles.size());
+  t.dst = 0;
+  t.src0 = 1;
+  t.src1 = t.src2 = t.src3 = t.tmp = -1;
+  if (n == 2) return std::nullopt;
+  if (n < 4 || n > 6)
+    return "TMRGSORT has " + std::to_string(n) +
+           " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)";
+  t.tmp = 1;
+  t.src0 = 2;
+  t.src1 = 3;
+  t.src2 = n > 4 ? 4 : -1;
+  t.src3 = n > 5 ? 5 : -1;
+  return std::nullopt;
+}
+
 } // namespace
+
+std::optional<std::string> assignTileRoles(TileInst& t) {
+  const isa::OpInfo& oi = isa::info(t.op);
+  // Tile roles by the one rule (isa::tileOperandRoles, docs/linking.md 2).
+  const size_t n = t.tiles.size();
+  size_t required = 0;
+  for (const isa::Role& r : oi.roles)
+    required += r.kind == isa::RoleKind::Tile && !r.optional && !r.variadic;
+  if (n < required)
+    return std::string(t.name) + " has " + std::to_string(n) + " tile operands, needs " +
+           std::to_string(required);
+  const std::vector<int> roles = isa::tileOperandRoles(oi, n);
+  std::vector<std::string_view> roleNames(n);
+  for (size_t k = 0; k < n; ++k)
+    if (roles[k] >= 0) roleNames[k] = oi.roles[static_cast<size_t>(roles[k])].name;
+  auto role = [&](std::initializer_list<std::string_view> names) {
+    for (std::string_view nm : names)
+      for (size_t i = 0; i < n; ++i)
+        if (roleNames[i] == nm) return static_cast<int>(i);
+    return -1;
+  };
+  t.dst = role({"dst", "dsts"});
+  t.src0 = role({"src0", "src", "lhs", "mask"});
+  t.src1 = role({"src1", "rhs", "indices", "indexes", "scale", "idx", "offsets", "fp"});
+  t.src2 = role({"src2", "offset"});
+  t.acc = role({"acc"});
+  t.bias = role({"bias"});
+  t.tmp = role({"tmp"});
+  t.lscale = role({"lscale"});
+  t.rscale = role({"rscale"});
+  if (t.op == isa::OpId::TSEL || t.op == isa::OpId::TSELS) {
+    t.src0 = role({"mask"});
+    t.src1 = role({"src0", "src"});
+    t.src2 = role({"src1"});
+  }
+  if (t.op == isa::OpId::TMRGSORT)
+    if (auto e = mergeSortRoles(t)) return e;
+  return std::nullopt;
+}
 
 std::string Program::locationOf(uint32_t function, uint64_t textOffset) const {
   return code::sourceLocation(image, function, textOffset);

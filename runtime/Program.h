@@ -42,7 +42,8 @@ struct Core {
   std::vector<uint8_t> stack;                // frame + stack parameters
   const std::vector<GmRegion>* gm = nullptr; // region i+1 = argument i
   uint32_t blockIdx = 0, blockNum = 1;
-  std::string error; // first error (without location)
+  std::string error;  // first error (without location)
+  std::string output; // what TPRINT printed in this block (the launch collects it, block order)
   uint64_t tileOps = 0, scalarOps = 0;
   uint64_t instructionLimit = 0;                                  // 0 = none; checked at branches
   const std::vector<struct DecodedFunction>* functions = nullptr; // call targets
@@ -201,6 +202,10 @@ Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileN
 /// Runs one block of `fn` on `core` (registers set up by the caller). Returns false on error
 /// (core.error set, `failedAt` = text offset of the failing word).
 bool runBlock(const DecodedFunction& fn, Core& core, uint32_t& failedAt);
+
+/// Fills the operand positions of `t` (dst, src0, ..., by role name) from its tiles in B.IOT order
+/// (isa::tileOperandRoles); an error when operands are missing or TMRGSORT's count is wrong.
+std::optional<std::string> assignTileRoles(TileInst& t);
 
 /// Picks the cpu kernel of a decoded tile instruction; an error message when unsupported.
 std::optional<std::string> selectKernel(TileInst& t);

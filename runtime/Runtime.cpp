@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -58,6 +59,24 @@ void Tensor::setBits(int64_t i, uint64_t v) {
 }
 double Tensor::at(int64_t i) const {
   return isa::decodeToDouble(dtype, bitsAt(i));
+}
+
+std::string elementText(isa::DType t, uint64_t bits) {
+  char text[40];
+  const unsigned w = isa::bitWidth(t);
+  if (isa::isInteger(t) || t == isa::DType::I1) {
+    if (isa::info(t).kind == isa::DTypeKind::SInt && w < 64)
+      snprintf(text, sizeof text, "%lld",
+               static_cast<long long>(static_cast<int64_t>(bits << (64 - w)) >> (64 - w)));
+    else if (isa::info(t).kind == isa::DTypeKind::SInt)
+      snprintf(text, sizeof text, "%lld", static_cast<long long>(bits));
+    else
+      snprintf(text, sizeof text, "%llu",
+               static_cast<unsigned long long>(w < 64 ? bits & ((uint64_t{1} << w) - 1) : bits));
+  } else {
+    snprintf(text, sizeof text, "%.9g", isa::decodeToDouble(t, bits));
+  }
+  return text;
 }
 
 // ------------------------------------------------------------------ Module
@@ -262,6 +281,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
   uint32_t firstBlock = UINT32_MAX;
   std::atomic<uint64_t> tileOps{0}, scalarOps{0};
   std::vector<NpuBlock> npuBlocks(opts.backend == Backend::Npu ? blocks : 0);
+  std::vector<std::string> printed(blocks); // TPRINT text, by block
 
   const isa::Arch arch = prog_->image.arch;
   const size_t stackParams = ps.size() > 8 ? ps.size() - 8 : 0;
@@ -318,6 +338,8 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
       }
       tileOps += c.tileOps;
       scalarOps += c.scalarOps;
+      printed[b] = std::move(c.output);
+      c.output.clear();
       if (!ok) {
         failed = true;
         std::lock_guard<std::mutex> lock(mu);
@@ -348,6 +370,9 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
     stats->tileOps = tileOps;
     stats->scalarOps = scalarOps;
     stats->npu = std::move(npuBlocks);
+    stats->output.clear();
+    for (const std::string& p : printed)
+      stats->output += p;
   }
   if (failed) return Error{firstError};
   return std::nullopt;

@@ -102,7 +102,12 @@ struct RunStats {
   uint64_t tileOps = 0;      // executed tile blocks, all blocks together
   uint64_t scalarOps = 0;    // executed scalar instructions
   std::vector<NpuBlock> npu; // npu backend: one per block
+  std::string output;        // what the kernel printed (TPRINT), block by block in block order
 };
+
+/// One element as pto-run --print and TPRINT show it: integers in decimal (signed types
+/// sign-extended), floating-point types with %.9g.
+std::string elementText(isa::DType t, uint64_t bits);
 
 struct Program; // the decoded image (runtime/Program.h)
 

@@ -85,18 +85,7 @@ void printTensor(const std::string& name, const Tensor& x) {
   const int64_t perRow = x.shape.empty() ? 1 : x.shape.back();
   for (int64_t i = 0; i < n; ++i) {
     if (perRow > 0 && i % perRow == 0) printf("\n ");
-    if (isa::isInteger(x.dtype) || x.dtype == isa::DType::I1) {
-      const uint64_t b = x.bitsAt(i);
-      const unsigned w = isa::bitWidth(x.dtype);
-      if (isa::info(x.dtype).kind == isa::DTypeKind::SInt && w < 64)
-        printf(" %lld", static_cast<long long>(static_cast<int64_t>(b << (64 - w)) >> (64 - w)));
-      else if (isa::info(x.dtype).kind == isa::DTypeKind::SInt)
-        printf(" %lld", static_cast<long long>(b));
-      else
-        printf(" %llu", static_cast<unsigned long long>(b));
-    } else {
-      printf(" %.9g", x.at(i));
-    }
+    printf(" %s", elementText(x.dtype, x.bitsAt(i)).c_str());
   }
   printf("\n");
 }

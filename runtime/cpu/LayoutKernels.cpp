@@ -1,7 +1,8 @@
-// cpu kernels that generate or move raw elements: TCI, TTRI, TSETVAL, TFILLPAD*, TEXTRACT,
-// TINSERT, TCONCAT, TPACK, TGATHERB, MGATHER and MSCATTER (docs/runtime.md). Kernels are
+// cpu kernels that generate, move or print raw elements: TCI, TTRI, TSETVAL, TPRINT, TFILLPAD*,
+// TEXTRACT, TINSERT, TCONCAT, TPACK, TGATHERB, MGATHER and MSCATTER (docs/runtime.md). Kernels are
 // instantiated per element width (4-bit packed, 8, 16, 32, 64) and chosen at load time.
 #include "isa/Numerics.h"
+#include "runtime/Runtime.h"
 #include "runtime/cpu/KernelUtil.h"
 
 #include <algorithm>
@@ -118,6 +119,29 @@ void kSetval(Core& c, const TileInst& t) {
     return fail(c, "TSETVAL offset " + std::to_string(off) + " is outside tile %" + od.name + " (" +
                        std::to_string(n) + " elements)");
   setBits(bptr(c, od), isa::bitWidth(od.dtype), off, t.scalar(c, 1));
+}
+
+/// TPRINT: the source's valid region (the block's LB1 x LB0) as text on the core's output,
+/// header then one line per row, elements as pto-run --print shows them (docs/runtime.md,
+/// "TPRINT"). The tile is not changed.
+void kPrint(Core& c, const TileInst& t) {
+  const TileOperand& os = t.tiles[t.src0];
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, os, vr, vc)) return;
+  std::string& out = c.output;
+  out += "tprint %" + os.name + ": " + std::string(isa::spelling(os.dtype)) + "[" +
+         std::to_string(os.rows) + "x" + std::to_string(os.cols) + "] valid " + std::to_string(vr) +
+         "x" + std::to_string(vc);
+  if (c.blockNum > 1) out += " (block " + std::to_string(c.blockIdx) + ")";
+  out += "\n";
+  const unsigned bits = isa::bitWidth(os.dtype);
+  const uint8_t* sb = bptr(c, os);
+  for (uint32_t r = 0; r < vr; ++r) {
+    out += " ";
+    for (uint32_t j = 0; j < vc; ++j)
+      out += " " + elementText(os.dtype, getBits(sb, bits, os.elemOffset(r, j)));
+    out += "\n";
+  }
 }
 
 // ------------------------------------------------------------------ pad, extract, insert, concat
@@ -399,6 +423,12 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
     return true;
   case OpId::MSCATTER:
     err = selectRaw(t, {t.src0, t.src1}, bits >= 8 ? byWidth<MScatter>(bits) : nullptr);
+    return true;
+  case OpId::TPRINT:
+    if (!(err = need(t, {t.src0})) && isa::bitWidth(t.tiles[t.src0].dtype) < 8)
+      err = std::string("TPRINT of a 4-bit tile is not supported by the cpu backend");
+    else if (!err)
+      t.kernel = &kPrint;
     return true;
   case OpId::TRANDOM:
     err = std::string("TRANDOM is not supported by the cpu backend: its key and counter are six "

@@ -49,6 +49,13 @@ VecCost a2a3Vec(OpId op) {
   }
 }
 
+/// Ops costed by cyclesOf's transfer and cube models rather than a CostTable.def row.
+bool transferOrCube(OpId op) {
+  return isa::info(op).rule == isa::TypeRule::Matmul || op == OpId::TLOAD ||
+         op == OpId::TPREFETCH || op == OpId::TSTORE || op == OpId::TMOV || op == OpId::TEXTRACT ||
+         op == OpId::TINSERT;
+}
+
 // The one A5 vector fit of the reference (TADD 1D: 1.247·x + 55.07 against 2.11·x + 24 on
 // A2/A3) scales every A2/A3 line: slope x 0.59, fixed + 31.
 VecCost a5Vec(OpId op) {
@@ -161,6 +168,18 @@ uint64_t cyclesOf(const TileInst& t, const Core& c, isa::Arch arch) {
   const VecCost v = arch == isa::Arch::A5 ? a5Vec(t.op) : a2a3Vec(t.op);
   return static_cast<uint64_t>(
       std::llround(v.slope * static_cast<double>(repeatsOf(t, c)) + v.fixed));
+}
+
+bool hasCostEntry(OpId op) {
+  if (transferOrCube(op)) return true;
+  switch (op) {
+#define NPU_VEC(Op, Slope, Fixed)                                                                  \
+  case OpId::Op:                                                                                   \
+    return true;
+#include "runtime/npu/CostTable.def"
+  default:
+    return false;
+  }
 }
 
 } // namespace pto::rt::npu

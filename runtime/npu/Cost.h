@@ -43,4 +43,8 @@ isa::Pipe pipeOf(const TileInst& t, isa::Arch arch);
 /// Cycles of one execution of `t` with the registers of `c` (dynamic valid shapes, strides).
 uint64_t cyclesOf(const TileInst& t, const Core& c, isa::Arch arch);
 
+/// True when the op has a cost of its own: a CostTable.def row (NPU_VEC or NPU_DEFAULT), or the
+/// transfer / cube model of cyclesOf. tests/unit/OpRecordTest.cpp requires it of every op.
+bool hasCostEntry(isa::OpId op);
+
 } // namespace pto::rt::npu

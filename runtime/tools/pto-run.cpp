@@ -356,8 +356,10 @@ int main(int argc, char** argv) {
         return fail("pto-run: error: " + *err);
     }
   }
+  fputs(stats.output.c_str(), stdout); // TPRINT text, also when the run fails after it
   if (runError) {
     if (profile) printf("%s", npu::profile(mod.value(), stats, profileTop).c_str());
+    fflush(stdout);
     return fail(runError->message);
   }
   for (auto& [name, path] : outs) {

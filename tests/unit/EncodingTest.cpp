@@ -151,13 +151,9 @@ TEST(Encoding, CodeTables) {
   EXPECT_FALSE(peModeOfMask(0x3).has_value()); // mask=0011 is not encodable (ADR-0096)
 }
 
-TEST(Encoding, EveryOpOfOurTableHasAnEncoding) {
-  for (const OpInfo& op : allOps()) {
-    const TileOpInfo* t = tileOpFor(op.id);
-    ASSERT_NE(t, nullptr) << op.mnemonic;
-    auto e = encode(tileStart(t->op, 1));
-    EXPECT_TRUE(e) << op.mnemonic << ": " << e.error();
-  }
+// Every op of our table has an encoding: OpRecord.EveryOpHasEveryLayer (OpRecordTest.cpp) walks
+// the table for every layer at once; these pin the family of a few.
+TEST(Encoding, OurOpsEncodingFamilies) {
   EXPECT_EQ(tileOpFor(OpId::TAXPY)->family, TileFamily::EXT);
   EXPECT_EQ(tileOpFor(OpId::TDEQUANT)->family, TileFamily::TEPL); // seed 000: four tile bindings
   EXPECT_EQ(tileOpFor(OpId::TADD)->family, TileFamily::TEPL);

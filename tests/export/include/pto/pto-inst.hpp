@@ -101,6 +101,7 @@ enum class AccPhase { Unspecified, Partial, Final };
 enum class MaskPattern { P0101 = 1, P1010, P0001, P0010, P0100, P1000, P1111 };
 enum class GatherAxis { GATHER_ROW, GATHER_COL };
 enum class TFillPadMode { Normal, Inplace, Expand };
+enum class PrintFormat : uint8_t { Width8_Precision4 = 0, Width8_Precision2 = 1, Width10_Precision6 = 2 };
 
 #define PTO_INST
 
@@ -315,6 +316,10 @@ PTO_INST RecordEvent TCI(TileData& dst, T start, WaitEvents&... events);
 template <typename TileDataDst, typename TileDataSrc, typename TileDataPara, typename... WaitEvents>
 PTO_INST RecordEvent TDEQUANT(TileDataDst& dst, TileDataSrc& src, TileDataPara& scale, TileDataPara& offset,
                               WaitEvents&... events);
+// Debug print of a Vec tile (pto-isa declares it under _DEBUG / __CPU_SIM; no wait events, no
+// RecordEvent). The GM-scratch overload for Acc/Mat tiles is not called by the export.
+template <PrintFormat Format = PrintFormat::Width8_Precision4, typename TileData>
+PTO_INST void TPRINT(TileData& src);
 
 namespace cpu_sim {
 struct KernelLaunchOptions {
