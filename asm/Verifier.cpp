@@ -3,6 +3,7 @@
 // VerifyTiles.cpp.
 #include "asm/Frontend.h"
 #include "asm/VerifierImpl.h"
+#include "support/Text.h"
 
 #include <functional>
 
@@ -100,12 +101,8 @@ void Verifier::indexConstants() const {
       if (!a) return;
       const std::string& t = a->value;
       if (t.find_first_of(".eE") != std::string::npos && t.find("0x") == std::string::npos) return;
-      try {
-        size_t pos = 0;
-        int64_t v = std::stoll(t, &pos, 0);
-        if (pos == t.size()) constants_[{f.get(), op.results[0]}] = v;
-      } catch (...) {
-      }
+      // The syntaxes' integer literals: decimal or 0x-hex (never octal: "040" is forty).
+      if (auto v = support::parseInt(t)) constants_[{f.get(), op.results[0]}] = *v;
     });
 }
 
