@@ -1,0 +1,423 @@
+// cpu kernels that move tiles and multiply them: GM loads and stores (ND and DN), TMOV,
+// TTRANS, TGATHER/TSCATTER and the cube ops (TMATMUL*, TGEMV*). selectMoveKernel() picks one
+// for an instruction; Kernels.cpp asks it first (docs/runtime.md).
+#include "isa/Encoding.h"
+#include "isa/Numerics.h"
+#include "runtime/Program.h"
+#include "runtime/cpu/Elem.h"
+#include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/Simd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace pto::rt::cpu {
+namespace {
+
+using isa::DType;
+namespace enc = isa::enc;
+
+// ------------------------------------------------------------------ data movement
+/// Reads an element as float/double/int for conversions between tiles of any dtypes.
+void kMov(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  const uint8_t* sb = c.buf[oa.loc] + oa.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const unsigned sbits = isa::bitWidth(oa.dtype), dbits = isa::bitWidth(od.dtype);
+  if (oa.dtype == od.dtype) {
+    if (od.plainRowMajor() && oa.plainRowMajor() && sbits >= 8) {
+      for (uint32_t r = 0; r < vr; ++r)
+        std::memmove(db + size_t{r} * od.cols * (dbits / 8), sb + size_t{r} * oa.cols * (sbits / 8),
+                     size_t{vc} * (dbits / 8));
+      return;
+    }
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t j = 0; j < vc; ++j)
+        setBits(db, dbits, od.elemOffset(r, j), getBits(sb, sbits, oa.elemOffset(r, j)));
+    return;
+  }
+  const isa::Converter cv(oa.dtype, od.dtype, isa::RoundMode::CAST_RINT);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(db, dbits, od.elemOffset(r, j), cv(getBits(sb, sbits, oa.elemOffset(r, j))));
+}
+
+void kTrans(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vc, vr)) return;
+  const uint8_t* sb = c.buf[oa.loc] + oa.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const unsigned bits = isa::bitWidth(od.dtype);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(db, bits, od.elemOffset(r, j), getBits(sb, bits, oa.elemOffset(j, r)));
+}
+
+/// TLOAD: B.IOR = (GM byte address, row stride in bytes). The destination valid region is
+/// read; with a Zero/Max/Min pad, the rest of the tile is filled with the pad value first.
+void kLoad(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand& od = t.tiles[t.dst];
+  if (!fits(c, t, od, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype), eb = bits / 8;
+  const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  fillOutsideWithPad(db, od, vr, vc);
+  if (vr == 0 || vc == 0) return;
+  const uint64_t span =
+      (vr - 1) * stride + (uint64_t{vc} * bits + 7) / 8; // packed 4-bit rows round up
+  const uint8_t* src = c.translate(addr, span, "TLOAD", false);
+  if (!src) return;
+  if (od.plainRowMajor() && bits >= 8) {
+    for (uint32_t r = 0; r < vr; ++r)
+      std::memcpy(db + size_t{r} * od.cols * eb, src + r * stride, size_t{vc} * eb);
+    return;
+  }
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(db, bits, od.elemOffset(r, j), getBits(src + r * stride, bits, j));
+}
+
+/// TLOAD from a column-major (DN) view: partition element (r, j) is at addr + j*stride + r*size.
+void kLoadDn(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand& od = t.tiles[t.dst];
+  if (!fits(c, t, od, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype), eb = bits / 8;
+  const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  fillOutsideWithPad(db, od, vr, vc);
+  if (vr == 0 || vc == 0) return;
+  const uint8_t* src = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * eb, "TLOAD", false);
+  if (!src) return;
+  for (uint32_t j = 0; j < vc; ++j)
+    for (uint32_t r = 0; r < vr; ++r)
+      setBits(db, bits, od.elemOffset(r, j), getBits(src + j * stride, bits, r));
+}
+
+/// TSTORE to a column-major (DN) view, converting like kStore.
+void kStoreDn(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand& os = t.tiles[t.src0];
+  if (!fits(c, t, os, vr, vc) || vr == 0 || vc == 0) return;
+  const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
+  DType gmType = os.dtype;
+  if (t.hasDatr && t.datrType != enc::kDataTypeNone && t.datrType != 0)
+    if (auto d = enc::dtypeOfCode(t.datrType)) gmType = *d;
+  const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType);
+  uint8_t* dst = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * (gbits / 8), "TSTORE", true);
+  if (!dst) return;
+  const uint8_t* sb = c.buf[os.loc] + os.offset;
+  const isa::Converter cv(os.dtype, gmType, isa::RoundMode::CAST_RINT);
+  for (uint32_t j = 0; j < vc; ++j)
+    for (uint32_t r = 0; r < vr; ++r) {
+      const uint64_t v = getBits(sb, sbits, os.elemOffset(r, j));
+      setBits(dst + j * stride, gbits, r, gmType == os.dtype ? v : cv(v));
+    }
+}
+
+/// TSTORE: the source valid region to GM. When the argument's element type is narrower than
+/// the tile's (acc f32 -> f16/bf16), elements are converted (round to nearest even).
+void kStore(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand& os = t.tiles[t.src0];
+  if (!fits(c, t, os, vr, vc)) return;
+  if (vr == 0 || vc == 0) return;
+  const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
+  const GmRegion* g = c.regionOf(addr);
+  DType gmType = g && isa::bitWidth(g->dtype) != isa::bitWidth(os.dtype) ? g->dtype : os.dtype;
+  if (t.hasDatr && t.datrType != enc::kDataTypeNone && t.datrType != 0)
+    if (auto d = enc::dtypeOfCode(t.datrType)) gmType = *d;
+  const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType), geb = gbits / 8;
+  const uint64_t span =
+      (vr - 1) * stride + (uint64_t{vc} * gbits + 7) / 8; // packed 4-bit rows round up
+  uint8_t* dst = c.translate(addr, span, "TSTORE", true);
+  if (!dst) return;
+  const uint8_t* sb = c.buf[os.loc] + os.offset;
+  if (gmType == os.dtype) {
+    if (os.plainRowMajor() && gbits >= 8) {
+      for (uint32_t r = 0; r < vr; ++r)
+        std::memcpy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
+      return;
+    }
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t j = 0; j < vc; ++j)
+        setBits(dst + r * stride, gbits, j, getBits(sb, sbits, os.elemOffset(r, j)));
+    return;
+  }
+  const isa::Converter cv(os.dtype, gmType, isa::RoundMode::CAST_RINT);
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j)
+      setBits(dst + r * stride, gbits, j, cv(getBits(sb, sbits, os.elemOffset(r, j))));
+}
+
+/// TGATHER with an index tile: dst[i,j] = src element at storage index idx[i,j].
+void kGather(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &oi = t.tiles[t.src1];
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oi, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype), ibits = isa::bitWidth(oi.dtype);
+  const bool isSigned = isa::info(oi.dtype).kind == isa::DTypeKind::SInt;
+  const uint8_t *sb = c.buf[oa.loc] + oa.offset, *ib = c.buf[oi.loc] + oi.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const int64_t n = int64_t{oa.rows} * oa.cols;
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      uint64_t raw = getBits(ib, ibits, oi.elemOffset(r, j));
+      int64_t k = isSigned ? static_cast<int64_t>(raw << (64 - ibits)) >> (64 - ibits)
+                           : static_cast<int64_t>(raw);
+      if (k < 0 || k >= n) {
+        c.error = "TGATHER index " + std::to_string(k) + " is outside the source tile %" + oa.name +
+                  " (" + std::to_string(n) + " elements)";
+        return;
+      }
+      setBits(db, bits, od.elemOffset(r, j), getBits(sb, bits, static_cast<size_t>(k)));
+    }
+}
+
+/// TSCATTER: dst element at storage index idx[i,j] = src[i,j], over the index tile's valid
+/// region (its descriptor; the block's bounds when it is dynamic).
+void kScatter(Core& c, const TileInst& t) {
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &oi = t.tiles[t.src1];
+  const uint32_t vr = oi.validRows >= 0 ? static_cast<uint32_t>(oi.validRows) : t.validRows(c);
+  const uint32_t vc = oi.validCols >= 0 ? static_cast<uint32_t>(oi.validCols) : t.validCols(c);
+  if (!fits(c, t, oa, vr, vc) || !fits(c, t, oi, vr, vc)) return;
+  const unsigned bits = isa::bitWidth(od.dtype), ibits = isa::bitWidth(oi.dtype);
+  const bool isSigned = isa::info(oi.dtype).kind == isa::DTypeKind::SInt;
+  const uint8_t *sb = c.buf[oa.loc] + oa.offset, *ib = c.buf[oi.loc] + oi.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const int64_t n = int64_t{od.rows} * od.cols;
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t j = 0; j < vc; ++j) {
+      uint64_t raw = getBits(ib, ibits, oi.elemOffset(r, j));
+      int64_t k = isSigned ? static_cast<int64_t>(raw << (64 - ibits)) >> (64 - ibits)
+                           : static_cast<int64_t>(raw);
+      if (k < 0 || k >= n) {
+        c.error = "TSCATTER index " + std::to_string(k) + " is outside the destination tile %" +
+                  od.name + " (" + std::to_string(n) + " elements)";
+        return;
+      }
+      setBits(db, bits, static_cast<size_t>(k), getBits(sb, bits, oa.elemOffset(r, j)));
+    }
+}
+
+// ------------------------------------------------------------------ matmul
+inline double loadAsDouble(const uint8_t* base, DType d, size_t i) {
+  return isa::decodeToDouble(d, getBits(base, isa::bitWidth(d), i));
+}
+
+/// C[i,j] = sum_k A[i,k] * B[k,j] (M = LB0, N = LB1, K = LB2); f32 accumulation with a fused
+/// multiply-add per k (inputs converted to f32 first), i32 accumulation for integer inputs.
+/// This is the reference formulation; kMatmulF32 computes the same for float accumulation.
+template <bool IntAcc> void kMatmulRef(Core& c, const TileInst& t) {
+  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
+  const uint8_t *ab = c.buf[oa.loc] + oa.offset, *bb = c.buf[ob.loc] + ob.offset;
+  std::vector<float> A(size_t{M} * K), B(size_t{K} * N);
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t k = 0; k < K; ++k)
+      A[size_t{i} * K + k] = static_cast<float>(loadAsDouble(ab, oa.dtype, oa.elemOffset(i, k)));
+  for (uint32_t k = 0; k < K; ++k)
+    for (uint32_t j = 0; j < N; ++j)
+      B[size_t{k} * N + j] = static_cast<float>(loadAsDouble(bb, ob.dtype, ob.elemOffset(k, j)));
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const unsigned dbits = isa::bitWidth(od.dtype);
+  const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
+  const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
+  if (accIn && !fits(c, t, *accIn, M, N)) return;
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      if constexpr (IntAcc) {
+        int32_t acc = 0;
+        for (uint32_t k = 0; k < K; ++k)
+          acc = wrapAdd(acc, wrapMul(static_cast<int32_t>(A[size_t{i} * K + k]),
+                                     static_cast<int32_t>(B[size_t{k} * N + j])));
+        if (accIn)
+          acc = wrapAdd(acc, static_cast<int32_t>(getBits(c.buf[accIn->loc] + accIn->offset, 32,
+                                                          accIn->elemOffset(i, j))));
+        if (bias)
+          acc = wrapAdd(acc, static_cast<int32_t>(getBits(c.buf[bias->loc] + bias->offset, 32,
+                                                          bias->elemOffset(0, j))));
+        setBits(db, dbits, od.elemOffset(i, j), static_cast<uint32_t>(acc));
+      } else {
+        float acc = 0;
+        for (uint32_t k = 0; k < K; ++k)
+          acc = std::fma(A[size_t{i} * K + k], B[size_t{k} * N + j], acc);
+        if (accIn)
+          acc = static_cast<float>(loadAsDouble(c.buf[accIn->loc] + accIn->offset, accIn->dtype,
+                                                accIn->elemOffset(i, j))) +
+                acc;
+        if (bias)
+          acc = acc + static_cast<float>(loadAsDouble(c.buf[bias->loc] + bias->offset, bias->dtype,
+                                                      bias->elemOffset(0, j)));
+        setBits(db, dbits, od.elemOffset(i, j), isa::f32Bits(acc));
+      }
+    }
+}
+
+/// Rows x cols of a tile as a dense row-major f32 array, each element
+/// static_cast<float>(decodeToDouble(...)) as kMatmulRef reads it. f32, f16 and bf16 take
+/// direct paths (exact, so the same values). Returns false at the first NaN: the NaN codes the
+/// direct paths give may differ from decodeToDouble's, and which NaN an fma passes on depends on
+/// operand order, so inputs with NaNs go to kMatmulRef.
+bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_t cols,
+               float* out) {
+  const bool rm = o.plainRowMajor();
+  for (uint32_t i = 0; i < rows; ++i) {
+    float* row = out + size_t{i} * cols;
+    const size_t start = rm ? size_t{i} * o.cols : 0;
+    switch (o.dtype) {
+    case DType::F32:
+      if (rm)
+        std::memcpy(row, base + start * 4, size_t{cols} * 4);
+      else
+        for (uint32_t j = 0; j < cols; ++j)
+          std::memcpy(row + j, base + o.elemOffset(i, j) * 4, 4);
+      break;
+    case DType::F16:
+    case DType::BF16: {
+      const bool h = o.dtype == DType::F16;
+      for (uint32_t j = 0; j < cols; ++j) {
+        uint16_t v;
+        std::memcpy(&v, base + (rm ? start + j : o.elemOffset(i, j)) * 2, 2);
+        row[j] = h ? h2f(v) : b2f(v);
+      }
+      break;
+    }
+    default:
+      for (uint32_t j = 0; j < cols; ++j)
+        row[j] = static_cast<float>(loadAsDouble(base, o.dtype, o.elemOffset(i, j)));
+    }
+    for (uint32_t j = 0; j < cols; ++j)
+      if (std::isnan(row[j])) return false;
+  }
+  return true;
+}
+
+/// Float-accumulating TMATMUL / TGEMV: inputs decoded once into dense f32 arrays, then
+/// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), the AVX2 + FMA
+/// micro-kernel when Simd (picked at selection, like the other tiers). The order of operations
+/// per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then `acc + C` and
+/// `C + bias` in f32, so the bits agree.
+template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
+  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
+  const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
+  const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
+  if (accIn && !fits(c, t, *accIn, M, N)) return;
+  // Scratch reused across calls on this thread (each worker thread runs one block at a time).
+  thread_local std::vector<float> A, B, C;
+  A.resize(size_t{M} * K);
+  B.resize(size_t{K} * N);
+  C.resize(size_t{M} * N);
+  if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data()))
+    return kMatmulRef<false>(c, t);
+#ifdef PTO_X86_SIMD
+  if constexpr (Simd)
+    simd::matmul(A.data(), B.data(), C.data(), M, N, K);
+  else
+#endif
+  {
+    for (uint32_t i = 0; i < M; ++i) {
+      float* ci = C.data() + size_t{i} * N;
+      std::fill(ci, ci + N, 0.0f);
+      for (uint32_t k = 0; k < K; ++k) {
+        const float a = A[size_t{i} * K + k];
+        const float* bk = B.data() + size_t{k} * N;
+        for (uint32_t j = 0; j < N; ++j)
+          ci[j] = std::fma(a, bk[j], ci[j]);
+      }
+    }
+  }
+  uint8_t* db = bptr(c, od);
+  const uint8_t *accb = accIn ? bptr(c, *accIn) : nullptr, *biasb = bias ? bptr(c, *bias) : nullptr;
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t j = 0; j < N; ++j) {
+      float acc = C[size_t{i} * N + j];
+      if (accIn)
+        acc = static_cast<float>(loadAsDouble(accb, accIn->dtype, accIn->elemOffset(i, j))) + acc;
+      if (bias)
+        acc = acc + static_cast<float>(loadAsDouble(biasb, bias->dtype, bias->elemOffset(0, j)));
+      const uint32_t bits = isa::f32Bits(acc);
+      std::memcpy(db + (od.plainRowMajor() ? size_t{i} * od.cols + j : od.elemOffset(i, j)) * 4,
+                  &bits, 4);
+    }
+}
+
+void kNop(Core&, const TileInst&) {}
+
+} // namespace
+
+bool selectMoveKernel(TileInst& t, std::optional<std::string>& err) {
+  using isa::OpId;
+  const DType d =
+      t.dst >= 0 ? t.tiles[t.dst].dtype : (t.src0 >= 0 ? t.tiles[t.src0].dtype : t.startType);
+  const DType s = t.src0 >= 0 ? t.tiles[t.src0].dtype : d;
+  auto missing = [&](std::initializer_list<int> roles) {
+    for (int r : roles)
+      if (r < 0) {
+        err = std::string(t.name) + ": missing tile operand";
+        return true;
+      }
+    return false;
+  };
+  auto unsupportedType = [&](DType x) {
+    err = std::string(t.name) + " on " + std::string(isa::spelling(x)) +
+          " tiles is not supported by the cpu backend";
+    return true;
+  };
+  switch (t.op) {
+  case OpId::TLOAD:
+  case OpId::TPREFETCH:
+    if (missing({t.dst})) return true;
+    if (t.gmDn && isa::bitWidth(d) < 8) return unsupportedType(d);
+    t.kernel = t.op == OpId::TPREFETCH ? &kNop : t.gmDn ? &kLoadDn : &kLoad;
+    return true;
+  case OpId::TSTORE:
+    if (missing({t.src0})) return true;
+    if (t.gmDn && isa::bitWidth(s) < 8) return unsupportedType(s);
+    t.kernel = t.gmDn ? &kStoreDn : &kStore;
+    return true;
+  case OpId::TMOV:
+    if (!missing({t.dst, t.src0})) t.kernel = &kMov;
+    return true;
+  case OpId::TTRANS:
+    if (!missing({t.dst, t.src0})) t.kernel = &kTrans;
+    return true;
+  case OpId::TGATHER:
+    if (missing({t.dst, t.src0})) return true;
+    if (t.src1 < 0) {
+      err = "TGATHER without an index tile (mask patterns) is not supported by the cpu backend";
+      return true;
+    }
+    t.kernel = &kGather;
+    return true;
+  case OpId::TSCATTER:
+    if (!missing({t.dst, t.src0, t.src1})) t.kernel = &kScatter;
+    return true;
+  case OpId::TMATMUL:
+  case OpId::TMATMUL_ACC:
+  case OpId::TMATMUL_BIAS:
+  case OpId::TGEMV:
+  case OpId::TGEMV_ACC:
+  case OpId::TGEMV_BIAS:
+    if (missing({t.dst, t.src0, t.src1})) return true;
+    if (d == DType::I32)
+      t.kernel = &kMatmulRef<true>;
+    else if (d == DType::F32)
+      t.kernel = simdLevel() >= SimdLevel::Avx2 ? &kMatmulF32<true> : &kMatmulF32<false>;
+    else
+      return unsupportedType(d);
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace pto::rt::cpu
