@@ -182,6 +182,7 @@ template <template <isa::DType> class K> TileKernel byType(isa::DType d, bool in
 
 // Family selectors: each returns true when it handles t.op (then `err` or t.kernel is set).
 bool selectMoveKernel(TileInst& t, std::optional<std::string>& err);
+bool selectConvertKernel(TileInst& t, std::optional<std::string>& err);
 bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err);
 bool selectMathKernel(TileInst& t, std::optional<std::string>& err);
 
