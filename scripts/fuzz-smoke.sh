@@ -9,6 +9,10 @@
 #   FUZZ_SEED=N         libFuzzer's random seed (default 1). With a fixed seed every run walks the
 #                       same sequence of inputs, so a slower machine runs a prefix of what a faster
 #                       one passed: CI is reproducible. Long campaigns use other seeds (docs/development.md).
+#   FUZZ_RUNS_PARSER/OBJECT/IMAGE/NPY=N
+#                       at most N inputs per target (defaults: a little under what a local run of
+#                       the time budget passed with seed 1), so a faster machine does not walk past
+#                       the verified prefix either.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -40,7 +44,7 @@ status=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
   "$fuzzer" "$work/corpus" \
   -dict="$root/tests/fuzz/pto.dict" \
-  -seed="$seed" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  -seed="$seed" -runs="${FUZZ_RUNS_PARSER:-5000}" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-parser; }
 
 if [ "$status" -eq 0 ]; then
@@ -53,7 +57,7 @@ if [ "$status" -eq 0 ]; then
   echo "fuzz-smoke: running fuzz-object for ${seconds}s"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-object" "$work/corpus-object" \
-    -seed="$seed" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -seed="$seed" -runs="${FUZZ_RUNS_OBJECT:-130000}" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-object; }
 fi
 
@@ -68,7 +72,7 @@ if [ "$status" -eq 0 ]; then
   echo "fuzz-smoke: running fuzz-image for ${seconds}s"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-image" "$work/corpus-image" \
-    -seed="$seed" -max_total_time="$seconds" -max_len=16384 -timeout=20 -rss_limit_mb=2048 \
+    -seed="$seed" -runs="${FUZZ_RUNS_IMAGE:-160000}" -max_total_time="$seconds" -max_len=16384 -timeout=20 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-image; }
 fi
 
@@ -81,7 +85,7 @@ if [ "$status" -eq 0 ]; then
   echo "fuzz-smoke: running fuzz-npy for $((seconds / 2))s"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-npy" "$work/corpus-npy" \
-    -seed="$seed" -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -seed="$seed" -runs="${FUZZ_RUNS_NPY:-800000}" -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-npy; }
 fi
 
