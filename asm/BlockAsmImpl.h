@@ -5,6 +5,8 @@
 // (.arch, .function, .param, .tile, .event, .reloc, .loc). BlockAsmLex.cpp defines the lexer.
 #pragma once
 
+#include "support/Text.h"
+
 #include "asm/Diagnostics.h"
 #include "obj/Object.h"
 
@@ -19,7 +21,7 @@
 namespace pto::as::blockasm {
 
 // ---------------------------------------------------------------- lexer (BlockAsmLex.cpp)
-bool iequals(std::string_view a, std::string_view b);
+using support::iequals;
 bool istartsWith(std::string_view s, std::string_view p);
 bool isHex(char c);
 /// White space within a line (no newline).

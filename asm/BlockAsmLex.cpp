@@ -10,14 +10,6 @@ namespace pto::as::blockasm {
 
 namespace enc = isa::enc;
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
 bool istartsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && iequals(s.substr(0, p.size()), p);
 }

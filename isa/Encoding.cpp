@@ -14,14 +14,6 @@ namespace pto::isa::enc {
 namespace detail {
 
 // ================================================================ small helpers
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
 
 using support::parseInt;
 

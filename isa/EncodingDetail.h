@@ -2,6 +2,8 @@
 // and isa/EncodingText.cpp (the canonical text of instructions). Not a public header.
 #pragma once
 
+#include "support/Text.h"
+
 #include "isa/Encoding.h"
 
 #include <optional>
@@ -11,7 +13,7 @@
 
 namespace pto::isa::enc::detail {
 
-bool iequals(std::string_view a, std::string_view b);
+using support::iequals;
 
 /// A code and its spelling (round modes, compare modes, pads, named field values...).
 struct NamedCode {

@@ -26,6 +26,17 @@ inline std::string hexDigits(uint64_t v, int digits) {
   return b;
 }
 
+/// ASCII case-insensitive equality (mnemonics and enum words).
+inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+
 /// An integer literal of the assembly syntaxes: optional sign, decimal or 0x-hex, the whole
 /// text. Hex literals are bit patterns (0xFFFFFFFFFFFFFFFF is -1); decimals must fit in int64.
 inline std::optional<int64_t> parseInt(std::string_view s) {

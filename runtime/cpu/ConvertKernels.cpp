@@ -147,21 +147,10 @@ template <DType Src> void kDequant(Core& c, const TileInst& t) {
 
 bool selectConvertKernel(TileInst& t, std::optional<std::string>& err) {
   using isa::OpId;
-  const DType d =
-      t.dst >= 0 ? t.tiles[t.dst].dtype : (t.src0 >= 0 ? t.tiles[t.src0].dtype : t.startType);
-  const DType s = t.src0 >= 0 ? t.tiles[t.src0].dtype : d;
-  auto missing = [&](std::initializer_list<int> roles) {
-    for (int r : roles)
-      if (r < 0) {
-        err = std::string(t.name) + ": missing tile operand";
-        return true;
-      }
-    return false;
-  };
-  auto fail = [&](std::string why) {
-    err = std::move(why);
-    return true;
-  };
+  Selection sel(t, err);
+  const DType d = sel.d, s = sel.s;
+  auto missing = [&](std::initializer_list<int> roles) { return sel.missing(roles); };
+  auto fail = [&](std::string why) { return sel.fail(std::move(why)); };
   switch (t.op) {
   case OpId::TCVT: {
     if (missing({t.dst, t.src0})) return true;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -179,6 +180,33 @@ template <template <isa::DType> class K> TileKernel byType(isa::DType d, bool in
     return nullptr;
   }
 }
+
+/// What a family selector reads of an instruction (its destination and main source dtypes) and
+/// how it reports a refusal into `err`.
+struct Selection {
+  TileInst& t;
+  std::optional<std::string>& err;
+  isa::DType d, s;
+  Selection(TileInst& inst, std::optional<std::string>& e)
+      : t(inst), err(e),
+        d(inst.dst >= 0 ? inst.tiles[inst.dst].dtype
+                        : (inst.src0 >= 0 ? inst.tiles[inst.src0].dtype : inst.startType)),
+        s(inst.src0 >= 0 ? inst.tiles[inst.src0].dtype : d) {}
+  /// Sets the error when a role the kernel needs has no tile; true when it did.
+  bool missing(std::initializer_list<int> roles) {
+    for (int r : roles)
+      if (r < 0) return fail(std::string(t.name) + ": missing tile operand");
+    return false;
+  }
+  bool fail(std::string why) {
+    err = std::move(why);
+    return true;
+  }
+  bool unsupportedType(isa::DType x) {
+    return fail(std::string(t.name) + " on " + std::string(isa::spelling(x)) +
+                " tiles is not supported by the cpu backend");
+  }
+};
 
 // Family selectors: each returns true when it handles t.op (then `err` or t.kernel is set).
 bool selectMoveKernel(TileInst& t, std::optional<std::string>& err);

@@ -356,22 +356,10 @@ void kNop(Core&, const TileInst&) {}
 
 bool selectMoveKernel(TileInst& t, std::optional<std::string>& err) {
   using isa::OpId;
-  const DType d =
-      t.dst >= 0 ? t.tiles[t.dst].dtype : (t.src0 >= 0 ? t.tiles[t.src0].dtype : t.startType);
-  const DType s = t.src0 >= 0 ? t.tiles[t.src0].dtype : d;
-  auto missing = [&](std::initializer_list<int> roles) {
-    for (int r : roles)
-      if (r < 0) {
-        err = std::string(t.name) + ": missing tile operand";
-        return true;
-      }
-    return false;
-  };
-  auto unsupportedType = [&](DType x) {
-    err = std::string(t.name) + " on " + std::string(isa::spelling(x)) +
-          " tiles is not supported by the cpu backend";
-    return true;
-  };
+  Selection sel(t, err);
+  const DType d = sel.d, s = sel.s;
+  auto missing = [&](std::initializer_list<int> roles) { return sel.missing(roles); };
+  auto unsupportedType = [&](DType x) { return sel.unsupportedType(x); };
   switch (t.op) {
   case OpId::TLOAD:
   case OpId::TPREFETCH:
