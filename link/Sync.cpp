@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <queue>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace pto::link {
@@ -105,20 +106,139 @@ bool covers(const TileSpan& outer, uint32_t outerTile, const TileSpan& inner, ui
                                              static_cast<uint64_t>(outer.offset) + outer.bytes;
 }
 
+/// Per tile: the pipes that read and the pipes that write bytes it shares with some tile of the
+/// function (itself included). A pending access that every such pipe is ordered after can never
+/// race again and leaves the analysis state; without this, accesses kept alive by zero-trip loop
+/// paths pile up and the analysis grows quadratically with the number of loops.
+struct ConflictMasks {
+  std::vector<uint8_t> readers, writers;
+};
+
+ConflictMasks conflictMasks(const FunctionCfg& cfg, std::span<const std::optional<isa::Pipe>> pipes,
+                            const std::vector<TileSpan>& spans) {
+  const size_t nt = spans.size();
+  ConflictMasks direct{std::vector<uint8_t>(nt, 0), std::vector<uint8_t>(nt, 0)};
+  for (size_t b = 0; b < cfg.blocks.size(); ++b) {
+    const Block& blk = cfg.blocks[b];
+    if (blk.kind != BlockKind::Tile) continue;
+    const uint8_t bit = static_cast<uint8_t>(pipeBit(pipes[b].value_or(isa::Pipe::V)));
+    for (const TileUse& u : cfg.usesOf(blk)) {
+      if (u.read) direct.readers[u.tile] |= bit;
+      if (u.write) direct.writers[u.tile] |= bit;
+    }
+  }
+  ConflictMasks out = direct;
+  auto share = [&](uint32_t a, uint32_t b) {
+    out.readers[a] |= direct.readers[b], out.writers[a] |= direct.writers[b];
+    out.readers[b] |= direct.readers[a], out.writers[b] |= direct.writers[a];
+  };
+  // Tiles of unknown placement overlap every tile of their buffer; placed ones overlap by range
+  // (a sweep over the tiles sorted by offset visits only the overlapping pairs).
+  std::map<isa::Loc, std::vector<uint32_t>> placed, unplaced;
+  for (uint32_t t = 0; t < nt; ++t)
+    (spans[t].offset < 0 ? unplaced : placed)[spans[t].loc].push_back(t);
+  for (auto& [loc, ts] : unplaced)
+    for (uint32_t u : ts) {
+      for (uint32_t v : ts)
+        share(u, v);
+      for (uint32_t v : placed[loc])
+        share(u, v);
+    }
+  for (auto& [loc, ts] : placed) {
+    std::sort(ts.begin(), ts.end(),
+              [&](uint32_t a, uint32_t b) { return spans[a].offset < spans[b].offset; });
+    for (size_t i = 0; i < ts.size(); ++i)
+      for (size_t j = i + 1; j < ts.size(); ++j) {
+        const TileSpan &a = spans[ts[i]], &b = spans[ts[j]];
+        if (static_cast<uint64_t>(b.offset) >= static_cast<uint64_t>(a.offset) + a.bytes) break;
+        if (overlaps(a, b)) share(ts[i], ts[j]);
+      }
+  }
+  return out;
+}
+
 } // namespace
 
 std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
                                               std::span<const std::optional<isa::Pipe>> pipes,
-                                              std::span<const TileSpan> spans, isa::Arch arch) {
+                                              std::span<const TileSpan> spans, isa::Arch arch,
+                                              RaceStats* stats) {
   const size_t nb = cfg.blocks.size();
   std::vector<Dependency> deps;
   if (nb == 0) return deps;
   std::unordered_set<uint64_t> seen;
+  // Every tile the function names gets a span (a missing one: unplaced, may alias its buffer).
+  uint32_t numTiles = static_cast<uint32_t>(spans.size());
+  for (const TileUse& u : cfg.uses)
+    numTiles = std::max(numTiles, u.tile + 1);
+  std::vector<TileSpan> spanTable(spans.begin(), spans.end());
+  spanTable.resize(numTiles);
+  const ConflictMasks conflicts = conflictMasks(cfg, pipes, spanTable);
+  // Pipes each access is ordered before on every path from it: a reported cross-pipe dependency
+  // gets a set after the access and a wait that every path leaving it passes (planAutoSync: on
+  // its straight line, at the line's end, or at the loop top and exit), so later accesses on
+  // that pipe need no sync of their own. Keyed like Pending::key().
+  std::unordered_map<uint64_t, uint8_t> willOrder;
+  auto keyOf = [](const Pending& p) {
+    return (static_cast<uint64_t>(p.block) << 33) | (static_cast<uint64_t>(p.tile) << 1) |
+           static_cast<uint64_t>(p.write);
+  };
+  auto orderedFor = [&](const Pending& p, isa::Pipe q) {
+    const bool needBarrier = isa::needsIntraPipeBarrier(arch, q);
+    return p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
+  };
+  // The pipes that may still race with `p`: those touching its bytes in a conflicting way that
+  // nothing orders after it yet. None: `p` is retired from the state.
+  auto unorderedPipes = [&](const Pending& p) {
+    uint8_t candidates = conflicts.writers[p.tile] | (p.write ? conflicts.readers[p.tile] : 0);
+    uint8_t left = 0;
+    for (unsigned q = 0; q < 8; ++q)
+      if ((candidates >> q & 1) && !orderedFor(p, static_cast<isa::Pipe>(q)))
+        left |= static_cast<uint8_t>(1u << q);
+    return left;
+  };
+  // Accesses whose only open pipe is their own (waiting for a pipe_barrier) and that agree in
+  // everything but the block behave alike from here on: a later op of that pipe that conflicts
+  // with one conflicts with all, and the barrier put before it orders all of them. One stands
+  // for the group (the earliest, whose barrier dependency would be reported); without this,
+  // zero-trip loop paths keep one such access alive per preceding loop.
+  auto coalesce = [&](State& st) {
+    std::vector<size_t> idle;
+    for (size_t i = 0; i < st.size(); ++i)
+      if (unorderedPipes(st[i]) == pipeBit(st[i].pipe)) idle.push_back(i);
+    if (idle.size() < 2) return;
+    auto alike = [&](size_t a, size_t b) {
+      return std::tie(st[a].tile, st[a].pipe, st[a].write, st[a].vis, st[a].sig) ==
+             std::tie(st[b].tile, st[b].pipe, st[b].write, st[b].vis, st[b].sig);
+    };
+    std::sort(idle.begin(), idle.end(), [&](size_t a, size_t b) {
+      return std::tie(st[a].tile, st[a].pipe, st[a].write, st[a].vis, st[a].sig, st[a].block) <
+             std::tie(st[b].tile, st[b].pipe, st[b].write, st[b].vis, st[b].sig, st[b].block);
+    });
+    std::vector<uint8_t> drop(st.size(), 0);
+    for (size_t k = 1; k < idle.size(); ++k)
+      if (alike(idle[k - 1], idle[k])) drop[idle[k]] = 1;
+    size_t w = 0;
+    for (size_t i = 0; i < st.size(); ++i)
+      if (!drop[i]) {
+        if (w != i) st[w] = std::move(st[i]); // never a self-move: it would empty the vectors
+        ++w;
+      }
+    st.resize(w);
+  };
+  auto settle = [&](State& st) {
+    if (!willOrder.empty())
+      for (Pending& p : st)
+        if (auto it = willOrder.find(keyOf(p)); it != willOrder.end()) p.vis |= it->second;
+    std::erase_if(st, [&](const Pending& p) { return unorderedPipes(p) == 0; });
+    coalesce(st);
+  };
   std::vector<State> in(nb);
   std::vector<uint8_t> has(nb, 0), queued(nb, 0);
+  std::vector<uint8_t> barrierAt(nb, 0); // a same-pipe dependency puts a barrier before block
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> work;
   auto isJoin = [&](uint32_t b) { return b == 0 || cfg.predsOf(b).size() != 1; };
-  auto spanOf = [&](uint32_t t) { return t < spans.size() ? spans[t] : TileSpan{}; };
+  auto spanOf = [&](uint32_t t) { return spanTable[t]; };
   has[0] = 1;
   work.push(0);
   queued[0] = 1;
@@ -173,30 +293,54 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
         else
           it->read |= u.read, it->write |= u.write;
       }
-      for (const Use& u : uses) {
-        const TileSpan us = spanOf(u.tile);
-        for (Pending& p : st) {
-          if (!(p.write || u.write) || !overlaps(spanOf(p.tile), us))
-            continue; // p.block == b: the previous iteration
-          bool ordered =
-              p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
-          if (ordered) continue;
-          // The sync that will order this dependency orders every later op of pipe q after p
-          // (a pipe runs in order): later accesses on q need no second one.
-          p.vis |= static_cast<uint8_t>(pipeBit(q));
-          if (!seen.insert((static_cast<uint64_t>(p.block) << 32) | b).second) continue;
-          Dependency d;
-          d.from = p.block;
-          d.to = b;
-          d.fromTile = p.tile;
-          d.toTile = u.tile;
-          d.kind = p.write && u.write ? DepKind::WAW : p.write ? DepKind::RAW : DepKind::WAR;
-          d.fromPipe = p.pipe;
-          d.toPipe = q;
-          d.barrier = p.pipe == q;
-          deps.push_back(d);
+      auto conflicting = [&](const Pending& p, const Use& u) {
+        return (p.write || u.write) && overlaps(spanOf(p.tile), spanOf(u.tile)) &&
+               !orderedFor(p, q); // p.block == b: the previous iteration
+      };
+      auto report = [&](const Pending& p, const Use& u) {
+        if (!seen.insert((static_cast<uint64_t>(p.block) << 32) | b).second) return;
+        Dependency d;
+        d.from = p.block;
+        d.to = b;
+        d.fromTile = p.tile;
+        d.toTile = u.tile;
+        d.kind = p.write && u.write ? DepKind::WAW : p.write ? DepKind::RAW : DepKind::WAR;
+        d.fromPipe = p.pipe;
+        d.toPipe = q;
+        d.barrier = p.pipe == q;
+        deps.push_back(d);
+      };
+      // Same pipe: the pipe_barrier(q) that planAutoSync puts in front of this block for one such
+      // dependency orders every earlier op of pipe q, so one dependency (the earliest op) is
+      // reported per block and the barrier's effect applies on every later visit.
+      auto applyBarrier = [&] {
+        for (Pending& p : st)
+          if (p.pipe == q) p.vis |= static_cast<uint8_t>(pipeBit(q));
+      };
+      if (barrierAt[b]) applyBarrier();
+      if (needBarrier && !barrierAt[b]) {
+        const Pending* first = nullptr;
+        const Use* firstUse = nullptr;
+        for (const Use& u : uses)
+          for (const Pending& p : st)
+            if (p.pipe == q && conflicting(p, u) && (!first || p.block < first->block))
+              first = &p, firstUse = &u;
+        if (first) {
+          report(*first, *firstUse);
+          barrierAt[b] = 1;
+          applyBarrier();
         }
       }
+      // Other pipes: the set/wait pair that will order the dependency orders every later op of
+      // pipe q after p (a pipe runs in order) on every path from p, so later accesses on q need
+      // no second one.
+      for (const Use& u : uses)
+        for (Pending& p : st)
+          if (conflicting(p, u)) {
+            p.vis |= static_cast<uint8_t>(pipeBit(q));
+            willOrder[keyOf(p)] |= static_cast<uint8_t>(pipeBit(q));
+            report(p, u);
+          }
       for (const Use& u : uses) {
         const TileSpan us = spanOf(u.tile);
         // Accesses this one supersedes: later conflicts with them are conflicts with this one,
@@ -215,6 +359,11 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
     }
     default:
       break;
+    }
+    settle(st);
+    if (stats) {
+      ++stats->blockVisits;
+      stats->peakPending = std::max(stats->peakPending, st.size());
     }
     int32_t succ[2] = {blk.succ[0], blk.succ[1]};
     int n = (succ[0] >= 0) + (succ[1] >= 0);

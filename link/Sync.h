@@ -39,13 +39,24 @@ struct Dependency {
   bool barrier = false; // same pipe, on an arch that needs a pipe_barrier between the two
 };
 
+/// What the race analysis did: for tests and benchmarks that check its cost stays linear.
+struct RaceStats {
+  size_t blockVisits = 0; // blocks processed (a loop body is processed until nothing changes)
+  size_t peakPending = 0; // the most accesses pending at one point
+};
+
 /// Every dependency that nothing orders on some path (also from one loop iteration to the
 /// next): cross-pipe ones with no set/wait chain, and same-pipe ones with no barrier where
-/// the arch needs one. A dependency is reported once per (from, to) pair of blocks.
-/// Cost: O(B * P) for B blocks and P accesses pending at a time (at most tiles x pipes x 2).
+/// the arch needs one. Each access is reported once per pipe it races with: the sync that
+/// orders the first such dependency (placed by planAutoSync) orders it before every later op
+/// of that pipe; a same-pipe dependency is reported once per block (its barrier orders every
+/// earlier op of the pipe). An access leaves the analysis once every pipe that touches its
+/// bytes is ordered after it. Cost: O(B * P) for B block visits and P accesses pending at a
+/// time, P bounded by the tiles and pipes, not by the length of the function.
 std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
                                               std::span<const std::optional<isa::Pipe>> pipes,
-                                              std::span<const TileSpan> spans, isa::Arch arch);
+                                              std::span<const TileSpan> spans, isa::Arch arch,
+                                              RaceStats* stats = nullptr);
 
 /// What --auto-sync puts into one function.
 struct SyncItem {
