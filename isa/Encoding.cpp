@@ -3,6 +3,7 @@
 #include "support/Text.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -227,6 +228,25 @@ const std::vector<const FormInfo*>& priority(unsigned bits) {
   return it == byBits.end() ? empty : it->second;
 }
 
+/// The forms of priority(bits) that can match a word whose low 8 bits are `low`, in the same
+/// order: decode() looks at one such bucket instead of every form of the length.
+const std::vector<const FormInfo*>& candidates(unsigned bits, uint8_t low) {
+  using Buckets = std::array<std::vector<const FormInfo*>, 256>;
+  static const std::map<unsigned, Buckets> byLow = [] {
+    std::map<unsigned, Buckets> m;
+    for (unsigned b : {16u, 32u, 48u, 64u}) {
+      Buckets& buckets = m[b];
+      for (unsigned k = 0; k < 256; ++k)
+        for (const FormInfo* f : priority(b))
+          if ((k & f->mask & 0xFF) == (f->match & 0xFF)) buckets[k].push_back(f);
+    }
+    return m;
+  }();
+  static const std::vector<const FormInfo*> empty;
+  auto it = byLow.find(bits);
+  return it == byLow.end() ? empty : it->second[low];
+}
+
 struct Reserved {
   std::string_view name;
   unsigned bits;
@@ -268,9 +288,16 @@ const TileOpInfo* extOp(unsigned xop) {
   return nullptr;
 }
 const TileOpInfo* namedStartOp(FormId f) {
-  for (const TileOpInfo& o : tileOps())
-    if (o.family != TileFamily::TEPL && o.family != TileFamily::EXT && o.startForm == f) return &o;
-  return nullptr;
+  // By form id, built once: decoding asks for every block start.
+  static const std::map<FormId, const TileOpInfo*> byForm = [] {
+    std::map<FormId, const TileOpInfo*> m;
+    for (const TileOpInfo& o : tileOps())
+      if (o.family != TileFamily::TEPL && o.family != TileFamily::EXT)
+        m.try_emplace(o.startForm, &o);
+    return m;
+  }();
+  auto it = byForm.find(f);
+  return it == byForm.end() ? nullptr : it->second;
 }
 
 // ================================================================ bit packing
@@ -427,13 +454,28 @@ std::optional<unsigned> layoutCode(std::string_view name) {
 std::string_view layoutName(unsigned code) {
   return nameOf(layouts(), code);
 }
+namespace {
+/// Each pipe's extension control code (by isa::Pipe), looked up by name once.
+const std::vector<unsigned>& pipeCodes() {
+  static const std::vector<unsigned> codes = [] {
+    std::vector<unsigned> v;
+    for (size_t i = 0; i < spellingsPipe().size(); ++i) {
+      auto c = codeOf(named("ExtPipe"), spelling(static_cast<Pipe>(i)));
+      v.push_back(c ? *c : 0);
+    }
+    return v;
+  }();
+  return codes;
+}
+} // namespace
 unsigned pipeCode(Pipe p) {
-  auto c = codeOf(named("ExtPipe"), spelling(p));
-  return c ? *c : 0;
+  const auto& codes = pipeCodes();
+  return static_cast<size_t>(p) < codes.size() ? codes[static_cast<size_t>(p)] : 0;
 }
 std::optional<Pipe> pipeOfCode(int64_t code) {
-  for (size_t i = 0; i < spellingsPipe().size(); ++i)
-    if (pipeCode(static_cast<Pipe>(i)) == code) return static_cast<Pipe>(i);
+  const auto& codes = pipeCodes();
+  for (size_t i = 0; i < codes.size(); ++i)
+    if (codes[i] == code) return static_cast<Pipe>(i);
   return std::nullopt;
 }
 std::string_view gprName(unsigned index) {
@@ -516,7 +558,7 @@ Result<Inst> decode(uint64_t value, unsigned bits, DecodeOptions opts) {
       if (r.bits == bits && (value & r.mask) == r.match) return r.name;
     return std::nullopt;
   };
-  for (const FormInfo* f : priority(bits)) {
+  for (const FormInfo* f : candidates(bits, static_cast<uint8_t>(value))) {
     if ((value & f->mask) != f->match) continue;
     if (f->group == FormGroup::Ext && !opts.extensions) continue;
     Inst in;

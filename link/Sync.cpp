@@ -396,7 +396,8 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
   return deps;
 }
 
-std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
+namespace {
+std::vector<uint8_t> encodeSyncBlock(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
   std::vector<uint8_t> out;
   for (const enc::Inst& in :
        {enc::extControl(set ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG, src, dst),
@@ -406,6 +407,25 @@ std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint
       out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
   }
   return out;
+}
+} // namespace
+
+std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
+  // Inserted sync is mostly id 0 (patched by the Event relocation): encoded once per pipe pair.
+  if (id == 0) {
+    static const auto cache = [] {
+      std::map<std::tuple<bool, isa::Pipe, isa::Pipe>, std::vector<uint8_t>> m;
+      for (bool s : {false, true})
+        for (size_t a = 0; a < isa::spellingsPipe().size(); ++a)
+          for (size_t b = 0; b < isa::spellingsPipe().size(); ++b)
+            m[{s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b)}] =
+                encodeSyncBlock(s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b), 0);
+      return m;
+    }();
+    auto it = cache.find({set, src, dst});
+    if (it != cache.end()) return it->second;
+  }
+  return encodeSyncBlock(set, src, dst, id);
 }
 
 std::vector<uint8_t> barrierBlockBytes(isa::Pipe pipe) {
