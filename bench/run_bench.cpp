@@ -2,7 +2,8 @@
 // reference measured in the same run, as a ratio (reference time / our time, so 1 = as fast):
 //   - elementwise TADD (f32, f16) on 64x64 and 128x256 tiles and TCVT f32 -> f16 (RINT) vs a
 //     memcpy touching the same bytes (below);
-//   - TMATMUL 128x128x128 (f32, and f16 inputs) vs a naive f32 triple loop;
+//   - TMATMUL 128x128x128 (f32, and f16 inputs) vs a naive f32 triple loop, f32 also vs the ikj
+//     loop vectorised for AVX2 + FMA and as a fraction of one core's measured FMA peak;
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop.
 // The tile kernels are called directly on tiles resident in one buffer (decoded TileInst,
 // kernel picked by selectKernel as at load time), so the figures are the kernels' own cost.
@@ -13,7 +14,7 @@
 // equal the op's: TADD's reference copies 1.5 tiles. The summary also gives the ratio against a
 // memcpy of the destination tile only (2/3 of TADD's traffic, a stricter reference).
 //
-// --simd=portable|avx2 caps the x86 kernel tier (runtime/cpu/Simd.h) to measure the lower
+// --simd=portable|avx2|avx512 caps the x86 kernel tier (runtime/cpu/Simd.h) to measure the lower
 // ones; the default is the best this CPU has (printed first).
 #include "asm/Frontend.h"
 #include "asm/Lower.h"
@@ -33,6 +34,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -105,25 +107,38 @@ struct TileBench {
 
 std::vector<std::string> gSummary;
 
-double secondsPer(const std::function<void()>& f) {
-  auto t0 = std::chrono::steady_clock::now();
+/// The calling thread's CPU seconds: single-threaded figures are timed in CPU time, which other
+/// load on a shared machine stretches far less than wall time.
+double threadSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+double wallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Seconds per call of f (at least 0.2 s of calls), on `clock`.
+double secondsPer(const std::function<void()>& f, double (*clock)() = threadSeconds) {
+  const double t0 = clock();
   int n = 0;
   double s = 0;
   do {
     f();
     ++n;
-    s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    s = clock() - t0;
   } while (s < 0.2);
   return s / n;
 }
 
-/// Best of three timings of f and of ref; records "what: ratio".
+/// Best of three timings of f and of ref (thread CPU time; wall time for multi-threaded runs);
+/// records "what: ratio".
 void compare(const std::string& what, const std::string& refName, const std::function<void()>& f,
-             const std::function<void()>& ref) {
+             const std::function<void()>& ref, bool wall = false) {
   double a = 1e30, b = 1e30;
   for (int i = 0; i < 3; ++i) {
-    a = std::min(a, secondsPer(f));
-    b = std::min(b, secondsPer(ref));
+    a = std::min(a, secondsPer(f, wall ? wallSeconds : threadSeconds));
+    b = std::min(b, secondsPer(ref, wall ? wallSeconds : threadSeconds));
   }
   std::ostringstream s;
   s.precision(3);
@@ -198,6 +213,86 @@ void naiveMatmul(const std::vector<float>& A, const std::vector<float>& B, std::
     }
   benchmark::ClobberMemory();
 }
+
+#if defined(__x86_64__)
+/// The ikj loop a C++ programmer writes, vectorised by the compiler for this CPU's AVX2 + FMA
+/// (what -O2 -march=native gives: one fma per k per element, in increasing k).
+__attribute__((target("avx2,fma"), optimize("O2", "tree-vectorize"))) void
+ikjMatmul(const float* A, const float* B, float* C) {
+  for (uint32_t i = 0; i < kMM; ++i) {
+    float* ci = C + i * kMM;
+    for (uint32_t j = 0; j < kMM; ++j)
+      ci[j] = 0;
+    for (uint32_t k = 0; k < kMM; ++k) {
+      const float a = A[i * kMM + k];
+      const float* bk = B + k * kMM;
+      for (uint32_t j = 0; j < kMM; ++j)
+        ci[j] = __builtin_fmaf(a, bk[j], ci[j]);
+    }
+  }
+  benchmark::ClobberMemory();
+}
+
+/// One core's f32 FMA peak in flop/s on 8-lane vectors: twelve independent chains of fmas
+/// (enough to cover the latency of both FMA pipes), no memory traffic. The core's peak is the
+/// larger of this and fmaPeak512.
+__attribute__((target("avx2,fma"))) double fmaPeak() {
+  constexpr long kSteps = 20'000'000;
+  // Twelve named accumulators, so that they live in registers whatever the compiler unrolls.
+  __m256 c0 = _mm256_set1_ps(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
+         c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const double t0 = threadSeconds();
+    for (long i = 0; i < kSteps; ++i) {
+      c0 = _mm256_fmadd_ps(c0, a, b), c1 = _mm256_fmadd_ps(c1, a, b);
+      c2 = _mm256_fmadd_ps(c2, a, b), c3 = _mm256_fmadd_ps(c3, a, b);
+      c4 = _mm256_fmadd_ps(c4, a, b), c5 = _mm256_fmadd_ps(c5, a, b);
+      c6 = _mm256_fmadd_ps(c6, a, b), c7 = _mm256_fmadd_ps(c7, a, b);
+      c8 = _mm256_fmadd_ps(c8, a, b), c9 = _mm256_fmadd_ps(c9, a, b);
+      c10 = _mm256_fmadd_ps(c10, a, b), c11 = _mm256_fmadd_ps(c11, a, b);
+    }
+    best = std::max(best, 2.0 * 8 * 12 * static_cast<double>(kSteps) / (threadSeconds() - t0));
+  }
+  const __m256 sum =
+      _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
+                    _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)),
+                                  _mm256_add_ps(_mm256_add_ps(c8, c9), _mm256_add_ps(c10, c11))));
+  benchmark::DoNotOptimize(_mm256_cvtss_f32(sum));
+  return best;
+}
+
+/// The same on 16-lane vectors, for a CPU with AVX-512F (0 without it).
+__attribute__((target("avx512f"))) double fmaPeak512() {
+  if (!__builtin_cpu_supports("avx512f")) return 0;
+  constexpr long kSteps = 20'000'000;
+  __m512 c0 = _mm512_set1_ps(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
+         c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const double t0 = threadSeconds();
+    for (long i = 0; i < kSteps; ++i) {
+      c0 = _mm512_fmadd_ps(c0, a, b), c1 = _mm512_fmadd_ps(c1, a, b);
+      c2 = _mm512_fmadd_ps(c2, a, b), c3 = _mm512_fmadd_ps(c3, a, b);
+      c4 = _mm512_fmadd_ps(c4, a, b), c5 = _mm512_fmadd_ps(c5, a, b);
+      c6 = _mm512_fmadd_ps(c6, a, b), c7 = _mm512_fmadd_ps(c7, a, b);
+      c8 = _mm512_fmadd_ps(c8, a, b), c9 = _mm512_fmadd_ps(c9, a, b);
+      c10 = _mm512_fmadd_ps(c10, a, b), c11 = _mm512_fmadd_ps(c11, a, b);
+    }
+    best = std::max(best, 2.0 * 16 * 12 * static_cast<double>(kSteps) / (threadSeconds() - t0));
+  }
+  const __m512 sum =
+      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1), _mm512_add_ps(c2, c3)),
+                    _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c4, c5), _mm512_add_ps(c6, c7)),
+                                  _mm512_add_ps(_mm512_add_ps(c8, c9), _mm512_add_ps(c10, c11))));
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  benchmark::DoNotOptimize(lanes[0] + lanes[15]);
+  return best;
+}
+#endif
 
 TileBench matmulBench(DType in = DType::F32) {
   TileBench b(isa::OpId::TMATMUL, {DType::F32, in, in}, kMM, kMM);
@@ -326,6 +421,26 @@ void summarizeTiles() {
   }
   compareTile("TCVT f32->f16 128x256", OpId::TCVT, {DType::F16, DType::F32}, 128, 256);
   std::vector<float> A(kMM * kMM, 0.5f), B(kMM * kMM, 0.25f), C(kMM * kMM);
+#if defined(__x86_64__)
+  {
+    TileBench mm = matmulBench(DType::F32);
+    if (mm.ready()) {
+      compare(
+          "TMATMUL f32 128x128x128", "ikj loop vectorised for AVX2+FMA", [&] { mm.run(); },
+          [&] { ikjMatmul(A.data(), B.data(), C.data()); });
+      const double peak = std::max(fmaPeak(), fmaPeak512());
+      const double ours = 2.0 * kMM * kMM * kMM /
+                          std::min({secondsPer([&] { mm.run(); }), secondsPer([&] { mm.run(); }),
+                                    secondsPer([&] { mm.run(); })});
+      std::ostringstream s;
+      s.precision(3);
+      s << "TMATMUL f32 128x128x128: " << ours / 1e9
+        << " GFLOP/s, one core's FMA peak (measured): " << peak / 1e9
+        << " GFLOP/s, fraction of peak " << ours / peak << " (goal 0.5)";
+      gSummary.push_back(s.str());
+    }
+  }
+#endif
   for (DType in : {DType::F32, DType::F16}) {
     TileBench mm = matmulBench(in);
     if (mm.ready())
@@ -371,13 +486,15 @@ int main(int argc, char** argv) {
       rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Portable);
     else if (a == "--simd=avx2")
       rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Avx2);
+    else if (a == "--simd=avx512")
+      rt::cpu::setSimdLimit(rt::cpu::SimdLevel::Avx512);
     else if (a != "--simd=best") {
       std::cerr << "pto-bench-run: unknown argument " << a
-                << " (--simd=portable|avx2|best, or Google Benchmark's)\n";
+                << " (--simd=portable|avx2|avx512|best, or Google Benchmark's)\n";
       return 1;
     }
   }
-  static const char* const kTier[] = {"portable", "avx2+f16c+fma", "avx512-fp16"};
+  static const char* const kTier[] = {"portable", "avx2+f16c+fma", "avx512f", "avx512-fp16"};
   std::cout << "cpu kernel tier: " << kTier[static_cast<int>(rt::cpu::simdLevel())] << "\n";
   auto module = buildVadd();
   if (!module) {
@@ -408,11 +525,12 @@ int main(int argc, char** argv) {
   summarizeTiles();
   compareExp();
   compare(
-      "vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd);
+      "vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd, true);
   compare(
-      "vadd_tiled 64 MiB, 2 blocks", "plain C++ loop", [] { runVadd(2); }, plainAdd);
+      "vadd_tiled 64 MiB, 2 blocks", "plain C++ loop", [] { runVadd(2); }, plainAdd, true);
   compare(
-      "vadd_tiled 64 MiB, 2 blocks", "1 block (scaling)", [] { runVadd(2); }, [] { runVadd(1); });
+      "vadd_tiled 64 MiB, 2 blocks", "1 block (scaling)", [] { runVadd(2); }, [] { runVadd(1); },
+      true);
   std::cout << "\nside by side (best of 3, same run):\n";
   for (const std::string& s : gSummary)
     std::cout << "  " << s << "\n";

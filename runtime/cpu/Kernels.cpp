@@ -642,12 +642,13 @@ SimdLevel simdSupported() {
     const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1);
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !f16c)
       return SimdLevel::Portable;
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl");
 #ifdef PTO_X86_FP16
-    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 23) & 1))
+    if (avx512 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 23) & 1))
       return SimdLevel::Avx512Fp16;
 #endif
-    return SimdLevel::Avx2;
+    return avx512 ? SimdLevel::Avx512 : SimdLevel::Avx2;
   }();
   return level;
 #else

@@ -265,6 +265,17 @@ template <bool IntAcc> void kMatmulRef(Core& c, const TileInst& t) {
 /// direct paths (exact, so the same values). Returns false at the first NaN: the NaN codes the
 /// direct paths give may differ from decodeToDouble's, and which NaN an fma passes on depends on
 /// operand order, so inputs with NaNs go to kMatmulRef.
+/// Whether any of `n` floats is a NaN: one pass of integer compares the compiler vectorises.
+bool anyNan(const float* v, uint32_t n) {
+  uint32_t nan = 0;
+  for (uint32_t j = 0; j < n; ++j) {
+    uint32_t bits;
+    std::memcpy(&bits, v + j, 4);
+    nan |= (bits & 0x7fffffffu) > 0x7f800000u;
+  }
+  return nan != 0;
+}
+
 bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_t cols,
                float* out) {
   const bool rm = o.plainRowMajor();
@@ -293,18 +304,17 @@ bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_
       for (uint32_t j = 0; j < cols; ++j)
         row[j] = static_cast<float>(loadAsDouble(base, o.dtype, o.elemOffset(i, j)));
     }
-    for (uint32_t j = 0; j < cols; ++j)
-      if (std::isnan(row[j])) return false;
+    if (anyNan(row, cols)) return false;
   }
   return true;
 }
 
 /// Float-accumulating TMATMUL / TGEMV: inputs decoded once into dense f32 arrays, then
-/// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), the AVX2 + FMA
-/// micro-kernel when Simd (picked at selection, like the other tiers). The order of operations
+/// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), or the register-blocked
+/// AVX2 + FMA or AVX-512F micro-kernels of the tier picked at selection (Simd.h). The order of operations
 /// per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then `acc + C` and
 /// `C + bias` in f32, so the bits agree.
-template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
+template <SimdLevel Tier> void kMatmulF32(Core& c, const TileInst& t) {
   const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
   if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
@@ -319,7 +329,9 @@ template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
   if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data()))
     return kMatmulRef<false>(c, t);
 #ifdef PTO_X86_SIMD
-  if constexpr (Simd)
+  if constexpr (Tier >= SimdLevel::Avx512)
+    simd::matmul512(A.data(), B.data(), C.data(), M, N, K);
+  else if constexpr (Tier == SimdLevel::Avx2)
     simd::matmul(A.data(), B.data(), C.data(), M, N, K);
   else
 #endif
@@ -336,6 +348,11 @@ template <bool Simd> void kMatmulF32(Core& c, const TileInst& t) {
     }
   }
   uint8_t* db = bptr(c, od);
+  if (!accIn && !bias && od.plainRowMajor()) { // the bits of C as they are: a copy per row
+    for (uint32_t i = 0; i < M; ++i)
+      std::memcpy(db + size_t{i} * od.cols * 4, C.data() + size_t{i} * N, size_t{N} * 4);
+    return;
+  }
   const uint8_t *accb = accIn ? bptr(c, *accIn) : nullptr, *biasb = bias ? bptr(c, *bias) : nullptr;
   for (uint32_t i = 0; i < M; ++i)
     for (uint32_t j = 0; j < N; ++j) {
@@ -399,7 +416,9 @@ bool selectMoveKernel(TileInst& t, std::optional<std::string>& err) {
     if (d == DType::I32)
       t.kernel = &kMatmulRef<true>;
     else if (d == DType::F32)
-      t.kernel = simdLevel() >= SimdLevel::Avx2 ? &kMatmulF32<true> : &kMatmulF32<false>;
+      t.kernel = simdLevel() >= SimdLevel::Avx512 ? &kMatmulF32<SimdLevel::Avx512>
+                 : simdLevel() >= SimdLevel::Avx2 ? &kMatmulF32<SimdLevel::Avx2>
+                                                  : &kMatmulF32<SimdLevel::Portable>;
     else
       return unsupportedType(d);
     return true;

@@ -349,6 +349,7 @@ struct TileCase {
 std::vector<SimdLevel> fastTiers() {
   std::vector<SimdLevel> v;
   if (cpu::simdSupported() >= SimdLevel::Avx2) v.push_back(SimdLevel::Avx2);
+  if (cpu::simdSupported() >= SimdLevel::Avx512) v.push_back(SimdLevel::Avx512);
   if (cpu::simdSupported() >= SimdLevel::Avx512Fp16) v.push_back(SimdLevel::Avx512Fp16);
   if (v.empty())
     std::cout << "[ note     ] this CPU has no AVX2 + F16C + FMA: only the portable kernels ran\n";
@@ -584,7 +585,7 @@ TEST(RuntimeFastPaths, MatmulKeepsTheFmaOrder) {
                          isa::encodeFromDouble(types[static_cast<size_t>(t)], v,
                                                isa::RoundMode::CAST_RINT, isa::SatMode::ON));
           }
-        for (SimdLevel l : {SimdLevel::Portable, SimdLevel::Avx2}) {
+        for (SimdLevel l : {SimdLevel::Portable, SimdLevel::Avx2, SimdLevel::Avx512}) {
           const std::vector<uint8_t> out = c.runAt(l);
           for (uint32_t i = 0; i < M; ++i)
             for (uint32_t j = 0; j < N; ++j) {
