@@ -1,7 +1,7 @@
 // pto-bench-run: the cpu backend's tile kernels and whole kernels, each figure printed beside a
 // reference measured in the same run, as a ratio (reference time / our time, so 1 = as fast):
 //   - elementwise TADD (f32, f16) on 64x64 and 128x256 tiles and TCVT f32 -> f16 (RINT) vs a
-//     memcpy touching the same bytes (below);
+//     memcpy touching the same bytes (below), TCVT also vs a plain vcvtps2ph loop;
 //   - TMATMUL 128x128x128 (f32, and f16 inputs) vs a naive f32 triple loop, f32 also vs the ikj
 //     loop vectorised for AVX2 + FMA and as a fraction of one core's measured FMA peak;
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop.
@@ -199,6 +199,16 @@ void compareTile(const std::string& what, isa::OpId op, std::vector<DType> types
         });
   }
 }
+
+#if defined(__x86_64__)
+/// The plain conversion loop: F16C's vcvtps2ph, round to nearest even, eight lanes at a time.
+__attribute__((target("avx2,f16c"))) void plainCvt(uint16_t* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  benchmark::ClobberMemory();
+}
+#endif
 
 // ------------------------------------------------------------------ matmul
 constexpr uint32_t kMM = 128;
@@ -420,6 +430,18 @@ void summarizeTiles() {
     compareTile("TADD f16 " + shape, OpId::TADD, {DType::F16, DType::F16, DType::F16}, r, c);
   }
   compareTile("TCVT f32->f16 128x256", OpId::TCVT, {DType::F16, DType::F32}, 128, 256);
+#if defined(__x86_64__)
+  {
+    TileBench cvt(OpId::TCVT, {DType::F16, DType::F32}, 128, 256);
+    if (cvt.ready()) {
+      const float* x = reinterpret_cast<const float*>(cvt.vec.data() + cvt.inst.tiles[1].offset);
+      std::vector<uint16_t> y(size_t{128} * 256);
+      compare(
+          "TCVT f32->f16 128x256", "plain vcvtps2ph loop, same inputs", [&] { cvt.run(); },
+          [&] { plainCvt(y.data(), x, y.size()); });
+    }
+  }
+#endif
   std::vector<float> A(kMM * kMM, 0.5f), B(kMM * kMM, 0.25f), C(kMM * kMM);
 #if defined(__x86_64__)
   {

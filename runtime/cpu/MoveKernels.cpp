@@ -311,9 +311,9 @@ bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_
 
 /// Float-accumulating TMATMUL / TGEMV: inputs decoded once into dense f32 arrays, then
 /// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), or the register-blocked
-/// AVX2 + FMA or AVX-512F micro-kernels of the tier picked at selection (Simd.h). The order of operations
-/// per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then `acc + C` and
-/// `C + bias` in f32, so the bits agree.
+/// AVX2 + FMA or AVX-512F micro-kernels of the tier picked at selection (Simd.h). The order of
+/// operations per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then `acc
+/// + C` and `C + bias` in f32, so the bits agree.
 template <SimdLevel Tier> void kMatmulF32(Core& c, const TileInst& t) {
   const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];

@@ -229,17 +229,43 @@ PTO_SIMD_FP16 void scalarRunH(uint16_t* d, const uint16_t* a, uint16_t s, size_t
 }
 #endif
 
-/// TCVT f32 -> f16, round to nearest even; with saturation +-inf become +-65504 (0x7bff), as
-/// the portable kernel does after f2h.
-PTO_SIMD inline void cvtF32F16Run(uint16_t* d, const float* a, size_t n, bool sat) {
+/// TCVT f32 -> f16 on eight lanes with everything vcvtps2ph leaves out: NaN payloads cleared
+/// (as f2h), and with saturation +-inf become +-65504 (0x7bff).
+PTO_SIMD inline __m128i cvtF32F16Careful(__m256 v, bool sat) {
+  __m128i h = V<isa::DType::F16>::cvt(v);
   const __m128i inf = _mm_set1_epi16(0x7c00), mag = _mm_set1_epi16(0x7fff), one = _mm_set1_epi16(1);
+  // 0x7c00 - 1 = 0x7bff with the sign bit untouched
+  if (sat) h = _mm_sub_epi16(h, _mm_and_si128(_mm_cmpeq_epi16(_mm_and_si128(h, mag), inf), one));
+  return h;
+}
+
+/// Lanes that need cvtF32F16Careful: NaNs and, with saturation, values that round to an
+/// infinity (|x| >= 65520; `limit` is 65520 or +inf).
+PTO_SIMD inline __m256 cvtF32F16Special(__m256 v, __m256 limit) {
+  const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  return _mm256_cmp_ps(_mm256_and_ps(v, absMask), limit, _CMP_NLT_UQ);
+}
+
+/// TCVT f32 -> f16, round to nearest even; with saturation +-inf become +-65504 (0x7bff), as
+/// the portable kernel does after f2h. Sixteen ordinary lanes take the plain vcvtps2ph at the
+/// cost of one test; a group with a special lane takes the careful conversion.
+PTO_SIMD inline void cvtF32F16Run(uint16_t* d, const float* a, size_t n, bool sat) {
+  const __m256 limit = _mm256_set1_ps(sat ? 65520.0f : INFINITY);
   size_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    __m128i h = V<isa::DType::F16>::cvt(_mm256_loadu_ps(a + j));
-    // 0x7c00 - 1 = 0x7bff with the sign bit untouched
-    if (sat) h = _mm_sub_epi16(h, _mm_and_si128(_mm_cmpeq_epi16(_mm_and_si128(h, mag), inf), one));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j), h);
+  for (; j + 16 <= n; j += 16) {
+    const __m256 v0 = _mm256_loadu_ps(a + j), v1 = _mm256_loadu_ps(a + j + 8);
+    const bool plain = _mm256_movemask_ps(_mm256_or_ps(cvtF32F16Special(v0, limit),
+                                                       cvtF32F16Special(v1, limit))) == 0;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j),
+                     plain ? _mm256_cvtps_ph(v0, _MM_FROUND_TO_NEAREST_INT)
+                           : cvtF32F16Careful(v0, sat));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j + 8),
+                     plain ? _mm256_cvtps_ph(v1, _MM_FROUND_TO_NEAREST_INT)
+                           : cvtF32F16Careful(v1, sat));
   }
+  for (; j + 8 <= n; j += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j),
+                     cvtF32F16Careful(_mm256_loadu_ps(a + j), sat));
   for (; j < n; ++j) {
     uint16_t h = f2h(a[j]);
     if (sat && (h & 0x7fffu) == 0x7c00u) h = static_cast<uint16_t>((h & 0x8000u) | 0x7bffu);
