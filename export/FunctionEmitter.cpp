@@ -267,6 +267,7 @@ uint64_t FunctionEmitter::blockEnd(const Block& b) const {
 void FunctionEmitter::transfer(const Block& b) {
   switch (b.transfer) {
   case Transfer::Fall:
+  case Transfer::Indirect: // refused by decodeFunction
     break;
   case Transfer::Direct:
     body_ << "  goto " << label(b.target) << ";\n";

@@ -77,7 +77,7 @@ inline constexpr unsigned kPeModeAll = 7; // mask 1111
 
 // ---------------------------------------------------------------- forms
 enum class FormId : uint16_t {
-#define PTO_ENC_FORM(Id, Bits, Match, Mask, Status, Group, Syntax) Id,
+#define PTO_ENC_FORM(Id, Bits, Match, Mask, Status, Group, Flow, Syntax) Id,
 #define PTO_ENC_FIELD(Form, Name, Kind, Sign, P0, P1, P2, Dom)
 #include "isa/Encoding.def"
 };
@@ -111,6 +111,8 @@ enum class FieldKind : uint8_t {
 };
 enum class FormStatus : uint8_t { Accepted, ReservedInPto };
 enum class FormGroup : uint8_t { Cmd, Scalar, Ext };
+/// A form's place in the block structure (the Flow column of Encoding.def, docs/abi.md).
+enum class Flow : uint8_t { None, Stop, Fall, Op, Direct, Cond, Ret, Call, Indirect, ByBrType };
 
 struct Piece {
   uint8_t instrLsb = 0, width = 0, valueLsb = 0;
@@ -137,13 +139,14 @@ struct FormInfo {
   uint64_t match, mask;
   FormStatus status;
   FormGroup group;
+  Flow flow;
   std::string_view syntax;
   std::vector<FieldInfo> fields;
+  int labelField = -1; // index of the Label field (branch and call offsets), -1 when none
   std::string_view mnemonic() const; // first word of the canonical text ("B.IOT", "add", "@TEPL")
   /// Whether a word of this form starts a block (every BSTART* form, 32- or 16-bit).
-  bool startsBlock() const {
-    return idName.starts_with("BSTART") || idName.starts_with("C_BSTART");
-  }
+  bool startsBlock() const { return flow != Flow::None && flow != Flow::Stop; }
+  bool stopsBlock() const { return flow == Flow::Stop; }
   int fieldIndex(std::string_view name) const; // -1 if absent
 };
 std::span<const FormInfo> allForms();
@@ -157,6 +160,11 @@ struct Inst {
   std::array<int64_t, kMaxFields> field{};
 
   const FormInfo& formInfo() const { return info(form); }
+  /// The block start's flow with ByBrType resolved (FALL -> Fall, RET -> Ret, else Indirect);
+  /// Flow::None / Flow::Stop for the other words.
+  Flow flow() const;
+  /// The byte offset of the Label field from this word (2 x the field), when the form has one.
+  std::optional<int64_t> labelOffset() const;
   std::optional<int64_t> get(std::string_view name) const;
   bool set(std::string_view name, int64_t value); // false if the form has no such field
   bool operator==(const Inst&) const = default;

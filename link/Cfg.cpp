@@ -1,6 +1,7 @@
 #include "link/Cfg.h"
 
 #include "isa/Encoding.h"
+#include "obj/Blocks.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -65,170 +66,170 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-bool endsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
+/// The CFG being built from the function's decoded blocks (obj/Blocks.h): the linker's view of
+/// each block (its tile operands, its sync event) and the successors.
+class CfgBuilder {
+public:
+  CfgBuilder(const obj::Function& f, uint64_t* errorOffset)
+      : f_(f), where_("@" + f.name), errorOffset_(errorOffset) {}
+
+  std::variant<FunctionCfg, std::string> run(const obj::code::DecodedBlocks& d) {
+    for (const obj::code::BlockWords& bw : d.code.blocks)
+      if (auto e = block(d.code, bw)) return *e;
+    if (d.error)
+      return where_ + ": cannot decode the word at " + at(d.error->offset) + ": " +
+             d.error->message;
+    if (auto e = checkTiles()) return *e;
+    if (auto e = successors()) return *e;
+    cfg_.computePreds();
+    return std::move(cfg_);
+  }
+
+private:
+  std::string at(uint64_t off) const {
+    if (errorOffset_) *errorOffset_ = off;
+    return hex(off);
+  }
+
+  std::optional<std::string> block(const obj::code::FunctionWords& fw,
+                                   const obj::code::BlockWords& bw) {
+    Block b;
+    b.offset = bw.offset;
+    b.end = bw.end;
+    b.transfer = bw.transfer;
+    target_.push_back(bw.target ? static_cast<int64_t>(*bw.target) : -1);
+    if (const obj::code::Word* s = fw.startOf(bw))
+      if (auto e = start(b, bw, s->inst)) return e;
+    // The block's first word is its start (or opened an implicit block): not read as a header.
+    std::vector<uint32_t> iot; // B.IOT operands, destination first
+    for (const obj::code::Word& w : fw.wordsOf(bw).subspan(1))
+      header(b, w, iot);
+    if (b.kind == BlockKind::Tile) {
+      auto uses = classifyOperands(b.op, iot);
+      b.firstUse = static_cast<uint32_t>(cfg_.uses.size());
+      b.numUses = static_cast<uint32_t>(uses.size());
+      cfg_.uses.insert(cfg_.uses.end(), uses.begin(), uses.end());
+    }
+    cfg_.blocks.push_back(b);
+    return std::nullopt;
+  }
+
+  std::optional<std::string> start(Block& b, const obj::code::BlockWords& bw, const enc::Inst& in) {
+    if (bw.transfer == Transfer::Indirect)
+      return where_ + ": indirect branch at " + at(bw.offset) + " (not supported by the linker)";
+    if (bw.kind == obj::code::BlockKind::Tile) {
+      b.kind = BlockKind::Tile;
+      b.op = enc::info(*enc::tileOpOf(in)).ours;
+    } else if (bw.kind == obj::code::BlockKind::Control) {
+      return control(b, in);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> control(Block& b, const enc::Inst& in) {
+    const int64_t ctl = in.get("CTL").value_or(0);
+    if (ctl == 1 || ctl == 2) {
+      b.kind = ctl == 1 ? BlockKind::SetFlag : BlockKind::WaitFlag;
+      auto sp = enc::pipeOfCode(in.get("PipeA").value_or(0)),
+           dp = enc::pipeOfCode(in.get("PipeB").value_or(0));
+      if (!sp || !dp) return where_ + ": bad pipe in the sync word at " + at(b.offset);
+      b.srcPipe = *sp;
+      b.dstPipe = *dp;
+    } else if (ctl == 3) {
+      b.kind = BlockKind::Barrier;
+      auto bp = enc::pipeOfCode(in.get("PipeA").value_or(0));
+      if (!bp) return where_ + ": bad pipe in the barrier word at " + at(b.offset);
+      b.srcPipe = b.dstPipe = *bp;
+    } else {
+      b.kind = BlockKind::Other;
+    }
+    return std::nullopt;
+  }
+
+  /// What the linker reads from a block's other words: tile operands and the sync event id.
+  static void header(Block& b, const obj::code::Word& w, std::vector<uint32_t>& iot) {
+    const enc::Inst& in = w.inst;
+    switch (in.form) {
+    case enc::FormId::B_IOT_S1:
+    case enc::FormId::B_IOT_S2:
+    case enc::FormId::B_IOT_S1D:
+    case enc::FormId::B_IOT_S2D:
+      if (b.kind == BlockKind::Tile) {
+        iot.push_back(static_cast<uint32_t>(*in.get("SrcTile0")));
+        if (auto t1 = in.get("SrcTile1")) iot.push_back(static_cast<uint32_t>(*t1));
+      }
+      break;
+    case enc::FormId::B_DIM_LB0:
+      if (b.kind == BlockKind::SetFlag || b.kind == BlockKind::WaitFlag) {
+        b.eventWord = w.offset;
+        b.eventId = *in.get("uimm17");
+        b.dynamicEvent = in.get("RegSrc").value_or(0) != 0;
+      }
+      break;
+    default:
+      break;
+    }
+  }
+
+  std::optional<std::string> checkTiles() {
+    for (const Block& b : cfg_.blocks)
+      if (b.kind == BlockKind::Tile)
+        for (const TileUse& u : cfg_.usesOf(b))
+          if (u.tile >= f_.tiles.size())
+            return where_ + ": the tile block at " + at(b.offset) + " names tile index " +
+                   std::to_string(u.tile) + " but the function has " +
+                   std::to_string(f_.tiles.size()) + " tiles";
+    return std::nullopt;
+  }
+
+  std::optional<std::string> successors() {
+    for (size_t i = 0; i < cfg_.blocks.size(); ++i) {
+      Block& b = cfg_.blocks[i];
+      int32_t next = i + 1 < cfg_.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
+      int32_t tb = -1;
+      if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) {
+        const int64_t t = target_[i];
+        tb = t >= 0 ? cfg_.blockAt(static_cast<uint64_t>(t)) : -1;
+        if (tb < 0 || cfg_.blocks[static_cast<size_t>(tb)].offset != static_cast<uint64_t>(t))
+          return where_ + ": the branch at " + at(b.offset) + " targets " +
+                 hex(static_cast<uint64_t>(t)) + ", which is not a block start in the function";
+      }
+      switch (b.transfer) {
+      case Transfer::Fall:
+      case Transfer::Call:
+        b.succ[0] = next;
+        break;
+      case Transfer::Direct:
+        b.succ[0] = tb;
+        break;
+      case Transfer::Cond:
+        b.succ[0] = next, b.succ[1] = tb == next ? -1 : tb;
+        break;
+      case Transfer::Ret:
+      case Transfer::Indirect: // refused in start()
+        break;
+      }
+    }
+    return std::nullopt;
+  }
+
+  const obj::Function& f_;
+  const std::string where_;
+  uint64_t* errorOffset_;
+  FunctionCfg cfg_;
+  std::vector<int64_t> target_; // per block: branch target (.text offset) or -1
+};
 
 } // namespace
 
 std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t fi,
                                                 uint64_t* errorOffset) {
-  auto at = [&](uint64_t off) {
-    if (errorOffset) *errorOffset = off;
-    return hex(off);
-  };
   if (fi >= obj.functions.size()) return std::string("no such function");
   const obj::Function& f = obj.functions[fi];
-  std::string where = "@" + f.name;
   if (f.textOffset > obj.text.size() || f.textSize > obj.text.size() - f.textOffset)
-    return where + ": code extends past .text";
-  FunctionCfg cfg;
-  std::vector<int64_t> target; // per block: branch target (.text offset) or -1
-  std::vector<uint32_t> iot;   // B.IOT operands of the current tile block
-  const uint64_t end = f.textOffset + f.textSize;
-  auto finish = [&] {
-    if (cfg.blocks.empty()) return;
-    Block& b = cfg.blocks.back();
-    if (b.kind == BlockKind::Tile) {
-      auto uses = classifyOperands(b.op, iot);
-      b.firstUse = static_cast<uint32_t>(cfg.uses.size());
-      b.numUses = static_cast<uint32_t>(uses.size());
-      cfg.uses.insert(cfg.uses.end(), uses.begin(), uses.end());
-    }
-    iot.clear();
-  };
-  bool open = false; // a block is open (no BSTOP seen yet)
-  uint64_t pos = f.textOffset;
-  while (pos < end) {
-    size_t consumed = 0;
-    auto r = enc::decodeBytes(std::span<const uint8_t>(obj.text.data() + pos, end - pos), consumed,
-                              enc::DecodeOptions{.extensions = true});
-    if (!r) return where + ": cannot decode the word at " + at(pos) + ": " + r.error();
-    const enc::Inst& in = *r;
-    std::string_view id = in.formInfo().idName;
-    bool start = in.formInfo().startsBlock();
-    if (start || !open) {
-      finish();
-      if (!cfg.blocks.empty()) cfg.blocks.back().end = pos;
-      Block b;
-      b.offset = pos;
-      int64_t tgt = -1;
-      if (start) {
-        int label = -1;
-        for (size_t k = 0; k < in.formInfo().fields.size(); ++k)
-          if (in.formInfo().fields[k].kind == enc::FieldKind::Label) label = static_cast<int>(k);
-        if (in.form == enc::FormId::C_BSTART_FP) {
-          int64_t br = in.get("BrType").value_or(1);
-          if (br == 7)
-            b.transfer = Transfer::Ret;
-          else if (br != 1)
-            return where + ": indirect branch at " + at(pos) + " (not supported by the linker)";
-        } else if (endsWith(id, "_RET")) {
-          b.transfer = Transfer::Ret;
-        } else if (endsWith(id, "_IND")) {
-          return where + ": indirect branch at " + at(pos) + " (not supported by the linker)";
-        } else if (id.find("CALL") != std::string_view::npos) {
-          b.transfer = Transfer::Call;
-        } else if (endsWith(id, "_DIRECT") && label >= 0) {
-          b.transfer = Transfer::Direct;
-        } else if (endsWith(id, "_COND") && label >= 0) {
-          b.transfer = Transfer::Cond;
-        }
-        if ((b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) && label >= 0)
-          tgt = static_cast<int64_t>(pos) + 2 * in.field[static_cast<size_t>(label)];
-        if (auto op = enc::tileOpOf(in)) {
-          b.kind = BlockKind::Tile;
-          b.op = enc::info(*op).ours;
-        } else if (in.form == enc::FormId::BSTART_EXTC) {
-          int64_t ctl = in.get("CTL").value_or(0);
-          if (ctl == 1 || ctl == 2) {
-            b.kind = ctl == 1 ? BlockKind::SetFlag : BlockKind::WaitFlag;
-            auto sp = enc::pipeOfCode(in.get("PipeA").value_or(0)),
-                 dp = enc::pipeOfCode(in.get("PipeB").value_or(0));
-            if (!sp || !dp) return where + ": bad pipe in the sync word at " + at(pos);
-            b.srcPipe = *sp;
-            b.dstPipe = *dp;
-          } else if (ctl == 3) {
-            b.kind = BlockKind::Barrier;
-            auto bp = enc::pipeOfCode(in.get("PipeA").value_or(0));
-            if (!bp) return where + ": bad pipe in the barrier word at " + at(pos);
-            b.srcPipe = b.dstPipe = *bp;
-          } else {
-            b.kind = BlockKind::Other;
-          }
-        }
-      }
-      cfg.blocks.push_back(b);
-      target.push_back(tgt);
-      open = true;
-    } else {
-      Block& b = cfg.blocks.back();
-      switch (in.form) {
-      case enc::FormId::B_IOT_S1:
-      case enc::FormId::B_IOT_S2:
-      case enc::FormId::B_IOT_S1D:
-      case enc::FormId::B_IOT_S2D:
-        if (b.kind == BlockKind::Tile) {
-          iot.push_back(static_cast<uint32_t>(*in.get("SrcTile0")));
-          if (auto t1 = in.get("SrcTile1")) iot.push_back(static_cast<uint32_t>(*t1));
-        }
-        break;
-      case enc::FormId::B_DIM_LB0:
-        if (b.kind == BlockKind::SetFlag || b.kind == BlockKind::WaitFlag) {
-          b.eventWord = pos;
-          b.eventId = *in.get("uimm17");
-          b.dynamicEvent = in.get("RegSrc").value_or(0) != 0;
-        }
-        break;
-      case enc::FormId::BSTOP:
-      case enc::FormId::C_BSTOP:
-      case enc::FormId::L_BSTOP:
-        open = false;
-        break;
-      default:
-        break;
-      }
-    }
-    pos += consumed;
-  }
-  finish();
-  if (!cfg.blocks.empty()) cfg.blocks.back().end = end;
-  for (const Block& b : cfg.blocks)
-    if (b.kind == BlockKind::Tile)
-      for (const TileUse& u : cfg.usesOf(b))
-        if (u.tile >= f.tiles.size())
-          return where + ": the tile block at " + at(b.offset) + " names tile index " +
-                 std::to_string(u.tile) + " but the function has " +
-                 std::to_string(f.tiles.size()) + " tiles";
-  // Successors.
-  for (size_t i = 0; i < cfg.blocks.size(); ++i) {
-    Block& b = cfg.blocks[i];
-    int32_t next = i + 1 < cfg.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
-    int32_t tb = -1;
-    if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) {
-      tb = target[i] >= 0 ? cfg.blockAt(static_cast<uint64_t>(target[i])) : -1;
-      if (tb < 0 || cfg.blocks[static_cast<size_t>(tb)].offset != static_cast<uint64_t>(target[i]))
-        return where + ": the branch at " + at(b.offset) + " targets " +
-               hex(static_cast<uint64_t>(target[i])) +
-               ", which is not a block start in the function";
-    }
-    switch (b.transfer) {
-    case Transfer::Fall:
-    case Transfer::Call:
-      b.succ[0] = next;
-      break;
-    case Transfer::Direct:
-      b.succ[0] = tb;
-      break;
-    case Transfer::Cond:
-      b.succ[0] = next, b.succ[1] = tb == next ? -1 : tb;
-      break;
-    case Transfer::Ret:
-      break;
-    }
-  }
-  cfg.computePreds();
-  return cfg;
+    return "@" + f.name + ": code extends past .text";
+  return CfgBuilder(f, errorOffset)
+      .run(obj::code::decodeBlocks(obj.text, f.textOffset, f.textOffset + f.textSize));
 }
 
 } // namespace pto::link

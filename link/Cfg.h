@@ -4,6 +4,7 @@
 // (SET_FLAG / WAIT_FLAG with their event id). The planner and the event allocator work on this.
 #pragma once
 
+#include "obj/Blocks.h"
 #include "obj/Object.h"
 
 #include <cstdint>
@@ -15,7 +16,7 @@
 
 namespace pto::link {
 
-enum class Transfer : uint8_t { Fall, Direct, Cond, Ret, Call };
+using Transfer = obj::code::Transfer; // the one block decoder's (obj/Blocks.h)
 enum class BlockKind : uint8_t { Scalar, Tile, SetFlag, WaitFlag, Barrier, Other };
 
 /// One tile operand of a tile block: a descriptor index of the function's tile table.

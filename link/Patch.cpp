@@ -14,9 +14,7 @@ PatchResult patchWord(std::span<uint8_t> text, uint64_t at, PatchField field, in
   if (!w) return {PatchStatus::NotDecodable, w.error()};
   enc::Inst inst = *w;
   if (field == PatchField::Label) {
-    int label = -1;
-    for (size_t k = 0; k < w->formInfo().fields.size(); ++k)
-      if (w->formInfo().fields[k].kind == enc::FieldKind::Label) label = static_cast<int>(k);
+    const int label = w->formInfo().labelField;
     if (label < 0) return {PatchStatus::NoField, ""};
     inst.field[static_cast<size_t>(label)] = value;
   } else {

@@ -1,14 +1,12 @@
 #include "link/Rewrite.h"
 
-#include "isa/Encoding.h"
 #include "link/Patch.h"
+#include "obj/Blocks.h"
 
 #include <algorithm>
 #include <cstdio>
 
 namespace pto::link {
-
-namespace enc = isa::enc;
 
 OffsetMap::OffsetMap(std::vector<std::pair<uint64_t, uint64_t>> sizes) {
   uint64_t sum = 0;
@@ -40,10 +38,6 @@ std::string hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
-}
-
-bool endsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
 } // namespace
@@ -104,32 +98,24 @@ std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in
     const uint64_t start = fn.textOffset, end = fn.textOffset + fn.textSize;
     out.functions[f].textOffset = map.before(start);
     out.functions[f].textSize = map.before(end) - map.before(start);
-    uint64_t pos = start;
-    while (pos < end) {
-      size_t used = 0;
-      auto r = enc::decodeBytes(std::span<const uint8_t>(in.text.data() + pos, end - pos), used,
-                                enc::DecodeOptions{.extensions = true});
-      if (!r) return "@" + fn.name + ": cannot decode the word at " + hex(pos) + ": " + r.error();
-      std::string_view id = r->formInfo().idName;
-      int label = -1;
-      for (size_t k = 0; k < r->formInfo().fields.size(); ++k)
-        if (r->formInfo().fields[k].kind == enc::FieldKind::Label) label = static_cast<int>(k);
-      if (label >= 0 && (endsWith(id, "_DIRECT") || endsWith(id, "_COND")) &&
-          id.find("CALL") == std::string_view::npos) {
-        int64_t oldTarget = static_cast<int64_t>(pos) + 2 * r->field[static_cast<size_t>(label)];
-        if (oldTarget >= static_cast<int64_t>(start) && oldTarget < static_cast<int64_t>(end)) {
-          uint64_t newPos = map.after(pos), newTarget = target(static_cast<uint64_t>(oldTarget));
-          PatchResult p =
-              patchWord(out.text, newPos, PatchField::Label,
-                        (static_cast<int64_t>(newTarget) - static_cast<int64_t>(newPos)) / 2);
-          if (!p.ok())
-            return "@" + fn.name + ": the branch at " + hex(pos) +
-                   " cannot reach its target after inserting words" +
-                   (p.status == PatchStatus::DoesNotEncode ? ": " + p.detail : std::string());
-        }
-      }
-      pos += used;
+    const obj::code::DecodedBlocks d = obj::code::decodeBlocks(in.text, start, end);
+    for (const obj::code::BlockWords& b : d.code.blocks) {
+      if (b.transfer != obj::code::Transfer::Direct && b.transfer != obj::code::Transfer::Cond)
+        continue;
+      const uint64_t oldTarget = *b.target;
+      if (oldTarget < start || oldTarget >= end) continue;
+      uint64_t newPos = map.after(b.offset), newTarget = target(oldTarget);
+      PatchResult p =
+          patchWord(out.text, newPos, PatchField::Label,
+                    (static_cast<int64_t>(newTarget) - static_cast<int64_t>(newPos)) / 2);
+      if (!p.ok())
+        return "@" + fn.name + ": the branch at " + hex(b.offset) +
+               " cannot reach its target after inserting words" +
+               (p.status == PatchStatus::DoesNotEncode ? ": " + p.detail : std::string());
     }
+    if (d.error)
+      return "@" + fn.name + ": cannot decode the word at " + hex(d.error->offset) + ": " +
+             d.error->message;
   }
   return out;
 }

@@ -3,6 +3,9 @@
 #include "isa/Encoding.h"
 #include "obj/Numbers.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 
@@ -345,6 +348,105 @@ std::variant<Sections, std::string> loadSections(const uint8_t* data, size_t siz
   if (elf_getshdrnum(elf.get(), &n) != 0 || n != shdrs.size())
     return elfError("libelf rejects the section table");
   return out;
+}
+
+namespace {
+
+/// Appends one section to `elf`; its data stays owned by the caller until elf_update.
+Error addSection(Elf* elf, const Section& s, uint32_t nameOff, Elf_Scn** scnOut = nullptr) {
+  Elf_Scn* scn = elf_newscn(elf);
+  if (!scn) return elfError("elf_newscn");
+  if (scnOut) *scnOut = scn;
+  Elf_Data* d = elf_newdata(scn);
+  if (!d) return elfError("elf_newdata");
+  d->d_buf = const_cast<uint8_t*>(s.data.data());
+  d->d_size = s.data.size();
+  d->d_type = ELF_T_BYTE;
+  d->d_align = s.align;
+  d->d_version = EV_CURRENT;
+  Elf64_Shdr* sh = elf64_getshdr(scn);
+  if (!sh) return elfError("elf64_getshdr");
+  sh->sh_name = nameOff;
+  sh->sh_type = s.type;
+  sh->sh_flags = s.flags;
+  sh->sh_addralign = s.align;
+  sh->sh_link = s.link;
+  sh->sh_info = s.info;
+  sh->sh_entsize = s.entsize;
+  return std::nullopt;
+}
+
+/// Lays the file out, then points the one PT_LOAD segment at .text.
+Error loadSegment(Elf* elf, Elf_Scn* text, uint64_t bytes) {
+  if (elf_update(elf, ELF_C_NULL) < 0) return elfError("elf_update");
+  Elf64_Shdr* tsh = elf64_getshdr(text);
+  if (!tsh) return elfError("elf64_getshdr");
+  Elf64_Phdr* ph = elf64_getphdr(elf);
+  if (!ph) return elfError("elf64_getphdr");
+  ph->p_type = PT_LOAD;
+  ph->p_flags = PF_R | PF_X;
+  ph->p_offset = tsh->sh_offset;
+  ph->p_vaddr = ph->p_paddr = 0;
+  ph->p_filesz = ph->p_memsz = bytes;
+  ph->p_align = 4;
+  elf_flagphdr(elf, ELF_C_SET, ELF_F_DIRTY);
+  return std::nullopt;
+}
+
+/// The whole of the in-memory file `fd`.
+std::variant<std::vector<uint8_t>, std::string> readBack(int fd, const char* what) {
+  const std::string fail = std::string("cannot read back the ") + what;
+  off_t size = lseek(fd, 0, SEEK_END);
+  if (size < 0 || lseek(fd, 0, SEEK_SET) < 0) return fail;
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
+    if (n <= 0) return fail;
+    got += static_cast<size_t>(n);
+  }
+  return bytes;
+}
+
+} // namespace
+
+std::variant<std::vector<uint8_t>, std::string> writeElf(const ElfKind& kind,
+                                                         const std::vector<Section>& secs) {
+  // libelf writes to a file descriptor; an anonymous memory file keeps this in memory.
+  int fd = memfd_create((std::string("pto-") + kind.what).c_str(), 0);
+  if (fd < 0) return std::string("cannot create an in-memory file");
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
+  ElfPtr elf(elf_begin(fd, ELF_C_WRITE, nullptr));
+  if (!elf) return elfError("elf_begin");
+  Elf64_Ehdr* eh = elf64_newehdr(elf.get());
+  if (!eh) return elfError("elf64_newehdr");
+  eh->e_ident[EI_DATA] = ELFDATA2LSB;
+  eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
+  eh->e_type = kind.type;
+  eh->e_machine = EM_NONE;
+  eh->e_version = EV_CURRENT;
+  eh->e_flags = kind.flags;
+  eh->e_entry = kind.entry;
+  if (kind.loadBytes && !elf64_newphdr(elf.get(), 1)) return elfError("elf64_newphdr");
+  StrTab shstrs;
+  std::vector<uint32_t> shNames;
+  for (const Section& s : secs)
+    shNames.push_back(shstrs.add(s.name));
+  const uint32_t shstrName = shstrs.add(".shstrtab");
+  Elf_Scn* text = nullptr;
+  for (size_t i = 0; i < secs.size(); ++i)
+    if (Error e = addSection(elf.get(), secs[i], shNames[i], i == 0 ? &text : nullptr)) return *e;
+  const Section shstrtab{".shstrtab", SHT_STRTAB, 0, 1, shstrs.data()};
+  if (Error e = addSection(elf.get(), shstrtab, shstrName)) return *e;
+  eh->e_shstrndx = static_cast<Elf64_Half>(secs.size() + 1);
+  if (kind.loadBytes && text)
+    if (Error e = loadSegment(elf.get(), text, *kind.loadBytes)) return *e;
+  if (elf_update(elf.get(), ELF_C_WRITE) < 0) return elfError("elf_update");
+  elf.reset();
+  return readBack(fd, kind.what);
 }
 
 } // namespace pto::obj::detail

@@ -165,6 +165,31 @@ std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& not
 /// A note record (owner "PTO"), padded to 4 bytes.
 std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc);
 
+/// One section of a file being written: its name, header fields and contents.
+struct Section {
+  const char* name;
+  Elf64_Word type;
+  Elf64_Xword flags;
+  Elf64_Xword align;
+  std::vector<uint8_t> data;
+  Elf64_Word link = 0, info = 0;
+  Elf64_Xword entsize = 0;
+};
+
+/// What the ELF header of a file being written says (the rest is the same for every file).
+struct ElfKind {
+  const char* what;     // "object" or "image": the in-memory file's name and the messages
+  Elf64_Half type;      // ET_REL, ET_EXEC
+  Elf64_Word flags;     // the arch flag
+  Elf64_Addr entry = 0; // e_entry
+  /// One PT_LOAD segment over the first section (.text, `loadBytes` long), for images.
+  std::optional<uint64_t> loadBytes;
+};
+
+/// An ELF64 little-endian file of `secs` (section indices from 1, in order) and .shstrtab.
+std::variant<std::vector<uint8_t>, std::string> writeElf(const ElfKind& kind,
+                                                         const std::vector<Section>& secs);
+
 /// The sections of an ELF64 little-endian file by name, after checking every header, offset
 /// and size (and that libelf accepts the file); `what` names the kind of file in messages.
 struct Sections {

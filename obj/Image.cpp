@@ -7,8 +7,6 @@
 
 #include <gelf.h>
 #include <libelf.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -34,16 +32,6 @@ uint64_t descBytes(const TileDesc& t) {
   return (static_cast<uint64_t>(t.rows) * t.cols * isa::bitWidth(t.dtype) + 7) / 8;
 }
 
-struct Sec {
-  const char* name;
-  Elf64_Word type;
-  Elf64_Xword flags;
-  Elf64_Xword align;
-  std::vector<uint8_t> data;
-  Elf64_Word link = 0, info = 0;
-  Elf64_Xword entsize = 0;
-};
-
 } // namespace
 
 std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
@@ -51,7 +39,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   if (img.text.size() % 2 != 0) return std::string("text size must be a multiple of 2 bytes");
   StrTab strs;
   enum { kText = 1, kTiles, kKernels, kEvents, kEntries, kLayout, kLines, kNote, kSymtab, kStrtab };
-  std::vector<Sec> secs;
+  std::vector<Section> secs;
   secs.push_back({".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 4, img.text});
   secs.push_back(
       {".pto.tiles", SHT_PROGBITS, 0, 8, writeTiles(img.functions, strs, kImageVersion)});
@@ -144,91 +132,12 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   secs.push_back({".strtab", SHT_STRTAB, 0, 1, strs.data()});
   if (!extents.empty()) secs.push_back({".pto.extents", SHT_PROGBITS, 0, 8, std::move(extents)});
 
-  int fd = memfd_create("pto-image", 0);
-  if (fd < 0) return std::string("cannot create an in-memory file");
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { close(fd); }
-  } closer{fd};
-  ElfPtr elf(elf_begin(fd, ELF_C_WRITE, nullptr));
-  if (!elf) return elfError("elf_begin");
-  Elf64_Ehdr* eh = elf64_newehdr(elf.get());
-  if (!eh) return elfError("elf64_newehdr");
-  eh->e_ident[EI_DATA] = ELFDATA2LSB;
-  eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
-  eh->e_type = ET_EXEC;
-  eh->e_machine = EM_NONE;
-  eh->e_version = EV_CURRENT;
-  eh->e_flags = img.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3;
-  eh->e_entry = !img.entries.empty() && img.entries[0].function < img.functions.size()
-                    ? img.functions[img.entries[0].function].textOffset
-                    : 0;
-  Elf64_Phdr* ph = elf64_newphdr(elf.get(), 1);
-  if (!ph) return elfError("elf64_newphdr");
-  StrTab shstrs;
-  std::vector<uint32_t> shNames;
-  for (auto& s : secs)
-    shNames.push_back(shstrs.add(s.name));
-  uint32_t shstrName = shstrs.add(".shstrtab");
-  Elf_Scn* textScn = nullptr;
-  auto addSection = [&](Elf64_Word type, Elf64_Xword flags, Elf64_Xword align,
-                        std::vector<uint8_t>& data, Elf64_Word link, Elf64_Word info,
-                        Elf64_Xword entsize, uint32_t nameOff) -> Error {
-    Elf_Scn* scn = elf_newscn(elf.get());
-    if (!scn) return elfError("elf_newscn");
-    if (!textScn) textScn = scn;
-    Elf_Data* d = elf_newdata(scn);
-    if (!d) return elfError("elf_newdata");
-    d->d_buf = data.data();
-    d->d_size = data.size();
-    d->d_type = ELF_T_BYTE;
-    d->d_align = align;
-    d->d_version = EV_CURRENT;
-    Elf64_Shdr* sh = elf64_getshdr(scn);
-    if (!sh) return elfError("elf64_getshdr");
-    sh->sh_name = nameOff;
-    sh->sh_type = type;
-    sh->sh_flags = flags;
-    sh->sh_addralign = align;
-    sh->sh_link = link;
-    sh->sh_info = info;
-    sh->sh_entsize = entsize;
-    return std::nullopt;
-  };
-  for (size_t i = 0; i < secs.size(); ++i) {
-    Sec& s = secs[i];
-    if (Error e =
-            addSection(s.type, s.flags, s.align, s.data, s.link, s.info, s.entsize, shNames[i]))
-      return *e;
-  }
-  std::vector<uint8_t>& shstrData = shstrs.data();
-  if (Error e = addSection(SHT_STRTAB, 0, 1, shstrData, 0, 0, 0, shstrName)) return *e;
-  eh->e_shstrndx = static_cast<Elf64_Half>(secs.size() + 1);
-  // Lay the file out, then point the one PT_LOAD segment at .text.
-  if (elf_update(elf.get(), ELF_C_NULL) < 0) return elfError("elf_update");
-  Elf64_Shdr* tsh = elf64_getshdr(textScn);
-  if (!tsh) return elfError("elf64_getshdr");
-  ph = elf64_getphdr(elf.get());
-  if (!ph) return elfError("elf64_getphdr");
-  ph->p_type = PT_LOAD;
-  ph->p_flags = PF_R | PF_X;
-  ph->p_offset = tsh->sh_offset;
-  ph->p_vaddr = ph->p_paddr = 0;
-  ph->p_filesz = ph->p_memsz = img.text.size();
-  ph->p_align = 4;
-  elf_flagphdr(elf.get(), ELF_C_SET, ELF_F_DIRTY);
-  if (elf_update(elf.get(), ELF_C_WRITE) < 0) return elfError("elf_update");
-  elf.reset();
-  off_t size = lseek(fd, 0, SEEK_END);
-  if (size < 0 || lseek(fd, 0, SEEK_SET) < 0) return std::string("cannot read back the image");
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  size_t got = 0;
-  while (got < bytes.size()) {
-    ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
-    if (n <= 0) return std::string("cannot read back the image");
-    got += static_cast<size_t>(n);
-  }
-  return bytes;
+  const Elf64_Addr entry = !img.entries.empty() && img.entries[0].function < img.functions.size()
+                               ? img.functions[img.entries[0].function].textOffset
+                               : 0;
+  return writeElf({"image", ET_EXEC, img.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3, entry,
+                   img.text.size()},
+                  secs);
 }
 
 // ---------------------------------------------------------------- reader

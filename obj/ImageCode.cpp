@@ -390,16 +390,28 @@ public:
   std::variant<FunctionCode, CodeError> run() {
     out_.function = index_;
     const uint64_t begin = fn_.textOffset, end = fn_.textOffset + fn_.textSize;
-    for (uint64_t pc = begin; pc < end;) {
-      size_t consumed = 0;
-      auto r = enc::decodeBytes(std::span<const uint8_t>(img_.text.data() + pc, end - pc), consumed,
-                                {.extensions = true});
-      if (!r) return CodeError{index_, pc, "cannot decode word: " + r.error()};
-      word_ = pc;
-      if (auto e = word(*r)) return CodeError{index_, pc, *e};
-      pc += consumed;
+    const DecodedBlocks d = decodeBlocks(img_.text, begin, end);
+    for (const BlockWords& b : d.code.blocks) {
+      std::span<const Word> words = d.code.wordsOf(b);
+      if (b.hasStart) {
+        word_ = b.offset;
+        if (auto e = blockStart(b, words.front().inst)) return CodeError{index_, word_, *e};
+        words = words.subspan(1);
+      }
+      for (const Word& w : words) {
+        word_ = w.offset;
+        if (auto e = word(w.inst)) return CodeError{index_, word_, *e};
+      }
     }
+    if (d.error)
+      return CodeError{index_, d.error->offset, "cannot decode word: " + d.error->message};
     if (auto e = finish()) return CodeError{index_, open_ ? open_->offset : end, *e};
+    if (auto e = checkTargets(end)) return *e;
+    return std::move(out_);
+  }
+
+private:
+  std::optional<CodeError> checkTargets(uint64_t end) const {
     for (const Block& b : out_.blocks) {
       if (b.transfer == Transfer::Call) {
         if (!functionAt(img_, b.target))
@@ -413,10 +425,9 @@ public:
                              " is not the start of a block of @" + fn_.name};
       }
     }
-    return std::move(out_);
+    return std::nullopt;
   }
 
-private:
   std::optional<std::string> start(BlockKind k, Transfer t, uint64_t target = 0) {
     if (auto e = finish()) return e;
     open_ = Block{};
@@ -450,70 +461,34 @@ private:
            "bindings dst, src, scale, offset and no B.IOR)";
   }
 
-  /// Block starts and stops; nullopt when `in` is not one.
-  std::optional<std::optional<std::string>> control(const enc::Inst& in) {
-    const uint64_t P = word_;
-    auto rel = [&](std::string_view f) {
-      return static_cast<uint64_t>(static_cast<int64_t>(P) + 2 * field(in, f));
-    };
-    switch (in.form) {
-    case FormId::BSTART_DIRECT:
-      return start(BlockKind::Scalar, Transfer::Direct, rel("simm25"));
-    case FormId::BSTART_COND:
-      return start(BlockKind::Scalar, Transfer::Cond, rel("simm25"));
-    case FormId::BSTART_STD_DIRECT:
-    case FormId::BSTART_FP_DIRECT:
-      return start(BlockKind::Scalar, Transfer::Direct, rel("simm17"));
-    case FormId::BSTART_STD_COND:
-    case FormId::BSTART_FP_COND:
-      return start(BlockKind::Scalar, Transfer::Cond, rel("simm17"));
-    case FormId::C_BSTART_DIRECT:
-      return start(BlockKind::Scalar, Transfer::Direct, rel("simm12"));
-    case FormId::C_BSTART_COND:
-      return start(BlockKind::Scalar, Transfer::Cond, rel("simm12"));
-    case FormId::BSTART_STD_FALL:
-    case FormId::BSTART_FP_FALL:
-    case FormId::BSTART_SYS_FALL:
-    case FormId::C_BSTART_SYS:
-      return start(BlockKind::Scalar, Transfer::Fall);
-    case FormId::BSTART_STD_RET:
-    case FormId::BSTART_FP_RET:
-      return start(BlockKind::Scalar, Transfer::Ret);
-    case FormId::C_BSTART_STD:
-    case FormId::C_BSTART_FP: {
-      int64_t br = field(in, "BrType");
-      if (br == 1) return start(BlockKind::Scalar, Transfer::Fall);
-      if (br == 7) return start(BlockKind::Scalar, Transfer::Ret);
-      return std::optional<std::string>("indirect branches are not supported: " + enc::format(in));
+  /// The start word of block `b`: its transfer and target are the block decoder's.
+  std::optional<std::string> blockStart(const BlockWords& b, const enc::Inst& in) {
+    if (b.transfer == Transfer::Indirect)
+      return std::string(in.formInfo().flow == enc::Flow::ByBrType
+                             ? "indirect branches are not supported: "
+                             : "indirect branches and calls are not supported: ") +
+             enc::format(in);
+    switch (b.kind) {
+    case BlockKind::Tile:
+      return tileStart(in, *enc::tileOpOf(in));
+    case BlockKind::Control:
+      return controlStart(in);
+    case BlockKind::Scalar:
+      break;
     }
-    case FormId::BSTART_CALL:
-      return start(BlockKind::Scalar, Transfer::Call, rel("simm12"));
-    case FormId::BSTART_STD_IND:
-    case FormId::BSTART_FP_IND:
-    case FormId::BSTART_ICALL:
-      return std::optional<std::string>("indirect branches and calls are not supported: " +
-                                        enc::format(in));
-    case FormId::BSTART_EXTC: {
-      if (auto e = start(BlockKind::Control, Transfer::Fall)) return e;
-      ControlBlock& c = open_->control;
-      c.ctl = static_cast<enc::ExtCtl>(field(in, "CTL"));
-      auto a = enc::pipeOfCode(field(in, "PipeA")), b = enc::pipeOfCode(field(in, "PipeB"));
-      if (!a || !b) return std::optional<std::string>("bad pipe in " + enc::format(in));
-      c.pipeA = *a;
-      c.pipeB = *b;
-      return std::optional<std::string>();
-    }
-    case FormId::BSTOP:
-    case FormId::C_BSTOP:
-    case FormId::L_BSTOP:
-      return finish();
-    case FormId::B_HINT:
-    case FormId::B_HINT_TRACE:
-    case FormId::B_CATR:
-      return std::optional<std::string>();
-    default:
-      return std::nullopt;
-    }
+    if (in.formInfo().flow == enc::Flow::Op) return header(in); // a tile start with no op here
+    return start(BlockKind::Scalar, b.transfer, b.target.value_or(0));
+  }
+
+  std::optional<std::string> controlStart(const enc::Inst& in) {
+    if (auto e = start(BlockKind::Control, Transfer::Fall)) return e;
+    ControlBlock& c = open_->control;
+    c.ctl = static_cast<enc::ExtCtl>(field(in, "CTL"));
+    auto a = enc::pipeOfCode(field(in, "PipeA")), b = enc::pipeOfCode(field(in, "PipeB"));
+    if (!a || !b) return "bad pipe in " + enc::format(in);
+    c.pipeA = *a;
+    c.pipeB = *b;
+    return std::nullopt;
   }
 
   std::optional<std::string> tileStart(const enc::Inst& in, enc::TileOp op) {
@@ -535,12 +510,13 @@ private:
     switch (in.form) {
     case FormId::B_DATR:
       if (!inside(BlockKind::Tile)) return "B.DATR outside a tile block";
-      open_->tile.datr = Datr{static_cast<unsigned>(field(in, "Layout")),
-                              static_cast<unsigned>(field(in, "DataType")),
-                              static_cast<unsigned>(field(in, "PadValueOrByteId")),
-                              static_cast<unsigned>(field(in, "CMode")),
-                              static_cast<unsigned>(field(in, "RMode")),
-                              field(in, "Sat") != 0};
+      open_->tile.datr = enc::Datr{static_cast<unsigned>(field(in, "Layout")),
+                                   static_cast<unsigned>(field(in, "DataType")),
+                                   static_cast<unsigned>(field(in, "PadValueOrByteId")),
+                                   static_cast<unsigned>(field(in, "CMode")),
+                                   static_cast<unsigned>(field(in, "RMode")),
+                                   field(in, "Sat") != 0,
+                                   field(in, "Canonicalize") != 0};
       return std::nullopt;
     case FormId::B_FPATR:
       if (!inside(BlockKind::Tile)) return "B.FPATR outside a tile block";
@@ -592,9 +568,11 @@ private:
     }
   }
 
+  /// A word after its block's start word.
   std::optional<std::string> word(const enc::Inst& in) {
-    if (auto c = control(in)) return *c;
-    if (auto op = enc::tileOpOf(in)) return tileStart(in, *op);
+    if (in.formInfo().stopsBlock()) return finish();
+    if (in.form == FormId::B_HINT || in.form == FormId::B_HINT_TRACE || in.form == FormId::B_CATR)
+      return std::nullopt; // hints: no effect on what the block does
     if (enc::info(in.form).group != enc::FormGroup::Scalar) return header(in);
     if (open_ && open_->kind != BlockKind::Scalar)
       return "scalar instruction inside a tile block: " + enc::format(in);

@@ -1,19 +1,18 @@
-// The structure of a linked image's code: each function's words decoded once (isa::enc, with the
-// extension space) into blocks as docs/abi.md defines them. Scalar instructions keep their decoded
-// word and get a normalized operation (ALU op, registers, immediate) with the semantics of
-// docs/encoding.md; tile blocks carry their op and header fields (B.DATR, B.DIM, B.IOR, B.IOT);
-// extension control blocks carry their pipes and event id. Used by the C++ exporter
-// (export/CppExport.h); it is what any consumer of image code needs, so that no tool decodes
-// blocks its own way.
+// The meaning of a linked image's code: each function's blocks (obj/Blocks.h, the one block
+// decoder) read for execution. Scalar instructions keep their decoded word and get a normalized
+// operation (ALU op, registers, immediate) with the semantics of docs/encoding.md; tile blocks
+// carry their op and header fields (B.DATR, B.DIM, B.IOR, B.IOT); extension control blocks carry
+// their pipes and event id. Used by the runtime (runtime/Program.cpp) and the C++ exporter
+// (export/CppExport.h), so that no tool decodes blocks its own way.
 #pragma once
 
 #include "isa/Encoding.h"
+#include "isa/ScalarFp.h"
+#include "obj/Blocks.h"
 #include "obj/Image.h"
 
-#include "isa/ScalarFp.h"
 #include <array>
 #include <optional>
-
 #include <string>
 #include <variant>
 #include <vector>
@@ -101,18 +100,11 @@ struct Bound {
   bool operator==(const Bound&) const = default;
 };
 
-/// B.DATR fields of a tile block.
-struct Datr {
-  unsigned layout = 0, dataType = 0, pad = 0, cmode = 0, rmode = 0;
-  bool sat = false;
-  bool operator==(const Datr&) const = default;
-};
-
 struct TileBlock {
   isa::enc::TileOp encOp{};               // the encoding's op (TADD, TDEQUANT, TAXPY, ...)
   isa::OpId op{};                         // the op table's op
   isa::DType startType = isa::DType::F32; // BSTART DataType: the data the op reads
-  std::optional<Datr> datr;
+  std::optional<isa::enc::Datr> datr;     // B.DATR fields
   Bound dim[3]; // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
   std::optional<std::array<uint8_t, 3>> ior; // B.IOR sources: GM address / row stride / scalars
   std::vector<uint32_t> tiles; // B.IOT operands, destination first (tile table indices)
@@ -124,11 +116,6 @@ struct ControlBlock {
   Bound event;        // SET_FLAG/WAIT_FLAG: B.DIM ->LB0 (absent: event 0)
   uint8_t result = 0; // GET_BLOCK_IDX...: the B.IOR destination GPR
 };
-
-enum class BlockKind : uint8_t { Scalar, Tile, Control };
-/// What happens at the end of a block: fall through, branch (Cond: when the block's setc
-/// condition holds), return, or call (then fall through).
-enum class Transfer : uint8_t { Fall, Direct, Cond, Ret, Call };
 
 struct Block {
   uint64_t offset = 0; // image .text offset of the first word

@@ -7,8 +7,6 @@
 
 #include <gelf.h>
 #include <libelf.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -26,16 +24,6 @@ constexpr uint32_t kLinesMagic = 0x4e4c5450;            // "PTLN"
 constexpr uint32_t kEventRecord = 16, kLineRecord = 24; // tiles and kernels: obj/Binary.cpp
 constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
 
-struct SectionSpec {
-  const char* name;
-  Elf64_Word type;
-  Elf64_Xword flags;
-  Elf64_Xword align;
-  std::vector<uint8_t> data;
-  Elf64_Word link = 0, info = 0;
-  Elf64_Xword entsize = 0;
-};
-
 } // namespace
 
 std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& obj) {
@@ -43,7 +31,7 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   if (obj.text.size() % 2 != 0) return std::string("text size must be a multiple of 2 bytes");
   if (obj.functions.size() > UINT32_MAX / 2) return std::string("too many functions");
   StrTab strs; // .strtab: symbol names and every name the .pto.* tables refer to
-  std::vector<SectionSpec> secs;
+  std::vector<Section> secs;
   // Index 1..: the order below fixes the section indices used by links.
   enum { kText = 1, kTiles, kKernels, kEvents, kLines, kNote, kRela, kSymtab, kStrtab };
   secs.push_back({".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 4, obj.text});
@@ -152,72 +140,9 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   secs.push_back({".strtab", SHT_STRTAB, 0, 1, strs.data()});
   if (!extents.empty()) secs.push_back({".pto.extents", SHT_PROGBITS, 0, 8, std::move(extents)});
 
-  // libelf writes to a file descriptor; an anonymous memory file keeps this in memory.
-  int fd = memfd_create("pto-object", 0);
-  if (fd < 0) return std::string("cannot create an in-memory file");
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { close(fd); }
-  } closer{fd};
-  ElfPtr elf(elf_begin(fd, ELF_C_WRITE, nullptr));
-  if (!elf) return elfError("elf_begin");
-  Elf64_Ehdr* eh = elf64_newehdr(elf.get());
-  if (!eh) return elfError("elf64_newehdr");
-  eh->e_ident[EI_DATA] = ELFDATA2LSB;
-  eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
-  eh->e_type = ET_REL;
-  eh->e_machine = EM_NONE;
-  eh->e_version = EV_CURRENT;
-  eh->e_flags = obj.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3;
-  StrTab shstrs;
-  std::vector<uint32_t> shNames;
-  for (auto& s : secs)
-    shNames.push_back(shstrs.add(s.name));
-  uint32_t shstrName = shstrs.add(".shstrtab");
-  auto addSection = [&](const char*, Elf64_Word type, Elf64_Xword flags, Elf64_Xword align,
-                        std::vector<uint8_t>& data, Elf64_Word link, Elf64_Word info,
-                        Elf64_Xword entsize, uint32_t nameOff) -> Error {
-    Elf_Scn* scn = elf_newscn(elf.get());
-    if (!scn) return elfError("elf_newscn");
-    Elf_Data* d = elf_newdata(scn);
-    if (!d) return elfError("elf_newdata");
-    d->d_buf = data.data();
-    d->d_size = data.size();
-    d->d_type = ELF_T_BYTE;
-    d->d_align = align;
-    d->d_version = EV_CURRENT;
-    Elf64_Shdr* sh = elf64_getshdr(scn);
-    if (!sh) return elfError("elf64_getshdr");
-    sh->sh_name = nameOff;
-    sh->sh_type = type;
-    sh->sh_flags = flags;
-    sh->sh_addralign = align;
-    sh->sh_link = link;
-    sh->sh_info = info;
-    sh->sh_entsize = entsize;
-    return std::nullopt;
-  };
-  for (size_t i = 0; i < secs.size(); ++i) {
-    SectionSpec& s = secs[i];
-    if (Error e = addSection(s.name, s.type, s.flags, s.align, s.data, s.link, s.info, s.entsize,
-                             shNames[i]))
-      return *e;
-  }
-  std::vector<uint8_t>& shstrData = shstrs.data();
-  if (Error e = addSection(".shstrtab", SHT_STRTAB, 0, 1, shstrData, 0, 0, 0, shstrName)) return *e;
-  eh->e_shstrndx = static_cast<Elf64_Half>(secs.size() + 1);
-  if (elf_update(elf.get(), ELF_C_WRITE) < 0) return elfError("elf_update");
-  elf.reset();
-  off_t size = lseek(fd, 0, SEEK_END);
-  if (size < 0 || lseek(fd, 0, SEEK_SET) < 0) return std::string("cannot read back the object");
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  size_t got = 0;
-  while (got < bytes.size()) {
-    ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
-    if (n <= 0) return std::string("cannot read back the object");
-    got += static_cast<size_t>(n);
-  }
-  return bytes;
+  return writeElf(
+      {"object", ET_REL, obj.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3, 0, std::nullopt},
+      secs);
 }
 
 // ---------------------------------------------------------------- reader

@@ -71,6 +71,7 @@ public:
       if (err) return at(b.offset, *err);
       switch (b.transfer) {
       case code::Transfer::Fall:
+      case code::Transfer::Indirect: // refused by decodeFunction
         break;
       case code::Transfer::Direct:
       case code::Transfer::Cond:
@@ -150,8 +151,6 @@ private:
     return m;
   }
 
-  static Bound bound(const code::Bound& b) { return Bound{b.reg, b.imm, b.present}; }
-
   std::optional<std::string> tile(const code::Block& b) {
     const code::TileBlock& tb = b.tile;
     // An image edited after linking may name an op its arch does not have (both backends refuse).
@@ -171,8 +170,7 @@ private:
       tile_.sat = tb.datr->sat;
       tile_.layout = tb.datr->layout;
     }
-    for (unsigned i = 0; i < 3; ++i)
-      tile_.dim[i] = bound(tb.dim[i]);
+    std::copy(std::begin(tb.dim), std::end(tb.dim), tile_.dim);
     if (tb.ior) {
       for (unsigned i = 0; i < 3; ++i)
         tile_.ior[i] = (*tb.ior)[i];
@@ -213,7 +211,7 @@ private:
       s.kind = c.ctl;
       s.src = c.pipeA;
       s.dst = c.ctl == enc::ExtCtl::PIPE_BARRIER ? c.pipeA : c.pipeB;
-      s.event = bound(c.event);
+      s.event = c.event;
       MOp m{.kind = MKind::Sync};
       m.target = static_cast<uint32_t>(out_.syncs.size());
       out_.syncs.push_back(s);

@@ -89,12 +89,8 @@ struct TileOperand {
   size_t bytes() const { return (size_t{rows} * cols * isa::bitWidth(dtype) + 7) / 8; }
 };
 
-/// A loop bound: (GPR + imm)[15:0]; reg 0 = constant.
-struct Bound {
-  uint8_t reg = 0;
-  uint32_t imm = 0;
-  bool present = false;
-};
+/// A loop bound or event id: (GPR + imm)[15:0]; reg 0 = constant (as obj/ImageCode decodes it).
+using Bound = obj::code::Bound;
 
 using TileKernel = void (*)(Core&, const TileInst&);
 

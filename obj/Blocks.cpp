@@ -1,0 +1,89 @@
+// Words -> blocks (obj/Blocks.h). The rules are docs/abi.md's; the per-form facts are the Flow
+// and Label columns of isa/Encoding.def.
+#include "obj/Blocks.h"
+
+#include <algorithm>
+
+namespace pto::obj::code {
+namespace {
+
+namespace enc = isa::enc;
+
+Transfer transferOf(enc::Flow f) {
+  switch (f) {
+  case enc::Flow::Direct:
+    return Transfer::Direct;
+  case enc::Flow::Cond:
+    return Transfer::Cond;
+  case enc::Flow::Ret:
+    return Transfer::Ret;
+  case enc::Flow::Call:
+    return Transfer::Call;
+  case enc::Flow::Indirect:
+    return Transfer::Indirect;
+  default: // Fall, Op (ByBrType is resolved by Inst::flow)
+    return Transfer::Fall;
+  }
+}
+
+BlockKind kindOf(const enc::Inst& start) {
+  if (enc::tileOpOf(start)) return BlockKind::Tile;
+  if (start.form == enc::FormId::BSTART_EXTC) return BlockKind::Control;
+  return BlockKind::Scalar;
+}
+
+/// A block that opens at word `w` (index `index` in the function's words).
+BlockWords open(const Word& w, uint32_t index) {
+  BlockWords b;
+  b.offset = w.offset;
+  b.firstWord = index;
+  if (!w.inst.formInfo().startsBlock()) return b;
+  b.hasStart = true;
+  b.kind = kindOf(w.inst);
+  b.transfer = transferOf(w.inst.flow());
+  if (auto off = w.inst.labelOffset())
+    if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond ||
+        b.transfer == Transfer::Call)
+      b.target = static_cast<uint64_t>(static_cast<int64_t>(w.offset) + *off);
+  return b;
+}
+
+} // namespace
+
+std::optional<size_t> FunctionWords::blockStartingAt(uint64_t offset) const {
+  auto it = std::lower_bound(blocks.begin(), blocks.end(), offset,
+                             [](const BlockWords& b, uint64_t o) { return b.offset < o; });
+  if (it == blocks.end() || it->offset != offset) return std::nullopt;
+  return static_cast<size_t>(it - blocks.begin());
+}
+
+DecodedBlocks decodeBlocks(std::span<const uint8_t> text, uint64_t begin, uint64_t end) {
+  DecodedBlocks out;
+  FunctionWords& fw = out.code;
+  bool isOpen = false; // a block is open (no Stop word since its start)
+  for (uint64_t pos = begin; pos < end;) {
+    size_t consumed = 0;
+    auto r = enc::decodeBytes(text.subspan(pos, end - pos), consumed, {.extensions = true});
+    if (!r) {
+      out.error = WordError{pos, r.error()};
+      end = pos; // the blocks so far end here
+      break;
+    }
+    const Word w{pos, static_cast<uint32_t>(consumed), *r};
+    const auto index = static_cast<uint32_t>(fw.words.size());
+    const enc::FormInfo& fi = r->formInfo();
+    if (fi.startsBlock() || (!isOpen && !fi.stopsBlock()) || fw.blocks.empty()) {
+      if (!fw.blocks.empty()) fw.blocks.back().end = pos;
+      fw.blocks.push_back(open(w, index));
+      isOpen = true;
+    }
+    if (fi.stopsBlock()) isOpen = false;
+    fw.words.push_back(w);
+    ++fw.blocks.back().numWords;
+    pos += consumed;
+  }
+  if (!fw.blocks.empty()) fw.blocks.back().end = end;
+  return out;
+}
+
+} // namespace pto::obj::code
