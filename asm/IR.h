@@ -206,6 +206,14 @@ isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch);
 const TileType* roleTile(const Function& fn, const Op& op, std::string_view role);
 ValueId roleValue(const Op& op, std::string_view role);
 
+/// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
+std::optional<int64_t> attrInt(const Op& op, std::string_view key);
+
+/// Scalars an op's attributes add to its block's B.IOR after the scalar operands, where the
+/// 0.58.3 block has the field: TTRI's upperOrLower is "B.IOR Diagonal, Orientation" (an absent
+/// or zero orientation is left out: the block's default, lower).
+std::vector<uint64_t> attributeScalars(const Op& op);
+
 /// Records the arch in the module (pto.target_arch), replacing any previous value, so that
 /// the printed IR verifies the same way without the --arch flag.
 void setTargetArch(Module& m, isa::Arch arch);

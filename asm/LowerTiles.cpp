@@ -324,10 +324,10 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
     std::string_view defaultValue; // "" = no value is encodable
   };
   static constexpr Unencoded kUnencoded[] = {
-      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::TTRI, "upperOrLower", "0"},
-      {isa::OpId::THISTOGRAM, "isMSB", "true"},     {isa::OpId::TMRGSORT, "exhausted", "false"},
-      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
+      {isa::OpId::TCI, "descending", "false"},     {isa::OpId::THISTOGRAM, "isMSB", "true"},
+      {isa::OpId::TMRGSORT, "exhausted", "false"}, {isa::OpId::MGATHER, "gatherOob", ""},
+      {isa::OpId::MSCATTER, "scatterOob", ""},     {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
+      {isa::OpId::TGATHER, "maskPattern", ""},
   };
   for (const Unencoded& u : kUnencoded) {
     if (u.op != info.id) continue;
@@ -377,6 +377,8 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   }
   for (ValueId s : scalars)
     iorRegs.push_back(reg(s));
+  for (uint64_t imm : ir::attributeScalars(op))
+    iorRegs.push_back(constant(imm));
   if (iorRegs.size() > 3)
     return unsupported(op.loc, "'pto." + std::string(info.mnemonic) +
                                    "' with more than three scalar operands");

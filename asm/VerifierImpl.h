@@ -84,6 +84,8 @@ private:
   /// tgather reads one index per destination element, tscatter one per source element: an
   /// index tile whose valid region is smaller than that would be read past its valid region at
   /// run time.
+  /// Attributes the block carries as B.IOR scalars (ir::attributeScalars): their range.
+  void checkAttributeScalars(const Op& op, const std::string& name);
   void checkIndexCoverage(const isa::OpInfo& info, const std::string& name,
                           const std::vector<Operand>& ops, const Operand* dst);
   /// The locations and layouts the op's flags require of its tiles.

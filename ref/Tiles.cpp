@@ -230,10 +230,10 @@ std::optional<std::string> unrunnableAttribute(const Op& op) {
     std::string_view key, defaultValue; // "" = no value runs
   };
   static constexpr Fixed kFixed[] = {
-      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::TTRI, "upperOrLower", "0"},
-      {isa::OpId::THISTOGRAM, "isMSB", "true"},     {isa::OpId::TMRGSORT, "exhausted", "false"},
-      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
+      {isa::OpId::TCI, "descending", "false"},     {isa::OpId::THISTOGRAM, "isMSB", "true"},
+      {isa::OpId::TMRGSORT, "exhausted", "false"}, {isa::OpId::MGATHER, "gatherOob", ""},
+      {isa::OpId::MSCATTER, "scatterOob", ""},     {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
+      {isa::OpId::TGATHER, "maskPattern", ""},
   };
   for (const Fixed& x : kFixed) {
     const ir::NamedAttr* a = x.op == op.tileOp ? op.attr(x.key) : nullptr;
@@ -284,6 +284,8 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
       scalars.push_back(scalar(f, v));
     }
   }
+  for (uint64_t imm : ir::attributeScalars(op))
+    scalars.push_back(imm);
   auto tileOf = [&](ir::ValueId v) -> const TileVal& { return std::get<TileVal>(f.v[v]); };
   rt::TileInst t;
   t.op = op.tileOp;
