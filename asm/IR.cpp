@@ -350,6 +350,15 @@ private:
       out_ << " : " << typeOf(op.results[0]) << "\n";
       return;
     }
+    case OpKind::ReinterpretView: {
+      size_t n = op.ints[0];
+      line() << results(op) << op.name << " " << name(ops[0]) << " to offset: [" << name(ops[1])
+             << "], sizes: [" << operandList(ops, 2, 2 + n) << "], strides: ["
+             << operandList(ops, 2 + n, 2 + 2 * n) << "]";
+      if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+      out_ << " : " << typeOf(ops[0]) << " to " << typeOf(op.results[0]) << "\n";
+      return;
+    }
     case OpKind::PartitionView: {
       size_t n = op.ints[0], m = op.ints[1];
       line() << results(op) << "pto.partition_view " << name(ops[0]) << ", offsets = ["

@@ -54,6 +54,9 @@ struct Type {
   isa::DType elem = isa::DType::F32;
   std::vector<int64_t> shape; // views (kDynamic = ?), eventid_array size
   TileType tile;
+  // A GM memref type whose layout spells other strides or an offset (`strided<[?, 1], offset:
+  // ?>`): only a memref.reinterpret_cast result has them (its operands give the strides).
+  bool strided = false;
   bool operator==(const Type&) const = default;
 
   static Type index() { return {TypeKind::Index}; }
@@ -101,8 +104,9 @@ enum class OpKind : uint8_t {
   Return,    // return
   Section,   // pto.section.vector|cube; name holds the kind
   // GM views, tiles, scalars
-  MakeTensorView, // operands: ptr, shape..., strides...; numShape
-  PartitionView,  // operands: view, offsets..., sizes...
+  MakeTensorView,  // operands: ptr, shape..., strides...; numShape
+  ReinterpretView, // memref.reinterpret_cast: operands view, offset, sizes..., strides...; rank
+  PartitionView,   // operands: view, offsets..., sizes...
   GetTensorViewDim,
   AllocTile,     // optional operands tagged by attrs addr/valid_row/valid_col
   Subset,        // operands: src, offsets...; sizes in ints

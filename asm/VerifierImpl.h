@@ -66,6 +66,7 @@ private:
   /// The checks of one op: the types it defines, then its kind's rules.
   void checkOp(const Op& op, const std::set<std::string>& functionNames);
   void checkMakeView(const Op& op);
+  void checkReinterpret(const Op& op);
   void checkPartition(const Op& op);
   void checkScalarMemory(const Op& op);
   void checkFlag(const Op& op);

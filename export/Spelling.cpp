@@ -134,8 +134,8 @@ Intrinsic intrinsicFor(isa::OpId op) {
   case isa::OpId::TPACK:
     return {"", "pto-isa has no TPACK intrinsic"};
   case isa::OpId::TTRI:
-    return {"", "pto-isa's TTRI takes its orientation as a template argument that the image does "
-                "not carry"};
+    return {"", "pto-isa's TTRI takes its orientation as a template argument, and the image "
+                "carries it in a register (B.IOR src1), not as a constant"};
   case isa::OpId::THISTOGRAM:
     return {
         "",
