@@ -45,6 +45,8 @@ PieceKind kindOf(P::PieceContext* piece) {
       {typeid(P::ParenPieceContext), PieceKind::Paren},
       {typeid(P::SymbolPieceContext), PieceKind::Symbol},
       {typeid(P::CommaPieceContext), PieceKind::Comma},
+      {typeid(P::ColonKeywordPieceContext), PieceKind::ColonKeyword},
+      {typeid(P::ToPieceContext), PieceKind::To},
   };
   auto it = kKinds.find(typeid(*piece));
   return it == kKinds.end() ? PieceKind::Comma : it->second;
@@ -104,6 +106,8 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     std::string word;
     if (kind == PieceKind::Keyword)
       word = static_cast<P::KeywordPieceContext*>(piece)->word()->getText();
+    if (kind == PieceKind::ColonKeyword)
+      word = static_cast<P::ColonKeywordPieceContext*>(piece)->word()->getText();
     if (kind == PieceKind::Call) word = static_cast<P::CallPieceContext*>(piece)->callKw->getText();
     out.seen.push_back({kind, locOf(piece), word, piece});
     if (auto* v = dynamic_cast<P::ValuePieceContext*>(piece); v && kind == PieceKind::Operand) {
@@ -165,6 +169,11 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
       out.keywords.push_back({word, k->attrValue(), locOf(k->word())});
       break;
     }
+    case PieceKind::ColonKeyword: {
+      auto* k = static_cast<P::ColonKeywordPieceContext*>(piece);
+      out.colonKeywords.push_back({word, k->attrValue(), locOf(k->word())});
+      break;
+    }
     case PieceKind::Sizes:
       out.sizes = static_cast<P::SizesPieceContext*>(piece);
       break;
@@ -196,12 +205,14 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
   for (const PieceSeen& seen : p.seen) {
     if (seen.kind == PieceKind::Comma) continue; // separators go anywhere
     bool ok = std::find(kinds.begin(), kinds.end(), seen.kind) != kinds.end();
-    if (ok && (seen.kind == PieceKind::Keyword || seen.kind == PieceKind::Call))
+    if (ok && (seen.kind == PieceKind::Keyword || seen.kind == PieceKind::ColonKeyword ||
+               seen.kind == PieceKind::Call))
       ok = std::find(words.begin(), words.end(), seen.word) != words.end();
     if (ok) continue;
     std::string full = textOf(seen.ctx);
     std::string text = full.size() > 40 ? full.substr(0, 37) + "..." : full;
     if (seen.kind == PieceKind::Keyword) text = seen.word + " =";
+    if (seen.kind == PieceKind::ColonKeyword) text = seen.word + ":";
     if (seen.kind == PieceKind::Call) text = seen.word + "(...)";
     diags.error(seen.loc, "unexpected '" + text + "' in '" + op + "'");
     return false;
@@ -253,6 +264,11 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
     return only({K::Paren, K::Types}) ? buildMemrefAlloc(loc, p, results) : void();
   if (name == "memref.dealloc")
     return only({K::Operand, K::Types}) ? buildMemrefDealloc(loc, p, results) : void();
+  if (name == "memref.reinterpret_cast")
+    return only({K::Operand, K::To, K::ColonKeyword, K::Dict, K::Types},
+                {"offset", "sizes", "strides"})
+               ? buildReinterpretCast(loc, p, results)
+               : void();
 
   std::string base = name.starts_with("pto.") ? name.substr(4) : name;
   using Handler =

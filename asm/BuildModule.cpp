@@ -102,6 +102,13 @@ void Builder::readArgs(const std::vector<P::FuncArgContext*>& args, Region& regi
   unsigned index = 0;
   for (auto* a : args) {
     auto ty = types_.read(a->type());
+    if (ty && ty->strided) {
+      diags_.error(locOf(a->type()),
+                   "a memref parameter whose layout has other strides or an offset is not "
+                   "supported: memrefs are contiguous and row-major (memref.reinterpret_cast "
+                   "makes a strided view of one)");
+      ty.reset();
+    }
     if (!ty) {
       ++index;
       continue;

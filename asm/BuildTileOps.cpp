@@ -80,8 +80,24 @@ std::string Builder::signatureHelp(const isa::OpInfo& info) {
   return "pto." + std::string(info.mnemonic) + " ins(" + ins + ") outs(" + outs + ")";
 }
 
-void Builder::buildTileOp(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
+const isa::OpInfo& Builder::scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa) {
+  std::optional<isa::OpId> twin = isa::scalarFirstForm(info.id);
+  if (!twin) return info;
+  // The first input: ins(...)'s first operand, the SSA form's first, or the PTO-AS form's second
+  // (its destination comes first).
+  std::optional<OperandRef> first;
+  if (P::CallPieceContext* ins = p.call("ins")) {
+    Pieces in = collectPieces(ins->piece());
+    if (!in.operands.empty()) first = in.operands.front();
+  } else if (size_t at = ssa ? 0 : 1; p.operands.size() > at) {
+    first = p.operands[at];
+  }
+  return first && kindOf(*first) == Kind::Scalar ? isa::info(*twin) : info;
+}
+
+void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results) {
+  const isa::OpInfo& info = scalarFirstVariant(baseInfo, p, !results.empty());
   std::vector<const isa::Role*> inRoles, outRoles;
   for (const auto& r : info.roles)
     (r.isOutput ? outRoles : inRoles).push_back(&r);

@@ -178,6 +178,59 @@ void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultNa
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 
+/// `%v = memref.reinterpret_cast %m to offset: [%o], sizes: [...], strides: [...] : A to B`: a GM
+/// view of %m's storage, element (i, j, ...) at base + o + i*s0 + j*s1 + ... elements (MLIR
+/// memref semantics). The result type's shape and strides are the operands' (the verifier checks
+/// the static ones agree).
+void Builder::buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  const std::string name = "memref.reinterpret_cast";
+  const Keyword* offset = p.colonKeyword("offset");
+  const Keyword* sizes = p.colonKeyword("sizes");
+  const Keyword* strides = p.colonKeyword("strides");
+  if (p.operands.size() != 1 || !offset || !sizes || !strides || !p.toType) {
+    diags_.error(loc, "expected '" + name +
+                          " %src to offset: [%o], sizes: [...], strides: [...] : A to B'");
+    return;
+  }
+  auto type = readType(p.toType);
+  if (!type) return;
+  if (type->kind != TypeKind::TensorView) {
+    diags_.error(locOf(p.toType),
+                 "'" + name + "' makes a GM view (a memref in #pto.address_space<gm>), found " +
+                     toString(*type));
+    return;
+  }
+  std::vector<ValueId> off = indexList(offset->value, "offset", offset->loc);
+  std::vector<ValueId> sh = indexList(sizes->value, "sizes", sizes->loc);
+  std::vector<ValueId> st = indexList(strides->value, "strides", strides->loc);
+  if (off.size() != 1 || sh.size() != type->shape.size() || st.size() != sh.size()) {
+    diags_.error(loc, "'" + name + "' needs one offset and " + std::to_string(type->shape.size()) +
+                          " sizes and strides for " + toString(*type) + ", found " +
+                          std::to_string(off.size()) + ", " + std::to_string(sh.size()) + " and " +
+                          std::to_string(st.size()));
+    return;
+  }
+  ValueId src = use(p.operands[0]);
+  if (std::optional<Type> a = p.types.size() == 1 ? readType(p.types[0]) : std::nullopt;
+      a && src != kNoValue && !(fn_->type(src) == *a))
+    diags_.error(locOf(p.types[0]), "type " + toString(*a) + " does not match operand '%" +
+                                        fn_->value(src).name + "' of type " +
+                                        toString(fn_->type(src)));
+  Op& op = emit(OpKind::ReinterpretView, loc, name);
+  op.typeLoc = locOf(p.toType);
+  addOperand(op, src, p.operands[0].loc);
+  addOperand(op, off[0], offset->loc);
+  for (ValueId v : sh)
+    addOperand(op, v, sizes->loc);
+  for (ValueId v : st)
+    addOperand(op, v, strides->loc);
+  op.ints = {static_cast<int64_t>(sh.size())};
+  for (auto* d : p.dicts)
+    for (auto& a : readAttrs(d))
+      op.attrs.push_back(a);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
 /// `memref.dealloc %b : memref<...>`: the end of a buffer's life. The linker's planner frees a
 /// tile after its last use already, so the op only checks its operand.
 void Builder::buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {

@@ -42,6 +42,7 @@ enum class PieceKind {
   Arrow,
   Dict,
   Keyword,
+  ColonKeyword, // `offset: [...]` (memref.reinterpret_cast)
   Hash,
   Angle,
   Call,
@@ -70,6 +71,7 @@ struct Pieces {
   SrcLoc typesLoc;
   std::vector<P::AttrDictContext*> dicts;
   std::vector<Keyword> keywords;
+  std::vector<Keyword> colonKeywords;
   std::vector<P::HashPieceContext*> hashes;
   std::vector<P::AngleContext*> angles;
   std::vector<P::CallPieceContext*> calls;
@@ -86,6 +88,11 @@ struct Pieces {
   }
   const Keyword* keyword(std::string_view k) const {
     for (const Keyword& kw : keywords)
+      if (kw.key == k) return &kw;
+    return nullptr;
+  }
+  const Keyword* colonKeyword(std::string_view k) const {
+    for (const Keyword& kw : colonKeywords)
       if (kw.key == k) return &kw;
     return nullptr;
   }
@@ -247,6 +254,7 @@ private:
   void buildTileDecl(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  void buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   ValueId declareFragmentTile(const OperandRef& r, const Type& type);
   ValueId declareFragmentParam(const OperandRef& r, const Type& type);
 
@@ -257,6 +265,8 @@ private:
   static bool matchRoles(const std::vector<const isa::Role*>& roles, const std::vector<Kind>& kinds,
                          size_t ri, size_t oi, std::vector<int>& assign);
   std::string signatureHelp(const isa::OpInfo& info);
+  /// TDIVS with its scalar written before the tile is TDIVS_SF (isa::scalarFirstForm).
+  const isa::OpInfo& scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa);
   void buildTileOp(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
   std::string asmSignature(const isa::OpInfo& info);

@@ -1,6 +1,7 @@
 #include "asm/IR.h"
 
 #include "isa/Pipes.h"
+#include "support/Text.h"
 
 #include <cctype>
 #include <map>
@@ -76,6 +77,21 @@ ValueId roleValue(const Op& op, std::string_view role) {
   for (size_t i = 0; i < op.operands.size() && i < op.operandRoles.size(); ++i)
     if (info.roles[op.operandRoles[i]].name == role) return op.operands[i];
   return kNoValue;
+}
+
+std::optional<int64_t> attrInt(const Op& op, std::string_view key) {
+  const NamedAttr* a = op.attr(key);
+  if (!a) return std::nullopt;
+  std::string_view v = a->value;
+  if (auto colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
+  return support::parseInt(v);
+}
+
+std::vector<uint64_t> attributeScalars(const Op& op) {
+  if (op.kind != OpKind::TileOp || op.tileOp != isa::OpId::TTRI) return {};
+  std::optional<int64_t> upper = attrInt(op, "upperOrLower");
+  if (!upper || *upper == 0) return {};
+  return {static_cast<uint64_t>(*upper)};
 }
 
 const TileType* roleTile(const Function& fn, const Op& op, std::string_view role) {
@@ -332,6 +348,15 @@ private:
              << "]";
       if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
       out_ << " : " << typeOf(op.results[0]) << "\n";
+      return;
+    }
+    case OpKind::ReinterpretView: {
+      size_t n = op.ints[0];
+      line() << results(op) << op.name << " " << name(ops[0]) << " to offset: [" << name(ops[1])
+             << "], sizes: [" << operandList(ops, 2, 2 + n) << "], strides: ["
+             << operandList(ops, 2 + n, 2 + 2 * n) << "]";
+      if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+      out_ << " : " << typeOf(ops[0]) << " to " << typeOf(op.results[0]) << "\n";
       return;
     }
     case OpKind::PartitionView: {

@@ -54,6 +54,9 @@ struct Type {
   isa::DType elem = isa::DType::F32;
   std::vector<int64_t> shape; // views (kDynamic = ?), eventid_array size
   TileType tile;
+  // A GM memref type whose layout spells other strides or an offset (`strided<[?, 1], offset:
+  // ?>`): only a memref.reinterpret_cast result has them (its operands give the strides).
+  bool strided = false;
   bool operator==(const Type&) const = default;
 
   static Type index() { return {TypeKind::Index}; }
@@ -101,8 +104,9 @@ enum class OpKind : uint8_t {
   Return,    // return
   Section,   // pto.section.vector|cube; name holds the kind
   // GM views, tiles, scalars
-  MakeTensorView, // operands: ptr, shape..., strides...; numShape
-  PartitionView,  // operands: view, offsets..., sizes...
+  MakeTensorView,  // operands: ptr, shape..., strides...; numShape
+  ReinterpretView, // memref.reinterpret_cast: operands view, offset, sizes..., strides...; rank
+  PartitionView,   // operands: view, offsets..., sizes...
   GetTensorViewDim,
   AllocTile,     // optional operands tagged by attrs addr/valid_row/valid_col
   Subset,        // operands: src, offsets...; sizes in ints
@@ -205,6 +209,14 @@ isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch);
 /// The tile operand filling the named role of a tile op, or nullptr.
 const TileType* roleTile(const Function& fn, const Op& op, std::string_view role);
 ValueId roleValue(const Op& op, std::string_view role);
+
+/// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
+std::optional<int64_t> attrInt(const Op& op, std::string_view key);
+
+/// Scalars an op's attributes add to its block's B.IOR after the scalar operands, where the
+/// 0.58.3 block has the field: TTRI's upperOrLower is "B.IOR Diagonal, Orientation" (an absent
+/// or zero orientation is left out: the block's default, lower).
+std::vector<uint64_t> attributeScalars(const Op& op);
 
 /// Records the arch in the module (pto.target_arch), replacing any previous value, so that
 /// the printed IR verifies the same way without the --arch flag.

@@ -293,6 +293,8 @@ void FunctionLowering::lowerOp(const Op& op) {
     return lowerRegion(op.regions[0]);
   case OpKind::MakeTensorView:
     return lowerMakeView(op);
+  case OpKind::ReinterpretView:
+    return lowerReinterpret(op);
   case OpKind::PartitionView:
     return lowerPartition(op);
   case OpKind::GetTensorViewDim:

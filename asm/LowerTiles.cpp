@@ -14,9 +14,9 @@
 
 namespace pto::as::lower {
 
-void FunctionLowering::lowerMakeView(const Op& op) {
-  ViewRegs v;
-  size_t rank = static_cast<size_t>(op.ints[0]);
+/// The view's layout: the `layout` attribute (ND or DN), else as PTOAS infers from constant
+/// strides (column-major is DN). The strides are operands stridesAt.. of the op.
+bool FunctionLowering::viewLayout(const Op& op, size_t stridesAt, size_t rank, ViewRegs& v) {
   bool explicitLayout = false;
   for (const NamedAttr& a : op.attrs) {
     if (a.key != "layout") continue;
@@ -32,23 +32,56 @@ void FunctionLowering::lowerMakeView(const Op& op) {
         word.clear();
     if (word == "dn")
       v.dn = true;
-    else if (word != "nd")
-      return unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
+    else if (word != "nd") {
+      unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
+      return false;
+    }
   }
-  // Without the attribute, constant strides decide as PTOAS infers: column-major is DN.
   if (!explicitLayout && rank >= 2) {
-    auto inner = constantInt(op.operands[1 + rank + rank - 1]),
-         outer = constantInt(op.operands[1 + rank + rank - 2]);
+    auto inner = constantInt(op.operands[stridesAt + rank - 1]),
+         outer = constantInt(op.operands[stridesAt + rank - 2]);
     v.dn = inner && outer && *outer == 1 && *inner != 1;
   }
-  if (v.dn && rank < 2) return unsupported(op.loc, "a DN tensor view of rank 1");
+  if (v.dn && rank < 2) {
+    unsupported(op.loc, "a DN tensor view of rank 1");
+    return false;
+  }
+  for (size_t i = 0; i < rank; ++i)
+    v.strides.push_back(op.operands[stridesAt + i]);
+  return true;
+}
+
+void FunctionLowering::lowerMakeView(const Op& op) {
+  ViewRegs v;
+  size_t rank = static_cast<size_t>(op.ints[0]);
+  if (!viewLayout(op, 1 + rank, rank, v)) return;
   v.base = reg(op.operands[0]);
   v.elem = fn_.type(op.results[0]).elem;
-  for (size_t i = 0; i < rank; ++i)
-    v.strides.push_back(op.operands[1 + rank + i]);
   views_[op.results[0]] = v;
   dynamicShapes_[op.results[0]] =
       std::vector<ValueId>(op.operands.begin() + 1, op.operands.begin() + 1 + rank);
+  pendingLoc_ = {};
+}
+
+/// memref.reinterpret_cast: base = the source's base + offset * element bytes; sizes and strides
+/// are the operands, as make_tensor_view's.
+void FunctionLowering::lowerReinterpret(const Op& op) {
+  auto src = views_.find(op.operands[0]);
+  if (src == views_.end()) return missing(op.loc, "a memref.reinterpret_cast of this view");
+  const VReg srcBase = src->second.base;
+  ViewRegs v;
+  size_t rank = static_cast<size_t>(op.ints[0]);
+  if (!viewLayout(op, 2 + rank, rank, v)) return;
+  v.elem = fn_.type(op.results[0]).elem;
+  const unsigned shift =
+      static_cast<unsigned>(std::countr_zero(std::max(1u, isa::bitWidth(v.elem) / 8)));
+  v.base = define(op.results[0]);
+  scalar(
+      FormId::S_ADD, {{"shamt", shift}},
+      {{"SrcL", srcBase, false}, {"SrcR", reg(op.operands[1]), false}, {"RegDst", v.base, true}});
+  views_[op.results[0]] = v;
+  dynamicShapes_[op.results[0]] =
+      std::vector<ValueId>(op.operands.begin() + 2, op.operands.begin() + 2 + rank);
   pendingLoc_ = {};
 }
 
@@ -324,10 +357,10 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
     std::string_view defaultValue; // "" = no value is encodable
   };
   static constexpr Unencoded kUnencoded[] = {
-      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::TTRI, "upperOrLower", "0"},
-      {isa::OpId::THISTOGRAM, "isMSB", "true"},     {isa::OpId::TMRGSORT, "exhausted", "false"},
-      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
+      {isa::OpId::TCI, "descending", "false"},     {isa::OpId::THISTOGRAM, "isMSB", "true"},
+      {isa::OpId::TMRGSORT, "exhausted", "false"}, {isa::OpId::MGATHER, "gatherOob", ""},
+      {isa::OpId::MSCATTER, "scatterOob", ""},     {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
+      {isa::OpId::TGATHER, "maskPattern", ""},
   };
   for (const Unencoded& u : kUnencoded) {
     if (u.op != info.id) continue;
@@ -377,6 +410,8 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   }
   for (ValueId s : scalars)
     iorRegs.push_back(reg(s));
+  for (uint64_t imm : ir::attributeScalars(op))
+    iorRegs.push_back(constant(imm));
   if (iorRegs.size() > 3)
     return unsupported(op.loc, "'pto." + std::string(info.mnemonic) +
                                    "' with more than three scalar operands");

@@ -263,6 +263,8 @@ private:
   void lowerCall(const Op& op);
 
   // ------------------------------------------------------------ views
+  bool viewLayout(const Op& op, size_t stridesAt, size_t rank, ViewRegs& v);
+  void lowerReinterpret(const Op& op);
   void lowerMakeView(const Op& op);
 
   void lowerGetDim(const Op& op);

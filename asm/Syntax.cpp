@@ -366,21 +366,28 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name,
       return std::nullopt;
     }
     std::string space = "gm";
+    const AngleParam* strided = nullptr; // a layout with other strides or an offset
     for (size_t i = 1; i < params.size(); ++i) {
       const std::string& v = params[i].value;
       if (v.starts_with("strided")) {
-        if (!contiguousStrides(v, shape->dims)) {
-          diags_.error(params[i].valueLoc,
-                       "a memref layout '" + v +
-                           "' is not supported: memrefs are contiguous and row-major (the "
-                           "default layout, or its strides written out)");
-          return std::nullopt;
-        }
+        if (!contiguousStrides(v, shape->dims)) strided = &params[i];
         continue;
       }
       space = enumWordOfText(v);
     }
-    if (space == "gm") return Type{TypeKind::TensorView, *shape->elem, shape->dims};
+    if (space == "gm") {
+      // Its strides come from the memref.reinterpret_cast that makes it (checked there).
+      Type t{TypeKind::TensorView, *shape->elem, shape->dims};
+      t.strided = strided != nullptr;
+      return t;
+    }
+    if (strided) {
+      diags_.error(strided->valueLoc, "a memref layout '" + strided->value +
+                                          "' is not supported: local memrefs are contiguous and "
+                                          "row-major (the default layout, or its strides written "
+                                          "out)");
+      return std::nullopt;
+    }
     auto l = isa::parseLoc(space);
     if (!l || shape->dims.empty()) {
       diags_.error(loc, "unsupported memref address space '" + space + "'");

@@ -131,6 +131,9 @@ void Verifier::checkOp(const Op& op, const std::set<std::string>& functionNames)
   case OpKind::MakeTensorView:
     checkMakeView(op);
     break;
+  case OpKind::ReinterpretView:
+    checkReinterpret(op);
+    break;
   case OpKind::PartitionView:
     checkPartition(op);
     break;
@@ -177,6 +180,35 @@ void Verifier::checkMakeView(const Op& op) {
     diags_.error(op.loc, "a rank-" + std::to_string(rank) + " view needs " + std::to_string(rank) +
                              " shape and stride operands, found " + std::to_string(op.ints[0]) +
                              " and " + std::to_string(op.ints[1]));
+}
+
+void Verifier::checkReinterpret(const Op& op) {
+  const Type& src = type(op.operands[0]);
+  const Type& res = type(op.results[0]);
+  const std::string name = "'memref.reinterpret_cast'";
+  if (src.kind != TypeKind::TensorView) {
+    diags_.error(op.operandLocs[0],
+                 name + " needs a GM memref or tensor view operand, found " + toString(src));
+    return;
+  }
+  if (src.elem != res.elem) {
+    diags_.error(op.typeLoc, name + " cannot change the element type (" +
+                                 std::string(isa::spelling(src.elem)) + " to " +
+                                 std::string(isa::spelling(res.elem)) + ")");
+    return;
+  }
+  if (isa::bitWidth(res.elem) < 8)
+    diags_.error(op.typeLoc, name + " of " + std::string(isa::spelling(res.elem)) +
+                                 " elements (a sub-byte offset) is not supported");
+  // A static size in the result type must be the size operand's value.
+  const size_t rank = static_cast<size_t>(op.ints[0]);
+  for (size_t i = 0; i < rank && i < res.shape.size(); ++i) {
+    std::optional<int64_t> v = constValue(op.operands[2 + i]);
+    if (res.shape[i] != kDynamic && v && *v != res.shape[i])
+      diags_.error(op.operandLocs[2 + i], name + " size " + std::to_string(*v) + " of dimension " +
+                                              std::to_string(i) + " differs from the result type " +
+                                              toString(res));
+  }
 }
 
 void Verifier::checkPartition(const Op& op) {

@@ -66,6 +66,7 @@ private:
   /// The checks of one op: the types it defines, then its kind's rules.
   void checkOp(const Op& op, const std::set<std::string>& functionNames);
   void checkMakeView(const Op& op);
+  void checkReinterpret(const Op& op);
   void checkPartition(const Op& op);
   void checkScalarMemory(const Op& op);
   void checkFlag(const Op& op);
@@ -84,6 +85,8 @@ private:
   /// tgather reads one index per destination element, tscatter one per source element: an
   /// index tile whose valid region is smaller than that would be read past its valid region at
   /// run time.
+  /// Attributes the block carries as B.IOR scalars (ir::attributeScalars): their range.
+  void checkAttributeScalars(const Op& op, const std::string& name);
   void checkIndexCoverage(const isa::OpInfo& info, const std::string& name,
                           const std::vector<Operand>& ops, const Operand* dst);
   /// The locations and layouts the op's flags require of its tiles.

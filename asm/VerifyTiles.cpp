@@ -196,10 +196,19 @@ void Verifier::checkTileOp(const Op& op) {
     if (o.role->isOutput && o.role->kind == isa::RoleKind::Tile && !dst) dst = &o;
   }
   if (!ok) return;
+  checkAttributeScalars(op, name);
   checkLocations(info, name, tiles);
   checkTypes(info, name, ops, dst);
   checkShapes(info, name, ops, dst);
   checkIndexCoverage(info, name, ops, dst);
+}
+
+void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
+  if (op.tileOp != isa::OpId::TTRI || !op.attr("upperOrLower")) return;
+  std::optional<int64_t> v = ir::attrInt(op, "upperOrLower");
+  if (!v || (*v != 0 && *v != 1))
+    diags_.error(op.loc, "'" + name + "' upperOrLower must be 0 (lower) or 1 (upper), found " +
+                             op.attr("upperOrLower")->value);
 }
 
 void Verifier::checkIndexCoverage(const isa::OpInfo& info, const std::string& name,

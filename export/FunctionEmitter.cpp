@@ -157,7 +157,8 @@ void FunctionEmitter::prologue(std::ostream& out) {
       out << "  (void)a" << i << ";\n";
     out << "  (void)sp;\n";
   }
-  if (used_.count(kZeroReg)) out << "  const uint64_t zero = 0;\n";
+  // A block's unused B.IOR slots name `zero` too, so the register may be named and never read.
+  if (used_.count(kZeroReg)) out << "  [[maybe_unused]] const uint64_t zero = 0;\n";
   if (usesCond_) out << "  bool cond = false;\n";
   if (kernel && (fn_.flags & kKernelVector))
     out << "#if !defined(__CPU_SIM)\n  set_mask_norm();\n  set_vector_mask(-1, -1);\n#endif\n";

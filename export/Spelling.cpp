@@ -121,6 +121,12 @@ Intrinsic intrinsicFor(isa::OpId op) {
   case isa::OpId::TMATMUL_MX_ACC:
   case isa::OpId::TMATMUL_MX_BIAS:
     return {"TMATMUL_MX", ""};
+  case isa::OpId::TGEMV_MX_ACC: // the same overloading for TGEMV_MX
+  case isa::OpId::TGEMV_MX_BIAS:
+    return {"TGEMV_MX", ""};
+  // pto-isa overloads TDIVS by operand order: TDIVS(dst, scalar, src) is scalar / src.
+  case isa::OpId::TDIVS_SF:
+    return {"TDIVS", ""};
   case isa::OpId::TRANDOM:
     return {"", "pto-isa's TRANDOM takes key and counter objects that the image does not describe"};
   case isa::OpId::TSETVAL:
@@ -128,8 +134,8 @@ Intrinsic intrinsicFor(isa::OpId op) {
   case isa::OpId::TPACK:
     return {"", "pto-isa has no TPACK intrinsic"};
   case isa::OpId::TTRI:
-    return {"", "pto-isa's TTRI takes its orientation as a template argument that the image does "
-                "not carry"};
+    return {"", "pto-isa's TTRI takes its orientation as a template argument, and the image "
+                "carries it in a register (B.IOR src1), not as a constant"};
   case isa::OpId::THISTOGRAM:
     return {
         "",

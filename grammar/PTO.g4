@@ -118,6 +118,8 @@ piece
   | 'sizes' bracket                           # sizesPiece
   | callKw=('ins' | 'outs' | 'tile' | 'wait' | 'record') '(' piece* ')'   # callPiece
   | 'outs' ':' type                           # outsTypePiece
+  | word ':' attrValue                        # colonKeywordPiece
+  | 'to'                                      # toPiece
   | '(' piece* ')'                            # parenPiece
   ;
 

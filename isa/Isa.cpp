@@ -327,6 +327,11 @@ const OpInfo* findOp(std::string_view mnemonic) {
   return nullptr;
 }
 
+std::optional<OpId> scalarFirstForm(OpId id) {
+  if (id == OpId::TDIVS) return OpId::TDIVS_SF;
+  return std::nullopt;
+}
+
 // ---------------------------------------------------------------- TCVT table
 namespace {
 struct CvtRow {

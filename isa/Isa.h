@@ -131,7 +131,7 @@ enum OpFlag : uint32_t {
   kRowMajor = 1u << 2,      // every tile operand must be row-major (blayout=row_major)
   kSameValid = 1u << 3,     // src/dst valid shapes must match
   kReadsDst = 1u << 4,      // dst is read as well as written (accumulate / in-place)
-  kScalarFirstOK = 1u << 5, // the scalar may come first (tdivs)
+  kScalarFirstOK = 1u << 5, // the scalar may come first: scalarFirstForm() names that op
   kRowReduce = 1u << 6,     // dst valid cols == 1, rows equal
   kColReduce = 1u << 7,     // dst valid rows == 1, cols equal
   kRowExpand = 1u << 8,     // second src is the per-row (N x 1) operand
@@ -185,6 +185,10 @@ std::span<const OpInfo> allOps();
 const OpInfo& info(OpId id);
 /// Looks up a tile op by mnemonic, with or without the "pto." prefix, any case.
 const OpInfo* findOp(std::string_view mnemonic);
+
+/// The op a kScalarFirstOK op becomes when its scalar operand is written first (TDIVS ->
+/// TDIVS_SF: scalar / tile is another operation, not another operand order).
+std::optional<OpId> scalarFirstForm(OpId id);
 
 /// TCVT: is (src -> dst) supported on the arch? (seed 003 table / reference 3.6)
 bool cvtSupported(Arch a, DType src, DType dst);

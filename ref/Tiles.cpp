@@ -82,15 +82,24 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     return Failure{op.loc, what + " is not supported by the reference interpreter"};
   };
   switch (op.kind) {
-  case OpKind::MakeTensorView: {
-    const size_t rank = static_cast<size_t>(op.ints[0]);
+  case OpKind::MakeTensorView:
+  case OpKind::ReinterpretView: {
+    // make_tensor_view: ptr, shape..., strides...; memref.reinterpret_cast: view, offset (in
+    // elements from the view's base), sizes..., strides...
+    const bool cast = op.kind == OpKind::ReinterpretView;
+    const size_t rank = static_cast<size_t>(op.ints[0]), at = cast ? 2 : 1;
     ViewVal v;
     v.elem = f.fn->type(op.results[0]).elem;
-    v.base = scalar(f, op.operands[0]);
+    if (cast)
+      v.base = std::get<ViewVal>(f.v[op.operands[0]]).base +
+               static_cast<uint64_t>(static_cast<int64_t>(scalar(f, op.operands[1])) *
+                                     static_cast<int64_t>(isa::bitWidth(v.elem) / 8));
+    else
+      v.base = scalar(f, op.operands[0]);
     for (size_t i = 0; i < rank; ++i)
-      v.shape.push_back(static_cast<int64_t>(scalar(f, op.operands[1 + i])));
+      v.shape.push_back(static_cast<int64_t>(scalar(f, op.operands[at + i])));
     for (size_t i = 0; i < rank; ++i)
-      v.strides.push_back(static_cast<int64_t>(scalar(f, op.operands[1 + rank + i])));
+      v.strides.push_back(static_cast<int64_t>(scalar(f, op.operands[at + rank + i])));
     bool explicitLayout = false;
     for (const ir::NamedAttr& a : op.attrs) {
       if (a.key != "layout") continue;
@@ -110,8 +119,8 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
         return unsupported("a tensor view with layout " + a.value);
     }
     // Without the attribute, constant strides with a unit outer stride mean DN (PTOAS's inference).
-    if (!explicitLayout && rank >= 2 && constantOperand(f, op.operands[1 + 2 * rank - 1]) &&
-        constantOperand(f, op.operands[1 + 2 * rank - 2]))
+    if (!explicitLayout && rank >= 2 && constantOperand(f, op.operands[at + 2 * rank - 1]) &&
+        constantOperand(f, op.operands[at + 2 * rank - 2]))
       v.dn = v.strides[rank - 2] == 1 && v.strides[rank - 1] != 1;
     f.v[op.results[0]] = v;
     return std::nullopt;
@@ -230,10 +239,10 @@ std::optional<std::string> unrunnableAttribute(const Op& op) {
     std::string_view key, defaultValue; // "" = no value runs
   };
   static constexpr Fixed kFixed[] = {
-      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::TTRI, "upperOrLower", "0"},
-      {isa::OpId::THISTOGRAM, "isMSB", "true"},     {isa::OpId::TMRGSORT, "exhausted", "false"},
-      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
+      {isa::OpId::TCI, "descending", "false"},     {isa::OpId::THISTOGRAM, "isMSB", "true"},
+      {isa::OpId::TMRGSORT, "exhausted", "false"}, {isa::OpId::MGATHER, "gatherOob", ""},
+      {isa::OpId::MSCATTER, "scatterOob", ""},     {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
+      {isa::OpId::TGATHER, "maskPattern", ""},
   };
   for (const Fixed& x : kFixed) {
     const ir::NamedAttr* a = x.op == op.tileOp ? op.attr(x.key) : nullptr;
@@ -284,6 +293,8 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
       scalars.push_back(scalar(f, v));
     }
   }
+  for (uint64_t imm : ir::attributeScalars(op))
+    scalars.push_back(imm);
   auto tileOf = [&](ir::ValueId v) -> const TileVal& { return std::get<TileVal>(f.v[v]); };
   rt::TileInst t;
   t.op = op.tileOp;

@@ -47,6 +47,10 @@ struct ODiv {
     }
   }
 };
+/// The operands swapped: TDIVS_SF runs the tile-scalar kernel with Flip<ODiv>, scalar / x.
+template <typename Op> struct Flip {
+  template <typename C> static C f(C a, C b) { return Op::f(b, a); }
+};
 struct ORem {
   template <typename C> static C f(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
@@ -705,6 +709,10 @@ std::optional<std::string> selectKernel(TileInst& t) {
     break;
     PTO_ARITH_OPS(BIN)
 #undef BIN
+  case OpId::TDIVS_SF:
+    if (auto e = need({t.dst, t.src0})) return e;
+    k = byType<ScalK<Flip<ODiv>>::template T>(d, true, true);
+    break;
 #undef PTO_ARITH_OPS
 #define UN(OP, U, I, FL)                                                                           \
   case OpId::OP:                                                                                   \

@@ -94,20 +94,26 @@ template <unsigned Bits> struct Ci {
   }
 };
 
-/// TTRI (lower form, isUpperOrLower = 0, the only one the block can express): dst[i,j] = 1
-/// when j <= i + diagonal, else 0, as elements of the destination type.
+/// TTRI: B.IOR src0 is the diagonal d, src1 the orientation (0.58.3: "B.IOR Diagonal,
+/// Orientation"; `zero`, lower, when left out). Lower: dst[i,j] = 1 when j <= i + d, else 0;
+/// upper: 0 when j < i + d, else 1 (pto-isa's TTril / TTriu), as elements of the destination type.
 template <unsigned Bits> struct Tri {
   static void run(Core& c, const TileInst& t) {
     const uint32_t vr = t.validRows(c), vc = t.validCols(c);
     const TileOperand& od = t.tiles[t.dst];
     if (!fits(c, t, od, vr, vc)) return;
-    const int64_t diag = static_cast<int64_t>(t.scalar(c, 0));
+    // pto-isa's diagonal is an int: the low 32 bits, signed, whatever the register's upper half.
+    const int64_t diag = static_cast<int32_t>(static_cast<uint32_t>(t.scalar(c, 0)));
+    const bool upper = t.scalar(c, 1) != 0;
     const uint64_t one =
         isa::encodeFromDouble(od.dtype, 1.0, isa::RoundMode::CAST_RINT, isa::SatMode::ON);
     uint8_t* db = bptr(c, od);
     for (uint32_t r = 0; r < vr; ++r)
-      for (uint32_t j = 0; j < vc; ++j)
-        Raw<Bits>::set(db, od.elemOffset(r, j), int64_t{j} <= int64_t{r} + diag ? one : 0);
+      for (uint32_t j = 0; j < vc; ++j) {
+        const int64_t edge = int64_t{r} + diag;
+        const bool set = upper ? int64_t{j} >= edge : int64_t{j} <= edge;
+        Raw<Bits>::set(db, od.elemOffset(r, j), set ? one : 0);
+      }
   }
 };
 

@@ -342,6 +342,9 @@ bool selectMathKernel(TileInst& t, std::optional<std::string>& err) {
   case OpId::TMATMUL_MX:
   case OpId::TMATMUL_MX_ACC:
   case OpId::TMATMUL_MX_BIAS:
+  case OpId::TGEMV_MX:
+  case OpId::TGEMV_MX_ACC:
+  case OpId::TGEMV_MX_BIAS:
     err = selectMx(t);
     return true;
   case OpId::TSORT32:

@@ -194,6 +194,20 @@ template <typename TileRes, typename TileLeft, typename TileLeftScale, typename 
 PTO_INST RecordEvent TMATMUL_MX(TileRes& cMatrix, TileLeft& aMatrix, TileLeftScale& aScaleMatrix, TileRight& bMatrix,
                                 TileRightScale& bScaleMatrix, TileBias& biasData, WaitEvents&... events);
 
+template <typename TileRes, typename TileLeft, typename TileLeftScale, typename TileRight, typename TileRightScale,
+          typename... WaitEvents>
+PTO_INST RecordEvent TGEMV_MX(TileRes& cMatrix, TileLeft& aMatrix, TileLeftScale& aScaleMatrix, TileRight& bMatrix,
+                                TileRightScale& bScaleMatrix, WaitEvents&... events);
+template <typename TileRes, typename TileLeft, typename TileLeftScale, typename TileRight, typename TileRightScale,
+          typename... WaitEvents>
+PTO_INST RecordEvent TGEMV_MX(TileRes& cOutMatrix, TileRes& cInMatrix, TileLeft& aMatrix,
+                                TileLeftScale& aScaleMatrix, TileRight& bMatrix, TileRightScale& bScaleMatrix,
+                                WaitEvents&... events);
+template <typename TileRes, typename TileLeft, typename TileLeftScale, typename TileRight, typename TileRightScale,
+          typename TileBias, typename... WaitEvents>
+PTO_INST RecordEvent TGEMV_MX(TileRes& cMatrix, TileLeft& aMatrix, TileLeftScale& aScaleMatrix, TileRight& bMatrix,
+                                TileRightScale& bScaleMatrix, TileBias& biasData, WaitEvents&... events);
+
 // Element-wise tile-tile.
 PTO_BINARY(TADD) PTO_BINARY(TSUB) PTO_BINARY(TMUL) PTO_BINARY(TMAX) PTO_BINARY(TMIN)
 PTO_BINARY(TAND) PTO_BINARY(TOR) PTO_BINARY(TSHL) PTO_BINARY(TSHR)
@@ -225,6 +239,9 @@ PTO_SCALAR(TANDS, TileDataDst) PTO_SCALAR(TORS, TileDataDst)
 PTO_SCALAR(TSHLS, TileDataDst) PTO_SCALAR(TSHRS, TileDataDst)
 template <auto PrecisionType = DivAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
 PTO_INST RecordEvent TDIVS(TileDataDst& dst, TileDataSrc& src0, typename TileDataSrc::DType scalar,
+                           WaitEvents&... events);
+template <auto PrecisionType = DivAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc, typename... WaitEvents>
+PTO_INST RecordEvent TDIVS(TileDataDst& dst, typename TileDataDst::DType scalar, TileDataSrc& src0,
                            WaitEvents&... events);
 template <auto PrecisionType = FmodSAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc,
           typename... WaitEvents>
