@@ -273,36 +273,16 @@ PTO_SIMD inline void cvtF32F16Run(uint16_t* d, const float* a, size_t n, bool sa
   }
 }
 
-/// Rows [0, R) of C = A * B for dense row-major f32 arrays (A: R x K with row stride K, B: K x N,
-/// C: R x N). Each C element starts at +0 and takes one fma per k in increasing k, exactly the
-/// portable kernel's sequence; the vectors only compute 8 or 16 columns of it at once. The row
-/// loops are unrolled so that the accumulators stay in registers (an array of them left in
-/// memory makes every fma a load and a store: 4x slower).
+/// Rows [0, R) and columns [j0, N) of C = A * B for dense row-major f32 arrays (A: R x K with row
+/// stride K, B: K x N, C: R x N): the columns left after matmul's 16-column strips. Each C
+/// element starts at +0 and takes one fma per k in increasing k, exactly the portable kernel's
+/// sequence; the vectors only compute 8 columns of it at once. The row loops are unrolled so
+/// that the accumulators stay in registers (an array of them left in memory makes every fma a
+/// load and a store: 4x slower).
 template <unsigned R>
 PTO_SIMD void matmulRows(const float* A, const float* B, float* C, uint32_t N, uint32_t K,
-                         uint32_t j0 = 0) {
+                         uint32_t j0) {
   uint32_t j = j0;
-  for (; j + 16 <= N; j += 16) {
-    __m256 acc[R][2];
-#pragma GCC unroll 8
-    for (unsigned r = 0; r < R; ++r)
-      acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    for (uint32_t k = 0; k < K; ++k) {
-      const __m256 b0 = _mm256_loadu_ps(B + size_t{k} * N + j),
-                   b1 = _mm256_loadu_ps(B + size_t{k} * N + j + 8);
-#pragma GCC unroll 8
-      for (unsigned r = 0; r < R; ++r) {
-        const __m256 a = _mm256_broadcast_ss(A + size_t{r} * K + k);
-        acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
-        acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
-      }
-    }
-#pragma GCC unroll 8
-    for (unsigned r = 0; r < R; ++r) {
-      _mm256_storeu_ps(C + size_t{r} * N + j, acc[r][0]);
-      _mm256_storeu_ps(C + size_t{r} * N + j + 8, acc[r][1]);
-    }
-  }
   for (; j + 8 <= N; j += 8) {
     __m256 acc[R];
 #pragma GCC unroll 8

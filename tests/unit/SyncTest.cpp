@@ -42,6 +42,13 @@ std::string diagsOf(const link::LinkResult& r) {
   return s;
 }
 
+/// pto-ld with --auto-sync forced on one object.
+link::LinkResult linkWithSync(const obj::ObjectFile& o) {
+  link::LinkOptions opts;
+  opts.sync = link::SyncMode::Insert;
+  return link::link({{"k.o", o}}, opts);
+}
+
 /// A kernel in the light syntax: `body` between the tile declaration and the closing brace.
 std::string kernel(const std::string& body, unsigned tiles = 4) {
   std::string s = "kernel @k(%x: !pto.tensor_view<64x64xf32>, %z: !pto.tensor_view<64x64xf32>, %f: "
@@ -292,9 +299,7 @@ TEST(Sync, AutoSyncRandomStructuredKernels) {
     std::string text = randomStructuredBody(rng);
     obj::ObjectFile o = compile(kernel(text));
     if (o.functions.empty()) continue;
-    link::LinkOptions opts;
-    opts.sync = link::SyncMode::Insert;
-    link::LinkResult r = link::link({{"k.o", o}}, opts);
+    link::LinkResult r = linkWithSync(o);
     ASSERT_TRUE(r.ok()) << text << diagsOf(r);
     for (const auto& d : r.diags)
       EXPECT_TRUE(d.warning || d.note) << text << d.text;
@@ -327,9 +332,7 @@ TEST(Sync, AutoSyncedKernelsRunRaceFreeOnTheNpuModel) {
     std::string text = randomStructuredBody(rng);
     obj::ObjectFile o = compile(kernel(text));
     if (o.functions.empty()) continue;
-    link::LinkOptions opts;
-    opts.sync = link::SyncMode::Insert;
-    link::LinkResult r = link::link({{"k.o", o}}, opts);
+    link::LinkResult r = linkWithSync(o);
     ASSERT_TRUE(r.ok()) << text << diagsOf(r);
     auto bytes = obj::writeImage(*r.image);
     ASSERT_EQ(bytes.index(), 0u);
@@ -384,9 +387,7 @@ TEST(Sync, LongFunctionKeepsFewAccessesPending) {
   link::RaceStats stats;
   analyse(o, stats);
   EXPECT_LE(stats.peakPending, 4u * 2 * 3); // tiles x (read, write) x pipes
-  link::LinkOptions opts;
-  opts.sync = link::SyncMode::Insert;
-  link::LinkResult r = link::link({{"k.o", o}}, opts);
+  link::LinkResult r = linkWithSync(o);
   ASSERT_TRUE(r.ok()) << diagsOf(r).substr(0, 2000);
 }
 
