@@ -25,7 +25,7 @@ bool Assembler::instruction(std::string_view text, size_t col0, std::vector<uint
   auto word = enc::encode(*inst);
   if (!word) {
     error(at(static_cast<uint32_t>(col0 + 1), static_cast<uint32_t>(text.size())),
-          "bad field value: " + word.error());
+          "bad field value: " + word.error().message);
     return false;
   }
   if (inst->formInfo().group == enc::FormGroup::Ext) obj_.usesExtensions = true;

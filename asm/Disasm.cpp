@@ -200,7 +200,7 @@ std::vector<Word> decodeRange(const std::vector<uint8_t>& text, uint64_t begin, 
           why = "'" + enc::format(*r) + "' does not spell every bit of the word";
       }
     } else {
-      why = r.error();
+      why = r.error().message;
     }
     if (!why.empty()) {
       // 48-bit: the prefix halfword, then the word; 64-bit: two words.

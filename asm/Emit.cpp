@@ -50,7 +50,8 @@ void FunctionLowering::layout() {
     auto e = enc::encode(m.inst);
     if (!e) {
       diags_.error(m.loc.valid() ? m.loc : currentLoc_,
-                   "internal encoding error: " + e.error() + " (" + enc::format(m.inst) + ")");
+                   "internal encoding error: " + e.error().message + " (" + enc::format(m.inst) +
+                       ")");
       ok_ = false;
       return;
     }

@@ -67,7 +67,7 @@ FunctionLowering::make(FormId f,
                        std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
   auto r = enc::make(f, fields);
   if (!r) {
-    diags_.error(currentLoc_, "internal encoding error: " + r.error());
+    diags_.error(currentLoc_, "internal encoding error: " + r.error().message);
     ok_ = false;
     return enc::bstop();
   }

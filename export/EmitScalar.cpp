@@ -6,9 +6,7 @@
 #include "export/Spelling.h"
 
 #include "isa/Encoding.h"
-
-#include <algorithm>
-#include <cctype>
+#include "isa/ScalarSemantics.h"
 
 namespace pto::cppexport::detail {
 
@@ -16,105 +14,29 @@ namespace enc = isa::enc;
 
 namespace {
 
-/// The core masks shift counts to 6 bits; constant counts are masked here.
-std::string shiftCount(const std::string& b) {
-  if (!b.empty() && std::all_of(b.begin(), b.end(),
-                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-    return std::to_string(std::stoull(b) & 63);
-  return "(" + b + " & 63)";
-}
-
 bool isCompare(AluOp op) {
   return op >= AluOp::CmpEq && op <= AluOp::CmpOr;
 }
 
+/// op(a, b) as a call of its function in isa/ScalarSemantics.inc (embedded in the prelude).
 std::string aluExpr(AluOp op, const std::string& a, const std::string& b) {
-  switch (op) {
-  case AluOp::Add:
-    return a + " + " + b;
-  case AluOp::Sub:
-    return a + " - " + b;
-  case AluOp::And:
-    return a + " & " + b;
-  case AluOp::Or:
-    return a + " | " + b;
-  case AluOp::Xor:
-    return a + " ^ " + b;
-  case AluOp::AddW:
-    return "pto_export::sext32(" + a + " + " + b + ")";
-  case AluOp::SubW:
-    return "pto_export::sext32(" + a + " - " + b + ")";
-  case AluOp::Mul:
-  case AluOp::MulU:
-    return a + " * " + b;
-  case AluOp::MulW:
-    return "pto_export::sext32(" + a + " * " + b + ")";
-  case AluOp::Div:
-    return "pto_export::div(" + a + ", " + b + ")";
-  case AluOp::DivU:
-    return "pto_export::divu(" + a + ", " + b + ")";
-  case AluOp::Rem:
-    return "pto_export::rem(" + a + ", " + b + ")";
-  case AluOp::RemU:
-    return "pto_export::remu(" + a + ", " + b + ")";
-  case AluOp::Min:
-    return "pto_export::min(" + a + ", " + b + ")";
-  case AluOp::Max:
-    return "pto_export::max(" + a + ", " + b + ")";
-  case AluOp::MinU:
-    return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
-  case AluOp::MaxU:
-    return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
-  case AluOp::Sll:
-    return a + " << " + shiftCount(b);
-  case AluOp::Srl:
-    return a + " >> " + shiftCount(b);
-  case AluOp::Sra:
-    return "pto_export::sra(" + a + ", " + b + ")";
-  case AluOp::CmpEq:
-    return "(" + a + " == " + b + ")";
-  case AluOp::CmpNe:
-    return "(" + a + " != " + b + ")";
-  case AluOp::CmpLt:
-    return "pto_export::lt(" + a + ", " + b + ")";
-  case AluOp::CmpGe:
-    return "!pto_export::lt(" + a + ", " + b + ")";
-  case AluOp::CmpLtU:
-    return "(" + a + " < " + b + ")";
-  case AluOp::CmpGeU:
-    return "(" + a + " >= " + b + ")";
-  case AluOp::CmpAnd:
-    return "((" + a + " & " + b + ") != 0)";
-  case AluOp::CmpOr:
-    return "((" + a + " | " + b + ") != 0)";
-  case AluOp::Li:
-    return b;
-  }
-  return b;
+  return "pto_export::" + std::string(isa::aluFunction(op)) + "(" + a + ", " + b + ")";
 }
 
 /// The ops constants are built from (docs/encoding.md materialize64, address arithmetic).
 std::optional<uint64_t> evaluate(AluOp op, uint64_t a, uint64_t b) {
   switch (op) {
   case AluOp::Add:
-    return a + b;
   case AluOp::Sub:
-    return a - b;
   case AluOp::And:
-    return a & b;
   case AluOp::Or:
-    return a | b;
   case AluOp::Xor:
-    return a ^ b;
   case AluOp::Mul:
   case AluOp::MulU:
-    return a * b;
   case AluOp::Sll:
-    return a << (b & 63);
   case AluOp::Srl:
-    return a >> (b & 63);
   case AluOp::Li:
-    return b;
+    return isa::scalar::alu(op, a, b);
   default:
     return std::nullopt;
   }
@@ -139,11 +61,11 @@ std::string FunctionEmitter::xform(const ScalarOp& m) {
   case RType::SignWord:
     return "pto_export::sext32(" + r + ")";
   case RType::ZeroWord:
-    return "(" + r + " & 0xffffffffull)";
+    return "pto_export::zext32(" + r + ")";
   case RType::NegOrNot:
     return isLogical(m.op) && m.kind != ScalarKind::Load && m.kind != ScalarKind::Store
-               ? "~" + r
-               : "(0 - " + r + ")";
+               ? "pto_export::bnot(" + r + ")"
+               : "pto_export::neg(" + r + ")";
   }
   return r;
 }
@@ -151,7 +73,7 @@ std::string FunctionEmitter::xform(const ScalarOp& m) {
 std::string FunctionEmitter::operandB(const ScalarOp& m, bool shifted) {
   if (m.useImm) return lit(m.imm);
   std::string b = xform(m);
-  if (shifted && m.shamt) b = "(" + b + " << " + std::to_string(m.shamt) + ")";
+  if (shifted && m.shamt) b = "pto_export::sll(" + b + ", " + std::to_string(m.shamt) + ")";
   return b;
 }
 

@@ -10,6 +10,7 @@ namespace {
 #include "embedded/host-arg.inc"
 #include "embedded/host-helpers.inc"
 #include "embedded/host-main.inc"
+#include "embedded/scalar-semantics.inc"
 
 std::string_view text(const unsigned char* bytes, size_t size) {
   return {reinterpret_cast<const char*>(bytes), size};
@@ -17,8 +18,12 @@ std::string_view text(const unsigned char* bytes, size_t size) {
 
 } // namespace
 
-std::string_view deviceHelpers() {
-  return text(kDeviceHelpers, sizeof kDeviceHelpers);
+std::string deviceHelpers() {
+  std::string out = "namespace pto_export {\n#define PTO_SCALAR_FN AICORE inline\n";
+  out += text(kScalarSemantics, sizeof kScalarSemantics);
+  out += "#undef PTO_SCALAR_FN\n} // namespace pto_export\n";
+  out += text(kDeviceHelpers, sizeof kDeviceHelpers);
+  return out;
 }
 std::string_view hostHelpers() {
   return text(kHostHelpers, sizeof kHostHelpers);

@@ -3,14 +3,15 @@
 // verbatim; they are not clang-formatted, since every byte is part of the exported text.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace pto::cppexport::detail {
 
-/// namespace pto_export: the scalar semantics of the core for the device code (division by zero,
-/// word forms, raw bits as element types, stack and GM loads and stores, scalar floating point)
-/// (prelude/device-helpers.hpp.in).
-std::string_view deviceHelpers();
+/// namespace pto_export: the scalar semantics of the core for the device code, the very text of
+/// isa/ScalarSemantics.inc (integer ALU, scalar floating point), then the stack and GM loads and
+/// stores (prelude/device-helpers.hpp.in).
+std::string deviceHelpers();
 /// namespace pto_export_host: what the launch wrappers need in the host pass, where the device
 /// helpers are absent (prelude/host-helpers.hpp.in).
 std::string_view hostHelpers();

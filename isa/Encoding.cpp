@@ -667,7 +667,7 @@ Result<Inst> parse(std::string_view text, DecodeOptions opts) {
 
 std::string disassemble(uint64_t value, unsigned bits, DecodeOptions opts) {
   auto r = decode(value, bits, opts);
-  return r ? format(*r) : "<" + r.error() + ">";
+  return r ? format(*r) : "<" + r.error().message + ">";
 }
 
 // ================================================================ public: tile ops

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "isa/Isa.h"
+#include "support/Result.h"
 
 #include <array>
 #include <cstdint>
@@ -18,25 +19,7 @@
 namespace pto::isa::enc {
 
 // ---------------------------------------------------------------- result type
-template <typename T> class Result {
-public:
-  Result(T value) : v_(std::move(value)) {}
-  static Result failure(std::string message) { return Result(Err{std::move(message)}); }
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  const T& value() const { return std::get<0>(v_); }
-  T& value() { return std::get<0>(v_); }
-  const T& operator*() const { return value(); }
-  const T* operator->() const { return &value(); }
-  const std::string& error() const { return std::get<1>(v_).message; }
-
-private:
-  struct Err {
-    std::string message;
-  };
-  explicit Result(Err e) : v_(std::move(e)) {}
-  std::variant<T, Err> v_;
-};
+template <typename T> using Result = pto::Result<T>; // support/Result.h
 
 // ---------------------------------------------------------------- codes
 /// The 5-bit DataType codes (reference 3.1). 31 = DTYPE_NONE (field sentinel).

@@ -1,8 +1,7 @@
 // The scalar floating-point unit: what the 0.58.3 FSU forms (fadd.fs, fcmp, fcvt, scvtf, ...)
 // compute on the raw bits of 64-bit registers (docs/encoding.md "Scalar floating point",
-// docs/numerics.md "Scalar floating point"). One definition for the runtime's interpreter and the
-// C++ export's helpers (export/prelude/device-helpers.hpp.in has the same rules as C++ source,
-// tested against this).
+// docs/numerics.md "Scalar floating point"). The arithmetic is isa/ScalarSemantics.inc, the one
+// definition the runtime and the exported C++ share; this is its typed interface.
 #pragma once
 
 #include "isa/Isa.h"

@@ -11,7 +11,7 @@ PatchResult patchWord(std::span<uint8_t> text, uint64_t at, PatchField field, in
   size_t used = 0;
   auto w = enc::decodeBytes(std::span<const uint8_t>(text.data() + at, text.size() - at), used,
                             enc::DecodeOptions{.extensions = true});
-  if (!w) return {PatchStatus::NotDecodable, w.error()};
+  if (!w) return {PatchStatus::NotDecodable, w.error().message};
   enc::Inst inst = *w;
   if (field == PatchField::Label) {
     const int label = w->formInfo().labelField;
@@ -21,7 +21,7 @@ PatchResult patchWord(std::span<uint8_t> text, uint64_t at, PatchField field, in
     if (!inst.set("uimm17", value)) return {PatchStatus::NoField, ""};
   }
   auto e = enc::encode(inst);
-  if (!e) return {PatchStatus::DoesNotEncode, e.error()};
+  if (!e) return {PatchStatus::DoesNotEncode, e.error().message};
   if (e->bits != used * 8) return {PatchStatus::SizeChanged, ""};
   for (size_t k = 0; k < used; ++k)
     text[at + k] = static_cast<uint8_t>(e->value >> (8 * k));

@@ -65,7 +65,7 @@ DecodedBlocks decodeBlocks(std::span<const uint8_t> text, uint64_t begin, uint64
     size_t consumed = 0;
     auto r = enc::decodeBytes(text.subspan(pos, end - pos), consumed, {.extensions = true});
     if (!r) {
-      out.error = WordError{pos, r.error()};
+      out.error = WordError{pos, r.error().message};
       end = pos; // the blocks so far end here
       break;
     }

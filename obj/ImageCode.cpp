@@ -595,11 +595,6 @@ private:
 
 } // namespace
 
-bool isLogical(AluOp op) {
-  return op == AluOp::And || op == AluOp::Or || op == AluOp::Xor || op == AluOp::CmpAnd ||
-         op == AluOp::CmpOr;
-}
-
 std::optional<size_t> FunctionCode::blockAt(uint64_t offset, uint64_t functionEnd) const {
   if (offset == functionEnd) return blocks.size();
   auto it = std::lower_bound(blocks.begin(), blocks.end(), offset,

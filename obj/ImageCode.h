@@ -8,6 +8,7 @@
 
 #include "isa/Encoding.h"
 #include "isa/ScalarFp.h"
+#include "isa/ScalarSemantics.h"
 #include "obj/Blocks.h"
 #include "obj/Image.h"
 
@@ -29,38 +30,9 @@ enum class ScalarKind : uint8_t {
   Fpu,   // rd = isa::scalarFp(fp, fpSrc, fpDst, r[rs1], r[rs2])
 };
 
-enum class AluOp : uint8_t {
-  Add,
-  Sub,
-  And,
-  Or,
-  Xor,
-  AddW,
-  SubW,
-  Mul,
-  MulU,
-  MulW,
-  Div,
-  DivU,
-  Rem,
-  RemU,
-  Min,
-  Max,
-  MinU,
-  MaxU,
-  Sll,
-  Srl,
-  Sra,
-  CmpEq,
-  CmpNe,
-  CmpLt,
-  CmpGe,
-  CmpLtU,
-  CmpGeU,
-  CmpAnd,
-  CmpOr,
-  Li, // rd = imm
-};
+/// The ALU operations and their semantics: isa/ScalarAlu.def, isa/ScalarSemantics.inc.
+using AluOp = isa::AluOp;
+using isa::isLogical;
 
 /// SrcR transforms (the SrcRType field): none, .sw, .uw, .neg (.not for logical ops).
 enum class RType : uint8_t { None = 0, SignWord = 1, ZeroWord = 2, NegOrNot = 3 };
@@ -81,9 +53,6 @@ struct ScalarOp {
   uint8_t fpSrc = 0, fpDst = 0;
   bool operator==(const ScalarOp&) const = default;
 };
-
-/// Whether `op` is logical (its SrcR transform 3 is .not rather than .neg).
-bool isLogical(AluOp op);
 
 struct ScalarInst {
   uint64_t offset = 0; // image .text offset of the word

@@ -17,107 +17,29 @@
 namespace pto::rt {
 namespace interp {
 
-inline uint64_t xform(uint64_t v, uint8_t rtype) {
+/// The SrcR transforms (RType): none, .sw, .uw, and .neg (.not for logical ops).
+using obj::code::RType;
+inline uint64_t xform(uint64_t v, RType rtype) {
   switch (rtype) {
-  case 1:
-    return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v))); // .sw
-  case 2:
-    return v & 0xFFFFFFFFu; // .uw
-  case 3:
-    return ~v + 1; // .neg
-  default:
-    return v;
+  case RType::SignWord:
+    return isa::scalar::sext32(v);
+  case RType::ZeroWord:
+    return isa::scalar::zext32(v);
+  case RType::NegOrNot:
+    return isa::scalar::neg(v);
+  case RType::None:
+    break;
   }
+  return v;
 }
-inline uint64_t xformLogic(uint64_t v, uint8_t rtype) {
-  switch (rtype) {
-  case 1:
-    return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
-  case 2:
-    return v & 0xFFFFFFFFu;
-  case 3:
-    return ~v; // .not
-  default:
-    return v;
-  }
+inline uint64_t xformLogic(uint64_t v, RType rtype) {
+  return rtype == RType::NegOrNot ? isa::scalar::bnot(v) : xform(v, rtype);
 }
 
-inline uint64_t sext32(uint64_t v) {
-  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
-}
-
-inline uint64_t alu(AluOp op, uint64_t a, uint64_t b) {
-  const int64_t sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
-  switch (op) {
-  case AluOp::Add:
-    return a + b;
-  case AluOp::Sub:
-    return a - b;
-  case AluOp::And:
-    return a & b;
-  case AluOp::Or:
-    return a | b;
-  case AluOp::Xor:
-    return a ^ b;
-  case AluOp::AddW:
-    return sext32(a + b);
-  case AluOp::SubW:
-    return sext32(a - b);
-  case AluOp::Mul:
-  case AluOp::MulU:
-    return a * b;
-  case AluOp::MulW:
-    return sext32(a * b);
-  case AluOp::Div:
-    if (b == 0) return ~uint64_t{0};
-    if (sa == INT64_MIN && sb == -1) return a;
-    return static_cast<uint64_t>(sa / sb);
-  case AluOp::DivU:
-    return b == 0 ? ~uint64_t{0} : a / b;
-  case AluOp::Rem:
-    if (b == 0) return a;
-    if (sa == INT64_MIN && sb == -1) return 0;
-    return static_cast<uint64_t>(sa % sb);
-  case AluOp::RemU:
-    return b == 0 ? a : a % b;
-  case AluOp::Min:
-    return sa < sb ? a : b;
-  case AluOp::Max:
-    return sa > sb ? a : b;
-  case AluOp::MinU:
-    return a < b ? a : b;
-  case AluOp::MaxU:
-    return a > b ? a : b;
-  case AluOp::Sll:
-    return a << (b & 63);
-  case AluOp::Srl:
-    return a >> (b & 63);
-  case AluOp::Sra:
-    return static_cast<uint64_t>(sa >> (b & 63));
-  case AluOp::CmpEq:
-    return a == b;
-  case AluOp::CmpNe:
-    return a != b;
-  case AluOp::CmpLt:
-    return sa < sb;
-  case AluOp::CmpGe:
-    return sa >= sb;
-  case AluOp::CmpLtU:
-    return a < b;
-  case AluOp::CmpGeU:
-    return a >= b;
-  case AluOp::CmpAnd:
-    return (a & b) != 0;
-  case AluOp::CmpOr:
-    return (a | b) != 0;
-  case AluOp::Li:
-    return b;
-  }
-  return 0;
-}
+using isa::scalar::alu;
 
 inline bool isLogic(AluOp op) {
-  return obj::code::isLogical(op);
+  return isa::isLogical(op);
 }
 
 } // namespace interp
@@ -159,52 +81,53 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
     const MOp& m = code[pc++];
     switch (m.kind) {
     case MKind::Alu: {
-      uint64_t b = m.useImm
-                       ? static_cast<uint64_t>(m.imm)
-                       : (isLogic(m.op) ? xformLogic(r[m.rs2], m.rtype) : xform(r[m.rs2], m.rtype))
-                             << m.shamt;
-      r[m.rd] = alu(m.op, r[m.rs1], b);
+      uint64_t b =
+          m.s.useImm
+              ? static_cast<uint64_t>(m.s.imm)
+              : (isLogic(m.s.op) ? xformLogic(r[m.s.rs2], m.s.rtype) : xform(r[m.s.rs2], m.s.rtype))
+                    << m.s.shamt;
+      r[m.s.rd] = alu(m.s.op, r[m.s.rs1], b);
       ++scalarOps;
       break;
     }
     case MKind::Setc: {
-      uint64_t b = m.useImm
-                       ? static_cast<uint64_t>(m.imm)
-                       : (isLogic(m.op) ? xformLogic(r[m.rs2], m.rtype) : xform(r[m.rs2], m.rtype));
-      c.cond = alu(m.op, r[m.rs1], b) != 0;
+      uint64_t b = m.s.useImm ? static_cast<uint64_t>(m.s.imm)
+                              : (isLogic(m.s.op) ? xformLogic(r[m.s.rs2], m.s.rtype)
+                                                 : xform(r[m.s.rs2], m.s.rtype));
+      c.cond = alu(m.s.op, r[m.s.rs1], b) != 0;
       ++scalarOps;
       break;
     }
     case MKind::Fpu:
-      r[m.rd] = isa::scalarFp(m.fp, m.fpSrc, m.fpDst, r[m.rs1], r[m.rs2]);
+      r[m.s.rd] = isa::scalarFp(m.s.fp, m.s.fpSrc, m.s.fpDst, r[m.s.rs1], r[m.s.rs2]);
       ++scalarOps;
       break;
     case MKind::Csel:
-      r[m.rd] = r[m.rs3] != 0 ? r[m.rs1] : xform(r[m.rs2], m.rtype);
+      r[m.s.rd] = r[m.s.rs3] != 0 ? r[m.s.rs1] : xform(r[m.s.rs2], m.s.rtype);
       ++scalarOps;
       break;
     case MKind::Load: {
-      uint64_t addr = r[m.rs1] + (m.useImm ? static_cast<uint64_t>(m.imm)
-                                           : xform(r[m.rs2], m.rtype) << m.shamt);
-      const uint8_t* p = c.translate(addr, m.size, "scalar load", false);
+      uint64_t addr = r[m.s.rs1] + (m.s.useImm ? static_cast<uint64_t>(m.s.imm)
+                                               : xform(r[m.s.rs2], m.s.rtype) << m.s.shamt);
+      const uint8_t* p = c.translate(addr, m.s.size, "scalar load", false);
       if (!p) return fail(m);
       uint64_t v = 0;
-      std::memcpy(&v, p, m.size);
-      if (m.isSigned && m.size < 8) {
-        const unsigned sh = 64 - 8 * m.size;
+      std::memcpy(&v, p, m.s.size);
+      if (m.s.isSigned && m.s.size < 8) {
+        const unsigned sh = 64 - 8 * m.s.size;
         v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
       }
-      r[m.rd] = v;
+      r[m.s.rd] = v;
       ++scalarOps;
       break;
     }
     case MKind::Store: {
       uint64_t addr =
-          r[m.rs1] + (m.useImm ? static_cast<uint64_t>(m.imm) : xform(r[m.rs2], m.rtype));
-      uint8_t* p = c.translate(addr, m.size, "scalar store", true);
+          r[m.s.rs1] + (m.s.useImm ? static_cast<uint64_t>(m.s.imm) : xform(r[m.s.rs2], m.s.rtype));
+      uint8_t* p = c.translate(addr, m.s.size, "scalar store", true);
       if (!p) return fail(m);
-      uint64_t v = r[m.rs3];
-      std::memcpy(p, &v, m.size);
+      uint64_t v = r[m.s.rs3];
+      std::memcpy(p, &v, m.s.size);
       ++scalarOps;
       break;
     }
@@ -218,7 +141,7 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       if (!exec.sync(c, fn.syncs[m.target], m)) return fail(m);
       break;
     case MKind::BlockInfo:
-      r[m.rd] = m.imm == 4 ? c.blockIdx : m.imm == 5 ? c.blockNum : m.imm == 6 ? 0 : 1;
+      r[m.s.rd] = m.s.imm == 4 ? c.blockIdx : m.s.imm == 5 ? c.blockNum : m.s.imm == 6 ? 0 : 1;
       break;
     case MKind::Jump:
       if (overBudget()) return budgetError(m);

@@ -84,7 +84,7 @@ public:
         break;
       case code::Transfer::Call: { // resolved to a function index once every function is decoded
         MOp m{.kind = MKind::Call};
-        m.imm = static_cast<int64_t>(b.target);
+        m.s.imm = static_cast<int64_t>(b.target);
         push(m, b.offset);
         break;
       }
@@ -113,41 +113,11 @@ private:
   static uint8_t dstReg(uint8_t r) { return r == 0 ? kSinkReg : r; }
 
   static MOp scalar(const code::ScalarOp& s) {
-    MOp m;
-    switch (s.kind) {
-    case code::ScalarKind::Alu:
-      m.kind = MKind::Alu;
-      break;
-    case code::ScalarKind::Setc:
-      m.kind = MKind::Setc;
-      break;
-    case code::ScalarKind::Csel:
-      m.kind = MKind::Csel;
-      break;
-    case code::ScalarKind::Load:
-      m.kind = MKind::Load;
-      break;
-    case code::ScalarKind::Store:
-      m.kind = MKind::Store;
-      break;
-    case code::ScalarKind::Fpu:
-      m.kind = MKind::Fpu;
-      break;
-    }
-    m.fp = s.fp;
-    m.fpSrc = s.fpSrc;
-    m.fpDst = s.fpDst;
-    m.op = s.op;
-    m.rd = dstReg(s.rd);
-    m.rs1 = s.rs1;
-    m.rs2 = s.rs2;
-    m.rs3 = s.rs3;
-    m.rtype = static_cast<uint8_t>(s.rtype);
-    m.shamt = s.shamt;
-    m.size = s.size;
-    m.isSigned = s.isSigned;
-    m.useImm = s.useImm;
-    m.imm = s.imm;
+    static constexpr MKind kKinds[] = {MKind::Alu,  MKind::Setc,  MKind::Csel,
+                                       MKind::Load, MKind::Store, MKind::Fpu};
+    static_assert(std::size(kKinds) == static_cast<size_t>(code::ScalarKind::Fpu) + 1);
+    MOp m{.kind = kKinds[static_cast<size_t>(s.kind)], .s = s};
+    m.s.rd = dstReg(s.rd);
     return m;
   }
 
@@ -218,8 +188,8 @@ private:
       push(m, b.offset);
     } else if (ctl >= 4 && ctl <= 7) {
       MOp m{.kind = MKind::BlockInfo};
-      m.rd = dstReg(c.result);
-      m.imm = ctl;
+      m.s.rd = dstReg(c.result);
+      m.s.imm = ctl;
       push(m, b.offset);
     }
     return std::nullopt;
@@ -351,7 +321,7 @@ Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileN
   for (DecodedFunction& fn : p->functions)
     for (MOp& m : fn.code)
       if (m.kind == MKind::Call)
-        m.target = *code::functionAt(p->image, static_cast<uint64_t>(m.imm));
+        m.target = *code::functionAt(p->image, static_cast<uint64_t>(m.s.imm));
   for (const obj::ImageEntry& e : p->image.entries)
     p->entries.push_back(e.function);
   return p;

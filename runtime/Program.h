@@ -146,16 +146,13 @@ enum class MKind : uint8_t {
 
 using AluOp = obj::code::AluOp; // the scalar operations, as obj/ImageCode decodes them
 
+/// One micro-op. The scalar kinds (Alu..Store) carry the decoded operation itself (`s`, as
+/// obj/ImageCode reads it, with rd 0 redirected to kSinkReg); BlockInfo uses s.rd and s.imm (which
+/// query); Call uses s.imm (the call's text target) until the callee's index is known.
 struct MOp {
   MKind kind = MKind::Ret;
-  AluOp op = AluOp::Add;
-  uint8_t rd = kSinkReg, rs1 = 0, rs2 = 0, rs3 = 0;
-  uint8_t rtype = 0, shamt = 0, size = 8;
-  bool useImm = false, isSigned = false;
-  isa::FpOp fp = isa::FpOp::Add;
-  uint8_t fpSrc = 0, fpDst = 0;
-  int64_t imm = 0;
-  uint32_t target = 0;     // Jump/JumpIf: micro-op index; Tile: TileInst index
+  obj::code::ScalarOp s{};
+  uint32_t target = 0;     // Jump/JumpIf: micro-op index; Tile: TileInst index; Call: function
   uint32_t textOffset = 0; // image .text offset of the word (for source locations)
 };
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "isa/Isa.h"
+#include "support/Result.h"
 
 #include <array>
 #include <cstdint>
@@ -27,27 +28,11 @@ struct Image;
 
 namespace pto::rt {
 
-/// A runtime or load error. `message` is complete, e.g.
+/// A runtime or load error (support/Result.h). `message` is complete, e.g.
 /// "softmax.pto:31:9: runtime error: TLOAD reads past the end of argument %arg0".
-struct Error {
-  std::string message;
-};
+using Error = pto::Error;
 using Status = std::optional<Error>; // nullopt = success
-
-template <typename T> class Result {
-public:
-  Result(T v) : v_(std::move(v)) {}
-  Result(Error e) : v_(std::move(e)) {}
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() { return std::get<0>(v_); }
-  const T& value() const { return std::get<0>(v_); }
-  T* operator->() { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
-
-private:
-  std::variant<T, Error> v_;
-};
+template <typename T> using Result = pto::Result<T>;
 
 /// A typed host buffer: element type, shape (row-major), raw little-endian element bits.
 /// Packed 4-bit types hold two elements per byte (element 2k in the low nibble).

@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
       scalarsGiven.insert(name);
       continue;
     }
-    Result<Tensor> t = Error{};
+    rt::Result<Tensor> t = Error{};
     if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".npy") == 0) {
       t = readNpy(spec);
     } else {

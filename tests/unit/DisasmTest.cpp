@@ -16,13 +16,13 @@ namespace {
 
 void emit(obj::ObjectFile& o, const enc::Inst& in) {
   auto e = enc::encode(in);
-  ASSERT_TRUE(e.ok()) << e.error();
+  ASSERT_TRUE(e.ok()) << e.error().message;
   for (unsigned i = 0; i < e->bits / 8; ++i)
     o.text.push_back(static_cast<uint8_t>(e->value >> (8 * i)));
 }
 void emitText(obj::ObjectFile& o, std::string_view text) {
   auto in = enc::parse(text, {.extensions = true});
-  ASSERT_TRUE(in.ok()) << text << ": " << in.error();
+  ASSERT_TRUE(in.ok()) << text << ": " << in.error().message;
   emit(o, *in);
 }
 enc::Inst start(std::string_view op, std::string_view dt) {

@@ -41,12 +41,12 @@ std::string hex(uint64_t v) {
 void expectWorked(std::string_view text, uint32_t word) {
   SCOPED_TRACE(std::string(text));
   auto p = parse(text);
-  ASSERT_TRUE(p) << p.error();
+  ASSERT_TRUE(p) << p.error().message;
   auto e = encode(*p);
-  ASSERT_TRUE(e) << e.error();
+  ASSERT_TRUE(e) << e.error().message;
   EXPECT_EQ(e->word32(), word) << hex(e->word32()) << " != " << hex(word);
   auto d = decode32(word);
-  ASSERT_TRUE(d) << d.error();
+  ASSERT_TRUE(d) << d.error().message;
   EXPECT_EQ(format(*d), text);
 }
 
@@ -197,11 +197,11 @@ TEST(EncodingConformance, EveryCatalogTileOpAndDataType) {
                          : family == "TLSU" ? (dt << 27 | function << 20 | 0x00011181u)
                                             : (dt << 27 | function << 20 | 0x00031181u);
       auto e = encode(tileStart(t->op, dt));
-      ASSERT_TRUE(e) << e.error();
+      ASSERT_TRUE(e) << e.error().message;
       EXPECT_EQ(e->word32(), formula) << "dt " << dt;
       EXPECT_EQ(catalogStartWord(t->op, dt), formula);
       auto d = decode32(formula);
-      ASSERT_TRUE(d) << d.error();
+      ASSERT_TRUE(d) << d.error().message;
       EXPECT_EQ(tileOpOf(*d), t->op);
       EXPECT_EQ(dataTypeOf(*d), dt);
       std::string text = format(*d);
@@ -210,7 +210,7 @@ TEST(EncodingConformance, EveryCatalogTileOpAndDataType) {
                               : std::string(o["command_mnemonic"]) + " ";
       EXPECT_EQ(text.rfind(start, 0), 0u) << text;
       auto p = parse(text);
-      ASSERT_TRUE(p) << p.error();
+      ASSERT_TRUE(p) << p.error().message;
       EXPECT_EQ(encode(*p)->word32(), formula);
       ++checked;
     }
@@ -257,16 +257,16 @@ TEST(EncodingConformance, SpecVectors) {
       // e.g. "[scalar form addi_32_...] addi RegDst=0, ...": a scalar word the AVS executes.
       std::string mn = asmText.substr(asmText.find(']') + 2);
       mn = mn.substr(0, mn.find(' '));
-      ASSERT_TRUE(d) << d.error();
+      ASSERT_TRUE(d) << d.error().message;
       EXPECT_EQ(info(d->form).mnemonic(), mn);
       ++scalar;
       continue;
     }
     if (legal) {
-      ASSERT_TRUE(d) << d.error();
+      ASSERT_TRUE(d) << d.error().message;
       EXPECT_EQ(format(*d), asmText);
       auto e = encode(*d);
-      ASSERT_TRUE(e) << e.error();
+      ASSERT_TRUE(e) << e.error().message;
       // Bits that are neither fixed nor in a field (bits 8:7 of the source-only B.IOT forms)
       // are don't-care: the encoder writes 0 there, everything else is reproduced exactly.
       uint64_t covered = info(d->form).mask;
@@ -275,7 +275,7 @@ TEST(EncodingConformance, SpecVectors) {
           covered |= ((uint64_t(1) << pc.width) - 1) << pc.instrLsb;
       EXPECT_EQ(e->value, word & covered);
       auto p = parse(asmText);
-      ASSERT_TRUE(p) << p.error();
+      ASSERT_TRUE(p) << p.error().message;
       EXPECT_EQ(*p, *d);
       // Extensions never change the meaning of an accepted word.
       ASSERT_TRUE(dx);
@@ -315,11 +315,11 @@ TEST(EncodingExtension, WordsAreRejectedByStrictDecoder) {
     if (t.family != TileFamily::EXT) continue;
     for (unsigned dt : kConcrete) {
       auto e = encode(tileStart(t.op, dt));
-      ASSERT_TRUE(e) << e.error();
+      ASSERT_TRUE(e) << e.error().message;
       EXPECT_EQ(e->word32(), dt << 27 | t.function << 20 | 0x00039181u);
       EXPECT_FALSE(decode32(e->word32())) << hex(e->word32());
       auto d = decode32(e->word32(), {.extensions = true});
-      ASSERT_TRUE(d) << d.error();
+      ASSERT_TRUE(d) << d.error().message;
       EXPECT_EQ(tileOpOf(*d), t.op);
       EXPECT_EQ(dataTypeOf(*d), dt);
       ++n;
@@ -348,7 +348,7 @@ TEST(EncodingExtension, WordsAreRejectedByStrictDecoder) {
 TEST(EncodingExtension, ControlBlocks) {
   DecodeOptions x{.extensions = true};
   auto p = parse("BSTART.EXT SET_FLAG, PIPE_MTE2, PIPE_V", x);
-  ASSERT_TRUE(p) << p.error();
+  ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(*p, extControl(ExtCtl::SET_FLAG, Pipe::MTE2, Pipe::V));
   EXPECT_EQ(format(*p), "BSTART.EXT SET_FLAG, PIPE_MTE2, PIPE_V");
   EXPECT_FALSE(parse("BSTART.EXT SET_FLAG, PIPE_MTE2, PIPE_V")); // extensions off
@@ -409,14 +409,14 @@ void roundTrip(const Inst& in, unsigned& n) {
   if (!e) return; // only encodable values are properties
   SCOPED_TRACE(format(in) + " " + hex(e->value));
   auto d = decode(e->value, e->bits, {.extensions = true});
-  ASSERT_TRUE(d) << d.error();
+  ASSERT_TRUE(d) << d.error().message;
   EXPECT_EQ(*d, in);
   auto e2 = encode(*d);
   ASSERT_TRUE(e2);
   EXPECT_EQ(*e2, *e);
   std::string text = format(*d);
   auto p = parse(text, {.extensions = true});
-  ASSERT_TRUE(p) << p.error();
+  ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(*p, in);
   EXPECT_EQ(format(*p), text);
   ++n;
@@ -479,7 +479,7 @@ TEST(EncodingProperty, AcceptedRandomWordsRoundTripThroughText) {
       ++accepted;
       std::string text = format(*d);
       auto p = parse(text, {.extensions = true});
-      ASSERT_TRUE(p) << hex(value) << " '" << text << "': " << p.error();
+      ASSERT_TRUE(p) << hex(value) << " '" << text << "': " << p.error().message;
       auto e2 = encode(*p);
       ASSERT_TRUE(e2) << text;
       ASSERT_EQ(e2->value, value) << "'" << text << "' loses bits of " << hex(value);
@@ -503,7 +503,7 @@ TEST(EncodingProperty, LengthDecodeFromBytes) {
     bytes.push_back(0);
     size_t used = 0;
     auto d = decodeBytes(bytes, used, {.extensions = true});
-    ASSERT_TRUE(d) << f.idName << ": " << d.error();
+    ASSERT_TRUE(d) << f.idName << ": " << d.error().message;
     EXPECT_EQ(used, e->bits / 8) << f.idName;
     EXPECT_EQ(*d, in) << f.idName;
   }
@@ -553,12 +553,12 @@ TEST(EncodingText, CanonicalRoundTripAndAliases) {
                         "and a0, a1.not, ->a2"}) {
     SCOPED_TRACE(t);
     auto p = parse(t);
-    ASSERT_TRUE(p) << p.error();
+    ASSERT_TRUE(p) << p.error().message;
     EXPECT_EQ(format(*p), t);
     auto e = encode(*p);
-    ASSERT_TRUE(e) << e.error();
+    ASSERT_TRUE(e) << e.error().message;
     auto d = decode(e->value, e->bits);
-    ASSERT_TRUE(d) << d.error();
+    ASSERT_TRUE(d) << d.error().message;
     EXPECT_EQ(format(*d), t);
   }
   // Accepted input spellings that print canonically.
@@ -574,7 +574,7 @@ TEST(EncodingText, CanonicalRoundTripAndAliases) {
   };
   for (auto [in, out] : aliases) {
     auto p = parse(in);
-    ASSERT_TRUE(p) << in << ": " << p.error();
+    ASSERT_TRUE(p) << in << ": " << p.error().message;
     EXPECT_EQ(format(*p), out);
   }
   // Rejected text.
@@ -601,7 +601,7 @@ TEST(EncodingScalar, Materialize64) {
     ASSERT_FALSE(seq.empty());
     for (const Inst& in : seq) {
       auto e = encode(in);
-      EXPECT_TRUE(e) << hex(v) << ": " << e.error();
+      EXPECT_TRUE(e) << hex(v) << ": " << e.error().message;
     }
   }
   EXPECT_EQ(materialize64(2, 0x123456789abcdef0, 3).size(), 3u);

@@ -33,7 +33,8 @@ std::vector<enc::Inst> decodeAll(const obj::ObjectFile& o) {
   while (pc < o.text.size()) {
     size_t n = 0;
     auto d = enc::decodeBytes(std::span(o.text).subspan(pc), n, {.extensions = true});
-    EXPECT_TRUE(d.ok()) << "undecodable word at " << pc << ": " << (d.ok() ? "" : d.error());
+    EXPECT_TRUE(d.ok()) << "undecodable word at " << pc << ": "
+                        << (d.ok() ? "" : d.error().message);
     if (!d) break;
     out.push_back(*d);
     pc += n;

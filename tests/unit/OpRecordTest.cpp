@@ -117,7 +117,7 @@ TEST(OpRecord, EveryOpHasEveryLayer) {
     EXPECT_EQ(e != nullptr, !kNoEncoding.count(op.id)) << "encoding (isa/Encoding.def)";
     if (e) {
       auto w = isa::enc::encode(isa::enc::tileStart(e->op, 1));
-      EXPECT_TRUE(w) << "start word: " << w.error();
+      EXPECT_TRUE(w) << "start word: " << w.error().message;
     }
     // cpu kernel (runtime/cpu), by the real role assignment and kernel selection.
     std::string why;

@@ -2,6 +2,7 @@
 // host compiler's _Float16 conversions (libgcc's soft-float), a bf16 rounding formula written here,
 // and hand-picked edge values (NaN, -0, infinities, subnormals, saturation).
 #include "isa/ScalarFp.h"
+#include "isa/Numerics.h"
 
 #include <gtest/gtest.h>
 
@@ -73,6 +74,14 @@ TEST(ScalarFp, FromInteger) {
   EXPECT_EQ(scalarFp(FpOp::SCvtF, 0, kToF64, static_cast<uint64_t>(int64_t{-7}), 0), db(-7.0));
   EXPECT_EQ(scalarFp(FpOp::SCvtF, 1, kToF16, 2049, 0), 0x6800u);  // 2048: tie to even
   EXPECT_EQ(scalarFp(FpOp::SCvtF, 1, kToF16, 70000, 0), 0x7C00u); // overflow: +inf
+  // -(0x3D20000000000080): 8 significant bits 11110100, then 10 and a 1 at bit 7: above the
+  // half, so it rounds up (1 10111100 1110101). Rounding first to a double (53 bits) drops the
+  // bit-7 one and makes it a tie, which the exported C++ used to round down to even.
+  EXPECT_EQ(scalarFp(FpOp::SCvtF, 0, kToBf16, 0xC2DFFFFFFFFFFF80ull, 0), 0xDE75u);
+  EXPECT_EQ(scalarFp(FpOp::UCvtF, 0, kToF16, (uint64_t{1} << 40) + (uint64_t{1} << 29) + 1, 0),
+            0x7C00u); // 2^40 overflows f16 (max 65504)
+  EXPECT_EQ(scalarFp(FpOp::UCvtF, 0, kToF16, (uint64_t{1} << 15) + (uint64_t{1} << 4) + 1, 0),
+            0x7801u); // 2^15 + 16 + 1: above the tie at 2^15 + 16, rounds up to 2^15 + 32
 }
 
 /// bf16 from f32 by the rounding rule itself: add half an ulp minus one plus the lsb, truncate.
@@ -107,6 +116,99 @@ TEST(ScalarFp, FloatConversionsAgreeWithTheHostOnRandomInputs) {
     checked += 4;
   }
   EXPECT_GT(checked, 1500000u);
+}
+
+/// Random bits biased towards the interesting places of a float: small and large exponents,
+/// integers near the limits of each width, NaNs, infinities and zeros.
+uint64_t interestingBits(std::mt19937_64& rng, bool f32) {
+  switch (rng() % 4) {
+  case 0: // any bits
+    return f32 ? rng() & 0xFFFFFFFFu : rng();
+  case 1: { // an integer-valued float near a power of two (the fcvtz saturation edges)
+    const double v = std::ldexp(1.0, static_cast<int>(rng() % 66)) +
+                     static_cast<double>(static_cast<int>(rng() % 5) - 2);
+    const double s = (rng() & 1) ? -v : v;
+    return f32 ? std::bit_cast<uint32_t>(static_cast<float>(s)) : std::bit_cast<uint64_t>(s);
+  }
+  case 2: { // tiny and huge magnitudes (subnormal results, overflow)
+    const double v = std::ldexp(static_cast<double>(rng() % 4096) / 4096.0 + 1.0,
+                                static_cast<int>(rng() % 80) - 40 + ((rng() & 1) ? -100 : 0));
+    return f32 ? std::bit_cast<uint32_t>(static_cast<float>(v)) : std::bit_cast<uint64_t>(v);
+  }
+  default: { // specials
+    constexpr uint64_t k32[] = {0x7FC00000u, 0xFF800001u, 0x7F800000u, 0xFF800000u, 0, 0x80000000u};
+    constexpr uint64_t k64[] = {0x7FF8000000000000ull,
+                                0xFFF0000000000001ull,
+                                0x7FF0000000000000ull,
+                                0xFFF0000000000000ull,
+                                0,
+                                0x8000000000000000ull};
+    return f32 ? k32[rng() % 6] : k64[rng() % 6];
+  }
+  }
+}
+
+// The FSU (isa/ScalarSemantics.inc, the text the C++ export embeds too) against the tile
+// conversions of isa/Numerics, a separate implementation of the same rounding rules, on random
+// inputs for every source width and every destination the scalar unit converts to.
+TEST(ScalarFp, ConversionsAgreeWithTheTileNumerics) {
+  std::mt19937_64 rng(20261202);
+  unsigned checked = 0;
+  const DType floatDst[] = {DType::F64, DType::F32, DType::F16, DType::BF16};
+  const DType intDst[] = {DType::U64, DType::U32, DType::U16, DType::U8,
+                          DType::I64, DType::I32, DType::I16, DType::I8};
+  for (int i = 0; i < 200000; ++i) {
+    for (unsigned t : {kF32, kF64}) {
+      const uint64_t a = interestingBits(rng, t == kF32);
+      const DType src = t == kF32 ? DType::F32 : DType::F64;
+      const bool nan = t == kF32 ? std::isnan(std::bit_cast<float>(static_cast<uint32_t>(a)))
+                                 : std::isnan(std::bit_cast<double>(a));
+      for (DType dst : floatDst) {
+        const unsigned code = *fpDstCode(dst);
+        if (dst == src) { // fcvt to its own format only canonicalises NaNs
+          const uint64_t self = t == kF32 ? a & 0xFFFFFFFFu : a;
+          ASSERT_EQ(scalarFp(FpOp::Cvt, t, code, a, 0),
+                    nan ? (t == kF32 ? 0x7FC00000u : 0x7FF8000000000000ull) : self);
+        }
+        const uint64_t want =
+            nan ? encodeFromDouble(dst, std::nan(""), RoundMode::CAST_RINT, SatMode::OFF)
+                : convert(src, dst, a, RoundMode::CAST_RINT, SatMode::OFF);
+        if (dst != src) {
+          ASSERT_EQ(scalarFp(FpOp::Cvt, t, code, a, 0), want) << std::hex << a << " " << code;
+        }
+        // Integers: the same bits read as a 32-bit (t 1) or 64-bit (t 0) integer.
+        const DType si = t == kF32 ? DType::I32 : DType::I64;
+        const DType ui = t == kF32 ? DType::U32 : DType::U64;
+        ASSERT_EQ(scalarFp(FpOp::SCvtF, t, code, a, 0),
+                  convert(si, dst, a, RoundMode::CAST_RINT, SatMode::OFF))
+            << std::hex << a;
+        ASSERT_EQ(scalarFp(FpOp::UCvtF, t, code, a, 0),
+                  convert(ui, dst, a, RoundMode::CAST_RINT, SatMode::OFF))
+            << std::hex << a;
+        checked += 3;
+      }
+      for (DType dst : intDst) {
+        const unsigned w = bitWidth(dst);
+        uint64_t want = nan ? 0 : convert(src, dst, a, RoundMode::CAST_TRUNC, SatMode::ON);
+        if (info(dst).kind == DTypeKind::SInt && w < 64) // registers hold it sign-extended
+          want = static_cast<uint64_t>(static_cast<int64_t>(want << (64 - w)) >> (64 - w));
+        ASSERT_EQ(scalarFp(FpOp::CvtZ, t, *intDstCode(dst), a, 0), want)
+            << std::hex << a << " " << spelling(dst);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 5000000u);
+}
+
+TEST(ScalarFp, ConvertsOnlyToTheFormatsTheSharedSemanticsDefine) {
+  // FP8 and the 32-bit compute formats are not FSU destinations (the runtime refuses the word).
+  for (unsigned code : {2u, 3u, 6u, 7u, 8u, 13u})
+    EXPECT_FALSE(fpDstType(code)) << code;
+  EXPECT_EQ(fpDstType(4), DType::F16);
+  EXPECT_EQ(fpDstType(5), DType::BF16);
+  for (unsigned code : {4u, 5u, 6u, 7u, 12u})
+    EXPECT_FALSE(intDstType(code)) << code;
 }
 
 } // namespace

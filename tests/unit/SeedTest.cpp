@@ -43,14 +43,14 @@ TEST(Seed, TdequantStartWordIsTheSeeds) {
   // The start word is (DataType << 27) | (Mode << 25) | (Function << 20) | 0x19181.
   // S8 (code 19) and S16 (code 18) are the seed's two source types.
   auto s8 = encode(tileStart(op->op, 19));
-  ASSERT_TRUE(s8) << s8.error();
+  ASSERT_TRUE(s8) << s8.error().message;
   EXPECT_EQ(s8->word32(), 0x9EB19181u);
   auto s16 = encode(tileStart(op->op, 18));
-  ASSERT_TRUE(s16) << s16.error();
+  ASSERT_TRUE(s16) << s16.error().message;
   EXPECT_EQ(s16->word32(), (18u << 27) | (3u << 25) | (11u << 20) | 0x19181u);
   // The seed's spelling parses to the same word; it prints with the SFU engine name.
   auto p = parse("BSTART.TEPL TDEQUANT, S8");
-  ASSERT_TRUE(p) << p.error();
+  ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(encode(*p)->word32(), 0x9EB19181u);
   EXPECT_EQ(disassemble(0x9EB19181u, 32), "BSTART.SFU TDEQUANT, S8");
   // Our tdequant (per-row scale/offset tiles) is this selector, not an extension op.
