@@ -317,36 +317,31 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   switch (info.id) {
   case isa::OpId::TCVT: {
     const isa::DType s = f.fn->type(src).tile.dtype, d = f.fn->type(dst).tile.dtype;
-    t.hasDatr = true;
-    t.datrType = code(d);
-    t.rmode = enc::rmodeCode(
+    enc::Datr datr{.dataType = code(d)};
+    datr.rmode = enc::rmodeCode(
         isa::parseRoundMode(attrWord(op, "rmode")).value_or(isa::RoundMode::CAST_RINT));
     const std::string sat = attrWord(op, "sat_mode");
-    t.sat = sat.empty() ? isa::cvtSaturatesByDefault(s, d) : sat == "ON";
-    t.pad = 0;
+    datr.sat = sat.empty() ? isa::cvtSaturatesByDefault(s, d) : sat == "ON";
+    t.datr = datr;
     break;
   }
   case isa::OpId::TCMP:
   case isa::OpId::TCMPS:
-    t.hasDatr = true;
-    t.datrType = code(f.fn->type(src).tile.dtype);
-    t.cmode = enc::cmodeCode(isa::parseCmpMode(attrWord(op, "cmpMode")).value_or(isa::CmpMode::EQ));
-    t.pad = 0;
+    t.datr = enc::Datr{.dataType = code(f.fn->type(src).tile.dtype)};
+    t.datr->cmode =
+        enc::cmodeCode(isa::parseCmpMode(attrWord(op, "cmpMode")).value_or(isa::CmpMode::EQ));
     break;
   case isa::OpId::TDEQUANT:
   case isa::OpId::TQUANT:
-    t.hasDatr = true;
-    t.datrType = code(f.fn->type(dst).tile.dtype);
-    t.pad = 0;
+    t.datr = enc::Datr{.dataType = code(f.fn->type(dst).tile.dtype)};
     break;
   case isa::OpId::TLOAD:
   case isa::OpId::TPREFETCH:
   case isa::OpId::TSTORE:
     if (view) {
-      t.hasDatr = true;
-      t.datrType = code(view->elem); // the GM element type (a converting store names it)
+      // The GM element type (a converting store names it).
+      t.datr = enc::Datr{.dataType = code(view->elem)};
       t.gmDn = view->dn;
-      t.pad = 0;
     }
     break;
   default:

@@ -131,15 +131,7 @@ private:
     tile_.op = tb.op;
     tile_.name = isa::enc::info(tb.encOp).name.data();
     tile_.startType = tb.startType;
-    if (tb.datr) {
-      tile_.hasDatr = true;
-      tile_.datrType = tb.datr->dataType;
-      tile_.rmode = tb.datr->rmode;
-      tile_.cmode = tb.datr->cmode;
-      tile_.pad = tb.datr->pad;
-      tile_.sat = tb.datr->sat;
-      tile_.layout = tb.datr->layout;
-    }
+    tile_.datr = tb.datr;
     std::copy(std::begin(tb.dim), std::end(tb.dim), tile_.dim);
     if (tb.ior) {
       for (unsigned i = 0; i < 3; ++i)
@@ -161,8 +153,9 @@ private:
   /// the fractal GM layouts are load errors.
   std::optional<std::string> gmLayout() {
     const bool load = tile_.op == isa::OpId::TLOAD || tile_.op == isa::OpId::TPREFETCH;
-    if ((!load && tile_.op != isa::OpId::TSTORE) || tile_.layout == 0) return std::nullopt;
-    const std::string_view name = enc::layoutName(tile_.layout);
+    if ((!load && tile_.op != isa::OpId::TSTORE) || !tile_.datr || tile_.datr->layout == 0)
+      return std::nullopt;
+    const std::string_view name = enc::layoutName(tile_.datr->layout);
     const std::string_view gm =
         load ? name.substr(0, name.find('2')) : name.substr(name.rfind('2') + 1);
     if (gm == "DN")

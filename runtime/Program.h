@@ -98,10 +98,7 @@ struct TileInst {
   isa::OpId op{};
   const char* name = "";                  // spec name for messages (TLOAD, TADD, ...)
   isa::DType startType = isa::DType::F32; // BSTART DataType (data the op reads)
-  bool hasDatr = false;
-  unsigned datrType = 0, rmode = 0, cmode = 0, pad = 3;
-  bool sat = false;
-  unsigned layout = 0;        // B.DATR Layout (TLOAD/TSTORE: the GM side, e.g. DN2ND)
+  std::optional<isa::enc::Datr> datr;     // B.DATR, as decoded (Layout: TLOAD/TSTORE's GM side)
   bool gmDn = false;          // TLOAD/TSTORE: GM is column-major (stride = between columns)
   Bound dim[3];               // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
   uint8_t ior[3] = {0, 0, 0}; // B.IOR sources

@@ -154,9 +154,9 @@ bool selectConvertKernel(TileInst& t, std::optional<std::string>& err) {
   switch (t.op) {
   case OpId::TCVT: {
     if (missing({t.dst, t.src0})) return true;
-    t.round = roundOf(t.rmode);
-    t.satMode =
-        t.sat ? isa::SatMode::ON : isa::SatMode::OFF; // the assembler writes the effective mode
+    t.round = roundOf(t.datr ? t.datr->rmode : 0);
+    // The assembler writes the effective mode.
+    t.satMode = t.datr && t.datr->sat ? isa::SatMode::ON : isa::SatMode::OFF;
     if (d == DType::F32 && s == DType::F16)
       t.kernel = &kCvtWiden<DType::F16>;
     else if (d == DType::F32 && s == DType::BF16)

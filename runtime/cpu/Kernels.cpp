@@ -532,6 +532,7 @@ template <DType D> void kCmp(Core& c, const TileInst& t) {
     return;
   Acc<S> a(c, oa);
   const auto s = scalarOf<S, D>(t.scalar(c, 0));
+  const unsigned cmode = t.datr ? t.datr->cmode : 0; // EQ without a B.DATR
   uint8_t* base = c.buf[od.loc] + od.offset;
   const unsigned bits = isa::bitWidth(od.dtype);
   for (uint32_t r = 0; r < vr; ++r)
@@ -539,7 +540,7 @@ template <DType D> void kCmp(Core& c, const TileInst& t) {
       auto x = Tr<D>::ld(a.at(r, j));
       auto y = scalar ? s : Tr<D>::ld(Acc<S>(c, t.tiles[t.src1]).at(r, j));
       bool v = false;
-      switch (t.cmode) {
+      switch (cmode) {
       case 0:
         v = x == y;
         break;

@@ -106,8 +106,8 @@ void kStoreDn(Core& c, const TileInst& t) {
   if (!fits(c, t, os, vr, vc) || vr == 0 || vc == 0) return;
   const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
   DType gmType = os.dtype;
-  if (t.hasDatr && t.datrType != enc::kDataTypeNone && t.datrType != 0)
-    if (auto d = enc::dtypeOfCode(t.datrType)) gmType = *d;
+  if (t.datr && t.datr->dataType != enc::kDataTypeNone && t.datr->dataType != 0)
+    if (auto d = enc::dtypeOfCode(t.datr->dataType)) gmType = *d;
   const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType);
   uint8_t* dst = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * (gbits / 8), "TSTORE", true);
   if (!dst) return;
@@ -130,8 +130,8 @@ void kStore(Core& c, const TileInst& t) {
   const uint64_t addr = t.scalar(c, 0), stride = t.scalar(c, 1);
   const GmRegion* g = c.regionOf(addr);
   DType gmType = g && isa::bitWidth(g->dtype) != isa::bitWidth(os.dtype) ? g->dtype : os.dtype;
-  if (t.hasDatr && t.datrType != enc::kDataTypeNone && t.datrType != 0)
-    if (auto d = enc::dtypeOfCode(t.datrType)) gmType = *d;
+  if (t.datr && t.datr->dataType != enc::kDataTypeNone && t.datr->dataType != 0)
+    if (auto d = enc::dtypeOfCode(t.datr->dataType)) gmType = *d;
   const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType), geb = gbits / 8;
   const uint64_t span =
       (vr - 1) * stride + (uint64_t{vc} * gbits + 7) / 8; // packed 4-bit rows round up

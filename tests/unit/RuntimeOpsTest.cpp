@@ -539,7 +539,7 @@ TEST(RuntimeFastPaths, CvtF32ToF16MatchesPortable) {
   const uint32_t rows = static_cast<uint32_t>(xs.size() / 1024);
   for (bool sat : {false, true}) {
     TileCase c(isa::OpId::TCVT, {DType::F16, DType::F32}, rows, 1024, rows, 1024);
-    c.inst.sat = sat;
+    c.inst.datr = isa::enc::Datr{.sat = sat};
     for (size_t i = 0; i < xs.size(); ++i)
       c.set<uint32_t>(1, i, xs[i]);
     expectSameAsPortable(c, sat ? "tcvt sat" : "tcvt", [&](size_t k) {
