@@ -1,4 +1,5 @@
 #include "asm/Disasm.h"
+#include "asm/DisasmImpl.h"
 
 #include "isa/Encoding.h"
 #include "support/Text.h"
@@ -124,111 +125,8 @@ std::string hexColumn(uint64_t value, unsigned bits) {
 
 namespace {
 
-// ================================================================ words of .text
-/// One printed line of .text: an instruction, or raw data when it does not decode (or does not
-/// re-encode to the same bits, so that reassembling the listing reproduces the bytes).
-struct Word {
-  uint64_t offset = 0;
-  unsigned size = 0;  // bytes
-  uint64_t value = 0; // as enc::Encoded::value
-  unsigned bits = 0;
-  std::string text;    // canonical text or a data directive
-  std::string comment; // why a word is data
-  bool ext = false;    // an extension-space instruction
-};
-
-uint64_t loadLE(const std::vector<uint8_t>& text, uint64_t off, unsigned n) {
-  uint64_t v = 0;
-  for (unsigned i = 0; i < n; ++i)
-    v |= static_cast<uint64_t>(text[off + i]) << (8 * i);
-  return v;
-}
-
-void rawWords(const std::vector<uint8_t>& text, uint64_t off, uint64_t end, const std::string& why,
-              std::vector<Word>& out) {
-  while (off < end) {
-    Word w;
-    w.offset = off;
-    w.comment = why;
-    if (end - off >= 4 && why.rfind("truncated", 0) != 0) {
-      // 32-bit pieces where they fit, 16-bit otherwise: the bytes are what matters.
-      w.size = 4;
-      w.bits = 32;
-      w.value = loadLE(text, off, 4);
-      w.text = ".word 0x" + hex(w.value, 8);
-    } else if (end - off >= 2) {
-      w.size = 2;
-      w.bits = 16;
-      w.value = loadLE(text, off, 2);
-      w.text = ".short 0x" + hex(w.value, 4);
-    } else {
-      w.size = 1;
-      w.bits = 8;
-      w.value = text[off];
-      w.text = ".byte 0x" + hex(w.value, 2);
-    }
-    off += w.size;
-    out.push_back(std::move(w));
-  }
-}
-
-std::vector<Word> decodeRange(const std::vector<uint8_t>& text, uint64_t begin, uint64_t end) {
-  std::vector<Word> out;
-  uint64_t off = begin;
-  while (off < end) {
-    size_t consumed = 0;
-    std::span<const uint8_t> bytes(text.data() + off, static_cast<size_t>(end - off));
-    auto r = enc::decodeBytes(bytes, consumed, enc::DecodeOptions{.extensions = true});
-    if (consumed == 0) {
-      rawWords(text, off, end, "truncated instruction", out);
-      break;
-    }
-    unsigned bits = static_cast<unsigned>(consumed * 8);
-    uint64_t value = 0;
-    for (unsigned i = 0; i < consumed / 2; ++i)
-      value |= loadLE(text, off + 2 * i, 2) << (16 * i);
-    std::string why;
-    if (r) {
-      auto e = enc::encode(*r);
-      if (!e || e->value != value || e->bits != bits) {
-        why = "non-canonical encoding of '" + enc::format(*r) + "'";
-      } else {
-        // The listing is reassembled from text, so the text itself must carry every bit.
-        auto p = enc::parse(enc::format(*r), enc::DecodeOptions{.extensions = true});
-        auto pe = p ? enc::encode(*p) : e;
-        if (!p || !pe || pe->value != value)
-          why = "'" + enc::format(*r) + "' does not spell every bit of the word";
-      }
-    } else {
-      why = r.error().message;
-    }
-    if (!why.empty()) {
-      // 48-bit: the prefix halfword, then the word; 64-bit: two words.
-      if (bits == 48) {
-        rawWords(text, off, off + 2, why, out);
-        rawWords(text, off + 2, off + 6, why, out);
-      } else {
-        rawWords(text, off, off + consumed, why, out);
-      }
-    } else {
-      Word w;
-      w.offset = off;
-      w.size = static_cast<unsigned>(consumed);
-      w.value = value;
-      w.bits = bits;
-      w.text = enc::format(*r);
-      w.ext = r->formInfo().group == enc::FormGroup::Ext;
-      out.push_back(std::move(w));
-    }
-    off += consumed;
-  }
-  return out;
-}
-
-std::string wordHex(const Word& w) {
-  if (w.bits == 8) return hex(w.value, 2);
-  return hexColumn(w.value, w.bits);
-}
+using dis::Word;
+using dis::wordHex;
 
 std::string archName(isa::Arch a) {
   return std::string(isa::spelling(a));
@@ -568,7 +466,7 @@ std::string tileListing(const obj::ObjectFile& obj) {
 
 std::string rawListing(const obj::ObjectFile& obj) {
   std::string out;
-  for (const Word& w : decodeRange(obj.text, 0, obj.text.size()))
+  for (const Word& w : dis::listText(obj.text, 0, obj.text.size()).words)
     out += wordHex(w) + "\n";
   return out;
 }
@@ -681,7 +579,7 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
     relocLine(i);
 
   if (!obj.usesExtensions) {
-    for (const Word& w : decodeRange(obj.text, 0, obj.text.size()))
+    for (const Word& w : dis::listText(obj.text, 0, obj.text.size()).words)
       if (w.ext) {
         warn("the object uses extension words (at " + hex0x(w.offset) +
              ") but its ISA note does not declare them");
@@ -718,7 +616,14 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
       end = obj.text.size();
     }
     out += hex(f.textOffset, 16) + " <" + quoteName('@', f.name).substr(1) + ">:\n";
-    for (const Word& w : decodeRange(obj.text, f.textOffset, end)) {
+    const dis::TextListing listing = dis::listText(obj.text, f.textOffset, end);
+    auto nextBlock = listing.blocks.begin();
+    for (size_t wi = 0; wi < listing.words.size(); ++wi) {
+      const Word& w = listing.words[wi];
+      if (nextBlock != listing.blocks.end() && nextBlock->firstWord == wi) {
+        if (opts.blocks) out += dis::blockNote(obj, listing, *nextBlock) + "\n";
+        ++nextBlock;
+      }
       emitLinesUpTo(w.offset, true);
       out += addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text;
       std::string comment = w.comment;
@@ -737,7 +642,7 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
   if (lastWithWords == nf && !obj.text.empty()) {
     warn(".text has " + std::to_string(obj.text.size()) +
          " bytes outside any function; they cannot be reassembled:");
-    for (const Word& w : decodeRange(obj.text, 0, obj.text.size()))
+    for (const Word& w : dis::listText(obj.text, 0, obj.text.size()).words)
       out += ";" + addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text + "\n";
   }
   // Entries at the end of .text (also: an object without words) go last.
@@ -754,8 +659,8 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
 
 std::string disassemble(const obj::ObjectFile& obj, const DisasmOptions& opts,
                         std::span<const uint8_t> elfBytes) {
-  bool rawOnly = opts.raw && !(opts.disassemble || opts.source || opts.headers || opts.symbols ||
-                               opts.relocs || opts.tiles);
+  bool rawOnly = opts.raw && !(opts.disassemble || opts.source || opts.blocks || opts.headers ||
+                               opts.symbols || opts.relocs || opts.tiles);
   if (rawOnly) return rawListing(obj); // words only: diffable between files
   std::string out = opts.fileName + ":     file format elf64-pto (" + archName(obj.arch) + ")\n";
   std::vector<uint8_t> own;
@@ -769,7 +674,7 @@ std::string disassemble(const obj::ObjectFile& obj, const DisasmOptions& opts,
   if (opts.symbols) out += "\n" + symbolListing(elfBytes);
   if (opts.relocs) out += "\n" + relocListing(obj);
   if (opts.tiles) out += "\n" + tileListing(obj);
-  if (opts.disassemble || opts.source) out += "\n" + blockListing(obj, opts);
+  if (opts.disassemble || opts.source || opts.blocks) out += "\n" + blockListing(obj, opts);
   if (opts.raw) out += "\n" + rawListing(obj);
   return out;
 }

@@ -22,6 +22,10 @@ struct DisasmOptions {
   bool relocs = false;      // -r: relocations
   bool tiles = false;       // --tiles: per-function tile descriptor tables
   bool raw = false;         // --raw: the words of .text in hex, one instruction per line
+  /// --blocks: with -d/-S, a comment line before each block of the one block decoder
+  /// (obj/Blocks.h): its range, kind, what happens at its end and its target. Comments only, so
+  /// the listing still reassembles to the same object.
+  bool blocks = false;
   /// Printed in the header line ("<fileName>:     file format elf64-pto (a2a3)").
   std::string fileName = "<object>";
   /// -S: returns the text of a source file, or nothing when it cannot be read. When unset,

@@ -85,7 +85,8 @@ Generated generate(size_t ops) {
       add(b, {{cur, true, true, false}, {prev, true, false, false}});
     if (i % 8 == 3) { // set
       Block s;
-      s.kind = BlockKind::SetFlag;
+      s.kind = BlockKind::Control;
+      s.control = ExtCtl::SET_FLAG;
       const auto* p = pairs[(i / 8) % 3];
       s.srcPipe = p[0], s.dstPipe = p[1];
       pendingEvent = static_cast<int32_t>(g.pipes.size());
@@ -94,7 +95,8 @@ Generated generate(size_t ops) {
       g.blockEvent[add(s, {})] = pendingEvent;
     } else if (i % 8 == 6 && pendingEvent >= 0) { // wait
       Block w;
-      w.kind = BlockKind::WaitFlag;
+      w.kind = BlockKind::Control;
+      w.control = ExtCtl::WAIT_FLAG;
       w.srcPipe = g.pipes[static_cast<size_t>(pendingEvent)].first,
       w.dstPipe = g.pipes[static_cast<size_t>(pendingEvent)].second;
       g.blockEvent[add(w, {})] = pendingEvent;

@@ -117,31 +117,26 @@ private:
   std::optional<std::string> start(Block& b, const obj::code::BlockWords& bw, const enc::Inst& in) {
     if (bw.transfer == Transfer::Indirect)
       return where_ + ": indirect branch at " + at(bw.offset) + " (not supported by the linker)";
-    if (bw.kind == obj::code::BlockKind::Tile) {
-      b.kind = BlockKind::Tile;
-      b.op = enc::info(*enc::tileOpOf(in)).ours;
-    } else if (bw.kind == obj::code::BlockKind::Control) {
-      return control(b, in);
-    }
+    b.kind = bw.kind;
+    if (bw.kind == BlockKind::Tile) b.op = enc::info(*enc::tileOpOf(in)).ours;
+    if (bw.kind == BlockKind::Control) return control(b, bw.control, in);
     return std::nullopt;
   }
 
-  std::optional<std::string> control(Block& b, const enc::Inst& in) {
-    const int64_t ctl = in.get("CTL").value_or(0);
-    if (ctl == 1 || ctl == 2) {
-      b.kind = ctl == 1 ? BlockKind::SetFlag : BlockKind::WaitFlag;
+  /// The pipes of a sync block (set_flag, wait_flag: source and destination; pipe_barrier: its
+  /// pipe); other control ops (block index) have none the linker reads.
+  std::optional<std::string> control(Block& b, ExtCtl op, const enc::Inst& in) {
+    b.control = op;
+    if (op == ExtCtl::SET_FLAG || op == ExtCtl::WAIT_FLAG) {
       auto sp = enc::pipeOfCode(in.get("PipeA").value_or(0)),
            dp = enc::pipeOfCode(in.get("PipeB").value_or(0));
       if (!sp || !dp) return where_ + ": bad pipe in the sync word at " + at(b.offset);
       b.srcPipe = *sp;
       b.dstPipe = *dp;
-    } else if (ctl == 3) {
-      b.kind = BlockKind::Barrier;
+    } else if (op == ExtCtl::PIPE_BARRIER) {
       auto bp = enc::pipeOfCode(in.get("PipeA").value_or(0));
       if (!bp) return where_ + ": bad pipe in the barrier word at " + at(b.offset);
       b.srcPipe = b.dstPipe = *bp;
-    } else {
-      b.kind = BlockKind::Other;
     }
     return std::nullopt;
   }
@@ -160,7 +155,7 @@ private:
       }
       break;
     case enc::FormId::B_DIM_LB0:
-      if (b.kind == BlockKind::SetFlag || b.kind == BlockKind::WaitFlag) {
+      if (isFlag(b)) {
         b.eventWord = w.offset;
         b.eventId = *in.get("uimm17");
         b.dynamicEvent = in.get("RegSrc").value_or(0) != 0;

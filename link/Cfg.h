@@ -16,8 +16,11 @@
 
 namespace pto::link {
 
-using Transfer = obj::code::Transfer; // the one block decoder's (obj/Blocks.h)
-enum class BlockKind : uint8_t { Scalar, Tile, SetFlag, WaitFlag, Barrier, Other };
+// The one block decoder's (obj/Blocks.h): a block is scalar code, one tile op, or one extension
+// control op, whose op (ExtCtl) tells a sync block (SET_FLAG, WAIT_FLAG, PIPE_BARRIER) apart.
+using Transfer = obj::code::Transfer;
+using BlockKind = obj::code::BlockKind;
+using ExtCtl = isa::enc::ExtCtl;
 
 /// One tile operand of a tile block: a descriptor index of the function's tile table.
 struct TileUse {
@@ -31,15 +34,34 @@ struct Block {
   uint64_t offset = 0, end = 0; // byte offsets into .text: [offset, end)
   Transfer transfer = Transfer::Fall;
   BlockKind kind = BlockKind::Scalar;
+  ExtCtl control = ExtCtl::None;      // Control blocks: the op (obj::code::BlockWords::control)
   std::optional<isa::OpId> op;        // Tile blocks with a known op
   uint32_t firstUse = 0, numUses = 0; // TileUse range in FunctionCfg::uses
   isa::Pipe srcPipe = isa::Pipe::S,
-            dstPipe = isa::Pipe::S; // SetFlag / WaitFlag; Barrier: its pipe (both)
+            dstPipe = isa::Pipe::S; // set_flag / wait_flag; pipe_barrier: its pipe (both)
   int64_t eventId = 0;       // constant event id (GPR zero + uimm17); meaningful when !dynamicEvent
   bool dynamicEvent = false; // the id comes from a GPR
   uint64_t eventWord = UINT64_MAX; // .text offset of the B.DIM ->LB0 word, UINT64_MAX when absent
   int32_t succ[2] = {-1, -1};      // successor block indices (-1: none)
 };
+
+/// The sync blocks: a control block of that op.
+inline bool isControl(const Block& b, ExtCtl c) {
+  return b.kind == BlockKind::Control && b.control == c;
+}
+inline bool isSetFlag(const Block& b) {
+  return isControl(b, ExtCtl::SET_FLAG);
+}
+inline bool isWaitFlag(const Block& b) {
+  return isControl(b, ExtCtl::WAIT_FLAG);
+}
+/// set_flag or wait_flag: the blocks with an event.
+inline bool isFlag(const Block& b) {
+  return isSetFlag(b) || isWaitFlag(b);
+}
+inline bool isBarrier(const Block& b) {
+  return isControl(b, ExtCtl::PIPE_BARRIER);
+}
 
 struct FunctionCfg {
   std::vector<Block> blocks; // in address order; block 0 is the entry

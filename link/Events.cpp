@@ -43,7 +43,7 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
   const unsigned hw = hardwareEventIds(arch);
   for (uint32_t b = 0; b < nb; ++b) {
     const Block& blk = cfg.blocks[b];
-    if (blk.kind != BlockKind::SetFlag && blk.kind != BlockKind::WaitFlag) continue;
+    if (!isFlag(blk)) continue;
     int32_t v = b < blockEvent.size() ? blockEvent[b] : -1;
     if (v >= 0) {
       if (pipes[static_cast<size_t>(v)] != std::pair(blk.srcPipe, blk.dstPipe)) {
@@ -85,7 +85,7 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
       v = static_cast<int32_t>(it->second);
     }
     blockVar[b] = v;
-    (blk.kind == BlockKind::SetFlag ? sets : waits)[static_cast<size_t>(v)].push_back(b);
+    (isSetFlag(blk) ? sets : waits)[static_cast<size_t>(v)].push_back(b);
   }
   const size_t nv = varPipes.size();
   // Backward: from each wait to the sets that reach it (a wait reachable from the entry with no
@@ -94,7 +94,7 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
   for (uint32_t b = 0; b < nb; ++b)
     if (blockVar[b] >= 0)
       refs[static_cast<size_t>(blockVar[b])].push_back(
-          {b, cfg.blocks[b].kind == BlockKind::WaitFlag, cfg.blocks[b].kind == BlockKind::SetFlag});
+          {b, isWaitFlag(cfg.blocks[b]), isSetFlag(cfg.blocks[b])});
   std::vector<Interval> live = liveIntervals(cfg, refs);
   // Forward: from each set until the waits; another set on the way is a reuse while pending.
   std::vector<uint32_t> stamp(nb, 0), stack, seenAt(nb, 0);

@@ -599,8 +599,7 @@ SyncAnalysis decideSync(const std::vector<InputObject>& inputs, SyncMode mode) {
       const FunctionCfg* cfg = s.built->get();
       if (!cfg) continue;
       for (const Block& b : cfg->blocks)
-        s.explicitSync |= b.kind == BlockKind::SetFlag || b.kind == BlockKind::WaitFlag ||
-                          b.kind == BlockKind::Barrier;
+        s.explicitSync |= isFlag(b) || isBarrier(b);
       s.insert = mode == SyncMode::Insert || (mode == SyncMode::Auto && !s.explicitSync);
       a.any |= s.insert;
     }

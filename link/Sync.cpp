@@ -254,32 +254,38 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
     State st = isJoin(b) ? in[b] : std::move(in[b]);
     const Block& blk = cfg.blocks[b];
     switch (blk.kind) {
-    case BlockKind::SetFlag: {
-      uint16_t code = signalCode(blk);
-      for (Pending& p : st)
-        if (p.pipe == blk.srcPipe || (p.vis & pipeBit(blk.srcPipe))) {
-          auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
-          if (it == p.sig.end() || *it != code) p.sig.insert(it, code);
-        }
-      break;
-    }
-    case BlockKind::WaitFlag: {
-      uint16_t code = signalCode(blk);
-      for (Pending& p : st) {
-        auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
-        if (it != p.sig.end() && *it == code) {
-          p.sig.erase(it);
-          p.vis |= static_cast<uint8_t>(pipeBit(blk.dstPipe));
-        }
-      }
-      break;
-    }
-    case BlockKind::Barrier:
-      if (blk.srcPipe == isa::Pipe::All)
-        st.clear();
-      else
+    case BlockKind::Control: // the sync ops
+      switch (blk.control) {
+      case ExtCtl::SET_FLAG: {
+        uint16_t code = signalCode(blk);
         for (Pending& p : st)
-          if (p.pipe == blk.srcPipe) p.vis |= static_cast<uint8_t>(pipeBit(blk.srcPipe));
+          if (p.pipe == blk.srcPipe || (p.vis & pipeBit(blk.srcPipe))) {
+            auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
+            if (it == p.sig.end() || *it != code) p.sig.insert(it, code);
+          }
+        break;
+      }
+      case ExtCtl::WAIT_FLAG: {
+        uint16_t code = signalCode(blk);
+        for (Pending& p : st) {
+          auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
+          if (it != p.sig.end() && *it == code) {
+            p.sig.erase(it);
+            p.vis |= static_cast<uint8_t>(pipeBit(blk.dstPipe));
+          }
+        }
+        break;
+      }
+      case ExtCtl::PIPE_BARRIER:
+        if (blk.srcPipe == isa::Pipe::All)
+          st.clear();
+        else
+          for (Pending& p : st)
+            if (p.pipe == blk.srcPipe) p.vis |= static_cast<uint8_t>(pipeBit(blk.srcPipe));
+        break;
+      default:
+        break;
+      }
       break;
     case BlockKind::Tile: {
       const isa::Pipe q = pipes[b].value_or(isa::Pipe::V);

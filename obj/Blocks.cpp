@@ -40,6 +40,8 @@ BlockWords open(const Word& w, uint32_t index) {
   if (!w.inst.formInfo().startsBlock()) return b;
   b.hasStart = true;
   b.kind = kindOf(w.inst);
+  if (b.kind == BlockKind::Control)
+    b.control = static_cast<enc::ExtCtl>(w.inst.get("CTL").value_or(0));
   b.transfer = transferOf(w.inst.flow());
   if (auto off = w.inst.labelOffset())
     if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond ||

@@ -39,6 +39,8 @@ struct BlockWords {
   uint64_t offset = 0, end = 0;
   bool hasStart = false; // the first word is a start word (else the block is implicit: Fall)
   BlockKind kind = BlockKind::Scalar;
+  /// Control blocks: the start word's op (its CTL field: SET_FLAG, WAIT_FLAG, PIPE_BARRIER, ...).
+  isa::enc::ExtCtl control = isa::enc::ExtCtl::None;
   Transfer transfer = Transfer::Fall;
   /// Direct, Cond and Call: the start word's offset plus its Label field's byte offset (not
   /// checked here: a consumer decides what a target must be).

@@ -79,11 +79,14 @@ int main(int argc, char** argv) {
   app.add_flag("-r,--reloc", opts.relocs, "The relocations");
   app.add_flag("--tiles", opts.tiles, "The tile descriptor table of every function");
   app.add_flag("--raw", opts.raw, "The words of .text in hex, one instruction per line");
+  app.add_flag("--blocks", opts.blocks,
+               "Like -d, with a comment before each block: its kind, end and branch target");
   bool cpp = false, cppHost = false;
   app.add_flag("--cpp", cpp, "A linked image as pto-isa C++ (docs/cpp-export.md); alone");
   app.add_flag("--cpp-host", cppHost, "The host launcher of a linked image's C++ export; alone");
   CLI11_PARSE(app, argc, argv);
   if (cpp || cppHost) return exportCpp(files, cppHost);
+  if (opts.blocks && !opts.source) opts.disassemble = true;
   if (!(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs ||
         opts.tiles || opts.raw)) {
     std::cerr << "pto-objdump: error: give at least one of -d, -S, -h, -t, -r, --tiles, --raw\n"

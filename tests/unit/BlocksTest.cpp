@@ -92,6 +92,9 @@ TEST(Blocks, HandWrittenFunction) {
   }
   EXPECT_FALSE(d.code.blockStartingAt(0x04));
   EXPECT_FALSE(d.code.blockStartingAt(0x14)); // the stray C.BSTOP opens no block
+  // The control block carries its op (the CTL field); the others carry none.
+  for (size_t i = 0; i < d.code.blocks.size(); ++i)
+    EXPECT_EQ(d.code.blocks[i].control, i == 5 ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::None) << i;
 }
 
 TEST(Blocks, CompactStartsByBrType) {

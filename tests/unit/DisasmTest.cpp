@@ -288,6 +288,84 @@ TEST(Disasm, UndecodableWordIsData) {
       << l;
 }
 
+/// A function of every kind of block, with an undecodable word in the middle of the COND block.
+obj::ObjectFile blocksSample() {
+  obj::ObjectFile o;
+  o.arch = isa::Arch::A5;
+  o.usesExtensions = true;
+  emitText(o, "BSTART.STD FALL");            // 0x00 scalar
+  emitText(o, "addi zero, 1, ->a3");         // 0x04
+  emitText(o, "BSTART COND, pc+24");         // 0x08 scalar, COND -> 0x20
+  emitText(o, "setc.ge a4, a3");             // 0x0c
+  for (uint8_t b : {0xef, 0xbe, 0xad, 0xde}) // 0x10 undecodable
+    o.text.push_back(b);
+  emitText(o, "addi zero, 2, ->a3");                     // 0x14 implicit block
+  emitText(o, "BSTOP");                                  // 0x18
+  emitText(o, "BSTART.EXT SET_FLAG, PIPE_MTE2, PIPE_V"); // 0x1c control
+  emitText(o, "BSTOP");                                  // 0x20
+  emit(o, start("TADD", "FP32"));                        // 0x24 tile
+  emitText(o, "BSTOP");                                  // 0x28
+  emitText(o, "BSTART.CALL pc+0, rt(uimm5=0), ->ra");    // 0x2c call, relocated
+  emitText(o, "BSTART DIRECT, pc-48");                   // 0x30 direct -> 0x00
+  emitText(o, "BSTART.STD RET");                         // 0x34
+  obj::Function f;
+  f.name = "k";
+  f.flags = obj::kEntry;
+  f.textSize = o.text.size();
+  o.functions.push_back(f);
+  obj::Function ext;
+  ext.name = "ext";
+  ext.flags = obj::kDeclaration;
+  o.functions.push_back(ext);
+  o.relocs.push_back({0x2c, obj::RelocType::Call, 0, 0, "ext"});
+  return o;
+}
+
+TEST(Disasm, BlockNotesFromTheSharedDecoder) {
+  const obj::ObjectFile o = blocksSample();
+  ASSERT_EQ(o.text.size(), 0x38u);
+  as::DisasmOptions opts;
+  opts.blocks = true;
+  const std::string l = as::blockListing(o, opts);
+  for (const char* want : {
+           "; block 0x0..0x8: scalar, falls through\n       0:\t",
+           "; block 0x8..0x10: scalar, branches to 0x20 <k+0x20> if its condition holds "
+           "(not a block start)\n       8:\t",
+           // The bad word is data with the decoder's reason; the listing goes on after it, in a
+           // block of its own (no start word).
+           "      10:\tdeadbeef\t.word 0xdeadbeef\t; 0xDEADBEEF: no PTO ISA 0.58.3 form",
+           "; block 0x14..0x1c: scalar (no start word), falls through\n      14:\t",
+           "; block 0x1c..0x24: control SET_FLAG, falls through\n      1c:\t",
+           "; block 0x24..0x2c: tile TADD, falls through\n      24:\t",
+           "; block 0x2c..0x30: scalar, calls @ext (relocated), then falls through\n      2c:\t",
+           "; block 0x30..0x34: scalar, branches to 0x0 <k>\n      30:\t",
+           "; block 0x34..0x38: scalar, returns\n      34:\t",
+       })
+    EXPECT_NE(l.find(want), std::string::npos) << "missing: " << want << "\nin:\n" << l;
+  // The notes are comments: the listing assembles to the same object, and without --blocks the
+  // listing is the same lines without them.
+  Assembled a = assemble(l);
+  ASSERT_TRUE(a.obj) << a.diags << l;
+  EXPECT_EQ(*a.obj, o) << l;
+  std::string plain;
+  std::istringstream in(l);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("; block ", 0) != 0) plain += line + "\n";
+  EXPECT_EQ(plain, listing(o));
+}
+
+TEST(Disasm, BlockNotesOfACallByOffset) {
+  obj::ObjectFile o = blocksSample();
+  o.relocs.clear(); // the call's label field is its target: 0x2c itself, inside @k
+  as::DisasmOptions opts;
+  opts.blocks = true;
+  const std::string l = as::blockListing(o, opts);
+  EXPECT_NE(l.find("; block 0x2c..0x30: scalar, calls 0x2c <k+0x2c> (not a function start), then "
+                   "falls through\n"),
+            std::string::npos)
+      << l;
+}
+
 TEST(Disasm, QuotedNamesRoundTrip) {
   obj::ObjectFile o;
   obj::Function f;

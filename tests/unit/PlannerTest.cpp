@@ -401,8 +401,9 @@ TEST(Events, ColouringReusesIdsAndReportsExhaustion) {
   std::vector<std::pair<isa::Pipe, isa::Pipe>> pipes;
   std::vector<std::string> names;
   for (uint32_t k = 0; k < 10; ++k) {
-    cfg.blocks[2 * k].kind = BlockKind::SetFlag;
-    cfg.blocks[2 * k + 1].kind = BlockKind::WaitFlag;
+    cfg.blocks[2 * k].kind = cfg.blocks[2 * k + 1].kind = BlockKind::Control;
+    cfg.blocks[2 * k].control = ExtCtl::SET_FLAG;
+    cfg.blocks[2 * k + 1].control = ExtCtl::WAIT_FLAG;
     for (uint32_t b : {2 * k, 2 * k + 1})
       cfg.blocks[b].srcPipe = isa::Pipe::MTE2, cfg.blocks[b].dstPipe = isa::Pipe::MTE3;
     blockEvent[2 * k] = blockEvent[2 * k + 1] = static_cast<int32_t>(k);
@@ -420,8 +421,9 @@ TEST(Events, ColouringReusesIdsAndReportsExhaustion) {
   FunctionCfg& c2 = q.done();
   std::vector<int32_t> be(18, -1);
   for (uint32_t k = 0; k < 9; ++k) {
-    c2.blocks[k].kind = BlockKind::SetFlag;
-    c2.blocks[9 + k].kind = BlockKind::WaitFlag;
+    c2.blocks[k].kind = c2.blocks[9 + k].kind = BlockKind::Control;
+    c2.blocks[k].control = ExtCtl::SET_FLAG;
+    c2.blocks[9 + k].control = ExtCtl::WAIT_FLAG;
     for (uint32_t b : {k, 9 + k})
       c2.blocks[b].srcPipe = isa::Pipe::MTE2, c2.blocks[b].dstPipe = isa::Pipe::MTE3;
     be[k] = be[9 + k] = static_cast<int32_t>(k);
