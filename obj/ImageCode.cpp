@@ -472,7 +472,7 @@ private:
     case BlockKind::Tile:
       return tileStart(in, *enc::tileOpOf(in));
     case BlockKind::Control:
-      return controlStart(in);
+      return controlStart(b, in);
     case BlockKind::Scalar:
       break;
     }
@@ -480,10 +480,10 @@ private:
     return start(BlockKind::Scalar, b.transfer, b.target.value_or(0));
   }
 
-  std::optional<std::string> controlStart(const enc::Inst& in) {
+  std::optional<std::string> controlStart(const BlockWords& words, const enc::Inst& in) {
     if (auto e = start(BlockKind::Control, Transfer::Fall)) return e;
     ControlBlock& c = open_->control;
-    c.ctl = static_cast<enc::ExtCtl>(field(in, "CTL"));
+    c.ctl = words.control; // the block decoder's reading of CTL
     auto a = enc::pipeOfCode(field(in, "PipeA")), b = enc::pipeOfCode(field(in, "PipeB"));
     if (!a || !b) return "bad pipe in " + enc::format(in);
     c.pipeA = *a;
