@@ -39,6 +39,8 @@ enum class RType : uint8_t { None = 0, SignWord = 1, ZeroWord = 2, NegOrNot = 3 
 
 inline constexpr uint8_t kZeroReg = 0, kSpReg = 1, kA0Reg = 2, kRaReg = 10;
 
+/// (The byte fields come first and imm last, so that it packs into 24 bytes: the runtime's
+/// micro-ops embed it in their hot loop.)
 struct ScalarOp {
   ScalarKind kind = ScalarKind::Alu;
   AluOp op = AluOp::Add;
@@ -48,11 +50,12 @@ struct ScalarOp {
   uint8_t size = 8;      // Load/Store bytes
   bool isSigned = false; // Load: sign-extend
   bool useImm = false;
-  int64_t imm = 0;
   isa::FpOp fp = isa::FpOp::Add; // Fpu: the operation, its SrcType and DstType fields
   uint8_t fpSrc = 0, fpDst = 0;
+  int64_t imm = 0;
   bool operator==(const ScalarOp&) const = default;
 };
+static_assert(sizeof(ScalarOp) == 24);
 
 struct ScalarInst {
   uint64_t offset = 0; // image .text offset of the word

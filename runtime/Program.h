@@ -152,6 +152,7 @@ struct MOp {
   uint32_t target = 0;     // Jump/JumpIf: micro-op index; Tile: TileInst index; Call: function
   uint32_t textOffset = 0; // image .text offset of the word (for source locations)
 };
+static_assert(sizeof(MOp) <= 40, "the interpreter's hot loop walks these");
 
 /// A set_flag / wait_flag (src -> dst pipe, event id = bound) or a pipe_barrier (src = dst).
 struct SyncInst {
