@@ -102,7 +102,7 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
   for (const auto& r : info.roles)
     (r.isOutput ? outRoles : inRoles).push_back(&r);
   std::vector<Bound> bound;
-  std::vector<NamedAttr> attrs;
+  TileAttrs attrs;
   std::vector<std::pair<std::string, SrcLoc>> waits, records;
   std::string opName = "pto." + std::string(info.mnemonic);
 
@@ -268,7 +268,7 @@ void Builder::assignPoolTypes(const isa::OpInfo& info, std::vector<Bound>& bound
   }
 }
 
-void Builder::readTileAttrs(P::AttrDictContext* d, std::vector<NamedAttr>& attrs) {
+void Builder::readTileAttrs(P::AttrDictContext* d, TileAttrs& attrs) {
   for (auto* e : d->attrEntry()) {
     std::string key = entryKey(e);
     addTileAttr(key, e->attrValue() ? enumWord(e->attrValue()) : std::nullopt, entryValue(e),
@@ -276,7 +276,7 @@ void Builder::readTileAttrs(P::AttrDictContext* d, std::vector<NamedAttr>& attrs
   }
 }
 
-void Builder::readHashAttr(P::HashPieceContext* h, std::vector<NamedAttr>& attrs) {
+void Builder::readHashAttr(P::HashPieceContext* h, TileAttrs& attrs) {
   // #cmp=gt (PTO-AS) or #pto.round_mode<CAST_RINT> / #pto<round_mode X> standing alone.
   std::string key = h->HASH_ID()->getText().substr(1);
   if (h->attrValue()) {
@@ -296,7 +296,7 @@ void Builder::readHashAttr(P::HashPieceContext* h, std::vector<NamedAttr>& attrs
   diags_.error(locOf(h), "unexpected attribute '" + h->getText() + "'");
 }
 
-void Builder::readAngleAttrs(P::AngleContext* a, std::vector<NamedAttr>& attrs) {
+void Builder::readAngleAttrs(P::AngleContext* a, TileAttrs& attrs) {
   // `<rmode=CAST_RINT>` (seed form)
   for (auto& prm : angleParams(a)) {
     if (prm.key.empty()) {
@@ -308,54 +308,69 @@ void Builder::readAngleAttrs(P::AngleContext* a, std::vector<NamedAttr>& attrs) 
 }
 
 void Builder::addTileAttr(const std::string& rawKey, std::optional<std::string> word,
-                          const std::string& text, SrcLoc loc, std::vector<NamedAttr>& attrs) {
+                          const std::string& text, SrcLoc loc, TileAttrs& attrs) {
   std::string key = rawKey;
   for (const AttrAlias& a : kAttrAliases)
     if (a.alias == rawKey) key = std::string(a.key);
-  std::string value = text;
-  if (key == "rmode") {
-    auto m = word ? isa::parseRoundMode(*word) : std::nullopt;
-    if (!m) {
-      diags_.error(loc, "unknown rounding mode '" + word.value_or(text) +
-                            "' (expected CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, "
-                            "CAST_ODD, CAST_NONE)");
-      return;
-    }
-    value = "#pto<round_mode " + std::string(isa::spelling(*m)) + ">";
-  } else if (key == "sat_mode") {
-    auto m = word ? isa::parseSatMode(*word) : std::nullopt;
-    if (!m) {
-      diags_.error(loc,
-                   "unknown saturation mode '" + word.value_or(text) + "' (expected ON or OFF)");
-      return;
-    }
-    value = "#pto<saturation_mode " + std::string(isa::spelling(*m)) + ">";
-  } else if (key == "cmpMode") {
-    auto m = word ? isa::parseCmpMode(*word) : std::nullopt;
-    if (!m) {
-      diags_.error(loc, "unknown compare mode '" + word.value_or(text) +
-                            "' (expected eq, ne, lt, le, gt, ge)");
-      return;
-    }
-    value = "#pto<cmp " + std::string(isa::spelling(*m)) + ">";
-  } else if (key == "precision") {
-    if (!word || (*word != "DEFAULT" && *word != "HIGH_PRECISION")) {
-      diags_.error(loc, "unknown precision '" + word.value_or(text) +
-                            "' (expected DEFAULT or HIGH_PRECISION)");
-      return;
-    }
-    value = "#pto<sqrt_algorithm " + *word + ">";
-  }
-  for (auto& a : attrs)
+  TileModes modes = attrs.modes; // committed only when the attribute is accepted
+  std::optional<std::string> value = tileModeText(key, word, text, loc, modes);
+  if (!value) return;
+  for (auto& a : attrs.list)
     if (a.key == key) {
       diags_.error(loc, "duplicate attribute '" + key + "'");
       return;
     }
-  attrs.push_back({key, value});
+  attrs.list.push_back({key, *value});
+  attrs.modes = modes;
+}
+
+/// The canonical text of a tile attribute; for the modes (rmode, sat_mode, cmpMode) also their
+/// typed value in `modes`, the one place they are parsed. nullopt after a located error.
+std::optional<std::string> Builder::tileModeText(const std::string& key,
+                                                 const std::optional<std::string>& word,
+                                                 const std::string& text, SrcLoc loc,
+                                                 TileModes& modes) {
+  if (key == "rmode") {
+    modes.round = word ? isa::parseRoundMode(*word) : std::nullopt;
+    if (!modes.round) {
+      diags_.error(loc, "unknown rounding mode '" + word.value_or(text) +
+                            "' (expected CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, "
+                            "CAST_ODD, CAST_NONE)");
+      return std::nullopt;
+    }
+    return "#pto<round_mode " + std::string(isa::spelling(*modes.round)) + ">";
+  }
+  if (key == "sat_mode") {
+    modes.sat = word ? isa::parseSatMode(*word) : std::nullopt;
+    if (!modes.sat) {
+      diags_.error(loc,
+                   "unknown saturation mode '" + word.value_or(text) + "' (expected ON or OFF)");
+      return std::nullopt;
+    }
+    return "#pto<saturation_mode " + std::string(isa::spelling(*modes.sat)) + ">";
+  }
+  if (key == "cmpMode") {
+    modes.cmp = word ? isa::parseCmpMode(*word) : std::nullopt;
+    if (!modes.cmp) {
+      diags_.error(loc, "unknown compare mode '" + word.value_or(text) +
+                            "' (expected eq, ne, lt, le, gt, ge)");
+      return std::nullopt;
+    }
+    return "#pto<cmp " + std::string(isa::spelling(*modes.cmp)) + ">";
+  }
+  if (key == "precision") {
+    if (!word || (*word != "DEFAULT" && *word != "HIGH_PRECISION")) {
+      diags_.error(loc, "unknown precision '" + word.value_or(text) +
+                            "' (expected DEFAULT or HIGH_PRECISION)");
+      return std::nullopt;
+    }
+    return "#pto<sqrt_algorithm " + *word + ">";
+  }
+  return text;
 }
 
 void Builder::finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Bound>& bound,
-                           std::vector<NamedAttr>& attrs,
+                           TileAttrs& attrs,
                            const std::vector<std::pair<std::string, SrcLoc>>& waits,
                            const std::vector<std::pair<std::string, SrcLoc>>& records,
                            SrcLoc typesLoc) {
@@ -408,7 +423,8 @@ void Builder::finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Boun
   }
   Op& op = emit(OpKind::TileOp, loc, opName);
   op.tileOp = info.id;
-  op.attrs = std::move(attrs);
+  op.attrs = std::move(attrs.list);
+  op.modes = attrs.modes;
   op.typeLoc = typesLoc;
   // Operands in signature order (DPS: inputs then outputs).
   std::vector<size_t> order(bound.size());

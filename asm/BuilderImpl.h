@@ -138,6 +138,11 @@ private:
     SrcLoc loc;
   };
   enum class Kind { Tile, View, Scalar, Unknown };
+  /// A tile op's attributes as read: canonical text for printing, typed modes for meaning.
+  struct TileAttrs {
+    std::vector<NamedAttr> list;
+    TileModes modes;
+  };
   struct Bound {
     OperandRef ref;
     int role; // index into info.roles
@@ -272,14 +277,16 @@ private:
   std::string asmSignature(const isa::OpInfo& info);
   void assignPoolTypes(const isa::OpInfo& info, std::vector<Bound>& bound,
                        const std::vector<std::optional<Type>>& pool, SrcLoc);
-  void readTileAttrs(P::AttrDictContext* d, std::vector<NamedAttr>& attrs);
-  void readHashAttr(P::HashPieceContext* h, std::vector<NamedAttr>& attrs);
-  void readAngleAttrs(P::AngleContext* a, std::vector<NamedAttr>& attrs);
+  void readTileAttrs(P::AttrDictContext* d, TileAttrs& attrs);
+  void readHashAttr(P::HashPieceContext* h, TileAttrs& attrs);
+  void readAngleAttrs(P::AngleContext* a, TileAttrs& attrs);
   void addTileAttr(const std::string& rawKey, std::optional<std::string> word,
-                   const std::string& text, SrcLoc loc, std::vector<NamedAttr>& attrs);
+                   const std::string& text, SrcLoc loc, TileAttrs& attrs);
+  std::optional<std::string> tileModeText(const std::string& key,
+                                          const std::optional<std::string>& word,
+                                          const std::string& text, SrcLoc loc, TileModes& modes);
   void finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Bound>& bound,
-                    std::vector<NamedAttr>& attrs,
-                    const std::vector<std::pair<std::string, SrcLoc>>& waits,
+                    TileAttrs& attrs, const std::vector<std::pair<std::string, SrcLoc>>& waits,
                     const std::vector<std::pair<std::string, SrcLoc>>& records, SrcLoc typesLoc);
   ValueId literalOperand(const OperandRef& r, const Type& want);
   ValueId resolveNamed(Bound& b, const char* what);

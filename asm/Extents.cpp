@@ -177,16 +177,17 @@ public:
         const isa::OpInfo& info = isa::info(op.tileOp);
         for (size_t i = 0; i < op.operands.size() && i < op.operandRoles.size(); ++i) {
           if (op.operandRoles[i] < 0) continue;
-          std::string_view role = info.roles[static_cast<size_t>(op.operandRoles[i])].name;
+          using enum isa::RoleId;
+          const isa::RoleId role = info.roles[static_cast<size_t>(op.operandRoles[i])].id;
           ValueId v = op.operands[i];
-          if (role == "indices" || role == "indexes" || role == "offsets" || role == "idx")
+          if (isa::isIndexRole(role))
             if (auto it = tileSource.find(v); it != tileSource.end())
               indexParams.insert(it->second);
-          if (role == "row" || role == "col" || role == "offset" || role == "start")
+          if (role == Row || role == Col || role == Offset || role == Start)
             markIndex(v, indexParams); // positions inside a tile
         }
         if (op.tileOp == isa::OpId::TLOAD) {
-          ValueId src = roleValue(op, "src"), dst = roleValue(op, "dst");
+          ValueId src = roleValue(op, isa::RoleId::Src), dst = roleValue(op, isa::RoleId::Dst);
           if (auto it = viewBase_.find(src); it != viewBase_.end() && dst != kNoValue)
             tileSource[dst] = it->second;
         }

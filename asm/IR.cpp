@@ -71,11 +71,11 @@ std::string toString(const Type& t) {
   return "?";
 }
 
-ValueId roleValue(const Op& op, std::string_view role) {
+ValueId roleValue(const Op& op, isa::RoleId role) {
   if (op.kind != OpKind::TileOp) return kNoValue;
   const isa::OpInfo& info = isa::info(op.tileOp);
   for (size_t i = 0; i < op.operands.size() && i < op.operandRoles.size(); ++i)
-    if (info.roles[op.operandRoles[i]].name == role) return op.operands[i];
+    if (info.roles[op.operandRoles[i]].id == role) return op.operands[i];
   return kNoValue;
 }
 
@@ -94,15 +94,15 @@ std::vector<uint64_t> attributeScalars(const Op& op) {
   return {static_cast<uint64_t>(*upper)};
 }
 
-const TileType* roleTile(const Function& fn, const Op& op, std::string_view role) {
+const TileType* roleTile(const Function& fn, const Op& op, isa::RoleId role) {
   ValueId v = roleValue(op, role);
   if (v == kNoValue || !fn.type(v).isTile()) return nullptr;
   return &fn.type(v).tile;
 }
 
 isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch) {
-  const TileType* src = roleTile(fn, op, "src");
-  const TileType* dst = roleTile(fn, op, "dst");
+  const TileType* src = roleTile(fn, op, isa::RoleId::Src);
+  const TileType* dst = roleTile(fn, op, isa::RoleId::Dst);
   return isa::pipeOf(op.tileOp, src ? std::optional(src->loc) : std::nullopt,
                      dst ? std::optional(dst->loc) : std::nullopt, arch);
 }

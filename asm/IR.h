@@ -90,6 +90,14 @@ struct NamedAttr {
   std::string value; // empty for unit attributes
 };
 
+/// The tile-op attributes that change what the op computes, typed once by the front end (the
+/// op's attrs keep their canonical text, in source order, for printing only).
+struct TileModes {
+  std::optional<isa::RoundMode> round; // rmode: TCVT's rounding (absent: CAST_RINT)
+  std::optional<isa::SatMode> sat;     // sat_mode: TCVT's saturation (absent: the pair's default)
+  std::optional<isa::CmpMode> cmp;     // cmpMode: TCMP/TCMPS's comparison (absent: eq)
+};
+
 enum class OpKind : uint8_t {
   // scalar
   Constant, // attrs: value text; result type
@@ -155,7 +163,8 @@ struct Op {
   std::vector<int16_t> operandRoles; // TileOp: index into OpInfo::roles per operand
   std::vector<ValueId> results;
   std::vector<Region> regions;
-  std::vector<NamedAttr> attrs; // canonical attributes (rmode, sat_mode, cmpMode, ...)
+  std::vector<NamedAttr> attrs; // canonical attribute text (rmode, sat_mode, cmpMode, ...)
+  TileModes modes;              // TileOp: the attributes with meaning, typed
   std::vector<int64_t> ints;    // small integer payload (subset sizes, view shape counts)
   SrcLoc typeLoc;               // the type annotation, for type errors
   // sync
@@ -207,8 +216,8 @@ template <typename Fn> void walk(const Region& r, Fn&& fn) {
 isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch);
 
 /// The tile operand filling the named role of a tile op, or nullptr.
-const TileType* roleTile(const Function& fn, const Op& op, std::string_view role);
-ValueId roleValue(const Op& op, std::string_view role);
+const TileType* roleTile(const Function& fn, const Op& op, isa::RoleId role);
+ValueId roleValue(const Op& op, isa::RoleId role);
 
 /// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
 std::optional<int64_t> attrInt(const Op& op, std::string_view key);

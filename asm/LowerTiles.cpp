@@ -428,7 +428,7 @@ void FunctionLowering::lowerTileOp(const Op& op) {
       info.rule == isa::TypeRule::Matmul)
     startType = fn_.type(src).tile.dtype;
   if (info.rule == isa::TypeRule::Matmul) {
-    ValueId lhs = roleValue(op, "lhs");
+    ValueId lhs = roleValue(op, isa::RoleId::Lhs);
     if (lhs != kNoValue) startType = fn_.type(lhs).tile.dtype;
   }
   auto code = enc::dataTypeCode(startType);
@@ -443,8 +443,8 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   if (auto datr = datrFor(op, info, dst)) emit(enc::bDatr(*datr));
   if (info.rule == isa::TypeRule::Matmul) {
     emit(make(FormId::B_FPATR, {}));
-    const TileType& L = fn_.type(roleValue(op, "lhs")).tile;
-    const TileType& R = fn_.type(roleValue(op, "rhs")).tile;
+    const TileType& L = fn_.type(roleValue(op, isa::RoleId::Lhs)).tile;
+    const TileType& R = fn_.type(roleValue(op, isa::RoleId::Rhs)).tile;
     auto v = [](int64_t valid, int64_t phys) { return valid == kDynamic ? phys : valid; };
     emit(enc::bDim(0, kZero, static_cast<uint32_t>(v(L.validRows, L.rows))));
     emit(enc::bDim(1, kZero, static_cast<uint32_t>(v(R.validCols, R.cols))));
@@ -523,7 +523,7 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
   if (!code)
     return unsupported(op.loc,
                        "element type " + std::string(isa::spelling(tt.dtype)) + " in a tile block");
-  const auto datr = datrFor(op, info, roleValue(op, "dst"));
+  const auto datr = datrFor(op, info, roleValue(op, isa::RoleId::Dst));
   const uint32_t sliceBytes =
       static_cast<uint32_t>(p.sliceRows * tt.cols * isa::bitWidth(tt.dtype) / 8);
   for (int64_t s = 0; s < slices; ++s) {
@@ -579,35 +579,27 @@ int64_t FunctionLowering::rootPlacement(uint32_t idx) const {
 std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpInfo& info,
                                                    ValueId dst) {
   enc::Datr d;
-  auto attrWord = [&](std::string_view key) -> std::string {
-    const NamedAttr* a = op.attr(key);
-    if (!a) return "";
-    std::string v = a->value; // "#pto<round_mode CAST_RINT>"
-    auto sp = v.find(' '), gt = v.rfind('>');
-    return sp == std::string::npos ? v : v.substr(sp + 1, gt - sp - 1);
-  };
   switch (info.id) {
   case isa::OpId::TCVT: {
     d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
-    d.rmode =
-        enc::rmodeCode(isa::parseRoundMode(attrWord("rmode")).value_or(isa::RoundMode::CAST_RINT));
+    d.rmode = enc::rmodeCode(op.modes.round.value_or(isa::RoundMode::CAST_RINT));
     // The block always carries the effective saturation: the attribute, else the pair's
     // default (docs/numerics.md), so an explicit OFF on a pair that saturates by default stays OFF.
-    if (std::string sat = attrWord("sat_mode"); !sat.empty())
-      d.sat = sat == "ON";
+    if (op.modes.sat)
+      d.sat = *op.modes.sat == isa::SatMode::ON;
     else
-      d.sat = isa::cvtSaturatesByDefault(fn_.type(roleValue(op, "src")).tile.dtype,
+      d.sat = isa::cvtSaturatesByDefault(fn_.type(roleValue(op, isa::RoleId::Src)).tile.dtype,
                                          fn_.type(dst).tile.dtype);
     return d;
   }
   case isa::OpId::TCMP:
   case isa::OpId::TCMPS:
-    d.dataType =
-        enc::dataTypeCode(fn_.type(roleValue(op, "src0") != kNoValue ? roleValue(op, "src0")
-                                                                     : roleValue(op, "src"))
-                              .tile.dtype)
-            .value_or(0);
-    d.cmode = enc::cmodeCode(isa::parseCmpMode(attrWord("cmpMode")).value_or(isa::CmpMode::EQ));
+    d.dataType = enc::dataTypeCode(fn_.type(roleValue(op, isa::RoleId::Src0) != kNoValue
+                                                ? roleValue(op, isa::RoleId::Src0)
+                                                : roleValue(op, isa::RoleId::Src))
+                                       .tile.dtype)
+                     .value_or(0);
+    d.cmode = enc::cmodeCode(op.modes.cmp.value_or(isa::CmpMode::EQ));
     return d;
   case isa::OpId::TDEQUANT:
   case isa::OpId::TQUANT:
@@ -616,7 +608,7 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
   case isa::OpId::TLOAD:
   case isa::OpId::TPREFETCH: {
     // GM in DN layout: B.DATR.Layout DN2ND (the runtime reads the GM side of the code).
-    ValueId view = roleValue(op, "src");
+    ValueId view = roleValue(op, isa::RoleId::Src);
     if (view == kNoValue || !isDn(view)) return std::nullopt;
     d.layout = *enc::layoutCode("DN2ND");
     d.dataType = enc::dataTypeCode(fn_.type(view).elem).value_or(0);
@@ -625,7 +617,7 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
   case isa::OpId::TSTORE: {
     // A store that converts (acc f32 -> f16 GM through the fixpipe) names the GM type; a
     // store to a DN view says so in the layout (ND2DN).
-    ValueId view = roleValue(op, "dst"), src = roleValue(op, "src");
+    ValueId view = roleValue(op, isa::RoleId::Dst), src = roleValue(op, isa::RoleId::Src);
     if (view == kNoValue || src == kNoValue) return std::nullopt;
     const bool converts = fn_.type(view).elem != fn_.type(src).tile.dtype;
     if (!converts && !isDn(view)) return std::nullopt;

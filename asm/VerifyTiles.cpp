@@ -213,15 +213,14 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
 
 void Verifier::checkIndexCoverage(const isa::OpInfo& info, const std::string& name,
                                   const std::vector<Operand>& ops, const Operand* dst) {
-  std::string_view idxRole = info.id == isa::OpId::TGATHER    ? "indices"
-                             : info.id == isa::OpId::TSCATTER ? "indexes"
-                                                              : "";
-  if (idxRole.empty()) return;
+  if (info.id != isa::OpId::TGATHER && info.id != isa::OpId::TSCATTER) return;
+  const isa::RoleId idxRole =
+      info.id == isa::OpId::TGATHER ? isa::RoleId::Indices : isa::RoleId::Indexes;
   const Operand* idx = nullptr;
   const Operand* covered = info.id == isa::OpId::TGATHER ? dst : nullptr;
   for (const Operand& o : ops) {
-    if (o.role->name == idxRole) idx = &o;
-    if (info.id == isa::OpId::TSCATTER && o.role->name == "src") covered = &o;
+    if (o.role->id == idxRole) idx = &o;
+    if (info.id == isa::OpId::TSCATTER && o.role->id == isa::RoleId::Src) covered = &o;
   }
   if (!idx || !covered) return;
   const TileType& it = tileOf(*idx);
@@ -231,8 +230,8 @@ void Verifier::checkIndexCoverage(const isa::OpInfo& info, const std::string& na
   bool colsShort =
       it.validCols != kDynamic && ct.validCols != kDynamic && it.validCols < ct.validCols;
   if (!rowsShort && !colsShort) return;
-  diags_.error(idx->loc, "'" + name + "' index tile '" + std::string(idxRole) + "' (valid " +
-                             vshape(it) + ") does not cover its " +
+  diags_.error(idx->loc, "'" + name + "' index tile '" + std::string(idx->role->name) +
+                             "' (valid " + vshape(it) + ") does not cover its " +
                              (info.id == isa::OpId::TGATHER ? "destination" : "source") +
                              " (valid " + vshape(ct) + "): every " +
                              (info.id == isa::OpId::TGATHER ? "destination" : "source") +
@@ -260,15 +259,10 @@ void Verifier::checkLocations(const isa::OpInfo& info, const std::string& name,
   }
   if (info.flags & isa::kCubeLocs) {
     for (const Operand* o : tiles) {
-      std::string_view r = o->role->name;
-      Loc want = r == "lhs"                   ? Loc::Left
-                 : r == "rhs"                 ? Loc::Right
-                 : r == "bias"                ? Loc::Bias
-                 : (r == "dst" || r == "acc") ? Loc::Acc
-                                              : Loc::Scaling;
+      const Loc want = isa::cubeLocOf(o->role->id);
       if (tileOf(*o).loc != want) {
-        diags_.error(o->loc, "'" + name + "' operand '" + std::string(r) + "' must be " +
-                                 article(isa::spelling(want)) +
+        diags_.error(o->loc, "'" + name + "' operand '" + std::string(o->role->name) +
+                                 "' must be " + article(isa::spelling(want)) +
                                  " tile, found loc=" + std::string(isa::spelling(tileOf(*o).loc)));
         noteDef(o->value, o->loc);
       }
@@ -324,9 +318,10 @@ void Verifier::dtypeError(const Operand& o, const std::string& name, const std::
 void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
                           const std::vector<Operand>& ops, const Operand* dst) {
   const isa::DTypeSet& allowed = info.types(arch_);
-  auto tile = [&](std::string_view role) -> const Operand* {
+  using enum isa::RoleId;
+  auto tile = [&](isa::RoleId role) -> const Operand* {
     for (const Operand& o : ops)
-      if (o.role->name == role && o.role->kind == isa::RoleKind::Tile) return &o;
+      if (o.role->id == role && o.role->kind == isa::RoleKind::Tile) return &o;
     return nullptr;
   };
   auto inSet = [&](const Operand& o) {
@@ -342,7 +337,7 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     inSet(*dst);
     for (const Operand& o : ops) {
       if (o.role->kind != isa::RoleKind::Tile || &o == dst) continue;
-      if (o.role->name == "tmp" || o.role->name == "mask" || o.role->name == "idx") continue;
+      if (o.role->id == Tmp || o.role->id == Mask || o.role->id == Idx) continue;
       if (tileOf(o).dtype != tileOf(*dst).dtype)
         dtypeError(o, name,
                    "operand '" + std::string(o.role->name) + "' is " + dt(tileOf(o).dtype) +
@@ -352,11 +347,10 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
   }
   case isa::TypeRule::SrcSet:
     for (const Operand& o : ops)
-      if (o.role->kind == isa::RoleKind::Tile && !o.role->isOutput && o.role->name != "tmp")
-        inSet(o);
+      if (o.role->kind == isa::RoleKind::Tile && !o.role->isOutput && o.role->id != Tmp) inSet(o);
     break;
   case isa::TypeRule::Cvt: {
-    const Operand* src = tile("src");
+    const Operand* src = tile(Src);
     if (!src || !dst) return;
     DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
     if (!isa::cvtSupported(arch_, s, d))
@@ -364,7 +358,7 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     break;
   }
   case isa::TypeRule::Axpy: {
-    const Operand* src = tile("src");
+    const Operand* src = tile(Src);
     if (!src || !dst) return;
     DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
     bool ok = (d == DType::F16 && s == DType::F16) || (d == DType::F32 && s == DType::F32) ||
@@ -376,20 +370,22 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     break;
   }
   case isa::TypeRule::Dequant: {
-    const Operand* src = tile("src");
+    const Operand* src = tile(Src);
     if (!src || !dst) return;
     if (tileOf(*dst).dtype != DType::F32)
       dtypeError(*dst, name, "produces f32, found " + dt(tileOf(*dst).dtype));
     DType s = tileOf(*src).dtype;
     if (s != DType::I8 && s != DType::I16)
       dtypeError(*src, name, "dequantizes i8 or i16 sources, found " + dt(s));
-    for (const char* p : {"scale", "offset"})
+    for (isa::RoleId p : {Scale, Offset})
       if (const Operand* o = tile(p); o && tileOf(*o).dtype != DType::F32)
-        dtypeError(*o, name, std::string("'") + p + "' must be f32, found " + dt(tileOf(*o).dtype));
+        dtypeError(*o, name,
+                   "'" + std::string(o->role->name) + "' must be f32, found " +
+                       dt(tileOf(*o).dtype));
     break;
   }
   case isa::TypeRule::Quant: {
-    const Operand* src = tile("src");
+    const Operand* src = tile(Src);
     if (src && tileOf(*src).dtype != DType::F32)
       dtypeError(*src, name, "quantizes f32 sources, found " + dt(tileOf(*src).dtype));
     if (dst && tileOf(*dst).dtype != DType::I8 && tileOf(*dst).dtype != DType::U8)
@@ -397,7 +393,7 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     break;
   }
   case isa::TypeRule::Insert: {
-    const Operand* src = tile("src");
+    const Operand* src = tile(Src);
     if (!src || !dst) return;
     DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
     if (tileOf(*src).loc == Loc::Acc) {
@@ -427,7 +423,7 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     checkMatmul(name, ops, dst);
     break;
   case isa::TypeRule::Mov: {
-    const Operand* src = tile("src");
+    const Operand* src = tile(Src);
     if (!src || !dst) return;
     DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
     bool accOut = tileOf(*src).loc == Loc::Acc; // the fixpipe may convert on the way out of L0C
@@ -458,11 +454,11 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     for (const Operand& o : ops) {
       if (o.role->kind != isa::RoleKind::Tile) continue;
       std::string_view r = o.role->name;
-      if (r == "indices" || r == "indexes" || r == "idx" || r == "offsets") {
+      if (isa::isIndexRole(o.role->id)) {
         DType i = tileOf(o).dtype;
         if (i != DType::I32 && i != DType::I16 && i != DType::U32 && i != DType::U16)
           dtypeError(o, name, "index tile must be i16, i32, ui16 or ui32, found " + dt(i));
-      } else if (dst && &o != dst && r != "tmp" && tileOf(o).dtype != tileOf(*dst).dtype) {
+      } else if (dst && &o != dst && o.role->id != Tmp && tileOf(o).dtype != tileOf(*dst).dtype) {
         dtypeError(o, name,
                    "operand '" + std::string(r) + "' is " + dt(tileOf(o).dtype) +
                        " but the destination is " + dt(tileOf(*dst).dtype));
@@ -479,9 +475,9 @@ void Verifier::checkMatmul(const std::string& name, const std::vector<Operand>& 
                            const Operand* dst) {
   const Operand *lhs = nullptr, *rhs = nullptr, *acc = nullptr;
   for (const Operand& o : ops) {
-    if (o.role->name == "lhs") lhs = &o;
-    if (o.role->name == "rhs") rhs = &o;
-    if (o.role->name == "acc") acc = &o;
+    if (o.role->id == isa::RoleId::Lhs) lhs = &o;
+    if (o.role->id == isa::RoleId::Rhs) rhs = &o;
+    if (o.role->id == isa::RoleId::Acc) acc = &o;
   }
   if (!lhs || !rhs || !dst) return;
   DType a = tileOf(*lhs).dtype, b = tileOf(*rhs).dtype, c = tileOf(*dst).dtype;
@@ -549,8 +545,9 @@ void Verifier::checkShapes(const isa::OpInfo& info, const std::string& name,
   };
   for (const Operand& o : ops) {
     if (o.role->kind != isa::RoleKind::Tile || &o == dst) continue;
-    std::string_view r = o.role->name;
-    if (r == "tmp" || r == "idx" || r == "indexes" || r == "indices" || r == "offsets") continue;
+    using enum isa::RoleId;
+    const isa::RoleId r = o.role->id;
+    if (r == Tmp || isa::isIndexRole(r)) continue;
     if (info.flags & isa::kSameValid)
       sameValid(o, true, true);
     else if (info.flags & isa::kRowReduce)
@@ -558,10 +555,10 @@ void Verifier::checkShapes(const isa::OpInfo& info, const std::string& name,
     else if (info.flags & isa::kColReduce)
       sameValid(o, false, true);
     else if ((info.flags & isa::kRowExpand))
-      sameValid(o, true, r == "src0");
+      sameValid(o, true, r == Src0);
     else if ((info.flags & isa::kColExpand))
-      sameValid(o, r == "src0", true);
-    else if (info.rule == isa::TypeRule::Dequant && r == "src")
+      sameValid(o, r == Src0, true);
+    else if (info.rule == isa::TypeRule::Dequant && r == Src)
       sameValid(o, true, true);
     else if (info.rule == isa::TypeRule::Dequant)
       sameValid(o, true, false);

@@ -33,7 +33,7 @@ bool needsTmp(const TileBlock& t, const isa::OpInfo& oi, const std::vector<int>&
   switch (t.op) {
   case TGATHER: // the index form; the mask-pattern form has no tmp
     for (size_t k = 0; k < oi.roles.size(); ++k)
-      if (oi.roles[k].name == "indices") return at[k] >= 0;
+      if (oi.roles[k].id == isa::RoleId::Indices) return at[k] >= 0;
     return false;
   case TROWSUM:
   case TROWMAX:
@@ -60,9 +60,9 @@ bool needsTmp(const TileBlock& t, const isa::OpInfo& oi, const std::vector<int>&
 
 isa::DType FunctionEmitter::scalarType(const isa::OpInfo& oi, const TileBlock& t,
                                        const std::vector<int>& at) const {
-  for (std::string_view want : {"src", "src0"})
+  for (isa::RoleId want : {isa::RoleId::Src, isa::RoleId::Src0})
     for (size_t r = 0; r < oi.roles.size(); ++r)
-      if (oi.roles[r].name == want && at[r] >= 0)
+      if (oi.roles[r].id == want && at[r] >= 0)
         return fn_.tiles[t.tiles[static_cast<size_t>(at[r])]].dtype;
   for (size_t r = 0; r < oi.roles.size(); ++r)
     if (at[r] >= 0 && !oi.roles[r].isOutput)
@@ -140,15 +140,15 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
     case isa::RoleKind::Tile:
       if (at[r] >= 0) {
         // pto-isa's TCOLSUM with a tmp also takes isBinary; without it, it sums in order.
-        if (!(t.op == isa::OpId::TCOLSUM && role.name == "tmp"))
+        if (!(t.op == isa::OpId::TCOLSUM && role.id == isa::RoleId::Tmp))
           args.push_back(tileNames_[t.tiles[static_cast<size_t>(at[r])]]);
-      } else if (role.name == "tmp" && needsTmp(t, oi, at)) {
+      } else if (role.id == isa::RoleId::Tmp && needsTmp(t, oi, at)) {
         // pto-isa declares these with a tmp tile only; the image has none, so a scratch tile
         // like the one pto-isa sizes it by (TGATHER: the indices; otherwise the source).
         int like = 0;
-        for (std::string_view want : {"indices", "src", "src0"})
+        for (isa::RoleId want : {isa::RoleId::Indices, isa::RoleId::Src, isa::RoleId::Src0})
           for (size_t k = 0; k < oi.roles.size() && !like; ++k)
-            if (oi.roles[k].name == want && at[k] >= 0) like = at[k];
+            if (oi.roles[k].id == want && at[k] >= 0) like = at[k];
         auto tmp = scratchLike(t.tiles[static_cast<size_t>(like)]);
         if (!tmp) return fail("no room in the vector buffer for the tmp tile pto-isa needs");
         args.push_back(*tmp);
@@ -213,9 +213,9 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
 }
 
 std::string FunctionEmitter::scalarArg(const isa::Role& role, uint8_t r, isa::DType type) {
-  static const std::set<std::string_view> counts = {"row",    "col",      "diagonal",
-                                                    "offset", "blocklen", "pre"};
-  if (role.kind == isa::RoleKind::IntScalar && counts.count(role.name))
+  using enum isa::RoleId;
+  static const std::set<isa::RoleId> counts = {Row, Col, Diagonal, Offset, Blocklen, Pre};
+  if (role.kind == isa::RoleKind::IntScalar && counts.count(role.id))
     return "static_cast<int32_t>(" + reg(r) + ")";
   return "pto_export::bits<" + cppType(type) + ">(" + reg(r) + ")";
 }

@@ -178,6 +178,79 @@ Pipe pipeOf(SyncOpType t) {
   return Pipe::All;
 }
 
+// ---------------------------------------------------------------- operand roles
+namespace {
+struct RoleRow {
+  RoleId id;
+  std::string_view spelling;
+  Slot slot;
+};
+constexpr RoleRow kRoles[] = {
+#define PTO_ROLE(Id, spelling, slot) {RoleId::Id, spelling, Slot::slot},
+#include "isa/Roles.def"
+};
+} // namespace
+
+std::string_view spelling(RoleId r) {
+  return kRoles[static_cast<unsigned>(r)].spelling;
+}
+
+std::optional<RoleId> parseRoleId(std::string_view text) {
+  for (const RoleRow& r : kRoles)
+    if (r.spelling == text) return r.id;
+  return std::nullopt;
+}
+
+bool isIndexRole(RoleId r) {
+  return r == RoleId::Indices || r == RoleId::Indexes || r == RoleId::Idx || r == RoleId::Offsets;
+}
+
+Loc cubeLocOf(RoleId r) {
+  switch (r) {
+  case RoleId::Lhs:
+    return Loc::Left;
+  case RoleId::Rhs:
+    return Loc::Right;
+  case RoleId::Bias:
+    return Loc::Bias;
+  case RoleId::Dst:
+  case RoleId::Acc:
+    return Loc::Acc;
+  default:
+    return Loc::Scaling;
+  }
+}
+
+Slot slotOf(OpId op, RoleId role) {
+  // pto-isa's TSEL(dst, mask, src0, src1[, tmp]): the mask takes the first source slot.
+  if (op == OpId::TSEL || op == OpId::TSELS) {
+    switch (role) {
+    case RoleId::Mask:
+      return Slot::Src0;
+    case RoleId::Src0:
+    case RoleId::Src:
+      return Slot::Src1;
+    case RoleId::Src1:
+      return Slot::Src2;
+    default:
+      break;
+    }
+  }
+  return kRoles[static_cast<unsigned>(role)].slot;
+}
+
+SlotOperands slotOperands(const OpInfo& op, std::span<const int> roles) {
+  SlotOperands at;
+  at.fill(-1);
+  for (size_t k = 0; k < roles.size(); ++k) {
+    if (roles[k] < 0) continue;
+    const Slot s = op.roles[static_cast<size_t>(roles[k])].slot;
+    int& first = at[static_cast<size_t>(s)];
+    if (s != Slot::None && first < 0) first = static_cast<int>(k);
+  }
+  return at;
+}
+
 // ---------------------------------------------------------------- op table
 namespace {
 // Named dtype sets used by Ops.def (reference ptoas-syntax.md 4.4 and the seed documents).
@@ -221,6 +294,10 @@ std::vector<Role> parseSignature(std::string_view sig) {
     if (colon == std::string_view::npos) throw std::logic_error("bad op signature");
     Role r;
     r.name = item.substr(0, colon);
+    std::optional<RoleId> id = parseRoleId(r.name);
+    if (!id)
+      throw std::logic_error("op signature role '" + std::string(r.name) + "' is not in Roles.def");
+    r.id = *id;
     r.isOutput = outputs;
     std::string_view kind = item.substr(colon + 1);
     switch (kind.front()) {
@@ -256,8 +333,11 @@ std::vector<OpInfo> buildOps() {
   {OpId::Id, mnemonic, Pipe::pipe, Engine::engine, signature, TypeRule::rule, a2a3, a5, flags, {}},
 #include "isa/Ops.def"
   };
-  for (OpInfo& op : ops)
+  for (OpInfo& op : ops) {
     op.roles = parseSignature(op.signature);
+    for (Role& r : op.roles)
+      if (r.kind == RoleKind::Tile) r.slot = slotOf(op.id, r.id);
+  }
   return ops;
 }
 

@@ -142,12 +142,34 @@ enum OpFlag : uint32_t {
 
 /// Operand role kinds in an op signature.
 enum class RoleKind : uint8_t { Tile, View, Scalar, IntScalar, FloatScalar, Any };
+
+/// The role names the signatures use (Roles.def): code asks for a role by this id, never by its
+/// spelling, so a renamed or misspelt role is a compile error or a table-build failure.
+enum class RoleId : uint8_t {
+#define PTO_ROLE(Id, spelling, slot) Id,
+#include "isa/Roles.def"
+};
+std::string_view spelling(RoleId r);
+std::optional<RoleId> parseRoleId(std::string_view text);
+/// The roles that hold element positions rather than data (gather/scatter/sort indices).
+bool isIndexRole(RoleId r);
+/// The buffer a matmul-family (kCubeLocs) operand lives in: lhs left, rhs right, bias bias,
+/// dst/acc acc, the MX scales scaling.
+Loc cubeLocOf(RoleId r);
+
+/// The operand slots of a tile kernel (rt::TileInst's dst, src0..src3, acc, bias, tmp, lscale,
+/// rscale); None for a role no kernel slot names.
+enum class Slot : uint8_t { None, Dst, Src0, Src1, Src2, Src3, Acc, Bias, Tmp, LScale, RScale };
+inline constexpr size_t kNumSlots = 11;
+
 struct Role {
-  std::string_view name;
+  std::string_view name; // as the signature spells it, for diagnostics and printing
+  RoleId id{};
   RoleKind kind;
   bool optional = false;
   bool variadic = false;
   bool isOutput = false;
+  Slot slot = Slot::None; // tile roles only (slotOf)
 };
 
 enum class OpId : uint16_t {
@@ -180,6 +202,19 @@ struct OpInfo {
 /// operands beyond the required ones; a surplus operand gets -1. The assembler's operand order,
 /// the linker's read/write analysis, the runtime and the C++ export all follow this one rule.
 std::vector<int> tileOperandRoles(const OpInfo& op, size_t n);
+
+/// The kernel slot a tile role of an op fills: the role's column in Roles.def, except that
+/// TSEL/TSELS pass the mask first (mask -> src0, src0/src -> src1, src1 -> src2).
+Slot slotOf(OpId op, RoleId role);
+
+/// For each Slot, the index of the first tile operand that fills it, -1 for none. `roles` holds
+/// each tile operand's role (an index into op.roles, -1 for a surplus operand), as
+/// tileOperandRoles gives them. The runtime and the reference interpreter both bind kernels so.
+using SlotOperands = std::array<int, kNumSlots>;
+SlotOperands slotOperands(const OpInfo& op, std::span<const int> roles);
+inline int slotOperand(const SlotOperands& s, Slot slot) {
+  return s[static_cast<size_t>(slot)];
+}
 
 std::span<const OpInfo> allOps();
 const OpInfo& info(OpId id);

@@ -52,7 +52,7 @@ std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op,
     const isa::Role& r = info.roles[static_cast<size_t>(roles[i])];
     TileUse u{tiles[i], !r.isOutput, r.isOutput, false};
     if (r.isOutput && (info.flags & isa::kReadsDst)) u.read = true;
-    if (r.name == "tmp") u = {tiles[i], false, true, true};
+    if (r.id == isa::RoleId::Tmp) u = {tiles[i], false, true, true};
     out.push_back(u);
   }
   return out;

@@ -223,15 +223,6 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
 
 namespace {
 
-/// "CAST_RINT" from "#pto<round_mode CAST_RINT>" (or the value as written).
-std::string attrWord(const Op& op, std::string_view key) {
-  const ir::NamedAttr* a = op.attr(key);
-  if (!a) return "";
-  const std::string& v = a->value;
-  const auto sp = v.find(' '), gt = v.rfind('>');
-  return sp == std::string::npos ? v : v.substr(sp + 1, gt - sp - 1);
-}
-
 /// Op attributes the cpu kernels have no field for: only their default value runs.
 std::optional<std::string> unrunnableAttribute(const Op& op) {
   struct Fixed {
@@ -274,7 +265,7 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   // Operands by role: tile outputs, tile inputs, the GM view, scalars.
   struct TileArg {
     ir::ValueId v;
-    std::string_view role;
+    int role; // index into info.roles
   };
   std::vector<TileArg> outs, ins;
   std::vector<uint64_t> scalars;
@@ -284,7 +275,7 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
     const isa::Role& role = info.roles[static_cast<size_t>(op.operandRoles[i])];
     const ir::ValueId v = op.operands[i];
     if (role.kind == isa::RoleKind::Tile) {
-      (role.isOutput ? outs : ins).push_back({v, role.name});
+      (role.isOutput ? outs : ins).push_back({v, op.operandRoles[i]});
       if (role.isOutput && dst == ir::kNoValue) dst = v;
       if (!role.isOutput && src == ir::kNoValue) src = v;
     } else if (role.kind == isa::RoleKind::View) {
@@ -310,26 +301,23 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT ||
       info.rule == isa::TypeRule::Matmul)
     t.startType = f.fn->type(src).tile.dtype;
-  if (info.rule == isa::TypeRule::Matmul && ir::roleValue(op, "lhs") != ir::kNoValue)
-    t.startType = f.fn->type(ir::roleValue(op, "lhs")).tile.dtype;
+  if (info.rule == isa::TypeRule::Matmul && ir::roleValue(op, isa::RoleId::Lhs) != ir::kNoValue)
+    t.startType = f.fn->type(ir::roleValue(op, isa::RoleId::Lhs)).tile.dtype;
   // B.DATR: destination type, rounding, saturation, compare mode, GM layout.
   auto code = [](isa::DType d) { return enc::dataTypeCode(d).value_or(0); };
   switch (info.id) {
   case isa::OpId::TCVT: {
     const isa::DType s = f.fn->type(src).tile.dtype, d = f.fn->type(dst).tile.dtype;
     enc::Datr datr{.dataType = code(d)};
-    datr.rmode = enc::rmodeCode(
-        isa::parseRoundMode(attrWord(op, "rmode")).value_or(isa::RoundMode::CAST_RINT));
-    const std::string sat = attrWord(op, "sat_mode");
-    datr.sat = sat.empty() ? isa::cvtSaturatesByDefault(s, d) : sat == "ON";
+    datr.rmode = enc::rmodeCode(op.modes.round.value_or(isa::RoundMode::CAST_RINT));
+    datr.sat = op.modes.sat ? *op.modes.sat == isa::SatMode::ON : isa::cvtSaturatesByDefault(s, d);
     t.datr = datr;
     break;
   }
   case isa::OpId::TCMP:
   case isa::OpId::TCMPS:
     t.datr = enc::Datr{.dataType = code(f.fn->type(src).tile.dtype)};
-    t.datr->cmode =
-        enc::cmodeCode(isa::parseCmpMode(attrWord(op, "cmpMode")).value_or(isa::CmpMode::EQ));
+    t.datr->cmode = enc::cmodeCode(op.modes.cmp.value_or(isa::CmpMode::EQ));
     break;
   case isa::OpId::TDEQUANT:
   case isa::OpId::TQUANT:
@@ -350,31 +338,12 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   // Tiles, destination first (as B.IOT lists them), and their roles.
   std::vector<TileArg> order = outs;
   order.insert(order.end(), ins.begin(), ins.end());
-  std::vector<std::string_view> roles;
+  std::vector<int> roles;
   for (const TileArg& a : order) {
     t.tiles.push_back(operand(tileOf(a.v), f.fn->value(a.v).name));
     roles.push_back(a.role);
   }
-  auto role = [&](std::initializer_list<std::string_view> names) {
-    for (std::string_view nm : names)
-      for (size_t i = 0; i < roles.size(); ++i)
-        if (roles[i] == nm) return static_cast<int>(i);
-    return -1;
-  };
-  t.dst = role({"dst", "dsts"});
-  t.src0 = role({"src0", "src", "lhs", "mask"});
-  t.src1 = role({"src1", "rhs", "indices", "indexes", "scale", "idx", "offsets", "fp"});
-  t.src2 = role({"src2", "offset"});
-  t.acc = role({"acc"});
-  t.bias = role({"bias"});
-  t.tmp = role({"tmp"});
-  t.lscale = role({"lscale"});
-  t.rscale = role({"rscale"});
-  if (info.id == isa::OpId::TSEL || info.id == isa::OpId::TSELS) {
-    t.src0 = role({"mask"});
-    t.src1 = role({"src0", "src"});
-    t.src2 = role({"src1"});
-  }
+  rt::assignSlots(t, roles);
   if (info.id == isa::OpId::TMRGSORT) { // (dst, src) or (dst, tmp, 2 to 4 sources)
     const int n = static_cast<int>(t.tiles.size());
     t.dst = 0;
@@ -405,7 +374,8 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
                                        tv.validCols == ir::kDynamic ? tv.type.cols : tv.validCols};
   };
   if (info.rule == isa::TypeRule::Matmul) {
-    const auto l = validOf(ir::roleValue(op, "lhs")), r = validOf(ir::roleValue(op, "rhs"));
+    const auto l = validOf(ir::roleValue(op, isa::RoleId::Lhs)),
+               r = validOf(ir::roleValue(op, isa::RoleId::Rhs));
     setDim(0, static_cast<uint64_t>(l.first));
     setDim(1, static_cast<uint64_t>(r.second));
     setDim(2, static_cast<uint64_t>(l.second));

@@ -241,6 +241,20 @@ std::optional<std::string> mergeSortRoles(TileInst& t) {
 
 } // namespace
 
+void assignSlots(TileInst& t, std::span<const int> roles) {
+  using isa::Slot;
+  const isa::SlotOperands at = isa::slotOperands(isa::info(t.op), roles);
+  t.dst = isa::slotOperand(at, Slot::Dst);
+  t.src0 = isa::slotOperand(at, Slot::Src0);
+  t.src1 = isa::slotOperand(at, Slot::Src1);
+  t.src2 = isa::slotOperand(at, Slot::Src2);
+  t.acc = isa::slotOperand(at, Slot::Acc);
+  t.bias = isa::slotOperand(at, Slot::Bias);
+  t.tmp = isa::slotOperand(at, Slot::Tmp);
+  t.lscale = isa::slotOperand(at, Slot::LScale);
+  t.rscale = isa::slotOperand(at, Slot::RScale);
+}
+
 std::optional<std::string> assignTileRoles(TileInst& t) {
   const isa::OpInfo& oi = isa::info(t.op);
   // Tile roles by the one rule (isa::tileOperandRoles, docs/linking.md 2).
@@ -251,30 +265,7 @@ std::optional<std::string> assignTileRoles(TileInst& t) {
   if (n < required)
     return std::string(t.name) + " has " + std::to_string(n) + " tile operands, needs " +
            std::to_string(required);
-  const std::vector<int> roles = isa::tileOperandRoles(oi, n);
-  std::vector<std::string_view> roleNames(n);
-  for (size_t k = 0; k < n; ++k)
-    if (roles[k] >= 0) roleNames[k] = oi.roles[static_cast<size_t>(roles[k])].name;
-  auto role = [&](std::initializer_list<std::string_view> names) {
-    for (std::string_view nm : names)
-      for (size_t i = 0; i < n; ++i)
-        if (roleNames[i] == nm) return static_cast<int>(i);
-    return -1;
-  };
-  t.dst = role({"dst", "dsts"});
-  t.src0 = role({"src0", "src", "lhs", "mask"});
-  t.src1 = role({"src1", "rhs", "indices", "indexes", "scale", "idx", "offsets", "fp"});
-  t.src2 = role({"src2", "offset"});
-  t.acc = role({"acc"});
-  t.bias = role({"bias"});
-  t.tmp = role({"tmp"});
-  t.lscale = role({"lscale"});
-  t.rscale = role({"rscale"});
-  if (t.op == isa::OpId::TSEL || t.op == isa::OpId::TSELS) {
-    t.src0 = role({"mask"});
-    t.src1 = role({"src0", "src"});
-    t.src2 = role({"src1"});
-  }
+  assignSlots(t, isa::tileOperandRoles(oi, n));
   if (t.op == isa::OpId::TMRGSORT)
     if (auto e = mergeSortRoles(t)) return e;
   return std::nullopt;

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -194,9 +195,14 @@ Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileN
 /// (core.error set, `failedAt` = text offset of the failing word).
 bool runBlock(const DecodedFunction& fn, Core& core, uint32_t& failedAt);
 
-/// Fills the operand positions of `t` (dst, src0, ..., by role name) from its tiles in B.IOT order
+/// Fills the operand positions of `t` (dst, src0, ..., by role) from its tiles in B.IOT order
 /// (isa::tileOperandRoles); an error when operands are missing or TMRGSORT's count is wrong.
 std::optional<std::string> assignTileRoles(TileInst& t);
+
+/// Sets the operand positions of `t` from each tile's role (an index into the op's roles, -1
+/// for none) by the op table's slot column (isa::slotOperands). TMRGSORT's are counted, not
+/// named: assignTileRoles and the reference interpreter set those themselves.
+void assignSlots(TileInst& t, std::span<const int> roles);
 
 /// Picks the cpu kernel of a decoded tile instruction; an error message when unsupported.
 std::optional<std::string> selectKernel(TileInst& t);

@@ -315,8 +315,9 @@ std::vector<std::pair<Simulator::Range, bool>> Simulator::footprint(const TileIn
       r.rowBytes = (uint64_t{static_cast<uint32_t>(o.validCols)} * bits + 7) / 8;
     }
     // Outputs and the scratch tile are written (the linker's rule, link/Cfg.cpp).
-    const bool write = roles[i] >= 0 && (oi.roles[static_cast<size_t>(roles[i])].isOutput ||
-                                         oi.roles[static_cast<size_t>(roles[i])].name == "tmp");
+    const bool write =
+        roles[i] >= 0 && (oi.roles[static_cast<size_t>(roles[i])].isOutput ||
+                          oi.roles[static_cast<size_t>(roles[i])].id == isa::RoleId::Tmp);
     out.push_back({r, write});
   }
   // GM: TLOAD reads and TSTORE writes `rows` runs of valid columns, `stride` bytes apart.

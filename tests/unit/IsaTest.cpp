@@ -132,3 +132,73 @@ TEST(IsaOps, TileOperandRoles) {
   EXPECT_EQ(names(OpId::TMRGSORT, 3),
             (V{"dsts", "dsts", "dsts"})); // the variadic output takes them
 }
+
+// Every role a signature names is typed (Roles.def): an unknown name would have thrown while the
+// table was built, and each role's id spells back to its name.
+TEST(Roles, EverySignatureRoleIsTyped) {
+  ASSERT_NO_THROW(allOps());
+  for (const OpInfo& op : allOps())
+    for (const Role& r : op.roles) {
+      EXPECT_EQ(spelling(r.id), r.name) << op.mnemonic;
+      EXPECT_EQ(parseRoleId(r.name), r.id) << op.mnemonic;
+    }
+  EXPECT_FALSE(parseRoleId("bogus").has_value());
+  EXPECT_FALSE(parseRoleId("Dst").has_value());
+}
+
+// One kernel slot per role and op: the first operand of a slot is then its only role's, so the
+// binding does not depend on the order the roles are looked up in.
+TEST(Roles, NoTwoRolesShareAKernelSlot) {
+  for (const OpInfo& op : allOps()) {
+    std::set<Slot> seen;
+    for (const Role& r : op.roles) {
+      if (r.kind != RoleKind::Tile) {
+        EXPECT_EQ(r.slot, Slot::None) << op.mnemonic << " " << r.name;
+        continue;
+      }
+      if (r.slot != Slot::None) {
+        EXPECT_TRUE(seen.insert(r.slot).second) << op.mnemonic;
+      }
+    }
+  }
+}
+
+namespace {
+/// The slot operands of `op` with `n` tile operands in B.IOT order.
+SlotOperands slotsOf(OpId id, size_t n) {
+  const OpInfo& op = info(id);
+  return slotOperands(op, tileOperandRoles(op, n));
+}
+} // namespace
+
+TEST(Roles, KernelSlotsByHand) {
+  // TMATMUL.acc: B.IOT (dst, acc, lhs, rhs).
+  SlotOperands mm = slotsOf(OpId::TMATMUL_ACC, 4);
+  EXPECT_EQ(slotOperand(mm, Slot::Dst), 0);
+  EXPECT_EQ(slotOperand(mm, Slot::Acc), 1);
+  EXPECT_EQ(slotOperand(mm, Slot::Src0), 2);
+  EXPECT_EQ(slotOperand(mm, Slot::Src1), 3);
+  EXPECT_EQ(slotOperand(mm, Slot::Bias), -1);
+  EXPECT_EQ(slotOperand(mm, Slot::Tmp), -1);
+  // TCOLSUM: (dst, src[, tmp]).
+  EXPECT_EQ(slotOperand(slotsOf(OpId::TCOLSUM, 3), Slot::Tmp), 2);
+  EXPECT_EQ(slotOperand(slotsOf(OpId::TCOLSUM, 3), Slot::Src0), 1);
+  EXPECT_EQ(slotOperand(slotsOf(OpId::TCOLSUM, 2), Slot::Tmp), -1);
+  // TSEL passes its mask first: (dst, mask, src0, src1, tmp) -> src0 mask, src1 src0, src2 src1.
+  SlotOperands sel = slotsOf(OpId::TSEL, 5);
+  EXPECT_EQ(slotOperand(sel, Slot::Src0), 1);
+  EXPECT_EQ(slotOperand(sel, Slot::Src1), 2);
+  EXPECT_EQ(slotOperand(sel, Slot::Src2), 3);
+  EXPECT_EQ(slotOperand(sel, Slot::Tmp), 4);
+  // TMATMUL.mx: (dst, lhs, lscale, rhs, rscale).
+  SlotOperands mx = slotsOf(OpId::TMATMUL_MX, 5);
+  EXPECT_EQ(slotOperand(mx, Slot::LScale), 2);
+  EXPECT_EQ(slotOperand(mx, Slot::RScale), 4);
+  // TDEQUANT: (dst, src, scale, offset); TGATHER's indices are its second source.
+  SlotOperands dq = slotsOf(OpId::TDEQUANT, 4);
+  EXPECT_EQ(slotOperand(dq, Slot::Src1), 2);
+  EXPECT_EQ(slotOperand(dq, Slot::Src2), 3);
+  EXPECT_EQ(slotOperand(slotsOf(OpId::TGATHER, 3), Slot::Src1), 2);
+  EXPECT_EQ(cubeLocOf(RoleId::Acc), Loc::Acc);
+  EXPECT_EQ(cubeLocOf(RoleId::LScale), Loc::Scaling);
+}

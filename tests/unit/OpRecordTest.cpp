@@ -35,17 +35,8 @@ const std::set<OpId> kNoExport = {
 // Ops without an encoding: none (EXT XOPs cover what 0.58.3 lacks; docs/encoding.md 5).
 const std::set<OpId> kNoEncoding = {};
 
-isa::Loc locFor(const isa::OpInfo& op, std::string_view role) {
-  if (!(op.flags & isa::kCubeLocs)) return isa::Loc::Vec;
-  if (role == "lhs") return isa::Loc::Left;
-  if (role == "rhs") return isa::Loc::Right;
-  if (role == "bias") return isa::Loc::Bias;
-  if (role == "dst" || role == "acc") return isa::Loc::Acc;
-  return isa::Loc::Scaling;
-}
-
-bool isIndexRole(std::string_view r) {
-  return r == "idx" || r == "indices" || r == "indexes" || r == "offsets";
+isa::Loc locFor(const isa::OpInfo& op, isa::RoleId role) {
+  return (op.flags & isa::kCubeLocs) ? isa::cubeLocOf(role) : isa::Loc::Vec;
 }
 
 std::optional<std::string> tryDTypes(const isa::OpInfo& op, const std::vector<int>& roles,
@@ -70,8 +61,8 @@ std::optional<std::string> cpuKernel(const isa::OpInfo& op, std::string& why) {
 
 /// Parameter tiles (scale, offset) take the destination's type, index tiles `idx`, data tiles
 /// `i`; destinations have a pad value (TFILLPAD needs one).
-bool isParamRole(std::string_view r) {
-  return r == "scale" || r == "offset";
+bool isParamRole(isa::RoleId r) {
+  return r == isa::RoleId::Scale || r == isa::RoleId::Offset;
 }
 
 std::optional<std::string> tryDTypes(const isa::OpInfo& op, const std::vector<int>& roles,
@@ -85,11 +76,11 @@ std::optional<std::string> tryDTypes(const isa::OpInfo& op, const std::vector<in
         for (int r : roles) {
           const isa::Role& role = op.roles[static_cast<size_t>(r)];
           rt::TileOperand x;
-          x.dtype = isIndexRole(role.name)                    ? idx
-                    : role.isOutput || isParamRole(role.name) ? static_cast<DType>(o)
-                                                              : static_cast<DType>(i);
+          x.dtype = isa::isIndexRole(role.id)               ? idx
+                    : role.isOutput || isParamRole(role.id) ? static_cast<DType>(o)
+                                                            : static_cast<DType>(i);
           if (role.isOutput) x.pad = isa::PadValue::Zero;
-          x.loc = static_cast<uint8_t>(locFor(op, role.name));
+          x.loc = static_cast<uint8_t>(locFor(op, role.id));
           x.rows = 16;
           x.cols = 16;
           x.validRows = x.validCols = 16;
