@@ -71,6 +71,20 @@ std::string toString(const Type& t) {
   return "?";
 }
 
+ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, ValueId src) {
+  switch (isa::startTypeFrom(info)) {
+  case isa::StartTypeFrom::ShapeTile:
+    return shapeTile != kNoValue ? shapeTile : src;
+  case isa::StartTypeFrom::Source:
+    return src;
+  case isa::StartTypeFrom::Lhs: {
+    const ValueId lhs = roleValue(op, isa::RoleId::Lhs);
+    return lhs != kNoValue ? lhs : src;
+  }
+  }
+  return src;
+}
+
 ValueId roleValue(const Op& op, isa::RoleId role) {
   if (op.kind != OpKind::TileOp) return kNoValue;
   const isa::OpInfo& info = isa::info(op.tileOp);

@@ -218,6 +218,10 @@ isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch);
 /// The tile operand filling the named role of a tile op, or nullptr.
 const TileType* roleTile(const Function& fn, const Op& op, isa::RoleId role);
 ValueId roleValue(const Op& op, isa::RoleId role);
+/// The value whose element type is a tile op's BSTART DataType (isa::startTypeFrom): the shape
+/// tile (the source when there is none), the source, or the left matrix (the source without
+/// one).
+ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, ValueId src);
 
 /// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
 std::optional<int64_t> attrInt(const Op& op, std::string_view key);

@@ -415,22 +415,11 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   if (iorRegs.size() > 3)
     return unsupported(op.loc, "'pto." + std::string(info.mnemonic) +
                                    "' with more than three scalar operands");
-  bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
-  ValueId shapeTile = dst;
-  // The source bounds reductions, compares and ops without a tile output (stores, TPRINT).
-  if (reduce || dst == kNoValue || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
-    shapeTile = src != kNoValue ? src : dst;
-  if (view != kNoValue && info.id == isa::OpId::TSTORE) shapeTile = src;
+  const ValueId shapeTile =
+      isa::shapeFrom(info, dst != kNoValue) == isa::ShapeFrom::Source && src != kNoValue ? src
+                                                                                         : dst;
   std::pair<Dim, Dim> valid = shapeTile != kNoValue ? validOf(shapeTile) : std::pair<Dim, Dim>{};
-  // Start word: the dtype of the data the op reads (source for conversions and stores).
-  isa::DType startType = fn_.type(shapeTile != kNoValue ? shapeTile : src).tile.dtype;
-  if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT ||
-      info.rule == isa::TypeRule::Matmul)
-    startType = fn_.type(src).tile.dtype;
-  if (info.rule == isa::TypeRule::Matmul) {
-    ValueId lhs = roleValue(op, isa::RoleId::Lhs);
-    if (lhs != kNoValue) startType = fn_.type(lhs).tile.dtype;
-  }
+  const isa::DType startType = fn_.type(startTypeTile(op, info, shapeTile, src)).tile.dtype;
   auto code = enc::dataTypeCode(startType);
   if (!code)
     return unsupported(op.loc, "element type " + std::string(isa::spelling(startType)) +

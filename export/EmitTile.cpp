@@ -251,8 +251,7 @@ void FunctionEmitter::setValidShapes(const Block& b, const isa::OpInfo& oi,
   bool hasTileOut = false;
   for (size_t r = 0; r < oi.roles.size(); ++r)
     hasTileOut |= oi.roles[r].kind == isa::RoleKind::Tile && oi.roles[r].isOutput && at[r] >= 0;
-  bool fromSource = (oi.flags & (isa::kRowReduce | isa::kColReduce)) || t.op == isa::OpId::TCMP ||
-                    t.op == isa::OpId::TCMPS || !hasTileOut;
+  const bool fromSource = isa::shapeFrom(oi, hasTileOut) == isa::ShapeFrom::Source;
   std::set<uint32_t> shaped;
   size_t shapeOperand = fromSource && hasTileOut ? 1 : 0;
   if (shapeOperand < t.tiles.size()) shaped.insert(t.tiles[shapeOperand]);

@@ -407,6 +407,20 @@ const OpInfo* findOp(std::string_view mnemonic) {
   return nullptr;
 }
 
+ShapeFrom shapeFrom(const OpInfo& op, bool hasTileOutput) {
+  const bool reduce = op.flags & (kRowReduce | kColReduce);
+  if (reduce || !hasTileOutput || op.id == OpId::TCMP || op.id == OpId::TCMPS ||
+      op.id == OpId::TSTORE)
+    return ShapeFrom::Source;
+  return ShapeFrom::Destination;
+}
+
+StartTypeFrom startTypeFrom(const OpInfo& op) {
+  if (op.rule == TypeRule::Matmul) return StartTypeFrom::Lhs;
+  if (op.id == OpId::TCVT || op.id == OpId::TDEQUANT) return StartTypeFrom::Source;
+  return StartTypeFrom::ShapeTile;
+}
+
 std::optional<OpId> scalarFirstForm(OpId id) {
   if (id == OpId::TDIVS) return OpId::TDIVS_SF;
   return std::nullopt;

@@ -225,6 +225,17 @@ const OpInfo* findOp(std::string_view mnemonic);
 /// TDIVS_SF: scalar / tile is another operation, not another operand order).
 std::optional<OpId> scalarFirstForm(OpId id);
 
+/// Which tile operand's valid shape bounds a tile block (its B.DIM): the destination, or the
+/// source for reductions, compares, stores and ops without a tile output (TPRINT). The
+/// assembler's lowering, the reference interpreter and the C++ export all ask this.
+enum class ShapeFrom : uint8_t { Destination, Source };
+ShapeFrom shapeFrom(const OpInfo& op, bool hasTileOutput);
+
+/// Whose element type is a tile block's BSTART DataType (the data the op reads): the shape
+/// tile's, the source's (conversions, TDEQUANT), or the left matrix's (matmuls).
+enum class StartTypeFrom : uint8_t { ShapeTile, Source, Lhs };
+StartTypeFrom startTypeFrom(const OpInfo& op);
+
 /// TCVT: is (src -> dst) supported on the arch? (seed 003 table / reference 3.6)
 bool cvtSupported(Arch a, DType src, DType dst);
 

@@ -292,17 +292,11 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   t.name = instName.c_str();
   // The tile whose valid shape bounds the op: the destination, else (reductions, compares,
   // ops without a tile output: stores, TPRINT) the source.
-  const bool reduce = info.flags & (isa::kRowReduce | isa::kColReduce);
-  ir::ValueId shapeTile = dst;
-  if (reduce || dst == ir::kNoValue || info.id == isa::OpId::TCMP || info.id == isa::OpId::TCMPS)
-    shapeTile = src != ir::kNoValue ? src : dst;
-  if (view && info.id == isa::OpId::TSTORE) shapeTile = src;
-  t.startType = f.fn->type(shapeTile != ir::kNoValue ? shapeTile : src).tile.dtype;
-  if (info.id == isa::OpId::TCVT || info.id == isa::OpId::TDEQUANT ||
-      info.rule == isa::TypeRule::Matmul)
-    t.startType = f.fn->type(src).tile.dtype;
-  if (info.rule == isa::TypeRule::Matmul && ir::roleValue(op, isa::RoleId::Lhs) != ir::kNoValue)
-    t.startType = f.fn->type(ir::roleValue(op, isa::RoleId::Lhs)).tile.dtype;
+  const ir::ValueId shapeTile =
+      isa::shapeFrom(info, dst != ir::kNoValue) == isa::ShapeFrom::Source && src != ir::kNoValue
+          ? src
+          : dst;
+  t.startType = f.fn->type(ir::startTypeTile(op, info, shapeTile, src)).tile.dtype;
   // B.DATR: destination type, rounding, saturation, compare mode, GM layout.
   auto code = [](isa::DType d) { return enc::dataTypeCode(d).value_or(0); };
   switch (info.id) {

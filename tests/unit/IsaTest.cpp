@@ -202,3 +202,23 @@ TEST(Roles, KernelSlotsByHand) {
   EXPECT_EQ(cubeLocOf(RoleId::Acc), Loc::Acc);
   EXPECT_EQ(cubeLocOf(RoleId::LScale), Loc::Scaling);
 }
+
+namespace pto::isa {
+namespace {
+// The block-shape and start-type rules, by hand from docs/encoding.md: element-wise ops are
+// bounded by their destination; reductions, compares and stores by their source.
+TEST(BlockRules, ShapeAndStartTypeByHand) {
+  EXPECT_EQ(shapeFrom(info(OpId::TADD), true), ShapeFrom::Destination);
+  EXPECT_EQ(shapeFrom(info(OpId::TROWSUM), true), ShapeFrom::Source);
+  EXPECT_EQ(shapeFrom(info(OpId::TCOLMAX), true), ShapeFrom::Source);
+  EXPECT_EQ(shapeFrom(info(OpId::TCMP), true), ShapeFrom::Source);
+  EXPECT_EQ(shapeFrom(info(OpId::TSTORE), false), ShapeFrom::Source);
+  EXPECT_EQ(shapeFrom(info(OpId::TPRINT), false), ShapeFrom::Source);
+  EXPECT_EQ(shapeFrom(info(OpId::TLOAD), true), ShapeFrom::Destination);
+  EXPECT_EQ(startTypeFrom(info(OpId::TADD)), StartTypeFrom::ShapeTile);
+  EXPECT_EQ(startTypeFrom(info(OpId::TCVT)), StartTypeFrom::Source);
+  EXPECT_EQ(startTypeFrom(info(OpId::TDEQUANT)), StartTypeFrom::Source);
+  EXPECT_EQ(startTypeFrom(info(OpId::TMATMUL)), StartTypeFrom::Lhs);
+}
+} // namespace
+} // namespace pto::isa
