@@ -361,9 +361,7 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     const Operand* src = tile(Src);
     if (!src || !dst) return;
     DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
-    bool ok = (d == DType::F16 && s == DType::F16) || (d == DType::F32 && s == DType::F32) ||
-              (d == DType::F32 && s == DType::F16);
-    if (!ok)
+    if (!isa::axpyPairSupported(d, s))
       dtypeError(*dst, name,
                  "supports (dst, src) = (f16, f16), (f32, f32) or (f32, f16), found (" + dt(d) +
                      ", " + dt(s) + ")");

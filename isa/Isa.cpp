@@ -421,6 +421,11 @@ StartTypeFrom startTypeFrom(const OpInfo& op) {
   return StartTypeFrom::ShapeTile;
 }
 
+bool axpyPairSupported(DType dst, DType src) {
+  return (dst == DType::F16 && src == DType::F16) || (dst == DType::F32 && src == DType::F32) ||
+         (dst == DType::F32 && src == DType::F16);
+}
+
 std::optional<OpId> scalarFirstForm(OpId id) {
   if (id == OpId::TDIVS) return OpId::TDIVS_SF;
   return std::nullopt;

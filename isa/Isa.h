@@ -236,6 +236,9 @@ ShapeFrom shapeFrom(const OpInfo& op, bool hasTileOutput);
 enum class StartTypeFrom : uint8_t { ShapeTile, Source, Lhs };
 StartTypeFrom startTypeFrom(const OpInfo& op);
 
+/// TAXPY's (destination, source) element types: (f16, f16), (f32, f32) and (f32, f16).
+bool axpyPairSupported(DType dst, DType src);
+
 /// TCVT: is (src -> dst) supported on the arch? (seed 003 table / reference 3.6)
 bool cvtSupported(Arch a, DType src, DType dst);
 

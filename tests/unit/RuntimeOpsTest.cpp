@@ -345,6 +345,42 @@ struct TileCase {
   }
 };
 
+/// TAXPY's kernels follow isa::axpyPairSupported over every float (dst, src) pair: a supported
+/// pair computes dst = src * scalar + dst (1 + 2 * 3 = 7, by hand), any other is refused.
+TEST(RuntimeOps, AxpyKernelForEverySupportedPairOnly) {
+  struct Bits {
+    DType t;
+    uint32_t one, two, three, seven;
+  };
+  const Bits kinds[] = {{DType::F32, 0x3F800000u, 0x40000000u, 0x40400000u, 0x40E00000u},
+                        {DType::F16, 0x3C00, 0x4000, 0x4200, 0x4700},
+                        {DType::BF16, 0x3F80, 0x4000, 0x4040, 0x40E0}};
+  int supported = 0;
+  for (const Bits& d : kinds)
+    for (const Bits& s : kinds) {
+      TileCase c(isa::OpId::TAXPY, {d.t, s.t}, 1, 16, 1, 16);
+      const unsigned db = isa::bitWidth(d.t) / 8, sb = isa::bitWidth(s.t) / 8;
+      for (size_t k = 0; k < 16; ++k) {
+        std::memcpy(c.tile(0) + k * db, &d.one, db);
+        std::memcpy(c.tile(1) + k * sb, &s.two, sb);
+      }
+      c.scalar = s.three;
+      TileInst t = c.inst;
+      auto err = selectKernel(t);
+      const bool ok = isa::axpyPairSupported(d.t, s.t);
+      ASSERT_EQ(!err, ok) << isa::spelling(d.t) << " " << isa::spelling(s.t);
+      if (!ok) continue;
+      ++supported;
+      std::vector<uint8_t> out = c.runAt(SimdLevel::Portable);
+      for (size_t k = 0; k < 16; ++k) {
+        uint32_t v = 0;
+        std::memcpy(&v, out.data() + c.inst.tiles[0].offset + k * db, db);
+        EXPECT_EQ(v, d.seven) << isa::spelling(d.t) << " " << isa::spelling(s.t) << " " << k;
+      }
+    }
+  EXPECT_EQ(supported, 3);
+}
+
 /// The tiers above the portable one this CPU runs.
 std::vector<SimdLevel> fastTiers() {
   std::vector<SimdLevel> v;
