@@ -67,6 +67,7 @@ void Builder::buildMakeTensorView(const std::string& name, SrcLoc loc, Pieces& p
   for (auto* d : p.dicts)
     for (auto& a : readAttrs(d))
       op.attrs.push_back(a);
+  if (const NamedAttr* layout = op.attr("layout")) op.layout = parseViewLayout(layout->value);
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 
@@ -228,6 +229,7 @@ void Builder::buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<Resu
   for (auto* d : p.dicts)
     for (auto& a : readAttrs(d))
       op.attrs.push_back(a);
+  if (const NamedAttr* layout = op.attr("layout")) op.layout = parseViewLayout(layout->value);
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 

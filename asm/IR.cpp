@@ -14,6 +14,20 @@ uint64_t TileType::byteSize() const {
   return (static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) * isa::bitWidth(dtype) + 7) / 8;
 }
 
+ViewLayout parseViewLayout(std::string_view text) {
+  std::string word;
+  for (char ch : std::string(text) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!word.empty() && word != "pto" && word != "layout") {
+      break;
+    } else {
+      word.clear();
+    }
+  }
+  return word == "dn" ? ViewLayout::DN : word == "nd" ? ViewLayout::ND : ViewLayout::Unsupported;
+}
+
 const NamedAttr* Op::attr(std::string_view key) const {
   for (const NamedAttr& a : attrs)
     if (a.key == key) return &a;

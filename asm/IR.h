@@ -92,6 +92,14 @@ struct NamedAttr {
 
 /// The tile-op attributes that change what the op computes, typed once by the front end (the
 /// op's attrs keep their canonical text, in source order, for printing only).
+/// A GM view's `layout` attribute (make_tensor_view, memref.reinterpret_cast), parsed once by the
+/// front end: absent (inferred from constant strides, as PTOAS does), ND, DN, or a spelling the
+/// code generator does not support (its text stays in `attrs` for the message).
+enum class ViewLayout : uint8_t { Inferred, ND, DN, Unsupported };
+/// Any spelling (#pto.layout<dn>, #pto<layout dn>, dn, ...): its first word after `pto` and
+/// `layout`, case-insensitive.
+ViewLayout parseViewLayout(std::string_view text);
+
 struct TileModes {
   std::optional<isa::RoundMode> round; // rmode: TCVT's rounding (absent: CAST_RINT)
   std::optional<isa::SatMode> sat;     // sat_mode: TCVT's saturation (absent: the pair's default)
@@ -165,8 +173,9 @@ struct Op {
   std::vector<Region> regions;
   std::vector<NamedAttr> attrs; // canonical attribute text (rmode, sat_mode, cmpMode, ...)
   TileModes modes;              // TileOp: the attributes with meaning, typed
-  std::vector<int64_t> ints;    // small integer payload (subset sizes, view shape counts)
-  SrcLoc typeLoc;               // the type annotation, for type errors
+  ViewLayout layout = ViewLayout::Inferred; // MakeTensorView, ReinterpretCast
+  std::vector<int64_t> ints; // small integer payload (subset sizes, view shape counts)
+  SrcLoc typeLoc;            // the type annotation, for type errors
   // sync
   isa::Pipe srcPipe = isa::Pipe::All, dstPipe = isa::Pipe::All;
   EventRef event;

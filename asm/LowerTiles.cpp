@@ -17,30 +17,23 @@ namespace pto::as::lower {
 /// The view's layout: the `layout` attribute (ND or DN), else as PTOAS infers from constant
 /// strides (column-major is DN). The strides are operands stridesAt.. of the op.
 bool FunctionLowering::viewLayout(const Op& op, size_t stridesAt, size_t rank, ViewRegs& v) {
-  bool explicitLayout = false;
-  for (const NamedAttr& a : op.attrs) {
-    if (a.key != "layout") continue;
-    explicitLayout = true;
-    // Any spelling (#pto.layout<dn>, #pto<layout dn>, ...): its last word is the layout.
-    std::string word;
-    for (char ch : a.value)
-      if (std::isalnum(static_cast<unsigned char>(ch)))
-        word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      else if (!word.empty() && word != "pto" && word != "layout")
-        break;
-      else
-        word.clear();
-    if (word == "dn")
-      v.dn = true;
-    else if (word != "nd") {
-      unsupported(op.loc, "a tensor view with layout " + a.value + " (ND and DN are)");
-      return false;
+  switch (op.layout) {
+  case ViewLayout::Inferred:
+    if (rank >= 2) {
+      auto inner = constantInt(op.operands[stridesAt + rank - 1]),
+           outer = constantInt(op.operands[stridesAt + rank - 2]);
+      v.dn = inner && outer && *outer == 1 && *inner != 1;
     }
-  }
-  if (!explicitLayout && rank >= 2) {
-    auto inner = constantInt(op.operands[stridesAt + rank - 1]),
-         outer = constantInt(op.operands[stridesAt + rank - 2]);
-    v.dn = inner && outer && *outer == 1 && *inner != 1;
+    break;
+  case ViewLayout::ND:
+    break;
+  case ViewLayout::DN:
+    v.dn = true;
+    break;
+  case ViewLayout::Unsupported:
+    unsupported(op.loc,
+                "a tensor view with layout " + op.attr("layout")->value + " (ND and DN are)");
+    return false;
   }
   if (v.dn && rank < 2) {
     unsupported(op.loc, "a DN tensor view of rank 1");

@@ -100,26 +100,12 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
       v.shape.push_back(static_cast<int64_t>(scalar(f, op.operands[at + i])));
     for (size_t i = 0; i < rank; ++i)
       v.strides.push_back(static_cast<int64_t>(scalar(f, op.operands[at + rank + i])));
-    bool explicitLayout = false;
-    for (const ir::NamedAttr& a : op.attrs) {
-      if (a.key != "layout") continue;
-      explicitLayout = true;
-      std::string word, last; // the attribute's last word (#pto.layout<dn>, #pto<layout dn>...)
-      for (char ch : a.value + " ") {
-        if (std::isalnum(static_cast<unsigned char>(ch)))
-          word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        else if (!word.empty()) {
-          if (word != "pto" && word != "layout") last = word;
-          word.clear();
-        }
-      }
-      if (last == "dn")
-        v.dn = true;
-      else if (last != "nd")
-        return unsupported("a tensor view with layout " + a.value);
-    }
+    if (op.layout == ir::ViewLayout::Unsupported)
+      return unsupported("a tensor view with layout " + op.attr("layout")->value);
+    v.dn = op.layout == ir::ViewLayout::DN;
     // Without the attribute, constant strides with a unit outer stride mean DN (PTOAS's inference).
-    if (!explicitLayout && rank >= 2 && constantOperand(f, op.operands[at + 2 * rank - 1]) &&
+    if (op.layout == ir::ViewLayout::Inferred && rank >= 2 &&
+        constantOperand(f, op.operands[at + 2 * rank - 1]) &&
         constantOperand(f, op.operands[at + 2 * rank - 2]))
       v.dn = v.strides[rank - 2] == 1 && v.strides[rank - 1] != 1;
     f.v[op.results[0]] = v;

@@ -63,10 +63,11 @@ static std::optional<isa::DType> dtypeOfDescr(std::string d) {
 }
 
 std::vector<uint8_t> toNpy(const Tensor& t) {
+  // The shape as Python's repr of a tuple, as numpy.save writes it: (64, 64), (8,), ().
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)
-    shape +=
-        std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
+    shape += (i ? ", " : "") + std::to_string(t.shape[i]);
+  if (t.shape.size() == 1) shape += ",";
   if (isa::bitWidth(t.dtype) == 4)
     shape = "(" + std::to_string(t.data.size()) + ","; // packed 4-bit: bytes
   shape += ")";

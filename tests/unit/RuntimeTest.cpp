@@ -490,6 +490,28 @@ TEST(Runtime, NpyRoundTrip) {
   EXPECT_FALSE(fromNpy({1, 2, 3}, "bad").ok());
 }
 
+// The header is byte for byte what numpy.save writes (numpy.lib.format, version 1.0): the dict
+// with the shape as Python's tuple repr, spaces up to a multiple of 64 bytes with the 10-byte
+// preamble, then a newline. Written out by hand from that format.
+TEST(Npy, HeaderIsNumpys) {
+  auto header = [](const Tensor& t) {
+    const std::vector<uint8_t> b = toNpy(t);
+    const size_t len = b[8] | (b[9] << 8);
+    return std::string(b.begin() + 10, b.begin() + 10 + static_cast<long>(len));
+  };
+  auto padded = [](std::string dict) {
+    const size_t total = 10 + dict.size() + 1;
+    return dict + std::string((64 - total % 64) % 64, ' ') + "\n";
+  };
+  EXPECT_EQ(header(Tensor::zeros(DType::F32, {64, 64})),
+            padded("{'descr': '<f4', 'fortran_order': False, 'shape': (64, 64), }"));
+  EXPECT_EQ(header(Tensor::zeros(DType::F16, {8})),
+            padded("{'descr': '<f2', 'fortran_order': False, 'shape': (8,), }"));
+  EXPECT_EQ(header(Tensor::zeros(DType::I32, {2, 3, 4})),
+            padded("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3, 4), }"));
+  EXPECT_EQ(header(Tensor::zeros(DType::F32, {64, 64})).size() + 10, 128u); // 118 + 10
+}
+
 // Found by the .npy fuzzer: a shape with stray characters was read leniently ("8@" as 8), and
 // a bool tensor was written back as packed bytes.
 TEST(Npy, StrictShapesAndBoolRoundTrip) {
