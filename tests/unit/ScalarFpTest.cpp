@@ -3,6 +3,7 @@
 // and hand-picked edge values (NaN, -0, infinities, subnormals, saturation).
 #include "isa/ScalarFp.h"
 #include "isa/Numerics.h"
+#include "isa/ScalarSemantics.h"
 
 #include <gtest/gtest.h>
 
@@ -199,6 +200,48 @@ TEST(ScalarFp, ConversionsAgreeWithTheTileNumerics) {
     }
   }
   EXPECT_GT(checked, 5000000u);
+}
+
+// The integer ALU of isa/ScalarSemantics.inc (the runtime's and the exported C++'s), by hand from
+// docs/encoding.md section 2: wrapping arithmetic, division by zero defined, the word forms
+// sign-extend, shift counts modulo 64, compares write 0 or 1.
+TEST(ScalarAlu, HandWorkedValues) {
+  using isa::AluOp;
+  using isa::scalar::alu;
+  constexpr uint64_t kMin = 0x8000000000000000ull, kAll = ~uint64_t{0};
+  const uint64_t m8 = static_cast<uint64_t>(int64_t{-8});
+  EXPECT_EQ(alu(AluOp::Add, kAll, 2), 1u);
+  EXPECT_EQ(alu(AluOp::Sub, 0, 1), kAll);
+  EXPECT_EQ(alu(AluOp::AddW, 0x7FFFFFFF, 1), 0xFFFFFFFF80000000ull);
+  EXPECT_EQ(alu(AluOp::SubW, 0, 1), kAll);
+  EXPECT_EQ(alu(AluOp::MulW, 0x10000, 0x10000), 0u); // 2^32 wraps to 0 in 32 bits
+  EXPECT_EQ(alu(AluOp::Div, m8, 3), static_cast<uint64_t>(int64_t{-2})); // toward zero
+  EXPECT_EQ(alu(AluOp::Rem, m8, 3), static_cast<uint64_t>(int64_t{-2}));
+  EXPECT_EQ(alu(AluOp::Div, 7, 0), kAll);
+  EXPECT_EQ(alu(AluOp::Rem, 7, 0), 7u);
+  EXPECT_EQ(alu(AluOp::Div, kMin, kAll), kMin); // INT64_MIN / -1
+  EXPECT_EQ(alu(AluOp::Rem, kMin, kAll), 0u);
+  EXPECT_EQ(alu(AluOp::DivU, m8, 2), 0x7FFFFFFFFFFFFFFCull);
+  EXPECT_EQ(alu(AluOp::DivU, 5, 0), kAll);
+  EXPECT_EQ(alu(AluOp::RemU, 5, 0), 5u);
+  EXPECT_EQ(alu(AluOp::Min, m8, 3), m8);
+  EXPECT_EQ(alu(AluOp::MinU, m8, 3), 3u);
+  EXPECT_EQ(alu(AluOp::Max, m8, 3), 3u);
+  EXPECT_EQ(alu(AluOp::MaxU, m8, 3), m8);
+  EXPECT_EQ(alu(AluOp::Sll, 1, 65), 2u);
+  EXPECT_EQ(alu(AluOp::Srl, m8, 60), 0xFu);
+  EXPECT_EQ(alu(AluOp::Sra, m8, 1), static_cast<uint64_t>(int64_t{-4}));
+  EXPECT_EQ(alu(AluOp::CmpLt, m8, 0), 1u);
+  EXPECT_EQ(alu(AluOp::CmpLtU, m8, 0), 0u);
+  EXPECT_EQ(alu(AluOp::CmpGe, 0, m8), 1u);
+  EXPECT_EQ(alu(AluOp::CmpGeU, 0, m8), 0u);
+  EXPECT_EQ(alu(AluOp::CmpAnd, 0xF0, 0x0F), 0u);
+  EXPECT_EQ(alu(AluOp::CmpOr, 0xF0, 0x0F), 1u);
+  EXPECT_EQ(alu(AluOp::Li, 123, 45), 45u);
+  EXPECT_EQ(alu(AluOp::Xor, 0xFF, 0x0F), 0xF0u);
+  EXPECT_TRUE(isa::isLogical(AluOp::And));
+  EXPECT_FALSE(isa::isLogical(AluOp::Add));
+  EXPECT_EQ(isa::aluFunction(AluOp::CmpGe), "cmp_ge"); // the exported C++ calls it by this name
 }
 
 TEST(ScalarFp, ConvertsOnlyToTheFormatsTheSharedSemanticsDefine) {
