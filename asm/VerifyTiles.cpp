@@ -4,6 +4,7 @@
 #include "isa/Pipes.h"
 #include "support/Text.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace pto::as::verify {
@@ -204,11 +205,50 @@ void Verifier::checkTileOp(const Op& op) {
 }
 
 void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
+  if (op.tileOp == isa::OpId::TQUANT) checkQuantType(op, name);
   if (op.tileOp != isa::OpId::TTRI || !op.attr("upperOrLower")) return;
   std::optional<int64_t> v = ir::attrInt(op, "upperOrLower");
   if (!v || (*v != 0 && *v != 1))
     diags_.error(op.loc, "'" + name + "' upperOrLower must be 0 (lower) or 1 (upper), found " +
                              op.attr("upperOrLower")->value);
+}
+
+/// TQUANT's mode (pto-isa's QuantType) is its offset tile: INT8_SYM writes i8 and takes no offset,
+/// INT8_ASYM writes ui8 and needs one (pto-isa's static_asserts). PTOAS also spells the mode as
+/// `quant_type`, which must then agree with the operands (PTOAS's verifier, same messages).
+void Verifier::checkQuantType(const Op& op, const std::string& name) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  bool hasOffset = false;
+  size_t dst = op.operands.size();
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& r = info.roles[op.operandRoles[i]];
+    if (r.id == isa::RoleId::Offset) hasOffset = true;
+    if (r.isOutput) dst = i;
+  }
+  bool sym = !hasOffset;
+  if (const NamedAttr* q = op.attr("quant_type")) {
+    sym = q->value.find("INT8_SYM") != std::string::npos;
+    if (!sym && q->value.find("INT8_ASYM") == std::string::npos)
+      return diags_.error(
+          op.loc, "'" + name + "' quant_type must be INT8_SYM or INT8_ASYM, found " + q->value);
+    if (sym && hasOffset)
+      return diags_.error(op.loc,
+                          "'" + name + "' INT8_SYM quantization must not have an offset operand");
+    if (!sym && !hasOffset)
+      return diags_.error(op.loc,
+                          "'" + name + "' INT8_ASYM quantization requires an offset operand");
+  }
+  if (dst == op.operands.size() || !type(op.operands[dst]).isTile()) return;
+  const DType d = type(op.operands[dst]).tile.dtype;
+  if (d != DType::I8 && d != DType::U8) return; // the type rule says what it produces
+  if (sym && d != DType::I8)
+    diags_.error(op.operandLocs[dst],
+                 "'" + name + "' expects dst element type i8 for INT8_SYM quantization (" +
+                     (op.attr("quant_type") ? "" : "no offset tile; ") + "found ui8)");
+  else if (!sym && d != DType::U8)
+    diags_.error(op.operandLocs[dst],
+                 "'" + name + "' expects dst element type ui8 for INT8_ASYM quantization (" +
+                     (op.attr("quant_type") ? "" : "an offset tile; ") + "found i8)");
 }
 
 void Verifier::checkIndexCoverage(const isa::OpInfo& info, const std::string& name,
@@ -388,6 +428,8 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
       dtypeError(*src, name, "quantizes f32 sources, found " + dt(tileOf(*src).dtype));
     if (dst && tileOf(*dst).dtype != DType::I8 && tileOf(*dst).dtype != DType::U8)
       dtypeError(*dst, name, "produces i8 or ui8, found " + dt(tileOf(*dst).dtype));
+    if (const Operand* offset = tile(Offset); offset && tileOf(*offset).dtype != DType::F32)
+      dtypeError(*offset, name, "takes an f32 offset tile, found " + dt(tileOf(*offset).dtype));
     break;
   }
   case isa::TypeRule::Insert: {
