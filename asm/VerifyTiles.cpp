@@ -202,6 +202,34 @@ void Verifier::checkTileOp(const Op& op) {
   checkTypes(info, name, ops, dst);
   checkShapes(info, name, ops, dst);
   checkIndexCoverage(info, name, ops, dst);
+  if (info.id == isa::OpId::TSTORE) checkStoreCount(name, ops);
+}
+
+/// TSTORE writes the tile's valid region into the partition: when both are static they hold the
+/// same number of elements (PTOAS's contract, which keeps reshaping stores such as 1x1024 <->
+/// 32x32 and 5-D partitions legal while refusing a store that would leave part of the
+/// partition unwritten or write past it).
+void Verifier::checkStoreCount(const std::string& name, const std::vector<Operand>& ops) {
+  const Operand *src = nullptr, *view = nullptr;
+  for (const Operand& o : ops) {
+    if (o.role->id == isa::RoleId::Src && o.role->kind == isa::RoleKind::Tile) src = &o;
+    if (o.role->id == isa::RoleId::Dst && o.role->kind == isa::RoleKind::View) view = &o;
+  }
+  if (!src || !view || type(view->value).kind != ir::TypeKind::PartView) return;
+  int64_t viewCount = 1;
+  for (int64_t dim : type(view->value).shape) {
+    if (dim == kDynamic || dim <= 0 || viewCount > (int64_t{1} << 40)) return;
+    viewCount *= dim;
+  }
+  const TileType& t = tileOf(*src);
+  if (t.validRows == kDynamic || t.validCols == kDynamic) return;
+  if (viewCount != t.validRows * t.validCols) {
+    diags_.error(view->loc, "'" + name + "' expects dst static element count (" +
+                                std::to_string(viewCount) +
+                                ") to match src valid_shape static element count (" +
+                                std::to_string(t.validRows * t.validCols) + ", " + vshape(t) + ")");
+    noteDef(view->value, view->loc);
+  }
 }
 
 void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
