@@ -349,20 +349,54 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
     std::string_view key;
     std::string_view defaultValue; // "" = no value is encodable
   };
+  // PTOAS's attributes with a meaning (PTOOps.td): a value other than the default would change
+  // the result, so it is refused until it is encoded and executed (relu, atomic add, the
+  // acc-to-vector split, a binary-tree column sum, TLOAD padding, Philox rounds, ...).
   static constexpr Unencoded kUnencoded[] = {
-      {isa::OpId::TCI, "descending", "false"},     {isa::OpId::THISTOGRAM, "isMSB", "true"},
-      {isa::OpId::TMRGSORT, "exhausted", "false"}, {isa::OpId::MGATHER, "gatherOob", ""},
-      {isa::OpId::MSCATTER, "scatterOob", ""},     {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
+      {isa::OpId::TCI, "descending", "false"},
+      {isa::OpId::THISTOGRAM, "isMSB", "true"},
+      {isa::OpId::TMRGSORT, "exhausted", "false"},
+      {isa::OpId::MGATHER, "gatherOob", ""},
+      {isa::OpId::MSCATTER, "scatterOob", ""},
+      {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
       {isa::OpId::TGATHER, "maskPattern", ""},
+      {isa::OpId::TMOV, "reluPreMode", "no_relu"},
+      {isa::OpId::TMOV, "accToVecMode", "single_mode_vec0"},
+      {isa::OpId::TSTORE, "reluPreMode", "no_relu"},
+      {isa::OpId::TSTORE, "atomicType", "atomic_none"},
+      {isa::OpId::TSTORE, "stPhase", "unspecified"},
+      {isa::OpId::TCOLSUM, "isBinary", "false"},
+      {isa::OpId::TLOAD, "pad_mode", ""},
+      {isa::OpId::TRANDOM, "rounds", "10"},
+  };
+  // The value's last word: `#pto<relu_pre_mode no_relu>` and `no_relu` are the same value.
+  auto word = [](std::string_view v) {
+    if (const size_t colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
+    while (!v.empty() && (v.back() == '>' || v.back() == ' ' || v.back() == '"'))
+      v.remove_suffix(1);
+    const size_t cut = v.find_last_of(" <\"");
+    if (cut != std::string_view::npos) v.remove_prefix(cut + 1);
+    return v;
   };
   for (const Unencoded& u : kUnencoded) {
     if (u.op != info.id) continue;
     const NamedAttr* a = op.attr(u.key);
-    if (!a || (!u.defaultValue.empty() && a->value == u.defaultValue)) continue;
+    if (!a || (!u.defaultValue.empty() && word(a->value) == u.defaultValue)) continue;
     unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with " + std::string(u.key) +
                             " = " + a->value + " (the tile block has no field for it)");
     return false;
   }
+  // TMOV's fixpipe quantisation: a scaling tile (vector quant) or a quant word (scalar quant).
+  if (info.id == isa::OpId::TMOV)
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const isa::RoleId r = info.roles[op.operandRoles[i]].id;
+      if (r != isa::RoleId::Fp && r != isa::RoleId::Pre) continue;
+      unsupported(op.operandLocs[i],
+                  std::string("'pto.tmov' with ") +
+                      (r == isa::RoleId::Fp ? "a scaling tile (fixpipe vector quantisation)"
+                                            : "a quantisation scalar (fixpipe scalar quant)"));
+      return false;
+    }
   return true;
 }
 

@@ -390,7 +390,13 @@ bool selectMoveKernel(TileInst& t, std::optional<std::string>& err) {
     t.kernel = t.gmDn ? &kStoreDn : &kStore;
     return true;
   case OpId::TMOV:
-    if (!missing({t.dst, t.src0})) t.kernel = &kMov;
+    // A second source (the fixpipe's scaling tile) or a quant scalar would quantise; the plain
+    // move must not run in their place.
+    if (t.src1 >= 0 || t.numIor > 0)
+      err = "TMOV with a scaling tile or a quantisation scalar (fixpipe quantisation) is not "
+            "supported by the cpu backend";
+    else if (!missing({t.dst, t.src0}))
+      t.kernel = &kMov;
     return true;
   case OpId::TTRANS:
     if (!missing({t.dst, t.src0})) t.kernel = &kTrans;
