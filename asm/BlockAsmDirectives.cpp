@@ -98,6 +98,8 @@ void Assembler::functionDirective(const std::vector<Token>& t) {
       pf.fn.flags |= obj::kKernelVector;
     else if (v == "kernel=cube")
       pf.fn.flags |= obj::kKernelCube;
+    else if (v == "subblock0")
+      pf.fn.flags |= obj::kSubblockZeroOnly;
     else if (auto f = keyed("frame")) {
       auto x = parseU64(*f);
       if (!x || *x > obj::kMaxFrameSize)

@@ -305,7 +305,31 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"eventid_array_set", &Builder::buildEventIdArray},
       {"print", &Builder::buildPrint},
       {"trap", &Builder::buildPrint},
+      {"reserve_buffer", &Builder::buildReserve},
+      {"import_reserved_buffer", &Builder::buildReserve},
+      {"initialize_l2g2l_pipe", &Builder::buildPipeInit},
+      {"initialize_l2l_pipe", &Builder::buildPipeInit},
+      {"aic_initialize_pipe", &Builder::buildFrontendInit},
+      {"aiv_initialize_pipe", &Builder::buildFrontendInit},
+      {"tpush", &Builder::buildPipeData},
+      {"tpop", &Builder::buildPipeData},
+      {"tfree", &Builder::buildPipeData},
+      {"tpush_to_aiv", &Builder::buildFrontendData},
+      {"tpush_to_aic", &Builder::buildFrontendData},
+      {"tpop_from_aic", &Builder::buildFrontendData},
+      {"tpop_from_aiv", &Builder::buildFrontendData},
+      {"tfree_from_aic", &Builder::buildFrontendData},
+      {"tfree_from_aiv", &Builder::buildFrontendData},
+      {"declare_tile", &Builder::buildDeclareTile},
+      {"set_ffts", &Builder::buildSetFfts},
   };
+  // The machine ops of the pipes are written with the ops above (docs/pipes.md).
+  if (base.starts_with("tpipe.")) {
+    diags_.error(loc, "'" + name +
+                          "' is the machine form of a cross-core pipe op: write pto.tpush, "
+                          "pto.tpop, pto.tfree or an initialize_pipe op");
+    return;
+  }
   if (auto it = kHandlers.find(base); it != kHandlers.end())
     return (this->*(it->second))("pto." + base, loc, p, results);
   if (const isa::OpInfo* info = isa::findOp(name)) {

@@ -296,6 +296,30 @@ private:
   ValueId memoryView(const OperandRef& r, const std::vector<Bound>& bound,
                      const std::vector<ValueId>& values, const isa::OpInfo& info);
 
+  // -------- cross-core pipes, reserved buffers (BuildPipes.cpp)
+  struct FrontendPipe {
+    ValueId pipe = kNoValue;
+    int dir = 0; // dir_mask
+    SrcLoc loc;
+  };
+  std::vector<NamedAttr> pipeAttrs(const std::string& name, SrcLoc loc, Pieces& p);
+  std::optional<int64_t> pipeSplit(const std::string& name, SrcLoc loc, Pieces& p);
+  void buildReserve(const std::string& name, SrcLoc loc, Pieces& p,
+                    const std::vector<ResultName>& results);
+  void buildPipeInit(const std::string& name, SrcLoc loc, Pieces& p,
+                     const std::vector<ResultName>& results);
+  void buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
+                         const std::vector<ResultName>& results);
+  void buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
+                     const std::vector<ResultName>& results);
+  void buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
+                         const std::vector<ResultName>& results);
+  void buildDeclareTile(const std::string& name, SrcLoc loc, Pieces& p,
+                        const std::vector<ResultName>& results);
+  void buildSetFfts(const std::string& name, SrcLoc loc, Pieces& p,
+                    const std::vector<ResultName>& results);
+  std::map<const Function*, FrontendPipe> frontendPipes_;
+
   // -------- sync: flags, barriers, event id arrays, event chains (BuildSync.cpp)
   void buildEventIdArray(const std::string& name, SrcLoc loc, Pieces& p,
                          const std::vector<ResultName>& results);

@@ -194,6 +194,7 @@ std::string flagsText(const obj::Function& f) {
   take(obj::kDeclaration, "declaration");
   take(obj::kKernelVector, "kernel=vector");
   take(obj::kKernelCube, "kernel=cube");
+  take(obj::kSubblockZeroOnly, "subblock0");
   if (rest) s += " flags=" + hex0x(rest);
   return s;
 }

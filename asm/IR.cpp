@@ -63,6 +63,8 @@ std::string toString(const Type& t) {
     return "!pto.partition_tensor_view<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
   case TypeKind::EventIdArray:
     return "!pto.eventid_array<" + std::to_string(t.shape.at(0)) + ">";
+  case TypeKind::Pipe:
+    return "!pto.pipe";
   case TypeKind::Tile: {
     const TileType& tt = t.tile;
     std::string s = "!pto.tile_buf<" + std::string(isa::spelling(tt.loc)) + ", " +
@@ -105,6 +107,18 @@ ValueId roleValue(const Op& op, isa::RoleId role) {
   for (size_t i = 0; i < op.operands.size() && i < op.operandRoles.size(); ++i)
     if (info.roles[op.operandRoles[i]].id == role) return op.operands[i];
   return kNoValue;
+}
+
+std::optional<int64_t> attrValueInt(const std::vector<NamedAttr>& attrs, std::string_view key) {
+  for (const NamedAttr& a : attrs) {
+    if (a.key != key) continue;
+    std::string_view v = a.value;
+    if (auto colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
+    if (v == "true") return 1;
+    if (v == "false") return 0;
+    return support::parseInt(v);
+  }
+  return std::nullopt;
 }
 
 std::optional<int64_t> attrInt(const Op& op, std::string_view key) {
@@ -448,6 +462,21 @@ private:
       return;
     case OpKind::DeclareEventIdArray:
       line() << results(op) << op.name << " -> " << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::ReserveBuffer:
+    case OpKind::ImportReserved:
+      line() << results(op) << op.name << " " << attrDict(op.attrs) << " -> "
+             << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::PipeInit:
+      line() << results(op) << op.name << " " << attrDict(op.attrs) << "(" << operandList(ops)
+             << " : " << typeList(ops) << ") -> " << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::PipePush:
+    case OpKind::PipePop:
+    case OpKind::PipeFree:
+      line() << op.name << "(" << operandList(ops) << " : " << typeList(ops)
+             << ") {split = " << op.ints[0] << "}\n";
       return;
     case OpKind::EventIdArrayGet:
       line() << results(op) << op.name << " " << name(ops[0]) << "[" << name(ops[1])

@@ -44,6 +44,7 @@ enum class TypeKind : uint8_t {
   PartView,     // !pto.partition_tensor_view<shape x elem>
   Tile,         // !pto.tile_buf<...>
   EventIdArray, // !pto.eventid_array<N> (shape[0] = N)
+  Pipe,         // !pto.pipe: a cross-core pipe, defined by its init op (never flows)
 };
 
 struct Type {
@@ -141,6 +142,15 @@ enum class OpKind : uint8_t {
   Print, // pto.print / pto.trap (name); pto.tprint is the tile op TPRINT
   // tile computation
   TileOp, // tileOp; operands in signature order, roles[] says which role each fills
+  // cross-core pipes (docs/pipes.md)
+  ReserveBuffer,  // pto.reserve_buffer: attrs name, size, location, auto[, base]; result i32
+  ImportReserved, // pto.import_reserved_buffer: attrs name, peer_func; result i32
+  PipeInit, // initialize_l2g2l_pipe / initialize_l2l_pipe (name): operands [gm,] local[, peer];
+            // ints {hasGm}; attrs dir_mask, slot_size, slot_num[, local_slot_num, flag_base,
+            // nosplit]; result !pto.pipe
+  PipePush, // pto.tpush(tile, pipe) {split}: ints {split}
+  PipePop,  // pto.tpop(tile, pipe) {split}: ints {split}
+  PipeFree, // pto.tfree(pipe) {split}: ints {split}
   // synchronisation
   SetFlag, // src/dst pipe, event
   WaitFlag,
@@ -233,6 +243,8 @@ ValueId roleValue(const Op& op, isa::RoleId role);
 ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, ValueId src);
 
 /// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
+/// An integer attribute of a list (`true`/`false` read as 1/0, a `: type` suffix ignored).
+std::optional<int64_t> attrValueInt(const std::vector<NamedAttr>& attrs, std::string_view key);
 std::optional<int64_t> attrInt(const Op& op, std::string_view key);
 
 /// Scalars an op's attributes add to its block's B.IOR after the scalar operands, where the

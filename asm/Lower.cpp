@@ -26,6 +26,7 @@ bool FunctionLowering::run() {
       out_.flags |=
           a.value.find("cube") != std::string::npos ? obj::kKernelCube : obj::kKernelVector;
   if (!fn_.isDeclaration) {
+    markSubblockZero(obj_.arch);
     lowerParams();
     lowerRegion(fn_.body);
     bool returns = !fn_.body.ops.empty() && fn_.body.ops.back()->kind == OpKind::Return;
@@ -340,6 +341,15 @@ void FunctionLowering::lowerOp(const Op& op) {
     return unsupported(op.loc, "'pto.tgetval'");
   case OpKind::Print:
     return unsupported(op.loc, "'" + op.name + "'");
+  case OpKind::ReserveBuffer:
+  case OpKind::ImportReserved:
+    return lowerReserve(op);
+  case OpKind::PipeInit:
+    return lowerPipeInit(op);
+  case OpKind::PipePush:
+  case OpKind::PipePop:
+  case OpKind::PipeFree:
+    return lowerPipeData(op);
   }
 }
 
@@ -488,6 +498,7 @@ bool FunctionLowering::bindHome(ValueId home, ValueId from, SrcLoc loc) {
     return true;
   }
   case TypeKind::EventIdArray:
+  case TypeKind::Pipe:
   case TypeKind::None:
     unsupported(loc, "carrying " + toString(t) + " across a region");
     return false;

@@ -488,15 +488,7 @@ void FunctionLowering::lowerTileOp(const Op& op) {
     if (!i) return;
     idx.push_back(*i);
   }
-  for (size_t i = 0; i < idx.size(); i += 2) {
-    bool last = i + 2 >= idx.size();
-    std::optional<unsigned> second;
-    if (i + 1 < idx.size()) second = idx[i + 1];
-    MInst& w = emit(enc::bIot(idx[i], second, last));
-    for (size_t k = i; k < std::min(i + 2, idx.size()); ++k)
-      if (out_.tiles[idx[k]].placement == obj::kUnplaced && rootPlacement(idx[k]) == obj::kUnplaced)
-        w.relocs.push_back({obj::RelocType::Tile, idx[k]});
-  }
+  bindTiles(idx);
   emit(enc::bstop());
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -320,6 +321,21 @@ private:
   int64_t rootPlacement(uint32_t idx) const;
 
   std::optional<enc::Datr> datrFor(const Op& op, const isa::OpInfo& info, ValueId dst);
+
+  // ------------------------------------------------------------ cross-core pipes (LowerPipes.cpp)
+  struct PipeState {
+    uint8_t flagBase = 0, dirMask = 1;
+    std::optional<uint32_t> buf; // this core's reserved slot buffer (a tile), if bound
+    bool bufIsV2C = false;
+  };
+  void lowerReserve(const Op& op);
+  bool isCubeFunction() const;
+  void lowerPipeInit(const Op& op);
+  void lowerPipeData(const Op& op);
+  void bindTiles(const std::vector<uint32_t>& idx);
+  void markSubblockZero(isa::Arch arch);
+  std::map<ValueId, PipeState> pipes_;
+  std::set<ValueId> imported_;
 
   // ------------------------------------------------------------ sync and runtime ids
   uint32_t eventIndex(const Op& op);

@@ -454,6 +454,13 @@ std::optional<Type> TypeReader::readBang(const std::string& name,
     return Type{name == "!pto.tensor_view" ? TypeKind::TensorView : TypeKind::PartView,
                 *shape->elem, shape->dims};
   }
+  if (name == "!pto.pipe") {
+    if (hasAngle) {
+      diags_.error(loc, "'!pto.pipe' takes no parameters");
+      return std::nullopt;
+    }
+    return Type{TypeKind::Pipe};
+  }
   if (name == "!pto.eventid_array") {
     auto n = params.size() == 1 ? intParam(params[0], false) : std::nullopt;
     if (!n || *n <= 0 || *n > 64) {

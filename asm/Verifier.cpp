@@ -16,9 +16,14 @@ void Verifier::run() {
     names.insert(f->name);
   checkEntries();
   checkRecursion();
+  checkReservedBuffers();
+  checkPipePeers();
   for (const auto& f : mod_.functions) {
     fn_ = f.get();
     checkedTiles_.clear();
+    pipeInits_.clear();
+    pipeSplits_.clear();
+    reportedSplitMix_.clear();
     for (ValueId a : f->body.args)
       checkValueType(a);
     walk(f->body, [&](const Op& op) { checkOp(op, names); });
@@ -154,6 +159,12 @@ void Verifier::checkOp(const Op& op, const std::set<std::string>& functionNames)
   case OpKind::LoadScalar:
   case OpKind::StoreScalar:
     checkScalarMemory(op);
+    break;
+  case OpKind::PipeInit:
+  case OpKind::PipePush:
+  case OpKind::PipePop:
+  case OpKind::PipeFree:
+    checkPipeOp(op);
     break;
   default:
     break;

@@ -72,6 +72,18 @@ private:
   void checkFlag(const Op& op);
   void checkBarrier(const Op& op);
 
+  // ---- VerifyPipes.cpp: cross-core pipes and reserved buffers
+  static std::string kernelKind(const Function& f); // "cube", "vector" or ""
+  void checkReservedBuffers();
+  void checkPipePeers();
+  void checkReserve(const Op& op);
+  void checkPipeOp(const Op& op);
+  void checkPipeInit(const Op& op, const std::string& kind);
+  const Op* definingOp(ValueId v) const;
+  std::map<ValueId, const Op*> pipeInits_;      // this function's pipes
+  std::map<ValueId, std::set<int>> pipeSplits_; // split classes seen per pipe (0 / not 0)
+  std::set<ValueId> reportedSplitMix_;
+
   // ---- VerifyTiles.cpp: tiles and tile ops
   void checkValueType(ValueId v);
   /// Tile type rules (pto::Tile static checks and the arch's buffer capacity).

@@ -140,6 +140,13 @@ Intrinsic intrinsicFor(isa::OpId op) {
     return {
         "",
         "pto-isa's THISTOGRAM takes its byte as a template argument that the export does not map"};
+  case isa::OpId::TPIPE_INIT:
+  case isa::OpId::TPIPE_PUSH:
+  case isa::OpId::TPIPE_POP:
+  case isa::OpId::TPIPE_FREE:
+    return {"", "cross-core pipes are not exported: pto-isa's TPUSH/TPOP/TFREE take a TPipe whose "
+                "template arguments (flag, direction, slot size and count) the export does not "
+                "build from the image's configuration word"};
   case isa::OpId::TQUANT:
     return {"", "pto-isa's TQUANT takes its quantization type as a template argument and the "
                 "offset by pointer"};

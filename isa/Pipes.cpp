@@ -12,6 +12,7 @@ Pipe pipeOf(OpId op, std::optional<Loc> src, std::optional<Loc> dst, Arch arch) 
   };
   switch (op) {
   case OpId::TSTORE:
+  case OpId::TPIPE_PUSH: // a pushed acc tile leaves through the fixpipe, a vec tile through MTE3
     return src && *src == Loc::Acc ? Pipe::FIX : Pipe::MTE3;
   case OpId::TMOV:
     if (!src || !dst) return table;
@@ -28,6 +29,8 @@ Pipe pipeOf(OpId op, std::optional<Loc> src, std::optional<Loc> dst, Arch arch) 
     return *dst == Loc::Mat ? Pipe::MTE3 : Pipe::V;
   case OpId::TSCATTER:
     return arch == Arch::A5 ? Pipe::V : Pipe::S;
+  case OpId::TPIPE_POP: // A5 binds the tile to its slot from the scalar unit; A2/A3 loads it
+    return arch == Arch::A5 ? Pipe::S : Pipe::MTE2;
   default:
     return table;
   }

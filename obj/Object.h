@@ -62,6 +62,9 @@ enum FunctionFlag : uint32_t {
   kDeclaration = 1u << 2,
   kKernelVector = 1u << 3,
   kKernelCube = 1u << 4,
+  // A5: a vector function whose cross-core pipe ops do not split their tiles runs on vector
+  // core 0 only (PTOAS guards it with get_subblockid() == 0; docs/pipes.md).
+  kSubblockZeroOnly = 1u << 5,
 };
 
 struct Function {

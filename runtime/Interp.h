@@ -10,6 +10,7 @@
 // the npu model issues them to its pipes (runtime/npu/).
 #pragma once
 
+#include "runtime/Cluster.h"
 #include "runtime/Program.h"
 
 #include <cstring>
@@ -141,7 +142,10 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       if (!exec.sync(c, fn.syncs[m.target], m)) return fail(m);
       break;
     case MKind::BlockInfo:
-      r[m.s.rd] = m.s.imm == 4 ? c.blockIdx : m.s.imm == 5 ? c.blockNum : m.s.imm == 6 ? 0 : 1;
+      r[m.s.rd] = m.s.imm == 4   ? c.blockIdx
+                  : m.s.imm == 5 ? c.blockNum
+                  : m.s.imm == 6 ? c.subblockIdx
+                                 : c.subblockNum;
       break;
     case MKind::Jump:
       if (overBudget()) return budgetError(m);
@@ -171,6 +175,9 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
         return fail(m);
       }
       r[10] = m.textOffset + 4u; // ra: the word after the call
+      // In a cluster a cube function runs on the AIC only and a vector function on the AIVs
+      // (the `#if defined(__DAV_CUBE__)` of the C++ PTOAS emits): elsewhere the call is empty.
+      if (c.cluster && !laneRuns(c.lane, (*c.functions)[m.target].flags)) break;
       flush();
       ++c.callDepth;
       bool ok = interpret((*c.functions)[m.target], c, failedAt, exec);

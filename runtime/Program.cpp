@@ -38,6 +38,7 @@ public:
     out_.index = fc_.function;
     out_.name = fn_.name;
     out_.frameSize = fn_.frameSize;
+    out_.flags = fn_.flags;
     for (const obj::Param& p : fn_.params) {
       Module::ParamInfo pi;
       pi.name = p.name;
@@ -142,6 +143,9 @@ private:
       tile_.tiles.push_back(operand(idx));
     if (auto e = gmLayout()) return e;
     if (auto e = buildTile()) return e;
+    if (tile_.op == isa::OpId::TPIPE_INIT || tile_.op == isa::OpId::TPIPE_PUSH ||
+        tile_.op == isa::OpId::TPIPE_POP || tile_.op == isa::OpId::TPIPE_FREE)
+      out_.crossCore = true;
     MOp m{.kind = MKind::Tile};
     m.target = static_cast<uint32_t>(out_.tiles.size());
     out_.tiles.push_back(std::move(tile_));
@@ -308,6 +312,8 @@ Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileN
         m.target = *code::functionAt(p->image, static_cast<uint64_t>(m.s.imm));
   for (const obj::ImageEntry& e : p->image.entries)
     p->entries.push_back(e.function);
+  for (const DecodedFunction& fn : p->functions)
+    p->crossCore = p->crossCore || fn.crossCore;
   return p;
 }
 

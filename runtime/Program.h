@@ -49,6 +49,14 @@ struct Core {
   uint64_t instructionLimit = 0;                                  // 0 = none; checked at branches
   const std::vector<struct DecodedFunction>* functions = nullptr; // call targets
   unsigned callDepth = 0;
+  // A block with cross-core pipes runs as a cluster of three cores (runtime/Cluster.h): this
+  // core's lane (0 = AIC, 1 = AIV0, 2 = AIV1) and its sub-block index and count.
+  class Cluster* cluster = nullptr;
+  uint8_t lane = 0;
+  uint32_t subblockIdx = 0, subblockNum = 1;
+  // The npu model's time of the op being executed (its start and cost, in cycles); a pipe op
+  // that found its data or slot later sets simNotBefore, and the op starts then.
+  uint64_t simStart = 0, simCost = 0, simNotBefore = 0;
 
   /// Translates a GM/stack virtual address range; nullptr (and error set) when out of bounds.
   uint8_t* translate(uint64_t addr, uint64_t bytes, const char* what, bool write);
@@ -173,11 +181,14 @@ struct DecodedFunction {
   std::vector<SyncInst> syncs;
   std::vector<Module::ParamInfo> params;
   uint32_t frameSize = 0;
+  uint32_t flags = 0;                   // obj::FunctionFlag (kernel kind: which cores run it)
+  bool crossCore = false;               // uses a cross-core pipe op
   std::array<uint64_t, 7> bufferUsed{}; // bytes to clear at block start
 };
 
 struct Program {
   obj::Image image;
+  bool crossCore = false; // some function uses a cross-core pipe: blocks run as clusters
   std::string fileName;
   std::vector<DecodedFunction> functions; // one per image function
   std::vector<uint32_t> entries;          // function indices of the entry table

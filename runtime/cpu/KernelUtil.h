@@ -214,5 +214,6 @@ bool selectMoveKernel(TileInst& t, std::optional<std::string>& err);
 bool selectConvertKernel(TileInst& t, std::optional<std::string>& err);
 bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err);
 bool selectMathKernel(TileInst& t, std::optional<std::string>& err);
+bool selectPipeKernel(TileInst& t, std::optional<std::string>& err);
 
 } // namespace pto::rt::cpu

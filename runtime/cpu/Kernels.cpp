@@ -761,7 +761,7 @@ std::optional<std::string> selectKernel(TileInst& t) {
   default: {
     std::optional<std::string> err;
     if (selectMoveKernel(t, err) || selectConvertKernel(t, err) || selectLayoutKernel(t, err) ||
-        selectMathKernel(t, err))
+        selectMathKernel(t, err) || selectPipeKernel(t, err))
       return err;
     return std::string(t.name) + " is not supported by the cpu backend";
   }

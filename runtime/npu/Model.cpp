@@ -63,6 +63,15 @@ void Simulator::catchUp(const Core& c) {
 
 bool Simulator::tile(Core& c, const TileInst& t, const MOp& m) {
   catchUp(c);
+  // A cross-core pipe op may wait for another core, which may wait for an op this core issued
+  // earlier: those run first, as far as they can (they are on other pipes of the hardware).
+  if (t.op == isa::OpId::TPIPE_INIT || t.op == isa::OpId::TPIPE_PUSH ||
+      t.op == isa::OpId::TPIPE_POP || t.op == isa::OpId::TPIPE_FREE)
+    while (!drained()) {
+      const int r = step(c);
+      if (r < 0) return false;
+      if (r == 0) break;
+    }
   const Pipe p = npu::pipeOf(t, arch_);
   Entry e;
   e.kind = Kind::Tile;
@@ -247,10 +256,15 @@ bool Simulator::execute(Core& c, uint8_t pipe, Entry& e, uint64_t start) {
   uint64_t cost = static_cast<uint64_t>(k.syncCycles);
   switch (e.kind) {
   case Kind::Tile: {
-    if (!executeTile(c, pipe, e)) return false;
     std::swap(c.r, e.regs); // the registers of the issue, for shapes and strides
     cost = cyclesOf(*e.tile, c, arch_);
     std::swap(c.r, e.regs);
+    // A cross-core pipe op may find its tile or slot only later (another core's time).
+    c.simStart = start;
+    c.simCost = cost;
+    c.simNotBefore = 0;
+    if (!executeTile(c, pipe, e)) return false;
+    start = std::max(start, c.simNotBefore);
     rec.name = e.tile->name;
     break;
   }

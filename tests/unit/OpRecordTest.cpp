@@ -29,7 +29,8 @@ const std::set<OpId> kNoCpuKernel = {
 
 // Ops the C++ export refuses with a reason (export/Spelling.cpp intrinsicFor, docs/cpp-export.md).
 const std::set<OpId> kNoExport = {
-    OpId::TRANDOM, OpId::TPACK, OpId::TTRI, OpId::THISTOGRAM, OpId::TQUANT,
+    OpId::TRANDOM,    OpId::TPACK,      OpId::TTRI,      OpId::THISTOGRAM, OpId::TQUANT,
+    OpId::TPIPE_INIT, OpId::TPIPE_PUSH, OpId::TPIPE_POP, OpId::TPIPE_FREE, // docs/pipes.md 5
 };
 
 // Ops without an encoding: none (EXT XOPs cover what 0.58.3 lacks; docs/encoding.md 5).
