@@ -7,7 +7,10 @@
 // it unknown.
 #include "asm/Extents.h"
 
+#include "support/Text.h"
+
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -86,7 +89,9 @@ struct Poly {
 
 class Analysis {
 public:
-  explicit Analysis(const Function& fn) : fn_(fn) {
+  using Callees = std::map<std::string, std::vector<PointerUse>>;
+  explicit Analysis(const Function& fn, const Callees* callees = nullptr)
+      : fn_(fn), callees_(callees) {
     for (ValueId a : fn.body.args) {
       const Type& t = fn.type(a);
       if (t.kind == TypeKind::Index || (t.kind == TypeKind::Scalar && isa::isInteger(t.elem)))
@@ -167,12 +172,43 @@ public:
         for (size_t i = 0; i < 3 && i < op.operands.size(); ++i)
           markIndex(op.operands[i], indexParams);
         break;
-      case OpKind::Call:
-        // A pointer handed to another function: that function's accesses are not known here.
-        for (ValueId v : op.operands)
-          if (auto [base, off] = pointer(v); base != kNoValue)
-            accesses[base].push_back(std::nullopt);
+      case OpKind::Call: {
+        // A pointer handed to another function of the module touches what that function's
+        // parameter does (when its extent is a constant); otherwise it is not known here.
+        const std::vector<PointerUse>* callee = nullptr;
+        if (callees_)
+          if (auto it = callees_->find(op.name); it != callees_->end()) callee = &it->second;
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+          auto [base, off] = pointer(op.operands[k]);
+          if (base == kNoValue) continue;
+          std::optional<int64_t> n;
+          if (callee && k < callee->size()) {
+            n = support::parseInt((*callee)[k].extent);
+            if ((*callee)[k].indexValues) indexParams.insert(base);
+          }
+          accesses[base].push_back(n && off ? std::optional<Poly>(*off + Poly::constant(*n))
+                                            : std::nullopt);
+        }
         break;
+      }
+      case OpKind::PipeInit: {
+        // A GM slot ring (initialize_l2g2l_pipe): slot_num slots of slot_size bytes, twice that
+        // for a two-way pipe (docs/pipes.md).
+        if (op.ints.empty() || !op.ints[0] || op.operands.empty()) break;
+        auto [base, off] = pointer(op.operands[0]);
+        if (base == kNoValue) break;
+        const auto slots = attrValueInt(op.attrs, "slot_num");
+        const auto size = attrValueInt(op.attrs, "slot_size");
+        const auto dir = attrValueInt(op.attrs, "dir_mask");
+        const int64_t elemBytes = std::max(1u, isa::bitWidth(fn_.type(base).elem) / 8);
+        if (!slots || !size || !dir || !off) {
+          accesses[base].push_back(std::nullopt);
+          break;
+        }
+        const int64_t bytes = *slots * *size * (*dir == 3 ? 2 : 1);
+        accesses[base].push_back(*off + Poly::constant((bytes + elemBytes - 1) / elemBytes));
+        break;
+      }
       case OpKind::TileOp: {
         const isa::OpInfo& info = isa::info(op.tileOp);
         for (size_t i = 0; i < op.operands.size() && i < op.operandRoles.size(); ++i) {
@@ -237,6 +273,7 @@ public:
 
 private:
   const Function& fn_;
+  const Callees* callees_ = nullptr;
   std::set<ValueId> scalarParam_;
   std::map<ValueId, const Op*> def_, loopOf_;
   std::map<ValueId, ValueId> viewBase_;   // tensor / partition view -> pointer parameter
@@ -392,13 +429,28 @@ std::vector<PointerUse> pointerUses(const Function& fn) {
 }
 
 void recordExtents(const Module& m, obj::ObjectFile& object) {
+  // Callees first, so that a caller knows what the pointers it passes on are used for (calls
+  // never recurse: the verifier refuses cycles).
+  Analysis::Callees done;
+  std::set<std::string> visiting;
+  std::function<void(const Function&)> analyse = [&](const Function& f) {
+    if (done.count(f.name) || !visiting.insert(f.name).second) return;
+    walk(f.body, [&](const Op& op) {
+      if (op.kind != OpKind::Call) return;
+      for (const auto& g : m.functions)
+        if (g->name == op.name && !g->isDeclaration) analyse(*g);
+    });
+    done[f.name] = Analysis(f, &done).run();
+  };
+  for (const auto& f : m.functions)
+    if (!f->isDeclaration) analyse(*f);
   for (const auto& f : m.functions) {
     if (f->isDeclaration) continue;
     for (obj::Function& of : object.functions) {
       if (of.name != f->name || (of.flags & obj::kDeclaration) ||
           of.params.size() != f->body.args.size())
         continue;
-      std::vector<PointerUse> uses = pointerUses(*f);
+      const std::vector<PointerUse>& uses = done[f->name];
       for (size_t i = 0; i < of.params.size(); ++i) {
         if (of.params[i].kind != obj::ParamKind::Pointer) continue;
         of.params[i].extent = uses[i].extent;
