@@ -300,6 +300,7 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"barrier", &Builder::buildBarrier},
       {"barrier_sync", &Builder::buildBarrier},
       {"pipe_barrier", &Builder::buildBarrier},
+      {"tsync", &Builder::buildTSync},
       {"declare_eventid_array", &Builder::buildEventIdArray},
       {"eventid_array_get", &Builder::buildEventIdArray},
       {"eventid_array_set", &Builder::buildEventIdArray},

@@ -174,6 +174,25 @@ void Builder::buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
   op.srcPipe = op.dstPipe = *pipe;
 }
 
+/// `pto.tsync ins(%a, %b : A, B)`: waits until every operation on the named buffers has
+/// finished. The hardware names them by the events of their last operations (pto-isa's
+/// TSYNC(events...)); the code generator orders all pipes instead, a full barrier, which waits
+/// for at least those operations.
+void Builder::buildTSync(const std::string& name, SrcLoc loc, Pieces& p,
+                         const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Call, PieceKind::Dict}, {"ins"})) return;
+  expectResults(name, loc, results, 0);
+  P::CallPieceContext* ins = p.call("ins");
+  if (!ins) {
+    diags_.error(loc, "expected '" + name + " ins(%buffer, ... : T, ...)'");
+    return;
+  }
+  for (const OperandRef& r : collectPieces(ins->piece()).operands)
+    if (use(r) == kNoValue) return;
+  Op& op = emit(OpKind::Barrier, loc, "pto.barrier");
+  op.srcPipe = op.dstPipe = isa::Pipe::All;
+}
+
 void Builder::resolveEvents() {
   for (auto& [name, uses] : events_) {
     std::optional<isa::Pipe> src, dst;
