@@ -129,7 +129,21 @@ std::optional<int64_t> attrInt(const Op& op, std::string_view key) {
   return support::parseInt(v);
 }
 
+/// TGATHER's mask pattern (PTOAS's #pto.mask_pattern<Pxxxx>, pto-isa's MaskPattern): the code
+/// 1..7 of the pattern, selecting the columns c of each row with c % 2 == 0 (P0101), c % 2 == 1
+/// (P1010), c % 4 == 0, 1, 2, 3 (P0001, P0010, P0100, P1000) or all (P1111).
+std::optional<uint64_t> maskPatternCode(std::string_view text) {
+  static constexpr std::string_view kPatterns[] = {"P0101", "P1010", "P0001", "P0010",
+                                                   "P0100", "P1000", "P1111"};
+  for (size_t i = 0; i < std::size(kPatterns); ++i)
+    if (text.find(kPatterns[i]) != std::string_view::npos) return i + 1;
+  return std::nullopt;
+}
+
 std::vector<uint64_t> attributeScalars(const Op& op) {
+  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER)
+    if (const NamedAttr* m = op.attr("maskPattern"))
+      if (auto code = maskPatternCode(m->value)) return {*code};
   if (op.kind != OpKind::TileOp || op.tileOp != isa::OpId::TTRI) return {};
   std::optional<int64_t> upper = attrInt(op, "upperOrLower");
   if (!upper || *upper == 0) return {};

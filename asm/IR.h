@@ -250,6 +250,7 @@ std::optional<int64_t> attrInt(const Op& op, std::string_view key);
 /// Scalars an op's attributes add to its block's B.IOR after the scalar operands, where the
 /// 0.58.3 block has the field: TTRI's upperOrLower is "B.IOR Diagonal, Orientation" (an absent
 /// or zero orientation is left out: the block's default, lower).
+std::optional<uint64_t> maskPatternCode(std::string_view text);
 std::vector<uint64_t> attributeScalars(const Op& op);
 
 /// Records the arch in the module (pto.target_arch), replacing any previous value, so that

@@ -359,7 +359,6 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
       {isa::OpId::MGATHER, "gatherOob", ""},
       {isa::OpId::MSCATTER, "scatterOob", ""},
       {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
-      {isa::OpId::TGATHER, "maskPattern", ""},
       {isa::OpId::TMOV, "reluPreMode", "no_relu"},
       {isa::OpId::TMOV, "accToVecMode", "single_mode_vec0"},
       {isa::OpId::TSTORE, "reluPreMode", "no_relu"},

@@ -234,11 +234,31 @@ void Verifier::checkStoreCount(const std::string& name, const std::vector<Operan
 
 void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TQUANT) checkQuantType(op, name);
+  if (op.tileOp == isa::OpId::TGATHER) checkMaskPattern(op, name);
   if (op.tileOp != isa::OpId::TTRI || !op.attr("upperOrLower")) return;
   std::optional<int64_t> v = ir::attrInt(op, "upperOrLower");
   if (!v || (*v != 0 && *v != 1))
     diags_.error(op.loc, "'" + name + "' upperOrLower must be 0 (lower) or 1 (upper), found " +
                              op.attr("upperOrLower")->value);
+}
+
+/// TGATHER's mask form (`maskPattern`) packs the selected columns of each row of its source; it
+/// takes no index or tmp tile (PTOAS's parser), and pto-isa has seven patterns.
+void Verifier::checkMaskPattern(const Op& op, const std::string& name) {
+  const NamedAttr* m = op.attr("maskPattern");
+  if (!m) return;
+  if (!ir::maskPatternCode(m->value))
+    return diags_.error(op.loc, "'" + name +
+                                    "' maskPattern must be one of P0101, P1010, P0001, "
+                                    "P0010, P0100, P1000, P1111, found " +
+                                    m->value);
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& r = info.roles[op.operandRoles[i]];
+    if (!r.isOutput && r.id != isa::RoleId::Src)
+      return diags_.error(op.operandLocs[i],
+                          "'" + name + "' mask-pattern tgather does not take extra ins operands");
+  }
 }
 
 /// TQUANT's mode (pto-isa's QuantType) is its offset tile: INT8_SYM writes i8 and takes no offset,

@@ -125,6 +125,9 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
     return error(b.offset, "'pto." + std::string(oi.mnemonic) + "' cannot be exported: " + why);
   };
   if (in.name.empty()) return fail(in.why);
+  if (t.op == isa::OpId::TGATHER && t.ior)
+    return fail("pto-isa's TGATHER takes its mask pattern as a template argument, and the image "
+                "carries it in a register (B.IOR)");
   for (const isa::Role& r : oi.roles)
     if (r.variadic) return fail("variadic operands have no fixed pto-isa signature");
   std::vector<int> at = matchTiles(oi, t.tiles.size());

@@ -179,6 +179,47 @@ void kGather(Core& c, const TileInst& t) {
     }
 }
 
+/// TGATHER with a mask pattern (1..7, ir::maskPatternCode): the selected columns of every row of
+/// the source's valid region, as one packed stream from dst's first element in storage order
+/// (pto-isa's GATHER_ROW: dst's row pitch does not break the stream); the rest of dst is kept.
+void kGatherMask(Core& c, const TileInst& t) {
+  const uint64_t pattern = t.scalar(c, 0);
+  if (pattern < 1 || pattern > 7) {
+    c.error = "TGATHER: mask pattern " + std::to_string(pattern) + " is not one of 1..7";
+    return;
+  }
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  const uint32_t vr = oa.validRows >= 0 ? static_cast<uint32_t>(oa.validRows) : t.validRows(c);
+  const uint32_t vc = oa.validCols >= 0 ? static_cast<uint32_t>(oa.validCols) : t.validCols(c);
+  if (!fits(c, t, oa, vr, vc)) return;
+  auto selected = [&](uint32_t col) {
+    switch (pattern) {
+    case 1:
+      return col % 2 == 0;
+    case 2:
+      return col % 2 == 1;
+    case 7:
+      return true;
+    default:
+      return col % 4 == pattern - 3; // 3..6: P0001, P0010, P0100, P1000
+    }
+  };
+  const unsigned bits = isa::bitWidth(od.dtype);
+  const uint8_t* sb = c.buf[oa.loc] + oa.offset;
+  uint8_t* db = c.buf[od.loc] + od.offset;
+  const size_t capacity = size_t{od.rows} * od.cols;
+  size_t out = 0;
+  for (uint32_t r = 0; r < vr; ++r)
+    for (uint32_t col = 0; col < vc; ++col) {
+      if (!selected(col)) continue;
+      if (out >= capacity) {
+        c.error = "TGATHER: the selected elements overflow tile %" + od.name;
+        return;
+      }
+      setBits(db, bits, out++, getBits(sb, bits, oa.elemOffset(r, col)));
+    }
+}
+
 /// TSCATTER: dst element at storage index idx[i,j] = src[i,j], over the index tile's valid
 /// region (its descriptor; the block's bounds when it is dynamic).
 void kScatter(Core& c, const TileInst& t) {
@@ -403,11 +444,11 @@ bool selectMoveKernel(TileInst& t, std::optional<std::string>& err) {
     return true;
   case OpId::TGATHER:
     if (missing({t.dst, t.src0})) return true;
-    if (t.src1 < 0) {
-      err = "TGATHER without an index tile (mask patterns) is not supported by the cpu backend";
+    if (t.src1 < 0 && t.numIor == 0) {
+      err = "TGATHER needs an index tile or a mask pattern (B.IOR)";
       return true;
     }
-    t.kernel = &kGather;
+    t.kernel = t.src1 < 0 ? &kGatherMask : &kGather;
     return true;
   case OpId::TSCATTER:
     if (!missing({t.dst, t.src0, t.src1})) t.kernel = &kScatter;
