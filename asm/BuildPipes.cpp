@@ -84,15 +84,17 @@ void Builder::buildPipeInit(const std::string& name, SrcLoc loc, Pieces& p,
                               : "(local_addr[, peer_local_addr])"));
     return;
   }
+  // Operands first: an op is emitted whole or not at all.
+  std::vector<ValueId> values;
+  for (const OperandRef& r : args.operands)
+    if (values.push_back(use(r)); values.back() == kNoValue) return;
+  if (!expectResults(name, loc, results, 1)) return;
   Op& op = emit(OpKind::PipeInit, loc, name);
   op.attrs = std::move(attrs);
   op.ints = {gm ? 1 : 0};
-  for (const OperandRef& r : args.operands) {
-    ValueId v = use(r);
-    if (v == kNoValue) return;
-    addOperand(op, v, r.loc);
-  }
-  if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type{TypeKind::Pipe}});
+  for (size_t i = 0; i < values.size(); ++i)
+    addOperand(op, values[i], args.operands[i].loc);
+  defineResults(op, results, {Type{TypeKind::Pipe}});
 }
 
 /// The front-end init ops `pto.aic_initialize_pipe` / `pto.aiv_initialize_pipe {dir_mask = D,
@@ -200,16 +202,16 @@ void Builder::buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
   }
   auto split = pipeSplit(name, loc, p);
   if (!split) return;
+  std::vector<ValueId> values;
+  for (const OperandRef& r : args.operands)
+    if (values.push_back(use(r)); values.back() == kNoValue) return;
   Op& op = emit(free                  ? OpKind::PipeFree
                 : name == "pto.tpush" ? OpKind::PipePush
                                       : OpKind::PipePop,
                 loc, name);
   op.ints = {*split};
-  for (const OperandRef& r : args.operands) {
-    ValueId v = use(r);
-    if (v == kNoValue) return;
-    addOperand(op, v, r.loc);
-  }
+  for (size_t i = 0; i < values.size(); ++i)
+    addOperand(op, values[i], args.operands[i].loc);
 }
 
 /// The front-end data ops: the function's one pipe (its aic/aiv_initialize_pipe) is implied.

@@ -100,6 +100,12 @@ void Verifier::checkReserve(const Op& op) {
   if (autoAlloc.value_or(0) != 0 && base)
     diags_.error(op.loc, what + " expects 'base' to be absent when 'auto' is true");
   if (base && *base < 0) diags_.error(op.loc, what + " expects 'base' to be non-negative");
+  if (size && *size > 0 && (vec || mat) && !base) {
+    const isa::BufferSpec& buf = isa::buffer(arch_, vec ? isa::Loc::Vec : isa::Loc::Mat);
+    if (*size > static_cast<int64_t>(buf.capacity))
+      diags_.error(op.loc, what + " exceeds available local memory capacity (" +
+                               std::to_string(buf.capacity) + " bytes on " + archName() + ")");
+  }
   if (base && *base >= 0 && size && *size > 0 && (vec || mat)) {
     const isa::BufferSpec& buf = isa::buffer(arch_, vec ? isa::Loc::Vec : isa::Loc::Mat);
     if (*base % 256 != 0)
@@ -112,6 +118,12 @@ void Verifier::checkReserve(const Op& op) {
 
 /// One op of the pipe family, against its function's kernel kind and its pipe's init op.
 void Verifier::checkPipeOp(const Op& op) {
+  // The builder emits these whole (a pipe last, a tile first for push and pop); an op that is
+  // not is left to the builder's error.
+  const size_t want = op.kind == OpKind::PipePush || op.kind == OpKind::PipePop ? 2 : 1;
+  if (op.operands.size() < want || op.ints.empty() ||
+      (op.kind == OpKind::PipeInit && op.results.empty()))
+    return;
   const std::string kind = kernelKind(*fn_);
   if (op.kind == OpKind::PipeInit) return checkPipeInit(op, kind);
   const std::string what = "'" + op.name + "'";
@@ -201,6 +213,10 @@ void Verifier::checkPipeInit(const Op& op, const std::string& kind) {
     diags_.error(op.loc, what + " expects 'flag_base' in 0..12 (the pipe uses flags flag_base.."
                                 "flag_base+3 of the 16 cross-core flags)");
   const size_t first = op.ints[0] ? 1 : 0; // the GM ring comes first in initialize_l2g2l_pipe
+  if (op.operands.size() <= first) {
+    diags_.error(op.loc, what + " expects a local address");
+    return;
+  }
   const size_t locals = op.operands.size() - first;
   if (dir && *dir == 3 && locals != 2)
     diags_.error(op.loc, what + " expects 'peer_local_addr' when dir_mask is 3");
@@ -246,12 +262,12 @@ void Verifier::checkPipePeers() {
     walk(f->body, [&](const Op& op) {
       for (ValueId r : op.results)
         defs[r] = &op;
-      if (op.kind == OpKind::PipeInit && !op.results.empty()) {
+      if (op.kind == OpKind::PipeInit && !op.results.empty() && !op.ints.empty()) {
         endOf[op.results[0]] = ends.size();
         ends.push_back({f.get(), &op, {}});
       } else if ((op.kind == OpKind::PipePush || op.kind == OpKind::PipePop ||
                   op.kind == OpKind::PipeFree) &&
-                 !op.operands.empty() && endOf.count(op.operands.back())) {
+                 !op.operands.empty() && !op.ints.empty() && endOf.count(op.operands.back())) {
         ends[endOf[op.operands.back()]].splits.insert(op.ints[0] == 0 ? 0 : 1);
       }
     });
