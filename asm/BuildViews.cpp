@@ -173,7 +173,7 @@ void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultNa
             toString(*type));
     return;
   }
-  Op& op = emit(OpKind::AllocTile, loc, "pto.alloc_tile");
+  Op& op = emit(OpKind::AllocTile, loc, "memref.alloc");
   op.typeLoc = p.typesLoc;
   op.ints = {0, 0, 0};
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});

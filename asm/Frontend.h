@@ -23,4 +23,7 @@ isa::Arch resolveArch(const ir::Module& m, std::optional<isa::Arch> flag);
 /// Safe on a module the builder reported errors for: ops with unresolved operands are skipped.
 void verifyModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags);
 
+/// PTOAS's --pto-level=level3 (manual memory): every pto.alloc_tile names its address.
+void verifyManualPlacement(const ir::Module& m, DiagEngine& diags);
+
 } // namespace pto::as

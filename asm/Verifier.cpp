@@ -319,4 +319,13 @@ void verifyModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags) {
   verify::Verifier(m, arch, diags).run();
 }
 
+void verifyManualPlacement(const ir::Module& m, DiagEngine& diags) {
+  for (const auto& f : m.functions)
+    ir::walk(f->body, [&](const ir::Op& op) {
+      if (op.kind == ir::OpKind::AllocTile && op.name == "pto.alloc_tile" &&
+          (op.ints.empty() || op.ints[0] == 0))
+        diags.error(op.loc, "'pto.alloc_tile' requires 'addr' operand when --pto-level=level3");
+    });
+}
+
 } // namespace pto::as

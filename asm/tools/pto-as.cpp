@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
                "modules, PTO-AS assembly, SSA and DPS tile ops), verifies it for the target arch "
                "and emits the Kernel IR."};
   app.set_version_flag("--version", std::string("pto-as (pto-toolchain) ") + PTO_VERSION);
-  std::string input, output, archText, emit = "obj";
+  std::string input, output, archText, emit = "obj", level = "level2";
   bool verifyOnly = false, fatalWarnings = false;
   unsigned errorLimit = 50;
   app.add_option("input", input, "Input file ('-' for stdin)")->required();
@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
                  "is named) or ir "
                  "(the canonical Kernel IR text)")
       ->check(CLI::IsMember({"ir", "obj"}));
+  app.add_option("--pto-level", level,
+                 "PTOAS's build level: level3 is manual memory, where every pto.alloc_tile names "
+                 "its address (level1 and level2, the default, let the linker place tiles)")
+      ->check(CLI::IsMember({"level1", "level2", "level3"}));
   app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
   app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
   app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
@@ -105,6 +109,7 @@ int main(int argc, char** argv) {
   if (module) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     pto::as::verifyModule(*module, arch, diags);
+    if (level == "level3") pto::as::verifyManualPlacement(*module, diags);
     if (module->functions.empty() && diags.errors() == 0)
       diags.warning({}, "no functions in '" + src.name() + "'");
   }
