@@ -25,6 +25,21 @@ std::vector<NamedAttr> Builder::pipeAttrs(const std::string& name, SrcLoc loc, P
   return readAttrs(p.dicts[0]);
 }
 
+/// The tile type after `->` of a declaring op (declare_tile, tpop_from_*); nullopt after an error.
+std::optional<Type> Builder::arrowTileType(const std::string& name, SrcLoc loc, Pieces& p) {
+  if (p.arrowTypes.size() != 1) {
+    diags_.error(loc, "'" + name + "' expects '-> !pto.tile_buf<...>'");
+    return std::nullopt;
+  }
+  auto type = readType(p.arrowTypes[0]);
+  if (type && !type->isTile()) {
+    diags_.error(locOf(p.arrowTypes[0]),
+                 "'" + name + "' must produce a tile, found " + toString(*type));
+    return std::nullopt;
+  }
+  return type;
+}
+
 /// `{split = N}`: 0 (none), 1 (rows: top half to vector core 0) or 2 (columns).
 std::optional<int64_t> Builder::pipeSplit(const std::string& name, SrcLoc loc, Pieces& p) {
   std::vector<NamedAttr> attrs = p.dicts.empty() ? std::vector<NamedAttr>{} : readAttrs(p.dicts[0]);
@@ -231,7 +246,6 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
   auto split = pipeSplit(name, loc, p);
   if (!split) return;
   // Cube-side ops move tiles to or from the vector cores (C2V out, V2C in), and the reverse.
-  const bool toVector = name.ends_with("_to_aiv") || name.ends_with("_from_aiv");
   const bool c2v = name.ends_with("_to_aiv") || name.ends_with("_from_aic");
   auto it = frontendPipes_.find(fn_);
   if (it == frontendPipes_.end() || it->second.pipe == kNoValue) {
@@ -245,7 +259,6 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.note(fp.loc, "the initialize_pipe op is here");
     return;
   }
-  (void)toVector;
   ValueId tile = kNoValue;
   SrcLoc tileLoc = loc;
   if (push) {
@@ -258,17 +271,8 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
     tileLoc = args.operands[0].loc;
     if (tile == kNoValue) return;
   } else if (pop) {
-    if (p.arrowTypes.size() != 1) {
-      diags_.error(loc, "'" + name + "' expects '-> !pto.tile_buf<...>'");
-      return;
-    }
-    auto type = readType(p.arrowTypes[0]);
+    auto type = arrowTileType(name, loc, p);
     if (!type) return;
-    if (!type->isTile()) {
-      diags_.error(locOf(p.arrowTypes[0]),
-                   "'" + name + "' must produce a tile, found " + toString(*type));
-      return;
-    }
     std::vector<ValueId> valid;
     if (!p.parens.empty()) {
       Pieces args = collectPieces(p.parens[0]->piece());
@@ -323,21 +327,12 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
 void Builder::buildDeclareTile(const std::string& name, SrcLoc loc, Pieces& p,
                                const std::vector<ResultName>& results) {
   if (!onlyPieces(diags_, p, name, {PieceKind::Arrow, PieceKind::Dict})) return;
-  if (p.arrowTypes.size() != 1) {
-    diags_.error(loc, "'" + name + "' expects '-> !pto.tile_buf<...>'");
-    return;
-  }
-  auto type = readType(p.arrowTypes[0]);
-  if (!type) return;
-  if (!type->isTile()) {
-    diags_.error(locOf(p.arrowTypes[0]),
-                 "'" + name + "' must produce a tile, found " + toString(*type));
-    return;
-  }
+  auto type = arrowTileType(name, loc, p);
+  if (!type || !expectResults(name, loc, results, 1)) return;
   Op& op = emit(OpKind::AllocTile, loc, name);
   op.typeLoc = locOf(p.arrowTypes[0]);
   op.ints = {0, 0, 0};
-  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+  defineResults(op, results, {*type});
 }
 
 /// `pto.set_ffts %ffts : memref<Nxi64>`: sets the base address of the FFTS flags the hardware's

@@ -304,6 +304,7 @@ private:
   };
   std::vector<NamedAttr> pipeAttrs(const std::string& name, SrcLoc loc, Pieces& p);
   std::optional<int64_t> pipeSplit(const std::string& name, SrcLoc loc, Pieces& p);
+  std::optional<Type> arrowTileType(const std::string& name, SrcLoc loc, Pieces& p);
   void buildReserve(const std::string& name, SrcLoc loc, Pieces& p,
                     const std::vector<ResultName>& results);
   void buildPipeInit(const std::string& name, SrcLoc loc, Pieces& p,

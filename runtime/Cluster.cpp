@@ -95,10 +95,9 @@ bool Cluster::wait(std::unique_lock<std::mutex>& lock, Core& c, Ready ready, Wai
   while (!ready()) {
     if (failed_) return fail(c, "stopped: another core of the block failed");
     waitingFor_[lane] = what;
-    if (deadlock_) {
-      const std::string msg = "deadlock: " + describe(lane);
+    if (deadlock_) { // every waiting core reports the deadlock as it was found
       waitingFor_[lane] = {};
-      return fail(c, msg);
+      return fail(c, deadlockMessage_);
     }
     counted_[lane] = true;
     if (++waiting_ + finished_ == kLanes) {
@@ -108,6 +107,7 @@ bool Cluster::wait(std::unique_lock<std::mutex>& lock, Core& c, Ready ready, Wai
       for (unsigned l = 0; l < kLanes; ++l)
         if (l != lane) msg += "; " + describe(l);
       waitingFor_[lane] = {};
+      deadlockMessage_ = msg;
       wakeAll();
       return fail(c, msg);
     }

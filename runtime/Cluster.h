@@ -99,6 +99,7 @@ private:
   std::map<std::pair<unsigned, unsigned>, Channel> channels_;
   unsigned waiting_ = 0, finished_ = 0;
   bool deadlock_ = false, failed_ = false;
+  std::string deadlockMessage_; // every core's wait when the deadlock was found
   std::array<WaitInfo, kLanes> waitingFor_{};
   std::array<bool, kLanes> counted_{}; // counted in waiting_ since the last wakeAll
   std::array<bool, kLanes> done_{};
