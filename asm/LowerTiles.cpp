@@ -3,6 +3,7 @@
 #include "asm/Lowering.h"
 
 #include "isa/Numerics.h"
+#include "isa/Random.h"
 #include "isa/ScalarFp.h"
 
 #include <algorithm>
@@ -203,6 +204,16 @@ std::optional<PartRegs> FunctionLowering::wholeViewPartition(const Op& op, Value
   return p;
 }
 
+/// (hi << 32) | (lo & 0xFFFFFFFF): two 32-bit scalars in one register (isa/Random.h).
+VReg FunctionLowering::packPair(VReg lo, VReg hi) {
+  VReg low = newVReg(), high = newVReg(), both = newVReg();
+  scalar(FormId::S_SLLI, {{"shamt", 32}}, {{"SrcL", lo, false}, {"RegDst", low, true}});
+  scalar(FormId::S_SRLI, {{"shamt", 32}}, {{"SrcL", low, false}, {"RegDst", low, true}});
+  scalar(FormId::S_SLLI, {{"shamt", 32}}, {{"SrcL", hi, false}, {"RegDst", high, true}});
+  scalar(FormId::S_OR, {}, {{"SrcL", low, false}, {"SrcR", high, false}, {"RegDst", both, true}});
+  return both;
+}
+
 VReg FunctionLowering::strideReg(const ViewRegs& v, size_t i) {
   if (!v.constStrides.empty()) {
     VReg r = newVReg();
@@ -366,7 +377,6 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
       {isa::OpId::TSTORE, "stPhase", "unspecified"},
       {isa::OpId::TCOLSUM, "isBinary", "false"},
       {isa::OpId::TLOAD, "pad_mode", ""},
-      {isa::OpId::TRANDOM, "rounds", "10"},
   };
   // The value's last word: `#pto<relu_pre_mode no_relu>` and `no_relu` are the same value.
   auto word = [](std::string_view v) {
@@ -433,6 +443,12 @@ void FunctionLowering::lowerTileOp(const Op& op) {
     if (!part->outer.empty())
       return lowerSlicedTransfer(op, info, *eop, *part, dst != kNoValue ? dst : src);
     iorRegs = {part->addr, part->rowStride};
+  }
+  if (info.id == isa::OpId::TRANDOM && scalars.size() == 6) {
+    // Key and counter: two 32-bit scalars per register (isa/Random.h).
+    for (size_t i = 0; i < scalars.size(); i += 2)
+      iorRegs.push_back(packPair(reg(scalars[i]), reg(scalars[i + 1])));
+    scalars.clear();
   }
   for (ValueId s : scalars)
     iorRegs.push_back(reg(s));
@@ -612,6 +628,13 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
   case isa::OpId::TQUANT:
     d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
     return d;
+  case isa::OpId::TRANDOM: { // the round count (isa/Random.h); 10 needs no B.DATR
+    const auto rounds = ir::attrInt(op, "rounds").value_or(isa::trandom::kDefaultRounds);
+    const auto code = isa::trandom::roundsCode(static_cast<uint64_t>(rounds));
+    if (!code || *code == 0) return std::nullopt;
+    d.rmode = *code;
+    return d;
+  }
   case isa::OpId::TLOAD:
   case isa::OpId::TPREFETCH: {
     // GM in DN layout: B.DATR.Layout DN2ND (the runtime reads the GM side of the code).

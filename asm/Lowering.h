@@ -276,6 +276,7 @@ private:
   std::optional<PartRegs> wholeViewPartition(const Op& op, ValueId view);
 
   VReg strideReg(const ViewRegs& v, size_t i);
+  VReg packPair(VReg lo, VReg hi);
 
   /// dst = base + elems * bits / 8.
   void addScaled(VReg dst, VReg base, VReg elems, unsigned bits);

@@ -2,6 +2,7 @@
 // against its op-table entry: operand roles, locations, dtype rules, valid shapes, matmul.
 #include "asm/VerifierImpl.h"
 #include "isa/Pipes.h"
+#include "isa/Random.h"
 #include "support/Text.h"
 
 #include <algorithm>
@@ -235,6 +236,13 @@ void Verifier::checkStoreCount(const std::string& name, const std::vector<Operan
 void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TQUANT) checkQuantType(op, name);
   if (op.tileOp == isa::OpId::TGATHER) checkMaskPattern(op, name);
+  if (op.tileOp == isa::OpId::TRANDOM && op.attr("rounds")) {
+    // pto-isa's TRANDOM<Rounds>: Philox with 7 or 10 rounds (its static_assert).
+    std::optional<int64_t> r = ir::attrInt(op, "rounds");
+    if (!r || !isa::trandom::roundsCode(static_cast<uint64_t>(*r)))
+      diags_.error(op.loc,
+                   "'" + name + "' rounds must be 7 or 10, found " + op.attr("rounds")->value);
+  }
   if (op.tileOp != isa::OpId::TTRI || !op.attr("upperOrLower")) return;
   std::optional<int64_t> v = ir::attrInt(op, "upperOrLower");
   if (!v || (*v != 0 && *v != 1))

@@ -128,7 +128,9 @@ Intrinsic intrinsicFor(isa::OpId op) {
   case isa::OpId::TDIVS_SF:
     return {"TDIVS", ""};
   case isa::OpId::TRANDOM:
-    return {"", "pto-isa's TRANDOM takes key and counter objects that the image does not describe"};
+    return {"",
+            "pto-isa's CPU simulator orders TRANDOM's words differently from the NPU, whose "
+            "order the image's TRANDOM follows (docs/runtime.md), so an export could not agree"};
   case isa::OpId::TSETVAL:
     return {"SetValue", ""}; // a Tile member, as PTOAS prints it
   case isa::OpId::TPACK:

@@ -4,6 +4,7 @@
 // registers of the interpreter's own rt::Core).
 #include "isa/Encoding.h"
 #include "isa/Numerics.h"
+#include "isa/Random.h"
 #include "ref/Exec.h"
 #include "ref/Scalar.h"
 
@@ -303,6 +304,11 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   case isa::OpId::TQUANT:
     t.datr = enc::Datr{.dataType = code(f.fn->type(dst).tile.dtype)};
     break;
+  case isa::OpId::TRANDOM:
+    if (const auto rounds = ir::attrInt(op, "rounds"))
+      if (const auto code = isa::trandom::roundsCode(static_cast<uint64_t>(*rounds)); code && *code)
+        t.datr = enc::Datr{.rmode = *code};
+    break;
   case isa::OpId::TLOAD:
   case isa::OpId::TPREFETCH:
   case isa::OpId::TSTORE:
@@ -380,6 +386,10 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
     ior = {view->base, rowStride};
     outer = outerDims.size();
   }
+  if (info.id == isa::OpId::TRANDOM && scalars.size() == 6) // key, counter: isa/Random.h
+    scalars = {isa::trandom::pack(scalars[0], scalars[1]),
+               isa::trandom::pack(scalars[2], scalars[3]),
+               isa::trandom::pack(scalars[4], scalars[5])};
   for (uint64_t s : scalars)
     ior.push_back(s);
   if (ior.size() > 3)

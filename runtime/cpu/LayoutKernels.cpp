@@ -1,11 +1,13 @@
-// cpu kernels that generate, move or print raw elements: TCI, TTRI, TSETVAL, TPRINT, TFILLPAD*,
-// TEXTRACT, TINSERT, TCONCAT, TPACK, TGATHERB, MGATHER and MSCATTER (docs/runtime.md). Kernels are
-// instantiated per element width (4-bit packed, 8, 16, 32, 64) and chosen at load time.
+// cpu kernels that generate, move or print raw elements: TCI, TTRI, TRANDOM, TSETVAL, TPRINT,
+// TFILLPAD*, TEXTRACT, TINSERT, TCONCAT, TPACK, TGATHERB, MGATHER and MSCATTER (docs/runtime.md).
+// Kernels are instantiated per element width (4-bit packed, 8, 16, 32, 64) and chosen at load time.
 #include "isa/Numerics.h"
+#include "isa/Random.h"
 #include "runtime/Runtime.h"
 #include "runtime/cpu/KernelUtil.h"
 
 #include <algorithm>
+#include <array>
 
 namespace pto::rt::cpu {
 namespace {
@@ -78,6 +80,61 @@ void copyRect(Core& c, const TileOperand& od, uint32_t dr, uint32_t dc, const Ti
 }
 
 // ------------------------------------------------------------------ generators
+/// One Philox-4x32 block (pto-isa's TRANDOM round, the standard Philox round): `rounds` rounds
+/// of two 32x32->64 multiplies, the key bumped by the Weyl constants after each.
+std::array<uint32_t, 4> philox(std::array<uint32_t, 4> x, uint32_t k0, uint32_t k1,
+                               unsigned rounds) {
+  for (unsigned i = 0; i < rounds; ++i) {
+    const uint64_t m0 = uint64_t{x[0]} * 0xD2511F53u, m1 = uint64_t{x[2]} * 0xCD9E8D57u;
+    x = {static_cast<uint32_t>(m1 >> 32) ^ x[1] ^ k0, static_cast<uint32_t>(m1),
+         static_cast<uint32_t>(m0 >> 32) ^ x[3] ^ k1, static_cast<uint32_t>(m0)};
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return x;
+}
+
+/// TRANDOM (A5): Philox-4x32 random bits in the valid region, as the NPU's vector unit makes
+/// them (pto-isa's npu/a5 TRandom, which the CPU simulator does not follow). 64 lanes run at
+/// once, lane l with the 128-bit counter + l; a pass of the lanes fills 256 columns, lane l's
+/// four words at columns 4l..4l+3 of the pass (the unit interleaves its four result
+/// registers). After each pass every lane's counter advances by 64, after a row's last pass by
+/// ((validCols - 1) % 64) + 1; the counter is not reset between rows. Key, counter and rounds
+/// come from the block as isa/Random.h packs them.
+struct Random {
+  static void run(Core& c, const TileInst& t) {
+    const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+    const TileOperand& od = t.tiles[t.dst];
+    if (!fits(c, t, od, vr, vc)) return;
+    const auto rounds = isa::trandom::roundsOf(t.datr ? t.datr->rmode : 0);
+    if (!rounds) {
+      c.error = "TRANDOM: B.DATR RMode " + std::to_string(t.datr->rmode) +
+                " selects no round count (0 = 10 rounds, 1 = 7)";
+      return;
+    }
+    const uint64_t key = t.scalar(c, 0);
+    unsigned __int128 counter =
+        static_cast<unsigned __int128>(t.scalar(c, 2)) << 64 | t.scalar(c, 1);
+    constexpr uint32_t kLanes = 64, kPass = 4 * kLanes;
+    const uint32_t passes = (vc + kPass - 1) / kPass;
+    uint8_t* db = bptr(c, od);
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t p = 0; p < passes; ++p) {
+        for (uint32_t lane = 0; lane < kLanes; ++lane) {
+          const unsigned __int128 x = counter + lane;
+          const auto w =
+              philox({static_cast<uint32_t>(x), static_cast<uint32_t>(x >> 32),
+                      static_cast<uint32_t>(x >> 64), static_cast<uint32_t>(x >> 96)},
+                     static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), *rounds);
+          for (uint32_t k = 0; k < 4; ++k)
+            if (const uint32_t col = p * kPass + 4 * lane + k; col < vc)
+              Raw<32>::set(db, od.elemOffset(r, col), w[k]);
+        }
+        counter += p + 1 < passes ? kLanes : (vc - 1) % kLanes + 1;
+      }
+  }
+};
+
 /// TCI: dst = start + k over the valid region, k the row-major linear index (a one-row tile in
 /// practice: pto-isa uses the valid columns as the sequence length). Wraps in the element type.
 /// `descending` is not carried by the block (asm/Lower.cpp drops it), so the sequence ascends.
@@ -437,9 +494,13 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
       t.kernel = &kPrint;
     return true;
   case OpId::TRANDOM:
-    err = std::string("TRANDOM is not supported by the cpu backend: its key and counter are six "
-                      "scalar operands and a tile block "
-                      "carries three (B.IOR), so the generator's state cannot be decoded");
+    if (!(err = need(t, {t.dst})) && !t.tiles[t.dst].plainRowMajor())
+      err = std::string("TRANDOM needs a row-major destination (pto-isa's static_assert)");
+    else if (!err && bits != 32)
+      err = std::string("TRANDOM fills i32 or ui32 tiles, not ") +
+            std::string(isa::spelling(t.tiles[t.dst].dtype));
+    else if (!err)
+      t.kernel = &Random::run;
     return true;
   case OpId::TMOV_FP:
     err = std::string("TMOV_FP is not supported by the cpu backend: the PTO documents leave the "

@@ -23,7 +23,6 @@ using isa::OpId;
 
 // Ops the cpu backend refuses with a reason (runtime/cpu/LayoutKernels.cpp, docs/runtime.md).
 const std::set<OpId> kNoCpuKernel = {
-    OpId::TRANDOM, // six key/counter scalars, a tile block carries three
     OpId::TMOV_FP, // the scaling tile's quantization format is implementation-defined
 };
 
