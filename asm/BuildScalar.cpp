@@ -172,6 +172,15 @@ std::optional<ValueId> Builder::constant(P::LiteralContext* lit, const Type& typ
 bool Builder::checkLiteral(const std::string& text, const Type& type, SrcLoc loc) {
   bool isFloatText =
       text.find_first_of(".eE") != std::string::npos && text.find("0x") == std::string::npos;
+  if (type.kind == TypeKind::Vector || text.starts_with("dense")) {
+    if (type.kind == TypeKind::Vector && text.starts_with("dense") && denseCountsBits(text))
+      return true;
+    diags_.error(loc, type.kind == TypeKind::Vector
+                          ? "a vector<4xi16> constant is 'dense<[a, b, c, d]>' or 'dense<v>', "
+                            "each lane -32768..65535"
+                          : "a dense literal needs the type vector<4xi16>, not " + toString(type));
+    return false;
+  }
   if (text == "true" || text == "false") {
     if (type.kind == TypeKind::Scalar && type.elem == isa::DType::I1) return true;
     diags_.error(loc, "boolean literal used where " + toString(type) + " is expected");
@@ -204,6 +213,7 @@ bool Builder::checkLiteral(const std::string& text, const Type& type, SrcLoc loc
 }
 
 std::string Builder::normalizeLiteral(const std::string& text, const Type& type) {
+  if (type.kind == TypeKind::Vector) return denseCountsText(denseCountsBits(text).value_or(0));
   bool decimalInt = !text.empty() && text.find_first_of(".eExX") == std::string::npos;
   if (type.isFloatScalar() && decimalInt) return text + ".0";
   return text;

@@ -69,6 +69,24 @@ bool Builder::matchRoles(const std::vector<const isa::Role*>& roles, const std::
   return role.optional && matchRoles(roles, kinds, ri + 1, oi, assign);
 }
 
+/// PTOAS writes TMRGSORT's list form as `ins(src0, ..., srcN, tmp) outs(dst[, executed])`;
+/// pto-as's form, its block and the kernels take the scratch tile right after the destination
+/// (`outs(dst, tmp)`, pto-isa's argument order). With one output tile and three or more input
+/// tiles, the last input tile is that scratch tile and moves there.
+void Builder::moveMergeScratch(const isa::OpInfo& info, std::vector<Bound>& bound) {
+  std::vector<size_t> inTiles, outTiles;
+  for (size_t i = 0; i < bound.size(); ++i) {
+    if (kindOf(bound[i].ref) != Kind::Tile) continue;
+    (info.roles[static_cast<size_t>(bound[i].role)].isOutput ? outTiles : inTiles).push_back(i);
+  }
+  if (outTiles.size() != 1 || inTiles.size() < 3) return;
+  Bound scratch = bound[inTiles.back()];
+  scratch.role = bound[outTiles[0]].role;
+  const size_t dstAt = outTiles[0] - 1; // the scratch entry, before it, goes away
+  bound.erase(bound.begin() + static_cast<std::ptrdiff_t>(inTiles.back()));
+  bound.insert(bound.begin() + static_cast<std::ptrdiff_t>(dstAt + 1), scratch);
+}
+
 std::string Builder::signatureHelp(const isa::OpInfo& info) {
   std::string ins, outs;
   for (const auto& r : info.roles) {
@@ -162,6 +180,7 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
       diags_.error(loc, "operands do not match '" + signatureHelp(info) + "'");
       return;
     }
+    if (info.id == isa::OpId::TMRGSORT) moveMergeScratch(info, bound);
     for (auto* d : in.dicts)
       readTileAttrs(d, attrs);
     for (auto* d : p.dicts)

@@ -270,6 +270,7 @@ private:
   static bool matchRoles(const std::vector<const isa::Role*>& roles, const std::vector<Kind>& kinds,
                          size_t ri, size_t oi, std::vector<int>& assign);
   std::string signatureHelp(const isa::OpInfo& info);
+  void moveMergeScratch(const isa::OpInfo& info, std::vector<Bound>& bound);
   /// TDIVS with its scalar written before the tile is TDIVS_SF (isa::scalarFirstForm).
   const isa::OpInfo& scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa);
   void buildTileOp(const isa::OpInfo& info, SrcLoc loc, Pieces& p,

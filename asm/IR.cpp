@@ -65,6 +65,8 @@ std::string toString(const Type& t) {
     return "!pto.eventid_array<" + std::to_string(t.shape.at(0)) + ">";
   case TypeKind::Pipe:
     return "!pto.pipe";
+  case TypeKind::Vector:
+    return "vector<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
   case TypeKind::Tile: {
     const TileType& tt = t.tile;
     std::string s = "!pto.tile_buf<" + std::string(isa::spelling(tt.loc)) + ", " +
@@ -140,7 +142,41 @@ std::optional<uint64_t> maskPatternCode(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<uint64_t> denseCountsBits(std::string_view text) {
+  std::string s;
+  for (char ch : text)
+    if (ch != ' ') s += ch;
+  if (!s.starts_with("dense<") || !s.ends_with(">")) return std::nullopt;
+  std::string_view body = std::string_view(s).substr(6, s.size() - 7);
+  const bool list = body.starts_with("[") && body.ends_with("]");
+  if (list) body = body.substr(1, body.size() - 2);
+  std::vector<int64_t> lanes;
+  while (!body.empty()) {
+    const size_t comma = body.find(',');
+    auto v = support::parseInt(body.substr(0, comma));
+    if (!v || *v < -32768 || *v > 65535) return std::nullopt;
+    lanes.push_back(*v);
+    body = comma == std::string_view::npos ? std::string_view() : body.substr(comma + 1);
+  }
+  if (lanes.size() == 1 && !list) lanes.assign(4, lanes[0]); // the splat form
+  if (lanes.size() != 4) return std::nullopt;
+  uint64_t bits = 0;
+  for (size_t i = 0; i < 4; ++i)
+    bits |= (static_cast<uint64_t>(lanes[i]) & 0xFFFF) << (16 * i);
+  return bits;
+}
+
+std::string denseCountsText(uint64_t bits) {
+  std::string s = "dense<[";
+  for (unsigned i = 0; i < 4; ++i)
+    s += (i ? ", " : "") + std::to_string(bits >> (16 * i) & 0xFFFF);
+  return s + "]>";
+}
+
 std::vector<uint64_t> attributeScalars(const Op& op) {
+  // TMRGSORT's list form: B.IOR RegSrc0 = 1 stops the merge when a list runs out.
+  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TMRGSORT)
+    if (attrValueInt(op.attrs, "exhausted") == 1) return {1};
   if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER)
     if (const NamedAttr* m = op.attr("maskPattern"))
       if (auto code = maskPatternCode(m->value)) return {*code};

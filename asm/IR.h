@@ -45,6 +45,7 @@ enum class TypeKind : uint8_t {
   Tile,         // !pto.tile_buf<...>
   EventIdArray, // !pto.eventid_array<N> (shape[0] = N)
   Pipe,         // !pto.pipe: a cross-core pipe, defined by its init op (never flows)
+  Vector,       // vector<4xi16>: tmrgsort's executed-count list, 64 bits in one register
 };
 
 struct Type {
@@ -66,7 +67,12 @@ struct Type {
   static Type tileOf(const TileType& t) { return {TypeKind::Tile, t.dtype, {}, t}; }
   bool isTile() const { return kind == TypeKind::Tile; }
   bool isView() const { return kind == TypeKind::TensorView || kind == TypeKind::PartView; }
-  bool isScalarLike() const { return kind == TypeKind::Index || kind == TypeKind::Scalar; }
+  /// A value in one scalar register (a vector<4xi16> too: four 16-bit lanes, lane i in bits
+  /// 16i+15..16i, the layout of the merge unit's count register).
+  bool isScalarLike() const {
+    return kind == TypeKind::Index || kind == TypeKind::Scalar || kind == TypeKind::Vector;
+  }
+  static Type mrgSortCounts() { return {TypeKind::Vector, isa::DType::I16, {4}}; }
   bool isIntLike() const {
     return kind == TypeKind::Index || (kind == TypeKind::Scalar && !isa::isFloat(elem));
   }
@@ -251,6 +257,11 @@ std::optional<int64_t> attrInt(const Op& op, std::string_view key);
 /// 0.58.3 block has the field: TTRI's upperOrLower is "B.IOR Diagonal, Orientation" (an absent
 /// or zero orientation is left out: the block's default, lower).
 std::optional<uint64_t> maskPatternCode(std::string_view text);
+/// A `dense<[a, b, c, d]>` / `dense<v>` literal of vector<4xi16> as one register: lane i in bits
+/// 16i+15..16i (each lane -32768..65535, kept modulo 2^16); nullopt when malformed.
+std::optional<uint64_t> denseCountsBits(std::string_view text);
+/// Its canonical text, `dense<[a, b, c, d]>` (each lane as written, unsigned 16-bit).
+std::string denseCountsText(uint64_t bits);
 std::vector<uint64_t> attributeScalars(const Op& op);
 
 /// Records the arch in the module (pto.target_arch), replacing any previous value, so that

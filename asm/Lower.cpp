@@ -163,6 +163,7 @@ std::optional<uint64_t> FunctionLowering::constantBits(const Op& op) {
   const Type& t = fn_.type(op.results[0]);
   if (text == "true") return 1;
   if (text == "false") return 0;
+  if (t.kind == TypeKind::Vector) return denseCountsBits(text);
   bool hex = text.find("0x") != std::string::npos || text.find("0X") != std::string::npos;
   if (t.isIntLike() || hex) {
     try {
@@ -202,6 +203,10 @@ void FunctionLowering::addParam(ValueId a) {
     break;
   case TypeKind::Index:
     p.kind = obj::ParamKind::Index;
+    p.dtype = isa::DType::I64;
+    break;
+  case TypeKind::Vector: // one register: the four 16-bit lanes (IR.h)
+    p.kind = obj::ParamKind::Scalar;
     p.dtype = isa::DType::I64;
     break;
   default:

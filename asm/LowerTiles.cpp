@@ -366,7 +366,6 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
   static constexpr Unencoded kUnencoded[] = {
       {isa::OpId::TCI, "descending", "false"},
       {isa::OpId::THISTOGRAM, "isMSB", "true"},
-      {isa::OpId::TMRGSORT, "exhausted", "false"},
       {isa::OpId::MGATHER, "gatherOob", ""},
       {isa::OpId::MSCATTER, "scatterOob", ""},
       {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
@@ -418,10 +417,13 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   // Operands by role.
   std::vector<ValueId> tilesOut, tilesIn, scalars;
   ValueId view = kNoValue, dst = kNoValue, src = kNoValue;
+  bool scalarOut = false; // TMRGSORT's executed counts: written to B.IOR RegDst
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const isa::Role& role = info.roles[op.operandRoles[i]];
     ValueId v = op.operands[i];
-    if (role.kind == isa::RoleKind::Tile) {
+    if (role.isOutput && role.kind != isa::RoleKind::Tile && role.kind != isa::RoleKind::View) {
+      scalarOut = true;
+    } else if (role.kind == isa::RoleKind::Tile) {
       (role.isOutput ? tilesOut : tilesIn).push_back(v);
       if (role.isOutput && dst == kNoValue) dst = v;
       if (!role.isOutput && src == kNoValue) src = v;
@@ -487,11 +489,14 @@ void FunctionLowering::lowerTileOp(const Op& op) {
     if (valid.second.value != kNoValue || valid.second.constant != t.cols)
       emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
   }
-  if (!iorRegs.empty()) {
+  if (!iorRegs.empty() || scalarOut) {
     std::vector<RegRef> refs;
     const char* fields[] = {"RegSrc0", "RegSrc1", "RegSrc2"};
     for (size_t i = 0; i < iorRegs.size(); ++i)
       refs.push_back({fields[i], iorRegs[i], false});
+    // The counts land in a register of their own: PTOAS's DPS output names a value that no op
+    // reads afterwards (SSA values do not change), so nothing else sees the write.
+    if (scalarOut) refs.push_back({"RegDst", newVReg(), true});
     emit(enc::bIor(0, 0, 0, 0), refs);
   }
   // B.IOT: tile operands, destination first, two per word, `last` on the final word.

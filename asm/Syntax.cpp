@@ -353,6 +353,13 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name,
     diags_.error(loc, "unknown type '" + name + "'");
     return std::nullopt;
   }
+  if (name == "vector") {
+    // vector<4xi16>: the one vector type PTO uses (tmrgsort's executed-count list).
+    if (params.size() == 1 && params[0].key.empty() && params[0].text() == "4xi16")
+      return Type::mrgSortCounts();
+    diags_.error(loc, "only 'vector<4xi16>' (tmrgsort's executed-count list) is supported");
+    return std::nullopt;
+  }
   if (name == "memref") {
     // memref<RxCxT, #pto.address_space<vec>>: a local buffer (tile) or a GM tensor.
     std::string why;

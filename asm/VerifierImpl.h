@@ -100,6 +100,7 @@ private:
   /// Attributes the block carries as B.IOR scalars (ir::attributeScalars): their range.
   void checkAttributeScalars(const Op& op, const std::string& name);
   void checkQuantType(const Op& op, const std::string& name);
+  void checkMergeLists(const Op& op, const std::string& name);
   void checkMaskPattern(const Op& op, const std::string& name);
   void checkStoreCount(const std::string& name, const std::vector<Operand>& ops);
   void checkIndexCoverage(const isa::OpInfo& info, const std::string& name,

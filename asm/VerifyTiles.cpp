@@ -236,6 +236,7 @@ void Verifier::checkStoreCount(const std::string& name, const std::vector<Operan
 void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TQUANT) checkQuantType(op, name);
   if (op.tileOp == isa::OpId::TGATHER) checkMaskPattern(op, name);
+  if (op.tileOp == isa::OpId::TMRGSORT) checkMergeLists(op, name);
   if (op.tileOp == isa::OpId::TRANDOM && op.attr("rounds")) {
     // pto-isa's TRANDOM<Rounds>: Philox with 7 or 10 rounds (its static_assert).
     std::optional<int64_t> r = ir::attrInt(op, "rounds");
@@ -248,6 +249,35 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (!v || (*v != 0 && *v != 1))
     diags_.error(op.loc, "'" + name + "' upperOrLower must be 0 (lower) or 1 (upper), found " +
                              op.attr("upperOrLower")->value);
+}
+
+/// TMRGSORT's list form (dst, tmp, 2-4 lists) may stop when a list runs out (`exhausted`) and
+/// report how far it got in a vector<4xi16> (pto-isa's MrgSortExecutedNumList); the block form
+/// (dst, src, blockLen) has neither.
+void Verifier::checkMergeLists(const Op& op, const std::string& name) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  size_t tiles = 0;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& r = info.roles[op.operandRoles[i]];
+    tiles += r.kind == isa::RoleKind::Tile;
+    if (r.id == isa::RoleId::Executed && type(op.operands[i]).kind != ir::TypeKind::Vector)
+      return diags_.error(op.operandLocs[i], "'" + name +
+                                                 "' reports its executed counts in a "
+                                                 "vector<4xi16>, found " +
+                                                 toString(type(op.operands[i])));
+  }
+  const bool lists = tiles >= 4;
+  bool executed = false;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    executed |= info.roles[op.operandRoles[i]].id == isa::RoleId::Executed;
+  if (!lists && (executed || op.attr("exhausted")))
+    diags_.error(op.loc, "'" + name +
+                             "' takes 'exhausted' and an executed-count output only when it "
+                             "merges lists (dst, tmp and 2 to 4 sources)");
+  const NamedAttr* e = op.attr("exhausted");
+  const std::optional<int64_t> v = ir::attrValueInt(op.attrs, "exhausted");
+  if (e && (!v || (*v != 0 && *v != 1)))
+    diags_.error(op.loc, "'" + name + "' exhausted must be true or false, found " + e->value);
 }
 
 /// TGATHER's mask form (`maskPattern`) packs the selected columns of each row of its source; it

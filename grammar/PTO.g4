@@ -128,7 +128,7 @@ bracket : '[' piece* ']' ;
 // Identifiers, including the grammar's keywords where a plain word is meant (`sizes = [..]`).
 word
   : IDENT | 'sizes' | 'tile' | 'wait' | 'record' | 'ins' | 'outs' | 'to' | 'step' | 'do'
-  | 'else' | 'iter_args' | 'kernel' | 'module' | 'attributes' | 'private' | 'public'
+  | 'else' | 'iter_args' | 'kernel' | 'module' | 'attributes' | 'private' | 'public' | 'dense'
   ;
 
 literal
@@ -137,6 +137,7 @@ literal
   | STRING
   | 'true'
   | 'false'
+  | 'dense' angle  // `dense<[1, 2, 0, 0]>` / `dense<0>`: a vector constant (tmrgsort's counts)
   ;
 
 attrDict : '{' (attrEntry (',' attrEntry)*)? '}' ;

@@ -540,6 +540,7 @@ private:
         open_->tile.ior = std::array<uint8_t, 3>{static_cast<uint8_t>(field(in, "RegSrc0")),
                                                  static_cast<uint8_t>(field(in, "RegSrc1")),
                                                  static_cast<uint8_t>(field(in, "RegSrc2"))};
+        open_->tile.iorDst = static_cast<uint8_t>(field(in, "RegDst"));
       } else if (inside(BlockKind::Control)) {
         open_->control.result = static_cast<uint8_t>(field(in, "RegDst"));
       } else {

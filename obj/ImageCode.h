@@ -79,6 +79,7 @@ struct TileBlock {
   std::optional<isa::enc::Datr> datr;     // B.DATR fields
   Bound dim[3]; // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
   std::optional<std::array<uint8_t, 3>> ior; // B.IOR sources: GM address / row stride / scalars
+  uint8_t iorDst = 0;                        // B.IOR RegDst (0: none; TMRGSORT's counts)
   std::vector<uint32_t> tiles; // B.IOT operands, destination first (tile table indices)
 };
 

@@ -293,7 +293,10 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
   case OpKind::Constant: {
     const ir::NamedAttr* a = op.attr("value");
     const ir::Type& t = f.fn->type(op.results[0]);
-    auto bits = a ? constantBits(a->value, t.elem, t.kind == TypeKind::Index) : std::nullopt;
+    auto bits = !a ? std::nullopt
+                : t.kind == TypeKind::Vector
+                    ? ir::denseCountsBits(a->value)
+                    : constantBits(a->value, t.elem, t.kind == TypeKind::Index);
     if (!bits)
       return Failure{op.loc, "the constant '" + (a ? a->value : std::string()) +
                                  "' is not supported by the reference interpreter"};

@@ -217,10 +217,9 @@ std::optional<std::string> unrunnableAttribute(const Op& op) {
     std::string_view key, defaultValue; // "" = no value runs
   };
   static constexpr Fixed kFixed[] = {
-      {isa::OpId::TCI, "descending", "false"},     {isa::OpId::THISTOGRAM, "isMSB", "true"},
-      {isa::OpId::TMRGSORT, "exhausted", "false"}, {isa::OpId::MGATHER, "gatherOob", ""},
-      {isa::OpId::MSCATTER, "scatterOob", ""},     {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
-      {isa::OpId::TGATHER, "maskPattern", ""},
+      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::THISTOGRAM, "isMSB", "true"},
+      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
+      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
   };
   for (const Fixed& x : kFixed) {
     const ir::NamedAttr* a = x.op == op.tileOp ? op.attr(x.key) : nullptr;
@@ -258,6 +257,7 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   std::vector<uint64_t> scalars;
   const ViewVal* view = nullptr;
   ir::ValueId dst = ir::kNoValue, src = ir::kNoValue;
+  bool scalarOut = false;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const isa::Role& role = info.roles[static_cast<size_t>(op.operandRoles[i])];
     const ir::ValueId v = op.operands[i];
@@ -267,6 +267,8 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
       if (!role.isOutput && src == ir::kNoValue) src = v;
     } else if (role.kind == isa::RoleKind::View) {
       view = &std::get<ViewVal>(f.v[v]);
+    } else if (role.isOutput) {
+      scalarOut = true; // TMRGSORT's counts
     } else {
       scalars.push_back(scalar(f, v));
     }
@@ -276,6 +278,7 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   auto tileOf = [&](ir::ValueId v) -> const TileVal& { return std::get<TileVal>(f.v[v]); };
   rt::TileInst t;
   t.op = op.tileOp;
+  if (scalarOut) t.iorDst = 7; // a register of their own, as the code generator gives them
   t.name = instName.c_str();
   // The tile whose valid shape bounds the op: the destination, else (reductions, compares,
   // ops without a tile output: stores, TPRINT) the source.

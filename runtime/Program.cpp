@@ -139,6 +139,7 @@ private:
         tile_.ior[i] = (*tb.ior)[i];
       tile_.numIor = 3;
     }
+    tile_.iorDst = tb.iorDst;
     for (uint32_t idx : tb.tiles)
       tile_.tiles.push_back(operand(idx));
     if (auto e = gmLayout()) return e;

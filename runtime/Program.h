@@ -112,6 +112,7 @@ struct TileInst {
   Bound dim[3];               // LB0 valid cols, LB1 valid rows, LB2 physical cols (matmul: M, N, K)
   uint8_t ior[3] = {0, 0, 0}; // B.IOR sources
   unsigned numIor = 0;
+  uint8_t iorDst = 0; // B.IOR RegDst: a register the op writes (0 = the zero register: none)
   std::vector<TileOperand> tiles; // destination first, as B.IOT lists them
   // Operand positions by role (-1 when absent), filled by the role matcher.
   int dst = -1, src0 = -1, src1 = -1, src2 = -1, acc = -1, bias = -1;

@@ -75,9 +75,14 @@ template <DType D> void kSort32(Core& c, const TileInst& t) {
   }
 }
 
-/// Merges up to four sorted runs of pairs into `out` (descending; ties take the lowest run).
-void merge(std::array<std::pair<const uint8_t*, uint32_t>, 4> runs, uint8_t* out,
-           float (*key)(const uint8_t*)) {
+using Runs = std::array<std::pair<const uint8_t*, uint32_t>, 4>;
+
+/// Merges up to four sorted runs of pairs into `out` (descending; ties take the lowest run) and
+/// returns how many pairs it took from each. With `stopWhenOneEnds` (TMRGSORT's exhausted mode)
+/// the merge stops after the pick that empties one of the `lists` in use, as the merge unit
+/// suspends (pto-isa's ReachExhausted).
+std::array<uint32_t, 4> merge(const Runs& runs, uint8_t* out, float (*key)(const uint8_t*),
+                              unsigned lists = 4, bool stopWhenOneEnds = false) {
   std::array<uint32_t, 4> pos{};
   for (;;) {
     int best = -1;
@@ -87,10 +92,13 @@ void merge(std::array<std::pair<const uint8_t*, uint32_t>, 4> runs, uint8_t* out
       const float k = key(runs[l].first + size_t{pos[l]} * 8);
       if (best < 0 || before(k, bk)) best = l, bk = k;
     }
-    if (best < 0) return;
+    if (best < 0) return pos;
     std::memcpy(out, runs[best].first + size_t{pos[best]} * 8, 8);
     out += 8;
     ++pos[best];
+    if (stopWhenOneEnds)
+      for (unsigned l = 0; l < lists; ++l)
+        if (pos[l] == runs[l].second) return pos;
   }
 }
 
@@ -125,26 +133,44 @@ template <DType D> void kMrgSortBlocks(Core& c, const TileInst& t) {
 }
 
 /// TMRGSORT (dst, tmp, src0..src3): the first row of 2-4 sorted lists (each its valid columns
-/// of pairs) merged into the first row of dst. The exhausted mode is not carried by the block,
-/// so the merge always runs to the end of every list.
+/// of pairs) merged into the first row of dst. B.IOR src0 = 1 is the exhausted mode: the merge
+/// unit writes into tmp, stops after the pick that empties a list, and the destination gets
+/// tmp's first (dst valid columns) elements (pto-isa's a2a3/a5 TMrgSort: vmrgsort4 into tmp,
+/// then a UB-to-UB copy), so the rest of dst is whatever tmp held; B.IOR RegDst then receives
+/// the pairs taken from each list (16 bits each, list i in bits 16i+15..16i: VMS4_SR).
 template <DType D> void kMrgSortLists(Core& c, const TileInst& t) {
   constexpr uint32_t coef = 8 / sizeof(typename Tr<D>::S), eb = 8 / coef;
   const TileOperand& od = t.tiles[t.dst];
-  std::array<std::pair<const uint8_t*, uint32_t>, 4> runs{};
+  Runs runs{};
   uint32_t total = 0;
   const int lists[4] = {t.src0, t.src1, t.src2, t.src3};
+  unsigned used = 0;
   for (int l = 0; l < 4; ++l) {
     if (lists[l] < 0) continue;
+    used = static_cast<unsigned>(l) + 1;
     const TileOperand& o = t.tiles[lists[l]];
     const uint32_t vc = sourceRegion(c, t, o).cols;
     if (!fits(c, t, o, 1, vc)) return;
     runs[l] = {bptr(c, o) + o.elemOffset(0, 0) * eb, vc / coef};
     total += vc / coef;
   }
-  if (!fits(c, t, od, 1, total * coef)) return;
   std::vector<uint8_t> out(size_t{total} * 8);
-  merge(runs, out.data(), &valueOf<D>);
-  std::memcpy(bptr(c, od) + od.elemOffset(0, 0) * eb, out.data(), out.size());
+  if (t.numIor == 0 || t.scalar(c, 0) == 0) {
+    if (!fits(c, t, od, 1, total * coef)) return;
+    merge(runs, out.data(), &valueOf<D>);
+    std::memcpy(bptr(c, od) + od.elemOffset(0, 0) * eb, out.data(), out.size());
+    return;
+  }
+  const TileOperand& ot = t.tiles[t.tmp];
+  const std::array<uint32_t, 4> taken = merge(runs, out.data(), &valueOf<D>, used, true);
+  const uint32_t merged = taken[0] + taken[1] + taken[2] + taken[3], dstCols = t.validCols(c);
+  if (!fits(c, t, ot, 1, std::max(merged * coef, dstCols)) || !fits(c, t, od, 1, dstCols)) return;
+  uint8_t* tmp = bptr(c, ot) + ot.elemOffset(0, 0) * eb;
+  std::memcpy(tmp, out.data(), size_t{merged} * 8);
+  std::memmove(bptr(c, od) + od.elemOffset(0, 0) * eb, tmp, size_t{dstCols} * eb);
+  if (t.iorDst != 0)
+    c.r[t.iorDst] = uint64_t{taken[0]} | uint64_t{taken[1]} << 16 | uint64_t{taken[2]} << 32 |
+                    uint64_t{taken[3]} << 48;
 }
 
 } // namespace
