@@ -280,6 +280,7 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"alloc_tile", &Builder::buildAllocTile},
       {"subset", &Builder::buildSubset},
       {"treshape", &Builder::buildReshape},
+      {"bind_tile", &Builder::buildBindTile},
       {"bitcast", &Builder::buildReshape},
       {"set_validshape", &Builder::buildSetValidShape},
       {"tassign", &Builder::buildTAssign},

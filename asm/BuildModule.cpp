@@ -213,6 +213,15 @@ bool Builder::definedByConstant(ValueId v) const {
   return false;
 }
 
+std::optional<int64_t> Builder::integerConstant(ValueId v) const {
+  if (v == kNoValue || !fn_->type(v).isIntLike()) return std::nullopt;
+  for (const Region* r : regions_)
+    for (const auto& op : r->ops)
+      if (op->kind == OpKind::Constant && !op->results.empty() && op->results[0] == v)
+        if (const NamedAttr* a = op->attr("value")) return parseInt(a->value);
+  return std::nullopt;
+}
+
 Op& Builder::emit(OpKind kind, SrcLoc loc, std::string name) {
   auto op = std::make_unique<Op>();
   op->kind = kind;

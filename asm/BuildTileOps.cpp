@@ -481,6 +481,9 @@ ValueId Builder::resolveNamed(Bound& b, const char* what) {
 
 void Builder::checkAnnotation(const Bound& b, ValueId v) {
   if (!b.annotated || fn_->type(v) == *b.annotated) return;
+  if (auto it = boundTileAnnotations_.find({fn_, v});
+      it != boundTileAnnotations_.end() && it->second == *b.annotated)
+    return;
   diags_.error(b.ref.loc, "'%" + b.ref.name + "' is annotated as " + toString(*b.annotated) +
                               " but has type " + toString(fn_->type(v)));
   diags_.note(fn_->value(v).loc, "'%" + b.ref.name + "' is defined here");

@@ -303,6 +303,78 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::tileOf(t)});
 }
 
+/// PTOAS's `pto.bind_tile %buf[, %vrow, %vcol] {config = #pto.tile_buf_config<...>} : M -> M`:
+/// the buffer's bytes seen as a tile with the config's layout and the given valid shape. Built
+/// as a `pto.treshape` of the buffer (the same storage; the linker keeps the buffer live while
+/// the result is used) and, for a valid shape known only at run time, a `pto.set_validshape`.
+void Builder::buildBindTile(const std::string& name, SrcLoc loc, Pieces& p,
+                            const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name,
+                  {PieceKind::Operand, PieceKind::Dict, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if ((p.operands.size() != 1 && p.operands.size() != 3) || p.arrowTypes.size() != 1) {
+    diags_.error(loc, "expected '" + name +
+                          " %buf[, %valid_row, %valid_col] {config = #pto.tile_buf_config<...>} "
+                          ": T -> T'");
+    return;
+  }
+  const ValueId src = use(p.operands[0]);
+  if (src == kNoValue) return;
+  if (!fn_->type(src).isTile()) {
+    diags_.error(p.operands[0].loc,
+                 "'" + name + "' binds a local buffer, not " + toString(fn_->type(src)));
+    return;
+  }
+  std::string config;
+  SrcLoc configLoc = loc;
+  for (auto* d : p.dicts)
+    for (auto* e : d->attrEntry())
+      if (entryKey(e) == "config" && e->attrValue()) {
+        config = textOf(e->attrValue()); // as written, so columns map back to the source
+        configLoc = locOf(e->attrValue());
+      }
+  if (!config.starts_with("#pto.tile_buf_config<") || !config.ends_with(">")) {
+    diags_.error(loc, "'" + name + "' needs {config = #pto.tile_buf_config<...>}");
+    return;
+  }
+  auto declared = readType(p.arrowTypes[0]);
+  if (!declared) return;
+  TileType t = fn_->type(src).tile;
+  const size_t open = config.find('<');
+  configLoc.col += static_cast<uint32_t>(open + 1); // the parameters start after '<'
+  if (!types_.applyTileConfig(
+          t, angleParamsFromText(
+                 std::string_view(config).substr(open + 1, config.size() - open - 2), configLoc)))
+    return;
+  std::vector<ValueId> valid;
+  for (size_t i = 1; i < p.operands.size(); ++i)
+    valid.push_back(scalarOperand(p.operands[i], Type::index()));
+  if (valid.size() == 2) {
+    const auto r = integerConstant(valid[0]), c = integerConstant(valid[1]);
+    t.validRows = r ? *r : kDynamic;
+    t.validCols = c ? *c : kDynamic;
+    if ((r && (*r < 0 || *r > t.rows)) || (c && (*c < 0 || *c > t.cols))) {
+      diags_.error(loc, "'" + name + "' valid shape " + std::to_string(r.value_or(0)) + "x" +
+                            std::to_string(c.value_or(0)) + " exceeds the " +
+                            std::to_string(t.rows) + "x" + std::to_string(t.cols) + " buffer");
+      return;
+    }
+  }
+  Op& op = emit(OpKind::Reshape, loc, "pto.treshape");
+  addOperand(op, src, p.operands[0].loc);
+  if (!expectResults(name, loc, results, 1)) return;
+  defineResults(op, results, {Type::tileOf(t)});
+  const ValueId bound = op.results.empty() ? kNoValue : op.results[0];
+  if (bound == kNoValue) return;
+  boundTileAnnotations_[{fn_, bound}] = *declared;
+  if (valid.size() == 2 && (t.validRows == kDynamic || t.validCols == kDynamic)) {
+    Op& sv = emit(OpKind::SetValidShape, loc, "pto.set_validshape");
+    addOperand(sv, bound, loc);
+    addOperand(sv, valid[0], p.operands[1].loc);
+    addOperand(sv, valid[1], p.operands[2].loc);
+  }
+}
+
 void Builder::buildReshape(const std::string& name, SrcLoc loc, Pieces& p,
                            const std::vector<ResultName>& results) {
   if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))

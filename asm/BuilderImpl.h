@@ -176,6 +176,7 @@ private:
   Region& cur() { return *regions_.back(); }
   /// Whether `v` is the result of an arith.constant in an enclosing region.
   bool definedByConstant(ValueId v) const;
+  std::optional<int64_t> integerConstant(ValueId v) const;
   Op& emit(OpKind kind, SrcLoc loc, std::string name = {});
   /// Emits a helper op (a constant) so that it comes before the op being built, which may
   /// already be in the region when its operands are read.
@@ -247,6 +248,8 @@ private:
   ValueId keywordValue(const Keyword& kw, const Type& type);
   void buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
+  void buildBindTile(const std::string& name, SrcLoc loc, Pieces& p,
+                     const std::vector<ResultName>& results);
   void buildReshape(const std::string& name, SrcLoc loc, Pieces& p,
                     const std::vector<ResultName>& results);
   void buildSetValidShape(const std::string& name, SrcLoc loc, Pieces& p,
@@ -344,6 +347,9 @@ private:
   const SourceFile& src_;
   DiagEngine& diags_;
   TypeReader types_;
+  // bind_tile results: the type a use may annotate them with (PTOAS writes the buffer's memref
+  // type, which does not carry the bound layout), by function and value.
+  std::map<std::pair<const Function*, ValueId>, Type> boundTileAnnotations_;
   std::optional<isa::Arch> archFlag_;
   std::unique_ptr<Module> mod_;
   Function* fn_ = nullptr;

@@ -597,6 +597,36 @@ bool TypeReader::tileKeyed(TileType& t, const std::vector<AngleParam>& params) {
   return true;
 }
 
+bool TypeReader::applyTileConfig(TileType& t, const std::vector<AngleParam>& params) {
+  for (const AngleParam& p : params) {
+    AngleParam q = p;
+    if (q.key == "s_fractal_size") q.key = "fractal";
+    std::string v = q.text();
+    if (const size_t colon = v.find(" :"); colon != std::string::npos) v = v.substr(0, colon);
+    if (const size_t colon = v.find(':'); colon != std::string::npos) v = v.substr(0, colon);
+    while (!v.empty() && v.back() == ' ')
+      v.pop_back();
+    if (v.starts_with("#")) v = enumWordOfText(v);
+    // PTOAS's enum numbers: BLayout RowMajor 0, ColMajor 1; SLayout NoneBox 0, RowMajor 1,
+    // ColMajor 2.
+    static constexpr const char* kB[] = {"row_major", "col_major"};
+    static constexpr const char* kS[] = {"none_box", "row_major", "col_major"};
+    if (auto n = parseInt(v); n && *n >= 0) {
+      if (q.key == "blayout" && *n < 2) v = kB[*n];
+      if (q.key == "slayout" && *n < 3) v = kS[*n];
+    }
+    q.value = v;
+    if (q.key != "blayout" && q.key != "slayout" && q.key != "fractal" && q.key != "pad" &&
+        q.key != "compact") {
+      diags_.error(p.loc, "unknown tile_buf_config parameter '" + p.key +
+                              "' (blayout, slayout, s_fractal_size, pad, compact)");
+      return false;
+    }
+    if (!tileOption(t, q)) return false;
+  }
+  return true;
+}
+
 bool TypeReader::tileOption(TileType& t, const AngleParam& p) {
   std::string v = p.text();
   if (p.key == "blayout") {

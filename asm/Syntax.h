@@ -58,6 +58,10 @@ public:
   /// Types repeat thousands of times in real modules; successful reads are cached by text.
   std::unordered_map<std::string, ir::Type> cache_;
   std::optional<ir::TileType> readTile(const std::vector<AngleParam>& params, SrcLoc loc);
+  /// PTOAS's `#pto.tile_buf_config<blayout=.., slayout=.., s_fractal_size=.., pad=..[,
+  /// compact=..]>` (values as words, `#pto.blayout<col_major>`, or PTOAS's enum numbers with `:
+  /// i32`) applied to `t`; false (reported) on an unknown key or value.
+  bool applyTileConfig(ir::TileType& t, const std::vector<AngleParam>& params);
 
 private:
   std::optional<ir::Type> readUncached(P::TypeContext* t);
