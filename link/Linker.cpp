@@ -660,7 +660,7 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
   for (size_t o = 0; o < inputs.size(); ++o) {
     const obj::ObjectFile& ob = inputs[o].obj;
     SourceLines lines(ob);
-    InputObject c{inputs[o].path, ob};
+    std::vector<obj::Event> events; // the inserted pairs' events, after the object's own
     std::vector<Insertion> all;
     for (uint32_t f = 0; f < ob.functions.size(); ++f) {
       const SyncFunction& s = a.fns[o][f];
@@ -670,9 +670,9 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
       const std::vector<Dependency>& deps = s.deps;
       auto bar = asBarrier.find({o, f});
       AutoSyncPlan sp =
-          planAutoSync(cfg, deps, f, static_cast<uint32_t>(c.obj.events.size()),
+          planAutoSync(cfg, deps, f, static_cast<uint32_t>(ob.events.size() + events.size()),
                        std::string(kAutoPrefix), bar == asBarrier.end() ? none : bar->second);
-      c.obj.events.insert(c.obj.events.end(), sp.events.begin(), sp.events.end());
+      events.insert(events.end(), sp.events.begin(), sp.events.end());
       all.insert(all.end(), std::make_move_iterator(sp.insertions.begin()),
                  std::make_move_iterator(sp.insertions.end()));
       auto at = [&](uint32_t b) {
@@ -716,20 +716,36 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
       }
     }
     const bool inserted = !all.empty();
-    auto rewritten = insertWords(c.obj, std::move(all));
+    // The graphs built for the sync decision spare decoding the words again: their branches are
+    // the ones to move, and the graphs of the result follow from them.
+    std::vector<const FunctionCfg*> known;
+    for (const SyncFunction& s : a.fns[o])
+      known.push_back(s.built ? s.built->get() : nullptr);
+    auto rewritten = insertWords(ob, std::move(all), known);
     if (auto* err = std::get_if<std::string>(&rewritten)) {
       out.error = Diagnostic{false, false, "'" + inputs[o].path + "': --auto-sync: " + *err};
       return out;
     }
-    c.obj = std::move(std::get<obj::ObjectFile>(rewritten));
+    Relaid& relaid = std::get<Relaid>(rewritten);
+    InputObject c{inputs[o].path, std::move(relaid.obj)};
+    c.obj.events.insert(c.obj.events.end(), events.begin(), events.end());
     // Inserted set/wait/barrier words live in the extension space: the image must declare it.
     c.obj.usesExtensions |= inserted;
-    out.objects.push_back(std::move(c));
     // Without insertions the words are the same: the graphs built for the sync decision stand.
     out.cfgs.emplace_back();
-    if (!inserted)
-      for (const SyncFunction& s : a.fns[o])
-        out.cfgs.back().push_back(s.built);
+    for (size_t f = 0; f < a.fns[o].size(); ++f) {
+      std::shared_ptr<const BuiltCfg> built = a.fns[o][f].built;
+      if (inserted && f < relaid.cfgs.size() && relaid.cfgs[f]) {
+        auto b = std::make_shared<BuiltCfg>();
+        b->badWord = c.obj.functions[f].textOffset;
+        b->cfg = std::move(*relaid.cfgs[f]);
+        built = std::move(b);
+      } else if (inserted) {
+        built = nullptr; // decoded by the link
+      }
+      out.cfgs.back().push_back(std::move(built));
+    }
+    out.objects.push_back(std::move(c));
   }
   return out;
 }

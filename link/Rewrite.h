@@ -4,8 +4,11 @@
 // (BSTART DIRECT/COND and their compact forms, measured from the BSTART word).
 #pragma once
 
+#include "link/Cfg.h"
 #include "obj/Object.h"
 
+#include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -42,5 +45,18 @@ private:
 /// its encoding (a compact C.BSTART with a short offset).
 std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& obj,
                                                        std::vector<Insertion> insertions);
+
+/// insertWords with the graphs of the object's functions (`known[f]`: buildCfg's graph of
+/// function f, or nullptr): their branches are read from the graph instead of decoding the words
+/// again, and their graphs after the insertion are derived from it (`cfgs[f]`, equal to what
+/// buildCfg finds in the result) when every insertion in the function is whole blocks in front of
+/// one of its blocks. Otherwise `cfgs[f]` is empty: decode the result.
+struct Relaid {
+  obj::ObjectFile obj;
+  std::vector<std::optional<FunctionCfg>> cfgs;
+};
+std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& obj,
+                                              std::vector<Insertion> insertions,
+                                              std::span<const FunctionCfg* const> known);
 
 } // namespace pto::link

@@ -59,32 +59,42 @@ std::optional<size_t> FunctionWords::blockStartingAt(uint64_t offset) const {
   return static_cast<size_t>(it - blocks.begin());
 }
 
+const Word* BlockScanner::next() {
+  opened_ = false;
+  if (pos_ >= end_ || error_) {
+    if (!blocks_.empty()) blocks_.back().end = end_;
+    return nullptr;
+  }
+  size_t consumed = 0;
+  auto r = enc::decodeBytes(text_.subspan(pos_, end_ - pos_), consumed, {.extensions = true});
+  if (!r) {
+    error_ = WordError{pos_, r.error().message};
+    end_ = pos_; // the blocks so far end here
+    if (!blocks_.empty()) blocks_.back().end = end_;
+    return nullptr;
+  }
+  word_ = Word{pos_, static_cast<uint32_t>(consumed), *r};
+  const enc::FormInfo& fi = r->formInfo();
+  if (fi.startsBlock() || (!isOpen_ && !fi.stopsBlock()) || blocks_.empty()) {
+    if (!blocks_.empty()) blocks_.back().end = pos_;
+    uint32_t index = blocks_.empty() ? 0 : blocks_.back().firstWord + blocks_.back().numWords;
+    blocks_.push_back(open(word_, index));
+    isOpen_ = true;
+    opened_ = true;
+  }
+  if (fi.stopsBlock()) isOpen_ = false;
+  ++blocks_.back().numWords;
+  pos_ += consumed;
+  return &word_;
+}
+
 DecodedBlocks decodeBlocks(std::span<const uint8_t> text, uint64_t begin, uint64_t end) {
   DecodedBlocks out;
-  FunctionWords& fw = out.code;
-  bool isOpen = false; // a block is open (no Stop word since its start)
-  for (uint64_t pos = begin; pos < end;) {
-    size_t consumed = 0;
-    auto r = enc::decodeBytes(text.subspan(pos, end - pos), consumed, {.extensions = true});
-    if (!r) {
-      out.error = WordError{pos, r.error().message};
-      end = pos; // the blocks so far end here
-      break;
-    }
-    const Word w{pos, static_cast<uint32_t>(consumed), *r};
-    const auto index = static_cast<uint32_t>(fw.words.size());
-    const enc::FormInfo& fi = r->formInfo();
-    if (fi.startsBlock() || (!isOpen && !fi.stopsBlock()) || fw.blocks.empty()) {
-      if (!fw.blocks.empty()) fw.blocks.back().end = pos;
-      fw.blocks.push_back(open(w, index));
-      isOpen = true;
-    }
-    if (fi.stopsBlock()) isOpen = false;
-    fw.words.push_back(w);
-    ++fw.blocks.back().numWords;
-    pos += consumed;
-  }
-  if (!fw.blocks.empty()) fw.blocks.back().end = end;
+  BlockScanner scan(text, begin, end);
+  while (const Word* w = scan.next())
+    out.code.words.push_back(*w);
+  out.code.blocks = std::move(scan.blocks());
+  out.error = scan.error();
   return out;
 }
 
