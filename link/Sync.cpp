@@ -4,9 +4,9 @@
 #include "isa/Pipes.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <queue>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace pto::link {
@@ -40,13 +40,30 @@ unsigned pipeBit(isa::Pipe p) {
   return 1u << static_cast<unsigned>(p);
 }
 
+/// A set of signal codes (signalCode: below 8 * 8 * 9), held in place: a state is copied at
+/// every join, and a heap-allocated set per access made those copies the analysis' main cost.
+struct Signals {
+  std::array<uint64_t, 9> bits{};
+  bool has(uint16_t c) const { return (bits[c >> 6] >> (c & 63)) & 1; }
+  void add(uint16_t c) { bits[c >> 6] |= uint64_t{1} << (c & 63); }
+  void remove(uint16_t c) { bits[c >> 6] &= ~(uint64_t{1} << (c & 63)); }
+  Signals operator&(const Signals& o) const {
+    Signals r;
+    for (size_t i = 0; i < bits.size(); ++i)
+      r.bits[i] = bits[i] & o.bits[i];
+    return r;
+  }
+  auto operator<=>(const Signals&) const = default;
+};
+
 /// One access that later accesses may still conflict with.
 struct Pending {
   uint32_t block = 0, tile = 0;
+  uint32_t slot = 0; // the access's index among all blocks' accesses (UseTable)
   isa::Pipe pipe = isa::Pipe::S;
   bool write = false;
-  uint8_t vis = 0;           // pipes whose later ops are ordered after this access
-  std::vector<uint16_t> sig; // set_flags issued after it that no wait has consumed yet
+  uint8_t vis = 0; // pipes whose later ops are ordered after this access
+  Signals sig;     // set_flags issued after it that no wait has consumed yet
   auto key() const { return std::tuple(block, tile, write); }
 };
 using State = std::vector<Pending>;
@@ -60,31 +77,36 @@ uint16_t signalCode(const Block& b) {
 
 /// Merges `src` into `dst` (a path join): an access pending on either path stays pending, with
 /// only the orderings both paths give it. Returns whether `dst` changed.
-bool mergeInto(State& dst, State src) {
+bool mergeInto(State& dst, const State& srcIn) {
+  const State* srcp = &srcIn;
+  State sorted;
   auto byKey = [](const Pending& a, const Pending& b) { return a.key() < b.key(); };
   if (!std::is_sorted(dst.begin(), dst.end(), byKey)) std::sort(dst.begin(), dst.end(), byKey);
-  if (!std::is_sorted(src.begin(), src.end(), byKey)) std::sort(src.begin(), src.end(), byKey);
+  if (!std::is_sorted(srcIn.begin(), srcIn.end(), byKey)) {
+    sorted = srcIn;
+    std::sort(sorted.begin(), sorted.end(), byKey);
+    srcp = &sorted;
+  }
+  const State& src = *srcp;
   State out;
   out.reserve(dst.size() + src.size());
   bool changed = false;
   size_t i = 0, j = 0;
   while (i < dst.size() || j < src.size()) {
     if (j == src.size() || (i < dst.size() && dst[i].key() < src[j].key())) {
-      out.push_back(std::move(dst[i++]));
+      out.push_back(dst[i++]);
     } else if (i == dst.size() || src[j].key() < dst[i].key()) {
-      out.push_back(std::move(src[j++]));
+      out.push_back(src[j++]);
       changed = true;
     } else {
-      Pending p = std::move(dst[i++]);
+      Pending p = dst[i++];
       const Pending& q = src[j++];
       uint8_t vis = p.vis & q.vis;
-      std::vector<uint16_t> sig;
-      std::set_intersection(p.sig.begin(), p.sig.end(), q.sig.begin(), q.sig.end(),
-                            std::back_inserter(sig));
-      if (vis != p.vis || sig.size() != p.sig.size()) changed = true;
+      Signals sig = p.sig & q.sig;
+      if (vis != p.vis || sig != p.sig) changed = true;
       p.vis = vis;
-      p.sig = std::move(sig);
-      out.push_back(std::move(p));
+      p.sig = sig;
+      out.push_back(p);
     }
   }
   dst = std::move(out);
@@ -178,13 +200,38 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
   // gets a set after the access and a wait that every path leaving it passes (planAutoSync: on
   // its straight line, at the line's end, or at the loop top and exit), so later accesses on
   // that pipe need no sync of their own. Keyed like Pending::key().
-  std::unordered_map<uint64_t, uint8_t> willOrder;
-  auto keyOf = [](const Pending& p) {
-    return (static_cast<uint64_t>(p.block) << 33) | (static_cast<uint64_t>(p.tile) << 1) |
-           static_cast<uint64_t>(p.write);
+  // Each block's tile operands, one access per tile (read and write merged), numbered across
+  // the function: an access's number (its slot) keys what is known about it.
+  struct Use {
+    uint32_t tile;
+    bool read, write;
   };
+  std::vector<Use> useTable;
+  std::vector<uint32_t> useStart(nb + 1, 0);
+  useTable.reserve(cfg.uses.size());
+  for (size_t b = 0; b < nb; ++b) {
+    useStart[b] = static_cast<uint32_t>(useTable.size());
+    const Block& blk = cfg.blocks[b];
+    if (blk.kind == BlockKind::Tile)
+      for (const TileUse& u : cfg.usesOf(blk)) {
+        auto first = useTable.begin() + useStart[b];
+        auto it =
+            std::find_if(first, useTable.end(), [&](const Use& x) { return x.tile == u.tile; });
+        if (it == useTable.end())
+          useTable.push_back({u.tile, u.read, u.write});
+        else
+          it->read |= u.read, it->write |= u.write;
+      }
+  }
+  useStart[nb] = static_cast<uint32_t>(useTable.size());
+  std::vector<uint8_t> willOrder(useTable.size(), 0); // by slot
+  bool anyWillOrder = false;
+  uint8_t barrierPipes = 0; // the pipes whose same-pipe dependencies need a pipe_barrier
+  for (unsigned q = 0; q < 8; ++q)
+    if (isa::needsIntraPipeBarrier(arch, static_cast<isa::Pipe>(q)))
+      barrierPipes |= static_cast<uint8_t>(1u << q);
   auto orderedFor = [&](const Pending& p, isa::Pipe q) {
-    const bool needBarrier = isa::needsIntraPipeBarrier(arch, q);
+    const bool needBarrier = (barrierPipes & pipeBit(q)) != 0;
     return p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
   };
   // The pipes that may still race with `p`: those touching its bytes in a conflicting way that
@@ -202,8 +249,10 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
   // with one conflicts with all, and the barrier put before it orders all of them. One stands
   // for the group (the earliest, whose barrier dependency would be reported); without this,
   // zero-trip loop paths keep one such access alive per preceding loop.
+  std::vector<size_t> idle;  // coalesce's scratch, kept across block visits
+  std::vector<uint8_t> drop; // likewise
   auto coalesce = [&](State& st) {
-    std::vector<size_t> idle;
+    idle.clear();
     for (size_t i = 0; i < st.size(); ++i)
       if (unorderedPipes(st[i]) == pipeBit(st[i].pipe)) idle.push_back(i);
     if (idle.size() < 2) return;
@@ -215,21 +264,21 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       return std::tie(st[a].tile, st[a].pipe, st[a].write, st[a].vis, st[a].sig, st[a].block) <
              std::tie(st[b].tile, st[b].pipe, st[b].write, st[b].vis, st[b].sig, st[b].block);
     });
-    std::vector<uint8_t> drop(st.size(), 0);
+    drop.assign(st.size(), 0);
     for (size_t k = 1; k < idle.size(); ++k)
       if (alike(idle[k - 1], idle[k])) drop[idle[k]] = 1;
     size_t w = 0;
     for (size_t i = 0; i < st.size(); ++i)
       if (!drop[i]) {
-        if (w != i) st[w] = std::move(st[i]); // never a self-move: it would empty the vectors
+        if (w != i) st[w] = st[i];
         ++w;
       }
     st.resize(w);
   };
   auto settle = [&](State& st) {
-    if (!willOrder.empty())
+    if (anyWillOrder)
       for (Pending& p : st)
-        if (auto it = willOrder.find(keyOf(p)); it != willOrder.end()) p.vis |= it->second;
+        p.vis |= willOrder[p.slot];
     std::erase_if(st, [&](const Pending& p) { return unorderedPipes(p) == 0; });
     coalesce(st);
   };
@@ -242,11 +291,6 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
   has[0] = 1;
   work.push(0);
   queued[0] = 1;
-  struct Use {
-    uint32_t tile;
-    bool read, write;
-  };
-  std::vector<Use> uses;
   while (!work.empty()) {
     uint32_t b = work.top();
     work.pop();
@@ -259,21 +303,16 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       case ExtCtl::SET_FLAG: {
         uint16_t code = signalCode(blk);
         for (Pending& p : st)
-          if (p.pipe == blk.srcPipe || (p.vis & pipeBit(blk.srcPipe))) {
-            auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
-            if (it == p.sig.end() || *it != code) p.sig.insert(it, code);
-          }
+          if (p.pipe == blk.srcPipe || (p.vis & pipeBit(blk.srcPipe))) p.sig.add(code);
         break;
       }
       case ExtCtl::WAIT_FLAG: {
         uint16_t code = signalCode(blk);
-        for (Pending& p : st) {
-          auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
-          if (it != p.sig.end() && *it == code) {
-            p.sig.erase(it);
+        for (Pending& p : st)
+          if (p.sig.has(code)) {
+            p.sig.remove(code);
             p.vis |= static_cast<uint8_t>(pipeBit(blk.dstPipe));
           }
-        }
         break;
       }
       case ExtCtl::PIPE_BARRIER:
@@ -289,16 +328,8 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       break;
     case BlockKind::Tile: {
       const isa::Pipe q = pipes[b].value_or(isa::Pipe::V);
-      const bool needBarrier = isa::needsIntraPipeBarrier(arch, q);
-      uses.clear();
-      for (const TileUse& u : cfg.usesOf(blk)) {
-        auto it =
-            std::find_if(uses.begin(), uses.end(), [&](const Use& x) { return x.tile == u.tile; });
-        if (it == uses.end())
-          uses.push_back({u.tile, u.read, u.write});
-        else
-          it->read |= u.read, it->write |= u.write;
-      }
+      const bool needBarrier = (barrierPipes & pipeBit(q)) != 0;
+      const std::span<const Use> uses(useTable.data() + useStart[b], useStart[b + 1] - useStart[b]);
       auto conflicting = [&](const Pending& p, const Use& u) {
         return (p.write || u.write) && overlaps(spanOf(p.tile), spanOf(u.tile)) &&
                !orderedFor(p, q); // p.block == b: the previous iteration
@@ -344,7 +375,8 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
         for (Pending& p : st)
           if (conflicting(p, u)) {
             p.vis |= static_cast<uint8_t>(pipeBit(q));
-            willOrder[keyOf(p)] |= static_cast<uint8_t>(pipeBit(q));
+            willOrder[p.slot] |= static_cast<uint8_t>(pipeBit(q));
+            anyWillOrder = true;
             report(p, u);
           }
       for (const Use& u : uses) {
@@ -358,9 +390,14 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
           return u.write || (!p.write && p.pipe == q);
         });
       }
-      for (const Use& u : uses)
-        st.push_back(
-            {b, u.tile, q, u.write, static_cast<uint8_t>(needBarrier ? 0 : pipeBit(q)), {}});
+      for (size_t k = 0; k < uses.size(); ++k)
+        st.push_back({b,
+                      uses[k].tile,
+                      useStart[b] + static_cast<uint32_t>(k),
+                      q,
+                      uses[k].write,
+                      static_cast<uint8_t>(needBarrier ? 0 : pipeBit(q)),
+                      {}});
       break;
     }
     default:
