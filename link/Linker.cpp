@@ -110,8 +110,13 @@ std::shared_ptr<const BuiltCfg> buildFunctionCfg(const obj::ObjectFile& ob, uint
 }
 
 SourceLines::SourceLines(const obj::ObjectFile& o) : lines_(o.lines) {
-  std::stable_sort(lines_.begin(), lines_.end(),
-                   [](auto& a, auto& b) { return a.textOffset < b.textOffset; });
+  auto byOffset = [](const obj::LineEntry& a, const obj::LineEntry& b) {
+    return a.textOffset < b.textOffset;
+  };
+  if (std::is_sorted(o.lines.begin(), o.lines.end(), byOffset)) return;
+  sortedCopy_ = o.lines;
+  std::stable_sort(sortedCopy_.begin(), sortedCopy_.end(), byOffset);
+  lines_ = sortedCopy_;
 }
 
 std::string SourceLines::at(uint64_t off) const {

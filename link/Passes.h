@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -36,13 +37,16 @@ struct BuiltCfg {
 std::shared_ptr<const BuiltCfg> buildFunctionCfg(const obj::ObjectFile& ob, uint32_t f);
 
 /// Source locations of one object's words (.pto.lines): "file:line:col", or "" before the first.
+/// Reads the object's own table when it is in address order (as written), which `o` must outlive;
+/// only an unsorted one is copied.
 class SourceLines {
 public:
   explicit SourceLines(const obj::ObjectFile& o);
   std::string at(uint64_t off) const;
 
 private:
-  std::vector<obj::LineEntry> lines_;
+  std::vector<obj::LineEntry> sortedCopy_;
+  std::span<const obj::LineEntry> lines_;
 };
 
 /// One defined function of the inputs, in image order, with what the passes found about it.

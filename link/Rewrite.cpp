@@ -159,8 +159,18 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
     out.relocs[k].offset = map.after(in.relocs[k].offset);
   for (size_t k = 0; k < in.lines.size(); ++k)
     out.lines[k].textOffset = map.after(in.lines[k].textOffset);
-  std::stable_sort(out.lines.begin(), out.lines.end(),
-                   [](auto& a, auto& b) { return a.textOffset < b.textOffset; });
+  // Stably by offset. The moved lines keep their order (the map is monotonic), so when they were
+  // sorted, merging the inserted ones in gives the same order as sorting the whole table.
+  auto byOffset = [](const obj::LineEntry& a, const obj::LineEntry& b) {
+    return a.textOffset < b.textOffset;
+  };
+  const auto mid = out.lines.begin() + static_cast<ptrdiff_t>(in.lines.size());
+  if (std::is_sorted(out.lines.begin(), mid, byOffset)) {
+    std::stable_sort(mid, out.lines.end(), byOffset);
+    std::inplace_merge(out.lines.begin(), mid, out.lines.end(), byOffset);
+  } else {
+    std::stable_sort(out.lines.begin(), out.lines.end(), byOffset);
+  }
   // Functions and their branches.
   result.cfgs.resize(in.functions.size());
   InsertedBlocks inserted;

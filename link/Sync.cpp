@@ -238,12 +238,12 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
   // nothing orders after it yet. None: `p` is retired from the state.
   auto unorderedPipes = [&](const Pending& p) {
     uint8_t candidates = conflicts.writers[p.tile] | (p.write ? conflicts.readers[p.tile] : 0);
-    uint8_t left = 0;
-    for (unsigned q = 0; q < 8; ++q)
-      if ((candidates >> q & 1) && !orderedFor(p, static_cast<isa::Pipe>(q)))
-        left |= static_cast<uint8_t>(1u << q);
-    return left;
+    // orderedFor for every pipe at once: another pipe once p.vis has it, p's own pipe also when
+    // it needs no barrier.
+    const uint8_t ordered = p.vis | static_cast<uint8_t>(pipeBit(p.pipe) & ~barrierPipes);
+    return static_cast<uint8_t>(candidates & ~ordered);
   };
+
   // Accesses whose only open pipe is their own (waiting for a pipe_barrier) and that agree in
   // everything but the block behave alike from here on: a later op of that pipe that conflicts
   // with one conflicts with all, and the barrier put before it orders all of them. One stands
@@ -455,30 +455,39 @@ std::vector<uint8_t> encodeSyncBlock(bool set, isa::Pipe src, isa::Pipe dst, uin
 
 std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
   // Inserted sync is mostly id 0 (patched by the Event relocation): encoded once per pipe pair.
-  if (id == 0) {
-    static const auto cache = [] {
-      std::map<std::tuple<bool, isa::Pipe, isa::Pipe>, std::vector<uint8_t>> m;
-      for (bool s : {false, true})
-        for (size_t a = 0; a < isa::spellingsPipe().size(); ++a)
-          for (size_t b = 0; b < isa::spellingsPipe().size(); ++b)
-            m[{s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b)}] =
-                encodeSyncBlock(s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b), 0);
-      return m;
-    }();
-    auto it = cache.find({set, src, dst});
-    if (it != cache.end()) return it->second;
-  }
+  constexpr size_t kPipes = 8;
+  static const auto cache = [] {
+    std::array<std::array<std::array<std::vector<uint8_t>, kPipes>, kPipes>, 2> m;
+    for (bool s : {false, true})
+      for (size_t a = 0; a < kPipes; ++a)
+        for (size_t b = 0; b < kPipes; ++b)
+          m[s][a][b] = encodeSyncBlock(s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b), 0);
+    return m;
+  }();
+  const auto a = static_cast<size_t>(src), b = static_cast<size_t>(dst);
+  if (id == 0 && a < kPipes && b < kPipes) return cache[set][a][b];
   return encodeSyncBlock(set, src, dst, id);
 }
 
 std::vector<uint8_t> barrierBlockBytes(isa::Pipe pipe) {
-  std::vector<uint8_t> out;
-  for (const enc::Inst& in : {enc::extControl(enc::ExtCtl::PIPE_BARRIER, pipe), enc::bstop()}) {
-    auto e = enc::encode(in);
-    for (unsigned k = 0; k < e->bits / 8; ++k)
-      out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
-  }
-  return out;
+  auto encodeBarrier = [](isa::Pipe p) {
+    std::vector<uint8_t> out;
+    for (const enc::Inst& in : {enc::extControl(enc::ExtCtl::PIPE_BARRIER, p), enc::bstop()}) {
+      auto e = enc::encode(in);
+      for (unsigned k = 0; k < e->bits / 8; ++k)
+        out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
+    }
+    return out;
+  };
+  constexpr size_t kPipes = 8; // encoded once per pipe
+  static const auto cache = [&] {
+    std::array<std::vector<uint8_t>, kPipes> m;
+    for (size_t a = 0; a < kPipes; ++a)
+      m[a] = encodeBarrier(static_cast<isa::Pipe>(a));
+    return m;
+  }();
+  const auto a = static_cast<size_t>(pipe);
+  return a < kPipes ? cache[a] : encodeBarrier(pipe);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -120,7 +121,7 @@ public:
 
 private:
   std::vector<uint8_t> data_;
-  std::map<std::string, uint32_t> index_;
+  std::unordered_map<std::string, uint32_t> index_; // only looked up: no order needed
 };
 
 inline std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_t off) {
