@@ -6,6 +6,7 @@
 #include "support/Text.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 // The driver reads like a table of contents (docs/linking.md, "The passes"): link() decides the
@@ -120,11 +121,22 @@ SourceLines::SourceLines(const obj::ObjectFile& o) : lines_(o.lines) {
 }
 
 std::string SourceLines::at(uint64_t off) const {
+  std::string s;
+  appendTo(s, off);
+  return s;
+}
+
+void SourceLines::appendTo(std::string& s, uint64_t off) const {
   auto it = std::upper_bound(lines_.begin(), lines_.end(), off,
                              [](uint64_t o, const obj::LineEntry& l) { return o < l.textOffset; });
-  if (it == lines_.begin()) return "";
+  if (it == lines_.begin()) return;
   --it;
-  return it->file + ":" + std::to_string(it->line) + ":" + std::to_string(it->col);
+  char num[16];
+  s += it->file;
+  for (uint32_t v : {it->line, it->col}) {
+    s += ':';
+    s.append(num, std::to_chars(num, num + sizeof num, v).ptr);
+  }
 }
 
 const SourceLines& LinkContext::lines(size_t o) {
@@ -680,8 +692,22 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
       events.insert(events.end(), sp.events.begin(), sp.events.end());
       all.insert(all.end(), std::make_move_iterator(sp.insertions.begin()),
                  std::make_move_iterator(sp.insertions.end()));
+      // "op (file:line:col)", appended in place: the log has a line per inserted pair, and
+      // chains of operator+ temporaries made it a tenth of the link.
+      auto addAt = [&](std::string& line, uint32_t b) {
+        const Block& blk = cfg.blocks[b];
+        if (blk.op)
+          line += isa::info(*blk.op).mnemonic;
+        else
+          line += "tile op";
+        line += " (";
+        lines.appendTo(line, blk.offset);
+        line += ')';
+      };
       auto at = [&](uint32_t b) {
-        return opName(cfg, b) + " (" + lines.at(cfg.blocks[b].offset) + ")";
+        std::string line;
+        addAt(line, b);
+        return line;
       };
       FunctionSync& count = out.counts[{o, f}];
       for (const SyncItem& it : sp.items) {
@@ -695,14 +721,23 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
         std::string head = "@" + fn.name + " ";
         switch (it.kind) {
         case SyncItem::Pair:
-          out.log.push_back(head + "@" + it.eventName + " " + pair + ": set after " + at(d.from) +
-                            ", wait for " + at(d.to));
+        case SyncItem::LoopPair: {
+          const bool loop = it.kind == SyncItem::LoopPair;
+          std::string line;
+          line.reserve(160);
+          line += head;
+          line += '@';
+          line += it.eventName;
+          line += ' ';
+          line += pair;
+          line += loop ? ": loop-carried, set after " : ": set after ";
+          addAt(line, d.from);
+          line += loop ? ", wait before " : ", wait for ";
+          addAt(line, d.to);
+          if (loop) line += ", set before the loop, wait after it";
+          out.log.push_back(std::move(line));
           break;
-        case SyncItem::LoopPair:
-          out.log.push_back(head + "@" + it.eventName + " " + pair + ": loop-carried, set after " +
-                            at(d.from) + ", wait before " + at(d.to) +
-                            ", set before the loop, wait after it");
-          break;
+        }
         case SyncItem::Barrier:
           out.log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) +
                             ") before " + at(d.to) + ", after " + at(d.from));

@@ -43,6 +43,7 @@ class SourceLines {
 public:
   explicit SourceLines(const obj::ObjectFile& o);
   std::string at(uint64_t off) const;
+  void appendTo(std::string& s, uint64_t off) const; // at(off), appended to `s`
 
 private:
   std::vector<obj::LineEntry> sortedCopy_;

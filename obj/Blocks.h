@@ -98,6 +98,10 @@ public:
   const std::optional<WordError>& error() const { return error_; }
 
 private:
+  /// A word decoded before on this thread (same bytes), or nullptr; sets `consumed` on a hit.
+  static const isa::enc::Inst* cachedDecode(std::span<const uint8_t> bytes, size_t& consumed);
+  static void remember(std::span<const uint8_t> bytes, const isa::enc::Inst& inst);
+
   std::span<const uint8_t> text_;
   uint64_t pos_, end_;
   bool isOpen_ = false; // a block is open (no Stop word since its start)
