@@ -447,7 +447,6 @@ void collectEvents(LinkContext& ctx) {
     const obj::Function& fn = d.fn();
     for (uint32_t e = 0; e < ob.events.size(); ++e)
       if (ob.events[e].function == fw.function) {
-        fw.localEvent[e] = static_cast<int32_t>(fw.eventIndex.size());
         fw.eventIndex.push_back(e);
         fw.eventPipes.push_back({ob.events[e].srcPipe, ob.events[e].dstPipe});
         fw.eventNames.push_back(ob.events[e].name);
@@ -458,14 +457,13 @@ void collectEvents(LinkContext& ctx) {
           r.offset >= fn.textOffset + fn.textSize)
         continue;
       int32_t b = cfg.blockAt(r.offset);
-      auto it = fw.localEvent.find(r.index);
-      if (b < 0 || it == fw.localEvent.end() ||
-          cfg.blocks[static_cast<size_t>(b)].eventWord != r.offset) {
+      const int32_t local = fw.localEvent(r.index);
+      if (b < 0 || local < 0 || cfg.blocks[static_cast<size_t>(b)].eventWord != r.offset) {
         d.error(d.lines.at(r.offset), "event relocation at " + support::hex0x(r.offset) +
                                           " is not on the event word of a set/wait (" + d.in + ")");
         continue;
       }
-      fw.blockEvent[static_cast<size_t>(b)] = it->second;
+      fw.blockEvent[static_cast<size_t>(b)] = local;
       fw.eventRelocs.push_back(&r);
     }
   }
@@ -535,7 +533,7 @@ void patchEvents(LinkContext& ctx) {
   for (FunctionWork& fw : ctx.functions) {
     if (!fw.cfg()) continue;
     for (const obj::Reloc* r : fw.eventRelocs) {
-      int32_t id = fw.events.id[static_cast<size_t>(fw.localEvent[r->index])];
+      int32_t id = fw.events.id[static_cast<size_t>(fw.localEvent(r->index))];
       if (id < 0) continue;
       PatchResult p =
           patchWord(ctx.image.text, ctx.base[fw.object] + r->offset, PatchField::EventId, id);

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
+#include <unordered_map>
 
 namespace pto::link {
 
@@ -52,7 +52,7 @@ public:
   /// nullptr when the bytes are not whole blocks that fall through (the caller then decodes the
   /// rewritten function instead).
   const FunctionCfg* of(const std::vector<uint8_t>& bytes) {
-    auto [it, fresh] = cache_.try_emplace(bytes);
+    auto [it, fresh] = cache_.try_emplace(std::string(bytes.begin(), bytes.end()));
     if (fresh) it->second = decode(bytes);
     return it->second ? &*it->second : nullptr;
   }
@@ -78,7 +78,7 @@ private:
     return std::move(*g);
   }
 
-  std::map<std::vector<uint8_t>, std::optional<FunctionCfg>> cache_;
+  std::unordered_map<std::string, std::optional<FunctionCfg>> cache_; // by the bytes
 };
 
 /// Whether the first word at `offset` is a Stop word (one that opens a block only because it is
@@ -135,6 +135,10 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
   Relaid result;
   obj::ObjectFile& out = result.obj;
   out = in;
+  size_t newRelocs = 0;
+  for (const Insertion* i : ins)
+    newRelocs += i->relocs.size();
+  out.relocs.reserve(in.relocs.size() + newRelocs);
   out.text.clear();
   out.text.reserve(in.text.size() +
                    (sizes.empty() ? 0 : map.after(in.text.size()) - in.text.size()));
