@@ -40,33 +40,44 @@ unsigned pipeBit(isa::Pipe p) {
   return 1u << static_cast<unsigned>(p);
 }
 
-/// A set of signal codes (signalCode: below 8 * 8 * 9), held in place: a state is copied at
-/// every join, and a heap-allocated set per access made those copies the analysis' main cost.
-struct Signals {
+/// A set of signal codes, numbered densely per function (the codes its set_flags and wait_flags
+/// use), held in place: a state is copied at every join, and a heap-allocated set per access made
+/// those copies the analysis' main cost. Narrow: up to 64 codes (nearly every function); wide:
+/// every code there is (8 * 8 pipe pairs * 9 ids).
+struct NarrowSignals {
+  uint64_t bits = 0;
+  bool has(uint16_t c) const { return (bits >> c) & 1; }
+  void add(uint16_t c) { bits |= uint64_t{1} << c; }
+  void remove(uint16_t c) { bits &= ~(uint64_t{1} << c); }
+  NarrowSignals operator&(const NarrowSignals& o) const { return {bits & o.bits}; }
+  auto operator<=>(const NarrowSignals&) const = default;
+};
+struct WideSignals {
   std::array<uint64_t, 9> bits{};
   bool has(uint16_t c) const { return (bits[c >> 6] >> (c & 63)) & 1; }
   void add(uint16_t c) { bits[c >> 6] |= uint64_t{1} << (c & 63); }
   void remove(uint16_t c) { bits[c >> 6] &= ~(uint64_t{1} << (c & 63)); }
-  Signals operator&(const Signals& o) const {
-    Signals r;
+  WideSignals operator&(const WideSignals& o) const {
+    WideSignals r;
     for (size_t i = 0; i < bits.size(); ++i)
       r.bits[i] = bits[i] & o.bits[i];
     return r;
   }
-  auto operator<=>(const Signals&) const = default;
+  auto operator<=>(const WideSignals&) const = default;
 };
+constexpr size_t kSignalCodes = 8 * 8 * 9;
 
 /// One access that later accesses may still conflict with.
-struct Pending {
+template <class Sig> struct Pending {
   uint32_t block = 0, tile = 0;
   uint32_t slot = 0; // the access's index among all blocks' accesses (UseTable)
   isa::Pipe pipe = isa::Pipe::S;
   bool write = false;
   uint8_t vis = 0; // pipes whose later ops are ordered after this access
-  Signals sig;     // set_flags issued after it that no wait has consumed yet
+  Sig sig;         // set_flags issued after it that no wait has consumed yet
   auto key() const { return std::tuple(block, tile, write); }
 };
-using State = std::vector<Pending>;
+template <class Sig> using State = std::vector<Pending<Sig>>;
 
 uint16_t signalCode(const Block& b) {
   unsigned id =
@@ -77,18 +88,18 @@ uint16_t signalCode(const Block& b) {
 
 /// Merges `src` into `dst` (a path join): an access pending on either path stays pending, with
 /// only the orderings both paths give it. Returns whether `dst` changed.
-bool mergeInto(State& dst, const State& srcIn) {
-  const State* srcp = &srcIn;
-  State sorted;
-  auto byKey = [](const Pending& a, const Pending& b) { return a.key() < b.key(); };
+template <class Sig> bool mergeInto(State<Sig>& dst, const State<Sig>& srcIn) {
+  const State<Sig>* srcp = &srcIn;
+  State<Sig> sorted;
+  auto byKey = [](const Pending<Sig>& a, const Pending<Sig>& b) { return a.key() < b.key(); };
   if (!std::is_sorted(dst.begin(), dst.end(), byKey)) std::sort(dst.begin(), dst.end(), byKey);
   if (!std::is_sorted(srcIn.begin(), srcIn.end(), byKey)) {
     sorted = srcIn;
     std::sort(sorted.begin(), sorted.end(), byKey);
     srcp = &sorted;
   }
-  const State& src = *srcp;
-  State out;
+  const State<Sig>& src = *srcp;
+  State<Sig> out;
   out.reserve(dst.size() + src.size());
   bool changed = false;
   size_t i = 0, j = 0;
@@ -99,10 +110,10 @@ bool mergeInto(State& dst, const State& srcIn) {
       out.push_back(src[j++]);
       changed = true;
     } else {
-      Pending p = dst[i++];
-      const Pending& q = src[j++];
+      Pending<Sig> p = dst[i++];
+      const Pending<Sig>& q = src[j++];
       uint8_t vis = p.vis & q.vis;
-      Signals sig = p.sig & q.sig;
+      Sig sig = p.sig & q.sig;
       if (vis != p.vis || sig != p.sig) changed = true;
       p.vis = vis;
       p.sig = sig;
@@ -179,12 +190,12 @@ ConflictMasks conflictMasks(const FunctionCfg& cfg, std::span<const std::optiona
   return out;
 }
 
-} // namespace
-
-std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
-                                              std::span<const std::optional<isa::Pipe>> pipes,
-                                              std::span<const TileSpan> spans, isa::Arch arch,
-                                              RaceStats* stats) {
+/// unorderedDependencies with signal sets of type Sig over the codes numbered by `dense`.
+template <class Sig>
+std::vector<Dependency> analyse(const FunctionCfg& cfg,
+                                std::span<const std::optional<isa::Pipe>> pipes,
+                                std::span<const TileSpan> spans, isa::Arch arch, RaceStats* stats,
+                                std::span<const uint16_t> dense) {
   const size_t nb = cfg.blocks.size();
   std::vector<Dependency> deps;
   if (nb == 0) return deps;
@@ -196,10 +207,6 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
   std::vector<TileSpan> spanTable(spans.begin(), spans.end());
   spanTable.resize(numTiles);
   const ConflictMasks conflicts = conflictMasks(cfg, pipes, spanTable);
-  // Pipes each access is ordered before on every path from it: a reported cross-pipe dependency
-  // gets a set after the access and a wait that every path leaving it passes (planAutoSync: on
-  // its straight line, at the line's end, or at the loop top and exit), so later accesses on
-  // that pipe need no sync of their own. Keyed like Pending::key().
   // Each block's tile operands, one access per tile (read and write merged), numbered across
   // the function: an access's number (its slot) keys what is known about it.
   struct Use {
@@ -224,19 +231,23 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       }
   }
   useStart[nb] = static_cast<uint32_t>(useTable.size());
-  std::vector<uint8_t> willOrder(useTable.size(), 0); // by slot
+  // Pipes each access is ordered before on every path from it: a reported cross-pipe dependency
+  // gets a set after the access and a wait that every path leaving it passes (planAutoSync: on
+  // its straight line, at the line's end, or at the loop top and exit), so later accesses on
+  // that pipe need no sync of their own. By slot.
+  std::vector<uint8_t> willOrder(useTable.size(), 0);
   bool anyWillOrder = false;
   uint8_t barrierPipes = 0; // the pipes whose same-pipe dependencies need a pipe_barrier
   for (unsigned q = 0; q < 8; ++q)
     if (isa::needsIntraPipeBarrier(arch, static_cast<isa::Pipe>(q)))
       barrierPipes |= static_cast<uint8_t>(1u << q);
-  auto orderedFor = [&](const Pending& p, isa::Pipe q) {
+  auto orderedFor = [&](const Pending<Sig>& p, isa::Pipe q) {
     const bool needBarrier = (barrierPipes & pipeBit(q)) != 0;
     return p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
   };
   // The pipes that may still race with `p`: those touching its bytes in a conflicting way that
   // nothing orders after it yet. None: `p` is retired from the state.
-  auto unorderedPipes = [&](const Pending& p) {
+  auto unorderedPipes = [&](const Pending<Sig>& p) {
     uint8_t candidates = conflicts.writers[p.tile] | (p.write ? conflicts.readers[p.tile] : 0);
     // orderedFor for every pipe at once: another pipe once p.vis has it, p's own pipe also when
     // it needs no barrier.
@@ -251,7 +262,7 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
   // zero-trip loop paths keep one such access alive per preceding loop.
   std::vector<size_t> idle;  // coalesce's scratch, kept across block visits
   std::vector<uint8_t> drop; // likewise
-  auto coalesce = [&](State& st) {
+  auto coalesce = [&](State<Sig>& st) {
     idle.clear();
     for (size_t i = 0; i < st.size(); ++i)
       if (unorderedPipes(st[i]) == pipeBit(st[i].pipe)) idle.push_back(i);
@@ -275,14 +286,14 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       }
     st.resize(w);
   };
-  auto settle = [&](State& st) {
+  auto settle = [&](State<Sig>& st) {
     if (anyWillOrder)
-      for (Pending& p : st)
+      for (Pending<Sig>& p : st)
         p.vis |= willOrder[p.slot];
-    std::erase_if(st, [&](const Pending& p) { return unorderedPipes(p) == 0; });
+    std::erase_if(st, [&](const Pending<Sig>& p) { return unorderedPipes(p) == 0; });
     coalesce(st);
   };
-  std::vector<State> in(nb);
+  std::vector<State<Sig>> in(nb);
   std::vector<uint8_t> has(nb, 0), queued(nb, 0);
   std::vector<uint8_t> barrierAt(nb, 0); // a same-pipe dependency puts a barrier before block
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> work;
@@ -295,20 +306,20 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
     uint32_t b = work.top();
     work.pop();
     queued[b] = 0;
-    State st = isJoin(b) ? in[b] : std::move(in[b]);
+    State<Sig> st = isJoin(b) ? in[b] : std::move(in[b]);
     const Block& blk = cfg.blocks[b];
     switch (blk.kind) {
     case BlockKind::Control: // the sync ops
       switch (blk.control) {
       case ExtCtl::SET_FLAG: {
-        uint16_t code = signalCode(blk);
-        for (Pending& p : st)
+        const uint16_t code = dense[signalCode(blk)];
+        for (Pending<Sig>& p : st)
           if (p.pipe == blk.srcPipe || (p.vis & pipeBit(blk.srcPipe))) p.sig.add(code);
         break;
       }
       case ExtCtl::WAIT_FLAG: {
-        uint16_t code = signalCode(blk);
-        for (Pending& p : st)
+        const uint16_t code = dense[signalCode(blk)];
+        for (Pending<Sig>& p : st)
           if (p.sig.has(code)) {
             p.sig.remove(code);
             p.vis |= static_cast<uint8_t>(pipeBit(blk.dstPipe));
@@ -319,7 +330,7 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
         if (blk.srcPipe == isa::Pipe::All)
           st.clear();
         else
-          for (Pending& p : st)
+          for (Pending<Sig>& p : st)
             if (p.pipe == blk.srcPipe) p.vis |= static_cast<uint8_t>(pipeBit(blk.srcPipe));
         break;
       default:
@@ -330,11 +341,11 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       const isa::Pipe q = pipes[b].value_or(isa::Pipe::V);
       const bool needBarrier = (barrierPipes & pipeBit(q)) != 0;
       const std::span<const Use> uses(useTable.data() + useStart[b], useStart[b + 1] - useStart[b]);
-      auto conflicting = [&](const Pending& p, const Use& u) {
+      auto conflicting = [&](const Pending<Sig>& p, const Use& u) {
         return (p.write || u.write) && overlaps(spanOf(p.tile), spanOf(u.tile)) &&
                !orderedFor(p, q); // p.block == b: the previous iteration
       };
-      auto report = [&](const Pending& p, const Use& u) {
+      auto report = [&](const Pending<Sig>& p, const Use& u) {
         if (!seen.insert((static_cast<uint64_t>(p.block) << 32) | b).second) return;
         Dependency d;
         d.from = p.block;
@@ -351,15 +362,15 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       // dependency orders every earlier op of pipe q, so one dependency (the earliest op) is
       // reported per block and the barrier's effect applies on every later visit.
       auto applyBarrier = [&] {
-        for (Pending& p : st)
+        for (Pending<Sig>& p : st)
           if (p.pipe == q) p.vis |= static_cast<uint8_t>(pipeBit(q));
       };
       if (barrierAt[b]) applyBarrier();
       if (needBarrier && !barrierAt[b]) {
-        const Pending* first = nullptr;
+        const Pending<Sig>* first = nullptr;
         const Use* firstUse = nullptr;
         for (const Use& u : uses)
-          for (const Pending& p : st)
+          for (const Pending<Sig>& p : st)
             if (p.pipe == q && conflicting(p, u) && (!first || p.block < first->block))
               first = &p, firstUse = &u;
         if (first) {
@@ -372,7 +383,7 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       // pipe q after p (a pipe runs in order) on every path from p, so later accesses on q need
       // no second one.
       for (const Use& u : uses)
-        for (Pending& p : st)
+        for (Pending<Sig>& p : st)
           if (conflicting(p, u)) {
             p.vis |= static_cast<uint8_t>(pipeBit(q));
             willOrder[p.slot] |= static_cast<uint8_t>(pipeBit(q));
@@ -385,7 +396,7 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
         // and whatever orders this one after them (or will, once the race is fixed) carries over.
         // A read supersedes only an earlier read on its own pipe: a later reader on a third pipe
         // is not ordered after an earlier write by this read (read-read needs no sync).
-        std::erase_if(st, [&](const Pending& p) {
+        std::erase_if(st, [&](const Pending<Sig>& p) {
           if (!covers(us, u.tile, spanOf(p.tile), p.tile)) return false;
           return u.write || (!p.write && p.pipe == q);
         });
@@ -437,6 +448,21 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
     return std::pair(a.to, a.from) < std::pair(b.to, b.from);
   });
   return deps;
+}
+
+} // namespace
+
+std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
+                                              std::span<const std::optional<isa::Pipe>> pipes,
+                                              std::span<const TileSpan> spans, isa::Arch arch,
+                                              RaceStats* stats) {
+  // The signal codes the function uses, numbered in order of appearance.
+  std::vector<uint16_t> dense(kSignalCodes, UINT16_MAX);
+  uint16_t n = 0;
+  for (const Block& b : cfg.blocks)
+    if (isFlag(b) && dense[signalCode(b)] == UINT16_MAX) dense[signalCode(b)] = n++;
+  if (n <= 64) return analyse<NarrowSignals>(cfg, pipes, spans, arch, stats, dense);
+  return analyse<WideSignals>(cfg, pipes, spans, arch, stats, dense);
 }
 
 namespace {
