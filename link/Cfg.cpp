@@ -170,7 +170,7 @@ private:
     case enc::FormId::B_DIM_LB0:
       if (isFlag(b)) {
         b.eventWord = w.offset;
-        b.eventId = *in.get("uimm17");
+        b.eventId = static_cast<int32_t>(*in.get("uimm17")); // 17 bits
         b.dynamicEvent = in.get("RegSrc").value_or(0) != 0;
       }
       break;

@@ -31,20 +31,22 @@ struct TileUse {
 };
 
 struct Block {
-  uint64_t offset = 0, end = 0; // byte offsets into .text: [offset, end)
+  // Wide fields first, then the narrow ones: a block is 64 bytes (a graph has one per few words).
+  uint64_t offset = 0, end = 0;    // byte offsets into .text: [offset, end)
+  uint64_t eventWord = UINT64_MAX; // .text offset of the B.DIM ->LB0 word, UINT64_MAX when absent
+  int64_t target = -1; // Direct, Cond, Call: the branch target's .text offset (-1: none)
+  uint32_t firstUse = 0, numUses = 0; // TileUse range in FunctionCfg::uses
+  int32_t succ[2] = {-1, -1};         // successor block indices (-1: none)
+  int32_t eventId = 0; // constant event id (GPR zero + uimm17); meaningful when !dynamicEvent
+  std::optional<isa::OpId> op; // Tile blocks with a known op
   Transfer transfer = Transfer::Fall;
   BlockKind kind = BlockKind::Scalar;
-  ExtCtl control = ExtCtl::None;      // Control blocks: the op (obj::code::BlockWords::control)
-  std::optional<isa::OpId> op;        // Tile blocks with a known op
-  uint32_t firstUse = 0, numUses = 0; // TileUse range in FunctionCfg::uses
+  ExtCtl control = ExtCtl::None; // Control blocks: the op (obj::code::BlockWords::control)
   isa::Pipe srcPipe = isa::Pipe::S,
             dstPipe = isa::Pipe::S; // set_flag / wait_flag; pipe_barrier: its pipe (both)
-  int64_t eventId = 0;       // constant event id (GPR zero + uimm17); meaningful when !dynamicEvent
-  bool dynamicEvent = false; // the id comes from a GPR
-  uint64_t eventWord = UINT64_MAX; // .text offset of the B.DIM ->LB0 word, UINT64_MAX when absent
-  int64_t target = -1;        // Direct, Cond, Call: the branch target's .text offset (-1: none)
-  int32_t succ[2] = {-1, -1}; // successor block indices (-1: none)
+  bool dynamicEvent = false;        // the id comes from a GPR
 };
+static_assert(sizeof(Block) <= 64);
 
 /// The sync blocks: a control block of that op.
 inline bool isControl(const Block& b, ExtCtl c) {

@@ -219,7 +219,7 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
     size_t k = firstAt(start);
     if (k < ins.size() && ins[k]->offset == start && stopWordAt(in.text, start, end)) continue;
     FunctionCfg g;
-    g.blocks.reserve(cfg->blocks.size() + 2 * (firstAt(end) - k));
+    g.blocks.reserve(cfg->blocks.size() + (firstAt(end) - k)); // sync blocks: one each
     g.uses.reserve(cfg->uses.size());
     bool ok = true;
     for (const Block& b : cfg->blocks) {

@@ -622,12 +622,18 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
     std::optional<Spot> preSet, postWait; // loop-carried compensation
     SyncItem::Kind kind;
   };
-  std::map<std::tuple<int, int, int, Spot>, PairPlan> pairs; // by (kind, src, dst, wait spot)
-  std::map<std::pair<int, uint64_t>, uint32_t> barriers;     // (pipe, block offset) -> dep
+  // Pairs by (kind, src, dst, wait spot), barriers by (pipe, block offset): gathered, then sorted
+  // by key (stably: in dependency order within a key). Of the pairs of one key the one with the
+  // shortest line stands (the later op covers the earlier one; the first of equals), of the
+  // barriers the first.
+  using PairKey = std::tuple<int, int, int, Spot>;
+  using BarrierKey = std::pair<int, uint64_t>;
+  std::vector<std::pair<PairKey, PairPlan>> pairList;
+  std::vector<std::pair<BarrierKey, uint32_t>> barrierList;
   for (uint32_t k = 0; k < deps.size(); ++k) {
     const Dependency& d = deps[k];
     if (d.barrier) {
-      barriers.try_emplace({static_cast<int>(d.toPipe), blocks[d.to].offset}, k);
+      barrierList.push_back({{static_cast<int>(d.toPipe), blocks[d.to].offset}, k});
       continue;
     }
     Line l = lineAfter(d.from, d.to);
@@ -643,11 +649,28 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
         p.postWait = Spot{blocks[static_cast<size_t>(loop->exit)].offset, true};
       }
     }
-    auto key = std::tuple(static_cast<int>(p.kind), static_cast<int>(d.fromPipe),
-                          static_cast<int>(d.toPipe), p.wait);
-    auto [it, fresh] = pairs.try_emplace(key, p);
-    if (!fresh && p.dist < it->second.dist) it->second = p; // the later op covers the earlier one
+    pairList.push_back({PairKey(static_cast<int>(p.kind), static_cast<int>(d.fromPipe),
+                                static_cast<int>(d.toPipe), p.wait),
+                        p});
   }
+  std::stable_sort(pairList.begin(), pairList.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<PairPlan> pairs;
+  for (size_t i = 0; i < pairList.size(); ++i) {
+    if (i == 0 || pairList[i - 1].first != pairList[i].first)
+      pairs.push_back(pairList[i].second);
+    else if (pairList[i].second.dist < pairs.back().dist)
+      pairs.back() = pairList[i].second;
+  }
+  std::stable_sort(barrierList.begin(), barrierList.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<BarrierKey, uint32_t>> barriers;
+  for (size_t i = 0; i < barrierList.size(); ++i)
+    if (i == 0 || barrierList[i - 1].first != barrierList[i].first)
+      barriers.push_back(barrierList[i]);
+  plan.insertions.reserve(4 * pairs.size() + barriers.size());
+  plan.items.reserve(pairs.size() + barriers.size());
+  plan.events.reserve(pairs.size());
   uint32_t n = 0;
   auto place = [&](Spot s, std::vector<uint8_t> bytes, std::optional<uint32_t> event) {
     Insertion ins;
@@ -664,7 +687,7 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
     }
     plan.insertions.push_back(std::move(ins));
   };
-  for (auto& [key, p] : pairs) {
+  for (const PairPlan& p : pairs) {
     uint32_t k = n++;
     std::string name = prefix + std::to_string(k);
     if (asBarrier.count(k)) {

@@ -108,20 +108,28 @@ private:
 class StrTab {
 public:
   StrTab() { data_.push_back(0); }
+  StrTab(const StrTab&) = delete; // last_ points into index_
+  StrTab& operator=(const StrTab&) = delete;
   uint32_t add(const std::string& s) {
     if (s.empty()) return 0;
-    if (auto it = index_.find(s); it != index_.end()) return it->second;
-    uint32_t off = static_cast<uint32_t>(data_.size());
-    data_.insert(data_.end(), s.begin(), s.end());
-    data_.push_back(0);
-    index_[s] = off;
-    return off;
+    // Runs of one name (the file of consecutive line entries) skip the hashing.
+    if (last_ && *last_ == s) return lastOff_;
+    auto [it, fresh] = index_.try_emplace(s, static_cast<uint32_t>(data_.size()));
+    if (fresh) {
+      data_.insert(data_.end(), s.begin(), s.end());
+      data_.push_back(0);
+    }
+    last_ = &it->first;
+    lastOff_ = it->second;
+    return it->second;
   }
   std::vector<uint8_t>& data() { return data_; }
 
 private:
   std::vector<uint8_t> data_;
   std::unordered_map<std::string, uint32_t> index_; // only looked up: no order needed
+  const std::string* last_ = nullptr;               // the key last added (node keys do not move)
+  uint32_t lastOff_ = 0;
 };
 
 inline std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_t off) {
