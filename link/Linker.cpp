@@ -667,9 +667,9 @@ struct InsertedSync {
   std::optional<Diagnostic> error;
 };
 
-InsertedSync
-insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
-           const std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>>& asBarrier) {
+InsertedSync insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
+                        const std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>>& asBarrier,
+                        bool log) {
   InsertedSync out;
   const std::set<uint32_t> none;
   for (size_t o = 0; o < inputs.size(); ++o) {
@@ -714,6 +714,7 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
           ++count.barriers;
         else
           ++count.pairs;
+        if (!log && it.kind != SyncItem::AllBarrier) continue; // only its warning has words
         std::string pair =
             std::string(isa::spelling(it.src)) + " -> " + std::string(isa::spelling(it.dst));
         std::string head = "@" + fn.name + " ";
@@ -733,16 +734,18 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
           line += loop ? ", wait before " : ", wait for ";
           addAt(line, d.to);
           if (loop) line += ", set before the loop, wait after it";
-          out.log.push_back(std::move(line));
+          if (log) out.log.push_back(std::move(line));
           break;
         }
         case SyncItem::Barrier:
-          out.log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) +
-                            ") before " + at(d.to) + ", after " + at(d.from));
+          if (log)
+            out.log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) +
+                              ") before " + at(d.to) + ", after " + at(d.from));
           break;
         case SyncItem::AllBarrier:
-          out.log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " +
-                            at(d.to) + " (event ids exhausted)");
+          if (log)
+            out.log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " +
+                              at(d.to) + " (event ids exhausted)");
           out.warnings.push_back(
               {false, true,
                lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " + pair +
@@ -805,7 +808,7 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
     round.firstAutoEvent.push_back(in.obj.events.size());
   std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>> asBarrier;
   for (;;) {
-    InsertedSync ins = insertSync(inputs, analysis, asBarrier);
+    InsertedSync ins = insertSync(inputs, analysis, asBarrier, opts.syncLog);
     if (ins.error) {
       LinkResult r;
       r.diags.push_back(*ins.error);

@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <bit>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -42,8 +43,14 @@ public:
 
 private:
   void le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i)
-      bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    const size_t at = bytes.size();
+    bytes.resize(at + static_cast<size_t>(n));
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(bytes.data() + at, &v, static_cast<size_t>(n)); // n <= 8: the low bytes
+    } else {
+      for (int i = 0; i < n; ++i)
+        bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
+    }
   }
 };
 
@@ -92,8 +99,12 @@ private:
       return 0;
     }
     uint64_t v = 0;
-    for (int i = 0; i < n; ++i)
-      v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&v, p_ + pos_, static_cast<size_t>(n)); // n <= 8: the value as stored
+    } else {
+      for (int i = 0; i < n; ++i)
+        v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
+    }
     pos_ += n;
     return v;
   }

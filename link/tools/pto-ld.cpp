@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
               : noAutoSync ? pto::link::SyncMode::Check
                            : pto::link::SyncMode::Auto;
   opts.allowRaces = allowRaces;
+  opts.syncLog = !mapFile.empty();
   if (!archText.empty()) opts.arch = pto::isa::parseArch(archText);
   std::vector<pto::link::InputObject> objects;
   bool failed = false;
