@@ -113,11 +113,23 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
   const ByVar sets = byVar(true), waits = byVar(false);
   // Backward: from each wait to the sets that reach it (a wait reachable from the entry with no
   // set on the way can block forever).
-  std::vector<std::vector<VarRef>> refs(nv);
+  // Each variable's references in block order, in one array.
+  std::vector<uint32_t> refStart(nv + 1, 0);
   for (uint32_t b = 0; b < nb; ++b)
-    if (blockVar[b] >= 0)
-      refs[static_cast<size_t>(blockVar[b])].push_back(
-          {b, isWaitFlag(cfg.blocks[b]), isSetFlag(cfg.blocks[b])});
+    if (blockVar[b] >= 0) ++refStart[static_cast<size_t>(blockVar[b]) + 1];
+  for (size_t v = 0; v < nv; ++v)
+    refStart[v + 1] += refStart[v];
+  std::vector<VarRef> refList(refStart[nv]);
+  {
+    std::vector<uint32_t> fill(refStart.begin(), refStart.end() - 1);
+    for (uint32_t b = 0; b < nb; ++b)
+      if (blockVar[b] >= 0)
+        refList[fill[static_cast<size_t>(blockVar[b])]++] = {b, isWaitFlag(cfg.blocks[b]),
+                                                             isSetFlag(cfg.blocks[b])};
+  }
+  std::vector<std::span<const VarRef>> refs(nv);
+  for (size_t v = 0; v < nv; ++v)
+    refs[v] = {refList.data() + refStart[v], refStart[v + 1] - refStart[v]};
   std::vector<Interval> live = liveIntervals(cfg, refs);
   // Forward: from each set until the waits; another set on the way is a reuse while pending.
   std::vector<uint32_t> stamp(nb, 0), stack, seenAt(nb, 0);

@@ -688,8 +688,11 @@ InsertedSync insertSync(const std::vector<InputObject>& inputs, const SyncAnalys
           planAutoSync(cfg, deps, f, static_cast<uint32_t>(ob.events.size() + events.size()),
                        std::string(kAutoPrefix), bar == asBarrier.end() ? none : bar->second);
       events.insert(events.end(), sp.events.begin(), sp.events.end());
-      all.insert(all.end(), std::make_move_iterator(sp.insertions.begin()),
-                 std::make_move_iterator(sp.insertions.end()));
+      if (all.empty())
+        all = std::move(sp.insertions);
+      else
+        all.insert(all.end(), std::make_move_iterator(sp.insertions.begin()),
+                   std::make_move_iterator(sp.insertions.end()));
       // "op (file:line:col)", appended in place: the log has a line per inserted pair, and
       // chains of operator+ temporaries made it a tenth of the link.
       auto addAt = [&](std::string& line, uint32_t b) {

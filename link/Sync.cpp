@@ -237,6 +237,7 @@ std::vector<Dependency> analyse(const FunctionCfg& cfg,
   // that pipe need no sync of their own. By slot.
   std::vector<uint8_t> willOrder(useTable.size(), 0);
   bool anyWillOrder = false;
+  uint32_t willGen = 0;     // bumped whenever a will-order mark grows
   uint8_t barrierPipes = 0; // the pipes whose same-pipe dependencies need a pipe_barrier
   for (unsigned q = 0; q < 8; ++q)
     if (isa::needsIntraPipeBarrier(arch, static_cast<isa::Pipe>(q)))
@@ -299,6 +300,10 @@ std::vector<Dependency> analyse(const FunctionCfg& cfg,
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> work;
   auto isJoin = [&](uint32_t b) { return b == 0 || cfg.predsOf(b).size() != 1; };
   auto spanOf = [&](uint32_t t) { return spanTable[t]; };
+  // A state settled while the will-order marks were at generation g, and not merged since, is
+  // unchanged by settling again at g: a block that touches no access (scalar code, a control op
+  // other than sync) passes it on as it is. Most blocks are such.
+  std::vector<uint32_t> settledAt(nb, UINT32_MAX); // in[b]'s generation, or none
   has[0] = 1;
   work.push(0);
   queued[0] = 1;
@@ -308,6 +313,9 @@ std::vector<Dependency> analyse(const FunctionCfg& cfg,
     queued[b] = 0;
     State<Sig> st = isJoin(b) ? in[b] : std::move(in[b]);
     const Block& blk = cfg.blocks[b];
+    const bool passes = blk.kind == BlockKind::Scalar ||
+                        (blk.kind == BlockKind::Control && !isFlag(blk) && !isBarrier(blk));
+    const bool settled = passes && settledAt[b] == willGen;
     switch (blk.kind) {
     case BlockKind::Control: // the sync ops
       switch (blk.control) {
@@ -386,7 +394,10 @@ std::vector<Dependency> analyse(const FunctionCfg& cfg,
         for (Pending<Sig>& p : st)
           if (conflicting(p, u)) {
             p.vis |= static_cast<uint8_t>(pipeBit(q));
-            willOrder[p.slot] |= static_cast<uint8_t>(pipeBit(q));
+            if (!(willOrder[p.slot] & pipeBit(q))) {
+              willOrder[p.slot] |= static_cast<uint8_t>(pipeBit(q));
+              ++willGen;
+            }
             anyWillOrder = true;
             report(p, u);
           }
@@ -414,7 +425,7 @@ std::vector<Dependency> analyse(const FunctionCfg& cfg,
     default:
       break;
     }
-    settle(st);
+    if (!settled) settle(st);
     if (stats) {
       ++stats->blockVisits;
       stats->peakPending = std::max(stats->peakPending, st.size());
@@ -428,14 +439,17 @@ std::vector<Dependency> analyse(const FunctionCfg& cfg,
       bool push = false;
       if (isJoin(s)) {
         if (!has[s]) {
-          in[s] = st;
+          in[s] = last ? std::move(st) : st;
           has[s] = 1;
+          settledAt[s] = willGen;
           push = true;
         } else {
           push = mergeInto(in[s], st);
+          if (push) settledAt[s] = UINT32_MAX;
         }
       } else {
         in[s] = last ? std::move(st) : st;
+        settledAt[s] = willGen;
         push = true;
       }
       if (push && !queued[s]) {

@@ -43,14 +43,10 @@ public:
 
 private:
   void le(uint64_t v, int n) {
-    const size_t at = bytes.size();
-    bytes.resize(at + static_cast<size_t>(n));
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(bytes.data() + at, &v, static_cast<size_t>(n)); // n <= 8: the low bytes
-    } else {
-      for (int i = 0; i < n; ++i)
-        bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
-    }
+    uint8_t b[8];
+    for (int i = 0; i < n; ++i)
+      b[i] = static_cast<uint8_t>(v >> (8 * i));
+    bytes.insert(bytes.end(), b, b + n); // one insert, not a push_back per byte
   }
 };
 
