@@ -676,7 +676,7 @@ InsertedSync insertSync(const std::vector<InputObject>& inputs, const SyncAnalys
     const obj::ObjectFile& ob = inputs[o].obj;
     SourceLines lines(ob);
     std::vector<obj::Event> events; // the inserted pairs' events, after the object's own
-    std::vector<Insertion> all;
+    PatternInsertions all;          // every function's, in function order
     for (uint32_t f = 0; f < ob.functions.size(); ++f) {
       const SyncFunction& s = a.fns[o][f];
       if (!s.insert) continue;
@@ -686,13 +686,8 @@ InsertedSync insertSync(const std::vector<InputObject>& inputs, const SyncAnalys
       auto bar = asBarrier.find({o, f});
       AutoSyncPlan sp =
           planAutoSync(cfg, deps, f, static_cast<uint32_t>(ob.events.size() + events.size()),
-                       std::string(kAutoPrefix), bar == asBarrier.end() ? none : bar->second);
+                       std::string(kAutoPrefix), bar == asBarrier.end() ? none : bar->second, all);
       events.insert(events.end(), sp.events.begin(), sp.events.end());
-      if (all.empty())
-        all = std::move(sp.insertions);
-      else
-        all.insert(all.end(), std::make_move_iterator(sp.insertions.begin()),
-                   std::make_move_iterator(sp.insertions.end()));
       // "op (file:line:col)", appended in place: the log has a line per inserted pair, and
       // chains of operator+ temporaries made it a tenth of the link.
       auto addAt = [&](std::string& line, uint32_t b) {
@@ -759,13 +754,13 @@ InsertedSync insertSync(const std::vector<InputObject>& inputs, const SyncAnalys
         }
       }
     }
-    const bool inserted = !all.empty();
+    const bool inserted = !all.insertions.empty();
     // The graphs built for the sync decision spare decoding the words again: their branches are
     // the ones to move, and the graphs of the result follow from them.
     std::vector<const FunctionCfg*> known;
     for (const SyncFunction& s : a.fns[o])
       known.push_back(s.built ? s.built->get() : nullptr);
-    auto rewritten = insertWords(ob, std::move(all), known);
+    auto rewritten = insertWords(ob, all, known);
     if (auto* err = std::get_if<std::string>(&rewritten)) {
       out.error = Diagnostic{false, false, "'" + inputs[o].path + "': --auto-sync: " + *err};
       return out;

@@ -51,14 +51,14 @@ class InsertedBlocks {
 public:
   /// nullptr when the bytes are not whole blocks that fall through (the caller then decodes the
   /// rewritten function instead).
-  const FunctionCfg* of(const std::vector<uint8_t>& bytes) {
+  const FunctionCfg* of(std::span<const uint8_t> bytes) {
     auto [it, fresh] = cache_.try_emplace(std::string(bytes.begin(), bytes.end()));
     if (fresh) it->second = decode(bytes);
     return it->second ? &*it->second : nullptr;
   }
 
 private:
-  static std::optional<FunctionCfg> decode(const std::vector<uint8_t>& bytes) {
+  static std::optional<FunctionCfg> decode(std::span<const uint8_t> bytes) {
     if (bytes.empty()) return std::nullopt;
     // Whole blocks: the first word starts one and the last stops it, so the blocks around the
     // insertion open and close as they did without it.
@@ -92,6 +92,25 @@ bool stopWordAt(const std::vector<uint8_t>& text, uint64_t offset, uint64_t end)
 
 } // namespace
 
+namespace {
+
+/// One insertion as the rewrite reads it, from either representation: its bytes, and its
+/// relocations and lines (an Insertion's, or a pattern insertion's one Event relocation).
+struct Item {
+  uint64_t offset = 0;
+  std::span<const uint8_t> bytes;
+  const Insertion* full = nullptr; // relocations and lines from here, else:
+  uint32_t function = 0;
+  int32_t event = -1;
+  bool entry = true;
+};
+
+std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, std::vector<Item> items,
+                                          uint64_t eventWord,
+                                          std::span<const FunctionCfg* const> known);
+
+} // namespace
+
 std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in,
                                                        std::vector<Insertion> ins) {
   auto r = insertWords(in, std::move(ins), {});
@@ -102,27 +121,54 @@ std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in
 std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
                                               std::vector<Insertion> unsorted,
                                               std::span<const FunctionCfg* const> known) {
-  // Sorted by reference (an Insertion owns three vectors: moving them around costs more than
-  // the sort's comparisons).
-  std::vector<const Insertion*> ins;
-  ins.reserve(unsorted.size());
+  std::vector<Item> items;
+  items.reserve(unsorted.size());
   for (const Insertion& i : unsorted)
-    ins.push_back(&i);
-  std::stable_sort(ins.begin(), ins.end(), [](const Insertion* a, const Insertion* b) {
-    return a->offset != b->offset ? a->offset < b->offset : (!a->entry && b->entry);
+    items.push_back({i.offset, i.bytes, &i, 0, -1, i.entry});
+  return rewrite(in, std::move(items), 0, known);
+}
+
+uint32_t PatternInsertions::pattern(const std::vector<uint8_t>& bytes) {
+  for (size_t k = 0; k < patterns.size(); ++k) // a few: set, wait and barrier blocks
+    if (patterns[k] == bytes) return static_cast<uint32_t>(k);
+  patterns.push_back(bytes);
+  return static_cast<uint32_t>(patterns.size() - 1);
+}
+
+std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
+                                              const PatternInsertions& pi,
+                                              std::span<const FunctionCfg* const> known) {
+  std::vector<Item> items;
+  items.reserve(pi.insertions.size());
+  for (const PatternInsertion& i : pi.insertions)
+    items.push_back({i.offset, pi.patterns[i.pattern], nullptr, i.function, i.event, i.entry});
+  return rewrite(in, std::move(items), pi.eventWord, known);
+}
+
+namespace {
+
+std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, std::vector<Item> items,
+                                          uint64_t eventWord,
+                                          std::span<const FunctionCfg* const> known) {
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.offset != b.offset ? a.offset < b.offset : (!a.entry && b.entry);
   });
-  for (const Insertion* i : ins)
+  std::vector<const Item*> ins; // the code below reads insertions through pointers
+  ins.reserve(items.size());
+  for (const Item& i : items)
+    ins.push_back(&i);
+  for (const Item* i : ins)
     if (i->offset > in.text.size())
       return "insertion at " + hex(i->offset) + " is past the end of .text";
   std::vector<std::pair<uint64_t, uint64_t>> sizes;
   sizes.reserve(ins.size());
-  for (const Insertion* i : ins)
+  for (const Item* i : ins)
     sizes.push_back({i->offset, i->bytes.size()});
   const OffsetMap map(sizes);
   auto firstAt = [&](uint64_t off) {
     return static_cast<size_t>(
         std::lower_bound(ins.begin(), ins.end(), off,
-                         [](const Insertion* a, uint64_t o) { return a->offset < o; }) -
+                         [](const Item* a, uint64_t o) { return a->offset < o; }) -
         ins.begin());
   };
   // Where a branch to an old offset lands: after the fall-through-only insertions there.
@@ -136,24 +182,35 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
   obj::ObjectFile& out = result.obj;
   out = in;
   size_t newRelocs = 0;
-  for (const Insertion* i : ins)
-    newRelocs += i->relocs.size();
+  for (const Item* i : ins)
+    newRelocs += i->full ? i->full->relocs.size() : i->event >= 0;
   out.relocs.reserve(in.relocs.size() + newRelocs);
   out.text.clear();
   out.text.reserve(in.text.size() +
                    (sizes.empty() ? 0 : map.after(in.text.size()) - in.text.size()));
   uint64_t copied = 0; // in.text bytes copied so far
-  for (const Insertion* i : ins) {
+  for (const Item* i : ins) {
     out.text.insert(out.text.end(), in.text.begin() + static_cast<ptrdiff_t>(copied),
                     in.text.begin() + static_cast<ptrdiff_t>(i->offset));
     copied = i->offset;
     uint64_t at = out.text.size();
     out.text.insert(out.text.end(), i->bytes.begin(), i->bytes.end());
-    for (obj::Reloc r : i->relocs) {
+    if (!i->full) {
+      if (i->event >= 0) {
+        obj::Reloc r;
+        r.offset = at + eventWord;
+        r.type = obj::RelocType::Event;
+        r.function = i->function;
+        r.index = static_cast<uint32_t>(i->event);
+        out.relocs.push_back(std::move(r));
+      }
+      continue;
+    }
+    for (obj::Reloc r : i->full->relocs) {
       r.offset += at;
       out.relocs.push_back(std::move(r));
     }
-    for (obj::LineEntry l : i->lines) {
+    for (obj::LineEntry l : i->full->lines) {
       l.textOffset += at;
       out.lines.push_back(std::move(l));
     }
@@ -268,5 +325,7 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
   }
   return result;
 }
+
+} // namespace
 
 } // namespace pto::link

@@ -544,7 +544,7 @@ struct Spot {
 
 AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps,
                           uint32_t function, uint32_t firstEvent, const std::string& prefix,
-                          const std::set<uint32_t>& asBarrier) {
+                          const std::set<uint32_t>& asBarrier, PatternInsertions& insertions) {
   AutoSyncPlan plan;
   const auto& blocks = cfg.blocks;
   auto single = [&](int32_t s) {
@@ -682,44 +682,47 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
   for (size_t i = 0; i < barrierList.size(); ++i)
     if (i == 0 || barrierList[i - 1].first != barrierList[i].first)
       barriers.push_back(barrierList[i]);
-  plan.insertions.reserve(4 * pairs.size() + barriers.size());
+  insertions.insertions.reserve(insertions.insertions.size() + 4 * pairs.size() + barriers.size());
   plan.items.reserve(pairs.size() + barriers.size());
   plan.events.reserve(pairs.size());
   uint32_t n = 0;
-  auto place = [&](Spot s, std::vector<uint8_t> bytes, std::optional<uint32_t> event) {
-    Insertion ins;
-    ins.offset = s.offset;
-    ins.entry = s.entry;
-    ins.bytes = std::move(bytes);
-    if (event) {
-      obj::Reloc r;
-      r.offset = 4; // the B.DIM word after the 32-bit BSTART.EXT
-      r.type = obj::RelocType::Event;
-      r.function = function;
-      r.index = *event;
-      ins.relocs.push_back(std::move(r));
-    }
-    plan.insertions.push_back(std::move(ins));
+  // The pattern of each kind of block, found once.
+  std::optional<uint32_t> patterns[2][8][8], barrierPatterns[8];
+  auto syncPattern = [&](bool set, isa::Pipe src, isa::Pipe dst) {
+    auto& p = patterns[set][static_cast<size_t>(src) & 7][static_cast<size_t>(dst) & 7];
+    if (!p) p = insertions.pattern(syncBlockBytes(set, src, dst, 0));
+    return *p;
+  };
+  auto barrierPattern = [&](isa::Pipe pipe) {
+    auto& p = barrierPatterns[static_cast<size_t>(pipe) & 7];
+    if (!p) p = insertions.pattern(barrierBlockBytes(pipe));
+    return *p;
+  };
+  // An event's Event relocation is on the B.DIM word after the 32-bit BSTART.EXT.
+  insertions.eventWord = 4;
+  auto place = [&](Spot s, uint32_t pattern, std::optional<uint32_t> event) {
+    insertions.insertions.push_back(
+        {s.offset, pattern, function, event ? static_cast<int32_t>(*event) : -1, s.entry});
   };
   for (const PairPlan& p : pairs) {
     uint32_t k = n++;
     std::string name = prefix + std::to_string(k);
     if (asBarrier.count(k)) {
-      place(p.set, barrierBlockBytes(isa::Pipe::All), std::nullopt);
+      place(p.set, barrierPattern(isa::Pipe::All), std::nullopt);
       plan.items.push_back({SyncItem::AllBarrier, p.src, p.dst, p.dep, name});
       continue;
     }
     uint32_t ev = firstEvent + static_cast<uint32_t>(plan.events.size());
     plan.events.push_back({function, name, p.src, p.dst});
-    if (p.preSet) place(*p.preSet, syncBlockBytes(true, p.src, p.dst, 0), ev);
-    place(p.set, syncBlockBytes(true, p.src, p.dst, 0), ev);
-    place(p.wait, syncBlockBytes(false, p.src, p.dst, 0), ev);
-    if (p.postWait) place(*p.postWait, syncBlockBytes(false, p.src, p.dst, 0), ev);
+    if (p.preSet) place(*p.preSet, syncPattern(true, p.src, p.dst), ev);
+    place(p.set, syncPattern(true, p.src, p.dst), ev);
+    place(p.wait, syncPattern(false, p.src, p.dst), ev);
+    if (p.postWait) place(*p.postWait, syncPattern(false, p.src, p.dst), ev);
     plan.items.push_back({p.kind, p.src, p.dst, p.dep, name});
   }
   for (auto& [key, dep] : barriers) {
     isa::Pipe pipe = static_cast<isa::Pipe>(key.first);
-    place(Spot{key.second, true}, barrierBlockBytes(pipe), std::nullopt);
+    place(Spot{key.second, true}, barrierPattern(pipe), std::nullopt);
     plan.items.push_back({SyncItem::Barrier, pipe, pipe, dep, ""});
   }
   return plan;

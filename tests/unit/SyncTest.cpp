@@ -359,6 +359,13 @@ TEST(Rewrite, RelaidGraphsMatchDecoding) {
     ASSERT_TRUE(std::holds_alternative<link::Relaid>(r)) << std::get<std::string>(r);
     const link::Relaid& rl = std::get<link::Relaid>(r);
     EXPECT_EQ(rl.obj, std::get<obj::ObjectFile>(link::insertWords(o, ins))) << text;
+    // The same insertions held as patterns (as --auto-sync plans them) give the same object.
+    link::PatternInsertions pi;
+    for (const link::Insertion& i : ins)
+      pi.insertions.push_back({i.offset, pi.pattern(i.bytes), 0, -1, i.entry});
+    auto rp = link::insertWords(o, pi, known);
+    ASSERT_TRUE(std::holds_alternative<link::Relaid>(rp));
+    EXPECT_EQ(std::get<link::Relaid>(rp).obj, rl.obj) << text;
     ASSERT_EQ(rl.cfgs.size(), 1u);
     if (!rl.cfgs[0]) continue;
     ++derived;
