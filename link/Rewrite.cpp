@@ -105,7 +105,7 @@ struct Item {
   bool entry = true;
 };
 
-std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, std::vector<Item> items,
+std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::vector<Item>& items,
                                           uint64_t eventWord,
                                           std::span<const FunctionCfg* const> known);
 
@@ -125,7 +125,7 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
   items.reserve(unsorted.size());
   for (const Insertion& i : unsorted)
     items.push_back({i.offset, i.bytes, &i, 0, -1, i.entry});
-  return rewrite(in, std::move(items), 0, known);
+  return rewrite(in, items, 0, known);
 }
 
 uint32_t PatternInsertions::pattern(const std::vector<uint8_t>& bytes) {
@@ -142,21 +142,22 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
   items.reserve(pi.insertions.size());
   for (const PatternInsertion& i : pi.insertions)
     items.push_back({i.offset, pi.patterns[i.pattern], nullptr, i.function, i.event, i.entry});
-  return rewrite(in, std::move(items), pi.eventWord, known);
+  return rewrite(in, items, pi.eventWord, known);
 }
 
 namespace {
 
-std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, std::vector<Item> items,
+std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::vector<Item>& items,
                                           uint64_t eventWord,
                                           std::span<const FunctionCfg* const> known) {
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    return a.offset != b.offset ? a.offset < b.offset : (!a.entry && b.entry);
-  });
-  std::vector<const Item*> ins; // the code below reads insertions through pointers
+  // Sorted by reference: moving pointers costs less than moving items.
+  std::vector<const Item*> ins;
   ins.reserve(items.size());
   for (const Item& i : items)
     ins.push_back(&i);
+  std::stable_sort(ins.begin(), ins.end(), [](const Item* a, const Item* b) {
+    return a->offset != b->offset ? a->offset < b->offset : (!a->entry && b->entry);
+  });
   for (const Item* i : ins)
     if (i->offset > in.text.size())
       return "insertion at " + hex(i->offset) + " is past the end of .text";
