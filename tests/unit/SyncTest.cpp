@@ -376,6 +376,37 @@ TEST(Rewrite, RelaidGraphsMatchDecoding) {
   EXPECT_GT(derived, 50);
 }
 
+// A function whose set_flags and wait_flags use more than 64 (pipe pair, id) combinations: the
+// analysis holds their signals in the wide set, and orders (or not) as with few.
+TEST(Sync, ManySignalCodes) {
+  const char* pipes[] = {"PIPE_MTE2", "PIPE_V", "PIPE_MTE3", "PIPE_M", "PIPE_MTE1", "PIPE_FIX"};
+  std::string pairs; // 10 pairs other than MTE2 -> V, all 8 ids each, every set waited at once
+  int n = 0;
+  for (const char* a : pipes)
+    for (const char* b : pipes)
+      if (std::string(a) != b && !(std::string(a) == "PIPE_MTE2" && std::string(b) == "PIPE_V") &&
+          n++ < 10)
+        for (int k = 0; k < 8; ++k)
+          for (const char* op : {"set_flag", "wait_flag"})
+            pairs += std::string("  pto.") + op + "[<" + a + ">, <" + b + ">, <EVENT_ID" +
+                     std::to_string(k) + ">]\n";
+  const std::string order = "  pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n"
+                            "  pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n";
+  link::LinkOptions check;
+  check.sync = link::SyncMode::Check;
+  for (bool ordered : {true, false}) {
+    obj::ObjectFile o = compile(kernel("  tload %t0, %x[0, 0]\n" + pairs + (ordered ? order : "") +
+                                       "  tadd %t1, %t0, %t0\n"));
+    link::LinkResult r = link::link({{"k.o", o}}, check);
+    EXPECT_EQ(r.ok(), ordered) << diagsOf(r);
+    if (!ordered) {
+      EXPECT_NE(diagsOf(r).find("race: tadd on PIPE_V reads %t0, which tload on PIPE_MTE2"),
+                std::string::npos)
+          << diagsOf(r);
+    }
+  }
+}
+
 /// Runs kernel @k of `mod` on the npu model with %f = `f` (inputs zero).
 rt::Status runOnNpu(const rt::Module& mod, int64_t f) {
   auto l = mod.launch("k");
