@@ -55,7 +55,7 @@ BlockWords open(const Word& w, uint32_t index) {
 /// tile ops in every loop), and decoding one is a walk over the form table. Decoding is a function
 /// of the bytes alone, so a hit is the decoder's own answer. Direct-mapped: a clash replaces.
 struct DecodeCache {
-  static constexpr size_t kSize = 4096;
+  static constexpr size_t kSize = 1024;
   struct Entry {
     uint64_t value = 0;
     uint32_t size = 0; // bytes; 0: empty
@@ -64,7 +64,7 @@ struct DecodeCache {
   std::vector<Entry> entries;
   static size_t slot(uint64_t value, size_t size) {
     return static_cast<size_t>(
-               ((value ^ (static_cast<uint64_t>(size) << 61)) * 0x9E3779B97F4A7C15ull) >> 52) %
+               ((value ^ (static_cast<uint64_t>(size) << 61)) * 0x9E3779B97F4A7C15ull) >> 54) %
            kSize;
   }
 };
