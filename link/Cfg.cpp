@@ -66,44 +66,56 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-/// The CFG being built from the function's decoded blocks (obj/Blocks.h): the linker's view of
-/// each block (its tile operands, its sync event) and the successors.
+std::string at(uint64_t off, uint64_t* errorOffset) {
+  if (errorOffset) *errorOffset = off;
+  return hex(off);
+}
+
+/// The CFG being built from the function's blocks as the one block decoder finds them
+/// (obj/Blocks.h), one word at a time: the linker's view of each block (its tile operands, its
+/// sync event) and the successors.
 class CfgBuilder {
 public:
-  CfgBuilder(const obj::Function& f, uint64_t* errorOffset)
-      : f_(f), where_("@" + f.name), errorOffset_(errorOffset) {}
+  CfgBuilder(const std::string& name, size_t numTiles, uint64_t* errorOffset)
+      : where_("@" + name), numTiles_(numTiles), errorOffset_(errorOffset) {}
 
-  std::variant<FunctionCfg, std::string> run(const obj::code::DecodedBlocks& d) {
-    for (const obj::code::BlockWords& bw : d.code.blocks)
-      if (auto e = block(d.code, bw)) return *e;
-    if (d.error)
-      return where_ + ": cannot decode the word at " + at(d.error->offset) + ": " +
-             d.error->message;
+  std::variant<FunctionCfg, std::string> run(std::span<const uint8_t> text, uint64_t begin,
+                                             uint64_t end) {
+    obj::code::BlockScanner scan(text, begin, end);
+    std::vector<uint32_t> iot; // the current block's B.IOT operands, destination first
+    Block cur;
+    bool have = false;
+    while (const obj::code::Word* w = scan.next()) {
+      if (!scan.opened()) {
+        header(cur, *w, iot);
+        continue;
+      }
+      // The block's first word is its start (or opened an implicit block): not read as a header.
+      if (have) finish(cur, iot);
+      const obj::code::BlockWords& bw = scan.blocks().back();
+      cur = Block{};
+      cur.offset = bw.offset;
+      cur.transfer = bw.transfer;
+      cur.target = bw.target ? static_cast<int64_t>(*bw.target) : -1;
+      iot.clear();
+      if (bw.hasStart)
+        if (auto e = start(cur, bw, w->inst)) return *e;
+      have = true;
+    }
+    if (have) finish(cur, iot);
+    const std::vector<obj::code::BlockWords>& bws = scan.blocks();
+    for (size_t i = 0; i < cfg_.blocks.size(); ++i)
+      cfg_.blocks[i].end = bws[i].end;
+    if (const auto& e = scan.error())
+      return where_ + ": cannot decode the word at " + at(e->offset, errorOffset_) + ": " +
+             e->message;
     if (auto e = checkTiles()) return *e;
-    if (auto e = successors()) return *e;
-    cfg_.computePreds();
+    if (auto e = connectBlocks(cfg_, where_, errorOffset_)) return *e;
     return std::move(cfg_);
   }
 
 private:
-  std::string at(uint64_t off) const {
-    if (errorOffset_) *errorOffset_ = off;
-    return hex(off);
-  }
-
-  std::optional<std::string> block(const obj::code::FunctionWords& fw,
-                                   const obj::code::BlockWords& bw) {
-    Block b;
-    b.offset = bw.offset;
-    b.end = bw.end;
-    b.transfer = bw.transfer;
-    target_.push_back(bw.target ? static_cast<int64_t>(*bw.target) : -1);
-    if (const obj::code::Word* s = fw.startOf(bw))
-      if (auto e = start(b, bw, s->inst)) return e;
-    // The block's first word is its start (or opened an implicit block): not read as a header.
-    std::vector<uint32_t> iot; // B.IOT operands, destination first
-    for (const obj::code::Word& w : fw.wordsOf(bw).subspan(1))
-      header(b, w, iot);
+  void finish(Block& b, const std::vector<uint32_t>& iot) {
     if (b.kind == BlockKind::Tile) {
       auto uses = classifyOperands(b.op, iot);
       b.firstUse = static_cast<uint32_t>(cfg_.uses.size());
@@ -111,12 +123,12 @@ private:
       cfg_.uses.insert(cfg_.uses.end(), uses.begin(), uses.end());
     }
     cfg_.blocks.push_back(b);
-    return std::nullopt;
   }
 
   std::optional<std::string> start(Block& b, const obj::code::BlockWords& bw, const enc::Inst& in) {
     if (bw.transfer == Transfer::Indirect)
-      return where_ + ": indirect branch at " + at(bw.offset) + " (not supported by the linker)";
+      return where_ + ": indirect branch at " + at(bw.offset, errorOffset_) +
+             " (not supported by the linker)";
     b.kind = bw.kind;
     if (bw.kind == BlockKind::Tile) b.op = enc::info(*enc::tileOpOf(in)).ours;
     if (bw.kind == BlockKind::Control) return control(b, bw.control, in);
@@ -130,12 +142,13 @@ private:
     if (op == ExtCtl::SET_FLAG || op == ExtCtl::WAIT_FLAG) {
       auto sp = enc::pipeOfCode(in.get("PipeA").value_or(0)),
            dp = enc::pipeOfCode(in.get("PipeB").value_or(0));
-      if (!sp || !dp) return where_ + ": bad pipe in the sync word at " + at(b.offset);
+      if (!sp || !dp)
+        return where_ + ": bad pipe in the sync word at " + at(b.offset, errorOffset_);
       b.srcPipe = *sp;
       b.dstPipe = *dp;
     } else if (op == ExtCtl::PIPE_BARRIER) {
       auto bp = enc::pipeOfCode(in.get("PipeA").value_or(0));
-      if (!bp) return where_ + ": bad pipe in the barrier word at " + at(b.offset);
+      if (!bp) return where_ + ": bad pipe in the barrier word at " + at(b.offset, errorOffset_);
       b.srcPipe = b.dstPipe = *bp;
     }
     return std::nullopt;
@@ -157,7 +170,7 @@ private:
     case enc::FormId::B_DIM_LB0:
       if (isFlag(b)) {
         b.eventWord = w.offset;
-        b.eventId = *in.get("uimm17");
+        b.eventId = static_cast<int32_t>(*in.get("uimm17")); // 17 bits
         b.dynamicEvent = in.get("RegSrc").value_or(0) != 0;
       }
       break;
@@ -170,52 +183,60 @@ private:
     for (const Block& b : cfg_.blocks)
       if (b.kind == BlockKind::Tile)
         for (const TileUse& u : cfg_.usesOf(b))
-          if (u.tile >= f_.tiles.size())
-            return where_ + ": the tile block at " + at(b.offset) + " names tile index " +
-                   std::to_string(u.tile) + " but the function has " +
-                   std::to_string(f_.tiles.size()) + " tiles";
+          if (u.tile >= numTiles_)
+            return where_ + ": the tile block at " + at(b.offset, errorOffset_) +
+                   " names tile index " + std::to_string(u.tile) + " but the function has " +
+                   std::to_string(numTiles_) + " tiles";
     return std::nullopt;
   }
 
-  std::optional<std::string> successors() {
-    for (size_t i = 0; i < cfg_.blocks.size(); ++i) {
-      Block& b = cfg_.blocks[i];
-      int32_t next = i + 1 < cfg_.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
-      int32_t tb = -1;
-      if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) {
-        const int64_t t = target_[i];
-        tb = t >= 0 ? cfg_.blockAt(static_cast<uint64_t>(t)) : -1;
-        if (tb < 0 || cfg_.blocks[static_cast<size_t>(tb)].offset != static_cast<uint64_t>(t))
-          return where_ + ": the branch at " + at(b.offset) + " targets " +
-                 hex(static_cast<uint64_t>(t)) + ", which is not a block start in the function";
-      }
-      switch (b.transfer) {
-      case Transfer::Fall:
-      case Transfer::Call:
-        b.succ[0] = next;
-        break;
-      case Transfer::Direct:
-        b.succ[0] = tb;
-        break;
-      case Transfer::Cond:
-        b.succ[0] = next, b.succ[1] = tb == next ? -1 : tb;
-        break;
-      case Transfer::Ret:
-      case Transfer::Indirect: // refused in start()
-        break;
-      }
-    }
-    return std::nullopt;
-  }
-
-  const obj::Function& f_;
   const std::string where_;
+  const size_t numTiles_;
   uint64_t* errorOffset_;
   FunctionCfg cfg_;
-  std::vector<int64_t> target_; // per block: branch target (.text offset) or -1
 };
 
 } // namespace
+
+std::optional<std::string> connectBlocks(FunctionCfg& cfg, const std::string& where,
+                                         uint64_t* errorOffset) {
+  for (size_t i = 0; i < cfg.blocks.size(); ++i) {
+    Block& b = cfg.blocks[i];
+    int32_t next = i + 1 < cfg.blocks.size() ? static_cast<int32_t>(i + 1) : -1;
+    int32_t tb = -1;
+    b.succ[0] = b.succ[1] = -1;
+    if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) {
+      const int64_t t = b.target;
+      tb = t >= 0 ? cfg.blockAt(static_cast<uint64_t>(t)) : -1;
+      if (tb < 0 || cfg.blocks[static_cast<size_t>(tb)].offset != static_cast<uint64_t>(t))
+        return where + ": the branch at " + at(b.offset, errorOffset) + " targets " +
+               hex(static_cast<uint64_t>(t)) + ", which is not a block start in the function";
+    }
+    switch (b.transfer) {
+    case Transfer::Fall:
+    case Transfer::Call:
+      b.succ[0] = next;
+      break;
+    case Transfer::Direct:
+      b.succ[0] = tb;
+      break;
+    case Transfer::Cond:
+      b.succ[0] = next, b.succ[1] = tb == next ? -1 : tb;
+      break;
+    case Transfer::Ret:
+    case Transfer::Indirect: // refused by the decoder's consumer
+      break;
+    }
+  }
+  cfg.computePreds();
+  return std::nullopt;
+}
+
+std::variant<FunctionCfg, std::string> decodeCfg(std::span<const uint8_t> text, uint64_t begin,
+                                                 uint64_t end, const std::string& name,
+                                                 size_t numTiles, uint64_t* errorOffset) {
+  return CfgBuilder(name, numTiles, errorOffset).run(text, begin, end);
+}
 
 std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t fi,
                                                 uint64_t* errorOffset) {
@@ -223,8 +244,8 @@ std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint
   const obj::Function& f = obj.functions[fi];
   if (f.textOffset > obj.text.size() || f.textSize > obj.text.size() - f.textOffset)
     return "@" + f.name + ": code extends past .text";
-  return CfgBuilder(f, errorOffset)
-      .run(obj::code::decodeBlocks(obj.text, f.textOffset, f.textOffset + f.textSize));
+  return decodeCfg(obj.text, f.textOffset, f.textOffset + f.textSize, f.name, f.tiles.size(),
+                   errorOffset);
 }
 
 } // namespace pto::link

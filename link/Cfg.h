@@ -31,19 +31,22 @@ struct TileUse {
 };
 
 struct Block {
-  uint64_t offset = 0, end = 0; // byte offsets into .text: [offset, end)
+  // Wide fields first, then the narrow ones: a block is 64 bytes (a graph has one per few words).
+  uint64_t offset = 0, end = 0;    // byte offsets into .text: [offset, end)
+  uint64_t eventWord = UINT64_MAX; // .text offset of the B.DIM ->LB0 word, UINT64_MAX when absent
+  int64_t target = -1; // Direct, Cond, Call: the branch target's .text offset (-1: none)
+  uint32_t firstUse = 0, numUses = 0; // TileUse range in FunctionCfg::uses
+  int32_t succ[2] = {-1, -1};         // successor block indices (-1: none)
+  int32_t eventId = 0; // constant event id (GPR zero + uimm17); meaningful when !dynamicEvent
+  std::optional<isa::OpId> op; // Tile blocks with a known op
   Transfer transfer = Transfer::Fall;
   BlockKind kind = BlockKind::Scalar;
-  ExtCtl control = ExtCtl::None;      // Control blocks: the op (obj::code::BlockWords::control)
-  std::optional<isa::OpId> op;        // Tile blocks with a known op
-  uint32_t firstUse = 0, numUses = 0; // TileUse range in FunctionCfg::uses
+  ExtCtl control = ExtCtl::None; // Control blocks: the op (obj::code::BlockWords::control)
   isa::Pipe srcPipe = isa::Pipe::S,
             dstPipe = isa::Pipe::S; // set_flag / wait_flag; pipe_barrier: its pipe (both)
-  int64_t eventId = 0;       // constant event id (GPR zero + uimm17); meaningful when !dynamicEvent
-  bool dynamicEvent = false; // the id comes from a GPR
-  uint64_t eventWord = UINT64_MAX; // .text offset of the B.DIM ->LB0 word, UINT64_MAX when absent
-  int32_t succ[2] = {-1, -1};      // successor block indices (-1: none)
+  bool dynamicEvent = false;        // the id comes from a GPR
 };
+static_assert(sizeof(Block) <= 64);
 
 /// The sync blocks: a control block of that op.
 inline bool isControl(const Block& b, ExtCtl c) {
@@ -88,5 +91,17 @@ std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op, std::span<con
 /// .text offset goes to `errorOffset` when given.
 std::variant<FunctionCfg, std::string> buildCfg(const obj::ObjectFile& obj, uint32_t function,
                                                 uint64_t* errorOffset = nullptr);
+
+/// buildCfg on [begin, end) of `text`, for a function named `name` with `numTiles` tiles (the
+/// words of a function, or whole blocks about to be inserted into one, link/Rewrite.h).
+std::variant<FunctionCfg, std::string> decodeCfg(std::span<const uint8_t> text, uint64_t begin,
+                                                 uint64_t end, const std::string& name,
+                                                 size_t numTiles, uint64_t* errorOffset = nullptr);
+
+/// The successors (and predecessors) of `cfg`'s blocks from their transfers and targets, as
+/// buildCfg sets them; an error (naming the function as `where`, "@k") when a branch target is
+/// not a block start.
+std::optional<std::string> connectBlocks(FunctionCfg& cfg, const std::string& where,
+                                         uint64_t* errorOffset = nullptr);
 
 } // namespace pto::link

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <tuple>
 
 namespace pto::link {
@@ -34,11 +35,14 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
   // Variables: the symbolic events, then one per explicit (pair, id).
   std::vector<std::pair<isa::Pipe, isa::Pipe>> varPipes(pipes);
   std::vector<int64_t> fixedId(m, -1);
-  std::vector<std::string> varName;
-  for (size_t e = 0; e < m; ++e)
-    varName.push_back("event @" + (e < names.size() ? names[e] : std::to_string(e)));
+  // What the messages call a variable (spelled only for a message: thousands of inserted events
+  // need none).
+  auto varName = [&](size_t v) {
+    if (v < m) return "event @" + (v < names.size() ? names[v] : std::to_string(v));
+    return "event id " + std::to_string(fixedId[v]) + " for " +
+           pairName(varPipes[v].first, varPipes[v].second);
+  };
   std::map<std::tuple<int, int, int64_t>, uint32_t> explicitVar;
-  std::vector<std::vector<uint32_t>> sets(m), waits(m);
   std::vector<int32_t> blockVar(nb, -1);
   const unsigned hw = hardwareEventIds(arch);
   for (uint32_t b = 0; b < nb; ++b) {
@@ -47,7 +51,7 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
     int32_t v = b < blockEvent.size() ? blockEvent[b] : -1;
     if (v >= 0) {
       if (pipes[static_cast<size_t>(v)] != std::pair(blk.srcPipe, blk.dstPipe)) {
-        out.errors.push_back({varName[static_cast<size_t>(v)] + " is declared for " +
+        out.errors.push_back({varName(static_cast<size_t>(v)) + " is declared for " +
                                   pairName(pipes[static_cast<size_t>(v)].first,
                                            pipes[static_cast<size_t>(v)].second) +
                                   " but used by a sync of " + pairName(blk.srcPipe, blk.dstPipe),
@@ -77,24 +81,55 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
       if (fresh) {
         varPipes.push_back({blk.srcPipe, blk.dstPipe});
         fixedId.push_back(blk.eventId);
-        varName.push_back("event id " + std::to_string(blk.eventId) + " for " +
-                          pairName(blk.srcPipe, blk.dstPipe));
-        sets.emplace_back();
-        waits.emplace_back();
       }
       v = static_cast<int32_t>(it->second);
     }
     blockVar[b] = v;
-    (isSetFlag(blk) ? sets : waits)[static_cast<size_t>(v)].push_back(b);
   }
   const size_t nv = varPipes.size();
+  // Each variable's set and wait blocks in address order, in one array each (a vector per event
+  // was an allocation per event).
+  struct ByVar {
+    std::vector<uint32_t> start, blocks;
+    std::span<const uint32_t> operator[](size_t v) const {
+      return {blocks.data() + start[v], start[v + 1] - start[v]};
+    }
+  };
+  auto byVar = [&](bool set) {
+    ByVar r;
+    r.start.assign(nv + 1, 0);
+    for (uint32_t b = 0; b < nb; ++b)
+      if (blockVar[b] >= 0 && isSetFlag(cfg.blocks[b]) == set)
+        ++r.start[static_cast<size_t>(blockVar[b]) + 1];
+    for (size_t v = 0; v < nv; ++v)
+      r.start[v + 1] += r.start[v];
+    r.blocks.resize(r.start[nv]);
+    std::vector<uint32_t> fill(r.start.begin(), r.start.end() - 1);
+    for (uint32_t b = 0; b < nb; ++b)
+      if (blockVar[b] >= 0 && isSetFlag(cfg.blocks[b]) == set)
+        r.blocks[fill[static_cast<size_t>(blockVar[b])]++] = b;
+    return r;
+  };
+  const ByVar sets = byVar(true), waits = byVar(false);
   // Backward: from each wait to the sets that reach it (a wait reachable from the entry with no
   // set on the way can block forever).
-  std::vector<std::vector<VarRef>> refs(nv);
+  // Each variable's references in block order, in one array.
+  std::vector<uint32_t> refStart(nv + 1, 0);
   for (uint32_t b = 0; b < nb; ++b)
-    if (blockVar[b] >= 0)
-      refs[static_cast<size_t>(blockVar[b])].push_back(
-          {b, isWaitFlag(cfg.blocks[b]), isSetFlag(cfg.blocks[b])});
+    if (blockVar[b] >= 0) ++refStart[static_cast<size_t>(blockVar[b]) + 1];
+  for (size_t v = 0; v < nv; ++v)
+    refStart[v + 1] += refStart[v];
+  std::vector<VarRef> refList(refStart[nv]);
+  {
+    std::vector<uint32_t> fill(refStart.begin(), refStart.end() - 1);
+    for (uint32_t b = 0; b < nb; ++b)
+      if (blockVar[b] >= 0)
+        refList[fill[static_cast<size_t>(blockVar[b])]++] = {b, isWaitFlag(cfg.blocks[b]),
+                                                             isSetFlag(cfg.blocks[b])};
+  }
+  std::vector<std::span<const VarRef>> refs(nv);
+  for (size_t v = 0; v < nv; ++v)
+    refs[v] = {refList.data() + refStart[v], refStart[v + 1] - refStart[v]};
   std::vector<Interval> live = liveIntervals(cfg, refs);
   // Forward: from each set until the waits; another set on the way is a reuse while pending.
   std::vector<uint32_t> stamp(nb, 0), stack, seenAt(nb, 0);
@@ -129,7 +164,7 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
           if (role[u] == 1) {
             if (!reported) {
               reported = true;
-              EventError e{varName[v] + " is set again while still pending (no wait since the set)",
+              EventError e{varName(v) + " is set again while still pending (no wait since the set)",
                            static_cast<int32_t>(u),
                            {static_cast<int32_t>(s)},
                            {},
@@ -171,7 +206,7 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
           if (seenAt[p] != epoch) stack.push_back(p);
       }
       if (other < 0 && !fromEntry) continue;
-      std::string what = "the wait_flag on " + varName[v] + " at {wait}";
+      std::string what = "the wait_flag on " + varName(v) + " at {wait}";
       EventError e;
       e.kind = EventErrorKind::Deadlock;
       e.block = static_cast<int32_t>(w);
@@ -238,14 +273,14 @@ EventPlan allocateEvents(const FunctionCfg& cfg, const std::vector<int32_t>& blo
         for (unsigned id = 0; id < usable; ++id) {
           if (busyUntil[id] >= static_cast<int64_t>(iv.start) && holder[id] >= 0) {
             pendingNow.push_back(static_cast<uint32_t>(holder[id]));
-            list += (list.empty() ? "" : ", ") + varName[static_cast<size_t>(holder[id])];
+            list += (list.empty() ? "" : ", ") + varName(static_cast<size_t>(holder[id]));
           }
           for (uint32_t f : fixed[id])
-            if (live[f].overlaps(iv)) list += (list.empty() ? "" : ", ") + varName[f];
+            if (live[f].overlaps(iv)) list += (list.empty() ? "" : ", ") + varName(f);
         }
         pendingNow.push_back(v);
         EventError e{
-            "event ids exhausted for " + pairName(pair.first, pair.second) + ": " + varName[v] +
+            "event ids exhausted for " + pairName(pair.first, pair.second) + ": " + varName(v) +
                 " needs an id while all " + std::to_string(usable) + " usable ids (of " +
                 std::to_string(hw) + ") are held by pending events: " + list,
             static_cast<int32_t>(sets[v].empty() ? (waits[v].empty() ? 0 : waits[v].front())

@@ -6,6 +6,7 @@
 #include "support/Text.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 // The driver reads like a table of contents (docs/linking.md, "The passes"): link() decides the
@@ -110,16 +111,32 @@ std::shared_ptr<const BuiltCfg> buildFunctionCfg(const obj::ObjectFile& ob, uint
 }
 
 SourceLines::SourceLines(const obj::ObjectFile& o) : lines_(o.lines) {
-  std::stable_sort(lines_.begin(), lines_.end(),
-                   [](auto& a, auto& b) { return a.textOffset < b.textOffset; });
+  auto byOffset = [](const obj::LineEntry& a, const obj::LineEntry& b) {
+    return a.textOffset < b.textOffset;
+  };
+  if (std::is_sorted(o.lines.begin(), o.lines.end(), byOffset)) return;
+  sortedCopy_ = o.lines;
+  std::stable_sort(sortedCopy_.begin(), sortedCopy_.end(), byOffset);
+  lines_ = sortedCopy_;
 }
 
 std::string SourceLines::at(uint64_t off) const {
+  std::string s;
+  appendTo(s, off);
+  return s;
+}
+
+void SourceLines::appendTo(std::string& s, uint64_t off) const {
   auto it = std::upper_bound(lines_.begin(), lines_.end(), off,
                              [](uint64_t o, const obj::LineEntry& l) { return o < l.textOffset; });
-  if (it == lines_.begin()) return "";
+  if (it == lines_.begin()) return;
   --it;
-  return it->file + ":" + std::to_string(it->line) + ":" + std::to_string(it->col);
+  char num[16];
+  s += it->file;
+  for (uint32_t v : {it->line, it->col}) {
+    s += ':';
+    s.append(num, std::to_chars(num, num + sizeof num, v).ptr);
+  }
 }
 
 const SourceLines& LinkContext::lines(size_t o) {
@@ -430,7 +447,6 @@ void collectEvents(LinkContext& ctx) {
     const obj::Function& fn = d.fn();
     for (uint32_t e = 0; e < ob.events.size(); ++e)
       if (ob.events[e].function == fw.function) {
-        fw.localEvent[e] = static_cast<int32_t>(fw.eventIndex.size());
         fw.eventIndex.push_back(e);
         fw.eventPipes.push_back({ob.events[e].srcPipe, ob.events[e].dstPipe});
         fw.eventNames.push_back(ob.events[e].name);
@@ -441,14 +457,13 @@ void collectEvents(LinkContext& ctx) {
           r.offset >= fn.textOffset + fn.textSize)
         continue;
       int32_t b = cfg.blockAt(r.offset);
-      auto it = fw.localEvent.find(r.index);
-      if (b < 0 || it == fw.localEvent.end() ||
-          cfg.blocks[static_cast<size_t>(b)].eventWord != r.offset) {
+      const int32_t local = fw.localEvent(r.index);
+      if (b < 0 || local < 0 || cfg.blocks[static_cast<size_t>(b)].eventWord != r.offset) {
         d.error(d.lines.at(r.offset), "event relocation at " + support::hex0x(r.offset) +
                                           " is not on the event word of a set/wait (" + d.in + ")");
         continue;
       }
-      fw.blockEvent[static_cast<size_t>(b)] = it->second;
+      fw.blockEvent[static_cast<size_t>(b)] = local;
       fw.eventRelocs.push_back(&r);
     }
   }
@@ -518,7 +533,7 @@ void patchEvents(LinkContext& ctx) {
   for (FunctionWork& fw : ctx.functions) {
     if (!fw.cfg()) continue;
     for (const obj::Reloc* r : fw.eventRelocs) {
-      int32_t id = fw.events.id[static_cast<size_t>(fw.localEvent[r->index])];
+      int32_t id = fw.events.id[static_cast<size_t>(fw.localEvent(r->index))];
       if (id < 0) continue;
       PatchResult p =
           patchWord(ctx.image.text, ctx.base[fw.object] + r->offset, PatchField::EventId, id);
@@ -652,16 +667,16 @@ struct InsertedSync {
   std::optional<Diagnostic> error;
 };
 
-InsertedSync
-insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
-           const std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>>& asBarrier) {
+InsertedSync insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
+                        const std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>>& asBarrier,
+                        bool log) {
   InsertedSync out;
   const std::set<uint32_t> none;
   for (size_t o = 0; o < inputs.size(); ++o) {
     const obj::ObjectFile& ob = inputs[o].obj;
     SourceLines lines(ob);
-    InputObject c{inputs[o].path, ob};
-    std::vector<Insertion> all;
+    std::vector<obj::Event> events; // the inserted pairs' events, after the object's own
+    PatternInsertions all;          // every function's, in function order
     for (uint32_t f = 0; f < ob.functions.size(); ++f) {
       const SyncFunction& s = a.fns[o][f];
       if (!s.insert) continue;
@@ -670,13 +685,25 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
       const std::vector<Dependency>& deps = s.deps;
       auto bar = asBarrier.find({o, f});
       AutoSyncPlan sp =
-          planAutoSync(cfg, deps, f, static_cast<uint32_t>(c.obj.events.size()),
-                       std::string(kAutoPrefix), bar == asBarrier.end() ? none : bar->second);
-      c.obj.events.insert(c.obj.events.end(), sp.events.begin(), sp.events.end());
-      all.insert(all.end(), std::make_move_iterator(sp.insertions.begin()),
-                 std::make_move_iterator(sp.insertions.end()));
+          planAutoSync(cfg, deps, f, static_cast<uint32_t>(ob.events.size() + events.size()),
+                       std::string(kAutoPrefix), bar == asBarrier.end() ? none : bar->second, all);
+      events.insert(events.end(), sp.events.begin(), sp.events.end());
+      // "op (file:line:col)", appended in place: the log has a line per inserted pair, and
+      // chains of operator+ temporaries made it a tenth of the link.
+      auto addAt = [&](std::string& line, uint32_t b) {
+        const Block& blk = cfg.blocks[b];
+        if (blk.op)
+          line += isa::info(*blk.op).mnemonic;
+        else
+          line += "tile op";
+        line += " (";
+        lines.appendTo(line, blk.offset);
+        line += ')';
+      };
       auto at = [&](uint32_t b) {
-        return opName(cfg, b) + " (" + lines.at(cfg.blocks[b].offset) + ")";
+        std::string line;
+        addAt(line, b);
+        return line;
       };
       FunctionSync& count = out.counts[{o, f}];
       for (const SyncItem& it : sp.items) {
@@ -685,26 +712,38 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
           ++count.barriers;
         else
           ++count.pairs;
+        if (!log && it.kind != SyncItem::AllBarrier) continue; // only its warning has words
         std::string pair =
             std::string(isa::spelling(it.src)) + " -> " + std::string(isa::spelling(it.dst));
         std::string head = "@" + fn.name + " ";
         switch (it.kind) {
         case SyncItem::Pair:
-          out.log.push_back(head + "@" + it.eventName + " " + pair + ": set after " + at(d.from) +
-                            ", wait for " + at(d.to));
+        case SyncItem::LoopPair: {
+          const bool loop = it.kind == SyncItem::LoopPair;
+          std::string line;
+          line.reserve(160);
+          line += head;
+          line += '@';
+          line += it.eventName;
+          line += ' ';
+          line += pair;
+          line += loop ? ": loop-carried, set after " : ": set after ";
+          addAt(line, d.from);
+          line += loop ? ", wait before " : ", wait for ";
+          addAt(line, d.to);
+          if (loop) line += ", set before the loop, wait after it";
+          if (log) out.log.push_back(std::move(line));
           break;
-        case SyncItem::LoopPair:
-          out.log.push_back(head + "@" + it.eventName + " " + pair + ": loop-carried, set after " +
-                            at(d.from) + ", wait before " + at(d.to) +
-                            ", set before the loop, wait after it");
-          break;
+        }
         case SyncItem::Barrier:
-          out.log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) +
-                            ") before " + at(d.to) + ", after " + at(d.from));
+          if (log)
+            out.log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) +
+                              ") before " + at(d.to) + ", after " + at(d.from));
           break;
         case SyncItem::AllBarrier:
-          out.log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " +
-                            at(d.to) + " (event ids exhausted)");
+          if (log)
+            out.log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " +
+                              at(d.to) + " (event ids exhausted)");
           out.warnings.push_back(
               {false, true,
                lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " + pair +
@@ -715,21 +754,37 @@ insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
         }
       }
     }
-    const bool inserted = !all.empty();
-    auto rewritten = insertWords(c.obj, std::move(all));
+    const bool inserted = !all.insertions.empty();
+    // The graphs built for the sync decision spare decoding the words again: their branches are
+    // the ones to move, and the graphs of the result follow from them.
+    std::vector<const FunctionCfg*> known;
+    for (const SyncFunction& s : a.fns[o])
+      known.push_back(s.built ? s.built->get() : nullptr);
+    auto rewritten = insertWords(ob, all, known);
     if (auto* err = std::get_if<std::string>(&rewritten)) {
       out.error = Diagnostic{false, false, "'" + inputs[o].path + "': --auto-sync: " + *err};
       return out;
     }
-    c.obj = std::move(std::get<obj::ObjectFile>(rewritten));
+    Relaid& relaid = std::get<Relaid>(rewritten);
+    InputObject c{inputs[o].path, std::move(relaid.obj)};
+    c.obj.events.insert(c.obj.events.end(), events.begin(), events.end());
     // Inserted set/wait/barrier words live in the extension space: the image must declare it.
     c.obj.usesExtensions |= inserted;
-    out.objects.push_back(std::move(c));
     // Without insertions the words are the same: the graphs built for the sync decision stand.
     out.cfgs.emplace_back();
-    if (!inserted)
-      for (const SyncFunction& s : a.fns[o])
-        out.cfgs.back().push_back(s.built);
+    for (size_t f = 0; f < a.fns[o].size(); ++f) {
+      std::shared_ptr<const BuiltCfg> built = a.fns[o][f].built;
+      if (inserted && f < relaid.cfgs.size() && relaid.cfgs[f]) {
+        auto b = std::make_shared<BuiltCfg>();
+        b->badWord = c.obj.functions[f].textOffset;
+        b->cfg = std::move(*relaid.cfgs[f]);
+        built = std::move(b);
+      } else if (inserted) {
+        built = nullptr; // decoded by the link
+      }
+      out.cfgs.back().push_back(std::move(built));
+    }
+    out.objects.push_back(std::move(c));
   }
   return out;
 }
@@ -751,7 +806,7 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
     round.firstAutoEvent.push_back(in.obj.events.size());
   std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>> asBarrier;
   for (;;) {
-    InsertedSync ins = insertSync(inputs, analysis, asBarrier);
+    InsertedSync ins = insertSync(inputs, analysis, asBarrier, opts.syncLog);
     if (ins.error) {
       LinkResult r;
       r.diags.push_back(*ins.error);

@@ -9,9 +9,11 @@
 #include "link/Planner.h"
 #include "link/Sync.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -36,13 +38,17 @@ struct BuiltCfg {
 std::shared_ptr<const BuiltCfg> buildFunctionCfg(const obj::ObjectFile& ob, uint32_t f);
 
 /// Source locations of one object's words (.pto.lines): "file:line:col", or "" before the first.
+/// Reads the object's own table when it is in address order (as written), which `o` must outlive;
+/// only an unsorted one is copied.
 class SourceLines {
 public:
   explicit SourceLines(const obj::ObjectFile& o);
   std::string at(uint64_t off) const;
+  void appendTo(std::string& s, uint64_t off) const; // at(off), appended to `s`
 
 private:
-  std::vector<obj::LineEntry> lines_;
+  std::vector<obj::LineEntry> sortedCopy_;
+  std::span<const obj::LineEntry> lines_;
 };
 
 /// One defined function of the inputs, in image order, with what the passes found about it.
@@ -54,9 +60,8 @@ struct FunctionWork {
   std::vector<PlanTile> tiles;
   PlanResult plan;
   // Events: the object's symbolic events of this function, and the words that name them.
-  std::vector<uint32_t> eventIndex;       // local event -> object event index
-  std::map<uint32_t, int32_t> localEvent; // object event index -> local event
-  std::vector<int32_t> blockEvent;        // per block: local event of a set/wait, or -1
+  std::vector<uint32_t> eventIndex; // local event -> object event index (ascending)
+  std::vector<int32_t> blockEvent;  // per block: local event of a set/wait, or -1
   std::vector<std::pair<isa::Pipe, isa::Pipe>> eventPipes;
   std::vector<std::string> eventNames;
   std::vector<const obj::Reloc*> eventRelocs; // into the object's relocations
@@ -64,6 +69,11 @@ struct FunctionWork {
   std::vector<Diagnostic> diags; // this function's, in pass order (printed after the global ones)
 
   const FunctionCfg* cfg() const { return built ? built->get() : nullptr; }
+  /// The local event of object event `e`, or -1 when it is not this function's.
+  int32_t localEvent(uint32_t e) const {
+    auto it = std::lower_bound(eventIndex.begin(), eventIndex.end(), e);
+    return it != eventIndex.end() && *it == e ? static_cast<int32_t>(it - eventIndex.begin()) : -1;
+  }
 };
 
 /// --auto-sync bookkeeping across rounds: the inserted events and those that ran out of ids.

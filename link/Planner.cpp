@@ -85,6 +85,13 @@ private:
 std::vector<Interval> liveIntervals(const FunctionCfg& cfg,
                                     const std::vector<std::vector<VarRef>>& refs,
                                     std::vector<bool>* liveAtEntry) {
+  std::vector<std::span<const VarRef>> views(refs.begin(), refs.end());
+  return liveIntervals(cfg, views, liveAtEntry);
+}
+
+std::vector<Interval> liveIntervals(const FunctionCfg& cfg,
+                                    std::span<const std::span<const VarRef>> refs,
+                                    std::vector<bool>* liveAtEntry) {
   size_t nb = cfg.blocks.size();
   std::vector<uint32_t> killStamp(nb, 0), inStamp(nb, 0), outStamp(nb, 0), stack;
   std::vector<Interval> out(refs.size());

@@ -35,6 +35,10 @@ struct VarRef {
 std::vector<Interval> liveIntervals(const FunctionCfg& cfg,
                                     const std::vector<std::vector<VarRef>>& refs,
                                     std::vector<bool>* liveAtEntry = nullptr);
+/// The same with each variable's references as a view (into one array for all of them).
+std::vector<Interval> liveIntervals(const FunctionCfg& cfg,
+                                    std::span<const std::span<const VarRef>> refs,
+                                    std::vector<bool>* liveAtEntry = nullptr);
 
 /// The planner's view of a tile descriptor.
 struct PlanTile {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
 
 namespace pto::link {
 
@@ -42,82 +43,290 @@ std::string hex(uint64_t v) {
 
 } // namespace
 
+namespace {
+
+/// The blocks of inserted words, decoded once per distinct byte string (inserted sync is a few
+/// patterns repeated): the graph a decoder finds in them, placed at offset 0.
+class InsertedBlocks {
+public:
+  /// nullptr when the bytes are not whole blocks that fall through (the caller then decodes the
+  /// rewritten function instead).
+  const FunctionCfg* of(std::span<const uint8_t> bytes) {
+    auto [it, fresh] = cache_.try_emplace(std::string(bytes.begin(), bytes.end()));
+    if (fresh) it->second = decode(bytes);
+    return it->second ? &*it->second : nullptr;
+  }
+
+private:
+  static std::optional<FunctionCfg> decode(std::span<const uint8_t> bytes) {
+    if (bytes.empty()) return std::nullopt;
+    // Whole blocks: the first word starts one and the last stops it, so the blocks around the
+    // insertion open and close as they did without it.
+    obj::code::BlockScanner scan(bytes, 0, bytes.size());
+    bool first = true, stopped = false;
+    while (const obj::code::Word* w = scan.next()) {
+      if (first && !w->inst.formInfo().startsBlock()) return std::nullopt;
+      first = false;
+      stopped = w->inst.formInfo().stopsBlock();
+    }
+    if (scan.error() || !stopped) return std::nullopt;
+    auto cfg = decodeCfg(bytes, 0, bytes.size(), "", 0);
+    auto* g = std::get_if<FunctionCfg>(&cfg);
+    if (!g || !g->uses.empty()) return std::nullopt;
+    for (const Block& b : g->blocks)
+      if (b.transfer != Transfer::Fall) return std::nullopt;
+    return std::move(*g);
+  }
+
+  std::unordered_map<std::string, std::optional<FunctionCfg>> cache_; // by the bytes
+};
+
+/// Whether the first word at `offset` is a Stop word (one that opens a block only because it is
+/// the first word of its function: after inserted blocks it joins the last of them).
+bool stopWordAt(const std::vector<uint8_t>& text, uint64_t offset, uint64_t end) {
+  size_t consumed = 0;
+  auto r = isa::enc::decodeBytes(std::span<const uint8_t>(text).subspan(offset, end - offset),
+                                 consumed, {.extensions = true});
+  return !r || r->formInfo().stopsBlock();
+}
+
+} // namespace
+
+namespace {
+
+/// One insertion as the rewrite reads it, from either representation: its bytes, and its
+/// relocations and lines (an Insertion's, or a pattern insertion's one Event relocation).
+struct Item {
+  uint64_t offset = 0;
+  std::span<const uint8_t> bytes;
+  const Insertion* full = nullptr; // relocations and lines from here, else:
+  uint32_t function = 0;
+  int32_t event = -1;
+  bool entry = true;
+};
+
+std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::vector<Item>& items,
+                                          uint64_t eventWord,
+                                          std::span<const FunctionCfg* const> known);
+
+} // namespace
+
 std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& in,
                                                        std::vector<Insertion> ins) {
-  std::stable_sort(ins.begin(), ins.end(), [](const Insertion& a, const Insertion& b) {
-    return a.offset != b.offset ? a.offset < b.offset : (!a.entry && b.entry);
+  auto r = insertWords(in, std::move(ins), {});
+  if (auto* e = std::get_if<std::string>(&r)) return std::move(*e);
+  return std::move(std::get<Relaid>(r).obj);
+}
+
+std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
+                                              std::vector<Insertion> unsorted,
+                                              std::span<const FunctionCfg* const> known) {
+  std::vector<Item> items;
+  items.reserve(unsorted.size());
+  for (const Insertion& i : unsorted)
+    items.push_back({i.offset, i.bytes, &i, 0, -1, i.entry});
+  return rewrite(in, items, 0, known);
+}
+
+uint32_t PatternInsertions::pattern(const std::vector<uint8_t>& bytes) {
+  for (size_t k = 0; k < patterns.size(); ++k) // a few: set, wait and barrier blocks
+    if (patterns[k] == bytes) return static_cast<uint32_t>(k);
+  patterns.push_back(bytes);
+  return static_cast<uint32_t>(patterns.size() - 1);
+}
+
+std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
+                                              const PatternInsertions& pi,
+                                              std::span<const FunctionCfg* const> known) {
+  std::vector<Item> items;
+  items.reserve(pi.insertions.size());
+  for (const PatternInsertion& i : pi.insertions)
+    items.push_back({i.offset, pi.patterns[i.pattern], nullptr, i.function, i.event, i.entry});
+  return rewrite(in, items, pi.eventWord, known);
+}
+
+namespace {
+
+std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::vector<Item>& items,
+                                          uint64_t eventWord,
+                                          std::span<const FunctionCfg* const> known) {
+  // Sorted by reference: moving pointers costs less than moving items.
+  std::vector<const Item*> ins;
+  ins.reserve(items.size());
+  for (const Item& i : items)
+    ins.push_back(&i);
+  std::stable_sort(ins.begin(), ins.end(), [](const Item* a, const Item* b) {
+    return a->offset != b->offset ? a->offset < b->offset : (!a->entry && b->entry);
   });
-  for (const Insertion& i : ins)
-    if (i.offset > in.text.size())
-      return "insertion at " + hex(i.offset) + " is past the end of .text";
+  for (const Item* i : ins)
+    if (i->offset > in.text.size())
+      return "insertion at " + hex(i->offset) + " is past the end of .text";
   std::vector<std::pair<uint64_t, uint64_t>> sizes;
   sizes.reserve(ins.size());
-  for (const Insertion& i : ins)
-    sizes.push_back({i.offset, i.bytes.size()});
+  for (const Item* i : ins)
+    sizes.push_back({i->offset, i->bytes.size()});
   const OffsetMap map(sizes);
+  auto firstAt = [&](uint64_t off) {
+    return static_cast<size_t>(
+        std::lower_bound(ins.begin(), ins.end(), off,
+                         [](const Item* a, uint64_t o) { return a->offset < o; }) -
+        ins.begin());
+  };
   // Where a branch to an old offset lands: after the fall-through-only insertions there.
   auto target = [&](uint64_t off) {
     uint64_t t = map.before(off);
-    auto it = std::lower_bound(ins.begin(), ins.end(), off,
-                               [](const Insertion& a, uint64_t o) { return a.offset < o; });
-    for (; it != ins.end() && it->offset == off && !it->entry; ++it)
-      t += it->bytes.size();
+    for (size_t k = firstAt(off); k < ins.size() && ins[k]->offset == off && !ins[k]->entry; ++k)
+      t += ins[k]->bytes.size();
     return t;
   };
-  obj::ObjectFile out = in;
+  Relaid result;
+  obj::ObjectFile& out = result.obj;
+  out = in;
+  size_t newRelocs = 0;
+  for (const Item* i : ins)
+    newRelocs += i->full ? i->full->relocs.size() : i->event >= 0;
+  out.relocs.reserve(in.relocs.size() + newRelocs);
   out.text.clear();
   out.text.reserve(in.text.size() +
                    (sizes.empty() ? 0 : map.after(in.text.size()) - in.text.size()));
-  size_t next = 0;
-  for (uint64_t pos = 0; pos <= in.text.size(); ++pos) {
-    for (; next < ins.size() && ins[next].offset == pos; ++next) {
-      const Insertion& i = ins[next];
-      uint64_t at = out.text.size();
-      out.text.insert(out.text.end(), i.bytes.begin(), i.bytes.end());
-      for (obj::Reloc r : i.relocs) {
-        r.offset += at;
+  uint64_t copied = 0; // in.text bytes copied so far
+  for (const Item* i : ins) {
+    out.text.insert(out.text.end(), in.text.begin() + static_cast<ptrdiff_t>(copied),
+                    in.text.begin() + static_cast<ptrdiff_t>(i->offset));
+    copied = i->offset;
+    uint64_t at = out.text.size();
+    out.text.insert(out.text.end(), i->bytes.begin(), i->bytes.end());
+    if (!i->full) {
+      if (i->event >= 0) {
+        obj::Reloc r;
+        r.offset = at + eventWord;
+        r.type = obj::RelocType::Event;
+        r.function = i->function;
+        r.index = static_cast<uint32_t>(i->event);
         out.relocs.push_back(std::move(r));
       }
-      for (obj::LineEntry l : i.lines) {
-        l.textOffset += at;
-        out.lines.push_back(std::move(l));
-      }
+      continue;
     }
-    if (pos < in.text.size()) out.text.push_back(in.text[pos]);
+    for (obj::Reloc r : i->full->relocs) {
+      r.offset += at;
+      out.relocs.push_back(std::move(r));
+    }
+    for (obj::LineEntry l : i->full->lines) {
+      l.textOffset += at;
+      out.lines.push_back(std::move(l));
+    }
   }
+  out.text.insert(out.text.end(), in.text.begin() + static_cast<ptrdiff_t>(copied), in.text.end());
   for (size_t k = 0; k < in.relocs.size(); ++k)
     out.relocs[k].offset = map.after(in.relocs[k].offset);
   for (size_t k = 0; k < in.lines.size(); ++k)
     out.lines[k].textOffset = map.after(in.lines[k].textOffset);
-  std::stable_sort(out.lines.begin(), out.lines.end(),
-                   [](auto& a, auto& b) { return a.textOffset < b.textOffset; });
+  // Stably by offset. The moved lines keep their order (the map is monotonic), so when they were
+  // sorted, merging the inserted ones in gives the same order as sorting the whole table.
+  auto byOffset = [](const obj::LineEntry& a, const obj::LineEntry& b) {
+    return a.textOffset < b.textOffset;
+  };
+  const auto mid = out.lines.begin() + static_cast<ptrdiff_t>(in.lines.size());
+  if (std::is_sorted(out.lines.begin(), mid, byOffset)) {
+    std::stable_sort(mid, out.lines.end(), byOffset);
+    std::inplace_merge(out.lines.begin(), mid, out.lines.end(), byOffset);
+  } else {
+    std::stable_sort(out.lines.begin(), out.lines.end(), byOffset);
+  }
   // Functions and their branches.
+  result.cfgs.resize(in.functions.size());
+  InsertedBlocks inserted;
   for (size_t f = 0; f < in.functions.size(); ++f) {
     const obj::Function& fn = in.functions[f];
     if (fn.flags & obj::kDeclaration) continue;
     const uint64_t start = fn.textOffset, end = fn.textOffset + fn.textSize;
     out.functions[f].textOffset = map.before(start);
     out.functions[f].textSize = map.before(end) - map.before(start);
-    const obj::code::DecodedBlocks d = obj::code::decodeBlocks(in.text, start, end);
-    for (const obj::code::BlockWords& b : d.code.blocks) {
-      if (b.transfer != obj::code::Transfer::Direct && b.transfer != obj::code::Transfer::Cond)
-        continue;
-      const uint64_t oldTarget = *b.target;
-      if (oldTarget < start || oldTarget >= end) continue;
-      uint64_t newPos = map.after(b.offset), newTarget = target(oldTarget);
+    auto patch = [&](uint64_t offset, uint64_t oldTarget) -> std::optional<std::string> {
+      if (oldTarget < start || oldTarget >= end) return std::nullopt;
+      uint64_t newPos = map.after(offset), newTarget = target(oldTarget);
       PatchResult p =
           patchWord(out.text, newPos, PatchField::Label,
                     (static_cast<int64_t>(newTarget) - static_cast<int64_t>(newPos)) / 2);
-      if (!p.ok())
-        return "@" + fn.name + ": the branch at " + hex(b.offset) +
-               " cannot reach its target after inserting words" +
-               (p.status == PatchStatus::DoesNotEncode ? ": " + p.detail : std::string());
+      if (p.ok()) return std::nullopt;
+      return "@" + fn.name + ": the branch at " + hex(offset) +
+             " cannot reach its target after inserting words" +
+             (p.status == PatchStatus::DoesNotEncode ? ": " + p.detail : std::string());
+    };
+    const FunctionCfg* cfg = f < known.size() ? known[f] : nullptr;
+    if (cfg) {
+      for (const Block& b : cfg->blocks)
+        if ((b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) && b.target >= 0)
+          if (auto e = patch(b.offset, static_cast<uint64_t>(b.target))) return *e;
+    } else {
+      obj::code::BlockScanner scan(in.text, start, end);
+      while (scan.next()) {
+      }
+      for (const obj::code::BlockWords& b : scan.blocks()) {
+        if (b.transfer != obj::code::Transfer::Direct && b.transfer != obj::code::Transfer::Cond)
+          continue;
+        if (auto e = patch(b.offset, *b.target)) return *e;
+      }
+      if (const auto& e = scan.error())
+        return "@" + fn.name + ": cannot decode the word at " + hex(e->offset) + ": " + e->message;
+      continue;
     }
-    if (d.error)
-      return "@" + fn.name + ": cannot decode the word at " + hex(d.error->offset) + ": " +
-             d.error->message;
+    // The graph after the insertion: each old block moved, preceded by the blocks inserted in
+    // front of it (fall-through-only ones first, as in the words).
+    if (cfg->blocks.empty()) continue;
+    size_t k = firstAt(start);
+    if (k < ins.size() && ins[k]->offset == start && stopWordAt(in.text, start, end)) continue;
+    FunctionCfg g;
+    g.blocks.reserve(cfg->blocks.size() + (firstAt(end) - k)); // sync blocks: one each
+    g.uses.reserve(cfg->uses.size());
+    bool ok = true;
+    for (const Block& b : cfg->blocks) {
+      if (k < ins.size() && ins[k]->offset < b.offset) { // inside a block: decode instead
+        ok = false;
+        break;
+      }
+      uint64_t pos = map.before(b.offset);
+      for (; k < ins.size() && ins[k]->offset == b.offset && ok; ++k) {
+        const FunctionCfg* t = inserted.of(ins[k]->bytes);
+        if (!t) {
+          ok = false;
+          break;
+        }
+        for (Block nb : t->blocks) {
+          nb.offset += pos, nb.end += pos;
+          if (nb.eventWord != UINT64_MAX) nb.eventWord += pos;
+          g.blocks.push_back(nb);
+        }
+        pos += ins[k]->bytes.size();
+      }
+      if (!ok) break;
+      Block nb = b;
+      nb.offset = pos;
+      nb.end = pos + (b.end - b.offset);
+      if (nb.eventWord != UINT64_MAX) nb.eventWord = nb.eventWord - b.offset + pos;
+      if (b.target >= 0) {
+        const auto t = static_cast<uint64_t>(b.target);
+        const bool branch = b.transfer == Transfer::Direct || b.transfer == Transfer::Cond;
+        // A patched branch lands on the target's new place; other labels (calls) keep their
+        // distance, as the unpatched word does.
+        nb.target = branch && t >= start && t < end
+                        ? static_cast<int64_t>(target(t))
+                        : static_cast<int64_t>(pos) + (b.target - static_cast<int64_t>(b.offset));
+      }
+      if (b.kind == BlockKind::Tile) { // as buildCfg numbers them
+        nb.firstUse = static_cast<uint32_t>(g.uses.size());
+        for (const TileUse& u : cfg->usesOf(b))
+          g.uses.push_back(u);
+      }
+      g.blocks.push_back(nb);
+    }
+    if (!ok || (k < ins.size() && ins[k]->offset < end)) continue;
+    if (connectBlocks(g, "@" + fn.name)) continue;
+    result.cfgs[f] = std::move(g);
   }
-  return out;
+  return result;
 }
+
+} // namespace
 
 } // namespace pto::link

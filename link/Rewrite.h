@@ -4,8 +4,11 @@
 // (BSTART DIRECT/COND and their compact forms, measured from the BSTART word).
 #pragma once
 
+#include "link/Cfg.h"
 #include "obj/Object.h"
 
+#include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -42,5 +45,43 @@ private:
 /// its encoding (a compact C.BSTART with a short offset).
 std::variant<obj::ObjectFile, std::string> insertWords(const obj::ObjectFile& obj,
                                                        std::vector<Insertion> insertions);
+
+/// insertWords with the graphs of the object's functions (`known[f]`: buildCfg's graph of
+/// function f, or nullptr): their branches are read from the graph instead of decoding the words
+/// again, and their graphs after the insertion are derived from it (`cfgs[f]`, equal to what
+/// buildCfg finds in the result) when every insertion in the function is whole blocks in front of
+/// one of its blocks. Otherwise `cfgs[f]` is empty: decode the result.
+struct Relaid {
+  obj::ObjectFile obj;
+  std::vector<std::optional<FunctionCfg>> cfgs;
+};
+std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& obj,
+                                              std::vector<Insertion> insertions,
+                                              std::span<const FunctionCfg* const> known);
+
+/// Insertions of a few byte strings repeated many times (the blocks --auto-sync inserts), held
+/// compactly: each names its bytes in `patterns` and has at most one relocation, an Event
+/// relocation (of `function`, naming event `event`) on the word at byte `eventWord` of its bytes.
+/// No lines: inserted words take the line of the word before them.
+struct PatternInsertion {
+  uint64_t offset = 0;
+  uint32_t pattern = 0;  // index into PatternInsertions::patterns
+  uint32_t function = 0; // the Event relocation's function
+  int32_t event = -1;    // the Event relocation's event (-1: no relocation)
+  bool entry = true;     // as Insertion::entry
+};
+struct PatternInsertions {
+  std::vector<std::vector<uint8_t>> patterns;
+  std::vector<PatternInsertion> insertions;
+  uint64_t eventWord = 4; // the B.DIM word after the 32-bit BSTART.EXT of a sync block
+  /// The index of `bytes` in `patterns`, added when new.
+  uint32_t pattern(const std::vector<uint8_t>& bytes);
+};
+
+/// insertWords with the insertions held as patterns (the same result as with the equivalent
+/// Insertion list, in the same order).
+std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& obj,
+                                              const PatternInsertions& insertions,
+                                              std::span<const FunctionCfg* const> known);
 
 } // namespace pto::link

@@ -4,9 +4,9 @@
 #include "isa/Pipes.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <queue>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace pto::link {
@@ -40,16 +40,44 @@ unsigned pipeBit(isa::Pipe p) {
   return 1u << static_cast<unsigned>(p);
 }
 
+/// A set of signal codes, numbered densely per function (the codes its set_flags and wait_flags
+/// use), held in place: a state is copied at every join, and a heap-allocated set per access made
+/// those copies the analysis' main cost. Narrow: up to 64 codes (nearly every function); wide:
+/// every code there is (8 * 8 pipe pairs * 9 ids).
+struct NarrowSignals {
+  uint64_t bits = 0;
+  bool has(uint16_t c) const { return (bits >> c) & 1; }
+  void add(uint16_t c) { bits |= uint64_t{1} << c; }
+  void remove(uint16_t c) { bits &= ~(uint64_t{1} << c); }
+  NarrowSignals operator&(const NarrowSignals& o) const { return {bits & o.bits}; }
+  auto operator<=>(const NarrowSignals&) const = default;
+};
+struct WideSignals {
+  std::array<uint64_t, 9> bits{};
+  bool has(uint16_t c) const { return (bits[c >> 6] >> (c & 63)) & 1; }
+  void add(uint16_t c) { bits[c >> 6] |= uint64_t{1} << (c & 63); }
+  void remove(uint16_t c) { bits[c >> 6] &= ~(uint64_t{1} << (c & 63)); }
+  WideSignals operator&(const WideSignals& o) const {
+    WideSignals r;
+    for (size_t i = 0; i < bits.size(); ++i)
+      r.bits[i] = bits[i] & o.bits[i];
+    return r;
+  }
+  auto operator<=>(const WideSignals&) const = default;
+};
+constexpr size_t kSignalCodes = 8 * 8 * 9;
+
 /// One access that later accesses may still conflict with.
-struct Pending {
+template <class Sig> struct Pending {
   uint32_t block = 0, tile = 0;
+  uint32_t slot = 0; // the access's index among all blocks' accesses (UseTable)
   isa::Pipe pipe = isa::Pipe::S;
   bool write = false;
-  uint8_t vis = 0;           // pipes whose later ops are ordered after this access
-  std::vector<uint16_t> sig; // set_flags issued after it that no wait has consumed yet
+  uint8_t vis = 0; // pipes whose later ops are ordered after this access
+  Sig sig;         // set_flags issued after it that no wait has consumed yet
   auto key() const { return std::tuple(block, tile, write); }
 };
-using State = std::vector<Pending>;
+template <class Sig> using State = std::vector<Pending<Sig>>;
 
 uint16_t signalCode(const Block& b) {
   unsigned id =
@@ -60,31 +88,36 @@ uint16_t signalCode(const Block& b) {
 
 /// Merges `src` into `dst` (a path join): an access pending on either path stays pending, with
 /// only the orderings both paths give it. Returns whether `dst` changed.
-bool mergeInto(State& dst, State src) {
-  auto byKey = [](const Pending& a, const Pending& b) { return a.key() < b.key(); };
+template <class Sig> bool mergeInto(State<Sig>& dst, const State<Sig>& srcIn) {
+  const State<Sig>* srcp = &srcIn;
+  State<Sig> sorted;
+  auto byKey = [](const Pending<Sig>& a, const Pending<Sig>& b) { return a.key() < b.key(); };
   if (!std::is_sorted(dst.begin(), dst.end(), byKey)) std::sort(dst.begin(), dst.end(), byKey);
-  if (!std::is_sorted(src.begin(), src.end(), byKey)) std::sort(src.begin(), src.end(), byKey);
-  State out;
+  if (!std::is_sorted(srcIn.begin(), srcIn.end(), byKey)) {
+    sorted = srcIn;
+    std::sort(sorted.begin(), sorted.end(), byKey);
+    srcp = &sorted;
+  }
+  const State<Sig>& src = *srcp;
+  State<Sig> out;
   out.reserve(dst.size() + src.size());
   bool changed = false;
   size_t i = 0, j = 0;
   while (i < dst.size() || j < src.size()) {
     if (j == src.size() || (i < dst.size() && dst[i].key() < src[j].key())) {
-      out.push_back(std::move(dst[i++]));
+      out.push_back(dst[i++]);
     } else if (i == dst.size() || src[j].key() < dst[i].key()) {
-      out.push_back(std::move(src[j++]));
+      out.push_back(src[j++]);
       changed = true;
     } else {
-      Pending p = std::move(dst[i++]);
-      const Pending& q = src[j++];
+      Pending<Sig> p = dst[i++];
+      const Pending<Sig>& q = src[j++];
       uint8_t vis = p.vis & q.vis;
-      std::vector<uint16_t> sig;
-      std::set_intersection(p.sig.begin(), p.sig.end(), q.sig.begin(), q.sig.end(),
-                            std::back_inserter(sig));
-      if (vis != p.vis || sig.size() != p.sig.size()) changed = true;
+      Sig sig = p.sig & q.sig;
+      if (vis != p.vis || sig != p.sig) changed = true;
       p.vis = vis;
-      p.sig = std::move(sig);
-      out.push_back(std::move(p));
+      p.sig = sig;
+      out.push_back(p);
     }
   }
   dst = std::move(out);
@@ -157,12 +190,12 @@ ConflictMasks conflictMasks(const FunctionCfg& cfg, std::span<const std::optiona
   return out;
 }
 
-} // namespace
-
-std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
-                                              std::span<const std::optional<isa::Pipe>> pipes,
-                                              std::span<const TileSpan> spans, isa::Arch arch,
-                                              RaceStats* stats) {
+/// unorderedDependencies with signal sets of type Sig over the codes numbered by `dense`.
+template <class Sig>
+std::vector<Dependency> analyse(const FunctionCfg& cfg,
+                                std::span<const std::optional<isa::Pipe>> pipes,
+                                std::span<const TileSpan> spans, isa::Arch arch, RaceStats* stats,
+                                std::span<const uint16_t> dense) {
   const size_t nb = cfg.blocks.size();
   std::vector<Dependency> deps;
   if (nb == 0) return deps;
@@ -174,36 +207,64 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
   std::vector<TileSpan> spanTable(spans.begin(), spans.end());
   spanTable.resize(numTiles);
   const ConflictMasks conflicts = conflictMasks(cfg, pipes, spanTable);
+  // Each block's tile operands, one access per tile (read and write merged), numbered across
+  // the function: an access's number (its slot) keys what is known about it.
+  struct Use {
+    uint32_t tile;
+    bool read, write;
+  };
+  std::vector<Use> useTable;
+  std::vector<uint32_t> useStart(nb + 1, 0);
+  useTable.reserve(cfg.uses.size());
+  for (size_t b = 0; b < nb; ++b) {
+    useStart[b] = static_cast<uint32_t>(useTable.size());
+    const Block& blk = cfg.blocks[b];
+    if (blk.kind == BlockKind::Tile)
+      for (const TileUse& u : cfg.usesOf(blk)) {
+        auto first = useTable.begin() + useStart[b];
+        auto it =
+            std::find_if(first, useTable.end(), [&](const Use& x) { return x.tile == u.tile; });
+        if (it == useTable.end())
+          useTable.push_back({u.tile, u.read, u.write});
+        else
+          it->read |= u.read, it->write |= u.write;
+      }
+  }
+  useStart[nb] = static_cast<uint32_t>(useTable.size());
   // Pipes each access is ordered before on every path from it: a reported cross-pipe dependency
   // gets a set after the access and a wait that every path leaving it passes (planAutoSync: on
   // its straight line, at the line's end, or at the loop top and exit), so later accesses on
-  // that pipe need no sync of their own. Keyed like Pending::key().
-  std::unordered_map<uint64_t, uint8_t> willOrder;
-  auto keyOf = [](const Pending& p) {
-    return (static_cast<uint64_t>(p.block) << 33) | (static_cast<uint64_t>(p.tile) << 1) |
-           static_cast<uint64_t>(p.write);
-  };
-  auto orderedFor = [&](const Pending& p, isa::Pipe q) {
-    const bool needBarrier = isa::needsIntraPipeBarrier(arch, q);
+  // that pipe need no sync of their own. By slot.
+  std::vector<uint8_t> willOrder(useTable.size(), 0);
+  bool anyWillOrder = false;
+  uint32_t willGen = 0;     // bumped whenever a will-order mark grows
+  uint8_t barrierPipes = 0; // the pipes whose same-pipe dependencies need a pipe_barrier
+  for (unsigned q = 0; q < 8; ++q)
+    if (isa::needsIntraPipeBarrier(arch, static_cast<isa::Pipe>(q)))
+      barrierPipes |= static_cast<uint8_t>(1u << q);
+  auto orderedFor = [&](const Pending<Sig>& p, isa::Pipe q) {
+    const bool needBarrier = (barrierPipes & pipeBit(q)) != 0;
     return p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
   };
   // The pipes that may still race with `p`: those touching its bytes in a conflicting way that
   // nothing orders after it yet. None: `p` is retired from the state.
-  auto unorderedPipes = [&](const Pending& p) {
+  auto unorderedPipes = [&](const Pending<Sig>& p) {
     uint8_t candidates = conflicts.writers[p.tile] | (p.write ? conflicts.readers[p.tile] : 0);
-    uint8_t left = 0;
-    for (unsigned q = 0; q < 8; ++q)
-      if ((candidates >> q & 1) && !orderedFor(p, static_cast<isa::Pipe>(q)))
-        left |= static_cast<uint8_t>(1u << q);
-    return left;
+    // orderedFor for every pipe at once: another pipe once p.vis has it, p's own pipe also when
+    // it needs no barrier.
+    const uint8_t ordered = p.vis | static_cast<uint8_t>(pipeBit(p.pipe) & ~barrierPipes);
+    return static_cast<uint8_t>(candidates & ~ordered);
   };
+
   // Accesses whose only open pipe is their own (waiting for a pipe_barrier) and that agree in
   // everything but the block behave alike from here on: a later op of that pipe that conflicts
   // with one conflicts with all, and the barrier put before it orders all of them. One stands
   // for the group (the earliest, whose barrier dependency would be reported); without this,
   // zero-trip loop paths keep one such access alive per preceding loop.
-  auto coalesce = [&](State& st) {
-    std::vector<size_t> idle;
+  std::vector<size_t> idle;  // coalesce's scratch, kept across block visits
+  std::vector<uint8_t> drop; // likewise
+  auto coalesce = [&](State<Sig>& st) {
+    idle.clear();
     for (size_t i = 0; i < st.size(); ++i)
       if (unorderedPipes(st[i]) == pipeBit(st[i].pipe)) idle.push_back(i);
     if (idle.size() < 2) return;
@@ -215,72 +276,69 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       return std::tie(st[a].tile, st[a].pipe, st[a].write, st[a].vis, st[a].sig, st[a].block) <
              std::tie(st[b].tile, st[b].pipe, st[b].write, st[b].vis, st[b].sig, st[b].block);
     });
-    std::vector<uint8_t> drop(st.size(), 0);
+    drop.assign(st.size(), 0);
     for (size_t k = 1; k < idle.size(); ++k)
       if (alike(idle[k - 1], idle[k])) drop[idle[k]] = 1;
     size_t w = 0;
     for (size_t i = 0; i < st.size(); ++i)
       if (!drop[i]) {
-        if (w != i) st[w] = std::move(st[i]); // never a self-move: it would empty the vectors
+        if (w != i) st[w] = st[i];
         ++w;
       }
     st.resize(w);
   };
-  auto settle = [&](State& st) {
-    if (!willOrder.empty())
-      for (Pending& p : st)
-        if (auto it = willOrder.find(keyOf(p)); it != willOrder.end()) p.vis |= it->second;
-    std::erase_if(st, [&](const Pending& p) { return unorderedPipes(p) == 0; });
+  auto settle = [&](State<Sig>& st) {
+    if (anyWillOrder)
+      for (Pending<Sig>& p : st)
+        p.vis |= willOrder[p.slot];
+    std::erase_if(st, [&](const Pending<Sig>& p) { return unorderedPipes(p) == 0; });
     coalesce(st);
   };
-  std::vector<State> in(nb);
+  std::vector<State<Sig>> in(nb);
   std::vector<uint8_t> has(nb, 0), queued(nb, 0);
   std::vector<uint8_t> barrierAt(nb, 0); // a same-pipe dependency puts a barrier before block
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> work;
   auto isJoin = [&](uint32_t b) { return b == 0 || cfg.predsOf(b).size() != 1; };
   auto spanOf = [&](uint32_t t) { return spanTable[t]; };
+  // A state settled while the will-order marks were at generation g, and not merged since, is
+  // unchanged by settling again at g: a block that touches no access (scalar code, a control op
+  // other than sync) passes it on as it is. Most blocks are such.
+  std::vector<uint32_t> settledAt(nb, UINT32_MAX); // in[b]'s generation, or none
   has[0] = 1;
   work.push(0);
   queued[0] = 1;
-  struct Use {
-    uint32_t tile;
-    bool read, write;
-  };
-  std::vector<Use> uses;
   while (!work.empty()) {
     uint32_t b = work.top();
     work.pop();
     queued[b] = 0;
-    State st = isJoin(b) ? in[b] : std::move(in[b]);
+    State<Sig> st = isJoin(b) ? in[b] : std::move(in[b]);
     const Block& blk = cfg.blocks[b];
+    const bool passes = blk.kind == BlockKind::Scalar ||
+                        (blk.kind == BlockKind::Control && !isFlag(blk) && !isBarrier(blk));
+    const bool settled = passes && settledAt[b] == willGen;
     switch (blk.kind) {
     case BlockKind::Control: // the sync ops
       switch (blk.control) {
       case ExtCtl::SET_FLAG: {
-        uint16_t code = signalCode(blk);
-        for (Pending& p : st)
-          if (p.pipe == blk.srcPipe || (p.vis & pipeBit(blk.srcPipe))) {
-            auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
-            if (it == p.sig.end() || *it != code) p.sig.insert(it, code);
-          }
+        const uint16_t code = dense[signalCode(blk)];
+        for (Pending<Sig>& p : st)
+          if (p.pipe == blk.srcPipe || (p.vis & pipeBit(blk.srcPipe))) p.sig.add(code);
         break;
       }
       case ExtCtl::WAIT_FLAG: {
-        uint16_t code = signalCode(blk);
-        for (Pending& p : st) {
-          auto it = std::lower_bound(p.sig.begin(), p.sig.end(), code);
-          if (it != p.sig.end() && *it == code) {
-            p.sig.erase(it);
+        const uint16_t code = dense[signalCode(blk)];
+        for (Pending<Sig>& p : st)
+          if (p.sig.has(code)) {
+            p.sig.remove(code);
             p.vis |= static_cast<uint8_t>(pipeBit(blk.dstPipe));
           }
-        }
         break;
       }
       case ExtCtl::PIPE_BARRIER:
         if (blk.srcPipe == isa::Pipe::All)
           st.clear();
         else
-          for (Pending& p : st)
+          for (Pending<Sig>& p : st)
             if (p.pipe == blk.srcPipe) p.vis |= static_cast<uint8_t>(pipeBit(blk.srcPipe));
         break;
       default:
@@ -289,21 +347,13 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       break;
     case BlockKind::Tile: {
       const isa::Pipe q = pipes[b].value_or(isa::Pipe::V);
-      const bool needBarrier = isa::needsIntraPipeBarrier(arch, q);
-      uses.clear();
-      for (const TileUse& u : cfg.usesOf(blk)) {
-        auto it =
-            std::find_if(uses.begin(), uses.end(), [&](const Use& x) { return x.tile == u.tile; });
-        if (it == uses.end())
-          uses.push_back({u.tile, u.read, u.write});
-        else
-          it->read |= u.read, it->write |= u.write;
-      }
-      auto conflicting = [&](const Pending& p, const Use& u) {
+      const bool needBarrier = (barrierPipes & pipeBit(q)) != 0;
+      const std::span<const Use> uses(useTable.data() + useStart[b], useStart[b + 1] - useStart[b]);
+      auto conflicting = [&](const Pending<Sig>& p, const Use& u) {
         return (p.write || u.write) && overlaps(spanOf(p.tile), spanOf(u.tile)) &&
                !orderedFor(p, q); // p.block == b: the previous iteration
       };
-      auto report = [&](const Pending& p, const Use& u) {
+      auto report = [&](const Pending<Sig>& p, const Use& u) {
         if (!seen.insert((static_cast<uint64_t>(p.block) << 32) | b).second) return;
         Dependency d;
         d.from = p.block;
@@ -320,15 +370,15 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       // dependency orders every earlier op of pipe q, so one dependency (the earliest op) is
       // reported per block and the barrier's effect applies on every later visit.
       auto applyBarrier = [&] {
-        for (Pending& p : st)
+        for (Pending<Sig>& p : st)
           if (p.pipe == q) p.vis |= static_cast<uint8_t>(pipeBit(q));
       };
       if (barrierAt[b]) applyBarrier();
       if (needBarrier && !barrierAt[b]) {
-        const Pending* first = nullptr;
+        const Pending<Sig>* first = nullptr;
         const Use* firstUse = nullptr;
         for (const Use& u : uses)
-          for (const Pending& p : st)
+          for (const Pending<Sig>& p : st)
             if (p.pipe == q && conflicting(p, u) && (!first || p.block < first->block))
               first = &p, firstUse = &u;
         if (first) {
@@ -341,10 +391,14 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       // pipe q after p (a pipe runs in order) on every path from p, so later accesses on q need
       // no second one.
       for (const Use& u : uses)
-        for (Pending& p : st)
+        for (Pending<Sig>& p : st)
           if (conflicting(p, u)) {
             p.vis |= static_cast<uint8_t>(pipeBit(q));
-            willOrder[keyOf(p)] |= static_cast<uint8_t>(pipeBit(q));
+            if (!(willOrder[p.slot] & pipeBit(q))) {
+              willOrder[p.slot] |= static_cast<uint8_t>(pipeBit(q));
+              ++willGen;
+            }
+            anyWillOrder = true;
             report(p, u);
           }
       for (const Use& u : uses) {
@@ -353,20 +407,25 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
         // and whatever orders this one after them (or will, once the race is fixed) carries over.
         // A read supersedes only an earlier read on its own pipe: a later reader on a third pipe
         // is not ordered after an earlier write by this read (read-read needs no sync).
-        std::erase_if(st, [&](const Pending& p) {
+        std::erase_if(st, [&](const Pending<Sig>& p) {
           if (!covers(us, u.tile, spanOf(p.tile), p.tile)) return false;
           return u.write || (!p.write && p.pipe == q);
         });
       }
-      for (const Use& u : uses)
-        st.push_back(
-            {b, u.tile, q, u.write, static_cast<uint8_t>(needBarrier ? 0 : pipeBit(q)), {}});
+      for (size_t k = 0; k < uses.size(); ++k)
+        st.push_back({b,
+                      uses[k].tile,
+                      useStart[b] + static_cast<uint32_t>(k),
+                      q,
+                      uses[k].write,
+                      static_cast<uint8_t>(needBarrier ? 0 : pipeBit(q)),
+                      {}});
       break;
     }
     default:
       break;
     }
-    settle(st);
+    if (!settled) settle(st);
     if (stats) {
       ++stats->blockVisits;
       stats->peakPending = std::max(stats->peakPending, st.size());
@@ -380,14 +439,17 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
       bool push = false;
       if (isJoin(s)) {
         if (!has[s]) {
-          in[s] = st;
+          in[s] = last ? std::move(st) : st;
           has[s] = 1;
+          settledAt[s] = willGen;
           push = true;
         } else {
           push = mergeInto(in[s], st);
+          if (push) settledAt[s] = UINT32_MAX;
         }
       } else {
         in[s] = last ? std::move(st) : st;
+        settledAt[s] = willGen;
         push = true;
       }
       if (push && !queued[s]) {
@@ -400,6 +462,21 @@ std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
     return std::pair(a.to, a.from) < std::pair(b.to, b.from);
   });
   return deps;
+}
+
+} // namespace
+
+std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
+                                              std::span<const std::optional<isa::Pipe>> pipes,
+                                              std::span<const TileSpan> spans, isa::Arch arch,
+                                              RaceStats* stats) {
+  // The signal codes the function uses, numbered in order of appearance.
+  std::vector<uint16_t> dense(kSignalCodes, UINT16_MAX);
+  uint16_t n = 0;
+  for (const Block& b : cfg.blocks)
+    if (isFlag(b) && dense[signalCode(b)] == UINT16_MAX) dense[signalCode(b)] = n++;
+  if (n <= 64) return analyse<NarrowSignals>(cfg, pipes, spans, arch, stats, dense);
+  return analyse<WideSignals>(cfg, pipes, spans, arch, stats, dense);
 }
 
 namespace {
@@ -418,30 +495,39 @@ std::vector<uint8_t> encodeSyncBlock(bool set, isa::Pipe src, isa::Pipe dst, uin
 
 std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
   // Inserted sync is mostly id 0 (patched by the Event relocation): encoded once per pipe pair.
-  if (id == 0) {
-    static const auto cache = [] {
-      std::map<std::tuple<bool, isa::Pipe, isa::Pipe>, std::vector<uint8_t>> m;
-      for (bool s : {false, true})
-        for (size_t a = 0; a < isa::spellingsPipe().size(); ++a)
-          for (size_t b = 0; b < isa::spellingsPipe().size(); ++b)
-            m[{s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b)}] =
-                encodeSyncBlock(s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b), 0);
-      return m;
-    }();
-    auto it = cache.find({set, src, dst});
-    if (it != cache.end()) return it->second;
-  }
+  constexpr size_t kPipes = 8;
+  static const auto cache = [] {
+    std::array<std::array<std::array<std::vector<uint8_t>, kPipes>, kPipes>, 2> m;
+    for (bool s : {false, true})
+      for (size_t a = 0; a < kPipes; ++a)
+        for (size_t b = 0; b < kPipes; ++b)
+          m[s][a][b] = encodeSyncBlock(s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b), 0);
+    return m;
+  }();
+  const auto a = static_cast<size_t>(src), b = static_cast<size_t>(dst);
+  if (id == 0 && a < kPipes && b < kPipes) return cache[set][a][b];
   return encodeSyncBlock(set, src, dst, id);
 }
 
 std::vector<uint8_t> barrierBlockBytes(isa::Pipe pipe) {
-  std::vector<uint8_t> out;
-  for (const enc::Inst& in : {enc::extControl(enc::ExtCtl::PIPE_BARRIER, pipe), enc::bstop()}) {
-    auto e = enc::encode(in);
-    for (unsigned k = 0; k < e->bits / 8; ++k)
-      out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
-  }
-  return out;
+  auto encodeBarrier = [](isa::Pipe p) {
+    std::vector<uint8_t> out;
+    for (const enc::Inst& in : {enc::extControl(enc::ExtCtl::PIPE_BARRIER, p), enc::bstop()}) {
+      auto e = enc::encode(in);
+      for (unsigned k = 0; k < e->bits / 8; ++k)
+        out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
+    }
+    return out;
+  };
+  constexpr size_t kPipes = 8; // encoded once per pipe
+  static const auto cache = [&] {
+    std::array<std::vector<uint8_t>, kPipes> m;
+    for (size_t a = 0; a < kPipes; ++a)
+      m[a] = encodeBarrier(static_cast<isa::Pipe>(a));
+    return m;
+  }();
+  const auto a = static_cast<size_t>(pipe);
+  return a < kPipes ? cache[a] : encodeBarrier(pipe);
 }
 
 namespace {
@@ -458,7 +544,7 @@ struct Spot {
 
 AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps,
                           uint32_t function, uint32_t firstEvent, const std::string& prefix,
-                          const std::set<uint32_t>& asBarrier) {
+                          const std::set<uint32_t>& asBarrier, PatternInsertions& insertions) {
   AutoSyncPlan plan;
   const auto& blocks = cfg.blocks;
   auto single = [&](int32_t s) {
@@ -550,12 +636,18 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
     std::optional<Spot> preSet, postWait; // loop-carried compensation
     SyncItem::Kind kind;
   };
-  std::map<std::tuple<int, int, int, Spot>, PairPlan> pairs; // by (kind, src, dst, wait spot)
-  std::map<std::pair<int, uint64_t>, uint32_t> barriers;     // (pipe, block offset) -> dep
+  // Pairs by (kind, src, dst, wait spot), barriers by (pipe, block offset): gathered, then sorted
+  // by key (stably: in dependency order within a key). Of the pairs of one key the one with the
+  // shortest line stands (the later op covers the earlier one; the first of equals), of the
+  // barriers the first.
+  using PairKey = std::tuple<int, int, int, Spot>;
+  using BarrierKey = std::pair<int, uint64_t>;
+  std::vector<std::pair<PairKey, PairPlan>> pairList;
+  std::vector<std::pair<BarrierKey, uint32_t>> barrierList;
   for (uint32_t k = 0; k < deps.size(); ++k) {
     const Dependency& d = deps[k];
     if (d.barrier) {
-      barriers.try_emplace({static_cast<int>(d.toPipe), blocks[d.to].offset}, k);
+      barrierList.push_back({{static_cast<int>(d.toPipe), blocks[d.to].offset}, k});
       continue;
     }
     Line l = lineAfter(d.from, d.to);
@@ -571,46 +663,66 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
         p.postWait = Spot{blocks[static_cast<size_t>(loop->exit)].offset, true};
       }
     }
-    auto key = std::tuple(static_cast<int>(p.kind), static_cast<int>(d.fromPipe),
-                          static_cast<int>(d.toPipe), p.wait);
-    auto [it, fresh] = pairs.try_emplace(key, p);
-    if (!fresh && p.dist < it->second.dist) it->second = p; // the later op covers the earlier one
+    pairList.push_back({PairKey(static_cast<int>(p.kind), static_cast<int>(d.fromPipe),
+                                static_cast<int>(d.toPipe), p.wait),
+                        p});
   }
+  std::stable_sort(pairList.begin(), pairList.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<PairPlan> pairs;
+  for (size_t i = 0; i < pairList.size(); ++i) {
+    if (i == 0 || pairList[i - 1].first != pairList[i].first)
+      pairs.push_back(pairList[i].second);
+    else if (pairList[i].second.dist < pairs.back().dist)
+      pairs.back() = pairList[i].second;
+  }
+  std::stable_sort(barrierList.begin(), barrierList.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<BarrierKey, uint32_t>> barriers;
+  for (size_t i = 0; i < barrierList.size(); ++i)
+    if (i == 0 || barrierList[i - 1].first != barrierList[i].first)
+      barriers.push_back(barrierList[i]);
+  insertions.insertions.reserve(insertions.insertions.size() + 4 * pairs.size() + barriers.size());
+  plan.items.reserve(pairs.size() + barriers.size());
+  plan.events.reserve(pairs.size());
   uint32_t n = 0;
-  auto place = [&](Spot s, std::vector<uint8_t> bytes, std::optional<uint32_t> event) {
-    Insertion ins;
-    ins.offset = s.offset;
-    ins.entry = s.entry;
-    ins.bytes = std::move(bytes);
-    if (event) {
-      obj::Reloc r;
-      r.offset = 4; // the B.DIM word after the 32-bit BSTART.EXT
-      r.type = obj::RelocType::Event;
-      r.function = function;
-      r.index = *event;
-      ins.relocs.push_back(std::move(r));
-    }
-    plan.insertions.push_back(std::move(ins));
+  // The pattern of each kind of block, found once.
+  std::optional<uint32_t> patterns[2][8][8], barrierPatterns[8];
+  auto syncPattern = [&](bool set, isa::Pipe src, isa::Pipe dst) {
+    auto& p = patterns[set][static_cast<size_t>(src) & 7][static_cast<size_t>(dst) & 7];
+    if (!p) p = insertions.pattern(syncBlockBytes(set, src, dst, 0));
+    return *p;
   };
-  for (auto& [key, p] : pairs) {
+  auto barrierPattern = [&](isa::Pipe pipe) {
+    auto& p = barrierPatterns[static_cast<size_t>(pipe) & 7];
+    if (!p) p = insertions.pattern(barrierBlockBytes(pipe));
+    return *p;
+  };
+  // An event's Event relocation is on the B.DIM word after the 32-bit BSTART.EXT.
+  insertions.eventWord = 4;
+  auto place = [&](Spot s, uint32_t pattern, std::optional<uint32_t> event) {
+    insertions.insertions.push_back(
+        {s.offset, pattern, function, event ? static_cast<int32_t>(*event) : -1, s.entry});
+  };
+  for (const PairPlan& p : pairs) {
     uint32_t k = n++;
     std::string name = prefix + std::to_string(k);
     if (asBarrier.count(k)) {
-      place(p.set, barrierBlockBytes(isa::Pipe::All), std::nullopt);
+      place(p.set, barrierPattern(isa::Pipe::All), std::nullopt);
       plan.items.push_back({SyncItem::AllBarrier, p.src, p.dst, p.dep, name});
       continue;
     }
     uint32_t ev = firstEvent + static_cast<uint32_t>(plan.events.size());
     plan.events.push_back({function, name, p.src, p.dst});
-    if (p.preSet) place(*p.preSet, syncBlockBytes(true, p.src, p.dst, 0), ev);
-    place(p.set, syncBlockBytes(true, p.src, p.dst, 0), ev);
-    place(p.wait, syncBlockBytes(false, p.src, p.dst, 0), ev);
-    if (p.postWait) place(*p.postWait, syncBlockBytes(false, p.src, p.dst, 0), ev);
+    if (p.preSet) place(*p.preSet, syncPattern(true, p.src, p.dst), ev);
+    place(p.set, syncPattern(true, p.src, p.dst), ev);
+    place(p.wait, syncPattern(false, p.src, p.dst), ev);
+    if (p.postWait) place(*p.postWait, syncPattern(false, p.src, p.dst), ev);
     plan.items.push_back({p.kind, p.src, p.dst, p.dep, name});
   }
   for (auto& [key, dep] : barriers) {
     isa::Pipe pipe = static_cast<isa::Pipe>(key.first);
-    place(Spot{key.second, true}, barrierBlockBytes(pipe), std::nullopt);
+    place(Spot{key.second, true}, barrierPattern(pipe), std::nullopt);
     plan.items.push_back({SyncItem::Barrier, pipe, pipe, dep, ""});
   }
   return plan;

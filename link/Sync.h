@@ -67,7 +67,6 @@ struct SyncItem {
 };
 
 struct AutoSyncPlan {
-  std::vector<Insertion> insertions;
   std::vector<obj::Event> events; // new symbolic events (Event relocations in the insertions)
   std::vector<SyncItem> items;
 };
@@ -80,9 +79,10 @@ struct AutoSyncPlan {
 /// line (before the branch or the join), so that every path that leaves the earlier op waits
 /// once. Dependencies from the end of a loop body to its top (carried to the next iteration)
 /// wait at the top and set at the end, with a set before the loop and a wait after it.
+/// The blocks to insert are added to `insertions` (one list for all the object's functions).
 AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps,
                           uint32_t function, uint32_t firstEvent, const std::string& prefix,
-                          const std::set<uint32_t>& asBarrier);
+                          const std::set<uint32_t>& asBarrier, PatternInsertions& insertions);
 
 /// The encoded sync blocks (BSTART.EXT ... BSTOP).
 std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id);

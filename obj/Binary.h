@@ -7,11 +7,13 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <bit>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -41,8 +43,10 @@ public:
 
 private:
   void le(uint64_t v, int n) {
+    uint8_t b[8];
     for (int i = 0; i < n; ++i)
-      bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
+      b[i] = static_cast<uint8_t>(v >> (8 * i));
+    bytes.insert(bytes.end(), b, b + n); // one insert, not a push_back per byte
   }
 };
 
@@ -91,8 +95,12 @@ private:
       return 0;
     }
     uint64_t v = 0;
-    for (int i = 0; i < n; ++i)
-      v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&v, p_ + pos_, static_cast<size_t>(n)); // n <= 8: the value as stored
+    } else {
+      for (int i = 0; i < n; ++i)
+        v |= static_cast<uint64_t>(p_[pos_ + i]) << (8 * i);
+    }
     pos_ += n;
     return v;
   }
@@ -107,20 +115,28 @@ private:
 class StrTab {
 public:
   StrTab() { data_.push_back(0); }
+  StrTab(const StrTab&) = delete; // last_ points into index_
+  StrTab& operator=(const StrTab&) = delete;
   uint32_t add(const std::string& s) {
     if (s.empty()) return 0;
-    if (auto it = index_.find(s); it != index_.end()) return it->second;
-    uint32_t off = static_cast<uint32_t>(data_.size());
-    data_.insert(data_.end(), s.begin(), s.end());
-    data_.push_back(0);
-    index_[s] = off;
-    return off;
+    // Runs of one name (the file of consecutive line entries) skip the hashing.
+    if (last_ && *last_ == s) return lastOff_;
+    auto [it, fresh] = index_.try_emplace(s, static_cast<uint32_t>(data_.size()));
+    if (fresh) {
+      data_.insert(data_.end(), s.begin(), s.end());
+      data_.push_back(0);
+    }
+    last_ = &it->first;
+    lastOff_ = it->second;
+    return it->second;
   }
   std::vector<uint8_t>& data() { return data_; }
 
 private:
   std::vector<uint8_t> data_;
-  std::map<std::string, uint32_t> index_;
+  std::unordered_map<std::string, uint32_t> index_; // only looked up: no order needed
+  const std::string* last_ = nullptr;               // the key last added (node keys do not move)
+  uint32_t lastOff_ = 0;
 };
 
 inline std::optional<std::string> strAt(const std::vector<uint8_t>& tab, uint32_t off) {

@@ -80,4 +80,35 @@ struct DecodedBlocks {
 /// Decodes [begin, end) of `text` (a function's words; the caller checks the range lies in it).
 DecodedBlocks decodeBlocks(std::span<const uint8_t> text, uint64_t begin, uint64_t end);
 
+/// The same decoding one word at a time, for a consumer that reads each word as it comes and keeps
+/// none (the linker: a decoded word is ~100 bytes, and a function of 200k words decoded whole costs
+/// its page faults). The blocks are decodeBlocks's; the words are not kept.
+class BlockScanner {
+public:
+  /// [begin, end) of `text`, as decodeBlocks.
+  BlockScanner(std::span<const uint8_t> text, uint64_t begin, uint64_t end)
+      : text_(text), pos_(begin), end_(end) {}
+  /// The next word, or nullptr at the end of the range or at a word that does not decode (then
+  /// error() says where and why, and the range ends there). Valid until the next call.
+  const Word* next();
+  /// The last word opened a block: blocks().back(), whose `end` is set once the next block opens
+  /// (or at the end: after next() returned nullptr).
+  bool opened() const { return opened_; }
+  std::vector<BlockWords>& blocks() { return blocks_; }
+  const std::optional<WordError>& error() const { return error_; }
+
+private:
+  /// A word decoded before on this thread (same bytes), or nullptr; sets `consumed` on a hit.
+  static const isa::enc::Inst* cachedDecode(std::span<const uint8_t> bytes, size_t& consumed);
+  static void remember(std::span<const uint8_t> bytes, const isa::enc::Inst& inst);
+
+  std::span<const uint8_t> text_;
+  uint64_t pos_, end_;
+  bool isOpen_ = false; // a block is open (no Stop word since its start)
+  bool opened_ = false;
+  Word word_;
+  std::vector<BlockWords> blocks_;
+  std::optional<WordError> error_;
+};
+
 } // namespace pto::obj::code

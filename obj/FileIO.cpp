@@ -143,7 +143,9 @@ std::optional<std::string> readAll(const std::string& path, Buffer& out, uint64_
       out.shrink_to_fit();
       return tooLarge;
     }
-    out.insert(out.end(), chunk, chunk + n);
+    // As the buffer's own element type: a block copy, not a conversion per byte.
+    const auto* bytes = reinterpret_cast<const typename Buffer::value_type*>(chunk);
+    out.insert(out.end(), bytes, bytes + n);
   }
   return std::nullopt;
 }

@@ -215,6 +215,7 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
     auto& d = s.data[".pto.lines"];
     In in(d.data(), d.size(), ".pto.lines");
     uint32_t count = in.header(kLinesMagic, kLineRecord);
+    obj.lines.reserve(count);
     for (uint32_t i = 0; i < count && in.ok(); ++i) {
       LineEntry l;
       l.textOffset = in.u64();
@@ -253,6 +254,7 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
     if (r.size() % sizeof(Elf64_Rela) != 0)
       return std::string(".rela.text: size is not a multiple of the entry size");
     In rin(r.data(), r.size(), ".rela.text");
+    obj.relocs.reserve(r.size() / sizeof(Elf64_Rela));
     for (size_t i = 0; i < r.size() / sizeof(Elf64_Rela) && rin.ok(); ++i) {
       Reloc rel;
       rel.offset = rin.u64();
@@ -260,25 +262,27 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
       int64_t addend = rin.i64();
       uint32_t sym = static_cast<uint32_t>(ELF64_R_SYM(info));
       uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(info));
-      std::string what = "relocation " + std::to_string(i);
-      if (rel.offset + 4 > obj.text.size() || rel.offset % 2) rin.fail(what + " has a bad offset");
-      if (sym >= symNames.size()) rin.fail(what + " names a missing symbol");
-      if (type < 1 || type > 3) rin.fail(what + " has unknown type " + std::to_string(type));
+      // Spelled only for a message (an object has a relocation per event word and call).
+      auto what = [&] { return "relocation " + std::to_string(i); };
+      if (rel.offset + 4 > obj.text.size() || rel.offset % 2)
+        rin.fail(what() + " has a bad offset");
+      if (sym >= symNames.size()) rin.fail(what() + " names a missing symbol");
+      if (type < 1 || type > 3) rin.fail(what() + " has unknown type " + std::to_string(type));
       if (!rin.ok()) break;
       rel.type = static_cast<RelocType>(type);
       if (rel.type == RelocType::Call) {
         rel.symbol = symNames[sym];
-        if (rel.symbol.empty()) rin.fail(what + " calls an unnamed symbol");
+        if (rel.symbol.empty()) rin.fail(what() + " calls an unnamed symbol");
       } else {
         rel.function = static_cast<uint32_t>(static_cast<uint64_t>(addend) >> 32);
         rel.index = static_cast<uint32_t>(addend);
         if (rel.function >= obj.functions.size())
-          rin.fail(what + " names a missing function");
+          rin.fail(what() + " names a missing function");
         else if (rel.type == RelocType::Tile &&
                  rel.index >= obj.functions[rel.function].tiles.size())
-          rin.fail(what + " names a missing tile");
+          rin.fail(what() + " names a missing tile");
         else if (rel.type == RelocType::Event && rel.index >= obj.events.size())
-          rin.fail(what + " names a missing event");
+          rin.fail(what() + " names a missing event");
       }
       obj.relocs.push_back(std::move(rel));
     }

@@ -16,6 +16,7 @@
 
 #include <random>
 #include <sstream>
+#include <tuple>
 
 using namespace pto;
 
@@ -303,6 +304,106 @@ TEST(Sync, AutoSyncRandomStructuredKernels) {
     ASSERT_TRUE(r.ok()) << text << diagsOf(r);
     for (const auto& d : r.diags)
       EXPECT_TRUE(d.warning || d.note) << text << d.text;
+  }
+}
+
+/// Field by field: the graph derived by insertWords and the one decoded from its result.
+void expectSameGraph(const link::FunctionCfg& x, const link::FunctionCfg& y,
+                     const std::string& ctx) {
+  ASSERT_EQ(x.blocks.size(), y.blocks.size()) << ctx;
+  for (size_t i = 0; i < x.blocks.size(); ++i) {
+    const link::Block &a = x.blocks[i], &b = y.blocks[i];
+    auto fields = [](const link::Block& k) {
+      return std::tuple(k.offset, k.end, k.transfer, k.kind, k.control, k.op, k.firstUse, k.numUses,
+                        k.srcPipe, k.dstPipe, k.eventId, k.dynamicEvent, k.eventWord, k.target,
+                        k.succ[0], k.succ[1]);
+    };
+    EXPECT_TRUE(fields(a) == fields(b)) << ctx << "block " << i;
+  }
+  ASSERT_EQ(x.uses.size(), y.uses.size()) << ctx;
+  for (size_t i = 0; i < x.uses.size(); ++i) {
+    const link::TileUse &a = x.uses[i], &b = y.uses[i];
+    EXPECT_TRUE(std::tuple(a.tile, a.read, a.write, a.scratch) ==
+                std::tuple(b.tile, b.read, b.write, b.scratch))
+        << ctx << "use " << i;
+  }
+  EXPECT_EQ(x.predStart, y.predStart) << ctx;
+  EXPECT_EQ(x.preds, y.preds) << ctx;
+}
+
+// The graphs insertWords derives from the old ones (sparing the re-check a second decode) are the
+// graphs a decoder finds in the rewritten words: sync and barrier blocks in front of random blocks
+// (the first and the last included), for every path or for the fall-through only.
+TEST(Rewrite, RelaidGraphsMatchDecoding) {
+  std::mt19937 rng(7);
+  int derived = 0;
+  for (int iter = 0; iter < 60; ++iter) {
+    std::string text = randomStructuredBody(rng);
+    obj::ObjectFile o = compile(kernel(text));
+    if (o.functions.empty()) continue;
+    auto built = link::buildCfg(o, 0);
+    ASSERT_TRUE(std::holds_alternative<link::FunctionCfg>(built)) << text;
+    const auto& c0 = std::get<link::FunctionCfg>(built);
+    std::vector<link::Insertion> ins;
+    const uint64_t end = o.functions[0].textOffset + o.functions[0].textSize;
+    for (const link::Block& b : c0.blocks)
+      for (unsigned n = rng() % 4; n > 0 && n < 3; --n) {
+        const bool set = rng() % 2;
+        std::vector<uint8_t> bytes =
+            rng() % 3 ? link::syncBlockBytes(set, isa::Pipe::MTE2, isa::Pipe::V, rng() % 2)
+                      : link::barrierBlockBytes(rng() % 2 ? isa::Pipe::V : isa::Pipe::All);
+        ins.push_back({rng() % 8 ? b.offset : end, rng() % 2 == 0, bytes, {}, {}});
+      }
+    const link::FunctionCfg* known[] = {&c0};
+    auto r = link::insertWords(o, ins, known);
+    ASSERT_TRUE(std::holds_alternative<link::Relaid>(r)) << std::get<std::string>(r);
+    const link::Relaid& rl = std::get<link::Relaid>(r);
+    EXPECT_EQ(rl.obj, std::get<obj::ObjectFile>(link::insertWords(o, ins))) << text;
+    // The same insertions held as patterns (as --auto-sync plans them) give the same object.
+    link::PatternInsertions pi;
+    for (const link::Insertion& i : ins)
+      pi.insertions.push_back({i.offset, pi.pattern(i.bytes), 0, -1, i.entry});
+    auto rp = link::insertWords(o, pi, known);
+    ASSERT_TRUE(std::holds_alternative<link::Relaid>(rp));
+    EXPECT_EQ(std::get<link::Relaid>(rp).obj, rl.obj) << text;
+    ASSERT_EQ(rl.cfgs.size(), 1u);
+    if (!rl.cfgs[0]) continue;
+    ++derived;
+    auto decoded = link::buildCfg(rl.obj, 0);
+    ASSERT_TRUE(std::holds_alternative<link::FunctionCfg>(decoded)) << text;
+    expectSameGraph(*rl.cfgs[0], std::get<link::FunctionCfg>(decoded), text);
+  }
+  EXPECT_GT(derived, 50);
+}
+
+// A function whose set_flags and wait_flags use more than 64 (pipe pair, id) combinations: the
+// analysis holds their signals in the wide set, and orders (or not) as with few.
+TEST(Sync, ManySignalCodes) {
+  const char* pipes[] = {"PIPE_MTE2", "PIPE_V", "PIPE_MTE3", "PIPE_M", "PIPE_MTE1", "PIPE_FIX"};
+  std::string pairs; // 10 pairs other than MTE2 -> V, all 8 ids each, every set waited at once
+  int n = 0;
+  for (const char* a : pipes)
+    for (const char* b : pipes)
+      if (std::string(a) != b && !(std::string(a) == "PIPE_MTE2" && std::string(b) == "PIPE_V") &&
+          n++ < 10)
+        for (int k = 0; k < 8; ++k)
+          for (const char* op : {"set_flag", "wait_flag"})
+            pairs += std::string("  pto.") + op + "[<" + a + ">, <" + b + ">, <EVENT_ID" +
+                     std::to_string(k) + ">]\n";
+  const std::string order = "  pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n"
+                            "  pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]\n";
+  link::LinkOptions check;
+  check.sync = link::SyncMode::Check;
+  for (bool ordered : {true, false}) {
+    obj::ObjectFile o = compile(kernel("  tload %t0, %x[0, 0]\n" + pairs + (ordered ? order : "") +
+                                       "  tadd %t1, %t0, %t0\n"));
+    link::LinkResult r = link::link({{"k.o", o}}, check);
+    EXPECT_EQ(r.ok(), ordered) << diagsOf(r);
+    if (!ordered) {
+      EXPECT_NE(diagsOf(r).find("race: tadd on PIPE_V reads %t0, which tload on PIPE_MTE2"),
+                std::string::npos)
+          << diagsOf(r);
+    }
   }
 }
 
