@@ -246,11 +246,17 @@ ikjMatmul(const float* A, const float* B, float* C) {
 /// One core's f32 FMA peak in flop/s on 8-lane vectors: twelve independent chains of fmas
 /// (enough to cover the latency of both FMA pipes), no memory traffic. The core's peak is the
 /// larger of this and fmaPeak512.
+///
+/// Each chain starts from a different value: chains that start equal compute equal values, and
+/// the compiler merges them into one (GCC 12 did: the loop held a single fma, latency bound, and
+/// the figure reported was twelve times the single chain's rate, three times the real peak).
 __attribute__((target("avx2,fma"))) double fmaPeak() {
   constexpr long kSteps = 20'000'000;
   // Twelve named accumulators, so that they live in registers whatever the compiler unrolls.
-  __m256 c0 = _mm256_set1_ps(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
-         c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+  __m256 c0 = _mm256_set1_ps(0), c1 = _mm256_set1_ps(1), c2 = _mm256_set1_ps(2),
+         c3 = _mm256_set1_ps(3), c4 = _mm256_set1_ps(4), c5 = _mm256_set1_ps(5),
+         c6 = _mm256_set1_ps(6), c7 = _mm256_set1_ps(7), c8 = _mm256_set1_ps(8),
+         c9 = _mm256_set1_ps(9), c10 = _mm256_set1_ps(10), c11 = _mm256_set1_ps(11);
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {
@@ -273,12 +279,15 @@ __attribute__((target("avx2,fma"))) double fmaPeak() {
   return best;
 }
 
-/// The same on 16-lane vectors, for a CPU with AVX-512F (0 without it).
+/// The same on 16-lane vectors, for a CPU with AVX-512F (0 without it). A CPU that splits
+/// 512-bit operations in two 256-bit halves (AMD Zen 4) has the same peak as on 8 lanes.
 __attribute__((target("avx512f"))) double fmaPeak512() {
   if (!__builtin_cpu_supports("avx512f")) return 0;
   constexpr long kSteps = 20'000'000;
-  __m512 c0 = _mm512_set1_ps(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
-         c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+  __m512 c0 = _mm512_set1_ps(0), c1 = _mm512_set1_ps(1), c2 = _mm512_set1_ps(2),
+         c3 = _mm512_set1_ps(3), c4 = _mm512_set1_ps(4), c5 = _mm512_set1_ps(5),
+         c6 = _mm512_set1_ps(6), c7 = _mm512_set1_ps(7), c8 = _mm512_set1_ps(8),
+         c9 = _mm512_set1_ps(9), c10 = _mm512_set1_ps(10), c11 = _mm512_set1_ps(11);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {

@@ -301,13 +301,11 @@ template <bool IntAcc> void kMatmulRef(Core& c, const TileInst& t) {
     }
 }
 
-/// Rows x cols of a tile as a dense row-major f32 array, each element
-/// static_cast<float>(decodeToDouble(...)) as kMatmulRef reads it. f32, f16 and bf16 take
-/// direct paths (exact, so the same values). Returns false at the first NaN: the NaN codes the
-/// direct paths give may differ from decodeToDouble's, and which NaN an fma passes on depends on
-/// operand order, so inputs with NaNs go to kMatmulRef.
-/// Whether any of `n` floats is a NaN: one pass of integer compares the compiler vectorises.
+/// Whether any of `n` floats is a NaN: a vector pass on the x86 tiers, else integer compares.
 bool anyNan(const float* v, uint32_t n) {
+#ifdef PTO_X86_SIMD
+  if (simdLevel() >= SimdLevel::Avx2) return simd::anyNanRows(v, n, 1, n);
+#endif
   uint32_t nan = 0;
   for (uint32_t j = 0; j < n; ++j) {
     uint32_t bits;
@@ -317,6 +315,11 @@ bool anyNan(const float* v, uint32_t n) {
   return nan != 0;
 }
 
+/// Rows x cols of a tile as a dense row-major f32 array, each element
+/// static_cast<float>(decodeToDouble(...)) as kMatmulRef reads it. f32, f16 and bf16 take
+/// direct paths (exact, so the same values). Returns false at the first NaN: the NaN codes the
+/// direct paths give may differ from decodeToDouble's, and which NaN an fma passes on depends on
+/// operand order, so inputs with NaNs go to kMatmulRef.
 bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_t cols,
                float* out) {
   const bool rm = o.plainRowMajor();
@@ -332,6 +335,13 @@ bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_
           std::memcpy(row + j, base + o.elemOffset(i, j) * 4, 4);
       break;
     case DType::F16:
+#ifdef PTO_X86_SIMD
+      if (rm && simdLevel() >= SimdLevel::Avx2) {
+        simd::widenF16(row, reinterpret_cast<const uint16_t*>(base) + start, cols);
+        break;
+      }
+#endif
+      [[fallthrough]];
     case DType::BF16: {
       const bool h = o.dtype == DType::F16;
       for (uint32_t j = 0; j < cols; ++j) {
@@ -350,48 +360,15 @@ bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_
   return true;
 }
 
-/// Float-accumulating TMATMUL / TGEMV: inputs decoded once into dense f32 arrays, then
-/// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), or the register-blocked
-/// AVX2 + FMA or AVX-512F micro-kernels of the tier picked at selection (Simd.h). The order of
-/// operations per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then `acc
-/// + C` and `C + bias` in f32, so the bits agree.
-template <SimdLevel Tier> void kMatmulF32(Core& c, const TileInst& t) {
-  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
-  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
+/// C + acc and + bias after the product, in f32 as kMatmulRef adds them; C is dense (M x N).
+void matmulEpilogue(Core& c, const TileInst& t, const float* C, uint32_t M, uint32_t N) {
+  const TileOperand& od = t.tiles[t.dst];
   const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
   const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
-  if (accIn && !fits(c, t, *accIn, M, N)) return;
-  // Scratch reused across calls on this thread (each worker thread runs one block at a time).
-  thread_local std::vector<float> A, B, C;
-  A.resize(size_t{M} * K);
-  B.resize(size_t{K} * N);
-  C.resize(size_t{M} * N);
-  if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data()))
-    return kMatmulRef<false>(c, t);
-#ifdef PTO_X86_SIMD
-  if constexpr (Tier >= SimdLevel::Avx512)
-    simd::matmul512(A.data(), B.data(), C.data(), M, N, K);
-  else if constexpr (Tier == SimdLevel::Avx2)
-    simd::matmul(A.data(), B.data(), C.data(), M, N, K);
-  else
-#endif
-  {
-    for (uint32_t i = 0; i < M; ++i) {
-      float* ci = C.data() + size_t{i} * N;
-      std::fill(ci, ci + N, 0.0f);
-      for (uint32_t k = 0; k < K; ++k) {
-        const float a = A[size_t{i} * K + k];
-        const float* bk = B.data() + size_t{k} * N;
-        for (uint32_t j = 0; j < N; ++j)
-          ci[j] = std::fma(a, bk[j], ci[j]);
-      }
-    }
-  }
   uint8_t* db = bptr(c, od);
   if (!accIn && !bias && od.plainRowMajor()) { // the bits of C as they are: a copy per row
     for (uint32_t i = 0; i < M; ++i)
-      std::memcpy(db + size_t{i} * od.cols * 4, C.data() + size_t{i} * N, size_t{N} * 4);
+      std::memcpy(db + size_t{i} * od.cols * 4, C + size_t{i} * N, size_t{N} * 4);
     return;
   }
   const uint8_t *accb = accIn ? bptr(c, *accIn) : nullptr, *biasb = bias ? bptr(c, *bias) : nullptr;
@@ -406,6 +383,89 @@ template <SimdLevel Tier> void kMatmulF32(Core& c, const TileInst& t) {
       std::memcpy(db + (od.plainRowMajor() ? size_t{i} * od.cols + j : od.elemOffset(i, j)) * 4,
                   &bits, 4);
     }
+}
+
+#ifdef PTO_X86_SIMD
+/// kMatmulF32 on the AVX2 (Mk8) or AVX-512F (Mk16) micro-kernels (Simd.h), touching each
+/// operand as little as it can: an f32 row-major A is read in place (checked for NaNs in one
+/// vector pass), B is packed straight from the tile (the packing checks it), and C is written
+/// straight into a row-major destination when nothing is added after the product. Copies
+/// remain only where the layout or element type needs them, or where A shares bytes with the
+/// destination (B is packed whole before C is written, so its overlap is harmless).
+template <class Mk>
+void matmulSimd(Core& c, const TileInst& t, uint32_t M, uint32_t N, uint32_t K) {
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  thread_local std::vector<float> Ad, Bd, Bp, Cd; // scratch kept across calls on this thread
+  const auto pa = reinterpret_cast<uintptr_t>(bptr(c, oa)),
+             pd = reinterpret_cast<uintptr_t>(bptr(c, od));
+  const bool disjointA = pa + oa.bytes() <= pd || pd + od.bytes() <= pa;
+  const float* A;
+  size_t lda;
+  if (oa.dtype == DType::F32 && oa.plainRowMajor() && disjointA) {
+    A = tptr<float>(c, oa);
+    lda = oa.cols;
+    if (simd::anyNanRows(A, lda, M, K)) return kMatmulRef<false>(c, t);
+  } else {
+    Ad.resize(size_t{M} * K);
+    if (!decodeF32(bptr(c, oa), oa, M, K, Ad.data())) return kMatmulRef<false>(c, t);
+    A = Ad.data();
+    lda = K;
+  }
+  const float* B;
+  size_t ldb;
+  if (ob.dtype == DType::F32 && ob.plainRowMajor()) {
+    B = tptr<float>(c, ob);
+    ldb = ob.cols;
+  } else {
+    Bd.resize(size_t{K} * N);
+    if (!decodeF32(bptr(c, ob), ob, K, N, Bd.data())) return kMatmulRef<false>(c, t);
+    B = Bd.data();
+    ldb = N;
+  }
+  Bp.resize(simd::packedBSize(K, N, Mk::kLanes));
+  if (!simd::packB(B, ldb, K, N, Mk::kLanes, Bp.data())) return kMatmulRef<false>(c, t);
+  if (t.acc < 0 && t.bias < 0 && od.plainRowMajor())
+    return simd::matmulPacked<Mk>(A, lda, Bp.data(), tptr<float>(c, od), od.cols, M, N, K);
+  Cd.resize(size_t{M} * N);
+  simd::matmulPacked<Mk>(A, lda, Bp.data(), Cd.data(), N, M, N, K);
+  matmulEpilogue(c, t, Cd.data(), M, N);
+}
+#endif
+
+/// Float-accumulating TMATMUL / TGEMV: inputs decoded once into dense f32 arrays, then
+/// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), or the register-blocked
+/// AVX2 + FMA or AVX-512F micro-kernels of the tier picked at selection (matmulSimd). The order
+/// of operations per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then
+/// `acc + C` and `C + bias` in f32, so the bits agree.
+template <SimdLevel Tier> void kMatmulF32(Core& c, const TileInst& t) {
+  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
+  if (t.acc >= 0 && !fits(c, t, t.tiles[t.acc], M, N)) return;
+#ifdef PTO_X86_SIMD
+  if constexpr (Tier >= SimdLevel::Avx512)
+    return matmulSimd<simd::Mk16>(c, t, M, N, K);
+  else if constexpr (Tier == SimdLevel::Avx2)
+    return matmulSimd<simd::Mk8>(c, t, M, N, K);
+#endif
+  // Scratch reused across calls on this thread (each worker thread runs one block at a time).
+  thread_local std::vector<float> A, B, C;
+  A.resize(size_t{M} * K);
+  B.resize(size_t{K} * N);
+  C.resize(size_t{M} * N);
+  if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data()))
+    return kMatmulRef<false>(c, t);
+  for (uint32_t i = 0; i < M; ++i) {
+    float* ci = C.data() + size_t{i} * N;
+    std::fill(ci, ci + N, 0.0f);
+    for (uint32_t k = 0; k < K; ++k) {
+      const float a = A[size_t{i} * K + k];
+      const float* bk = B.data() + size_t{k} * N;
+      for (uint32_t j = 0; j < N; ++j)
+        ci[j] = std::fma(a, bk[j], ci[j]);
+    }
+  }
+  matmulEpilogue(c, t, C.data(), M, N);
 }
 
 void kNop(Core&, const TileInst&) {}

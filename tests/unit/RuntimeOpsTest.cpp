@@ -592,12 +592,18 @@ TEST(RuntimeFastPaths, CvtF32ToF16MatchesPortable) {
 
 TEST(RuntimeFastPaths, MatmulKeepsTheFmaOrder) {
   // C[i,j] = fma chain over k in increasing k from +0 (then + acc): checked against that
-  // formula written here, at every tier, for f32 and f16 inputs, shapes with vector tails.
+  // formula written here, at every tier, for f32 and f16 inputs, shapes with vector tails:
+  // every remainder of the 6- and 8-row blocks, last panels of 1..16 and 17..31 columns.
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
   for (DType in : {DType::F32, DType::F16})
-    for (auto [M, N, K] :
-         {std::tuple<uint32_t, uint32_t, uint32_t>{37, 45, 29}, {64, 64, 64}, {1, 16, 8}})
+    for (auto [M, N, K] : {std::tuple<uint32_t, uint32_t, uint32_t>{37, 45, 29},
+                           {64, 64, 64},
+                           {1, 16, 8},
+                           {23, 59, 64},
+                           {7, 1, 3},
+                           {62, 17, 40},
+                           {5, 31, 1}})
       for (bool withAcc : {false, true}) {
         const uint32_t S = 64;
         std::vector<DType> types{DType::F32, in, in};
