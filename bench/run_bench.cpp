@@ -4,6 +4,8 @@
 //     memcpy touching the same bytes (below), TCVT also vs a plain vcvtps2ph loop;
 //   - TMATMUL 128x128x128 (f32, and f16 inputs) vs a naive f32 triple loop, f32 also vs the ikj
 //     loop vectorised for AVX2 + FMA and as a fraction of one core's measured FMA peak;
+//   - TEXP, TLOG, TSQRT, TRSQRT, TRECIP and TDIV f32 vs libmvec's expf / logf or plain vector
+//     loops (vsqrtps, vdivps) on the same inputs;
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop.
 // The tile kernels are called directly on tiles resident in one buffer (decoded TileInst,
 // kernel picked by selectKernel as at load time), so the figures are the kernels' own cost.
@@ -503,8 +505,83 @@ void compareExp() {
       "TEXP f32 128x256", "libmvec expf, 8 AVX2 lanes, same inputs", [&] { e.run(); },
       [&] { libmvecExp(y.data(), x, y.size()); });
 }
+
+// ------------------------------------------------------------------ log, sqrt, 1/sqrt, 1/x, x/y
+// Each vectorised f32 op (runtime/cpu/VecMath.h) beside the strongest plain code for the same
+// job on the same inputs: libmvec's logf on eight AVX2 lanes for TLOG; a vsqrtps loop for TSQRT;
+// vsqrtps then vdivps (1.0f / sqrtf(x), the f32 code a C++ programmer writes; the kernel keeps
+// the portable double computation, so it does more) for TRSQRT; a vdivps loop for TRECIP and TDIV.
+extern "C" __m256 _ZGVdN8v_logf(__m256);
+__attribute__((target("avx2,fma"))) void libmvecLog(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _ZGVdN8v_logf(_mm256_loadu_ps(x + i)));
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) void plainSqrt(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_sqrt_ps(_mm256_loadu_ps(x + i)));
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) void plainRsqrt(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i,
+                     _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(_mm256_loadu_ps(x + i))));
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) void plainRecip(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_loadu_ps(x + i)));
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) void plainDiv(float* z, const float* x, const float* y, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(z + i, _mm256_div_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  benchmark::ClobberMemory();
+}
+
+void compareMath() {
+  constexpr uint32_t kR = 128, kC = 256;
+  constexpr size_t kN = size_t{kR} * kC;
+  std::vector<float> y(kN);
+  // Positive inputs over several binades (the benchmark's default fill has negatives, which
+  // log, sqrt and 1/sqrt send to their slow NaN paths).
+  auto positive = [](TileBench& b, int tile) {
+    auto* x =
+        reinterpret_cast<float*>(b.vec.data() + b.inst.tiles[static_cast<size_t>(tile)].offset);
+    for (size_t i = 0; i < kN; ++i)
+      x[i] = 0.01f + 0.37f * static_cast<float>(i % 997);
+    return x;
+  };
+  const std::pair<isa::OpId, const char*> unary[] = {
+      {isa::OpId::TLOG, "libmvec logf, 8 AVX2 lanes, same inputs"},
+      {isa::OpId::TSQRT, "plain vsqrtps loop, same inputs"},
+      {isa::OpId::TRSQRT, "plain 1.0f / sqrtf loop (vsqrtps, vdivps), same inputs"},
+      {isa::OpId::TRECIP, "plain vdivps loop, same inputs"}};
+  for (auto [op, refName] : unary) {
+    TileBench b(op, {DType::F32, DType::F32}, kR, kC);
+    const std::string what = std::string(isa::info(op).mnemonic) + " f32 128x256";
+    if (!b.ready()) {
+      gSummary.push_back(what + ": no kernel");
+      continue;
+    }
+    const float* x = positive(b, 1);
+    void (*ref)(float*, const float*, size_t) = op == isa::OpId::TLOG     ? libmvecLog
+                                                : op == isa::OpId::TSQRT  ? plainSqrt
+                                                : op == isa::OpId::TRSQRT ? plainRsqrt
+                                                                          : plainRecip;
+    compare(
+        what, refName, [&] { b.run(); }, [&] { ref(y.data(), x, kN); });
+  }
+  TileBench d(isa::OpId::TDIV, {DType::F32, DType::F32, DType::F32}, kR, kC);
+  if (!d.ready()) return gSummary.push_back("TDIV f32: no kernel");
+  const float *x0 = positive(d, 1), *x1 = positive(d, 2);
+  compare(
+      "tdiv f32 128x256", "plain vdivps loop, same inputs", [&] { d.run(); },
+      [&] { plainDiv(y.data(), x0, x1, kN); });
+}
 #else
 void compareExp() {}
+void compareMath() {}
 #endif
 
 } // namespace
@@ -555,6 +632,7 @@ int main(int argc, char** argv) {
 
   summarizeTiles();
   compareExp();
+  compareMath();
   compare(
       "vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd, true);
   compare(
