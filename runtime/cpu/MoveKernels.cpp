@@ -385,6 +385,13 @@ void matmulEpilogue(Core& c, const TileInst& t, const float* C, uint32_t M, uint
     }
 }
 
+/// Whether two operands share no byte.
+bool disjoint(Core& c, const TileOperand& x, const TileOperand& y) {
+  const auto px = reinterpret_cast<uintptr_t>(bptr(c, x)),
+             py = reinterpret_cast<uintptr_t>(bptr(c, y));
+  return px + x.bytes() <= py || py + y.bytes() <= px;
+}
+
 #ifdef PTO_X86_SIMD
 /// kMatmulF32 on the AVX2 (Mk8) or AVX-512F (Mk16) micro-kernels (Simd.h), touching each
 /// operand as little as it can: an f32 row-major A is read in place (checked for NaNs in one
@@ -396,12 +403,9 @@ template <class Mk>
 void matmulSimd(Core& c, const TileInst& t, uint32_t M, uint32_t N, uint32_t K) {
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
   thread_local std::vector<float> Ad, Bd, Bp, Cd; // scratch kept across calls on this thread
-  const auto pa = reinterpret_cast<uintptr_t>(bptr(c, oa)),
-             pd = reinterpret_cast<uintptr_t>(bptr(c, od));
-  const bool disjointA = pa + oa.bytes() <= pd || pd + od.bytes() <= pa;
   const float* A;
   size_t lda;
-  if (oa.dtype == DType::F32 && oa.plainRowMajor() && disjointA) {
+  if (oa.dtype == DType::F32 && oa.plainRowMajor() && disjoint(c, oa, od)) {
     A = tptr<float>(c, oa);
     lda = oa.cols;
     if (simd::anyNanRows(A, lda, M, K)) return kMatmulRef<false>(c, t);
@@ -428,7 +432,21 @@ void matmulSimd(Core& c, const TileInst& t, uint32_t M, uint32_t N, uint32_t K) 
     return simd::matmulPacked<Mk>(A, lda, Bp.data(), tptr<float>(c, od), od.cols, M, N, K);
   Cd.resize(size_t{M} * N);
   simd::matmulPacked<Mk>(A, lda, Bp.data(), Cd.data(), N, M, N, K);
-  matmulEpilogue(c, t, Cd.data(), M, N);
+  // f32 row-major accumulator and bias: the additions on vectors, the accumulator read where it
+  // lies (it may be the destination itself: each element is read before it is written).
+  const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
+  const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
+  const bool vecAcc = !accIn || (accIn->dtype == DType::F32 && accIn->plainRowMajor() &&
+                                 sameOrDisjoint(c, od, *accIn));
+  const bool vecBias = !bias || (bias->dtype == DType::F32 && bias->plainRowMajor() &&
+                                 bias->cols >= N && disjoint(c, od, *bias));
+  if (!od.plainRowMajor() || !vecAcc || !vecBias) return matmulEpilogue(c, t, Cd.data(), M, N);
+  float* d = tptr<float>(c, od);
+  const float* accp = accIn ? tptr<float>(c, *accIn) : nullptr;
+  const float* biasp = bias ? tptr<float>(c, *bias) : nullptr;
+  for (uint32_t i = 0; i < M; ++i)
+    simd::matmulAddRow(d + size_t{i} * od.cols, accp ? accp + size_t{i} * accIn->cols : nullptr,
+                       Cd.data() + size_t{i} * N, biasp, N);
 }
 #endif
 
