@@ -122,6 +122,11 @@ void kStoreDn(Core& c, const TileInst& t) {
 
 /// TSTORE: the source valid region to GM. When the argument's element type is narrower than
 /// the tile's (acc f32 -> f16/bf16), elements are converted (round to nearest even).
+/// GM buffers at least this large take non-temporal TSTOREs (kStore): twice a server core's
+/// share of last-level cache (32 MiB per AMD Zen 4 CCD). A fixed size: the C library's figure
+/// (sysconf) is the whole host's L3 in a VM (320 MiB here), far more than one core reaches.
+constexpr uint64_t kStreamBytes = uint64_t{64} << 20;
+
 void kStore(Core& c, const TileInst& t) {
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   const TileOperand& os = t.tiles[t.src0];
@@ -140,6 +145,18 @@ void kStore(Core& c, const TileInst& t) {
   const uint8_t* sb = c.buf[os.loc] + os.offset;
   if (gmType == os.dtype) {
     if (os.plainRowMajor() && gbits >= 8) {
+#ifdef PTO_X86_SIMD
+      // A GM buffer larger than the caches is streamed: what a store writes there is evicted
+      // before it is read again, so the lines are written without being read first (a third
+      // less memory traffic). Smaller buffers keep ordinary stores, which leave the data cached
+      // for the loads that follow.
+      if (g && g->size >= kStreamBytes && simdLevel() >= SimdLevel::Avx2) {
+        for (uint32_t r = 0; r < vr; ++r)
+          simd::streamCopy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
+        _mm_sfence();
+        return;
+      }
+#endif
       for (uint32_t r = 0; r < vr; ++r)
         std::memcpy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
       return;

@@ -521,6 +521,19 @@ PTO_SIMD inline void matmulAddRow(float* d, const float* acc, const float* C, co
   }
 }
 
+/// memcpy with non-temporal stores for the 32-byte aligned middle (head and tail by memcpy):
+/// the destination's lines are written without being read first. The caller fences
+/// (_mm_sfence) before anything else may read them.
+PTO_SIMD inline void streamCopy(uint8_t* d, const uint8_t* s, size_t n) {
+  const size_t head = std::min(n, (32 - reinterpret_cast<uintptr_t>(d) % 32) % 32);
+  std::memcpy(d, s, head);
+  size_t j = head;
+  for (; j + 32 <= n; j += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + j),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + j)));
+  std::memcpy(d + j, s + j, n - j);
+}
+
 /// n f16 values widened to f32 (exact: F16C's conversion, as h2f).
 PTO_SIMD inline void widenF16(float* d, const uint16_t* s, size_t n) {
   size_t j = 0;
