@@ -4,6 +4,8 @@
 //     memcpy touching the same bytes (below), TCVT also vs a plain vcvtps2ph loop;
 //   - TMATMUL 128x128x128 (f32, and f16 inputs) vs a naive f32 triple loop, f32 also vs the ikj
 //     loop vectorised for AVX2 + FMA and as a fraction of one core's measured FMA peak;
+//   - TEXP, TLOG, TSQRT, TRSQRT, TRECIP and TDIV f32 vs libmvec's expf / logf or plain vector
+//     loops (vsqrtps, vdivps) on the same inputs;
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop.
 // The tile kernels are called directly on tiles resident in one buffer (decoded TileInst,
 // kernel picked by selectKernel as at load time), so the figures are the kernels' own cost.
@@ -118,17 +120,22 @@ double wallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-/// Seconds per call of f (at least 0.2 s of calls), on `clock`.
+/// Seconds per call of f (at least 0.2 s of calls), on `clock`. The clock is read once per
+/// batch of calls, the batches doubling: reading the thread CPU clock is a system call, 1.6 us
+/// in this machine's VM, which read after every call made a 1 us op and its 1 us reference
+/// measure mostly the clock (and their ratio 1).
 double secondsPer(const std::function<void()>& f, double (*clock)() = threadSeconds) {
   const double t0 = clock();
-  int n = 0;
+  long n = 0;
   double s = 0;
-  do {
-    f();
-    ++n;
+  for (long batch = 1;; batch *= 2) {
+    for (long i = 0; i < batch; ++i)
+      f();
+    n += batch;
     s = clock() - t0;
-  } while (s < 0.2);
-  return s / n;
+    if (s >= 0.2) break;
+  }
+  return s / static_cast<double>(n);
 }
 
 /// Best of three timings of f and of ref (thread CPU time; wall time for multi-threaded runs);
@@ -246,11 +253,17 @@ ikjMatmul(const float* A, const float* B, float* C) {
 /// One core's f32 FMA peak in flop/s on 8-lane vectors: twelve independent chains of fmas
 /// (enough to cover the latency of both FMA pipes), no memory traffic. The core's peak is the
 /// larger of this and fmaPeak512.
+///
+/// Each chain starts from a different value: chains that start equal compute equal values, and
+/// the compiler merges them into one (GCC 12 did: the loop held a single fma, latency bound, and
+/// the figure reported was twelve times the single chain's rate, three times the real peak).
 __attribute__((target("avx2,fma"))) double fmaPeak() {
   constexpr long kSteps = 20'000'000;
   // Twelve named accumulators, so that they live in registers whatever the compiler unrolls.
-  __m256 c0 = _mm256_set1_ps(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
-         c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+  __m256 c0 = _mm256_set1_ps(0), c1 = _mm256_set1_ps(1), c2 = _mm256_set1_ps(2),
+         c3 = _mm256_set1_ps(3), c4 = _mm256_set1_ps(4), c5 = _mm256_set1_ps(5),
+         c6 = _mm256_set1_ps(6), c7 = _mm256_set1_ps(7), c8 = _mm256_set1_ps(8),
+         c9 = _mm256_set1_ps(9), c10 = _mm256_set1_ps(10), c11 = _mm256_set1_ps(11);
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {
@@ -273,12 +286,15 @@ __attribute__((target("avx2,fma"))) double fmaPeak() {
   return best;
 }
 
-/// The same on 16-lane vectors, for a CPU with AVX-512F (0 without it).
+/// The same on 16-lane vectors, for a CPU with AVX-512F (0 without it). A CPU that splits
+/// 512-bit operations in two 256-bit halves (AMD Zen 4) has the same peak as on 8 lanes.
 __attribute__((target("avx512f"))) double fmaPeak512() {
   if (!__builtin_cpu_supports("avx512f")) return 0;
   constexpr long kSteps = 20'000'000;
-  __m512 c0 = _mm512_set1_ps(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
-         c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+  __m512 c0 = _mm512_set1_ps(0), c1 = _mm512_set1_ps(1), c2 = _mm512_set1_ps(2),
+         c3 = _mm512_set1_ps(3), c4 = _mm512_set1_ps(4), c5 = _mm512_set1_ps(5),
+         c6 = _mm512_set1_ps(6), c7 = _mm512_set1_ps(7), c8 = _mm512_set1_ps(8),
+         c9 = _mm512_set1_ps(9), c10 = _mm512_set1_ps(10), c11 = _mm512_set1_ps(11);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {
@@ -463,6 +479,19 @@ void summarizeTiles() {
     }
   }
 #endif
+  {
+    // TMATMUL.acc (the product plus an f32 accumulator tile, the K-loop form of real kernels)
+    // beside the plain product: what the epilogue adds.
+    TileBench acc(isa::OpId::TMATMUL_ACC, {DType::F32, DType::F32, DType::F32, DType::F32}, kMM,
+                  kMM);
+    acc.inst.acc = 3;
+    acc.inst.dim[2] = {0, kMM, true};
+    TileBench mm = matmulBench(DType::F32);
+    if (acc.ready() && mm.ready())
+      compare(
+          "TMATMUL.acc f32 128x128x128", "TMATMUL f32 (no accumulator)", [&] { acc.run(); },
+          [&] { mm.run(); });
+  }
   for (DType in : {DType::F32, DType::F16}) {
     TileBench mm = matmulBench(in);
     if (mm.ready())
@@ -494,8 +523,83 @@ void compareExp() {
       "TEXP f32 128x256", "libmvec expf, 8 AVX2 lanes, same inputs", [&] { e.run(); },
       [&] { libmvecExp(y.data(), x, y.size()); });
 }
+
+// ------------------------------------------------------------------ log, sqrt, 1/sqrt, 1/x, x/y
+// Each vectorised f32 op (runtime/cpu/VecMath.h) beside the strongest plain code for the same
+// job on the same inputs: libmvec's logf on eight AVX2 lanes for TLOG; a vsqrtps loop for TSQRT;
+// vsqrtps then vdivps (1.0f / sqrtf(x), the f32 code a C++ programmer writes; the kernel keeps
+// the portable double computation, so it does more) for TRSQRT; a vdivps loop for TRECIP and TDIV.
+extern "C" __m256 _ZGVdN8v_logf(__m256);
+__attribute__((target("avx2,fma"))) void libmvecLog(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _ZGVdN8v_logf(_mm256_loadu_ps(x + i)));
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) void plainSqrt(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_sqrt_ps(_mm256_loadu_ps(x + i)));
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) void plainRsqrt(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i,
+                     _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(_mm256_loadu_ps(x + i))));
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) void plainRecip(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_loadu_ps(x + i)));
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) void plainDiv(float* z, const float* x, const float* y, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(z + i, _mm256_div_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  benchmark::ClobberMemory();
+}
+
+void compareMath() {
+  constexpr uint32_t kR = 128, kC = 256;
+  constexpr size_t kN = size_t{kR} * kC;
+  std::vector<float> y(kN);
+  // Positive inputs over several binades (the benchmark's default fill has negatives, which
+  // log, sqrt and 1/sqrt send to their slow NaN paths).
+  auto positive = [](TileBench& b, int tile) {
+    auto* x =
+        reinterpret_cast<float*>(b.vec.data() + b.inst.tiles[static_cast<size_t>(tile)].offset);
+    for (size_t i = 0; i < kN; ++i)
+      x[i] = 0.01f + 0.37f * static_cast<float>(i % 997);
+    return x;
+  };
+  const std::pair<isa::OpId, const char*> unary[] = {
+      {isa::OpId::TLOG, "libmvec logf, 8 AVX2 lanes, same inputs"},
+      {isa::OpId::TSQRT, "plain vsqrtps loop, same inputs"},
+      {isa::OpId::TRSQRT, "plain 1.0f / sqrtf loop (vsqrtps, vdivps), same inputs"},
+      {isa::OpId::TRECIP, "plain vdivps loop, same inputs"}};
+  for (auto [op, refName] : unary) {
+    TileBench b(op, {DType::F32, DType::F32}, kR, kC);
+    const std::string what = std::string(isa::info(op).mnemonic) + " f32 128x256";
+    if (!b.ready()) {
+      gSummary.push_back(what + ": no kernel");
+      continue;
+    }
+    const float* x = positive(b, 1);
+    void (*ref)(float*, const float*, size_t) = op == isa::OpId::TLOG     ? libmvecLog
+                                                : op == isa::OpId::TSQRT  ? plainSqrt
+                                                : op == isa::OpId::TRSQRT ? plainRsqrt
+                                                                          : plainRecip;
+    compare(
+        what, refName, [&] { b.run(); }, [&] { ref(y.data(), x, kN); });
+  }
+  TileBench d(isa::OpId::TDIV, {DType::F32, DType::F32, DType::F32}, kR, kC);
+  if (!d.ready()) return gSummary.push_back("TDIV f32: no kernel");
+  const float *x0 = positive(d, 1), *x1 = positive(d, 2);
+  compare(
+      "tdiv f32 128x256", "plain vdivps loop, same inputs", [&] { d.run(); },
+      [&] { plainDiv(y.data(), x0, x1, kN); });
+}
 #else
 void compareExp() {}
+void compareMath() {}
 #endif
 
 } // namespace
@@ -546,6 +650,7 @@ int main(int argc, char** argv) {
 
   summarizeTiles();
   compareExp();
+  compareMath();
   compare(
       "vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd, true);
   compare(

@@ -235,7 +235,14 @@ void kScalarSimd(Core& c, const TileInst& t) {
     run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
 }
 
-void kExpF32Simd(Core& c, const TileInst& t); // after kUnary
+template <DType D> struct UExp;
+template <DType D> struct ULog;
+template <DType D> struct USqrt;
+template <DType D> struct URsqrt;
+template <DType D> struct URecip;
+/// An f32 unary op through its VecMath.h run (defined after kUnary).
+template <void (*F)(float*, const float*, size_t, bool), typename U>
+void kUnaryF32Simd(Core& c, const TileInst& t);
 
 template <typename Op, typename VOp> TileKernel simdFloatKernel(DType d, bool scalar) {
   switch (d) {
@@ -285,7 +292,15 @@ TileKernel simdElementwiseKernel(isa::OpId op, DType d) {
   case OpId::TMINS:
     return simdFloatKernel<OMin, simd::VMin>(d, true);
   case OpId::TEXP:
-    return d == DType::F32 ? &kExpF32Simd : nullptr;
+    return d == DType::F32 ? &kUnaryF32Simd<expF32, UExp<DType::F32>> : nullptr;
+  case OpId::TLOG:
+    return d == DType::F32 ? &kUnaryF32Simd<logF32, ULog<DType::F32>> : nullptr;
+  case OpId::TSQRT:
+    return d == DType::F32 ? &kUnaryF32Simd<sqrtF32, USqrt<DType::F32>> : nullptr;
+  case OpId::TRSQRT:
+    return d == DType::F32 ? &kUnaryF32Simd<rsqrtF32, URsqrt<DType::F32>> : nullptr;
+  case OpId::TRECIP:
+    return d == DType::F32 ? &kUnaryF32Simd<recipF32, URecip<DType::F32>> : nullptr;
   default:
     return nullptr;
   }
@@ -390,19 +405,21 @@ template <DType D, typename Op> void kUnary(Core& c, const TileInst& t) {
 }
 
 #ifdef PTO_X86_SIMD
-/// TEXP on f32 row-major tiles through the vector exp (runtime/cpu/VecMath.h: bit-identical to
-/// UExp<F32>); other layouts and overlaps take the portable kernel.
-void kExpF32Simd(Core& c, const TileInst& t) {
+/// TEXP, TLOG, TSQRT, TRSQRT, TRECIP on f32 row-major tiles through the vector runs
+/// (runtime/cpu/VecMath.h: bit-identical to U<F32>); other layouts and overlaps take the
+/// portable kernel.
+template <void (*F)(float*, const float*, size_t, bool), typename U>
+void kUnaryF32Simd(Core& c, const TileInst& t) {
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
   if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa))
-    return kUnary<DType::F32, UExp<DType::F32>>(c, t);
+    return kUnary<DType::F32, U>(c, t);
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
   float* d = tptr<float>(c, od);
   const float* a = tptr<float>(c, oa);
-  if (vc == od.cols && vc == oa.cols) return expF32(d, a, size_t{vr} * vc);
+  if (vc == od.cols && vc == oa.cols) return F(d, a, size_t{vr} * vc, true);
   for (uint32_t r = 0; r < vr; ++r)
-    expF32(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
+    F(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc, true);
 }
 
 #endif

@@ -122,6 +122,11 @@ void kStoreDn(Core& c, const TileInst& t) {
 
 /// TSTORE: the source valid region to GM. When the argument's element type is narrower than
 /// the tile's (acc f32 -> f16/bf16), elements are converted (round to nearest even).
+/// GM buffers at least this large take non-temporal TSTOREs (kStore): twice a server core's
+/// share of last-level cache (32 MiB per AMD Zen 4 CCD). A fixed size: the C library's figure
+/// (sysconf) is the whole host's L3 in a VM (320 MiB here), far more than one core reaches.
+constexpr uint64_t kStreamBytes = uint64_t{64} << 20;
+
 void kStore(Core& c, const TileInst& t) {
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   const TileOperand& os = t.tiles[t.src0];
@@ -140,6 +145,18 @@ void kStore(Core& c, const TileInst& t) {
   const uint8_t* sb = c.buf[os.loc] + os.offset;
   if (gmType == os.dtype) {
     if (os.plainRowMajor() && gbits >= 8) {
+#ifdef PTO_X86_SIMD
+      // A GM buffer larger than the caches is streamed: what a store writes there is evicted
+      // before it is read again, so the lines are written without being read first (a third
+      // less memory traffic). Smaller buffers keep ordinary stores, which leave the data cached
+      // for the loads that follow.
+      if (g && g->size >= kStreamBytes && simdLevel() >= SimdLevel::Avx2) {
+        for (uint32_t r = 0; r < vr; ++r)
+          simd::streamCopy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
+        _mm_sfence();
+        return;
+      }
+#endif
       for (uint32_t r = 0; r < vr; ++r)
         std::memcpy(dst + r * stride, sb + size_t{r} * os.cols * geb, size_t{vc} * geb);
       return;
@@ -301,13 +318,11 @@ template <bool IntAcc> void kMatmulRef(Core& c, const TileInst& t) {
     }
 }
 
-/// Rows x cols of a tile as a dense row-major f32 array, each element
-/// static_cast<float>(decodeToDouble(...)) as kMatmulRef reads it. f32, f16 and bf16 take
-/// direct paths (exact, so the same values). Returns false at the first NaN: the NaN codes the
-/// direct paths give may differ from decodeToDouble's, and which NaN an fma passes on depends on
-/// operand order, so inputs with NaNs go to kMatmulRef.
-/// Whether any of `n` floats is a NaN: one pass of integer compares the compiler vectorises.
+/// Whether any of `n` floats is a NaN: a vector pass on the x86 tiers, else integer compares.
 bool anyNan(const float* v, uint32_t n) {
+#ifdef PTO_X86_SIMD
+  if (simdLevel() >= SimdLevel::Avx2) return simd::anyNanRows(v, n, 1, n);
+#endif
   uint32_t nan = 0;
   for (uint32_t j = 0; j < n; ++j) {
     uint32_t bits;
@@ -317,6 +332,11 @@ bool anyNan(const float* v, uint32_t n) {
   return nan != 0;
 }
 
+/// Rows x cols of a tile as a dense row-major f32 array, each element
+/// static_cast<float>(decodeToDouble(...)) as kMatmulRef reads it. f32, f16 and bf16 take
+/// direct paths (exact, so the same values). Returns false at the first NaN: the NaN codes the
+/// direct paths give may differ from decodeToDouble's, and which NaN an fma passes on depends on
+/// operand order, so inputs with NaNs go to kMatmulRef.
 bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_t cols,
                float* out) {
   const bool rm = o.plainRowMajor();
@@ -332,6 +352,13 @@ bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_
           std::memcpy(row + j, base + o.elemOffset(i, j) * 4, 4);
       break;
     case DType::F16:
+#ifdef PTO_X86_SIMD
+      if (rm && simdLevel() >= SimdLevel::Avx2) {
+        simd::widenF16(row, reinterpret_cast<const uint16_t*>(base) + start, cols);
+        break;
+      }
+#endif
+      [[fallthrough]];
     case DType::BF16: {
       const bool h = o.dtype == DType::F16;
       for (uint32_t j = 0; j < cols; ++j) {
@@ -350,48 +377,15 @@ bool decodeF32(const uint8_t* base, const TileOperand& o, uint32_t rows, uint32_
   return true;
 }
 
-/// Float-accumulating TMATMUL / TGEMV: inputs decoded once into dense f32 arrays, then
-/// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), or the register-blocked
-/// AVX2 + FMA or AVX-512F micro-kernels of the tier picked at selection (Simd.h). The order of
-/// operations per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then `acc
-/// + C` and `C + bias` in f32, so the bits agree.
-template <SimdLevel Tier> void kMatmulF32(Core& c, const TileInst& t) {
-  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
-  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
+/// C + acc and + bias after the product, in f32 as kMatmulRef adds them; C is dense (M x N).
+void matmulEpilogue(Core& c, const TileInst& t, const float* C, uint32_t M, uint32_t N) {
+  const TileOperand& od = t.tiles[t.dst];
   const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
   const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
-  if (accIn && !fits(c, t, *accIn, M, N)) return;
-  // Scratch reused across calls on this thread (each worker thread runs one block at a time).
-  thread_local std::vector<float> A, B, C;
-  A.resize(size_t{M} * K);
-  B.resize(size_t{K} * N);
-  C.resize(size_t{M} * N);
-  if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data()))
-    return kMatmulRef<false>(c, t);
-#ifdef PTO_X86_SIMD
-  if constexpr (Tier >= SimdLevel::Avx512)
-    simd::matmul512(A.data(), B.data(), C.data(), M, N, K);
-  else if constexpr (Tier == SimdLevel::Avx2)
-    simd::matmul(A.data(), B.data(), C.data(), M, N, K);
-  else
-#endif
-  {
-    for (uint32_t i = 0; i < M; ++i) {
-      float* ci = C.data() + size_t{i} * N;
-      std::fill(ci, ci + N, 0.0f);
-      for (uint32_t k = 0; k < K; ++k) {
-        const float a = A[size_t{i} * K + k];
-        const float* bk = B.data() + size_t{k} * N;
-        for (uint32_t j = 0; j < N; ++j)
-          ci[j] = std::fma(a, bk[j], ci[j]);
-      }
-    }
-  }
   uint8_t* db = bptr(c, od);
   if (!accIn && !bias && od.plainRowMajor()) { // the bits of C as they are: a copy per row
     for (uint32_t i = 0; i < M; ++i)
-      std::memcpy(db + size_t{i} * od.cols * 4, C.data() + size_t{i} * N, size_t{N} * 4);
+      std::memcpy(db + size_t{i} * od.cols * 4, C + size_t{i} * N, size_t{N} * 4);
     return;
   }
   const uint8_t *accb = accIn ? bptr(c, *accIn) : nullptr, *biasb = bias ? bptr(c, *bias) : nullptr;
@@ -406,6 +400,107 @@ template <SimdLevel Tier> void kMatmulF32(Core& c, const TileInst& t) {
       std::memcpy(db + (od.plainRowMajor() ? size_t{i} * od.cols + j : od.elemOffset(i, j)) * 4,
                   &bits, 4);
     }
+}
+
+/// Whether two operands share no byte.
+bool disjoint(Core& c, const TileOperand& x, const TileOperand& y) {
+  const auto px = reinterpret_cast<uintptr_t>(bptr(c, x)),
+             py = reinterpret_cast<uintptr_t>(bptr(c, y));
+  return px + x.bytes() <= py || py + y.bytes() <= px;
+}
+
+#ifdef PTO_X86_SIMD
+/// kMatmulF32 on the AVX2 (Mk8) or AVX-512F (Mk16) micro-kernels (Simd.h), touching each
+/// operand as little as it can: an f32 row-major A is read in place (checked for NaNs in one
+/// vector pass), B is packed straight from the tile (the packing checks it), and C is written
+/// straight into a row-major destination when nothing is added after the product. Copies
+/// remain only where the layout or element type needs them, or where A shares bytes with the
+/// destination (B is packed whole before C is written, so its overlap is harmless).
+template <class Mk>
+void matmulSimd(Core& c, const TileInst& t, uint32_t M, uint32_t N, uint32_t K) {
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  thread_local std::vector<float> Ad, Bd, Bp, Cd; // scratch kept across calls on this thread
+  const float* A;
+  size_t lda;
+  if (oa.dtype == DType::F32 && oa.plainRowMajor() && disjoint(c, oa, od)) {
+    A = tptr<float>(c, oa);
+    lda = oa.cols;
+    if (simd::anyNanRows(A, lda, M, K)) return kMatmulRef<false>(c, t);
+  } else {
+    Ad.resize(size_t{M} * K);
+    if (!decodeF32(bptr(c, oa), oa, M, K, Ad.data())) return kMatmulRef<false>(c, t);
+    A = Ad.data();
+    lda = K;
+  }
+  const float* B;
+  size_t ldb;
+  if (ob.dtype == DType::F32 && ob.plainRowMajor()) {
+    B = tptr<float>(c, ob);
+    ldb = ob.cols;
+  } else {
+    Bd.resize(size_t{K} * N);
+    if (!decodeF32(bptr(c, ob), ob, K, N, Bd.data())) return kMatmulRef<false>(c, t);
+    B = Bd.data();
+    ldb = N;
+  }
+  Bp.resize(simd::packedBSize(K, N, Mk::kLanes));
+  if (!simd::packB(B, ldb, K, N, Mk::kLanes, Bp.data())) return kMatmulRef<false>(c, t);
+  if (t.acc < 0 && t.bias < 0 && od.plainRowMajor())
+    return simd::matmulPacked<Mk>(A, lda, Bp.data(), tptr<float>(c, od), od.cols, M, N, K);
+  Cd.resize(size_t{M} * N);
+  simd::matmulPacked<Mk>(A, lda, Bp.data(), Cd.data(), N, M, N, K);
+  // f32 row-major accumulator and bias: the additions on vectors, the accumulator read where it
+  // lies (it may be the destination itself: each element is read before it is written).
+  const TileOperand* accIn = t.acc >= 0 ? &t.tiles[t.acc] : nullptr;
+  const TileOperand* bias = t.bias >= 0 ? &t.tiles[t.bias] : nullptr;
+  const bool vecAcc = !accIn || (accIn->dtype == DType::F32 && accIn->plainRowMajor() &&
+                                 sameOrDisjoint(c, od, *accIn));
+  const bool vecBias = !bias || (bias->dtype == DType::F32 && bias->plainRowMajor() &&
+                                 bias->cols >= N && disjoint(c, od, *bias));
+  if (!od.plainRowMajor() || !vecAcc || !vecBias) return matmulEpilogue(c, t, Cd.data(), M, N);
+  float* d = tptr<float>(c, od);
+  const float* accp = accIn ? tptr<float>(c, *accIn) : nullptr;
+  const float* biasp = bias ? tptr<float>(c, *bias) : nullptr;
+  for (uint32_t i = 0; i < M; ++i)
+    simd::matmulAddRow(d + size_t{i} * od.cols, accp ? accp + size_t{i} * accIn->cols : nullptr,
+                       Cd.data() + size_t{i} * N, biasp, N);
+}
+#endif
+
+/// Float-accumulating TMATMUL / TGEMV: inputs decoded once into dense f32 arrays, then
+/// C = A * B in i-k-j order (rows of B streamed, a row of C accumulated), or the register-blocked
+/// AVX2 + FMA or AVX-512F micro-kernels of the tier picked at selection (matmulSimd). The order
+/// of operations per C element is kMatmulRef's: start at +0, one fma per k in increasing k, then
+/// `acc + C` and `C + bias` in f32, so the bits agree.
+template <SimdLevel Tier> void kMatmulF32(Core& c, const TileInst& t) {
+  const uint32_t M = t.bound(c, 0, 0), N = t.bound(c, 1, 0), K = t.bound(c, 2, 0);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  if (!fits(c, t, od, M, N) || !fits(c, t, oa, M, K) || !fits(c, t, ob, K, N)) return;
+  if (t.acc >= 0 && !fits(c, t, t.tiles[t.acc], M, N)) return;
+#ifdef PTO_X86_SIMD
+  if constexpr (Tier >= SimdLevel::Avx512)
+    return matmulSimd<simd::Mk16>(c, t, M, N, K);
+  else if constexpr (Tier == SimdLevel::Avx2)
+    return matmulSimd<simd::Mk8>(c, t, M, N, K);
+#endif
+  // Scratch reused across calls on this thread (each worker thread runs one block at a time).
+  thread_local std::vector<float> A, B, C;
+  A.resize(size_t{M} * K);
+  B.resize(size_t{K} * N);
+  C.resize(size_t{M} * N);
+  if (!decodeF32(bptr(c, oa), oa, M, K, A.data()) || !decodeF32(bptr(c, ob), ob, K, N, B.data()))
+    return kMatmulRef<false>(c, t);
+  for (uint32_t i = 0; i < M; ++i) {
+    float* ci = C.data() + size_t{i} * N;
+    std::fill(ci, ci + N, 0.0f);
+    for (uint32_t k = 0; k < K; ++k) {
+      const float a = A[size_t{i} * K + k];
+      const float* bk = B.data() + size_t{k} * N;
+      for (uint32_t j = 0; j < N; ++j)
+        ci[j] = std::fma(a, bk[j], ci[j]);
+    }
+  }
+  matmulEpilogue(c, t, C.data(), M, N);
 }
 
 void kNop(Core&, const TileInst&) {}

@@ -18,8 +18,9 @@
 #define PTO_X86_SIMD 1
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
-#include <vector>
 
 // Functions using the intrinsics. Everything they call must carry it too (or be plain code the
 // compiler may inline into it); lambdas would not inherit it, so helpers are static members.
@@ -47,6 +48,11 @@ template <> struct V<isa::DType::F32> {
   using S = float;
   PTO_SIMD static __m256 ld(const S* p) { return _mm256_loadu_ps(p); }
   PTO_SIMD static void st(S* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  /// Sixteen lanes: v0 to p[0..8), v1 to p[8..16).
+  PTO_SIMD static void st2(S* p, __m256 v0, __m256 v1) {
+    st(p, v0);
+    st(p + 8, v1);
+  }
 };
 
 template <> struct V<isa::DType::F16> {
@@ -64,6 +70,16 @@ template <> struct V<isa::DType::F16> {
   }
   PTO_SIMD static void st(S* p, __m256 v) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), cvt(v));
+  }
+  /// st on sixteen lanes, the NaN payloads cleared once on the 256-bit pair: the conversions
+  /// (about 3 cycles per 8 elements on AVX2 machines) leave few slots for the fix-up.
+  PTO_SIMD static void st2(S* p, __m256 v0, __m256 v1) {
+    const __m256i h = _mm256_set_m128i(_mm256_cvtps_ph(v1, _MM_FROUND_TO_NEAREST_INT),
+                                       _mm256_cvtps_ph(v0, _MM_FROUND_TO_NEAREST_INT));
+    const __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
+                                           _mm256_set1_epi16(0x7c00));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm256_andnot_si256(_mm256_and_si256(nan, _mm256_set1_epi16(0x01ff)), h));
   }
 };
 
@@ -86,6 +102,10 @@ template <> struct V<isa::DType::BF16> {
     // halves, so gather qwords 0 and 2.
     const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(q, q), 0x08);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+  }
+  PTO_SIMD static void st2(S* p, __m256 v0, __m256 v1) {
+    st(p, v0);
+    st(p + 8, v1);
   }
 };
 
@@ -153,8 +173,7 @@ PTO_SIMD void binaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a,
   for (; j + 16 <= n; j += 16) { // two vectors per step: both loads issue before the stores
     const __m256 x0 = V<D>::ld(a + j), y0 = V<D>::ld(b + j), x1 = V<D>::ld(a + j + 8),
                  y1 = V<D>::ld(b + j + 8);
-    V<D>::st(d + j, VOp::f(x0, y0));
-    V<D>::st(d + j + 8, VOp::f(x1, y1));
+    V<D>::st2(d + j, VOp::f(x0, y0), VOp::f(x1, y1));
   }
   if (j + 8 <= n) {
     V<D>::st(d + j, VOp::f(V<D>::ld(a + j), V<D>::ld(b + j)));
@@ -172,8 +191,7 @@ PTO_SIMD void scalarRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, float 
   size_t j = 0;
   for (; j + 16 <= n; j += 16) {
     const __m256 x0 = V<D>::ld(a + j), x1 = V<D>::ld(a + j + 8);
-    V<D>::st(d + j, VOp::f(x0, vs));
-    V<D>::st(d + j + 8, VOp::f(x1, vs));
+    V<D>::st2(d + j, VOp::f(x0, vs), VOp::f(x1, vs));
   }
   if (j + 8 <= n) {
     V<D>::st(d + j, VOp::f(V<D>::ld(a + j), vs));
@@ -273,139 +291,257 @@ PTO_SIMD inline void cvtF32F16Run(uint16_t* d, const float* a, size_t n, bool sa
   }
 }
 
-/// Rows [0, R) and columns [j0, N) of C = A * B for dense row-major f32 arrays (A: R x K with row
-/// stride K, B: K x N, C: R x N): the columns left after matmul's 16-column strips. Each C
-/// element starts at +0 and takes one fma per k in increasing k, exactly the portable kernel's
-/// sequence; the vectors only compute 8 columns of it at once. The row loops are unrolled so
-/// that the accumulators stay in registers (an array of them left in memory makes every fma a
-/// load and a store: 4x slower).
-template <unsigned R>
-PTO_SIMD void matmulRows(const float* A, const float* B, float* C, uint32_t N, uint32_t K,
-                         uint32_t j0) {
-  uint32_t j = j0;
-  for (; j + 8 <= N; j += 8) {
-    __m256 acc[R];
-#pragma GCC unroll 8
-    for (unsigned r = 0; r < R; ++r)
-      acc[r] = _mm256_setzero_ps();
+// ------------------------------------------------------------------ TMATMUL, f32 accumulation
+// C = A * B with each C element computed exactly as the portable kernel does: start at +0, one
+// fma per k in increasing k. Only the grouping of elements changes: a block of R rows x V
+// vectors of C stays in R * V accumulator registers for the whole k loop (each lane is one
+// element's chain), so the fmas never wait on memory; independent chains cover the fma latency
+// (4 cycles, 2 pipes: 8 chains needed, the blocks below have 12 or 16).
+//
+// B is packed once per call into panels two vectors wide, each a contiguous K x P array (P = 16
+// or 32 floats, zero past N): a panel stays in L1 while every row block of A passes over it,
+// and the packing pass also checks B for NaNs. A is read where it lies (row stride lda), C is
+// written where it lies (row stride ldc): the last vector of a block is stored with a mask, so
+// no column outside [0, N) is written and no tail kernel is needed.
+
+/// Whether any of rows x cols floats (row stride ld) is a NaN.
+PTO_SIMD inline bool anyNanRows(const float* p, size_t ld, uint32_t rows, uint32_t cols) {
+  __m256 nan = _mm256_setzero_ps();
+  bool tail = false;
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float* row = p + size_t{r} * ld;
+    uint32_t j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      const __m256 x = _mm256_loadu_ps(row + j);
+      nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    }
+    for (; j < cols; ++j)
+      tail |= std::isnan(row[j]);
+  }
+  return tail || _mm256_movemask_ps(nan) != 0;
+}
+
+/// Packs B (K x N, row stride ldb) for the micro-kernels on L-lane vectors: panels of 2L
+/// columns (the last one L wide when at most L columns are left), panel at column j0 starting
+/// at out + j0 * K, each K rows of its width, zero past N. Returns false when B holds a NaN
+/// (then the caller takes the reference kernel and `out` is unused).
+PTO_SIMD inline bool packB(const float* B, size_t ldb, uint32_t K, uint32_t N, unsigned L,
+                           float* out) {
+  __m256 nan = _mm256_setzero_ps();
+  bool tail = false;
+  for (uint32_t j0 = 0; j0 < N; j0 += 2 * L) {
+    const uint32_t w = std::min<uint32_t>(2 * L, N - j0), pw = w > L ? 2 * L : L;
+    float* panel = out + size_t{j0} * K;
     for (uint32_t k = 0; k < K; ++k) {
-      const __m256 b0 = _mm256_loadu_ps(B + size_t{k} * N + j);
-#pragma GCC unroll 8
-      for (unsigned r = 0; r < R; ++r)
-        acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + size_t{r} * K + k), b0, acc[r]);
+      const float* src = B + size_t{k} * ldb + j0;
+      float* dst = panel + size_t{k} * pw;
+      uint32_t j = 0;
+      for (; j + 8 <= w; j += 8) {
+        const __m256 x = _mm256_loadu_ps(src + j);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+        _mm256_storeu_ps(dst + j, x);
+      }
+      for (; j < w; ++j) {
+        tail |= std::isnan(src[j]);
+        dst[j] = src[j];
+      }
+      for (; j < pw; ++j)
+        dst[j] = 0.0f;
     }
+  }
+  return !tail && _mm256_movemask_ps(nan) == 0;
+}
+
+/// Floats of packed B for an N-column matrix (packB's layout).
+inline size_t packedBSize(uint32_t K, uint32_t N, unsigned L) {
+  return size_t{K} * ((N + L - 1) / L * L);
+}
+
+/// The micro-kernels on 8 lanes (AVX2 + FMA): blocks of 6 rows x 2 vectors, twelve accumulators
+/// (with the two B vectors and the broadcast A value, 15 of the 16 ymm registers).
+struct Mk8 {
+  static constexpr unsigned kLanes = 8, kRows = 6;
+  /// Rows [0, R) of A against one packed panel of V vectors: C[r, 0 .. 8V) with the last
+  /// vector's lanes [lastValid, 8) left unwritten.
+  template <unsigned R, unsigned V>
+  PTO_SIMD static void block(const float* A, size_t lda, const float* Bp, float* C, size_t ldc,
+                             uint32_t K, unsigned lastValid) {
+    __m256 acc[R][V];
 #pragma GCC unroll 8
     for (unsigned r = 0; r < R; ++r)
-      _mm256_storeu_ps(C + size_t{r} * N + j, acc[r]);
-  }
-  for (; j < N; ++j)
+#pragma GCC unroll 2
+      for (unsigned v = 0; v < V; ++v)
+        acc[r][v] = _mm256_setzero_ps();
+    for (uint32_t k = 0; k < K; ++k) {
+      __m256 b[V];
+#pragma GCC unroll 2
+      for (unsigned v = 0; v < V; ++v)
+        b[v] = _mm256_loadu_ps(Bp + size_t{k} * (8 * V) + 8 * v);
+#pragma GCC unroll 8
+      for (unsigned r = 0; r < R; ++r) {
+        const __m256 a = _mm256_broadcast_ss(A + size_t{r} * lda + k);
+#pragma GCC unroll 2
+        for (unsigned v = 0; v < V; ++v)
+          acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
+      }
+    }
+    // Lane i of the last vector is stored when i < lastValid.
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lastValid)),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 #pragma GCC unroll 8
     for (unsigned r = 0; r < R; ++r) {
-      float acc = 0;
-      for (uint32_t k = 0; k < K; ++k)
-        acc = __builtin_fmaf(A[size_t{r} * K + k], B[size_t{k} * N + j], acc);
-      C[size_t{r} * N + j] = acc;
-    }
-}
-
-/// Rows [0, R) and 16 columns of C = A * B, with those columns of B packed as K rows of 16
-/// (`Bp`): the same fma sequence per element as matmulRows, reading B from a strip that stays in
-/// the L1 cache for every row block.
-template <unsigned R>
-PTO_SIMD void matmulStrip16(const float* A, const float* Bp, float* C, uint32_t N, uint32_t K) {
-  __m256 acc[R][2];
-#pragma GCC unroll 8
-  for (unsigned r = 0; r < R; ++r)
-    acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (uint32_t k = 0; k < K; ++k) {
-    const __m256 b0 = _mm256_loadu_ps(Bp + size_t{k} * 16),
-                 b1 = _mm256_loadu_ps(Bp + size_t{k} * 16 + 8);
-#pragma GCC unroll 8
-    for (unsigned r = 0; r < R; ++r) {
-      const __m256 a = _mm256_broadcast_ss(A + size_t{r} * K + k);
-      acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
+#pragma GCC unroll 2
+      for (unsigned v = 0; v + 1 < V; ++v)
+        _mm256_storeu_ps(C + size_t{r} * ldc + 8 * v, acc[r][v]);
+      _mm256_maskstore_ps(C + size_t{r} * ldc + 8 * (V - 1), mask, acc[r][V - 1]);
     }
   }
-#pragma GCC unroll 8
-  for (unsigned r = 0; r < R; ++r) {
-    _mm256_storeu_ps(C + size_t{r} * N, acc[r][0]);
-    _mm256_storeu_ps(C + size_t{r} * N + 8, acc[r][1]);
-  }
-}
-
-/// C = A * B, M x N: 16-column strips of B packed once each, then six rows at a time (twelve
-/// accumulators, enough independent fmas to keep both FMA pipes busy through their latency);
-/// the last N % 16 columns by matmulRows.
-PTO_SIMD inline void matmul(const float* A, const float* B, float* C, uint32_t M, uint32_t N,
-                            uint32_t K, uint32_t j0 = 0) {
-  thread_local std::vector<float> packed;
-  packed.resize(size_t{K} * 16);
-  float* Bp = packed.data();
-  uint32_t j = j0;
-  for (; j + 16 <= N; j += 16) {
-    for (uint32_t k = 0; k < K; ++k)
-      std::memcpy(Bp + size_t{k} * 16, B + size_t{k} * N + j, 16 * sizeof(float));
+  /// Every row of C for one panel: blocks of kRows rows, then one block of the rest.
+  template <unsigned V>
+  PTO_SIMD static void rows(const float* A, size_t lda, const float* Bp, float* C, size_t ldc,
+                            uint32_t M, uint32_t K, unsigned lastValid) {
     uint32_t i = 0;
-    for (; i + 6 <= M; i += 6)
-      matmulStrip16<6>(A + size_t{i} * K, Bp, C + size_t{i} * N + j, N, K);
-    for (; i + 2 <= M; i += 2)
-      matmulStrip16<2>(A + size_t{i} * K, Bp, C + size_t{i} * N + j, N, K);
-    for (; i < M; ++i)
-      matmulStrip16<1>(A + size_t{i} * K, Bp, C + size_t{i} * N + j, N, K);
-  }
-  if (j == N) return;
-  uint32_t i = 0;
-  for (; i + 4 <= M; i += 4)
-    matmulRows<4>(A + size_t{i} * K, B, C + size_t{i} * N, N, K, j);
-  for (; i < M; ++i)
-    matmulRows<1>(A + size_t{i} * K, B, C + size_t{i} * N, N, K, j);
-}
-
-/// matmulStrip16 on 16-lane vectors: rows [0, R) and 32 columns, B packed as K rows of 32.
-template <unsigned R>
-PTO_SIMD512 void matmulStrip32(const float* A, const float* Bp, float* C, uint32_t N, uint32_t K) {
-  __m512 acc[R][2];
-#pragma GCC unroll 8
-  for (unsigned r = 0; r < R; ++r)
-    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  for (uint32_t k = 0; k < K; ++k) {
-    const __m512 b0 = _mm512_loadu_ps(Bp + size_t{k} * 32),
-                 b1 = _mm512_loadu_ps(Bp + size_t{k} * 32 + 16);
-#pragma GCC unroll 8
-    for (unsigned r = 0; r < R; ++r) {
-      const __m512 a = _mm512_set1_ps(A[size_t{r} * K + k]);
-      acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
+    for (; i + kRows <= M; i += kRows)
+      block<kRows, V>(A + size_t{i} * lda, lda, Bp, C + size_t{i} * ldc, ldc, K, lastValid);
+    const float* a = A + size_t{i} * lda;
+    float* c = C + size_t{i} * ldc;
+    switch (M - i) {
+    case 1:
+      return block<1, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 2:
+      return block<2, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 3:
+      return block<3, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 4:
+      return block<4, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 5:
+      return block<5, V>(a, lda, Bp, c, ldc, K, lastValid);
+    default:
+      return;
     }
   }
+};
+
+/// The micro-kernels on 16 lanes (AVX-512F): blocks of 8 rows x 2 vectors, sixteen
+/// accumulators (a 128-row tile is 16 whole blocks).
+struct Mk16 {
+  static constexpr unsigned kLanes = 16, kRows = 8;
+  template <unsigned R, unsigned V>
+  PTO_SIMD512 static void block(const float* A, size_t lda, const float* Bp, float* C, size_t ldc,
+                                uint32_t K, unsigned lastValid) {
+    __m512 acc[R][V];
 #pragma GCC unroll 8
-  for (unsigned r = 0; r < R; ++r) {
-    _mm512_storeu_ps(C + size_t{r} * N, acc[r][0]);
-    _mm512_storeu_ps(C + size_t{r} * N + 16, acc[r][1]);
+    for (unsigned r = 0; r < R; ++r)
+#pragma GCC unroll 2
+      for (unsigned v = 0; v < V; ++v)
+        acc[r][v] = _mm512_setzero_ps();
+    for (uint32_t k = 0; k < K; ++k) {
+      __m512 b[V];
+#pragma GCC unroll 2
+      for (unsigned v = 0; v < V; ++v)
+        b[v] = _mm512_loadu_ps(Bp + size_t{k} * (16 * V) + 16 * v);
+#pragma GCC unroll 8
+      for (unsigned r = 0; r < R; ++r) {
+        const __m512 a = _mm512_set1_ps(A[size_t{r} * lda + k]);
+#pragma GCC unroll 2
+        for (unsigned v = 0; v < V; ++v)
+          acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+      }
+    }
+    const __mmask16 mask = static_cast<__mmask16>((uint32_t{1} << lastValid) - 1);
+#pragma GCC unroll 8
+    for (unsigned r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+      for (unsigned v = 0; v + 1 < V; ++v)
+        _mm512_storeu_ps(C + size_t{r} * ldc + 16 * v, acc[r][v]);
+      _mm512_mask_storeu_ps(C + size_t{r} * ldc + 16 * (V - 1), mask, acc[r][V - 1]);
+    }
+  }
+  template <unsigned V>
+  PTO_SIMD512 static void rows(const float* A, size_t lda, const float* Bp, float* C, size_t ldc,
+                               uint32_t M, uint32_t K, unsigned lastValid) {
+    uint32_t i = 0;
+    for (; i + kRows <= M; i += kRows)
+      block<kRows, V>(A + size_t{i} * lda, lda, Bp, C + size_t{i} * ldc, ldc, K, lastValid);
+    const float* a = A + size_t{i} * lda;
+    float* c = C + size_t{i} * ldc;
+    switch (M - i) {
+    case 1:
+      return block<1, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 2:
+      return block<2, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 3:
+      return block<3, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 4:
+      return block<4, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 5:
+      return block<5, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 6:
+      return block<6, V>(a, lda, Bp, c, ldc, K, lastValid);
+    case 7:
+      return block<7, V>(a, lda, Bp, c, ldc, K, lastValid);
+    default:
+      return;
+    }
+  }
+};
+
+/// C (M x N, row stride ldc) = A (M x K, row stride lda) * B, B packed by packB for Mk::kLanes:
+/// panel after panel, every row block of A against the panel while it is in L1.
+template <class Mk>
+void matmulPacked(const float* A, size_t lda, const float* Bp, float* C, size_t ldc, uint32_t M,
+                  uint32_t N, uint32_t K) {
+  constexpr unsigned L = Mk::kLanes;
+  for (uint32_t j0 = 0; j0 < N; j0 += 2 * L) {
+    const unsigned w = std::min<uint32_t>(2 * L, N - j0);
+    const float* panel = Bp + size_t{j0} * K;
+    if (w > L)
+      Mk::template rows<2>(A, lda, panel, C + j0, ldc, M, K, w - L);
+    else
+      Mk::template rows<1>(A, lda, panel, C + j0, ldc, M, K, w);
   }
 }
 
-/// C = A * B as matmul, 32-column strips on 16-lane vectors (the same fma sequence per element),
-/// the last N % 32 columns by the AVX2 matmul.
-PTO_SIMD512 inline void matmul512(const float* A, const float* B, float* C, uint32_t M, uint32_t N,
-                                  uint32_t K) {
-  thread_local std::vector<float> packed;
-  packed.resize(size_t{K} * 32);
-  float* Bp = packed.data();
+/// One row of TMATMUL's epilogue: d[j] = acc[j] + C[j], then + bias[j] (acc, bias optional), in
+/// f32 as the portable kernel adds them (VAdd keeps its operand order). d may be acc itself.
+PTO_SIMD inline void matmulAddRow(float* d, const float* acc, const float* C, const float* bias,
+                                  uint32_t n) {
   uint32_t j = 0;
-  for (; j + 32 <= N; j += 32) {
-    for (uint32_t k = 0; k < K; ++k)
-      std::memcpy(Bp + size_t{k} * 32, B + size_t{k} * N + j, 32 * sizeof(float));
-    uint32_t i = 0;
-    for (; i + 6 <= M; i += 6)
-      matmulStrip32<6>(A + size_t{i} * K, Bp, C + size_t{i} * N + j, N, K);
-    for (; i + 2 <= M; i += 2)
-      matmulStrip32<2>(A + size_t{i} * K, Bp, C + size_t{i} * N + j, N, K);
-    for (; i < M; ++i)
-      matmulStrip32<1>(A + size_t{i} * K, Bp, C + size_t{i} * N + j, N, K);
+  for (; j + 8 <= n; j += 8) {
+    __m256 x = _mm256_loadu_ps(C + j);
+    if (acc) x = VAdd::f(_mm256_loadu_ps(acc + j), x);
+    if (bias) x = VAdd::f(x, _mm256_loadu_ps(bias + j));
+    _mm256_storeu_ps(d + j, x);
   }
-  if (j < N) matmul(A, B, C, M, N, K, j);
+  for (; j < n; ++j) {
+    float x = C[j];
+    if (acc) x = acc[j] + x;
+    if (bias) x = x + bias[j];
+    d[j] = x;
+  }
+}
+
+/// memcpy with non-temporal stores for the 32-byte aligned middle (head and tail by memcpy):
+/// the destination's lines are written without being read first. The caller fences
+/// (_mm_sfence) before anything else may read them.
+PTO_SIMD inline void streamCopy(uint8_t* d, const uint8_t* s, size_t n) {
+  const size_t head = std::min(n, (32 - reinterpret_cast<uintptr_t>(d) % 32) % 32);
+  std::memcpy(d, s, head);
+  size_t j = head;
+  for (; j + 32 <= n; j += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + j),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + j)));
+  std::memcpy(d + j, s + j, n - j);
+}
+
+/// n f16 values widened to f32 (exact: F16C's conversion, as h2f).
+PTO_SIMD inline void widenF16(float* d, const uint16_t* s, size_t n) {
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    _mm256_storeu_ps(d + j,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j))));
+  for (; j < n; ++j)
+    d[j] = h2f(s[j]);
 }
 
 } // namespace pto::rt::cpu::simd

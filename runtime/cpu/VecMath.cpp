@@ -11,12 +11,27 @@ namespace pto::rt::cpu {
 float expF32Ref(float x) {
   return static_cast<float>(std::exp(static_cast<double>(x)));
 }
+float logF32Ref(float x) {
+  return static_cast<float>(std::log(static_cast<double>(x)));
+}
+float sqrtF32Ref(float x) {
+  return static_cast<float>(std::sqrt(static_cast<double>(x)));
+}
+float rsqrtF32Ref(float x) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x)));
+}
+float recipF32Ref(float x) {
+  return 1.0f / x;
+}
+float divF32Ref(float a, float b) {
+  return a / b;
+}
 
 namespace {
 
-void expPortable(float* d, const float* a, size_t n) {
+template <float (*F)(float)> void portable(float* d, const float* a, size_t n) {
   for (size_t i = 0; i < n; ++i)
-    d[i] = expF32Ref(a[i]);
+    d[i] = F(a[i]);
 }
 
 #ifdef PTO_X86_SIMD
@@ -102,8 +117,100 @@ struct ExpSimd {
       for (int k = 0; k < 8; ++k)
         if (slow & (1 << k)) d[i + static_cast<size_t>(k)] = expF32Ref(xs[k]);
     }
-    expPortable(d + i, a + i, n - i);
+    portable<expF32Ref>(d + i, a + i, n - i);
   }
+};
+struct LogSimd {
+  PTO_SIMD static __m256d c(double v) { return _mm256_set1_pd(v); }
+
+  /// log of four positive normal floats, given as their exponent e (int32 lanes) and mantissa
+  /// m in [sqrt(1/2), sqrt(2)) (exact in double): log x = e ln2 + log m, and
+  /// log m = 2 atanh(s) = 2s (1 + s^2/3 + s^4/5 + ...), s = (m - 1) / (m + 1), |s| <= 0.1716:
+  /// the series to s^20/21 (the next term is below 2^-55 relative). m - 1 and m + 1 are exact,
+  /// s carries one rounding; ln2 is split so that e * hi is exact for |e| < 2^21.
+  PTO_SIMD static __m256d log4(__m128i e, __m256d m) {
+    const __m256d one = c(1.0);
+    const __m256d s = _mm256_div_pd(_mm256_sub_pd(m, one), _mm256_add_pd(m, one));
+    const __m256d z = _mm256_mul_pd(s, s), z2 = _mm256_mul_pd(z, z), z4 = _mm256_mul_pd(z2, z2);
+    const __m256d z8 = _mm256_mul_pd(z4, z4);
+    // Estrin on q(z) = 1/3 + z/5 + ... + z^9/21, then log m = 2s + 2s * z * q(z).
+    const __m256d q01 = _mm256_fmadd_pd(z, c(1.0 / 5), c(1.0 / 3));
+    const __m256d q23 = _mm256_fmadd_pd(z, c(1.0 / 9), c(1.0 / 7));
+    const __m256d q45 = _mm256_fmadd_pd(z, c(1.0 / 13), c(1.0 / 11));
+    const __m256d q67 = _mm256_fmadd_pd(z, c(1.0 / 17), c(1.0 / 15));
+    const __m256d q89 = _mm256_fmadd_pd(z, c(1.0 / 21), c(1.0 / 19));
+    const __m256d q03 = _mm256_fmadd_pd(z2, q23, q01), q47 = _mm256_fmadd_pd(z2, q67, q45);
+    const __m256d q = _mm256_fmadd_pd(z8, q89, _mm256_fmadd_pd(z4, q47, q03));
+    const __m256d s2 = _mm256_add_pd(s, s);
+    const __m256d logm = _mm256_fmadd_pd(_mm256_mul_pd(s2, z), q, s2);
+    const __m256d ed = _mm256_cvtepi32_pd(e);
+    return _mm256_fmadd_pd(ed, c(0x1.62e42fee00000p-1),
+                           _mm256_fmadd_pd(ed, c(0x1.a39ef35793c76p-33), logm));
+  }
+
+  PTO_SIMD static void run(float* d, const float* a, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m256i ix = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+      // Positive normal finite: 0x00800000 <= bits < 0x7f800000 as signed integers.
+      const __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(0x00800000), ix),
+                                             _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7f800000), ix));
+      // e = exponent of x relative to sqrt(1/2) (bits 0x3f3504f3), m = x / 2^e.
+      const __m256i t = _mm256_sub_epi32(ix, _mm256_set1_epi32(0x3f3504f3));
+      const __m256i e = _mm256_srai_epi32(t, 23);
+      const __m256 m = _mm256_castsi256_ps(_mm256_sub_epi32(ix, _mm256_slli_epi32(e, 23)));
+      const __m256d lo =
+          log4(_mm256_castsi256_si128(e), _mm256_cvtps_pd(_mm256_castps256_ps128(m)));
+      const __m256d hi =
+          log4(_mm256_extracti128_si256(e, 1), _mm256_cvtps_pd(_mm256_extractf128_ps(m, 1)));
+      const int slow = (~_mm256_movemask_ps(_mm256_castsi256_ps(ok)) & 0xFF) |
+                       ExpSimd::nearMidpoint(lo) | (ExpSimd::nearMidpoint(hi) << 4);
+      float xs[8];
+      if (slow) _mm256_storeu_si256(reinterpret_cast<__m256i*>(xs), ix); // d may alias a
+      _mm256_storeu_ps(d + i, _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo)));
+      for (int k = 0; k < 8; ++k)
+        if (slow & (1 << k)) d[i + static_cast<size_t>(k)] = logF32Ref(xs[k]);
+    }
+    for (; i < n; ++i)
+      d[i] = logF32Ref(a[i]);
+  }
+};
+
+/// 1/sqrt(x) as the portable kernel computes it, in double: widen (exact), sqrt, divide, round
+/// to float; each step is an IEEE operation, so four lanes give the scalar bits.
+struct RsqrtSimd {
+  PTO_SIMD static __m128 rsqrt4(__m128 x) {
+    return _mm256_cvtpd_ps(_mm256_div_pd(_mm256_set1_pd(1.0), _mm256_sqrt_pd(_mm256_cvtps_pd(x))));
+  }
+  PTO_SIMD static void run(float* d, const float* a, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m256 x = _mm256_loadu_ps(a + i);
+      _mm256_storeu_ps(d + i, _mm256_set_m128(rsqrt4(_mm256_extractf128_ps(x, 1)),
+                                              rsqrt4(_mm256_castps256_ps128(x))));
+    }
+    portable<rsqrtF32Ref>(d + i, a + i, n - i);
+  }
+};
+
+PTO_SIMD void sqrtRun(float* d, const float* a, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_sqrt_ps(_mm256_loadu_ps(a + i)));
+  portable<sqrtF32Ref>(d + i, a + i, n - i);
+}
+
+PTO_SIMD void recipRun(float* d, const float* a, size_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_div_ps(one, _mm256_loadu_ps(a + i)));
+  portable<recipF32Ref>(d + i, a + i, n - i);
+}
+
+/// The scalar op binaryRun finishes its tail with (Kernels.cpp's ODiv on floats).
+struct ODivF32 {
+  static float f(float a, float b) { return divF32Ref(a, b); }
 };
 #endif
 
@@ -114,7 +221,49 @@ void expF32(float* d, const float* a, size_t n, bool vector) {
   if (vector && simdLevel() >= SimdLevel::Avx2) return ExpSimd::run(d, a, n);
 #endif
   (void)vector;
-  expPortable(d, a, n);
+  portable<expF32Ref>(d, a, n);
+}
+
+void logF32(float* d, const float* a, size_t n, bool vector) {
+#ifdef PTO_X86_SIMD
+  if (vector && simdLevel() >= SimdLevel::Avx2) return LogSimd::run(d, a, n);
+#endif
+  (void)vector;
+  portable<logF32Ref>(d, a, n);
+}
+
+void sqrtF32(float* d, const float* a, size_t n, bool vector) {
+#ifdef PTO_X86_SIMD
+  if (vector && simdLevel() >= SimdLevel::Avx2) return sqrtRun(d, a, n);
+#endif
+  (void)vector;
+  portable<sqrtF32Ref>(d, a, n);
+}
+
+void rsqrtF32(float* d, const float* a, size_t n, bool vector) {
+#ifdef PTO_X86_SIMD
+  if (vector && simdLevel() >= SimdLevel::Avx2) return RsqrtSimd::run(d, a, n);
+#endif
+  (void)vector;
+  portable<rsqrtF32Ref>(d, a, n);
+}
+
+void recipF32(float* d, const float* a, size_t n, bool vector) {
+#ifdef PTO_X86_SIMD
+  if (vector && simdLevel() >= SimdLevel::Avx2) return recipRun(d, a, n);
+#endif
+  (void)vector;
+  portable<recipF32Ref>(d, a, n);
+}
+
+void divF32(float* d, const float* a, const float* b, size_t n, bool vector) {
+#ifdef PTO_X86_SIMD
+  if (vector && simdLevel() >= SimdLevel::Avx2)
+    return simd::binaryRun<isa::DType::F32, ODivF32, simd::VDiv>(d, a, b, n);
+#endif
+  (void)vector;
+  for (size_t i = 0; i < n; ++i)
+    d[i] = divF32Ref(a[i], b[i]);
 }
 
 } // namespace pto::rt::cpu

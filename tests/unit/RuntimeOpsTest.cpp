@@ -523,6 +523,23 @@ TEST(RuntimeFastPaths, F32ElementwiseMatchesPortable) {
   }
 }
 
+TEST(RuntimeFastPaths, F32UnaryMathMatchesPortable) {
+  // The tile kernels around VecMath.h's runs (tests/unit/VecMathTest.cpp checks the runs on
+  // every 61st pattern): whole tiles, a valid region narrower than the rows, in place.
+  std::mt19937 rng(9);
+  for (isa::OpId op :
+       {isa::OpId::TEXP, isa::OpId::TLOG, isa::OpId::TSQRT, isa::OpId::TRSQRT, isa::OpId::TRECIP})
+    for (int form = 0; form < 3; ++form) {
+      const uint32_t vc = form == 1 ? 45 : 64;
+      TileCase c(op, {DType::F32, DType::F32}, 64, 64, 64, vc);
+      if (form == 2) c.inst.src0 = 0; // in place
+      for (int t = 0; t < 2; ++t)
+        for (uint32_t i = 0; i < 4096; ++i) // positive values of every binade, then any pattern
+          c.set<uint32_t>(t, i, i < 2048 ? rng() % 0x7f800000u : static_cast<uint32_t>(rng()));
+      expectSameAsPortable(c, std::string("f32 ") + c.inst.name + " form " + std::to_string(form));
+    }
+}
+
 TEST(RuntimeFastPaths, ValidRegionsRowsAndInPlace) {
   // Valid regions narrower than the tiles (row by row, tails shorter than a vector), sources
   // with a different row length, and the destination being a source: elements outside the
@@ -592,12 +609,18 @@ TEST(RuntimeFastPaths, CvtF32ToF16MatchesPortable) {
 
 TEST(RuntimeFastPaths, MatmulKeepsTheFmaOrder) {
   // C[i,j] = fma chain over k in increasing k from +0 (then + acc): checked against that
-  // formula written here, at every tier, for f32 and f16 inputs, shapes with vector tails.
+  // formula written here, at every tier, for f32 and f16 inputs, shapes with vector tails:
+  // every remainder of the 6- and 8-row blocks, last panels of 1..16 and 17..31 columns.
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
   for (DType in : {DType::F32, DType::F16})
-    for (auto [M, N, K] :
-         {std::tuple<uint32_t, uint32_t, uint32_t>{37, 45, 29}, {64, 64, 64}, {1, 16, 8}})
+    for (auto [M, N, K] : {std::tuple<uint32_t, uint32_t, uint32_t>{37, 45, 29},
+                           {64, 64, 64},
+                           {1, 16, 8},
+                           {23, 59, 64},
+                           {7, 1, 3},
+                           {62, 17, 40},
+                           {5, 31, 1}})
       for (bool withAcc : {false, true}) {
         const uint32_t S = 64;
         std::vector<DType> types{DType::F32, in, in};
@@ -636,6 +659,34 @@ TEST(RuntimeFastPaths, MatmulKeepsTheFmaOrder) {
             }
         }
       }
+}
+
+TEST(RuntimeFastPaths, MatmulAccInPlaceAndBiasMatchPortable) {
+  // The vector epilogue: the accumulator being the destination itself (read before written),
+  // a bias row, both; every tier's whole buffer against the portable tier's.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (auto [M, N, K] : {std::tuple<uint32_t, uint32_t, uint32_t>{37, 45, 29}, {64, 64, 64}})
+    for (int form = 0; form < 3; ++form) {
+      const uint32_t S = 64;
+      const isa::OpId op = form == 0   ? isa::OpId::TMATMUL_ACC
+                           : form == 1 ? isa::OpId::TMATMUL_BIAS
+                                       : isa::OpId::TMATMUL_ACC;
+      TileCase c(op, {DType::F32, DType::F32, DType::F32, DType::F32}, S, S, S, S);
+      if (form == 0) c.inst.acc = 0; // in place
+      if (form == 1) c.inst.bias = 3;
+      if (form == 2) c.inst.acc = 3;
+      c.inst.dim[0] = {0, M, true};
+      c.inst.dim[1] = {0, N, true};
+      c.inst.dim[2] = {0, K, true};
+      for (int t = 0; t < 4; ++t)
+        for (uint32_t k = 0; k < S * S; ++k)
+          c.set<float>(t, k, u(rng));
+      const std::vector<uint8_t> want = c.runAt(SimdLevel::Portable);
+      for (SimdLevel l : {SimdLevel::Avx2, SimdLevel::Avx512})
+        EXPECT_EQ(c.runAt(l), want)
+            << "tier " << int(l) << " form " << form << " " << M << "x" << N << "x" << K;
+    }
 }
 
 TEST(RuntimeFastPaths, MatmulWithNanInputsGivesNans) {

@@ -95,6 +95,26 @@ TEST(Runtime, VaddTiledBlocks) {
   }
 }
 
+TEST(Runtime, VaddTiledIntoABufferLargerThanTheCaches) {
+  // A destination of 64 MiB takes the non-temporal TSTORE (runtime/cpu/MoveKernels.cpp, x86):
+  // the same bits, rows that start off a 32-byte boundary included (a large buffer's data
+  // starts 16 bytes into a page), and nothing written past the kernel's rows.
+  Module m = build(sample("vadd-tiled/vadd_tiled.pto"));
+  Tensor x = randomTensor(DType::F32, {1024, 256}, 5), y = randomTensor(DType::F32, {1024, 256}, 6);
+  Tensor z = Tensor::zeros(DType::F32, {65536, 256});
+  for (uint32_t blocks : {1u, 3u}) {
+    auto l = m.launch("vadd_tiled");
+    BIND(l.value(), "x", x);
+    BIND(l.value(), "y", y);
+    BIND(l.value(), "z", z);
+    run(l.value(), blocks);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      ASSERT_EQ(z.at(i), f32(f32(x.at(i)) + f32(y.at(i)))) << "blocks " << blocks << " elem " << i;
+    for (int64_t i = x.numel(); i < z.numel(); ++i)
+      ASSERT_EQ(z.bitsAt(i), 0u) << i;
+  }
+}
+
 TEST(Runtime, SoftmaxSample) {
   Module m = build(sample("softmax/softmax.pto"));
   auto l = m.launch("softmax");
