@@ -1,9 +1,9 @@
 // The front end's entry point: source text -> parse tree (two-stage parsing with bounded error
 // recovery) -> Kernel IR, built by detail::Builder (BuilderImpl.h).
-#include "PTOLexer.h"
 #include "PTOParser.h"
 #include "asm/BuilderImpl.h"
 #include "asm/Frontend.h"
+#include "asm/Lexer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -209,46 +209,19 @@ private:
   size_t spent_ = 0;
 };
 
-/// The input as code points. ANTLR 4.9's own UTF-8 decoder leaves a buffer of five code points
-/// per input byte (20 bytes of memory for each byte of source, measured); this one decodes the
-/// already validated UTF-8 into exactly one code point per character.
-class CompactInputStream : public antlr4::ANTLRInputStream {
-public:
-  explicit CompactInputStream(std::string_view utf8) {
-    if (utf8.starts_with("\xEF\xBB\xBF"))
-      utf8.remove_prefix(3); // a byte order mark, as ANTLR drops it
-    size_t n = 0;
-    for (char c : utf8)
-      n += (static_cast<unsigned char>(c) >> 6) != 2;
-    _data.reserve(n);
-    for (size_t i = 0; i < utf8.size();) {
-      const auto c = static_cast<unsigned char>(utf8[i]);
-      const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-      char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
-      for (size_t k = 1; k < len && i + k < utf8.size(); ++k)
-        cp = (cp << 6) | (static_cast<unsigned char>(utf8[i + k]) & 0x3f);
-      _data.push_back(cp);
-      i += len;
-    }
-  }
-};
-
 /// ANTLR keeps the prediction DFAs of every parse in static tables shared by all parsers: a
 /// process that parses many different inputs (a fuzzer, a server) grows them without end.
-/// Past this many states they are dropped and rebuilt on demand by the next parse.
+/// Past this many states they are dropped and rebuilt on demand by the next parse. (The
+/// generated lexer's DFA no longer grows: HandLexer lexes.)
 constexpr size_t kMaxCachedDfaStates = 20000;
 
-void boundParserCaches(ptogen::PTOParser& parser, ptogen::PTOLexer& lexer) {
+void boundParserCaches(ptogen::PTOParser& parser) {
   auto* p = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
-  auto* l = lexer.getInterpreter<antlr4::atn::LexerATNSimulator>();
   size_t states = 0;
   for (const antlr4::dfa::DFA& dfa : p->decisionToDFA)
     states += dfa.states.size();
-  for (size_t mode = 0; mode < lexer.getModeNames().size(); ++mode)
-    states += l->getDFA(mode).states.size();
   if (states <= kMaxCachedDfaStates) return;
   p->clearDFA();
-  l->clearDFA();
 }
 } // namespace
 
@@ -272,10 +245,11 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
     return nullptr;
   }
   CompactInputStream input(src.text()); // valid UTF-8 (checked above)
-  ptogen::PTOLexer lexer(&input);
+  // The hand-written equivalent of the generated ptogen::PTOLexer (asm/Lexer.h). Declared
+  // before the token stream: the tokens live in the lexer's arena.
+  HandLexer lexer(input);
   SyntaxErrorListener listener(diags);
-  lexer.removeErrorListeners();
-  lexer.addErrorListener(&listener);
+  lexer.setErrorListener(&listener);
   antlr4::CommonTokenStream tokens(&lexer);
   ptogen::PTOParser parser(&tokens);
   parser.removeErrorListeners();
@@ -297,10 +271,10 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
       tree = parser.file();
     }
   } catch (const TooManyErrors&) {
-    boundParserCaches(parser, lexer);
+    boundParserCaches(parser);
     return nullptr;
   }
-  boundParserCaches(parser, lexer);
+  boundParserCaches(parser);
   if (diags.errors() > 0) return nullptr;
   detail::Builder builder(src, diags, arch);
   return builder.build(tree);
