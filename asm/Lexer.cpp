@@ -49,23 +49,27 @@ std::string CompactInputStream::getText(const antlr4::misc::Interval& interval) 
   if (stop >= _data.size()) stop = _data.size() - 1;
   if (start >= _data.size()) return {};
   const size_t count = std::min(stop - start + 1, _data.size() - start);
-  std::string out;
-  out.reserve(count);
-  for (char32_t cp : std::u32string_view(_data).substr(start, count)) {
+  const std::u32string_view cps = std::u32string_view(_data).substr(start, count);
+  size_t bytes = 0;
+  for (char32_t cp : cps)
+    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  std::string out(bytes, '\0');
+  char* p = out.data();
+  for (char32_t cp : cps) {
     if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
+      *p++ = static_cast<char>(cp);
     } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      *p++ = static_cast<char>(0xC0 | (cp >> 6));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
     } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      *p++ = static_cast<char>(0xE0 | (cp >> 12));
+      *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
     } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      *p++ = static_cast<char>(0xF0 | (cp >> 18));
+      *p++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
     }
   }
   return out;
