@@ -22,6 +22,7 @@ CompactInputStream::CompactInputStream(std::string_view utf8) {
   for (char c : utf8)
     n += (static_cast<unsigned char>(c) >> 6) != 2;
   _data.resize(n);
+  ascii_ = n == utf8.size();
   char32_t* out = _data.data();
   for (size_t i = 0; i < utf8.size();) {
     const auto c = static_cast<unsigned char>(utf8[i]);
@@ -50,6 +51,12 @@ std::string CompactInputStream::getText(const antlr4::misc::Interval& interval) 
   if (start >= _data.size()) return {};
   const size_t count = std::min(stop - start + 1, _data.size() - start);
   const std::u32string_view cps = std::u32string_view(_data).substr(start, count);
+  if (ascii_) { // one byte per code point: a narrowing copy (locOf takes every token's text)
+    std::string out(count, '\0');
+    for (size_t k = 0; k < count; ++k)
+      out[k] = static_cast<char>(cps[k]);
+    return out;
+  }
   size_t bytes = 0;
   for (char32_t cp : cps)
     bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;

@@ -32,6 +32,9 @@ public:
   std::u32string_view codePoints() const { return _data; }
   /// The same text as ANTLRInputStream::getText gives, for valid code points.
   std::string getText(const antlr4::misc::Interval& interval) override;
+
+private:
+  bool ascii_ = false; // every code point is below 0x80 (most modules)
 };
 
 /// An antlr4::TokenSource equivalent to ptogen::PTOLexer over the same input (see above).
