@@ -259,25 +259,7 @@ struct ParseState {
   ptogen::PTOParser parser;
 };
 
-bool keepParseStates = false; // keepParseTreesUntilExit()
-
-/// Destroys a parse's state, or with keepParseTreesUntilExit() keeps it reachable from a
-/// static (so that leak checkers do not report it) until the process exits.
-struct ParseStateDeleter {
-  void operator()(ParseState* state) const {
-    if (!keepParseStates) {
-      delete state;
-      return;
-    }
-    static auto* kept = new std::vector<ParseState*>; // never destroyed, on purpose
-    kept->push_back(state);
-  }
-};
 } // namespace
-
-void keepParseTreesUntilExit() {
-  keepParseStates = true;
-}
 
 std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags,
                                         std::optional<isa::Arch> arch) {
@@ -298,7 +280,7 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
     diags.error({line, col, 1}, std::string("invalid UTF-8 byte ") + hex + " in the input");
     return nullptr;
   }
-  std::unique_ptr<ParseState, ParseStateDeleter> state(new ParseState(src.text(), diags));
+  auto state = std::make_unique<ParseState>(src.text(), diags);
   antlr4::CommonTokenStream& tokens = state->tokens;
   ptogen::PTOParser& parser = state->parser;
   // Two-stage parsing: the fast SLL mode first, full LL only when SLL reports a syntax error.

@@ -16,12 +16,6 @@ namespace pto::as {
 std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags,
                                         std::optional<isa::Arch> arch = std::nullopt);
 
-/// For a process that exits soon after parsing (pto-as): parseModule then leaves each parse's
-/// tree, tokens and input allocated until the process exits instead of freeing them node by node
-/// (6% of the instructions of assembling a large module). Costs the tree's memory for the rest of
-/// the process.
-void keepParseTreesUntilExit();
-
 /// The arch to verify for: the --arch flag if given, else the module's pto.target_arch, else A2/A3.
 isa::Arch resolveArch(const ir::Module& m, std::optional<isa::Arch> flag);
 

@@ -105,8 +105,6 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  // One module per process: its parse tree is left to the exit rather than freed node by node.
-  pto::as::keepParseTreesUntilExit();
   auto module = pto::as::parseModule(src, diags, archFlag);
   if (module) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
