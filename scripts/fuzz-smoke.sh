@@ -55,7 +55,7 @@ if [ "$status" -eq 0 ]; then
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
     "$build/tests/fuzz/fuzz-lexer" "$work/corpus-lexer" \
     -dict="$root/tests/fuzz/pto.dict" \
-    -seed="$seed" -runs="${FUZZ_RUNS_LEXER:-100000}" -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -seed="$seed" -runs="${FUZZ_RUNS_LEXER:-20000}" -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-lexer; }
 fi
 
