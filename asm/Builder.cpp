@@ -1,11 +1,12 @@
 // The front end's entry point: source text -> parse tree (two-stage parsing with bounded error
 // recovery) -> Kernel IR, built by detail::Builder (BuilderImpl.h).
-#include "PTOLexer.h"
 #include "PTOParser.h"
 #include "asm/BuilderImpl.h"
 #include "asm/Frontend.h"
+#include "asm/Lexer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 namespace pto::as {
@@ -111,6 +112,10 @@ std::optional<size_t> firstInvalidUtf8(const std::string& s) {
   size_t i = 0, n = s.size();
   while (i < n) {
     unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) { // most of every module: one comparison per byte
+      ++i;
+      continue;
+    }
     size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
     if (len == 0 || i + len > n) return i;
     for (size_t k = 1; k < len; ++k)
@@ -136,8 +141,22 @@ constexpr unsigned kMaxNesting = 256;
 std::optional<SrcLoc> tooDeeplyNested(std::string_view text) {
   unsigned depth = 0;
   uint32_t line = 1, col = 1;
+  // The bytes that matter below; any other ASCII byte only advances the column. Checking one
+  // table entry first takes this scan from ~40 to a few instructions per byte.
+  static const std::array<bool, 256> special = [] {
+    std::array<bool, 256> t{};
+    for (unsigned char c : std::string_view("\n\"/;#-{([<})]>"))
+      t[c] = true;
+    for (size_t c = 0x80; c < 256; ++c)
+      t[c] = true; // column counting of UTF-8
+    return t;
+  }();
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
+    if (!special[static_cast<unsigned char>(c)]) {
+      ++col;
+      continue;
+    }
     const char next = i + 1 < text.size() ? text[i + 1] : '\0';
     auto toEol = [&] {
       while (i + 1 < text.size() && text[i + 1] != '\n')
@@ -209,47 +228,37 @@ private:
   size_t spent_ = 0;
 };
 
-/// The input as code points. ANTLR 4.9's own UTF-8 decoder leaves a buffer of five code points
-/// per input byte (20 bytes of memory for each byte of source, measured); this one decodes the
-/// already validated UTF-8 into exactly one code point per character.
-class CompactInputStream : public antlr4::ANTLRInputStream {
-public:
-  explicit CompactInputStream(std::string_view utf8) {
-    if (utf8.starts_with("\xEF\xBB\xBF"))
-      utf8.remove_prefix(3); // a byte order mark, as ANTLR drops it
-    size_t n = 0;
-    for (char c : utf8)
-      n += (static_cast<unsigned char>(c) >> 6) != 2;
-    _data.reserve(n);
-    for (size_t i = 0; i < utf8.size();) {
-      const auto c = static_cast<unsigned char>(utf8[i]);
-      const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-      char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
-      for (size_t k = 1; k < len && i + k < utf8.size(); ++k)
-        cp = (cp << 6) | (static_cast<unsigned char>(utf8[i + k]) & 0x3f);
-      _data.push_back(cp);
-      i += len;
-    }
-  }
-};
-
 /// ANTLR keeps the prediction DFAs of every parse in static tables shared by all parsers: a
 /// process that parses many different inputs (a fuzzer, a server) grows them without end.
-/// Past this many states they are dropped and rebuilt on demand by the next parse.
+/// Past this many states they are dropped and rebuilt on demand by the next parse. (The
+/// generated lexer's DFA no longer grows: HandLexer lexes.)
 constexpr size_t kMaxCachedDfaStates = 20000;
 
-void boundParserCaches(ptogen::PTOParser& parser, ptogen::PTOLexer& lexer) {
+void boundParserCaches(ptogen::PTOParser& parser) {
   auto* p = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
-  auto* l = lexer.getInterpreter<antlr4::atn::LexerATNSimulator>();
   size_t states = 0;
   for (const antlr4::dfa::DFA& dfa : p->decisionToDFA)
     states += dfa.states.size();
-  for (size_t mode = 0; mode < lexer.getModeNames().size(); ++mode)
-    states += l->getDFA(mode).states.size();
   if (states <= kMaxCachedDfaStates) return;
   p->clearDFA();
-  l->clearDFA();
 }
+/// Everything a parse allocates, the parse tree included, in the order it must be destroyed.
+struct ParseState {
+  ParseState(std::string_view text, DiagEngine& diags)
+      : input(text), lexer(input), listener(diags), tokens(&lexer), parser(&tokens) {
+    lexer.setErrorListener(&listener);
+    parser.removeErrorListeners();
+    parser.addErrorListener(&listener);
+  }
+  CompactInputStream input; // valid UTF-8 (checked before)
+  // The hand-written equivalent of the generated ptogen::PTOLexer (asm/Lexer.h), before the
+  // token stream: the tokens live in the lexer's arena.
+  HandLexer lexer;
+  SyntaxErrorListener listener;
+  antlr4::CommonTokenStream tokens;
+  ptogen::PTOParser parser;
+};
+
 } // namespace
 
 std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags,
@@ -271,15 +280,9 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
     diags.error({line, col, 1}, std::string("invalid UTF-8 byte ") + hex + " in the input");
     return nullptr;
   }
-  CompactInputStream input(src.text()); // valid UTF-8 (checked above)
-  ptogen::PTOLexer lexer(&input);
-  SyntaxErrorListener listener(diags);
-  lexer.removeErrorListeners();
-  lexer.addErrorListener(&listener);
-  antlr4::CommonTokenStream tokens(&lexer);
-  ptogen::PTOParser parser(&tokens);
-  parser.removeErrorListeners();
-  parser.addErrorListener(&listener);
+  auto state = std::make_unique<ParseState>(src.text(), diags);
+  antlr4::CommonTokenStream& tokens = state->tokens;
+  ptogen::PTOParser& parser = state->parser;
   // Two-stage parsing: the fast SLL mode first, full LL only when SLL reports a syntax error.
   parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
       antlr4::atn::PredictionMode::SLL);
@@ -297,10 +300,10 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
       tree = parser.file();
     }
   } catch (const TooManyErrors&) {
-    boundParserCaches(parser, lexer);
+    boundParserCaches(parser);
     return nullptr;
   }
-  boundParserCaches(parser, lexer);
+  boundParserCaches(parser);
   if (diags.errors() > 0) return nullptr;
   detail::Builder builder(src, diags, arch);
   return builder.build(tree);

@@ -10,7 +10,7 @@
 # Usage: scripts/fuzz-campaign.sh [OUT_DIR]     (default /tmp/pto-fuzz-campaign)
 #   CPU_SECONDS=3600   CPU time per target
 #   FUZZ_SEED=N        libFuzzer's -seed (default: today's date as YYYYMMDD)
-#   TARGETS="parser object image npy"
+#   TARGETS="parser lexer object image npy"
 # OUT_DIR keeps each target's corpus (reused by the next campaign), log and artifacts. Exits 1 if
 # any target stopped on a crash, leak, out-of-memory or timeout (its reproducer is in
 # OUT_DIR/artifacts), and prints a table of the figures. Builds build-fuzz/ through
@@ -21,7 +21,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-/tmp/pto-fuzz-campaign}
 cpu_limit=${CPU_SECONDS:-3600}
 seed=${FUZZ_SEED:-$(date +%Y%m%d)}
-targets=${TARGETS:-parser object image npy}
+targets=${TARGETS:-parser lexer object image npy}
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 
 FUZZ_SECONDS=${FUZZ_SMOKE_SECONDS:-5} FUZZ_BUILD_DIR=$build "$root/scripts/fuzz-smoke.sh"
@@ -30,8 +30,9 @@ mkdir -p "$out/artifacts"
 # Seeds: the repository's kernels as text, objects and images made by this build's tools.
 seed_corpora() {
   local i=0 f
-  mkdir -p "$out/parser" "$out/object" "$out/image" "$out/npy"
+  mkdir -p "$out/parser" "$out/lexer" "$out/object" "$out/image" "$out/npy"
   cp "$root"/tests/fuzz/corpus/* "$out/parser/"
+  cp "$root"/tests/fuzz/corpus/* "$out/lexer/"
   for f in "$root"/samples/*/*.pto "$root"/tests/lit/*/*.pto "$root"/../shared/corpus/*/*.pto; do
     [ -f "$f" ] || continue
     i=$((i + 1))
@@ -45,10 +46,12 @@ seed_corpora() {
   printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40' >> "$out/npy/seed.npy"
 }
 [ -d "$out/parser" ] || seed_corpora
+# A campaign directory from before the lexer target: its seeds are the parser's.
+[ -d "$out/lexer" ] || { mkdir -p "$out/lexer" && cp "$root"/tests/fuzz/corpus/* "$out/lexer/"; }
 
 max_len() {
   case $1 in
-  parser) echo 8192 ;;
+  parser | lexer) echo 8192 ;;
   npy) echo 4096 ;;
   *) echo 16384 ;;
   esac
@@ -57,7 +60,7 @@ max_len() {
 # One target until it has used $cpu_limit CPU seconds; its CPU time is kept in $out/<t>.cpu.
 run_target() {
   local t=$1 extra=() pid tck cpu fields
-  [ "$t" = parser ] && extra=(-dict="$root/tests/fuzz/pto.dict")
+  case $t in parser | lexer) extra=(-dict="$root/tests/fuzz/pto.dict") ;; esac
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 nice -n 19 "$build/tests/fuzz/fuzz-$t" "$out/$t" \
     "${extra[@]}" -seed="$seed" -max_len="$(max_len "$t")" -max_total_time=1000000 -timeout=600 \
     -rss_limit_mb=2048 -artifact_prefix="$out/artifacts/$t-" -print_final_stats=1 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz smoke test: builds the libFuzzer parser target with clang-14 in build-fuzz/ and runs it
+# Fuzz smoke test: builds the libFuzzer targets with clang-14 in build-fuzz/ and runs it
 # for ${FUZZ_SECONDS:-30} seconds over a scratch copy of tests/fuzz/corpus (the committed seeds
 # are never modified). Fails on any crash, timeout, leak or out-of-memory; the reproducer is left
 # in build-fuzz/fuzz-artifacts/. Skips (exit 0) when clang++-14 is not installed.
@@ -9,7 +9,7 @@
 #   FUZZ_SEED=N         libFuzzer's random seed (default 1). With a fixed seed every run walks the
 #                       same sequence of inputs, so a slower machine runs a prefix of what a faster
 #                       one passed: CI is reproducible. Long campaigns use other seeds (docs/development.md).
-#   FUZZ_RUNS_PARSER/OBJECT/IMAGE/NPY=N
+#   FUZZ_RUNS_PARSER/LEXER/OBJECT/IMAGE/NPY=N
 #                       at most N inputs per target (defaults: a little under what a local run of
 #                       the time budget passed with seed 1), so a faster machine does not walk past
 #                       the verified prefix either.
@@ -30,7 +30,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPTO_BUILD_FUZZ=ON -DPTO_BUILD_TESTS=OFF -DPTO_BUILD_BENCH=OFF \
   ${FUZZ_CXX_FLAGS:+"-DCMAKE_CXX_FLAGS=$FUZZ_CXX_FLAGS"}
-cmake --build "$build" --target fuzz-parser fuzz-object fuzz-npy fuzz-image pto-as pto-ld -j2
+cmake --build "$build" --target fuzz-parser fuzz-lexer fuzz-object fuzz-npy fuzz-image pto-as pto-ld -j2
 
 fuzzer=$build/tests/fuzz/fuzz-parser
 artifacts=$build/fuzz-artifacts
@@ -46,6 +46,18 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
   -dict="$root/tests/fuzz/pto.dict" \
   -seed="$seed" -runs="${FUZZ_RUNS_PARSER:-5000}" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-parser; }
+
+if [ "$status" -eq 0 ]; then
+  # The hand-written lexer against ANTLR's, from the parser's seeds (asm/Lexer.h).
+  mkdir -p "$work/corpus-lexer"
+  cp "$root"/tests/fuzz/corpus/* "$work/corpus-lexer/"
+  echo "fuzz-smoke: running fuzz-lexer for $((seconds / 2))s"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+    "$build/tests/fuzz/fuzz-lexer" "$work/corpus-lexer" \
+    -dict="$root/tests/fuzz/pto.dict" \
+    -seed="$seed" -runs="${FUZZ_RUNS_LEXER:-20000}" -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-lexer; }
+fi
 
 if [ "$status" -eq 0 ]; then
   # Object seeds are made fresh by this build's pto-as, so they always match the format.

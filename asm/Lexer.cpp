@@ -1,0 +1,457 @@
+// HandLexer: grammar/PTO.g4's lexer rules, hand-written (see Lexer.h for why and how it is
+// checked). Each rule below is a function from a start position to the length of the longest
+// prefix in the rule's language; match() takes the longest of all, and among equally long
+// matches the rule that comes first in the grammar, which is what ANTLR's lexer does.
+#include "asm/Lexer.h"
+
+#include "PTOLexer.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace pto::as {
+
+CompactInputStream::CompactInputStream(std::string_view utf8) {
+  if (utf8.starts_with("\xEF\xBB\xBF"))
+    utf8.remove_prefix(3); // a byte order mark, as ANTLR drops it
+  size_t n = 0;
+  for (char c : utf8)
+    n += (static_cast<unsigned char>(c) >> 6) != 2;
+  _data.resize(n);
+  ascii_ = n == utf8.size();
+  char32_t* out = _data.data();
+  for (size_t i = 0; i < utf8.size();) {
+    const auto c = static_cast<unsigned char>(utf8[i]);
+    if (c < 0x80) { // most of every module
+      *out++ = c;
+      ++i;
+      continue;
+    }
+    const size_t len = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    char32_t cp = len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; k < len && i + k < utf8.size(); ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(utf8[i + k]) & 0x3f);
+    *out++ = cp;
+    i += len;
+  }
+}
+
+std::string CompactInputStream::getText(const antlr4::misc::Interval& interval) {
+  // ANTLRInputStream::getText's bounds, down to its reading of an interval whose end is before
+  // its start; but encoded here directly instead of through std::wstring_convert, which was a
+  // visible cost of building the IR (every token's text passes through here).
+  if (interval.a < 0 || interval.b < 0) return {};
+  const size_t start = static_cast<size_t>(interval.a);
+  size_t stop = static_cast<size_t>(interval.b);
+  if (stop >= _data.size()) stop = _data.size() - 1;
+  if (start >= _data.size()) return {};
+  const size_t count = std::min(stop - start + 1, _data.size() - start);
+  const std::u32string_view cps = std::u32string_view(_data).substr(start, count);
+  if (ascii_) { // one byte per code point: a narrowing copy (locOf takes every token's text)
+    std::string out(count, '\0');
+    for (size_t k = 0; k < count; ++k)
+      out[k] = static_cast<char>(cps[k]);
+    return out;
+  }
+  size_t bytes = 0;
+  for (char32_t cp : cps)
+    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  std::string out(bytes, '\0');
+  char* p = out.data();
+  for (char32_t cp : cps) {
+    if (cp < 0x80) {
+      *p++ = static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      *p++ = static_cast<char>(0xC0 | (cp >> 6));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      *p++ = static_cast<char>(0xE0 | (cp >> 12));
+      *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      *p++ = static_cast<char>(0xF0 | (cp >> 18));
+      *p++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+using L = ptogen::PTOLexer;
+
+/// The largest code point; ANTLR's `.` and `~[...]` sets range over 0..U+10FFFF.
+constexpr char32_t kMaxChar = 0x10FFFF;
+
+struct Literal {
+  std::u32string text;
+  size_t type;
+};
+
+/// What the generated lexer knows and the hand-written rules must agree with: the token types
+/// of the rules that are a single literal (keywords, punctuation), and each token type's rule
+/// position, which breaks ties between equally long matches.
+struct Tables {
+  std::array<std::vector<Literal>, 128> literalsByFirst; // literals starting with that ASCII char
+  std::vector<Literal> otherLiterals;                    // literals starting with non-ASCII
+  std::vector<size_t> priority;                          // by token type; lower wins
+
+  Tables() {
+    antlr4::ANTLRInputStream empty;
+    L lexer(&empty);
+    const antlr4::atn::ATN& atn = lexer.getATN();
+    const antlr4::dfa::Vocabulary& vocab = lexer.getVocabulary();
+    priority.assign(vocab.getMaxTokenType() + 1, std::numeric_limits<size_t>::max());
+    for (size_t rule = atn.ruleToTokenType.size(); rule-- > 0;) {
+      const size_t type = atn.ruleToTokenType[rule];
+      if (type < priority.size()) priority[type] = rule;
+    }
+    for (size_t type = 1; type <= vocab.getMaxTokenType(); ++type) {
+      const std::string quoted = vocab.getLiteralName(type);
+      if (quoted.empty()) continue;
+      Literal lit{unquote(quoted), type};
+      if (lit.text[0] < 128)
+        literalsByFirst[lit.text[0]].push_back(std::move(lit));
+      else
+        otherLiterals.push_back(std::move(lit));
+    }
+  }
+
+  /// A vocabulary literal name ('func.func') as the characters it matches. ANTLR writes a
+  /// literal in the grammar's own escape syntax; the grammar's literals need none but `\\` and
+  /// `\'`, and anything else is refused here rather than matched wrongly.
+  static std::u32string unquote(const std::string& quoted) {
+    if (quoted.size() < 3 || quoted.front() != '\'' || quoted.back() != '\'')
+      throw std::logic_error("unexpected literal name " + quoted);
+    std::u32string out;
+    for (size_t i = 1; i + 1 < quoted.size(); ++i) {
+      char c = quoted[i];
+      if (c == '\\') {
+        c = quoted[++i];
+        if (c != '\\' && c != '\'') throw std::logic_error("unsupported escape in " + quoted);
+      }
+      if (static_cast<unsigned char>(c) >= 0x80)
+        throw std::logic_error("non-ASCII literal " + quoted); // would need UTF-8 decoding
+      out.push_back(static_cast<char32_t>(c));
+    }
+    return out;
+  }
+};
+
+const Tables& tables() {
+  static const Tables t;
+  return t;
+}
+
+/// A token whose storage belongs to HandLexer's arena. The token stream owns tokens through
+/// std::unique_ptr<Token> and deletes them; the class's operator delete makes that delete run
+/// the destructor only, and the arena frees the memory with the lexer.
+class ArenaToken final : public antlr4::CommonToken {
+public:
+  using CommonToken::CommonToken;
+  static void* operator new(size_t, void* where) noexcept { return where; }
+  static void operator delete(void*) noexcept {}
+};
+
+constexpr size_t kTokensPerChunk = 4096;
+
+bool isDigit(char32_t c) {
+  return c >= '0' && c <= '9';
+}
+bool isUpper(char32_t c) {
+  return c >= 'A' && c <= 'Z';
+}
+bool isHex(char32_t c) {
+  return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+// fragment ID_START : [a-zA-Z_] ;  fragment ID_CHAR : [a-zA-Z0-9_$.] ;
+bool isIdStart(char32_t c) {
+  return (c >= 'a' && c <= 'z') || isUpper(c) || c == '_';
+}
+bool isIdChar(char32_t c) {
+  return isIdStart(c) || isDigit(c) || c == '$' || c == '.';
+}
+// BLOCK_MNEMONIC's suffix characters: [A-Z0-9_]
+bool isSuffixChar(char32_t c) {
+  return isUpper(c) || isDigit(c) || c == '_';
+}
+bool isSpace(char32_t c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+bool isNotEol(char32_t c) {
+  return c != '\r' && c != '\n' && c <= kMaxChar;
+}
+
+/// The longest matches of the rules, over the code points s[0..n). Every function takes the
+/// position of the rule's first character and returns the end of its longest match, or 0 when
+/// the rule does not match there.
+struct Rules {
+  const char32_t* s;
+  size_t n;
+
+  /// s[k], or a value no character class contains when k is past the end.
+  char32_t at(size_t k) const { return k < n ? s[k] : std::numeric_limits<char32_t>::max(); }
+  template <class Pred> size_t run(size_t k, Pred pred) const {
+    while (k < n && pred(s[k]))
+      ++k;
+    return k;
+  }
+  bool startsWith(size_t k, std::u32string_view lit) const {
+    return n - k >= lit.size() && std::u32string_view(s + k, lit.size()) == lit;
+  }
+
+  // BLOCK_MNEMONIC : ('BSTART' | 'BSTOP' | 'B.' [A-Z]+) ('.' [A-Z0-9_]+)* ;
+  size_t blockMnemonic(size_t i) const {
+    size_t k = 0;
+    if (startsWith(i, U"BSTART"))
+      k = i + 6;
+    else if (startsWith(i, U"BSTOP"))
+      k = i + 5;
+    else if (at(i + 1) == '.' && isUpper(at(i + 2)))
+      k = run(i + 2, isUpper);
+    else
+      return 0;
+    while (at(k) == '.' && isSuffixChar(at(k + 1)))
+      k = run(k + 1, isSuffixChar);
+    return k;
+  }
+  // TREG : 'T#' [0-9]+ ;
+  size_t treg(size_t i) const {
+    return at(i + 1) == '#' && isDigit(at(i + 2)) ? run(i + 2, isDigit) : 0;
+  }
+  // SHAPE : (([0-9]+ | '?') 'x')+ ;
+  size_t shape(size_t i) const {
+    size_t end = 0;
+    for (size_t k = i;;) {
+      size_t g;
+      if (isDigit(at(k)))
+        g = run(k, isDigit);
+      else if (at(k) == '?')
+        g = k + 1;
+      else
+        return end;
+      if (at(g) != 'x') return end;
+      end = k = g + 1;
+    }
+  }
+  // fragment EXPONENT : [eE] [+-]? [0-9]+ ;
+  size_t exponent(size_t k) const {
+    if (at(k) != 'e' && at(k) != 'E') return 0;
+    ++k;
+    if (at(k) == '+' || at(k) == '-') ++k;
+    return isDigit(at(k)) ? run(k, isDigit) : 0;
+  }
+  // FLOAT : [0-9]+ '.' [0-9]* EXPONENT? | [0-9]+ EXPONENT ;  (s[i] is a digit)
+  size_t floatNumber(size_t i) const {
+    const size_t d = run(i, isDigit);
+    if (at(d) == '.') {
+      const size_t f = run(d + 1, isDigit);
+      const size_t e = exponent(f);
+      return e ? e : f;
+    }
+    return exponent(d);
+  }
+  // INT : '0x' [0-9a-fA-F]+ | [0-9]+ ;  (s[i] is a digit)
+  size_t intNumber(size_t i) const {
+    if (s[i] == '0' && at(i + 1) == 'x' && isHex(at(i + 2))) return run(i + 2, isHex);
+    return run(i, isDigit); // never longer than the hex form when that matches
+  }
+  // ID_CHAR+ after one leading character (VALUE_ID, SYMBOL, CARET_ID).
+  size_t idCharsAfter(size_t i) const {
+    const size_t k = run(i + 1, isIdChar);
+    return k > i + 1 ? k : 0;
+  }
+  // STRING : '"' (~["\\\r\n] | '\\' .)* '"' ;
+  size_t string(size_t i) const {
+    if (at(i) != '"') return 0;
+    for (size_t j = i + 1; j < n;) {
+      const char32_t c = s[j];
+      if (c == '"') return j + 1;
+      if (c == '\r' || c == '\n' || c > kMaxChar) return 0;
+      if (c == '\\') {
+        if (j + 1 >= n || s[j + 1] > kMaxChar) return 0;
+        j += 2;
+      } else {
+        ++j;
+      }
+    }
+    return 0;
+  }
+  // BANG_TYPE : '!' ID_START ID_CHAR* '<' (~[<>\-] | '-' ~[>])* '>' ;  (k: after ID_CHAR*)
+  size_t bangTypeParams(size_t k) const {
+    if (at(k) != '<') return 0;
+    for (size_t j = k + 1; j < n;) {
+      const char32_t c = s[j];
+      if (c == '>') return j + 1;
+      if (c == '<' || c > kMaxChar) return 0;
+      if (c == '-') {
+        if (j + 1 >= n || s[j + 1] == '>' || s[j + 1] > kMaxChar) return 0;
+        j += 2;
+      } else {
+        ++j;
+      }
+    }
+    return 0;
+  }
+};
+
+} // namespace
+
+HandLexer::HandLexer(CompactInputStream& input) : input_(&input), text_(input.codePoints()) {
+  (void)tables(); // fail here, not in the middle of a parse, if the vocabulary is unexpected
+}
+
+HandLexer::~HandLexer() = default;
+
+antlr4::TokenFactory<antlr4::CommonToken>* HandLexer::getTokenFactory() {
+  // For the tokens the parser's error recovery conjures up; heap tokens, as PTOLexer's.
+  return antlr4::CommonTokenFactory::DEFAULT.get();
+}
+
+HandLexer::Match HandLexer::match(size_t i) const {
+  const Tables& tab = tables();
+  const Rules r{text_.data(), text_.size()};
+  const char32_t c = text_[i];
+  Match best{0, 0};
+  size_t bestPriority = std::numeric_limits<size_t>::max();
+  auto offer = [&](size_t type, size_t end) {
+    if (end <= i) return;
+    const size_t len = end - i;
+    const size_t priority = tab.priority[type];
+    if (len > best.len || (len == best.len && priority < bestPriority)) {
+      best = {type, len};
+      bestPriority = priority;
+    }
+  };
+  for (const Literal& lit : c < 128 ? tab.literalsByFirst[c] : tab.otherLiterals)
+    if (r.startsWith(i, lit.text)) offer(lit.type, i + lit.text.size());
+
+  if (isIdStart(c)) {
+    const size_t end = r.run(i + 1, isIdChar);
+    offer(L::IDENT, end);
+    if (c == 'B') offer(L::BLOCK_MNEMONIC, r.blockMnemonic(i));
+    if (c == 'T') offer(L::TREG, r.treg(i));
+  } else if (isDigit(c)) {
+    offer(L::INT, r.intNumber(i));
+    offer(L::FLOAT, r.floatNumber(i));
+    offer(L::SHAPE, r.shape(i));
+  } else {
+    switch (c) {
+    case '?':
+      offer(L::SHAPE, r.shape(i));
+      break;
+    case '%':
+      offer(L::VALUE_ID, r.idCharsAfter(i));
+      break;
+    case '@': // SYMBOL : '@' (ID_CHAR+ | STRING) ;
+      offer(L::SYMBOL, r.idCharsAfter(i));
+      offer(L::SYMBOL, r.string(i + 1));
+      break;
+    case '^':
+      offer(L::CARET_ID, r.idCharsAfter(i));
+      break;
+    case '#':
+      // HASH_NUM : '#' [0-9]+ ;  HASH_ID : '#' ID_START ID_CHAR* ;
+      if (isDigit(r.at(i + 1))) offer(L::HASH_NUM, r.run(i + 1, isDigit));
+      if (isIdStart(r.at(i + 1))) offer(L::HASH_ID, r.run(i + 2, isIdChar));
+      // HASH_COMMENT : '#' ([ \t] ~[\r\n]*)? -> skip ;
+      offer(L::HASH_COMMENT,
+            r.at(i + 1) == ' ' || r.at(i + 1) == '\t' ? r.run(i + 2, isNotEol) : i + 1);
+      break;
+    case '!': // BANG_TYPE and BANG_ID : '!' ID_START ID_CHAR* ;
+      if (isIdStart(r.at(i + 1))) {
+        const size_t k = r.run(i + 2, isIdChar);
+        offer(L::BANG_ID, k);
+        offer(L::BANG_TYPE, r.bangTypeParams(k));
+      }
+      break;
+    case '"':
+      offer(L::STRING, r.string(i));
+      break;
+    case '/': // LINE_COMMENT : '//' ~[\r\n]* -> skip ;
+      if (r.at(i + 1) == '/') offer(L::LINE_COMMENT, r.run(i + 2, isNotEol));
+      break;
+    case ';': // SEMI_COMMENT : ';' ~[\r\n]* -> skip ;
+      offer(L::SEMI_COMMENT, r.run(i + 1, isNotEol));
+      break;
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\n': // WS : [ \t\r\n]+ -> skip ;
+      offer(L::WS, r.run(i, isSpace));
+      break;
+    default:
+      break;
+    }
+  }
+  if (c <= kMaxChar) offer(L::ANY, i + 1); // ANY : . ;
+  return best;
+}
+
+void HandLexer::advance(size_t len) {
+  // As ANTLR counts: a line per '\n', a column per code point.
+  for (const size_t end = pos_ + len; pos_ < end; ++pos_) {
+    if (text_[pos_] == '\n') {
+      ++line_;
+      col_ = 0;
+    } else {
+      ++col_;
+    }
+  }
+}
+
+std::unique_ptr<antlr4::Token> HandLexer::makeToken(size_t type, size_t start, size_t stop,
+                                                    size_t line, size_t col) {
+  if (chunks_.empty() || chunkUsed_ == kTokensPerChunk) {
+    chunks_.push_back(std::make_unique<std::byte[]>(kTokensPerChunk * sizeof(ArenaToken)));
+    chunkUsed_ = 0;
+  }
+  std::byte* slot = chunks_.back().get() + chunkUsed_++ * sizeof(ArenaToken);
+  auto* token =
+      new (slot) ArenaToken(std::pair<antlr4::TokenSource*, antlr4::CharStream*>(this, input_),
+                            type, antlr4::Token::DEFAULT_CHANNEL, start, stop);
+  token->setLine(line);
+  token->setCharPositionInLine(col);
+  return std::unique_ptr<antlr4::Token>(token);
+}
+
+std::unique_ptr<antlr4::Token> HandLexer::nextToken() {
+  for (;;) {
+    const size_t start = pos_, line = line_, col = col_;
+    // EOF: start at the end, stop one before it, text "<EOF>" (CommonToken's, from the indexes).
+    if (start >= text_.size()) return makeToken(antlr4::Token::EOF, start, start - 1, line, col);
+    const Match m = match(start);
+    if (m.len == 0) {
+      // No rule matches (a code point past U+10FFFF): reported and skipped as ANTLR's lexer
+      // reports and skips it, with the character written out as UTF-8 would encode it.
+      if (listener_) {
+        const char32_t cp = text_[start];
+        std::string shown;
+        for (int shift = 18; shift >= 0; shift -= 6)
+          shown.push_back(static_cast<char>(((cp >> shift) & 0x3f) | (shift == 18 ? 0xf0 : 0x80)));
+        listener_->syntaxError(nullptr, nullptr, line, col,
+                               "token recognition error at: '" + shown + "'", nullptr);
+      }
+      advance(1);
+      continue;
+    }
+    advance(m.len);
+    switch (m.type) {
+    case L::LINE_COMMENT:
+    case L::HASH_COMMENT:
+    case L::SEMI_COMMENT:
+    case L::WS:
+      continue; // the grammar's `-> skip` rules
+    default:
+      return makeToken(m.type, start, start + m.len - 1, line, col);
+    }
+  }
+}
+
+} // namespace pto::as

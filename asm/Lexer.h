@@ -1,0 +1,83 @@
+// The front end's lexer. grammar/PTO.g4 stays the one definition of the syntax and ANTLR still
+// generates the parser and a lexer from it (ptogen::PTOLexer), but pto-as lexes with HandLexer:
+// ANTLR 4.9's lexer interpreter (a lock per DFA transition, a heap token per token, virtual
+// calls per character) was over a third of all instructions of assembling a large module.
+//
+// HandLexer produces exactly the token stream PTOLexer produces: the same token types, text,
+// start/stop indexes, lines and columns, the same skipped whitespace and comments, and the same
+// longest match with the grammar's rule order breaking ties. The types of keyword and
+// punctuation tokens are read from the generated lexer's vocabulary and the rule order from its
+// ATN, so they cannot drift from the grammar; the other rules are written out below and are
+// checked against PTOLexer by tests/unit/LexerTest.cpp (every .pto file in the repository and
+// the corpus, and many random inputs) and by the libFuzzer target tests/fuzz/fuzz_lexer.cpp.
+#pragma once
+
+#include "antlr4-runtime.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pto::as {
+
+/// The input as code points. ANTLR 4.9's own UTF-8 decoder leaves a buffer of five code points
+/// per input byte (20 bytes of memory for each byte of source, measured); this one decodes the
+/// already validated UTF-8 into exactly one code point per character. A byte order mark is
+/// dropped, as ANTLR drops it.
+class CompactInputStream : public antlr4::ANTLRInputStream {
+public:
+  explicit CompactInputStream(std::string_view utf8);
+  std::u32string_view codePoints() const { return _data; }
+  /// The same text as ANTLRInputStream::getText gives, for valid code points.
+  std::string getText(const antlr4::misc::Interval& interval) override;
+
+private:
+  bool ascii_ = false; // every code point is below 0x80 (most modules)
+};
+
+/// An antlr4::TokenSource equivalent to ptogen::PTOLexer over the same input (see above).
+/// Tokens live in an arena owned by the lexer: the token stream that receives them must be
+/// destroyed before the lexer (declare the lexer first).
+class HandLexer final : public antlr4::TokenSource {
+public:
+  explicit HandLexer(CompactInputStream& input);
+  ~HandLexer() override;
+  HandLexer(const HandLexer&) = delete;
+  HandLexer& operator=(const HandLexer&) = delete;
+
+  /// Receives "token recognition error" reports as PTOLexer's listeners would. Valid UTF-8 never
+  /// causes one (the grammar's ANY rule matches every code point), so this only matters for
+  /// code points past U+10FFFF, which parseModule rejects before lexing.
+  void setErrorListener(antlr4::ANTLRErrorListener* listener) { listener_ = listener; }
+
+  std::unique_ptr<antlr4::Token> nextToken() override;
+  size_t getLine() const override { return line_; }
+  size_t getCharPositionInLine() override { return col_; }
+  antlr4::CharStream* getInputStream() override { return input_; }
+  std::string getSourceName() override { return input_->getSourceName(); }
+  antlr4::TokenFactory<antlr4::CommonToken>* getTokenFactory() override;
+
+private:
+  struct Match {
+    size_t type;
+    size_t len; // 0: no rule matches
+  };
+  Match match(size_t at) const;
+  void advance(size_t len);
+  std::unique_ptr<antlr4::Token> makeToken(size_t type, size_t start, size_t stop, size_t line,
+                                           size_t col);
+
+  CompactInputStream* input_;
+  std::u32string_view text_;
+  size_t pos_ = 0;
+  size_t line_ = 1;
+  size_t col_ = 0;
+  antlr4::ANTLRErrorListener* listener_ = nullptr;
+  // Token storage: fixed-size chunks, never freed before the lexer.
+  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  size_t chunkUsed_ = 0;
+};
+
+} // namespace pto::as
