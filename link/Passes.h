@@ -37,6 +37,16 @@ struct BuiltCfg {
 /// Builds function `f` of `ob` (never fails: errors are kept in the result).
 std::shared_ptr<const BuiltCfg> buildFunctionCfg(const obj::ObjectFile& ob, uint32_t f);
 
+/// A function's tiles as the planner takes them (views sized by the bytes they reach).
+std::vector<PlanTile> planTilesOf(const obj::Function& fn);
+/// Where each tile lies once planned (for the race analysis).
+std::vector<TileSpan> tileSpans(const obj::Function& fn, const std::vector<PlanTile>& pt,
+                                const PlanResult& pr);
+/// The op of block `b`, for messages.
+std::string opName(const FunctionCfg& cfg, uint32_t b);
+/// The name prefix of the events --auto-sync inserts.
+inline constexpr std::string_view kAutoPrefix = "auto.";
+
 /// Source locations of one object's words (.pto.lines): "file:line:col", or "" before the first.
 /// Reads the object's own table when it is in address order (as written), which `o` must outlive;
 /// only an unsorted one is copied.
