@@ -622,6 +622,7 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
   }
   case isa::OpId::TCMP:
   case isa::OpId::TCMPS:
+  case isa::OpId::TGATHER_CMP:
     d.dataType = enc::dataTypeCode(fn_.type(roleValue(op, isa::RoleId::Src0) != kNoValue
                                                 ? roleValue(op, isa::RoleId::Src0)
                                                 : roleValue(op, isa::RoleId::Src))

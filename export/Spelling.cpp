@@ -131,6 +131,10 @@ Intrinsic intrinsicFor(isa::OpId op) {
     return {"",
             "pto-isa's CPU simulator orders TRANDOM's words differently from the NPU, whose "
             "order the image's TRANDOM follows (docs/runtime.md), so an export could not agree"};
+  case isa::OpId::TGATHER_CMP:
+    return {"", "pto-isa's compare-form TGATHER takes a per-row threshold tile and its compare "
+                "mode and first index as template arguments, where the image carries one scalar "
+                "and the index in registers (B.IOR)"};
   case isa::OpId::TSETVAL:
     return {"SetValue", ""}; // a Tile member, as PTOAS prints it
   case isa::OpId::TPACK:
