@@ -53,6 +53,8 @@ std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op,
     TileUse u{tiles[i], !r.isOutput, r.isOutput, false};
     if (r.isOutput && (info.flags & isa::kReadsDst)) u.read = true;
     if (r.id == isa::RoleId::Tmp) u = {tiles[i], false, true, true};
+    // TASSIGN binds the tile's address: a use (for liveness) that touches no data.
+    if (*op == isa::OpId::TASSIGN) u = {tiles[i], false, false, false};
     out.push_back(u);
   }
   return out;
