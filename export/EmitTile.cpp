@@ -6,6 +6,7 @@
 #include "export/Spelling.h"
 
 #include "isa/Encoding.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cctype>
