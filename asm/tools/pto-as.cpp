@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     pto::as::verifyModule(*module, arch, diags);
     if (level == "level3") pto::as::verifyManualPlacement(*module, diags);
-    pto::as::verifyTAssignMode(*module, level == "level3", insertSync, diags);
+    // Code-generation rules (PTOAS's): the Kernel IR of --emit=ir is written either way.
+    if (emit != "ir") pto::as::verifyTAssignMode(*module, level == "level3", insertSync, diags);
     if (module->functions.empty() && diags.errors() == 0)
       diags.warning({}, "no functions in '" + src.name() + "'");
   }
