@@ -137,6 +137,8 @@ Intrinsic intrinsicFor(isa::OpId op) {
                 "and the index in registers (B.IOR)"};
   case isa::OpId::TSETVAL:
     return {"SetValue", ""}; // a Tile member, as PTOAS prints it
+  case isa::OpId::TASSIGN:
+    return {"TASSIGN", ""}; // pto-isa's TASSIGN(tile, addr), with a run-time addr
   case isa::OpId::TPACK:
     return {"", "pto-isa has no TPACK intrinsic"};
   case isa::OpId::TTRI:
