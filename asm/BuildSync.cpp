@@ -174,6 +174,84 @@ void Builder::buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
   op.srcPipe = op.dstPipe = *pipe;
 }
 
+/// Cross-core flags and A5 buffer tokens, one pipe and one id each (docs/sync.md):
+/// `pto.sync.set <PIPE_FIX>, 0` / `pto.sync.wait #pto.pipe<PIPE_V>, %id` (PTOAS's ffts_mode 2,
+/// the only mode modelled) and `pto.get_buf [#pto.pipe_event_type<TVEC>, 0] {mode = 0}` /
+/// `pto.rls_buf [...]`.
+void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
+                            const std::vector<ResultName>& results) {
+  const bool token = name == "pto.get_buf" || name == "pto.rls_buf";
+  if (!onlyPieces(diags_, p, name,
+                  token ? std::initializer_list<PieceKind>{PieceKind::Bracket, PieceKind::Dict}
+                        : std::initializer_list<PieceKind>{PieceKind::Angle, PieceKind::Hash,
+                                                           PieceKind::Operand, PieceKind::Comma,
+                                                           PieceKind::Dict}))
+    return;
+  expectResults(name, loc, results, 0);
+  std::vector<NamedAttr> attrs = p.dicts.empty() ? std::vector<NamedAttr>{} : readAttrs(p.dicts[0]);
+  const std::string modeKey = token ? "mode" : "ffts_mode";
+  const int64_t defaultMode = token ? 0 : 2;
+  if (auto m = attrValueInt(attrs, modeKey); m && *m != defaultMode) {
+    diags_.error(loc, "'" + name + "' with " + modeKey + " = " + std::to_string(*m) +
+                          " is not supported (" + modeKey + " " + std::to_string(defaultMode) +
+                          " is)");
+    return;
+  }
+  SyncItem pipeItem, idItem;
+  if (token) {
+    std::vector<SyncItem> items =
+        p.brackets.size() == 1 ? syncItems(p.brackets[0]) : std::vector<SyncItem>{};
+    if (items.size() != 2) {
+      diags_.error(loc, "expected '" + name + " [#pto.pipe_event_type<OP>, <buffer id>]'");
+      return;
+    }
+    pipeItem = items[0];
+    idItem = items[1];
+  } else {
+    if (!p.angles.empty()) {
+      pipeItem = {enumWord(p.angles[0]).value_or(""), "", std::nullopt, locOf(p.angles[0])};
+    } else if (!p.hashes.empty() && p.hashes[0]->angle()) {
+      pipeItem = {enumWord(p.hashes[0]->angle()).value_or(""), "", std::nullopt,
+                  locOf(p.hashes[0])};
+    }
+    if (pipeItem.word.empty() || p.operands.size() != 1) {
+      diags_.error(loc, "expected '" + name + " <PIPE_X>, <event id>'");
+      return;
+    }
+    const OperandRef& r = p.operands[0];
+    idItem.loc = r.loc;
+    if (r.kind == OperandRef::Literal)
+      idItem.word = r.lit->getText();
+    else
+      idItem.value = r;
+  }
+  auto pipe = syncPipe(pipeItem, token);
+  if (!pipe) return;
+  if (*pipe == isa::Pipe::All) {
+    diags_.error(pipeItem.loc, "'" + name + "' names one pipe, not PIPE_ALL");
+    return;
+  }
+  Op& op = emit(OpKind::CoreSync, loc, name);
+  op.srcPipe = op.dstPipe = *pipe;
+  op.attrs = attrs;
+  if (idItem.value) {
+    op.event.kind = EventRef::Kind::Dynamic;
+    addOperand(op, scalarOperand(*idItem.value, Type::index()), idItem.loc);
+    return;
+  }
+  auto id = parseInt(idItem.word);
+  // Flag ids: 16 per vector core (id 16.. names the second, as PTOAS's A5 mirroring does).
+  const int64_t limit = 32;
+  if (!id || *id < 0 || *id >= limit) {
+    diags_.error(idItem.loc, "'" + name + "' takes an id in 0.." + std::to_string(limit - 1) +
+                                 ", found '" + idItem.word + "'");
+    return;
+  }
+  op.event.kind = EventRef::Kind::Const;
+  op.event.id = static_cast<int>(*id);
+  op.typeLoc = idItem.loc;
+}
+
 /// `pto.tsync ins(%a, %b : A, B)`: waits until every operation on the named buffers has
 /// finished. The hardware names them by the events of their last operations (pto-isa's
 /// TSYNC(events...)); the code generator orders all pipes instead, a full barrier, which waits

@@ -333,6 +333,8 @@ private:
   std::optional<isa::Pipe> syncPipe(const SyncItem& it, bool highLevel);
   void buildSync(const std::string& name, SrcLoc loc, Pieces& p,
                  const std::vector<ResultName>& results);
+  void buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
+                     const std::vector<ResultName>& results);
   void buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
                     const std::vector<ResultName>& results);
   void buildTSync(const std::string& name, SrcLoc loc, Pieces& p,

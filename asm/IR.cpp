@@ -582,6 +582,15 @@ private:
     case OpKind::Barrier:
       line() << "pto.barrier <" << isa::spelling(op.srcPipe) << ">\n";
       return;
+    case OpKind::CoreSync: {
+      const std::string id = op.event.kind == EventRef::Kind::Dynamic ? name(op.operands[0])
+                                                                      : std::to_string(op.event.id);
+      if (op.name == "pto.get_buf" || op.name == "pto.rls_buf")
+        line() << op.name << " [#pto.pipe<" << isa::spelling(op.srcPipe) << ">, " << id << "]\n";
+      else
+        line() << op.name << " <" << isa::spelling(op.srcPipe) << ">, " << id << "\n";
+      return;
+    }
     }
   }
 

@@ -160,7 +160,8 @@ enum class OpKind : uint8_t {
   // synchronisation
   SetFlag, // src/dst pipe, event
   WaitFlag,
-  Barrier, // pipe
+  CoreSync, // pto.sync.set/wait (cross-core flag), pto.get_buf/rls_buf (A5 buffer token): name
+  Barrier,  // pipe
 };
 
 /// Event id of a set/wait: a constant hardware id, a symbolic name resolved by the linker,

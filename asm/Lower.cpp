@@ -336,6 +336,8 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::WaitFlag:
   case OpKind::Barrier:
     return lowerSync(op);
+  case OpKind::CoreSync:
+    return lowerCoreSync(op);
   case OpKind::DeclareEventIdArray:
   case OpKind::EventIdArrayGet:
   case OpKind::EventIdArraySet:

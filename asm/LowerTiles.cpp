@@ -458,6 +458,13 @@ void FunctionLowering::lowerTileOp(const Op& op) {
       scalars.push_back(v);
     }
   }
+  // TGET_SCALE_ADDR places its destination at run time (from the source's address): later
+  // uses of the tile name the descriptor the block binds.
+  if (info.id == isa::OpId::TGET_SCALE_ADDR && dst != kNoValue) {
+    auto it = tiles_.find(dst);
+    if (it == tiles_.end()) return missing(op.loc, "the scaling tile");
+    runtimeTile(dst, it->second);
+  }
   // Registers for the scalar and GM operands are computed before the block starts: a tile
   // block holds only header words.
   std::vector<VReg> iorRegs;
@@ -813,6 +820,24 @@ uint32_t FunctionLowering::eventIndex(const Op& op) {
   uint32_t id = static_cast<uint32_t>(obj_.events.size() - 1);
   eventIds_[key] = id;
   return id;
+}
+
+/// Cross-core flags and buffer tokens: BSTART.EXT <CTL>, <pipe> with the id in B.DIM ->LB0,
+/// like SET_FLAG's event id (constant or a register).
+void FunctionLowering::lowerCoreSync(const Op& op) {
+  obj_.usesExtensions = true;
+  const enc::ExtCtl ctl = op.name == "pto.sync.set"    ? enc::ExtCtl::SYNC_SET
+                          : op.name == "pto.sync.wait" ? enc::ExtCtl::SYNC_WAIT
+                          : op.name == "pto.get_buf"   ? enc::ExtCtl::GET_BUF
+                                                       : enc::ExtCtl::RLS_BUF;
+  VReg dynamic = op.event.kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
+  inScalarBlock_ = false;
+  emit(enc::extControl(ctl, op.srcPipe));
+  if (dynamic != kNoVReg)
+    emit(enc::bDim(0, kZero, 0), {{"RegSrc", dynamic, false}});
+  else
+    emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event.id)));
+  emit(enc::bstop());
 }
 
 void FunctionLowering::lowerSync(const Op& op) {

@@ -361,6 +361,7 @@ private:
   // ------------------------------------------------------------ sync and runtime ids
   uint32_t eventIndex(const Op& op);
 
+  void lowerCoreSync(const Op& op);
   void lowerSync(const Op& op);
 
   void lowerBlockInfo(const Op& op);

@@ -238,6 +238,7 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TGATHER) checkMaskPattern(op, name);
   if (op.tileOp == isa::OpId::TMRGSORT) checkMergeLists(op, name);
   if (op.tileOp == isa::OpId::TGATHER_CMP) checkGatherCompare(op, name);
+  if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) checkScaleAddr(op, name);
   if (op.tileOp == isa::OpId::TRANDOM && op.attr("rounds")) {
     // pto-isa's TRANDOM<Rounds>: Philox with 7 or 10 rounds (its static_assert).
     std::optional<int64_t> r = ir::attrInt(op, "rounds");
@@ -279,6 +280,35 @@ void Verifier::checkMergeLists(const Op& op, const std::string& name) {
   const std::optional<int64_t> v = ir::attrValueInt(op.attrs, "exhausted");
   if (e && (!v || (*v != 0 && *v != 1)))
     diags_.error(op.loc, "'" + name + "' exhausted must be true or false, found " + e->value);
+}
+
+/// TGET_SCALE_ADDR (PTOAS's verifier): the destination is a scaling tile with the source's shape
+/// and valid shape; the source lives in L0 (left or right), whose addresses map onto the scaling
+/// buffer by >> 4.
+void Verifier::checkScaleAddr(const Op& op, const std::string& name) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  const TileType *src = nullptr, *dst = nullptr;
+  SrcLoc dstLoc = op.loc, srcLoc = op.loc;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    if (!type(op.operands[i]).isTile()) return;
+    const bool out = info.roles[op.operandRoles[i]].isOutput;
+    (out ? dst : src) = &type(op.operands[i]).tile;
+    (out ? dstLoc : srcLoc) = op.operandLocs[i];
+  }
+  if (!src || !dst) return;
+  if (dst->loc != isa::Loc::Scaling)
+    return diags_.error(dstLoc, "'" + name + "' binds a scaling tile (loc=scaling), found loc=" +
+                                    std::string(isa::spelling(dst->loc)));
+  if (src->loc != isa::Loc::Left && src->loc != isa::Loc::Right)
+    return diags_.error(srcLoc, "'" + name +
+                                    "' takes the scale address of a left or right tile, "
+                                    "found loc=" +
+                                    std::string(isa::spelling(src->loc)));
+  if (src->rows != dst->rows || src->cols != dst->cols || src->validRows != dst->validRows ||
+      src->validCols != dst->validCols)
+    diags_.error(dstLoc, "'" + name + "' expects dst to have the source's shape and valid shape (" +
+                             std::to_string(src->rows) + "x" + std::to_string(src->cols) + ", " +
+                             vshape(*src) + ")");
 }
 
 /// TGATHER's compare form: pto-isa's CmpMode GT or EQ, and a first index that keeps every index

@@ -206,6 +206,13 @@ std::optional<ExportError> FunctionEmitter::control(const Block& b) {
     }
     return std::nullopt;
   }
+  case enc::ExtCtl::SYNC_SET:
+  case enc::ExtCtl::SYNC_WAIT:
+  case enc::ExtCtl::GET_BUF:
+  case enc::ExtCtl::RLS_BUF:
+    return error(b.offset, std::string(enc::name(c.ctl)) +
+                               " cannot be exported: pto-isa's CPU simulator has no cross-core "
+                               "flags or buffer tokens");
   case enc::ExtCtl::None:
     break;
   }

@@ -131,6 +131,9 @@ Intrinsic intrinsicFor(isa::OpId op) {
     return {"",
             "pto-isa's CPU simulator orders TRANDOM's words differently from the NPU, whose "
             "order the image's TRANDOM follows (docs/runtime.md), so an export could not agree"};
+  case isa::OpId::TGET_SCALE_ADDR:
+    return {"", "pto-isa's CPU simulator binds the scaling tile to the source tile's own address, "
+                "where the NPU (and the image) bind it to that address >> 4"};
   case isa::OpId::TGATHER_CMP:
     return {"", "pto-isa's compare-form TGATHER takes a per-row threshold tile and its compare "
                 "mode and first index as template arguments, where the image carries one scalar "

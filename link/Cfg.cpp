@@ -42,7 +42,8 @@ std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op,
       out.push_back({tiles[i], i > 0, i == 0, false});
     return out;
   }
-  if (*op == isa::OpId::TASSIGN) { // binds the tile's address: a use (liveness), no data
+  if (*op == isa::OpId::TASSIGN ||
+      *op == isa::OpId::TGET_SCALE_ADDR) { // binds the tile's address: a use (liveness), no data
     for (uint32_t t : tiles)
       out.push_back({t, false, false, false});
     return out;

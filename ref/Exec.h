@@ -63,6 +63,8 @@ private:
   std::optional<Failure> arith(Frame& f, const ir::Op& op);
   Step structured(Frame& f, const ir::Op& op);
   std::optional<Failure> tileOp(Frame& f, const ir::Op& op);
+  std::optional<Failure> scaleAddress(Frame& f, const ir::Op& op);
+  std::optional<Failure> coreSync(Frame& f, const ir::Op& op);
   std::optional<Failure> viewOp(Frame& f, const ir::Op& op);
   std::optional<Failure> tileAlloc(Frame& f, const ir::Op& op);
   std::optional<Failure> countOp(const ir::Op& op);

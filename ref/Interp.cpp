@@ -232,11 +232,31 @@ Machine::Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRe
   }
 }
 
+/// pto.sync.set/wait and pto.get_buf/rls_buf: the runtime's rule (rt::coreSyncStep) on this
+/// core's flags and tokens.
+std::optional<Failure> Machine::coreSync(Frame& f, const Op& op) {
+  rt::SyncInst s;
+  s.kind = op.name == "pto.sync.set"    ? isa::enc::ExtCtl::SYNC_SET
+           : op.name == "pto.sync.wait" ? isa::enc::ExtCtl::SYNC_WAIT
+           : op.name == "pto.get_buf"   ? isa::enc::ExtCtl::GET_BUF
+                                        : isa::enc::ExtCtl::RLS_BUF;
+  s.src = s.dst = op.srcPipe;
+  s.event.present = true;
+  s.event.reg = 0; // the zero register: the id is the immediate
+  s.event.imm = static_cast<uint32_t>(op.event.kind == ir::EventRef::Kind::Dynamic
+                                          ? scalar(f, op.operands[0])
+                                          : static_cast<uint64_t>(op.event.id));
+  if (auto e = rt::coreSyncStep(core_, s)) return Failure{op.loc, *e};
+  return std::nullopt;
+}
+
 std::optional<Failure> Machine::runBlock(const ir::Function& fn, std::vector<Val> args,
                                          uint32_t blockIdx, uint32_t blockNum) {
   core_.blockIdx = blockIdx;
   core_.blockNum = blockNum;
   core_.r.fill(0);
+  core_.crossFlags.fill(0);
+  core_.bufTokens.fill(0);
   core_.error.clear();
   for (unsigned l = 0; l < 7; ++l)
     std::fill(core_.storage[l].begin(), core_.storage[l].end(), 0);
@@ -360,6 +380,9 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
   case OpKind::WaitFlag:
   case OpKind::Barrier:
     return Flow::Next; // program order is the model
+  case OpKind::CoreSync:
+    if (auto e = coreSync(f, op)) return *e;
+    return Flow::Next;
   case OpKind::Print:
     if (op.name == "pto.trap") return Failure{op.loc, "pto.trap executed"};
     return Failure{op.loc, "'" + op.name + "' is not supported by the reference interpreter"};

@@ -231,11 +231,30 @@ std::optional<std::string> unrunnableAttribute(const Op& op) {
 
 } // namespace
 
+/// TGET_SCALE_ADDR: the scaling tile is bound at the source's address >> 4 (pto-isa's
+/// SHIFT_MX_ADDR); no data moves.
+std::optional<Failure> Machine::scaleAddress(Frame& f, const Op& op) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  ir::ValueId src = ir::kNoValue, dst = ir::kNoValue;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    (info.roles[static_cast<size_t>(op.operandRoles[i])].isOutput ? dst : src) = op.operands[i];
+  TileVal t = std::get<TileVal>(f.v[dst]);
+  const uint64_t addr = std::get<TileVal>(f.v[src]).offset >> 4;
+  if (addr + t.type.byteSize() > isa::buffer(arch_, t.type.loc).capacity)
+    return Failure{op.loc, "scale address " + std::to_string(addr) + " does not fit the " +
+                               std::string(isa::spelling(t.type.loc)) + " buffer"};
+  t.offset = static_cast<uint32_t>(addr);
+  f.v[dst] = t;
+  ++tileOps;
+  return std::nullopt;
+}
+
 std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   const isa::OpInfo& info = isa::info(op.tileOp);
   const std::string opName = "'pto." + std::string(info.mnemonic) + "'";
   if (!info.supports(arch_))
     return Failure{op.loc, opName + " is not available on " + std::string(isa::spelling(arch_))};
+  if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) return scaleAddress(f, op);
   if (auto a = unrunnableAttribute(op))
     return Failure{op.loc, opName + " with " + *a + " is not supported by the cpu kernels"};
   ++tileOps;

@@ -156,8 +156,20 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
         return fail(m);
       }
       break;
+    case MKind::BindScale:
+      ++scalarOps;
+      if (auto e = bindScaleTile(fn, bindings, m.target, static_cast<uint32_t>(m.s.imm))) {
+        c.error = *e;
+        return fail(m);
+      }
+      break;
     case MKind::Sync:
       flush();
+      if (isCoreSync(fn.syncs[m.target].kind))
+        if (auto e = coreSyncStep(c, fn.syncs[m.target])) {
+          c.error = *e;
+          return fail(m);
+        }
       if (!exec.sync(c, fn.syncs[m.target], m)) return fail(m);
       break;
     case MKind::BlockInfo:

@@ -137,6 +137,7 @@ private:
       return std::string(isa::enc::info(tb.encOp).name) + " is not available on " +
              std::string(isa::spelling(img_.arch));
     if (tb.op == isa::OpId::TASSIGN) return bind(b);
+    if (tb.op == isa::OpId::TGET_SCALE_ADDR) return bindScale(b);
     tile_ = TileInst{};
     tile_.op = tb.op;
     tile_.name = isa::enc::info(tb.encOp).name.data();
@@ -195,14 +196,29 @@ private:
     return std::nullopt;
   }
 
+  /// TGET_SCALE_ADDR: the scaling tile (placed at run time) and its MX source, B.IOT dst, src.
+  std::optional<std::string> bindScale(const code::Block& b) {
+    const code::TileBlock& tb = b.tile;
+    if (tb.tiles.size() != 2)
+      return std::string("TGET_SCALE_ADDR needs two tiles (B.IOT dst, src)");
+    if (fn_.tiles[tb.tiles[0]].placement != obj::kRuntimePlaced)
+      return "TGET_SCALE_ADDR of tile %" + fn_.tiles[tb.tiles[0]].name +
+             ", whose placement is not set at run time (the linker placed it)";
+    MOp m{.kind = MKind::BindScale};
+    m.target = tb.tiles[0];
+    m.s.imm = tb.tiles[1];
+    push(m, b.offset);
+    return std::nullopt;
+  }
+
   std::optional<std::string> control(const code::Block& b) {
     const code::ControlBlock& c = b.control;
     const auto ctl = static_cast<unsigned>(c.ctl);
-    if (ctl >= 1 && ctl <= 3) {
+    if ((ctl >= 1 && ctl <= 3) || isCoreSync(c.ctl)) {
       SyncInst s;
       s.kind = c.ctl;
       s.src = c.pipeA;
-      s.dst = c.ctl == enc::ExtCtl::PIPE_BARRIER ? c.pipeA : c.pipeB;
+      s.dst = c.ctl == enc::ExtCtl::SET_FLAG || c.ctl == enc::ExtCtl::WAIT_FLAG ? c.pipeB : c.pipeA;
       s.event = c.event;
       MOp m{.kind = MKind::Sync};
       m.target = static_cast<uint32_t>(out_.syncs.size());
@@ -213,6 +229,8 @@ private:
       m.s.rd = dstReg(c.result);
       m.s.imm = ctl;
       push(m, b.offset);
+    } else {
+      return "extension control " + std::to_string(ctl) + " is not supported by the runtime";
     }
     return std::nullopt;
   }
@@ -355,6 +373,61 @@ std::optional<std::string> bindTile(const DecodedFunction& fn, TileBindings& b, 
   if (b.empty()) b.assign(fn.runtimeDescs.size(), -1);
   b[desc] = static_cast<int64_t>(addr);
   return std::nullopt;
+}
+
+bool isCoreSync(isa::enc::ExtCtl k) {
+  using enum isa::enc::ExtCtl;
+  return k == SYNC_SET || k == SYNC_WAIT || k == GET_BUF || k == RLS_BUF;
+}
+
+std::optional<std::string> coreSyncStep(Core& c, const SyncInst& s) {
+  using enum isa::enc::ExtCtl;
+  const uint32_t id = s.eventId(c);
+  const char* what = s.kind == SYNC_SET    ? "SYNC_SET"
+                     : s.kind == SYNC_WAIT ? "SYNC_WAIT"
+                     : s.kind == GET_BUF   ? "GET_BUF"
+                                           : "RLS_BUF";
+  if (id >= c.crossFlags.size())
+    return std::string(what) + ": id " + std::to_string(id) + " is out of range (0..31)";
+  const bool flag = s.kind == SYNC_SET || s.kind == SYNC_WAIT;
+  if (flag && c.cluster)
+    return std::string(what) +
+           ": cross-core flags between the cores of a cluster run are not modelled (a kernel "
+           "with cross-core pipes runs as one); the flag is set and waited on one core only";
+  const auto pipeBit = static_cast<uint16_t>(1u << static_cast<unsigned>(s.src));
+  switch (s.kind) {
+  case SYNC_SET:
+    ++c.crossFlags[id];
+    return std::nullopt;
+  case SYNC_WAIT:
+    if (c.crossFlags[id] == 0)
+      return std::string(what) + " on flag " + std::to_string(id) +
+             ", which no earlier SYNC_SET raised: the core would wait forever";
+    --c.crossFlags[id];
+    return std::nullopt;
+  case GET_BUF:
+    if (c.bufTokens[id] & pipeBit)
+      return std::string(what) + ": " + std::string(isa::spelling(s.src)) + " acquires buffer id " +
+             std::to_string(id) + " a second time without releasing it";
+    c.bufTokens[id] |= pipeBit;
+    return std::nullopt;
+  default:
+    if (!(c.bufTokens[id] & pipeBit))
+      return std::string(what) + ": " + std::string(isa::spelling(s.src)) + " releases buffer id " +
+             std::to_string(id) + ", which it has not acquired";
+    c.bufTokens[id] &= static_cast<uint16_t>(~pipeBit);
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> bindScaleTile(const DecodedFunction& fn, TileBindings& b, uint32_t desc,
+                                         uint32_t src) {
+  constexpr unsigned kShiftMxAddr = 4; // pto-isa's SHIFT_MX_ADDR
+  const std::optional<int64_t> at = offsetOf(fn.runtimeDescs, b, src);
+  if (!at)
+    return "TGET_SCALE_ADDR: tile %" + fn.runtimeDescs[src].name +
+           " is used before a TASSIGN gives it an address";
+  return bindTile(fn, b, desc, static_cast<uint64_t>(*at) >> kShiftMxAddr);
 }
 
 std::optional<std::string> resolveTiles(const DecodedFunction& fn, const TileBindings& b,

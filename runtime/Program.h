@@ -54,6 +54,10 @@ struct Core {
   class Cluster* cluster = nullptr;
   uint8_t lane = 0;
   uint32_t subblockIdx = 0, subblockNum = 1;
+  // Cross-core flags raised and not yet taken (pto.sync.set/wait), and per A5 buffer id the
+  // pipes holding its token (pto.get_buf/rls_buf), by id 0..31.
+  std::array<uint32_t, 32> crossFlags{};
+  std::array<uint16_t, 32> bufTokens{};
   // The npu model's time of the op being executed (its start and cost, in cycles); a pipe op
   // that found its data or slot later sets simNotBefore, and the op starts then.
   uint64_t simStart = 0, simCost = 0, simNotBefore = 0;
@@ -148,10 +152,11 @@ enum class MKind : uint8_t {
   JumpIf,    // if cond: pc = target
   ClearCond,
   Ret,
-  Call, // run function `target` (its image index; imm = the call's text target), then go on
-  Sync, // syncs[target]: set_flag / wait_flag / pipe_barrier (the cpu backend runs in program
-        // order and skips them; the npu model blocks and releases pipes on them)
-  Bind, // TASSIGN: descriptor `target` of the function is at byte address r[s.rs1] from now on
+  Call,      // run function `target` (its image index; imm = the call's text target), then go on
+  Sync,      // syncs[target]: set_flag / wait_flag / pipe_barrier (the cpu backend runs in program
+             // order and skips them; the npu model blocks and releases pipes on them)
+  Bind,      // TASSIGN: descriptor `target` of the function is at byte address r[s.rs1] from now on
+  BindScale, // TGET_SCALE_ADDR: descriptor `target` is at (descriptor s.imm's address) >> 4
 };
 
 using AluOp = obj::code::AluOp; // the scalar operations, as obj/ImageCode decodes them
@@ -201,6 +206,18 @@ using TileBindings = std::vector<int64_t>;
 /// parent) and records it; an error message otherwise (docs/runtime.md, run-time placement).
 std::optional<std::string> bindTile(const DecodedFunction& fn, TileBindings& b, uint32_t desc,
                                     uint64_t addr);
+
+/// SYNC_SET / SYNC_WAIT / GET_BUF / RLS_BUF (pto.sync.set/wait, pto.get_buf/rls_buf).
+bool isCoreSync(isa::enc::ExtCtl k);
+/// Their effect on the core's flags and buffer tokens, in program order (docs/sync.md): a set
+/// raises its flag, a wait takes one (none raised: an error, the core would wait forever), a
+/// pipe acquires a buffer id once before releasing it. An error message otherwise.
+std::optional<std::string> coreSyncStep(Core& c, const SyncInst& s);
+
+/// TGET_SCALE_ADDR: binds scaling descriptor `desc` at the address of descriptor `src` shifted
+/// right by SHIFT_MX_ADDR (4), checked like a TASSIGN.
+std::optional<std::string> bindScaleTile(const DecodedFunction& fn, TileBindings& b, uint32_t desc,
+                                         uint32_t src);
 
 /// A copy of `t` with every operand placed at run time at its bound offset (a view bound at run
 /// time keeps the rows left in its parent); an error message when one is not bound yet.

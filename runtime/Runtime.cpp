@@ -313,6 +313,8 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
     c.r.fill(0);
     c.cond = false;
     c.scalarOps = c.tileOps = 0;
+    c.crossFlags.fill(0);
+    c.bufTokens.fill(0);
     c.blockIdx = b;
     const size_t top = kCalleeStack + fn.frameSize; // sp on entry
     c.r[1] = (kStackRegion << kRegionShift) + top;

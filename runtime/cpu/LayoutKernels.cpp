@@ -503,6 +503,7 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
       t.kernel = &Random::run;
     return true;
   case OpId::TASSIGN:
+  case OpId::TGET_SCALE_ADDR:
     // The scalar interpreter runs TASSIGN itself (MKind::Bind, runtime/Interp.h) and never hands
     // it to a backend; the empty kernel only keeps a TileInst of it well-formed.
     t.kernel = [](Core&, const TileInst&) {};

@@ -93,8 +93,37 @@ bool Simulator::tile(Core& c, const TileInst& t, const MOp& m) {
   return issue(c, pipeIndex(p), e, m);
 }
 
+/// Cross-core flags and buffer tokens in time: a set (a release) happens when its pipe's earlier
+/// ops are done; a wait (an acquire) holds its pipe until then (plus the wait latency for a
+/// flag). The interpreter has already applied their logic (rt::coreSyncStep).
+bool Simulator::coreSync(Core& c, const SyncInst& s, const MOp& m) {
+  const uint8_t p = pipeIndex(s.src);
+  const uint32_t id = s.eventId(c) % kCoreSyncIds;
+  const bool flag = s.kind == ExtCtl::SYNC_SET || s.kind == ExtCtl::SYNC_WAIT;
+  if (s.kind == ExtCtl::SYNC_SET || s.kind == ExtCtl::RLS_BUF) {
+    if (!runUntil(
+            c, [&] { return queues_[p].empty(); }, m.textOffset))
+      return false;
+    const uint64_t t = std::max(scalarTime_, freeAt_[p]);
+    if (flag)
+      flagTimes_[id].push_back(t);
+    else
+      bufFreeAt_[id] = t;
+    return true;
+  }
+  uint64_t t = bufFreeAt_[id];
+  if (flag) {
+    t = flagTimes_[id].empty() ? scalarTime_ : flagTimes_[id].front();
+    if (!flagTimes_[id].empty()) flagTimes_[id].pop_front();
+    t += static_cast<uint64_t>(costTable(arch_).waitLatency);
+  }
+  freeAt_[p] = std::max(freeAt_[p], t);
+  return true;
+}
+
 bool Simulator::sync(Core& c, const SyncInst& s, const MOp& m) {
   catchUp(c);
+  if (isCoreSync(s.kind)) return coreSync(c, s, m);
   const uint8_t src = pipeIndex(s.src), dst = pipeIndex(s.dst);
   Entry e;
   e.sync = &s;

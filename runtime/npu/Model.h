@@ -94,10 +94,14 @@ private:
   int64_t nextFlow_ = 0;
   std::map<EventKey, std::deque<PendingSet>> pending_;
   std::map<EventKey, uint32_t> everSet_; // text offset of the last set_flag issued per event
+  static constexpr uint32_t kCoreSyncIds = 32;
+  std::array<std::deque<uint64_t>, kCoreSyncIds> flagTimes_; // SYNC_SETs not yet waited on
+  std::array<uint64_t, kCoreSyncIds> bufFreeAt_{};           // last RLS_BUF per buffer id
   std::vector<Access> accesses_;
   size_t pruneAt_ = 256;
   std::set<std::pair<uint32_t, uint32_t>> warned_; // GM hazards reported (by the two ops)
 
+  bool coreSync(Core& c, const SyncInst& s, const MOp& m);
   bool issue(Core& c, uint8_t pipe, Entry e, const MOp& m);
   int step(Core& c);           // runs the earliest head op: 1 ran, 0 nothing can run, -1 error
   void catchUp(const Core& c); // charges the scalar instructions run since the last call

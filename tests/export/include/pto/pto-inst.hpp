@@ -86,8 +86,6 @@ template <typename Element, typename Shape_, typename Stride_, Layout L = Layout
   explicit GlobalTensor(DType* data, const Shape& shape = Shape(), const Stride& stride = Stride());
 };
 
-template <typename T, typename AddrType> void TASSIGN(T& obj, AddrType addr);
-
 enum class DivAlgorithm { DEFAULT, HIGH_PRECISION };
 enum class LogAlgorithm { DEFAULT, HIGH_PRECISION };
 enum class RecipAlgorithm { DEFAULT, HIGH_PRECISION };
@@ -104,6 +102,8 @@ enum class TFillPadMode { Normal, Inplace, Expand };
 enum class PrintFormat : uint8_t { Width8_Precision4 = 0, Width8_Precision2 = 1, Width10_Precision6 = 2 };
 
 #define PTO_INST
+
+template <typename T, typename AddrType> PTO_INST void TASSIGN(T& obj, AddrType addr);
 
 // The intrinsics the export calls, with the signatures of pto-isa's include/pto/common/
 // pto_instr.hpp (template parameters, parameter types and order, the trailing wait events).
