@@ -268,8 +268,8 @@ std::optional<std::vector<int>> denseArray(const std::string& text) {
 }
 } // namespace
 
-bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
-                          std::vector<Bound>& bound, TileAttrs& attrs) {
+bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::vector<Bound>& bound,
+                          TileAttrs& attrs) {
   const std::string opName = "\"pto." + std::string(info.mnemonic) + "\"";
   if (p.parens.size() != 1) {
     diags_.error(loc, opName + " needs its operands in one '(...)'");
@@ -300,8 +300,8 @@ bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
     for (auto* e : p.props->attrEntry())
       if (entryKey(e) == "operandSegmentSizes") segments = e;
   if (segments) {
-    auto parsed = segments->attrValue() ? denseArray(segments->attrValue()->getText())
-                                          : std::nullopt;
+    auto parsed =
+        segments->attrValue() ? denseArray(segments->attrValue()->getText()) : std::nullopt;
     if (!parsed || parsed->size() != order.size()) {
       diags_.error(locOf(segments), "operandSegmentSizes of " + opName + " must list " +
                                         std::to_string(order.size()) + " sizes ('" +
@@ -310,10 +310,15 @@ bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
     }
     sizes = *parsed;
   } else {
-    for (size_t k = 0; k < order.size(); ++k)
+    // Without it: the required groups first, then the optional ones in order while operands
+    // remain.
+    size_t required = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
       if (info.roles[order[k]].optional) sizes[k] = 0;
-    for (size_t k = 0, extra = args.operands.size() - std::min(args.operands.size(), order.size());
-         k < order.size() && extra > 0; ++k)
+      required += sizes[k];
+    }
+    size_t extra = args.operands.size() > required ? args.operands.size() - required : 0;
+    for (size_t k = 0; k < order.size() && extra > 0; ++k)
       if (sizes[k] == 0) sizes[k] = 1, --extra;
   }
   size_t next = 0;
@@ -327,8 +332,8 @@ bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
     }
     if (sizes[k] == 0) continue;
     if (next >= args.operands.size()) break;
-    bound.push_back({args.operands[next], order[k],
-                     next < types.size() ? types[next] : std::nullopt});
+    bound.push_back(
+        {args.operands[next], order[k], next < types.size() ? types[next] : std::nullopt});
     ++next;
   }
   if (next != args.operands.size()) {
@@ -530,8 +535,8 @@ std::optional<std::string> Builder::fixpipeModeText(const std::string& key,
     return std::nullopt;
   }
   if (out.empty()) {
-    diags_.error(loc, "unknown " + key + " '" + word.value_or(text) + "' (expected " + expected +
-                          ")");
+    diags_.error(loc,
+                 "unknown " + key + " '" + word.value_or(text) + "' (expected " + expected + ")");
     return std::nullopt;
   }
   return out;

@@ -82,7 +82,7 @@ struct Pieces {
   P::SizesPieceContext* sizes = nullptr;
   P::TypeContext* outsType = nullptr;
   P::AttrDictContext* props = nullptr; // `<{...}>` (generic form)
-  bool generic = false;                // the op name was quoted: `"pto.tmov"(%a, %b) : (A, B) -> ()`
+  bool generic = false; // the op name was quoted: `"pto.tmov"(%a, %b) : (A, B) -> ()`
 
   P::CallPieceContext* call(std::string_view kw) const {
     for (auto* c : calls)
@@ -298,8 +298,7 @@ private:
                                           const std::string& text, SrcLoc loc, TileModes& modes);
   std::optional<std::string> fixpipeModeText(const std::string& key,
                                              const std::optional<std::string>& word,
-                                             const std::string& text, SrcLoc loc,
-                                             TileModes& modes);
+                                             const std::string& text, SrcLoc loc, TileModes& modes);
   void finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Bound>& bound,
                     TileAttrs& attrs, const std::vector<std::pair<std::string, SrcLoc>>& waits,
                     const std::vector<std::pair<std::string, SrcLoc>>& records, SrcLoc typesLoc);

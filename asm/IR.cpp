@@ -92,19 +92,16 @@ std::string toString(const Type& t) {
 isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op) {
   namespace fix = isa::fix;
   fix::Attrs a;
-  if (op.kind != OpKind::TileOp ||
-      (op.tileOp != isa::OpId::TMOV && op.tileOp != isa::OpId::TSTORE))
+  if (op.kind != OpKind::TileOp || (op.tileOp != isa::OpId::TMOV && op.tileOp != isa::OpId::TSTORE))
     return a;
   const TileModes& m = op.modes;
   a.relu = m.relu.value_or(a.relu);
   a.atomic = m.atomic.value_or(a.atomic);
   a.phase = m.phase.value_or(a.phase);
   a.accToVec = m.accToVec.value_or(a.accToVec);
-  const fix::QuantKind kind = roleValue(op, isa::RoleId::Fp) != kNoValue
-                                  ? fix::QuantKind::Vector
-                              : roleValue(op, isa::RoleId::Pre) != kNoValue
-                                  ? fix::QuantKind::Scalar
-                                  : fix::QuantKind::None;
+  const fix::QuantKind kind = roleValue(op, isa::RoleId::Fp) != kNoValue    ? fix::QuantKind::Vector
+                              : roleValue(op, isa::RoleId::Pre) != kNoValue ? fix::QuantKind::Scalar
+                                                                            : fix::QuantKind::None;
   const ValueId src = roleValue(op, isa::RoleId::Src), dst = roleValue(op, isa::RoleId::Dst);
   if (src == kNoValue || dst == kNoValue || !fn.type(src).isTile()) return a;
   const TileType& s = fn.type(src).tile;

@@ -113,10 +113,10 @@ struct TileModes {
   std::optional<isa::SatMode> sat;     // sat_mode: TCVT's saturation (absent: the pair's default)
   std::optional<isa::CmpMode> cmp;     // cmpMode: TCMP/TCMPS's comparison (absent: eq)
   // The fixpipe attributes of TMOV/TSTORE (absent: the default, isa/Fixpipe.h).
-  std::optional<isa::ReluPreMode> relu;       // reluPreMode
-  std::optional<isa::AtomicType> atomic;      // atomicType (TSTORE)
-  std::optional<isa::StPhase> phase;          // stPhase
-  std::optional<isa::AccToVecMode> accToVec;  // accToVecMode (TMOV acc -> vec)
+  std::optional<isa::ReluPreMode> relu;      // reluPreMode
+  std::optional<isa::AtomicType> atomic;     // atomicType (TSTORE)
+  std::optional<isa::StPhase> phase;         // stPhase
+  std::optional<isa::AccToVecMode> accToVec; // accToVecMode (TMOV acc -> vec)
 };
 
 enum class OpKind : uint8_t {

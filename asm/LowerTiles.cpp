@@ -365,12 +365,9 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
   // the result, so it is refused until it is encoded and executed (relu, atomic add, the
   // acc-to-vector split, a binary-tree column sum, TLOAD padding, Philox rounds, ...).
   static constexpr Unencoded kUnencoded[] = {
-      {isa::OpId::TCI, "descending", "false"},
-      {isa::OpId::THISTOGRAM, "isMSB", "true"},
-      {isa::OpId::MGATHER, "gatherOob", ""},
-      {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
-      {isa::OpId::TCOLSUM, "isBinary", "false"},
+      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::THISTOGRAM, "isMSB", "true"},
+      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
+      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TCOLSUM, "isBinary", "false"},
       {isa::OpId::TLOAD, "pad_mode", ""},
   };
   // The value's last word: `#pto<relu_pre_mode no_relu>` and `no_relu` are the same value.
@@ -392,7 +389,6 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
   }
   return true;
 }
-
 
 void FunctionLowering::lowerTileOp(const Op& op) {
   const isa::OpInfo& info = isa::info(op.tileOp);

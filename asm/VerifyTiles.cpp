@@ -244,24 +244,28 @@ void Verifier::checkFixpipe(const Op& op, const std::string& name,
                  "expects fp/preQuantScalar acc-to-vec forms to use single-mode accToVecMode");
   if ((relu || fp || pre) && s.dtype != DType::F32 && s.dtype != DType::I32)
     return error(src->loc, "expects an acc src of element type f32 or i32 for the fixpipe's "
-                           "relu or quantisation, found " + dt(s.dtype));
+                           "relu or quantisation, found " +
+                               dt(s.dtype));
   if (fp || pre) {
     const auto kind = fp ? fix::QuantKind::Vector : fix::QuantKind::Scalar;
     if (!fix::quantPreFor(s.dtype, d, kind))
       return error(fp ? fp->loc : pre->loc,
-                   std::string("has no ") + (fp ? "vector" : "scalar") +
-                       " pre-quantisation from " + dt(s.dtype) + " to " + dt(d) +
+                   std::string("has no ") + (fp ? "vector" : "scalar") + " pre-quantisation from " +
+                       dt(s.dtype) + " to " + dt(d) +
                        (fp ? " (f32 -> i8/ui8; i32 -> i8/ui8/f16/bf16)"
                            : " (f32 -> i8/ui8/f16/bf16; i32 -> i8/ui8/f16/bf16)"));
-    const bool a2a3Pair = d == DType::I8 || d == DType::U8 || (s.dtype == DType::I32 && d == DType::F16);
+    const bool a2a3Pair =
+        d == DType::I8 || d == DType::U8 || (s.dtype == DType::I32 && d == DType::F16);
     if (arch_ != isa::Arch::A5 && !a2a3Pair)
       return error(fp ? fp->loc : pre->loc,
-                   "on " + archName() + " quantises f32 to i8/ui8 and i32 to i8/ui8/f16 only, found " +
-                       dt(s.dtype) + " to " + dt(d));
+                   "on " + archName() +
+                       " quantises f32 to i8/ui8 and i32 to i8/ui8/f16 only, found " + dt(s.dtype) +
+                       " to " + dt(d));
   }
   if (m.atomic && *m.atomic == isa::AtomicType::Add && !fix::atomicAddType(d))
     return error(dst->loc, "with atomicType = atomic_add needs a destination of f32, f16, bf16, "
-                           "i32, i16 or i8, found " + dt(d));
+                           "i32, i16 or i8, found " +
+                               dt(d));
 }
 
 /// TSTORE writes the tile's valid region into the partition: when both are static they hold the

@@ -173,7 +173,8 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
     default: {
       if (ior >= 3) return fail("more than three scalar operands");
       uint8_t r0 = iorRegs[ior++];
-      if (role.id == isa::RoleId::Pre && isa::fix::kindOf(t.fix.quant) == isa::fix::QuantKind::Scalar) {
+      if (role.id == isa::RoleId::Pre &&
+          isa::fix::kindOf(t.fix.quant) == isa::fix::QuantKind::Scalar) {
         args.push_back("static_cast<uint64_t>(" + reg(r0) + ")");
         return std::nullopt;
       }
@@ -253,8 +254,8 @@ std::string cppName(isa::AccToVecMode m) {
 } // namespace
 
 std::variant<std::string, std::string>
-FunctionEmitter::fixpipeTemplate(const TileBlock& t, const std::vector<std::string>& args,
-                                 bool pre, bool fp) {
+FunctionEmitter::fixpipeTemplate(const TileBlock& t, const std::vector<std::string>& args, bool pre,
+                                 bool fp) {
   using R = std::variant<std::string, std::string>;
   const isa::fix::Attrs& a = t.fix;
   const bool phase = a.phase != isa::StPhase::Unspecified;

@@ -71,8 +71,8 @@ Inst bXatr(const fix::Attrs& a) {
   return in;
 }
 std::optional<std::string> readFpatr(const Inst& in, fix::Attrs& a) {
-  for (const char* f : {"GroupNCode", "RowMaxEn", "GroupMaxEn", "RowMaxInit", "MaxAbsEn", "TransA",
-                        "TransB"})
+  for (const char* f :
+       {"GroupNCode", "RowMaxEn", "GroupMaxEn", "RowMaxInit", "MaxAbsEn", "TransA", "TransB"})
     if (in.get(f).value_or(0) != 0)
       return "B.FPATR field " + std::string(f) + " is not used by a TMOV/TSTORE block";
   const auto q = fix::quantPreOfCode(static_cast<unsigned>(in.get("PreQuantMode").value_or(0)));

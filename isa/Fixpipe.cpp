@@ -9,7 +9,9 @@
 namespace pto::isa::fix {
 namespace {
 
-bool isB8(DType t) { return t == DType::I8 || t == DType::U8; }
+bool isB8(DType t) {
+  return t == DType::I8 || t == DType::U8;
+}
 
 struct ModeRow {
   QuantPre q;
@@ -39,7 +41,9 @@ const ModeRow* row(QuantPre q) {
 }
 
 /// ReLU as pto-isa defines it (x > 0 ? x : 0): NaN and -0 give +0.
-double relu(double v) { return v > 0 ? v : 0.0; }
+double relu(double v) {
+  return v > 0 ? v : 0.0;
+}
 
 /// The 8-bit modes: round (to nearest even) after adding the offset, clamp to the word's range.
 uint64_t toB8(float r, const QuantWord& w, bool applyRelu) {
@@ -83,8 +87,12 @@ std::optional<QuantPre> quantPreOfCode(unsigned code) {
   return std::nullopt;
 }
 
-QuantKind kindOf(QuantPre q) { return row(q) ? row(q)->kind : QuantKind::None; }
-std::string_view name(QuantPre q) { return row(q) ? row(q)->name : "?"; }
+QuantKind kindOf(QuantPre q) {
+  return row(q) ? row(q)->kind : QuantKind::None;
+}
+std::string_view name(QuantPre q) {
+  return row(q) ? row(q)->name : "?";
+}
 
 unsigned stPhaseCode(StPhase p) {
   switch (p) {

@@ -523,8 +523,7 @@ private:
       if (!fixpipeBlock()) return std::nullopt; // a matrix block's: no post-processing here
       return enc::readFpatr(in, open_->tile.fix);
     case FormId::B_XATR:
-      if (!inside(BlockKind::Tile) || !fixpipeBlock())
-        return "B.XATR outside a TMOV/TSTORE block";
+      if (!inside(BlockKind::Tile) || !fixpipeBlock()) return "B.XATR outside a TMOV/TSTORE block";
       return enc::readXatr(in, open_->tile.fix);
     case FormId::B_DIM_LB0:
     case FormId::B_DIM_LB1:

@@ -109,7 +109,8 @@ void kMovFix(Core& c, const TileInst& t) {
   if (fix::kindOf(t.fix.quant) == fix::QuantKind::Vector && !fits(c, t, t.tiles[t.src1], 1, vc))
     return;
   Part p{0, vr, 0, vc};
-  if (od.loc == static_cast<uint8_t>(isa::Loc::Vec) && os.loc == static_cast<uint8_t>(isa::Loc::Acc)) {
+  if (od.loc == static_cast<uint8_t>(isa::Loc::Vec) &&
+      os.loc == static_cast<uint8_t>(isa::Loc::Acc)) {
     // In a cluster the acc is the cube core's and the destination the vector cores' UB: that
     // cross-core write is not modelled (the pipes are the cluster's way between the cores).
     if (c.cluster && c.lane == 0)
@@ -149,15 +150,17 @@ bool selectFixpipeKernel(TileInst& t, std::optional<std::string>& err) {
                     (t.src1 >= 0 ? " with a scaling tile (only the vector modes take one)"
                                  : " needs a scaling tile"));
   if (kind == fix::QuantKind::Vector && isa::bitWidth(t.tiles[t.src1].dtype) != 64)
-    return sel.fail(std::string(t.name) + ": the scaling tile holds one 64-bit quant word per "
-                                          "column (i64 or ui64 elements), found " +
+    return sel.fail(std::string(t.name) +
+                    ": the scaling tile holds one 64-bit quant word per "
+                    "column (i64 or ui64 elements), found " +
                     std::string(isa::spelling(t.tiles[t.src1].dtype)));
   if (t.op == isa::OpId::TSTORE && t.gmDn)
     return sel.fail("TSTORE through the fixpipe to a DN view is not supported by the cpu backend");
   const DType s = t.tiles[t.src0].dtype;
   if (kind != fix::QuantKind::None || t.fix.relu != isa::ReluPreMode::NoRelu)
     if (s != DType::F32 && s != DType::I32)
-      return sel.fail(std::string(t.name) + ": the fixpipe converts f32 or i32 acc elements, found " +
+      return sel.fail(std::string(t.name) +
+                      ": the fixpipe converts f32 or i32 acc elements, found " +
                       std::string(isa::spelling(s)));
   t.kernel = t.op == isa::OpId::TSTORE ? &kStoreFix : &kMovFix;
   return true;

@@ -1,8 +1,8 @@
 // The fixpipe words of TMOV/TSTORE (docs/encoding.md 5.2) and the element computation
 // (isa/Fixpipe.h, docs/language.md "Fixpipe attributes"). Expected words and values are worked
 // by hand from the documented bit positions and definitions.
-#include "isa/Encoding.h"
 #include "isa/Fixpipe.h"
+#include "isa/Encoding.h"
 #include "isa/Numerics.h"
 
 #include <gtest/gtest.h>
@@ -52,11 +52,11 @@ TEST(Fixpipe, FpatrCarriesQuantAndRelu) {
 }
 
 TEST(Fixpipe, WordsDecodeBackToTheAttributes) {
-  for (auto q : {fix::QuantPre::None, fix::QuantPre::F322F16, fix::QuantPre::VReq8,
-                 fix::QuantPre::Req8, fix::QuantPre::VDeqF16, fix::QuantPre::DeqF16,
-                 fix::QuantPre::F322BF16, fix::QuantPre::VQF322B8, fix::QuantPre::QF322B8,
-                 fix::QuantPre::QF322F16, fix::QuantPre::QF322BF16, fix::QuantPre::QS322BF16,
-                 fix::QuantPre::VQS322BF16})
+  for (auto q :
+       {fix::QuantPre::None, fix::QuantPre::F322F16, fix::QuantPre::VReq8, fix::QuantPre::Req8,
+        fix::QuantPre::VDeqF16, fix::QuantPre::DeqF16, fix::QuantPre::F322BF16,
+        fix::QuantPre::VQF322B8, fix::QuantPre::QF322B8, fix::QuantPre::QF322F16,
+        fix::QuantPre::QF322BF16, fix::QuantPre::QS322BF16, fix::QuantPre::VQS322BF16})
     for (auto relu : {ReluPreMode::NoRelu, ReluPreMode::NormalRelu})
       for (auto at : {AtomicType::None, AtomicType::Add})
         for (auto ph : {StPhase::Unspecified, StPhase::Partial, StPhase::Final})
