@@ -266,6 +266,34 @@ std::optional<std::vector<int>> denseArray(const std::string& text) {
   }
   return out;
 }
+
+/// PTOAS's operand order of a tile op (its ODS operands): the required inputs, the outputs,
+/// then the optional inputs, each in signature order. Indices into info.roles.
+std::vector<int> genericOrder(const isa::OpInfo& info) {
+  std::vector<int> order;
+  for (int pass = 0; pass < 3; ++pass)
+    for (size_t r = 0; r < info.roles.size(); ++r) {
+      const isa::Role& role = info.roles[r];
+      const int group = role.isOutput ? 1 : role.optional ? 2 : 0;
+      if (group == pass) order.push_back(static_cast<int>(r));
+    }
+  return order;
+}
+
+/// The group sizes without operandSegmentSizes for `n` operands: one per required group, then
+/// the optional groups in order while operands remain.
+std::vector<int> defaultSegments(const isa::OpInfo& info, const std::vector<int>& order, size_t n) {
+  std::vector<int> sizes(order.size(), 1);
+  size_t required = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (info.roles[order[k]].optional) sizes[k] = 0;
+    required += static_cast<size_t>(sizes[k]);
+  }
+  size_t extra = n > required ? n - required : 0;
+  for (size_t k = 0; k < order.size() && extra > 0; ++k)
+    if (sizes[k] == 0) sizes[k] = 1, --extra;
+  return sizes;
+}
 } // namespace
 
 bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::vector<Bound>& bound,
@@ -286,15 +314,8 @@ bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::v
                                  " operands but " + std::to_string(types.size()) + " types");
     return false;
   }
-  // PTOAS's operand order: the required inputs, the outputs, then the optional inputs.
-  std::vector<int> order;
-  for (int pass = 0; pass < 3; ++pass)
-    for (size_t r = 0; r < info.roles.size(); ++r) {
-      const isa::Role& role = info.roles[r];
-      const int group = role.isOutput ? 1 : role.optional ? 2 : 0;
-      if (group == pass) order.push_back(static_cast<int>(r));
-    }
-  std::vector<int> sizes(order.size(), 1);
+  const std::vector<int> order = genericOrder(info);
+  std::vector<int> sizes = defaultSegments(info, order, args.operands.size());
   P::AttrEntryContext* segments = nullptr;
   if (p.props)
     for (auto* e : p.props->attrEntry())
@@ -309,19 +330,8 @@ bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::v
       return false;
     }
     sizes = *parsed;
-  } else {
-    // Without it: the required groups first, then the optional ones in order while operands
-    // remain.
-    size_t required = 0;
-    for (size_t k = 0; k < order.size(); ++k) {
-      if (info.roles[order[k]].optional) sizes[k] = 0;
-      required += sizes[k];
-    }
-    size_t extra = args.operands.size() > required ? args.operands.size() - required : 0;
-    for (size_t k = 0; k < order.size() && extra > 0; ++k)
-      if (sizes[k] == 0) sizes[k] = 1, --extra;
   }
-  size_t next = 0;
+  size_t total = 0;
   for (size_t k = 0; k < order.size(); ++k) {
     const isa::Role& role = info.roles[order[k]];
     if (sizes[k] > 1 || (sizes[k] == 0 && !role.optional)) {
@@ -330,18 +340,20 @@ bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::v
                        (role.optional ? "0 or 1" : "exactly 1") + " operand");
       return false;
     }
-    if (sizes[k] == 0) continue;
-    if (next >= args.operands.size()) break;
-    bound.push_back(
-        {args.operands[next], order[k], next < types.size() ? types[next] : std::nullopt});
-    ++next;
+    total += static_cast<size_t>(sizes[k]);
   }
-  if (next != args.operands.size()) {
+  if (total != args.operands.size()) {
     diags_.error(loc, opName + " has " + std::to_string(args.operands.size()) +
-                          " operands; its operand groups hold " + std::to_string(next) + " ('" +
+                          " operands; its operand groups hold " + std::to_string(total) + " ('" +
                           signatureHelp(info) + "')");
     return false;
   }
+  for (size_t k = 0, next = 0; k < order.size(); ++k)
+    if (sizes[k] == 1) {
+      bound.push_back(
+          {args.operands[next], order[k], next < types.size() ? types[next] : std::nullopt});
+      ++next;
+    }
   if (p.props)
     for (auto* e : p.props->attrEntry())
       if (e != segments)

@@ -362,8 +362,9 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
     std::string_view defaultValue; // "" = no value is encodable
   };
   // PTOAS's attributes with a meaning (PTOOps.td): a value other than the default would change
-  // the result, so it is refused until it is encoded and executed (relu, atomic add, the
-  // acc-to-vector split, a binary-tree column sum, TLOAD padding, Philox rounds, ...).
+  // the result, so it is refused until it is encoded and executed (a binary-tree column sum,
+  // TLOAD padding, scatter modes, ...). TMOV/TSTORE's fixpipe attributes are encoded
+  // (ir::fixpipeAttrs, docs/encoding.md 5.2).
   static constexpr Unencoded kUnencoded[] = {
       {isa::OpId::TCI, "descending", "false"},      {isa::OpId::THISTOGRAM, "isMSB", "true"},
       {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
