@@ -284,6 +284,8 @@ void Assembler::tileDirective(const std::vector<Token>& t) {
       auto x = parseU64(v);
       if (!x || *x > UINT16_MAX) return error(at(tok), "bad fractal size '" + std::string(v) + "'");
       d.fractal = static_cast<uint16_t>(*x);
+    } else if (key == "addr" && v == "runtime") { // bound by a TASSIGN block at run time
+      d.placement = obj::kRuntimePlaced;
     } else if (key == "addr") {
       auto x = parseU64(v);
       if (!x || *x > static_cast<uint64_t>(INT64_MAX))

@@ -349,6 +349,12 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
                           "pto.tpop, pto.tfree or an initialize_pipe op");
     return;
   }
+  if (base == "tassign.rt") {
+    diags_.error(loc, "'" + name +
+                          "' is the machine form of a run-time tile address: write "
+                          "pto.tassign");
+    return;
+  }
   if (auto it = kHandlers.find(base); it != kHandlers.end())
     return (this->*(it->second))("pto." + base, loc, p, results);
   if (const isa::OpInfo* info = isa::findOp(name)) {

@@ -99,6 +99,14 @@ std::string Builder::signatureHelp(const isa::OpInfo& info) {
 }
 
 const isa::OpInfo& Builder::scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa) {
+  if (std::optional<isa::OpId> twin = isa::scalarSecondForm(info.id)) {
+    // TGATHER's compare form: the only TGATHER spelling with a scalar operand.
+    std::vector<OperandRef> all = p.operands;
+    if (P::CallPieceContext* ins = p.call("ins")) all = collectPieces(ins->piece()).operands;
+    for (const OperandRef& o : all)
+      if (kindOf(o) == Kind::Scalar) return isa::info(*twin);
+    return info;
+  }
   std::optional<isa::OpId> twin = isa::scalarFirstForm(info.id);
   if (!twin) return info;
   // The first input: ins(...)'s first operand, the SSA form's first, or the PTO-AS form's second

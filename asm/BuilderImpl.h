@@ -277,7 +277,8 @@ private:
                          size_t ri, size_t oi, std::vector<int>& assign);
   std::string signatureHelp(const isa::OpInfo& info);
   void moveMergeScratch(const isa::OpInfo& info, std::vector<Bound>& bound);
-  /// TDIVS with its scalar written before the tile is TDIVS_SF (isa::scalarFirstForm).
+  /// TDIVS with its scalar written before the tile is TDIVS_SF (isa::scalarFirstForm); TGATHER
+  /// with a scalar operand is TGATHER_CMP (isa::scalarSecondForm).
   const isa::OpInfo& scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa);
   void buildTileOp(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);

@@ -172,7 +172,10 @@ std::string tileText(const obj::TileDesc& t, uint32_t index) {
   if (t.fractal != 512) s += " fractal=" + std::to_string(t.fractal);
   if (t.pad != isa::PadValue::Null) s += " pad=" + std::string(isa::spelling(t.pad));
   if (t.compact != isa::CompactMode::Null) s += " compact=" + std::string(isa::spelling(t.compact));
-  if (t.placement != obj::kUnplaced) s += " addr=" + hex0x(static_cast<uint64_t>(t.placement));
+  if (t.placement == obj::kRuntimePlaced)
+    s += " addr=runtime";
+  else if (t.placement != obj::kUnplaced)
+    s += " addr=" + hex0x(static_cast<uint64_t>(t.placement));
   if (t.aliasOf >= 0) {
     s += " view=" + tileLabel(static_cast<uint32_t>(t.aliasOf));
     if (t.aliasOffset) s += "+" + std::to_string(t.aliasOffset);
@@ -448,8 +451,10 @@ std::string tileListing(const obj::ObjectFile& obj) {
       const obj::TileDesc& t = f.tiles[i];
       std::string shape = std::to_string(t.rows) + "x" + std::to_string(t.cols) + "x" +
                           std::string(isa::spelling(t.dtype));
-      std::string addr =
-          t.placement == obj::kUnplaced ? "unplaced" : hex0x(static_cast<uint64_t>(t.placement));
+      std::string addr = t.placement == obj::kUnplaced ? "unplaced"
+                         : t.placement == obj::kRuntimePlaced
+                             ? "run-time"
+                             : hex0x(static_cast<uint64_t>(t.placement));
       if (t.aliasOf >= 0)
         addr += " view of " + tileLabel(static_cast<uint32_t>(t.aliasOf)) + "+" +
                 std::to_string(t.aliasOffset);

@@ -25,5 +25,8 @@ void verifyModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags);
 
 /// PTOAS's --pto-level=level3 (manual memory): every pto.alloc_tile names its address.
 void verifyManualPlacement(const ir::Module& m, DiagEngine& diags);
+/// pto.tassign as PTOAS accepts it: not with --enable-insert-sync, and with a run-time address
+/// only at --pto-level=level3.
+void verifyTAssignMode(const ir::Module& m, bool level3, bool insertSync, DiagEngine& diags);
 
 } // namespace pto::as

@@ -206,6 +206,9 @@ std::vector<uint64_t> attributeScalars(const Op& op) {
   if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER)
     if (const NamedAttr* m = op.attr("maskPattern"))
       if (auto code = maskPatternCode(m->value)) return {*code};
+  // TGATHER's compare form: the first index (B.IOR RegSrc1, after the compared scalar).
+  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER_CMP)
+    return {static_cast<uint64_t>(attrInt(op, "offset").value_or(0))};
   if (op.kind != OpKind::TileOp || op.tileOp != isa::OpId::TTRI) return {};
   std::optional<int64_t> upper = attrInt(op, "upperOrLower");
   if (!upper || *upper == 0) return {};

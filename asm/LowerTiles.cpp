@@ -110,15 +110,26 @@ void FunctionLowering::lowerPartition(const Op& op) {
   unsigned elemBits = isa::bitWidth(v.elem);
   PartRegs p;
   p.dn = v.dn;
-  // Dimensions before the last two that span more than one element: a stack of 2-D slices.
+  // Dimensions before the last two that span more than one element: a stack of 2-D slices,
+  // counted at run time when a size of the partition is dynamic.
+  bool dynamic = false;
+  for (size_t i = 0; i + 2 < rank; ++i)
+    dynamic = dynamic ||
+              (pt.shape[i] != 1 && (pt.shape[i] == kDynamic || pt.shape[rank - 1] == kDynamic ||
+                                    pt.shape[rank - 2] == kDynamic));
   for (size_t i = 0; i + 2 < rank; ++i) {
     if (pt.shape[i] == 1) continue;
     if (v.dn) return unsupported(op.loc, "a DN partition with more than two non-unit dimensions");
-    if (pt.shape[i] == kDynamic || pt.shape[rank - 1] == kDynamic || pt.shape[rank - 2] == kDynamic)
-      return unsupported(op.loc, "a partition of more than two dimensions with a dynamic size");
     VReg stride = newVReg();
     scaleToBytes(stride, strideReg(v, i), elemBits);
-    p.outer.push_back({pt.shape[i], stride});
+    if (dynamic)
+      p.dynOuter.push_back({op.operands[1 + rank + i], stride});
+    else
+      p.outer.push_back({pt.shape[i], stride});
+  }
+  if (dynamic) {
+    p.sliceRowsV = op.operands[1 + 2 * rank - 2];
+    p.sliceColsV = op.operands[1 + 2 * rank - 1];
   }
   if (!p.outer.empty()) {
     p.sliceRows = rank >= 2 ? pt.shape[rank - 2] : 1;
@@ -279,16 +290,21 @@ void FunctionLowering::lowerAlloc(const Op& op) {
   obj::TileDesc d = descOf(t);
   size_t k = 0;
   Dim rows{t.validRows, kNoValue}, cols{t.validCols, kNoValue};
+  ValueId runtimeAddr = kNoValue;
   if (op.ints[0]) {
     auto a = constantInt(op.operands[k]);
-    if (!a) return unsupported(op.operandLocs[k], "a tile address computed at run time");
-    d.placement = *a;
+    if (a)
+      d.placement = *a;
+    else // bound where the tile is allocated (TASSIGN)
+      runtimeAddr = op.operands[k];
     ++k;
   }
   if (op.ints[1]) rows = {0, op.operands[k++]};
   if (op.ints[2]) cols = {0, op.operands[k++]};
-  addTile(op.results[0], d);
+  if (runtimeAddr != kNoValue) d.placement = obj::kRuntimePlaced;
+  const uint32_t idx = addTile(op.results[0], d);
   valid_[op.results[0]] = {rows, cols};
+  if (runtimeAddr != kNoValue) emitTileBind(idx, reg(runtimeAddr));
   pendingLoc_ = {};
 }
 
@@ -315,9 +331,18 @@ void FunctionLowering::lowerView(const Op& op) {
 
 void FunctionLowering::lowerAssign(const Op& op) {
   auto a = constantInt(op.operands[1]);
-  if (!a) return unsupported(op.loc, "'pto.tassign' with a run-time address");
   auto it = tiles_.find(op.operands[0]);
   if (it == tiles_.end()) return unsupported(op.loc, "'pto.tassign' of this tile");
+  if (!a) { // a run-time address: a descriptor placed at run time, bound here (TASSIGN)
+    ValueId target = op.results.empty() ? op.operands[0] : op.results[0];
+    auto validIt = valid_.find(op.operands[0]);
+    auto valid = validIt != valid_.end() ? validIt->second : std::pair<Dim, Dim>{};
+    const uint32_t idx = runtimeTile(target, it->second);
+    valid_[target] = valid;
+    emitTileBind(idx, reg(op.operands[1]));
+    pendingLoc_ = {};
+    return;
+  }
   // Rebinding: a new descriptor at the new address; later uses of the tile name it.
   obj::TileDesc d = out_.tiles[it->second];
   d.placement = *a;
@@ -364,7 +389,7 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
   // PTOAS's attributes with a meaning (PTOOps.td): a value other than the default would change
   // the result, so it is refused until it is encoded and executed (a binary-tree column sum,
   // TLOAD padding, scatter modes, ...). TMOV/TSTORE's fixpipe attributes are encoded
-  // (ir::fixpipeAttrs, docs/encoding.md 5.2).
+  // (ir::fixpipeAttrs, docs/encoding.md 5.3).
   static constexpr Unencoded kUnencoded[] = {
       {isa::OpId::TCI, "descending", "false"},      {isa::OpId::THISTOGRAM, "isMSB", "true"},
       {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
@@ -397,7 +422,7 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   const enc::TileOpInfo* eop = enc::tileOpFor(op.tileOp);
   if (!eop) return unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "'");
   const isa::fix::Attrs fix = ir::fixpipeAttrs(fn_, op);
-  // B.FPATR outside a matrix block and B.XATR are extensions (docs/encoding.md 5.2).
+  // B.FPATR outside a matrix block and B.XATR are extensions (docs/encoding.md 5.3).
   if (eop->family == enc::TileFamily::EXT || fix.needsFpatr() || fix.needsXatr())
     obj_.usesExtensions = true;
   // Operands by role.
@@ -433,6 +458,12 @@ void FunctionLowering::lowerTileOp(const Op& op) {
         return unsupported(op.loc, "fixpipe attributes with a partition of more than two "
                                    "non-unit dimensions");
       return lowerSlicedTransfer(op, info, *eop, *part, dst != kNoValue ? dst : src);
+    }
+    if (!part->dynOuter.empty()) {
+      if (fix.needsFpatr() || fix.needsXatr())
+        return unsupported(op.loc, "fixpipe attributes with a partition of dynamic outer "
+                                   "dimensions");
+      return lowerDynamicSlices(op, info, *eop, *part, dst != kNoValue ? dst : src);
     }
     iorRegs = {part->addr, part->rowStride};
   }
@@ -590,6 +621,116 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
   }
 }
 
+/// A TLOAD/TSTORE whose partition has more than two dimensions and a size known at run time:
+/// loops over the dimensions before the last two (row-major order, as pto-isa's TLOAD walks
+/// them), each iteration binding a view of the tile at the slice's first row (TASSIGN) and
+/// moving the slice's rows x cols with one block. The rows of slice k start at k * rows; a
+/// slice that does not fit the rest of the tile is a runtime error (docs/abi.md).
+void FunctionLowering::lowerDynamicSlices(const Op& op, const isa::OpInfo& info,
+                                          const enc::TileOpInfo& eop, const PartRegs& p,
+                                          ValueId tile) {
+  const TileType& tt = fn_.type(tile).tile;
+  if (tt.blayout != isa::BLayout::RowMajor || tt.slayout != isa::SLayout::NoneBox)
+    return unsupported(
+        op.loc,
+        "a partition with more than two non-unit dimensions and a boxed or column-major tile");
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::RoleKind k = info.roles[op.operandRoles[i]].kind;
+    if (k != isa::RoleKind::Tile && k != isa::RoleKind::View)
+      return unsupported(op.operandLocs[i],
+                         "a scalar operand with a partition of more than two non-unit dimensions");
+  }
+  auto parent = tileIndex(tile, op.loc);
+  if (!parent) return;
+  auto code = enc::dataTypeCode(tt.dtype);
+  if (!code)
+    return unsupported(op.loc,
+                       "element type " + std::string(isa::spelling(tt.dtype)) + " in a tile block");
+  const auto datr = datrFor(op, info, roleValue(op, isa::RoleId::Dst));
+  // The slice view: the tile's shape from a row bound at run time, valid shape from B.DIM.
+  obj::TileDesc d = out_.tiles[*parent];
+  d.name = out_.tiles[*parent].name + ".slice";
+  d.aliasOf = static_cast<int32_t>(*parent);
+  d.aliasOffset = 0;
+  d.placement = obj::kRuntimePlaced;
+  d.validRows = d.validCols = obj::kDynamicDim;
+  if (out_.tiles.size() >= 64) {
+    diags_.error(op.loc, "function '@" + fn_.name +
+                             "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+    ok_ = false;
+    return;
+  }
+  out_.tiles.push_back(d);
+  const auto slice = static_cast<uint32_t>(out_.tiles.size() - 1);
+  obj_.usesExtensions = true;
+  // Byte offset of the next slice in the tile, and the bytes one slice's rows take.
+  VReg offset = newVReg(), step = newVReg(), rowBytes = newVReg();
+  materialize(offset, 0);
+  materialize(rowBytes, static_cast<uint64_t>(tt.cols) * isa::bitWidth(tt.dtype) / 8);
+  scalar(FormId::S_MUL, {},
+         {{"SrcL", reg(p.sliceRowsV), false}, {"SrcR", rowBytes, false}, {"RegDst", step, true}});
+  sliceLoops(p.dynOuter, 0, p.addr, op.loc, [&](VReg gm) {
+    emitTileBind(slice, offset);
+    // The sizes' registers first: a constant is materialized by scalar code, outside the block.
+    const VReg cols = reg(p.sliceColsV), rows = reg(p.sliceRowsV);
+    inScalarBlock_ = false;
+    emit(enc::tileStart(eop.op, *code));
+    if (datr) emit(enc::bDatr(*datr));
+    emit(enc::bDim(0, kZero, 0), {{"RegSrc", cols, false}});
+    emit(enc::bDim(1, kZero, 0), {{"RegSrc", rows, false}});
+    emit(enc::bDim(2, kZero, static_cast<uint32_t>(tt.cols)));
+    emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", gm, false}, {"RegSrc1", p.rowStride, false}});
+    MInst& w = emit(enc::bIot(slice, std::nullopt, true));
+    if (rootPlacement(*parent) == obj::kUnplaced) w.relocs.push_back({obj::RelocType::Tile, slice});
+    emit(enc::bstop());
+    scalar(FormId::S_ADD, {},
+           {{"SrcL", offset, false}, {"SrcR", step, false}, {"RegDst", offset, true}});
+  });
+}
+
+void FunctionLowering::sliceLoops(const std::vector<PartRegs::DynOuter>& dims, size_t k, VReg gm,
+                                  SrcLoc loc, const std::function<void(VReg)>& body) {
+  if (k == dims.size()) return body(gm);
+  // for (i = 0, a = gm; i < size; ++i, a += stride) -- the shape of lowerFor's loops.
+  VReg i = newVReg(), a = newVReg(), one = newVReg();
+  materialize(i, 0);
+  copy(a, gm);
+  const int head = newLabel(), exit = newLabel();
+  placeLabel(head);
+  const size_t loopStart = code_.size();
+  conditionalExit(exit, loc, [&] {
+    scalar(FormId::S_SETC_GE, {}, {{"SrcL", i, false}, {"SrcR", reg(dims[k].size), false}});
+  });
+  sliceLoops(dims, k + 1, a, loc, body);
+  startBranchBlock(head, false);
+  materialize(one, 1);
+  scalar(FormId::S_ADD, {}, {{"SrcL", i, false}, {"SrcR", one, false}, {"RegDst", i, true}});
+  scalar(FormId::S_ADD, {},
+         {{"SrcL", a, false}, {"SrcR", dims[k].strideBytes, false}, {"RegDst", a, true}});
+  loops_.push_back({loopStart, code_.size() - 1});
+  placeLabel(exit);
+  inScalarBlock_ = false;
+}
+
+void FunctionLowering::emitTileBind(uint32_t idx, VReg addr) {
+  obj_.usesExtensions = true;
+  inScalarBlock_ = false;
+  const auto code = enc::dataTypeCode(out_.tiles[idx].dtype);
+  emit(enc::tileStart(enc::tileOpFor(isa::OpId::TASSIGN)->op, code.value_or(0)));
+  emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", addr, false}});
+  MInst& w = emit(enc::bIot(idx, std::nullopt, true));
+  if (rootPlacement(idx) == obj::kUnplaced) w.relocs.push_back({obj::RelocType::Tile, idx});
+  emit(enc::bstop());
+}
+
+uint32_t FunctionLowering::runtimeTile(ValueId v, uint32_t idx) {
+  obj::TileDesc d = out_.tiles[idx];
+  d.placement = obj::kRuntimePlaced;
+  d.aliasOf = -1; // the address names the tile's own storage, not a place in its parent
+  d.aliasOffset = 0;
+  return addTile(v, d);
+}
+
 int64_t FunctionLowering::rootPlacement(uint32_t idx) const {
   while (out_.tiles[idx].aliasOf >= 0)
     idx = static_cast<uint32_t>(out_.tiles[idx].aliasOf);
@@ -614,6 +755,7 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
   }
   case isa::OpId::TCMP:
   case isa::OpId::TCMPS:
+  case isa::OpId::TGATHER_CMP:
     d.dataType = enc::dataTypeCode(fn_.type(roleValue(op, isa::RoleId::Src0) != kNoValue
                                                 ? roleValue(op, isa::RoleId::Src0)
                                                 : roleValue(op, isa::RoleId::Src))

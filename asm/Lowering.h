@@ -14,6 +14,7 @@
 #include "obj/Object.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -88,6 +89,15 @@ struct PartRegs {
   };
   std::vector<Outer> outer;
   int64_t sliceRows = 0, sliceCols = 0; // the last two dimensions (static) when `outer` is set
+  // A partition of more than two dimensions with a size known only at run time: the dimensions
+  // before the last two (sizes as values) are walked by emitted loops, one TLOAD/TSTORE per
+  // slice into its rows of the tile through a view bound at run time (TASSIGN).
+  struct DynOuter {
+    ValueId size;
+    VReg strideBytes;
+  };
+  std::vector<DynOuter> dynOuter;
+  ValueId sliceRowsV = kNoValue, sliceColsV = kNoValue; // the last two sizes, when dynOuter is set
 };
 
 /// The valid shape of a tile as the code generator knows it: a constant or a value.
@@ -321,6 +331,16 @@ private:
                            const PartRegs& p, ValueId tile);
 
   int64_t rootPlacement(uint32_t idx) const;
+  void lowerDynamicSlices(const Op& op, const isa::OpInfo& info, const enc::TileOpInfo& eop,
+                          const PartRegs& p, ValueId tile);
+  /// Nested loops over `dims` (count, stride in bytes each), outermost first; `body` runs in the
+  /// innermost with the slice's GM address. Loop registers stay live through each loop.
+  void sliceLoops(const std::vector<PartRegs::DynOuter>& dims, size_t k, VReg gm, SrcLoc loc,
+                  const std::function<void(VReg)>& body);
+  /// A TASSIGN block: tile `idx` is at the byte address (a view: offset in its parent) in `addr`.
+  void emitTileBind(uint32_t idx, VReg addr);
+  /// A descriptor placed at run time, copied from `idx` (kept a view of its parent if it is one).
+  uint32_t runtimeTile(ValueId v, uint32_t idx);
 
   std::optional<enc::Datr> datrFor(const Op& op, const isa::OpInfo& info, ValueId dst);
 

@@ -6,6 +6,7 @@
 #include "support/Text.h"
 
 #include <functional>
+#include <set>
 
 namespace pto::as {
 namespace verify {
@@ -326,6 +327,25 @@ void verifyManualPlacement(const ir::Module& m, DiagEngine& diags) {
           (op.ints.empty() || op.ints[0] == 0))
         diags.error(op.loc, "'pto.alloc_tile' requires 'addr' operand when --pto-level=level3");
     });
+}
+
+void verifyTAssignMode(const ir::Module& m, bool level3, bool insertSync, DiagEngine& diags) {
+  for (const auto& f : m.functions) {
+    std::set<ir::ValueId> constants;
+    ir::walk(f->body, [&](const ir::Op& op) {
+      if (op.kind == ir::OpKind::Constant) constants.insert(op.results.begin(), op.results.end());
+    });
+    ir::walk(f->body, [&](const ir::Op& op) {
+      if (op.kind != ir::OpKind::TAssign) return;
+      // PTOAS's rules: its insert-sync pass cannot follow a tile whose address changes, and a
+      // run-time address could land on a tile the linker placed (levels 1 and 2).
+      if (insertSync)
+        diags.error(op.loc, "pto.tassign requires --enable-insert-sync to be disabled");
+      else if (!level3 && op.operands.size() > 1 && !constants.count(op.operands[1]))
+        diags.error(op.loc, "pto.tassign with a run-time address is only supported when "
+                            "--pto-level=level3 (every tile at an address of its author's)");
+    });
+  }
 }
 
 } // namespace pto::as

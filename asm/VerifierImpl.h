@@ -99,6 +99,8 @@ private:
   /// run time.
   /// Attributes the block carries as B.IOR scalars (ir::attributeScalars): their range.
   void checkAttributeScalars(const Op& op, const std::string& name);
+  void checkGatherCompare(const Op& op, const std::string& name);
+  void checkGatherCompareTypes(const std::string& name, const std::vector<Operand>& ops);
   void checkQuantType(const Op& op, const std::string& name);
   void checkMergeLists(const Op& op, const std::string& name);
   void checkMaskPattern(const Op& op, const std::string& name);

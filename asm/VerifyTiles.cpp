@@ -299,6 +299,7 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TQUANT) checkQuantType(op, name);
   if (op.tileOp == isa::OpId::TGATHER) checkMaskPattern(op, name);
   if (op.tileOp == isa::OpId::TMRGSORT) checkMergeLists(op, name);
+  if (op.tileOp == isa::OpId::TGATHER_CMP) checkGatherCompare(op, name);
   if (op.tileOp == isa::OpId::TRANDOM && op.attr("rounds")) {
     // pto-isa's TRANDOM<Rounds>: Philox with 7 or 10 rounds (its static_assert).
     std::optional<int64_t> r = ir::attrInt(op, "rounds");
@@ -340,6 +341,27 @@ void Verifier::checkMergeLists(const Op& op, const std::string& name) {
   const std::optional<int64_t> v = ir::attrValueInt(op.attrs, "exhausted");
   if (e && (!v || (*v != 0 && *v != 1)))
     diags_.error(op.loc, "'" + name + "' exhausted must be true or false, found " + e->value);
+}
+
+/// TGATHER's compare form: pto-isa's CmpMode GT or EQ, and a first index that keeps every index
+/// an i32 (pto-isa's uint32_t offset; PTOAS's i32 attribute).
+void Verifier::checkGatherCompare(const Op& op, const std::string& name) {
+  const isa::CmpMode mode = op.modes.cmp.value_or(isa::CmpMode::EQ);
+  if (mode != isa::CmpMode::EQ && mode != isa::CmpMode::GT)
+    diags_.error(op.loc, "'" + name + "' compare form supports cmpMode eq or gt, found " +
+                             std::string(isa::spelling(mode)));
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (info.roles[op.operandRoles[i]].id == isa::RoleId::Src && arch_ != isa::Arch::A5 &&
+        type(op.operands[i]).isTile() && type(op.operands[i]).tile.dtype == DType::I32 &&
+        mode != isa::CmpMode::EQ)
+      diags_.error(op.operandLocs[i],
+                   "'" + name + "' compare form takes an i32 source only with cmpMode eq on a2a3");
+  if (!op.attr("offset")) return;
+  const std::optional<int64_t> v = ir::attrInt(op, "offset");
+  if (!v || *v < 0 || *v > INT32_MAX)
+    diags_.error(op.loc, "'" + name + "' offset must be an integer in 0..2147483647, found " +
+                             op.attr("offset")->value);
 }
 
 /// TGATHER's mask form (`maskPattern`) packs the selected columns of each row of its source; it
@@ -654,9 +676,43 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     }
     break;
   }
+  case isa::TypeRule::GatherCmp:
+    checkGatherCompareTypes(name, ops);
+    break;
   case isa::TypeRule::Any:
     break;
   }
+}
+
+/// TGATHER's compare form (PTOAS's verifier, pto-isa's static_asserts): indices into i32 (or
+/// ui32) dst and cdst alike, the compared scalar of src's element type, and on A2/A3 an i32
+/// source only for cmpMode eq.
+void Verifier::checkGatherCompareTypes(const std::string& name, const std::vector<Operand>& ops) {
+  const Operand *src = nullptr, *dst = nullptr, *cdst = nullptr, *scalar = nullptr;
+  for (const Operand& o : ops) {
+    if (o.role->id == isa::RoleId::Src) src = &o;
+    if (o.role->id == isa::RoleId::Dst) dst = &o;
+    if (o.role->id == isa::RoleId::Cdst) cdst = &o;
+    if (o.role->id == isa::RoleId::Scalar) scalar = &o;
+  }
+  if (!src || !dst || !cdst || !scalar) return;
+  const isa::DTypeSet& allowed = isa::info(isa::OpId::TGATHER_CMP).types(arch_);
+  const DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
+  if (!allowed.contains(s))
+    return dtypeError(*src, name,
+                      "compare form does not support " + dt(s) + " sources on " + archName() +
+                          " (supported: " + allowed.describe() + ")");
+  if (d != DType::I32 && d != DType::U32)
+    return dtypeError(*dst, name,
+                      "compare form writes indices into an i32 or ui32 tile, found " + dt(d));
+  if (tileOf(*cdst).dtype != d)
+    return dtypeError(*cdst, name,
+                      "compare form's cdst must have the destination's element type (" + dt(d) +
+                          "), found " + dt(tileOf(*cdst).dtype));
+  const Type& k = type(scalar->value);
+  if (k.elem != s && k.kind == ir::TypeKind::Scalar)
+    diags_.error(scalar->loc, "'" + name + "' compares against a scalar of the source's type (" +
+                                  dt(s) + "), found " + toString(k));
 }
 
 void Verifier::checkMatmul(const std::string& name, const std::vector<Operand>& ops,

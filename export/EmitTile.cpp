@@ -7,6 +7,7 @@
 
 #include "isa/Encoding.h"
 #include "isa/Fixpipe.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -126,6 +127,7 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
     return error(b.offset, "'pto." + std::string(oi.mnemonic) + "' cannot be exported: " + why);
   };
   if (in.name.empty()) return fail(in.why);
+  if (t.op == isa::OpId::TASSIGN) return assign(b);
   if (t.op == isa::OpId::TGATHER && t.ior)
     return fail("pto-isa's TGATHER takes its mask pattern as a template argument, and the image "
                 "carries it in a register (B.IOR)");
@@ -273,6 +275,28 @@ FunctionEmitter::fixpipeTemplate(const TileBlock& t, const std::vector<std::stri
   if (!fp && mode) s += ", " + cppName(a.accToVec);
   if (fp || mode || pre || a.relu != isa::ReluPreMode::NoRelu) s += ", " + cppName(a.relu);
   return R{std::in_place_index<0>, s + ">"};
+}
+
+/// TASSIGN(tile, addr) with the run-time address: a root's is the register; a view's is its
+/// parent's static address plus the register (a view of a run-time tile is refused).
+std::optional<ExportError> FunctionEmitter::assign(const Block& b) {
+  const TileBlock& t = b.tile;
+  if (t.tiles.size() != 1 || !t.ior)
+    return error(b.offset, "TASSIGN needs one tile and its address in B.IOR");
+  const uint32_t idx = t.tiles[0];
+  tileUsed_.insert(idx);
+  const TileDesc& d = fn_.tiles[idx];
+  std::string addr = reg((*t.ior)[0]);
+  if (d.aliasOf >= 0) {
+    const TileDesc& p = fn_.tiles[static_cast<size_t>(d.aliasOf)];
+    if (p.placement < 0)
+      return error(b.offset, "'pto.tassign' cannot be exported: tile %" + d.name +
+                                 " is bound at run time inside %" + p.name +
+                                 ", which is placed at run time too");
+    addr = support::hex0x(static_cast<uint64_t>(p.placement)) + " + " + addr;
+  }
+  body_ << "  TASSIGN(" << tileNames_[idx] << ", " << addr << ");\n";
+  return std::nullopt;
 }
 
 std::string FunctionEmitter::scalarArg(const isa::Role& role, uint8_t r, isa::DType type) {

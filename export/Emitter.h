@@ -112,6 +112,7 @@ private:
                         const std::vector<int>& at) const;
   std::optional<std::string> globalTensor(const Block& b, isa::DType elem, std::string& decl);
   std::optional<ExportError> tile(const Block& b);
+  std::optional<ExportError> assign(const Block& b);
   std::string scalarArg(const isa::Role& role, uint8_t r, isa::DType type);
   /// The template arguments of a TMOV/TSTORE with fixpipe attributes (pto-isa's overloads
   /// that take STPhase, AtomicType, AccToVecMode, ReluPreMode), or why none expresses them.

@@ -181,8 +181,12 @@ void FunctionEmitter::tiles(std::ostream& out) const {
       out << "(" << t.rows << ")";
     else if (t.validCols == kDynamicDim)
       out << "(" << t.cols << ")";
-    out << ";\n  TASSIGN(" << tileNames_[i] << ", "
-        << support::hex0x(static_cast<uint64_t>(t.placement)) << ");";
+    out << ";";
+    if (t.placement == kRuntimePlaced) // bound where the image's TASSIGN block runs
+      out << " // placed at run time";
+    else
+      out << "\n  TASSIGN(" << tileNames_[i] << ", "
+          << support::hex0x(static_cast<uint64_t>(t.placement)) << ");";
     if (t.aliasOf >= 0) out << " // a view of " << tileNames_[static_cast<size_t>(t.aliasOf)];
     out << "\n";
   }
@@ -204,7 +208,7 @@ std::optional<std::string> FunctionEmitter::scratchLike(uint32_t like) {
   const isa::BufferSpec& buf = isa::buffer(img_.arch, t.loc);
   uint64_t end = 0;
   for (const TileDesc& d : fn_.tiles)
-    if (d.loc == t.loc && d.aliasOf < 0 && d.placement != kUnplaced)
+    if (d.loc == t.loc && d.aliasOf < 0 && d.placement >= 0)
       end = std::max<uint64_t>(end, static_cast<uint64_t>(d.placement) + tileBytes(d));
   for (const Scratch& s : scratch_)
     end = std::max(end, s.address + s.bytes);

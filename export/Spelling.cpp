@@ -131,8 +131,14 @@ Intrinsic intrinsicFor(isa::OpId op) {
     return {"",
             "pto-isa's CPU simulator orders TRANDOM's words differently from the NPU, whose "
             "order the image's TRANDOM follows (docs/runtime.md), so an export could not agree"};
+  case isa::OpId::TGATHER_CMP:
+    return {"", "pto-isa's compare-form TGATHER takes a per-row threshold tile and its compare "
+                "mode and first index as template arguments, where the image carries one scalar "
+                "and the index in registers (B.IOR)"};
   case isa::OpId::TSETVAL:
     return {"SetValue", ""}; // a Tile member, as PTOAS prints it
+  case isa::OpId::TASSIGN:
+    return {"TASSIGN", ""}; // pto-isa's TASSIGN(tile, addr), with a run-time addr
   case isa::OpId::TPACK:
     return {"", "pto-isa has no TPACK intrinsic"};
   case isa::OpId::TTRI:

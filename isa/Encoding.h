@@ -247,7 +247,7 @@ struct Datr {
   bool sat = false, canonicalize = false;
 };
 Inst bDatr(const Datr& d);
-/// The fixpipe words of a TMOV/TSTORE block (docs/encoding.md 5.2): B.FPATR with the pre-quant
+/// The fixpipe words of a TMOV/TSTORE block (docs/encoding.md 5.3): B.FPATR with the pre-quant
 /// and relu modes (every other field 0), B.XATR with atomic add, store phase, acc-to-vec mode.
 Inst bFpatr(const fix::Attrs& a);
 Inst bXatr(const fix::Attrs& a);

@@ -1,5 +1,5 @@
 // The fixpipe post-processing of TMOV/TSTORE from an acc tile (docs/language.md "Fixpipe
-// attributes", docs/encoding.md 5.2): pre-quantisation, pre-ReLU, atomic add, store phase and
+// attributes", docs/encoding.md 5.3): pre-quantisation, pre-ReLU, atomic add, store phase and
 // the acc-to-vector mode. One definition of the quant modes and of the element computation,
 // used by the assembler (which mode a block names), the runtime and the reference interpreter.
 #pragma once

@@ -261,6 +261,8 @@ const DTypeSet ArithA2 = {I32, I16, F16, F32};
 const DTypeSet ArithA5 = {I32, I16, I8, F16, BF16, F32};
 const DTypeSet MulA5 = {I32, I16, F16, F32};
 const DTypeSet FloatHF = {F16, F32};
+const DTypeSet GatherCmpA2 = {F16, F32, I32}; // i32 with cmpMode eq only (the verifier)
+const DTypeSet GatherCmpA5 = {I16, I32, F16, F32};
 const DTypeSet IntAll = {I8, I16, I32, U8, U16, U32};
 const DTypeSet RemA2 = {I32, F32};
 const DTypeSet RemA5 = {I32, I16, F32, F16};
@@ -410,14 +412,15 @@ const OpInfo* findOp(std::string_view mnemonic) {
 ShapeFrom shapeFrom(const OpInfo& op, bool hasTileOutput) {
   const bool reduce = op.flags & (kRowReduce | kColReduce);
   if (reduce || !hasTileOutput || op.id == OpId::TCMP || op.id == OpId::TCMPS ||
-      op.id == OpId::TSTORE)
+      op.id == OpId::TSTORE || op.id == OpId::TGATHER_CMP)
     return ShapeFrom::Source;
   return ShapeFrom::Destination;
 }
 
 StartTypeFrom startTypeFrom(const OpInfo& op) {
   if (op.rule == TypeRule::Matmul) return StartTypeFrom::Lhs;
-  if (op.id == OpId::TCVT || op.id == OpId::TDEQUANT) return StartTypeFrom::Source;
+  if (op.id == OpId::TCVT || op.id == OpId::TDEQUANT || op.id == OpId::TGATHER_CMP)
+    return StartTypeFrom::Source;
   return StartTypeFrom::ShapeTile;
 }
 
@@ -428,6 +431,11 @@ bool axpyPairSupported(DType dst, DType src) {
 
 std::optional<OpId> scalarFirstForm(OpId id) {
   if (id == OpId::TDIVS) return OpId::TDIVS_SF;
+  return std::nullopt;
+}
+
+std::optional<OpId> scalarSecondForm(OpId id) {
+  if (id == OpId::TGATHER) return OpId::TGATHER_CMP;
   return std::nullopt;
 }
 

@@ -109,20 +109,21 @@ enum class Engine : uint8_t { Vector, Cube, Mte, Scalar };
 
 /// How the element types of an op's operands must relate (see Ops.def).
 enum class TypeRule : uint8_t {
-  SameAll, // every tile operand has the dst dtype, which is in the arch set
-  SrcSet,  // src dtype in the arch set, dst any (compares, argmax...)
-  Cvt,     // TCVT conversion table
-  Axpy,    // (dst, src) in {(f16,f16), (f32,f32), (f32,f16)}
-  Dequant, // dst/scale/offset f32, src s8|s16
-  Quant,   // src f32, dst s8|u8
-  Matmul,  // (acc, left, right) triples
-  Mov,     // same dtype, or acc(f32/i32)->vec/mat conversion
-  Insert,  // TINSERT: acc->mat converts (f32 -> f16/bf16, A5 also f32/i32 kept), vec sources keep
-           // theirs
-  Load,    // tile dtype in set, same element width as the view
-  Store,   // like Load, acc sources may narrow
-  Gather,  // data tile in the set, index tiles i16/i32/u16/u32
-  Any,     // no dtype constraint beyond the tile's own
+  SameAll,   // every tile operand has the dst dtype, which is in the arch set
+  SrcSet,    // src dtype in the arch set, dst any (compares, argmax...)
+  Cvt,       // TCVT conversion table
+  Axpy,      // (dst, src) in {(f16,f16), (f32,f32), (f32,f16)}
+  Dequant,   // dst/scale/offset f32, src s8|s16
+  Quant,     // src f32, dst s8|u8
+  Matmul,    // (acc, left, right) triples
+  Mov,       // same dtype, or acc(f32/i32)->vec/mat conversion
+  Insert,    // TINSERT: acc->mat converts (f32 -> f16/bf16, A5 also f32/i32 kept), vec sources keep
+             // theirs
+  Load,      // tile dtype in set, same element width as the view
+  Store,     // like Load, acc sources may narrow
+  Gather,    // data tile in the set, index tiles i16/i32/u16/u32
+  GatherCmp, // TGATHER_CMP: src in the set, dst and cdst i32/u32 alike, the scalar of src's type
+  Any,       // no dtype constraint beyond the tile's own
 };
 
 enum OpFlag : uint32_t {
@@ -224,6 +225,9 @@ const OpInfo* findOp(std::string_view mnemonic);
 /// The op a kScalarFirstOK op becomes when its scalar operand is written first (TDIVS ->
 /// TDIVS_SF: scalar / tile is another operation, not another operand order).
 std::optional<OpId> scalarFirstForm(OpId id);
+/// The op a tile op becomes when its second input is a scalar (TGATHER -> TGATHER_CMP, the
+/// compare form: indices of the source elements that compare true against the scalar).
+std::optional<OpId> scalarSecondForm(OpId id);
 
 /// Which tile operand's valid shape bounds a tile block (its B.DIM): the destination, or the
 /// source for reductions, compares, stores and ops without a tile output (TPRINT). The

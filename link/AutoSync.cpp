@@ -78,7 +78,7 @@ void findDependencies(SyncAnalysis& a, const std::vector<InputObject>& inputs,
       std::vector<PlanTile> pt = planTilesOf(fn);
       PlanResult pr = plan(cfg, pt, arch);
       auto pipes = blockPipes(cfg, fn.tiles, arch);
-      s.deps = unorderedDependencies(cfg, pipes, tileSpans(fn, pt, pr), arch);
+      s.deps = unorderedDependencies(cfg, pipes, tileSpans(fn, pt, pr, arch), arch);
     }
   }
 }

@@ -42,6 +42,11 @@ std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op,
       out.push_back({tiles[i], i > 0, i == 0, false});
     return out;
   }
+  if (*op == isa::OpId::TASSIGN) { // binds the tile's address: a use (liveness), no data
+    for (uint32_t t : tiles)
+      out.push_back({t, false, false, false});
+    return out;
+  }
   const isa::OpInfo& info = isa::info(*op);
   const std::vector<int> roles = isa::tileOperandRoles(info, tiles.size());
   for (size_t i = 0; i < tiles.size(); ++i) {

@@ -69,19 +69,52 @@ struct FunctionDiags {
 
 } // namespace
 
+bool placedAtRunTime(const obj::Function& fn, uint32_t t) {
+  for (size_t guard = 0; guard <= fn.tiles.size() && t < fn.tiles.size(); ++guard) {
+    const obj::TileDesc& d = fn.tiles[t];
+    if (d.placement == obj::kRuntimePlaced) return true;
+    if (d.aliasOf < 0 || static_cast<uint32_t>(d.aliasOf) >= t) return false;
+    t = static_cast<uint32_t>(d.aliasOf);
+  }
+  return false;
+}
+
+/// A tile placed at run time (or a view of one) takes no room in the plan: its storage is the
+/// author's (a run-time root, kept at 0 with no bytes) or its parent's (a run-time view).
 std::vector<PlanTile> planTilesOf(const obj::Function& fn) {
   std::vector<PlanTile> pt;
-  for (const obj::TileDesc& t : fn.tiles)
+  for (uint32_t i = 0; i < fn.tiles.size(); ++i) {
+    const obj::TileDesc& t = fn.tiles[i];
+    if (placedAtRunTime(fn, i)) {
+      pt.push_back({t.name, t.loc, 0, t.aliasOf >= 0 ? obj::kUnplaced : 0, t.aliasOf, 0});
+      continue;
+    }
     pt.push_back({t.name, t.loc, t.aliasOf >= 0 ? viewBytes(t) : tileBytes(t),
                   t.aliasOf >= 0 ? obj::kUnplaced : t.placement, t.aliasOf, t.aliasOffset});
+  }
   return pt;
 }
 
+/// The bytes each tile may touch, for the race and sync analysis. A tile placed at run time may
+/// be anywhere in its buffer (a run-time root: the whole buffer) or anywhere in its static root
+/// (a view bound at run time: the root's storage); docs/linking.md.
 std::vector<TileSpan> tileSpans(const obj::Function& fn, const std::vector<PlanTile>& pt,
-                                const PlanResult& pr) {
+                                const PlanResult& pr, isa::Arch arch) {
   std::vector<TileSpan> spans;
-  for (size_t t = 0; t < fn.tiles.size(); ++t)
-    spans.push_back({fn.tiles[t].loc, t < pr.offset.size() ? pr.offset[t] : -1, pt[t].bytes});
+  for (uint32_t t = 0; t < fn.tiles.size(); ++t) {
+    const isa::Loc loc = fn.tiles[t].loc;
+    if (!placedAtRunTime(fn, t)) {
+      spans.push_back({loc, t < pr.offset.size() ? pr.offset[t] : -1, pt[t].bytes});
+      continue;
+    }
+    uint32_t root = t; // views name earlier tiles (the object reader checks it)
+    while (fn.tiles[root].aliasOf >= 0 && static_cast<uint32_t>(fn.tiles[root].aliasOf) < root)
+      root = static_cast<uint32_t>(fn.tiles[root].aliasOf);
+    if (fn.tiles[root].placement == obj::kRuntimePlaced)
+      spans.push_back({loc, 0, isa::buffer(arch, loc).capacity});
+    else
+      spans.push_back({loc, root < pr.offset.size() ? pr.offset[root] : -1, pt[root].bytes});
+  }
   return spans;
 }
 
@@ -363,7 +396,7 @@ void placeTiles(LinkContext& ctx) {
     }
     obj::Function& out = ctx.image.functions[fw.image];
     for (uint32_t t = 0; t < fn.tiles.size(); ++t) {
-      out.tiles[t].placement = pr.offset[t];
+      out.tiles[t].placement = placedAtRunTime(fn, t) ? obj::kRuntimePlaced : pr.offset[t];
       MapTile mt;
       mt.function = fw.image;
       mt.tile = t;
@@ -401,7 +434,7 @@ void checkRaces(LinkContext& ctx) {
     const obj::Function& fn = d.fn();
     auto pipes = blockPipes(cfg, fn.tiles, ctx.arch);
     std::vector<Dependency> deps =
-        unorderedDependencies(cfg, pipes, tileSpans(fn, fw.tiles, fw.plan), ctx.arch);
+        unorderedDependencies(cfg, pipes, tileSpans(fn, fw.tiles, fw.plan, ctx.arch), ctx.arch);
     size_t shown = 0, races = 0;
     for (const Dependency& dep : deps) {
       if (dep.barrier) continue;

@@ -39,9 +39,12 @@ std::shared_ptr<const BuiltCfg> buildFunctionCfg(const obj::ObjectFile& ob, uint
 
 /// A function's tiles as the planner takes them (views sized by the bytes they reach).
 std::vector<PlanTile> planTilesOf(const obj::Function& fn);
-/// Where each tile lies once planned (for the race analysis).
+/// Where each tile lies once planned (for the race analysis); tiles placed at run time span
+/// their whole buffer or their static root.
 std::vector<TileSpan> tileSpans(const obj::Function& fn, const std::vector<PlanTile>& pt,
-                                const PlanResult& pr);
+                                const PlanResult& pr, isa::Arch arch);
+/// The tile, or a tile it is a view of, is placed at run time (obj::kRuntimePlaced).
+bool placedAtRunTime(const obj::Function& fn, uint32_t tile);
 /// The op of block `b`, for messages.
 std::string opName(const FunctionCfg& cfg, uint32_t b);
 /// The name prefix of the events --auto-sync inserts.

@@ -221,6 +221,7 @@ std::vector<Dependency> analyse(const FunctionCfg& cfg,
     const Block& blk = cfg.blocks[b];
     if (blk.kind == BlockKind::Tile)
       for (const TileUse& u : cfg.usesOf(blk)) {
+        if (!u.read && !u.write) continue; // TASSIGN: binds an address, touches no data
         auto first = useTable.begin() + useStart[b];
         auto it =
             std::find_if(first, useTable.end(), [&](const Use& x) { return x.tile == u.tile; });

@@ -212,7 +212,7 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
           (t.validCols < 0 && t.validCols != kDynamicDim) ||
           t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
         in.fail(what + " has a bad valid shape");
-      if (t.placement < kUnplaced) in.fail(what + " has a bad placement");
+      if (t.placement < kRuntimePlaced) in.fail(what + " has a bad placement");
       if (t.aliasOf < -1) in.fail(what + " is a view of a missing tile");
       t.loc = static_cast<isa::Loc>(loc);
       t.dtype = static_cast<isa::DType>(dtype);

@@ -573,7 +573,7 @@ private:
     }
   }
 
-  /// TMOV/TSTORE blocks take the fixpipe words (docs/encoding.md 5.2).
+  /// TMOV/TSTORE blocks take the fixpipe words (docs/encoding.md 5.3).
   bool fixpipeBlock() const {
     return haveOp_ && (open_->tile.op == isa::OpId::TMOV || open_->tile.op == isa::OpId::TSTORE);
   }

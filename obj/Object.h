@@ -15,6 +15,10 @@ namespace pto::obj {
 
 inline constexpr uint16_t kFormatVersion = 1;
 inline constexpr int64_t kUnplaced = -1; // tile placement left to the linker
+// Tile placement set at run time by a TASSIGN block (docs/encoding.md 5.2): the linker does not
+// place the tile and the image keeps this value; a view with it has its offset in the parent set
+// at run time (aliasOffset until the first TASSIGN of it).
+inline constexpr int64_t kRuntimePlaced = -2;
 inline constexpr int32_t kDynamicDim = -1;
 
 // Sane limits every reader checks (and every writer keeps), so that a corrupt file fails at load

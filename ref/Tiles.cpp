@@ -300,6 +300,7 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   }
   case isa::OpId::TCMP:
   case isa::OpId::TCMPS:
+  case isa::OpId::TGATHER_CMP:
     t.datr = enc::Datr{.dataType = code(f.fn->type(src).tile.dtype)};
     t.datr->cmode = enc::cmodeCode(op.modes.cmp.value_or(isa::CmpMode::EQ));
     break;

@@ -55,6 +55,7 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
   size_t pc = 0;
   uint64_t* r = c.r.data();
   uint64_t scalarOps = 0, tileOps = 0;
+  TileBindings bindings; // this call's TASSIGNs (descriptors are per function)
   auto flush = [&] {
     c.scalarOps += scalarOps;
     c.tileOps += tileOps;
@@ -132,10 +133,28 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       ++scalarOps;
       break;
     }
-    case MKind::Tile:
+    case MKind::Tile: {
       ++tileOps;
       flush(); // the npu model reads the counts to charge the scalar unit's time
-      if (!exec.tile(c, tiles[m.target], m)) return fail(m);
+      const TileInst& t = tiles[m.target];
+      if (!t.runtimeTiles) {
+        if (!exec.tile(c, t, m)) return fail(m);
+        break;
+      }
+      TileInst placed = t; // operands placed at run time take their bound offsets now
+      if (auto e = resolveTiles(fn, bindings, placed)) {
+        c.error = *e;
+        return fail(m);
+      }
+      if (!exec.tile(c, placed, m)) return fail(m);
+      break;
+    }
+    case MKind::Bind:
+      ++scalarOps;
+      if (auto e = bindTile(fn, bindings, m.target, r[m.s.rs1])) {
+        c.error = *e;
+        return fail(m);
+      }
       break;
     case MKind::Sync:
       flush();

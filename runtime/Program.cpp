@@ -49,6 +49,14 @@ public:
     }
     for (const obj::BufferUse& u : img_.layout)
       if (u.function == out_.index) out_.bufferUsed[static_cast<unsigned>(u.loc)] = u.used;
+    out_.arch = img_.arch;
+    for (const obj::TileDesc& d : fn_.tiles)
+      if (d.placement == obj::kRuntimePlaced) {
+        out_.runtimeDescs = fn_.tiles;
+        // A run-time address may be anywhere in its buffer: clear all of it at block start, so
+        // that what a kernel reads there does not depend on an earlier block.
+        out_.bufferUsed[static_cast<unsigned>(d.loc)] = isa::buffer(img_.arch, d.loc).capacity;
+      }
     const uint64_t end = fn_.textOffset + fn_.textSize;
     std::vector<uint32_t> startOf(fc_.blocks.size() + 1);
     std::vector<std::pair<uint32_t, uint64_t>> branches; // (micro-op, target offset)
@@ -128,6 +136,7 @@ private:
     if (!isa::info(tb.op).supports(img_.arch))
       return std::string(isa::enc::info(tb.encOp).name) + " is not available on " +
              std::string(isa::spelling(img_.arch));
+    if (tb.op == isa::OpId::TASSIGN) return bind(b);
     tile_ = TileInst{};
     tile_.op = tb.op;
     tile_.name = isa::enc::info(tb.encOp).name.data();
@@ -172,6 +181,21 @@ private:
     return std::nullopt;
   }
 
+  /// TASSIGN: one tile and its address in B.IOR src0, checked and recorded when it runs.
+  std::optional<std::string> bind(const code::Block& b) {
+    const code::TileBlock& tb = b.tile;
+    if (tb.tiles.size() != 1 || !tb.ior)
+      return std::string("TASSIGN needs one tile (B.IOT) and its address (B.IOR src0)");
+    if (fn_.tiles[tb.tiles[0]].placement != obj::kRuntimePlaced)
+      return "TASSIGN of tile %" + fn_.tiles[tb.tiles[0]].name +
+             ", whose placement is not set at run time (the linker placed it)";
+    MOp m{.kind = MKind::Bind};
+    m.s.rs1 = (*tb.ior)[0];
+    m.target = tb.tiles[0];
+    push(m, b.offset);
+    return std::nullopt;
+  }
+
   std::optional<std::string> control(const code::Block& b) {
     const code::ControlBlock& c = b.control;
     const auto ctl = static_cast<unsigned>(c.ctl);
@@ -208,6 +232,11 @@ private:
     t.validCols = d.validCols;
     t.pad = d.pad;
     t.name = d.name;
+    if (d.placement == obj::kRuntimePlaced) {
+      t.offset = 0;
+      t.runtimeDesc = static_cast<int32_t>(idx);
+      tile_.runtimeTiles = true;
+    }
     innerBox(t, d.fractal);
     return t;
   }
@@ -274,6 +303,81 @@ std::optional<std::string> assignTileRoles(TileInst& t) {
   assignSlots(t, isa::tileOperandRoles(oi, n));
   if (t.op == isa::OpId::TMRGSORT)
     if (auto e = mergeSortRoles(t)) return e;
+  return std::nullopt;
+}
+
+namespace {
+
+uint64_t descBytes(const obj::TileDesc& d) {
+  return (uint64_t{d.rows} * d.cols * isa::bitWidth(d.dtype) + 7) / 8;
+}
+
+int64_t boundAt(const TileBindings& b, uint32_t i) {
+  return i < b.size() ? b[i] : -1;
+}
+
+/// The byte offset of descriptor `i` in its buffer: the image's, or the bound one (a view bound
+/// at run time: its parent's plus the bound offset, else plus its static one).
+std::optional<int64_t> offsetOf(const std::vector<obj::TileDesc>& ds, const TileBindings& b,
+                                uint32_t i) {
+  for (int64_t add = 0;;) {
+    const obj::TileDesc& d = ds[i];
+    if (d.placement >= 0) return add + d.placement;
+    if (d.aliasOf < 0) {
+      if (boundAt(b, i) < 0) return std::nullopt;
+      return add + boundAt(b, i);
+    }
+    add += boundAt(b, i) >= 0 ? boundAt(b, i) : d.aliasOffset;
+    i = static_cast<uint32_t>(d.aliasOf);
+  }
+}
+
+} // namespace
+
+std::optional<std::string> bindTile(const DecodedFunction& fn, TileBindings& b, uint32_t desc,
+                                    uint64_t addr) {
+  const obj::TileDesc& d = fn.runtimeDescs[desc];
+  const std::string what = "TASSIGN of tile %" + d.name + " (" + std::to_string(descBytes(d)) +
+                           " bytes) at " + support::hex0x(addr);
+  if (d.aliasOf >= 0) { // a view: at `addr` bytes into its parent
+    const obj::TileDesc& p = fn.runtimeDescs[static_cast<size_t>(d.aliasOf)];
+    if (addr > descBytes(p))
+      return what + ": the offset is past the end of its parent %" + p.name + " (" +
+             std::to_string(descBytes(p)) + " bytes)";
+  } else {
+    const isa::BufferSpec& spec = isa::buffer(fn.arch, d.loc);
+    if (addr > spec.capacity || descBytes(d) > spec.capacity - addr)
+      return what + ": the tile does not fit the " + std::string(isa::spelling(d.loc)) +
+             " buffer (" + std::to_string(spec.capacity) + " bytes)";
+    if (spec.alignment && addr % spec.alignment)
+      return what + ": the address is not a multiple of " + std::to_string(spec.alignment) +
+             " bytes";
+  }
+  if (b.empty()) b.assign(fn.runtimeDescs.size(), -1);
+  b[desc] = static_cast<int64_t>(addr);
+  return std::nullopt;
+}
+
+std::optional<std::string> resolveTiles(const DecodedFunction& fn, const TileBindings& b,
+                                        TileInst& t) {
+  for (TileOperand& o : t.tiles) {
+    if (o.runtimeDesc < 0) continue;
+    const auto i = static_cast<uint32_t>(o.runtimeDesc);
+    const std::optional<int64_t> off = offsetOf(fn.runtimeDescs, b, i);
+    if (!off)
+      return std::string(t.name) + ": tile %" + o.name +
+             " is used before a TASSIGN gives it an address";
+    o.offset = static_cast<uint32_t>(*off);
+    const obj::TileDesc& d = fn.runtimeDescs[i];
+    if (d.aliasOf >= 0 && boundAt(b, i) >= 0) {
+      // A view bound at run time ends where its parent does: the rows left from its offset.
+      const obj::TileDesc& p = fn.runtimeDescs[static_cast<size_t>(d.aliasOf)];
+      const uint64_t rowBytes = (uint64_t{d.cols} * isa::bitWidth(d.dtype) + 7) / 8;
+      if (rowBytes)
+        o.rows = static_cast<uint32_t>(
+            std::min<uint64_t>(d.rows, (descBytes(p) - static_cast<uint64_t>(b[i])) / rowBytes));
+    }
+  }
   return std::nullopt;
 }
 

@@ -75,6 +75,7 @@ struct TileOperand {
   int32_t validRows = 0, validCols = 0;  // descriptor (kDynamicDim = -1 when dynamic)
   uint32_t innerRows = 1, innerCols = 1; // box shape (1x1 for NoneBox)
   isa::PadValue pad = isa::PadValue::Null;
+  int32_t runtimeDesc = -1; // placed at run time: the descriptor whose TASSIGN gives `offset`
   std::string name;
 
   bool plainRowMajor() const {
@@ -121,7 +122,8 @@ struct TileInst {
   TileKernel kernel = nullptr;
   isa::RoundMode round = isa::RoundMode::CAST_NONE;
   isa::SatMode satMode = isa::SatMode::ON;
-  isa::fix::Attrs fix; // TMOV/TSTORE: the fixpipe's B.FPATR and B.XATR (isa/Fixpipe.h)
+  isa::fix::Attrs fix;       // TMOV/TSTORE: the fixpipe's B.FPATR and B.XATR (isa/Fixpipe.h)
+  bool runtimeTiles = false; // an operand is placed at run time (resolved when the op issues)
 
   uint32_t bound(const Core& c, unsigned lb, uint32_t dflt) const {
     const Bound& b = dim[lb];
@@ -150,6 +152,7 @@ enum class MKind : uint8_t {
   Call, // run function `target` (its image index; imm = the call's text target), then go on
   Sync, // syncs[target]: set_flag / wait_flag / pipe_barrier (the cpu backend runs in program
         // order and skips them; the npu model blocks and releases pipes on them)
+  Bind, // TASSIGN: descriptor `target` of the function is at byte address r[s.rs1] from now on
 };
 
 using AluOp = obj::code::AluOp; // the scalar operations, as obj/ImageCode decodes them
@@ -186,7 +189,24 @@ struct DecodedFunction {
   uint32_t flags = 0;                   // obj::FunctionFlag (kernel kind: which cores run it)
   bool crossCore = false;               // uses a cross-core pipe op
   std::array<uint64_t, 7> bufferUsed{}; // bytes to clear at block start
+  // The function's tile descriptors when one is placed at run time (obj::kRuntimePlaced), else
+  // empty: TASSIGN binds them and each op naming one resolves it (resolveTiles).
+  std::vector<obj::TileDesc> runtimeDescs;
+  isa::Arch arch = isa::Arch::A2A3; // for the buffers' capacity and alignment
 };
+
+/// The byte offsets a function's TASSIGNs bound, per descriptor (-1: not bound), for one call.
+using TileBindings = std::vector<int64_t>;
+
+/// TASSIGN: checks that descriptor `desc` at `addr` lies inside its buffer (a view: inside its
+/// parent) and records it; an error message otherwise (docs/runtime.md, run-time placement).
+std::optional<std::string> bindTile(const DecodedFunction& fn, TileBindings& b, uint32_t desc,
+                                    uint64_t addr);
+
+/// A copy of `t` with every operand placed at run time at its bound offset (a view bound at run
+/// time keeps the rows left in its parent); an error message when one is not bound yet.
+std::optional<std::string> resolveTiles(const DecodedFunction& fn, const TileBindings& b,
+                                        TileInst& t);
 
 struct Program {
   obj::Image image;

@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
                  "PTOAS's build level: level3 is manual memory, where every pto.alloc_tile names "
                  "its address (level1 and level2, the default, let the linker place tiles)")
       ->check(CLI::IsMember({"level1", "level2", "level3"}));
+  bool insertSync = false;
+  app.add_flag("--enable-insert-sync", insertSync,
+               "PTOAS's automatic sync insertion: accepted for PTOAS command lines (pto-ld "
+               "--auto-sync inserts sync here); pto.tassign is refused under it, as PTOAS does");
   app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
   app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
   app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
@@ -110,6 +114,8 @@ int main(int argc, char** argv) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     pto::as::verifyModule(*module, arch, diags);
     if (level == "level3") pto::as::verifyManualPlacement(*module, diags);
+    // Code-generation rules (PTOAS's): the Kernel IR of --emit=ir is written either way.
+    if (emit != "ir") pto::as::verifyTAssignMode(*module, level == "level3", insertSync, diags);
     if (module->functions.empty() && diags.errors() == 0)
       diags.warning({}, "no functions in '" + src.name() + "'");
   }

@@ -48,6 +48,8 @@ std::string_view ruleName(TypeRule r) {
     return "element sizes match (acc sources may narrow)";
   case TypeRule::Gather:
     return "data in the set, indices i16/i32";
+  case TypeRule::GatherCmp:
+    return "src in the set (A2/A3 i32: cmpMode eq), dst/cdst i32 or ui32, scalar of src's type";
   case TypeRule::Any:
     return "any";
   }

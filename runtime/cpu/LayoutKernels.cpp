@@ -502,6 +502,11 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
     else if (!err)
       t.kernel = &Random::run;
     return true;
+  case OpId::TASSIGN:
+    // The scalar interpreter runs TASSIGN itself (MKind::Bind, runtime/Interp.h) and never hands
+    // it to a backend; the empty kernel only keeps a TileInst of it well-formed.
+    t.kernel = [](Core&, const TileInst&) {};
+    return true;
   case OpId::TMOV_FP:
     err = std::string("TMOV_FP is not supported by the cpu backend: the PTO documents leave the "
                       "scaling tile's quantization "

@@ -237,6 +237,40 @@ void kGatherMask(Core& c, const TileInst& t) {
     }
 }
 
+/// TGATHER's compare form (pto-isa's TGather_cmp, A2/A3 NPU code): for each row r of the source's
+/// valid region, the indices `offset + r * cols + j` of the elements src[r,j] that compare true
+/// against the scalar (GT or EQ, in src's type) are packed from dst[r,0], and cdst's storage
+/// element r receives how many there were; the rest of dst is kept. The index runs through the
+/// source's storage rows (cols = its physical row length), as the NPU's index tile does.
+void kGatherCompare(Core& c, const TileInst& t) {
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &oc = t.tiles[t.src2];
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, vr, vc)) return;
+  if (size_t{oc.rows} * oc.cols < vr)
+    return fail(c, std::string(t.name) + ": count tile %" + oc.name + " holds fewer than " +
+                       std::to_string(vr) + " elements");
+  const unsigned cmode = t.datr ? t.datr->cmode : enc::cmodeCode(isa::CmpMode::EQ);
+  const bool greater = cmode == enc::cmodeCode(isa::CmpMode::GT);
+  if (!greater && cmode != enc::cmodeCode(isa::CmpMode::EQ))
+    return fail(c, std::string(t.name) + ": compare mode code " + std::to_string(cmode) +
+                       " is not EQ or GT");
+  const unsigned bits = isa::bitWidth(oa.dtype);
+  const double k = isa::decodeToDouble(
+      oa.dtype, bits >= 64 ? t.scalar(c, 0) : t.scalar(c, 0) & ((uint64_t{1} << bits) - 1));
+  const uint64_t offset = t.scalar(c, 1);
+  const uint8_t* sb = c.buf[oa.loc] + oa.offset;
+  uint8_t *db = c.buf[od.loc] + od.offset, *cb = c.buf[oc.loc] + oc.offset;
+  for (uint32_t r = 0; r < vr; ++r) {
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < vc; ++j) {
+      const double a = isa::decodeToDouble(oa.dtype, getBits(sb, bits, oa.elemOffset(r, j)));
+      if (greater ? a > k : a == k)
+        setBits(db, 32, od.elemOffset(r, n++), (offset + uint64_t{r} * oa.cols + j) & 0xFFFFFFFF);
+    }
+    setBits(cb, 32, r, n);
+  }
+}
+
 /// TSCATTER: dst element at storage index idx[i,j] = src[i,j], over the index tile's valid
 /// region (its descriptor; the block's bounds when it is dynamic).
 void kScatter(Core& c, const TileInst& t) {
@@ -545,6 +579,9 @@ bool selectMoveKernel(TileInst& t, std::optional<std::string>& err) {
       return true;
     }
     t.kernel = t.src1 < 0 ? &kGatherMask : &kGather;
+    return true;
+  case OpId::TGATHER_CMP:
+    if (!missing({t.dst, t.src0, t.src2})) t.kernel = &kGatherCompare;
     return true;
   case OpId::TSCATTER:
     if (!missing({t.dst, t.src0, t.src1})) t.kernel = &kScatter;

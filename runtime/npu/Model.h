@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +51,7 @@ private:
   struct Entry {
     Kind kind = Kind::Tile;
     const TileInst* tile = nullptr;
+    std::shared_ptr<const TileInst> resolved; // owns `tile` when its operands were placed at issue
     const SyncInst* sync = nullptr;
     uint32_t eventId = 0;
     uint32_t textOffset = 0;

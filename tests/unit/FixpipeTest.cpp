@@ -1,4 +1,4 @@
-// The fixpipe words of TMOV/TSTORE (docs/encoding.md 5.2) and the element computation
+// The fixpipe words of TMOV/TSTORE (docs/encoding.md 5.3) and the element computation
 // (isa/Fixpipe.h, docs/language.md "Fixpipe attributes"). Expected words and values are worked
 // by hand from the documented bit positions and definitions.
 #include "isa/Fixpipe.h"

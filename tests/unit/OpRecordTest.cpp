@@ -28,8 +28,9 @@ const std::set<OpId> kNoCpuKernel = {
 
 // Ops the C++ export refuses with a reason (export/Spelling.cpp intrinsicFor, docs/cpp-export.md).
 const std::set<OpId> kNoExport = {
-    OpId::TRANDOM,    OpId::TPACK,      OpId::TTRI,      OpId::THISTOGRAM, OpId::TQUANT,
-    OpId::TPIPE_INIT, OpId::TPIPE_PUSH, OpId::TPIPE_POP, OpId::TPIPE_FREE, // docs/pipes.md 5
+    OpId::TRANDOM,     OpId::TPACK,      OpId::TTRI,      OpId::THISTOGRAM, OpId::TQUANT,
+    OpId::TPIPE_INIT,  OpId::TPIPE_PUSH, OpId::TPIPE_POP, OpId::TPIPE_FREE, // docs/pipes.md 5
+    OpId::TGATHER_CMP, // pto-isa's compare form takes a per-row threshold tile, not a scalar
 };
 
 // Ops without an encoding: none (EXT XOPs cover what 0.58.3 lacks; docs/encoding.md 5).
