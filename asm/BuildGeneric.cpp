@@ -47,6 +47,7 @@ PieceKind kindOf(P::PieceContext* piece) {
       {typeid(P::CommaPieceContext), PieceKind::Comma},
       {typeid(P::ColonKeywordPieceContext), PieceKind::ColonKeyword},
       {typeid(P::ToPieceContext), PieceKind::To},
+      {typeid(P::PropsPieceContext), PieceKind::Props},
   };
   auto it = kKinds.find(typeid(*piece));
   return it == kKinds.end() ? PieceKind::Comma : it->second;
@@ -189,6 +190,9 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     case PieceKind::Symbol:
       out.symbols.push_back(static_cast<P::SymbolPieceContext*>(piece));
       break;
+    case PieceKind::Props:
+      out.props = static_cast<P::PropsPieceContext*>(piece)->attrDict();
+      break;
     case PieceKind::Comma:
     case PieceKind::To:
       break;
@@ -224,6 +228,19 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
   std::string name = g->opName()->getText();
   SrcLoc loc = locOf(g->opName());
   Pieces p = collectStatement(g);
+  if (g->opName()->STRING()) {
+    // MLIR's generic form names the op in quotes; only tile ops are taken in it.
+    name = name.substr(1, name.size() - 2);
+    const isa::OpInfo* info = isa::findOp(name);
+    if (!info) {
+      diags_.error(loc, "the generic form \"" + name + "\"(...) is accepted for tile ops only");
+      return;
+    }
+    p.generic = true;
+    using K = PieceKind;
+    if (!onlyPieces(diags_, p, name, {K::Paren, K::Props, K::Types, K::Arrow, K::Dict})) return;
+    return buildTileOp(*info, loc, p, results);
+  }
   std::string pred = g->predicate ? g->predicate->getText() : "";
   SrcLoc predLoc = locOf(g->predicate);
 

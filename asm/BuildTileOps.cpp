@@ -168,7 +168,9 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
 
   P::CallPieceContext* ins = p.call("ins");
   P::CallPieceContext* outs = p.call("outs");
-  if (ins || outs) {
+  if (p.generic) {
+    if (!bindGeneric(info, loc, p, bound, attrs)) return;
+  } else if (ins || outs) {
     // DPS form: ins(operands [{attrs}] : types) outs(operands : types) [{attrs}]
     if (!results.empty())
       diags_.error(results.front().loc, "'" + opName + "' in DPS form produces no results");
@@ -248,6 +250,126 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
                  "unsupported clause '" + p.keywords[0].key + "' on '" + opName + "'");
   finishTileOp(info, loc, bound, attrs, waits, records, p.typesLoc);
   ssaResultNames_.clear();
+}
+
+namespace {
+/// The numbers of `array<i32: 1, 1, 0, 1>` (MLIR's dense array attribute), or nullopt.
+std::optional<std::vector<int>> denseArray(const std::string& text) {
+  const size_t colon = text.find(':'), close = text.rfind('>');
+  if (!text.starts_with("array<") || colon == std::string::npos || close == std::string::npos ||
+      close < colon)
+    return std::nullopt;
+  std::vector<int> out;
+  std::string item;
+  for (char c : text.substr(colon + 1, close - colon - 1) + ",") {
+    if (c == ' ') continue;
+    if (c != ',') {
+      if (c < '0' || c > '9' || item.size() > 3) return std::nullopt;
+      item += c;
+      continue;
+    }
+    if (item.empty()) return std::nullopt;
+    out.push_back(std::stoi(item));
+    item.clear();
+  }
+  return out;
+}
+
+/// PTOAS's operand order of a tile op (its ODS operands): the required inputs, the outputs,
+/// then the optional inputs, each in signature order. Indices into info.roles.
+std::vector<int> genericOrder(const isa::OpInfo& info) {
+  std::vector<int> order;
+  for (int pass = 0; pass < 3; ++pass)
+    for (size_t r = 0; r < info.roles.size(); ++r) {
+      const isa::Role& role = info.roles[r];
+      const int group = role.isOutput ? 1 : role.optional ? 2 : 0;
+      if (group == pass) order.push_back(static_cast<int>(r));
+    }
+  return order;
+}
+
+/// The group sizes without operandSegmentSizes for `n` operands: one per required group, then
+/// the optional groups in order while operands remain.
+std::vector<int> defaultSegments(const isa::OpInfo& info, const std::vector<int>& order, size_t n) {
+  std::vector<int> sizes(order.size(), 1);
+  size_t required = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (info.roles[order[k]].optional) sizes[k] = 0;
+    required += static_cast<size_t>(sizes[k]);
+  }
+  size_t extra = n > required ? n - required : 0;
+  for (size_t k = 0; k < order.size() && extra > 0; ++k)
+    if (sizes[k] == 0) sizes[k] = 1, --extra;
+  return sizes;
+}
+} // namespace
+
+bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::vector<Bound>& bound,
+                          TileAttrs& attrs) {
+  const std::string opName = "\"pto." + std::string(info.mnemonic) + "\"";
+  if (p.parens.size() != 1) {
+    diags_.error(loc, opName + " needs its operands in one '(...)'");
+    return false;
+  }
+  Pieces args = collectPieces(p.parens[0]->piece());
+  std::vector<std::optional<Type>> types;
+  for (auto* t : p.types) {
+    types.push_back(readType(t));
+    if (!types.back()) return false;
+  }
+  if (!types.empty() && types.size() != args.operands.size()) {
+    diags_.error(p.typesLoc, opName + " has " + std::to_string(args.operands.size()) +
+                                 " operands but " + std::to_string(types.size()) + " types");
+    return false;
+  }
+  const std::vector<int> order = genericOrder(info);
+  std::vector<int> sizes = defaultSegments(info, order, args.operands.size());
+  P::AttrEntryContext* segments = nullptr;
+  if (p.props)
+    for (auto* e : p.props->attrEntry())
+      if (entryKey(e) == "operandSegmentSizes") segments = e;
+  if (segments) {
+    auto parsed =
+        segments->attrValue() ? denseArray(segments->attrValue()->getText()) : std::nullopt;
+    if (!parsed || parsed->size() != order.size()) {
+      diags_.error(locOf(segments), "operandSegmentSizes of " + opName + " must list " +
+                                        std::to_string(order.size()) + " sizes ('" +
+                                        signatureHelp(info) + "')");
+      return false;
+    }
+    sizes = *parsed;
+  }
+  size_t total = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const isa::Role& role = info.roles[order[k]];
+    if (sizes[k] > 1 || (sizes[k] == 0 && !role.optional)) {
+      diags_.error(segments ? locOf(segments) : loc,
+                   opName + ": operand '" + std::string(role.name) + "' takes " +
+                       (role.optional ? "0 or 1" : "exactly 1") + " operand");
+      return false;
+    }
+    total += static_cast<size_t>(sizes[k]);
+  }
+  if (total != args.operands.size()) {
+    diags_.error(loc, opName + " has " + std::to_string(args.operands.size()) +
+                          " operands; its operand groups hold " + std::to_string(total) + " ('" +
+                          signatureHelp(info) + "')");
+    return false;
+  }
+  for (size_t k = 0, next = 0; k < order.size(); ++k)
+    if (sizes[k] == 1) {
+      bound.push_back(
+          {args.operands[next], order[k], next < types.size() ? types[next] : std::nullopt});
+      ++next;
+    }
+  if (p.props)
+    for (auto* e : p.props->attrEntry())
+      if (e != segments)
+        addTileAttr(entryKey(e), e->attrValue() ? enumWord(e->attrValue()) : std::nullopt,
+                    entryValue(e), locOf(e), attrs);
+  for (auto* d : p.dicts)
+    readTileAttrs(d, attrs);
+  return true;
 }
 
 std::string Builder::asmSignature(const isa::OpInfo& info) {
@@ -385,6 +507,9 @@ std::optional<std::string> Builder::tileModeText(const std::string& key,
     }
     return "#pto<cmp " + std::string(isa::spelling(*modes.cmp)) + ">";
   }
+  if (auto fix = fixpipeModeText(key, word, text, loc, modes)) return *fix;
+  if (key == "reluPreMode" || key == "atomicType" || key == "stPhase" || key == "accToVecMode")
+    return std::nullopt; // an unknown value, reported
   if (key == "precision") {
     if (!word || (*word != "DEFAULT" && *word != "HIGH_PRECISION")) {
       diags_.error(loc, "unknown precision '" + word.value_or(text) +
@@ -394,6 +519,47 @@ std::optional<std::string> Builder::tileModeText(const std::string& key,
     return "#pto<sqrt_algorithm " + *word + ">";
   }
   return text;
+}
+
+namespace {
+/// Parses one fixpipe mode into `slot`; the canonical text, or "" (error) for an unknown word.
+template <class E, class Parse>
+std::string fixMode(std::optional<E>& slot, Parse parse, const std::optional<std::string>& word,
+                    std::string_view attr) {
+  slot = word ? parse(*word) : std::nullopt;
+  if (!slot) return "";
+  return "#pto<" + std::string(attr) + " " + std::string(isa::spelling(*slot)) + ">";
+}
+} // namespace
+
+/// reluPreMode, atomicType, stPhase, accToVecMode (PTOAS's spellings, isa/Enums.def); nullopt
+/// when `key` is none of them or after a located error.
+std::optional<std::string> Builder::fixpipeModeText(const std::string& key,
+                                                    const std::optional<std::string>& word,
+                                                    const std::string& text, SrcLoc loc,
+                                                    TileModes& modes) {
+  std::string out, expected;
+  if (key == "reluPreMode") {
+    out = fixMode(modes.relu, isa::parseReluPreMode, word, "relu_pre_mode");
+    expected = "no_relu, normal_relu";
+  } else if (key == "atomicType") {
+    out = fixMode(modes.atomic, isa::parseAtomicType, word, "atomic_type");
+    expected = "atomic_none, atomic_add";
+  } else if (key == "stPhase") {
+    out = fixMode(modes.phase, isa::parseStPhase, word, "st_phase");
+    expected = "unspecified, partial, final";
+  } else if (key == "accToVecMode") {
+    out = fixMode(modes.accToVec, isa::parseAccToVecMode, word, "acc_to_vec_mode");
+    expected = "single_mode_vec0, single_mode_vec1, dual_mode_split_m, dual_mode_split_n";
+  } else {
+    return std::nullopt;
+  }
+  if (out.empty()) {
+    diags_.error(loc,
+                 "unknown " + key + " '" + word.value_or(text) + "' (expected " + expected + ")");
+    return std::nullopt;
+  }
+  return out;
 }
 
 void Builder::finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Bound>& bound,

@@ -51,6 +51,7 @@ enum class PieceKind {
   Paren,
   Sizes,
   OutsType,
+  Props, // `<{...}>`: MLIR's properties dictionary of the generic form
   Comma
 };
 
@@ -80,6 +81,8 @@ struct Pieces {
   std::vector<P::ParenPieceContext*> parens;
   P::SizesPieceContext* sizes = nullptr;
   P::TypeContext* outsType = nullptr;
+  P::AttrDictContext* props = nullptr; // `<{...}>` (generic form)
+  bool generic = false; // the op name was quoted: `"pto.tmov"(%a, %b) : (A, B) -> ()`
 
   P::CallPieceContext* call(std::string_view kw) const {
     for (auto* c : calls)
@@ -279,6 +282,10 @@ private:
   const isa::OpInfo& scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa);
   void buildTileOp(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
+  /// MLIR's generic form: operands in `(...)` grouped by `operandSegmentSizes`, the properties
+  /// `<{...}>` as attributes, the types of the function type.
+  bool bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::vector<Bound>& bound,
+                   TileAttrs& attrs);
   std::string asmSignature(const isa::OpInfo& info);
   void assignPoolTypes(const isa::OpInfo& info, std::vector<Bound>& bound,
                        const std::vector<std::optional<Type>>& pool, SrcLoc);
@@ -290,6 +297,9 @@ private:
   std::optional<std::string> tileModeText(const std::string& key,
                                           const std::optional<std::string>& word,
                                           const std::string& text, SrcLoc loc, TileModes& modes);
+  std::optional<std::string> fixpipeModeText(const std::string& key,
+                                             const std::optional<std::string>& word,
+                                             const std::string& text, SrcLoc loc, TileModes& modes);
   void finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Bound>& bound,
                     TileAttrs& attrs, const std::vector<std::pair<std::string, SrcLoc>>& waits,
                     const std::vector<std::pair<std::string, SrcLoc>>& records, SrcLoc typesLoc);

@@ -89,6 +89,32 @@ std::string toString(const Type& t) {
   return "?";
 }
 
+isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op) {
+  namespace fix = isa::fix;
+  fix::Attrs a;
+  if (op.kind != OpKind::TileOp || (op.tileOp != isa::OpId::TMOV && op.tileOp != isa::OpId::TSTORE))
+    return a;
+  const TileModes& m = op.modes;
+  a.relu = m.relu.value_or(a.relu);
+  a.atomic = m.atomic.value_or(a.atomic);
+  a.phase = m.phase.value_or(a.phase);
+  a.accToVec = m.accToVec.value_or(a.accToVec);
+  const fix::QuantKind kind = roleValue(op, isa::RoleId::Fp) != kNoValue    ? fix::QuantKind::Vector
+                              : roleValue(op, isa::RoleId::Pre) != kNoValue ? fix::QuantKind::Scalar
+                                                                            : fix::QuantKind::None;
+  const ValueId src = roleValue(op, isa::RoleId::Src), dst = roleValue(op, isa::RoleId::Dst);
+  if (src == kNoValue || dst == kNoValue || !fn.type(src).isTile()) return a;
+  const TileType& s = fn.type(src).tile;
+  // B.FPATR is written only for relu or quantisation, so a plain cast keeps its 0.58.3 block;
+  // with relu the cast's mode is named in it.
+  if (s.loc == isa::Loc::Acc &&
+      (kind != fix::QuantKind::None || a.relu != isa::ReluPreMode::NoRelu)) {
+    const isa::DType d = fn.type(dst).isTile() ? fn.type(dst).tile.dtype : fn.type(dst).elem;
+    a.quant = fix::quantPreFor(s.dtype, d, kind).value_or(fix::QuantPre::None);
+  }
+  return a;
+}
+
 ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, ValueId src) {
   switch (isa::startTypeFrom(info)) {
   case isa::StartTypeFrom::ShapeTile:

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "asm/Diagnostics.h"
+#include "isa/Fixpipe.h"
 #include "isa/Isa.h"
 
 #include <cstdint>
@@ -111,6 +112,11 @@ struct TileModes {
   std::optional<isa::RoundMode> round; // rmode: TCVT's rounding (absent: CAST_RINT)
   std::optional<isa::SatMode> sat;     // sat_mode: TCVT's saturation (absent: the pair's default)
   std::optional<isa::CmpMode> cmp;     // cmpMode: TCMP/TCMPS's comparison (absent: eq)
+  // The fixpipe attributes of TMOV/TSTORE (absent: the default, isa/Fixpipe.h).
+  std::optional<isa::ReluPreMode> relu;      // reluPreMode
+  std::optional<isa::AtomicType> atomic;     // atomicType (TSTORE)
+  std::optional<isa::StPhase> phase;         // stPhase
+  std::optional<isa::AccToVecMode> accToVec; // accToVecMode (TMOV acc -> vec)
 };
 
 enum class OpKind : uint8_t {
@@ -248,6 +254,11 @@ ValueId roleValue(const Op& op, isa::RoleId role);
 /// tile (the source when there is none), the source, or the left matrix (the source without
 /// one).
 ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, ValueId src);
+
+/// The fixpipe attributes of a TMOV/TSTORE (isa/Fixpipe.h): the modes as written, and the
+/// pre-quant mode pto-isa's NPU code picks for the tile types and the quant operand (defaults
+/// for any other op). The code generator encodes them, the reference interpreter runs them.
+isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op);
 
 /// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
 /// An integer attribute of a list (`true`/`false` read as 1/0, a `: type` suffix ignored).

@@ -1,6 +1,7 @@
 // Instruction selection for GM views, tile descriptors and tile blocks (B.DATR, B.DIM, B.IOR,
 // B.IOT), and the sync / runtime-id blocks of the extension space (docs/abi.md).
 #include "asm/Lowering.h"
+#include "isa/Fixpipe.h"
 
 #include "isa/Numerics.h"
 #include "isa/Random.h"
@@ -386,20 +387,13 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
     std::string_view defaultValue; // "" = no value is encodable
   };
   // PTOAS's attributes with a meaning (PTOOps.td): a value other than the default would change
-  // the result, so it is refused until it is encoded and executed (relu, atomic add, the
-  // acc-to-vector split, a binary-tree column sum, TLOAD padding, Philox rounds, ...).
+  // the result, so it is refused until it is encoded and executed (a binary-tree column sum,
+  // TLOAD padding, scatter modes, ...). TMOV/TSTORE's fixpipe attributes are encoded
+  // (ir::fixpipeAttrs, docs/encoding.md 5.3).
   static constexpr Unencoded kUnencoded[] = {
-      {isa::OpId::TCI, "descending", "false"},
-      {isa::OpId::THISTOGRAM, "isMSB", "true"},
-      {isa::OpId::MGATHER, "gatherOob", ""},
-      {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""},
-      {isa::OpId::TMOV, "reluPreMode", "no_relu"},
-      {isa::OpId::TMOV, "accToVecMode", "single_mode_vec0"},
-      {isa::OpId::TSTORE, "reluPreMode", "no_relu"},
-      {isa::OpId::TSTORE, "atomicType", "atomic_none"},
-      {isa::OpId::TSTORE, "stPhase", "unspecified"},
-      {isa::OpId::TCOLSUM, "isBinary", "false"},
+      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::THISTOGRAM, "isMSB", "true"},
+      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
+      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TCOLSUM, "isBinary", "false"},
       {isa::OpId::TLOAD, "pad_mode", ""},
   };
   // The value's last word: `#pto<relu_pre_mode no_relu>` and `no_relu` are the same value.
@@ -419,17 +413,6 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
                             " = " + a->value + " (the tile block has no field for it)");
     return false;
   }
-  // TMOV's fixpipe quantisation: a scaling tile (vector quant) or a quant word (scalar quant).
-  if (info.id == isa::OpId::TMOV)
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      const isa::RoleId r = info.roles[op.operandRoles[i]].id;
-      if (r != isa::RoleId::Fp && r != isa::RoleId::Pre) continue;
-      unsupported(op.operandLocs[i],
-                  std::string("'pto.tmov' with ") +
-                      (r == isa::RoleId::Fp ? "a scaling tile (fixpipe vector quantisation)"
-                                            : "a quantisation scalar (fixpipe scalar quant)"));
-      return false;
-    }
   return true;
 }
 
@@ -438,7 +421,10 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   if (!attributesEncodable(op, info)) return;
   const enc::TileOpInfo* eop = enc::tileOpFor(op.tileOp);
   if (!eop) return unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "'");
-  if (eop->family == enc::TileFamily::EXT) obj_.usesExtensions = true;
+  const isa::fix::Attrs fix = ir::fixpipeAttrs(fn_, op);
+  // B.FPATR outside a matrix block and B.XATR are extensions (docs/encoding.md 5.3).
+  if (eop->family == enc::TileFamily::EXT || fix.needsFpatr() || fix.needsXatr())
+    obj_.usesExtensions = true;
   // Operands by role.
   std::vector<ValueId> tilesOut, tilesIn, scalars;
   ValueId view = kNoValue, dst = kNoValue, src = kNoValue;
@@ -474,10 +460,18 @@ void FunctionLowering::lowerTileOp(const Op& op) {
       part = p->second;
     else if (!(part = wholeViewPartition(op, view)))
       return;
-    if (!part->outer.empty())
+    if (!part->outer.empty()) {
+      if (fix.needsFpatr() || fix.needsXatr())
+        return unsupported(op.loc, "fixpipe attributes with a partition of more than two "
+                                   "non-unit dimensions");
       return lowerSlicedTransfer(op, info, *eop, *part, dst != kNoValue ? dst : src);
-    if (!part->dynOuter.empty())
+    }
+    if (!part->dynOuter.empty()) {
+      if (fix.needsFpatr() || fix.needsXatr())
+        return unsupported(op.loc, "fixpipe attributes with a partition of dynamic outer "
+                                   "dimensions");
       return lowerDynamicSlices(op, info, *eop, *part, dst != kNoValue ? dst : src);
+    }
     iorRegs = {part->addr, part->rowStride};
   }
   if (info.id == isa::OpId::TRANDOM && scalars.size() == 6) {
@@ -508,6 +502,8 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   (void)start;
   // B.DATR: destination type, rounding, saturation, compare mode.
   if (auto datr = datrFor(op, info, dst)) emit(enc::bDatr(*datr));
+  if (fix.needsFpatr()) emit(enc::bFpatr(fix));
+  if (fix.needsXatr()) emit(enc::bXatr(fix));
   if (info.rule == isa::TypeRule::Matmul) {
     emit(make(FormId::B_FPATR, {}));
     const TileType& L = fn_.type(roleValue(op, isa::RoleId::Lhs)).tile;

@@ -9,6 +9,7 @@
 #include "asm/Diagnostics.h"
 #include "asm/IR.h"
 #include "isa/Encoding.h"
+#include "isa/Fixpipe.h"
 #include "isa/ScalarFp.h"
 #include "obj/Object.h"
 

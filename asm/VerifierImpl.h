@@ -106,6 +106,9 @@ private:
   void checkMergeLists(const Op& op, const std::string& name);
   void checkMaskPattern(const Op& op, const std::string& name);
   void checkStoreCount(const std::string& name, const std::vector<Operand>& ops);
+  /// TMOV/TSTORE's fixpipe forms (relu, quant word or scaling tile, atomic add, store phase,
+  /// acc-to-vector mode): PTOAS's and pto-isa's rules (docs/verifier.md).
+  void checkFixpipe(const Op& op, const std::string& name, const std::vector<Operand>& ops);
   void checkIndexCoverage(const isa::OpInfo& info, const std::string& name,
                           const std::vector<Operand>& ops, const Operand* dst);
   /// The locations and layouts the op's flags require of its tiles.

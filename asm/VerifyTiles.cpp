@@ -1,6 +1,7 @@
 // The verifier's tile checks (VerifierImpl.h): tile types and addresses, then each tile op
 // against its op-table entry: operand roles, locations, dtype rules, valid shapes, matmul.
 #include "asm/VerifierImpl.h"
+#include "isa/Fixpipe.h"
 #include "isa/Pipes.h"
 #include "isa/Random.h"
 #include "support/Text.h"
@@ -204,6 +205,67 @@ void Verifier::checkTileOp(const Op& op) {
   checkShapes(info, name, ops, dst);
   checkIndexCoverage(info, name, ops, dst);
   if (info.id == isa::OpId::TSTORE) checkStoreCount(name, ops);
+  if (info.id == isa::OpId::TSTORE || info.id == isa::OpId::TMOV) checkFixpipe(op, name, ops);
+}
+
+void Verifier::checkFixpipe(const Op& op, const std::string& name,
+                            const std::vector<Operand>& ops) {
+  namespace fix = isa::fix;
+  const Operand *src = nullptr, *dst = nullptr, *fp = nullptr, *pre = nullptr;
+  for (const Operand& o : ops) {
+    if (o.role->id == isa::RoleId::Src) src = &o;
+    if (o.role->id == isa::RoleId::Dst) dst = &o;
+    if (o.role->id == isa::RoleId::Fp) fp = &o;
+    if (o.role->id == isa::RoleId::Pre) pre = &o;
+  }
+  if (!src || !dst) return;
+  const ir::TileModes& m = op.modes;
+  const TileType& s = tileOf(*src);
+  const bool relu = m.relu && *m.relu != isa::ReluPreMode::NoRelu;
+  const bool fromAcc = s.loc == Loc::Acc;
+  const bool toVec = type(dst->value).isTile() && tileOf(*dst).loc == Loc::Vec;
+  const DType d = type(dst->value).isTile() ? tileOf(*dst).dtype : type(dst->value).elem;
+  auto error = [&](SrcLoc at, const std::string& what) {
+    diags_.error(at, "'" + name + "' " + what);
+  };
+  if (relu && !fromAcc) return error(op.loc, "expects reluPreMode form to use loc=acc src");
+  if (pre && !fromAcc) return error(pre->loc, "expects preQuantScalar form to use loc=acc src");
+  if (fp && !fromAcc) return error(fp->loc, "expects fp form to use loc=acc src");
+  if (fp && pre)
+    return error(pre->loc, "expects fp and preQuantScalar forms to be mutually exclusive");
+  if (fp && tileOf(*fp).loc != Loc::Scaling)
+    return error(fp->loc, "expects fp to be in the scaling address space");
+  if (m.accToVec && !(fromAcc && toVec))
+    return error(op.loc, "expects accToVecMode to be used only for acc-to-vec tmov");
+  const bool dual = m.accToVec && (*m.accToVec == isa::AccToVecMode::DualSplitM ||
+                                   *m.accToVec == isa::AccToVecMode::DualSplitN);
+  if (dual && (fp || pre))
+    return error(op.loc,
+                 "expects fp/preQuantScalar acc-to-vec forms to use single-mode accToVecMode");
+  if ((relu || fp || pre) && s.dtype != DType::F32 && s.dtype != DType::I32)
+    return error(src->loc, "expects an acc src of element type f32 or i32 for the fixpipe's "
+                           "relu or quantisation, found " +
+                               dt(s.dtype));
+  if (fp || pre) {
+    const auto kind = fp ? fix::QuantKind::Vector : fix::QuantKind::Scalar;
+    if (!fix::quantPreFor(s.dtype, d, kind))
+      return error(fp ? fp->loc : pre->loc,
+                   std::string("has no ") + (fp ? "vector" : "scalar") + " pre-quantisation from " +
+                       dt(s.dtype) + " to " + dt(d) +
+                       (fp ? " (f32 -> i8/ui8; i32 -> i8/ui8/f16/bf16)"
+                           : " (f32 -> i8/ui8/f16/bf16; i32 -> i8/ui8/f16/bf16)"));
+    const bool a2a3Pair =
+        d == DType::I8 || d == DType::U8 || (s.dtype == DType::I32 && d == DType::F16);
+    if (arch_ != isa::Arch::A5 && !a2a3Pair)
+      return error(fp ? fp->loc : pre->loc,
+                   "on " + archName() +
+                       " quantises f32 to i8/ui8 and i32 to i8/ui8/f16 only, found " + dt(s.dtype) +
+                       " to " + dt(d));
+  }
+  if (m.atomic && *m.atomic == isa::AtomicType::Add && !fix::atomicAddType(d))
+    return error(dst->loc, "with atomicType = atomic_add needs a destination of f32, f16, bf16, "
+                           "i32, i16 or i8, found " +
+                               dt(d));
 }
 
 /// TSTORE writes the tile's valid region into the partition: when both are static they hold the

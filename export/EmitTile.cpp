@@ -6,6 +6,7 @@
 #include "export/Spelling.h"
 
 #include "isa/Encoding.h"
+#include "isa/Fixpipe.h"
 #include "support/Text.h"
 
 #include <algorithm>
@@ -174,6 +175,11 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
     default: {
       if (ior >= 3) return fail("more than three scalar operands");
       uint8_t r0 = iorRegs[ior++];
+      if (role.id == isa::RoleId::Pre &&
+          isa::fix::kindOf(t.fix.quant) == isa::fix::QuantKind::Scalar) {
+        args.push_back("static_cast<uint64_t>(" + reg(r0) + ")");
+        return std::nullopt;
+      }
       if (role.optional) {
         if (r0 == kZeroReg) return std::nullopt;
         return fail("the optional scalar operand '" + std::string(role.name) + "'");
@@ -202,6 +208,13 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
     call = args[0] + ".SetValue(" + args[1] + ", " + args[2] + ")";
   } else {
     std::string targs = t.op == isa::OpId::TSQRT ? "<SqrtAlgorithm::DEFAULT>" : "";
+    if (t.fix != isa::fix::Attrs{} || (t.op == isa::OpId::TMOV && t.tiles.size() > 2)) {
+      const auto kind = isa::fix::kindOf(t.fix.quant);
+      auto f = fixpipeTemplate(t, args, kind == isa::fix::QuantKind::Scalar,
+                               kind == isa::fix::QuantKind::Vector);
+      if (f.index() == 1) return fail(std::get<1>(f));
+      targs = std::get<0>(f);
+    }
     // pto-isa's TCI<TileData, T, descending>: nothing deduces the last two (ascending here).
     if (t.op == isa::OpId::TCI && !t.tiles.empty())
       targs = "<decltype(" + args[0] + "), " + cppType(fn_.tiles[t.tiles[0]].dtype) + ", 0>";
@@ -215,6 +228,53 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
   else
     body_ << "  {\n" << gmDecl << "    " << call << ";\n  }\n";
   return std::nullopt;
+}
+
+namespace {
+std::string cppName(isa::ReluPreMode m) {
+  return m == isa::ReluPreMode::NormalRelu ? "ReluPreMode::NormalRelu" : "ReluPreMode::NoRelu";
+}
+std::string cppName(isa::AtomicType a) {
+  return a == isa::AtomicType::Add ? "AtomicType::AtomicAdd" : "AtomicType::AtomicNone";
+}
+std::string cppName(isa::StPhase p) {
+  return p == isa::StPhase::Final ? "STPhase::Final" : "STPhase::Partial";
+}
+std::string cppName(isa::AccToVecMode m) {
+  switch (m) {
+  case isa::AccToVecMode::SingleVec0:
+    return "AccToVecMode::SingleModeVec0";
+  case isa::AccToVecMode::SingleVec1:
+    return "AccToVecMode::SingleModeVec1";
+  case isa::AccToVecMode::DualSplitM:
+    return "AccToVecMode::DualModeSplitM";
+  case isa::AccToVecMode::DualSplitN:
+    return "AccToVecMode::DualModeSplitN";
+  }
+  return "";
+}
+} // namespace
+
+std::variant<std::string, std::string>
+FunctionEmitter::fixpipeTemplate(const TileBlock& t, const std::vector<std::string>& args, bool pre,
+                                 bool fp) {
+  using R = std::variant<std::string, std::string>;
+  const isa::fix::Attrs& a = t.fix;
+  const bool phase = a.phase != isa::StPhase::Unspecified;
+  std::string s = "<" + (phase ? cppName(a.phase) + ", " : std::string());
+  if (t.op == isa::OpId::TSTORE) {
+    // TSTORE<[Phase,] TileData, GlobalData, AtomicType[, ReluPreMode]>(gm, src[, pre])
+    s += "decltype(" + args[1] + "), GT, " + cppName(a.atomic);
+    if (a.relu != isa::ReluPreMode::NoRelu || pre) s += ", " + cppName(a.relu);
+    return R{std::in_place_index<0>, s + ">"};
+  }
+  // TMOV<[Phase,] Dst, Src, [Fp,] [AccToVecMode,] [ReluPreMode]>(dst, src[, fp | pre])
+  s += "decltype(" + args[0] + "), decltype(" + args[1] + ")";
+  const bool mode = a.accToVec != isa::AccToVecMode::SingleVec0;
+  if (fp) s += ", decltype(" + args[2] + "), " + cppName(a.accToVec);
+  if (!fp && mode) s += ", " + cppName(a.accToVec);
+  if (fp || mode || pre || a.relu != isa::ReluPreMode::NoRelu) s += ", " + cppName(a.relu);
+  return R{std::in_place_index<0>, s + ">"};
 }
 
 /// TASSIGN(tile, addr) with the run-time address: a root's is the register; a view's is its

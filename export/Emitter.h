@@ -114,6 +114,10 @@ private:
   std::optional<ExportError> tile(const Block& b);
   std::optional<ExportError> assign(const Block& b);
   std::string scalarArg(const isa::Role& role, uint8_t r, isa::DType type);
+  /// The template arguments of a TMOV/TSTORE with fixpipe attributes (pto-isa's overloads
+  /// that take STPhase, AtomicType, AccToVecMode, ReluPreMode), or why none expresses them.
+  std::variant<std::string, std::string>
+  fixpipeTemplate(const TileBlock& t, const std::vector<std::string>& args, bool pre, bool fp);
   /// The attributes pto-isa takes after the operands: TCVT's rounding and saturation, the
   /// compare mode of TCMP/TCMPS.
   std::variant<std::vector<std::string>, std::string> trailing(const Block& b,

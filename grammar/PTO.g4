@@ -87,10 +87,12 @@ section : kind=('pto.section.vector' | 'pto.section.cube') region ;
 genericOp : opName (predicate=predicateWord ',')? headPiece* (typeList tailPiece*)? ;
 // cmpi/cmpf predicates; cmpf has `true` and `false` too.
 predicateWord : IDENT | 'true' | 'false' ;
-headPiece : {_input->LA(1) != COLON && !startsResultList()}? piece ;
+// A quoted op name followed by `(` (`"pto.tmov"(%a, %b)`, MLIR's generic form) starts the next
+// statement, never a literal piece of this one.
+headPiece : {_input->LA(1) != COLON && !startsResultList() && !(_input->LA(1) == STRING && _input->LA(2) == LPAREN)}? piece ;
 tailPiece : {tailStart()}? piece ;
 typeList : ':' type (',' type)* ('to' type)? ;
-opName : IDENT | 'tile' | 'wait' | 'record' ;
+opName : IDENT | 'tile' | 'wait' | 'record' | STRING ;
 
 // Canonical block assembly, as pto-objdump prints it.
 blockInsn : BLOCK_MNEMONIC (blockOperand (',' blockOperand)*)? ;
@@ -112,6 +114,7 @@ piece
   | '->' typeGroup                            # arrowPiece
   | attrDict                                  # dictPiece
   | bracket                                   # bracketPiece
+  | '<' attrDict '>'                          # propsPiece
   | angle                                     # anglePiece
   | HASH_ID angle? ('=' attrValue)?           # hashPiece
   | word '=' attrValue                        # keywordPiece

@@ -3,6 +3,7 @@
 // All facts come from isa/Encoding.def (see docs/encoding.md). Errors are values.
 #pragma once
 
+#include "isa/Fixpipe.h"
 #include "isa/Isa.h"
 #include "support/Result.h"
 
@@ -246,6 +247,14 @@ struct Datr {
   bool sat = false, canonicalize = false;
 };
 Inst bDatr(const Datr& d);
+/// The fixpipe words of a TMOV/TSTORE block (docs/encoding.md 5.3): B.FPATR with the pre-quant
+/// and relu modes (every other field 0), B.XATR with atomic add, store phase, acc-to-vec mode.
+Inst bFpatr(const fix::Attrs& a);
+Inst bXatr(const fix::Attrs& a);
+/// Reads those words back into `a` (the fields of the other word are left as they are); an
+/// error for a B.FPATR field a TMOV/TSTORE does not use or a mode not executed here.
+std::optional<std::string> readFpatr(const Inst& in, fix::Attrs& a);
+std::optional<std::string> readXatr(const Inst& in, fix::Attrs& a);
 Inst bstop();
 /// BSTART DIRECT/COND with a byte offset from this word (must be even).
 Inst bstartDirect(int64_t byteOffset);

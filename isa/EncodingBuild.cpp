@@ -55,6 +55,46 @@ Inst bDatr(const Datr& d) {
   in.set("Canonicalize", d.canonicalize);
   return in;
 }
+Inst bFpatr(const fix::Attrs& a) {
+  Inst in;
+  in.form = FormId::B_FPATR;
+  in.set("PreQuantMode", static_cast<int64_t>(a.quant));
+  in.set("ReluMode", static_cast<int64_t>(a.relu));
+  return in;
+}
+Inst bXatr(const fix::Attrs& a) {
+  Inst in;
+  in.form = FormId::B_XATR;
+  in.set("Atomic", static_cast<int64_t>(a.atomic));
+  in.set("StPhase", fix::stPhaseCode(a.phase));
+  in.set("AccToVec", static_cast<int64_t>(a.accToVec));
+  return in;
+}
+std::optional<std::string> readFpatr(const Inst& in, fix::Attrs& a) {
+  for (const char* f :
+       {"GroupNCode", "RowMaxEn", "GroupMaxEn", "RowMaxInit", "MaxAbsEn", "TransA", "TransB"})
+    if (in.get(f).value_or(0) != 0)
+      return "B.FPATR field " + std::string(f) + " is not used by a TMOV/TSTORE block";
+  const auto q = fix::quantPreOfCode(static_cast<unsigned>(in.get("PreQuantMode").value_or(0)));
+  if (!q)
+    return "B.FPATR PreQuantMode " + std::to_string(in.get("PreQuantMode").value_or(0)) +
+           " is not a mode pto-isa uses for TMOV/TSTORE";
+  const int64_t relu = in.get("ReluMode").value_or(0);
+  if (relu > 1)
+    return "B.FPATR ReluMode " + std::to_string(relu) +
+           " (scalar or vector leaky relu) is not a TMOV/TSTORE mode";
+  a.quant = *q;
+  a.relu = relu ? ReluPreMode::NormalRelu : ReluPreMode::NoRelu;
+  return std::nullopt;
+}
+std::optional<std::string> readXatr(const Inst& in, fix::Attrs& a) {
+  const auto phase = fix::stPhaseOfCode(static_cast<unsigned>(in.get("StPhase").value_or(0)));
+  if (!phase) return "B.XATR StPhase 1 is reserved";
+  a.atomic = in.get("Atomic").value_or(0) ? AtomicType::Add : AtomicType::None;
+  a.phase = *phase;
+  a.accToVec = static_cast<AccToVecMode>(in.get("AccToVec").value_or(0) & 3);
+  return std::nullopt;
+}
 Inst bstop() {
   Inst in;
   in.form = FormId::BSTOP;

@@ -520,7 +520,11 @@ private:
       return std::nullopt;
     case FormId::B_FPATR:
       if (!inside(BlockKind::Tile)) return "B.FPATR outside a tile block";
-      return std::nullopt;
+      if (!fixpipeBlock()) return std::nullopt; // a matrix block's: no post-processing here
+      return enc::readFpatr(in, open_->tile.fix);
+    case FormId::B_XATR:
+      if (!inside(BlockKind::Tile) || !fixpipeBlock()) return "B.XATR outside a TMOV/TSTORE block";
+      return enc::readXatr(in, open_->tile.fix);
     case FormId::B_DIM_LB0:
     case FormId::B_DIM_LB1:
     case FormId::B_DIM_LB2: {
@@ -567,6 +571,11 @@ private:
     default:
       return std::string(where) + " is not supported here: " + enc::format(in);
     }
+  }
+
+  /// TMOV/TSTORE blocks take the fixpipe words (docs/encoding.md 5.3).
+  bool fixpipeBlock() const {
+    return haveOp_ && (open_->tile.op == isa::OpId::TMOV || open_->tile.op == isa::OpId::TSTORE);
   }
 
   /// A word after its block's start word.

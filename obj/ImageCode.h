@@ -81,6 +81,7 @@ struct TileBlock {
   std::optional<std::array<uint8_t, 3>> ior; // B.IOR sources: GM address / row stride / scalars
   uint8_t iorDst = 0;                        // B.IOR RegDst (0: none; TMRGSORT's counts)
   std::vector<uint32_t> tiles; // B.IOT operands, destination first (tile table indices)
+  isa::fix::Attrs fix;         // TMOV/TSTORE: B.FPATR and B.XATR (defaults when absent)
 };
 
 struct ControlBlock {

@@ -370,6 +370,7 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
                          " tile operands; it takes (dst, src) or (dst, tmp, 2 to 4 sources)"};
     }
   }
+  t.fix = ir::fixpipeAttrs(*f.fn, op);
   if (auto e = rt::selectKernel(t)) return Failure{op.loc, *e};
   // Bounds and B.IOR values in the core's registers: r1 valid cols, r2 valid rows, r3 physical
   // cols (LB0..LB2), r4..r6 the GM address, GM row stride and scalars.

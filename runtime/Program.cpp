@@ -143,6 +143,7 @@ private:
     tile_.name = isa::enc::info(tb.encOp).name.data();
     tile_.startType = tb.startType;
     tile_.datr = tb.datr;
+    tile_.fix = tb.fix;
     std::copy(std::begin(tb.dim), std::end(tb.dim), tile_.dim);
     if (tb.ior) {
       for (unsigned i = 0; i < 3; ++i)

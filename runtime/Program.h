@@ -126,6 +126,7 @@ struct TileInst {
   TileKernel kernel = nullptr;
   isa::RoundMode round = isa::RoundMode::CAST_NONE;
   isa::SatMode satMode = isa::SatMode::ON;
+  isa::fix::Attrs fix;       // TMOV/TSTORE: the fixpipe's B.FPATR and B.XATR (isa/Fixpipe.h)
   bool runtimeTiles = false; // an operand is placed at run time (resolved when the op issues)
 
   uint32_t bound(const Core& c, unsigned lb, uint32_t dflt) const {

@@ -211,6 +211,8 @@ struct Selection {
 
 // Family selectors: each returns true when it handles t.op (then `err` or t.kernel is set).
 bool selectMoveKernel(TileInst& t, std::optional<std::string>& err);
+/// TMOV/TSTORE with fixpipe attributes (FixpipeKernels.cpp); selectMoveKernel asks it.
+bool selectFixpipeKernel(TileInst& t, std::optional<std::string>& err);
 bool selectConvertKernel(TileInst& t, std::optional<std::string>& err);
 bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err);
 bool selectMathKernel(TileInst& t, std::optional<std::string>& err);

@@ -555,16 +555,17 @@ bool selectMoveKernel(TileInst& t, std::optional<std::string>& err) {
     t.kernel = t.op == OpId::TPREFETCH ? &kNop : t.gmDn ? &kLoadDn : &kLoad;
     return true;
   case OpId::TSTORE:
+    if (t.fix != isa::fix::Attrs{}) return selectFixpipeKernel(t, err);
     if (missing({t.src0})) return true;
     if (t.gmDn && isa::bitWidth(s) < 8) return unsupportedType(s);
     t.kernel = t.gmDn ? &kStoreDn : &kStore;
     return true;
   case OpId::TMOV:
-    // A second source (the fixpipe's scaling tile) or a quant scalar would quantise; the plain
-    // move must not run in their place.
-    if (t.src1 >= 0 || t.numIor > 0)
-      err = "TMOV with a scaling tile or a quantisation scalar (fixpipe quantisation) is not "
-            "supported by the cpu backend";
+    // A scaling tile or fixpipe attributes go through the fixpipe; a quant word without its
+    // B.FPATR mode would be ignored by the plain move, so that is refused.
+    if (t.fix != isa::fix::Attrs{} || t.src1 >= 0) return selectFixpipeKernel(t, err);
+    if (t.numIor > 0)
+      err = "TMOV with a B.IOR quant word but no B.FPATR pre-quant mode";
     else if (!missing({t.dst, t.src0}))
       t.kernel = &kMov;
     return true;
