@@ -7,9 +7,25 @@
 
 namespace pto::as::detail {
 
-std::unique_ptr<Module> Builder::build(P::FileContext* file) {
+void Builder::begin() {
   mod_ = std::make_unique<Module>();
   mod_->fileName = src_.name();
+}
+
+void Builder::buildStreamed(antlr4::ParserRuleContext* f) {
+  streamed_.insert(f);
+  if (f->getRuleIndex() == P::RuleFuncOp)
+    buildFunc(static_cast<P::FuncOpContext*>(f));
+  else
+    buildKernel(static_cast<P::KernelOpContext*>(f));
+}
+
+void Builder::moduleAttrsStreamed(P::ModuleOpContext* m) {
+  streamed_.insert(m);
+  readModuleAttrs(m->attrDict());
+}
+
+std::unique_ptr<Module> Builder::finish(P::FileContext* file) {
   std::vector<P::StmtContext*> fragmentStmts;
   for (auto* item : file->item())
     buildItem(item, fragmentStmts);
@@ -19,13 +35,13 @@ std::unique_ptr<Module> Builder::build(P::FileContext* file) {
 
 void Builder::buildItem(P::ItemContext* item, std::vector<P::StmtContext*>& fragment) {
   if (auto* m = item->moduleOp()) {
-    if (m->attrDict()) readModuleAttrs(m->attrDict());
+    if (m->attrDict() && !streamed_.contains(m)) readModuleAttrs(m->attrDict());
     for (auto* sub : m->item())
       buildItem(sub, fragment);
   } else if (auto* f = item->funcOp()) {
-    buildFunc(f);
+    if (!streamed_.contains(f)) buildFunc(f);
   } else if (auto* k = item->kernelOp()) {
-    buildKernel(k);
+    if (!streamed_.contains(k)) buildKernel(k);
   } else if (auto* s = item->stmt()) {
     fragment.push_back(s);
   }

@@ -122,7 +122,18 @@ public:
   Builder(const SourceFile& src, DiagEngine& diags, std::optional<isa::Arch> arch)
       : src_(src), diags_(diags), types_(diags), archFlag_(arch) {}
 
-  std::unique_ptr<Module> build(P::FileContext* file);
+  std::unique_ptr<Module> build(P::FileContext* file) {
+    begin();
+    return finish(file);
+  }
+  // Building while parsing (Builder.cpp's FunctionStreamer): begin(), then each module's
+  // attributes and each function or kernel as soon as the parser has read it (its parse tree is
+  // freed right after), then finish() with the whole file for the rest, in the same order.
+  void begin();
+  /// `f` is a FuncOpContext or a KernelOpContext.
+  void buildStreamed(antlr4::ParserRuleContext* f);
+  void moduleAttrsStreamed(P::ModuleOpContext* m);
+  std::unique_ptr<Module> finish(P::FileContext* file);
 
 private:
   // ------------------------------------------------------------ types
@@ -365,6 +376,8 @@ private:
   std::map<std::string, EventUses> events_;
   std::vector<Op*> pendingEventOps_;
   std::set<std::string> ssaResultNames_;
+  // Functions, kernels and modules (their attributes) built while parsing.
+  std::set<const antlr4::ParserRuleContext*> streamed_;
 };
 
 } // namespace pto::as::detail
