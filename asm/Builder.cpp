@@ -24,6 +24,10 @@ public:
   explicit SyntaxErrorListener(DiagEngine& d) : diags_(d) {}
   void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* tok, size_t line, size_t col,
                    const std::string& msg, std::exception_ptr) override {
+    // What the builder reported while this parse went on is moot now: the parse stops here and
+    // the file is parsed again with error recovery (see parseModule). Syntax errors are reported
+    // at once, in both parses, as before (the second does not repeat a position).
+    diags_.dropHeld();
     SrcLoc loc{static_cast<uint32_t>(line), static_cast<uint32_t>(col + 1), 1};
     bool atEof = tok && tok->getType() == antlr4::Token::EOF;
     if (tok && !atEof) loc.len = static_cast<uint32_t>(std::max<size_t>(1, tok->getText().size()));
@@ -346,7 +350,6 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
   try {
     try {
       tree = parser.file();
-      diags.releaseHeld();
     } catch (antlr4::ParseCancellationException&) {
       diags.dropHeld();
       parser.removeParseListeners();
@@ -359,12 +362,19 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
       tree = parser.file();
     }
   } catch (const TooManyErrors&) {
+    diags.dropHeld();
     boundParserCaches(parser);
     return nullptr;
   }
   boundParserCaches(parser);
-  if (diags.errors() > 0) return nullptr;
-  if (streamed) return builder->finish(tree);
+  if (diags.errors() > 0) { // syntax errors (the held diagnostics are not counted yet)
+    diags.dropHeld();
+    return nullptr;
+  }
+  if (streamed) {
+    diags.releaseHeld();
+    return builder->finish(tree);
+  }
   detail::Builder fresh(src, diags, arch);
   return fresh.build(tree);
 }

@@ -98,6 +98,11 @@ struct Pieces {
   }
 };
 
+/// The pieces of a bracket, paren or call piece (ctx->piece(), without a dynamic_cast per child).
+inline std::vector<P::PieceContext*> piecesOf(antlr4::ParserRuleContext* ctx) {
+  return ruleChildren<P::PieceContext>(ctx, P::RulePiece);
+}
+
 /// Reads a run of pieces: a statement's, or the contents of a bracket, paren or call piece.
 Pieces collectPieces(const std::vector<P::PieceContext*>& pieces);
 

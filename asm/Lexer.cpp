@@ -12,6 +12,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <typeinfo>
 
 namespace pto::as {
 
@@ -452,6 +453,19 @@ std::unique_ptr<antlr4::Token> HandLexer::nextToken() {
       return makeToken(m.type, start, start + m.len - 1, line, col);
     }
   }
+}
+
+size_t tokenTextBytes(antlr4::Token* token) {
+  // CommonToken::getText of a token without text of its own: the input's text from start to
+  // stop, one byte per code point when the input is ASCII.
+  if (typeid(*token) == typeid(ArenaToken)) {
+    const auto* in = static_cast<const CompactInputStream*>(token->getInputStream());
+    const size_t start = token->getStartIndex(), stop = token->getStopIndex();
+    if (in->ascii() && start <= stop && stop < in->codePoints().size() &&
+        token->getType() != antlr4::Token::EOF)
+      return stop - start + 1;
+  }
+  return token->getText().size();
 }
 
 } // namespace pto::as

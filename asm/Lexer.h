@@ -30,6 +30,7 @@ class CompactInputStream : public antlr4::ANTLRInputStream {
 public:
   explicit CompactInputStream(std::string_view utf8);
   std::u32string_view codePoints() const { return _data; }
+  bool ascii() const { return ascii_; }
   /// The same text as ANTLRInputStream::getText gives, for valid code points.
   std::string getText(const antlr4::misc::Interval& interval) override;
 
@@ -79,5 +80,9 @@ private:
   std::vector<std::unique_ptr<std::byte[]>> chunks_;
   size_t chunkUsed_ = 0;
 };
+
+/// The length in bytes of a token's text (its getText().size()), without making the text when
+/// the token is HandLexer's and the input is ASCII: every source location takes one.
+size_t tokenTextBytes(antlr4::Token* token);
 
 } // namespace pto::as
