@@ -266,7 +266,8 @@ public:
   }
 
   void enterEveryRule(antlr4::ParserRuleContext* ctx) override {
-    if (isFunction(ctx)) kept_.push_back(std::exchange(parser_.getTreeTracker(), {}));
+    if (isFunction(ctx))
+      kept_.push_back(std::exchange(parser_.getTreeTracker(), std::move(spare_)));
   }
   void exitEveryRule(antlr4::ParserRuleContext* ctx) override {
     // A syntax error unwinds the rules (exitRule runs from a destructor): nothing is built, the
@@ -278,7 +279,10 @@ public:
       builder_.moduleAttrsStreamed(static_cast<P::ModuleOpContext*>(ctx->parent));
     if (!isFunction(ctx)) return;
     builder_.buildStreamed(ctx);
-    std::exchange(parser_.getTreeTracker(), {}).reset();
+    // The tracker's list is kept for the next function: freeing a list this long made malloc
+    // consolidate its free lists, full of the nodes just deleted, once per function.
+    std::swap(parser_.getTreeTracker(), spare_);
+    spare_.reset();
     ctx->children.clear(); // the function's node stays (its item refers to it), empty
   }
   void visitTerminal(antlr4::tree::TerminalNode*) override {}
@@ -291,6 +295,7 @@ private:
   ptogen::PTOParser& parser_;
   detail::Builder& builder_;
   std::vector<antlr4::tree::ParseTreeTracker> kept_; // the nodes outside functions
+  antlr4::tree::ParseTreeTracker spare_;             // empty, with room
 };
 
 /// Everything a parse allocates, the parse tree included, in the order it must be destroyed.

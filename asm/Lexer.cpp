@@ -410,7 +410,9 @@ void HandLexer::advance(size_t len) {
 std::unique_ptr<antlr4::Token> HandLexer::makeToken(size_t type, size_t start, size_t stop,
                                                     size_t line, size_t col) {
   if (chunks_.empty() || chunkUsed_ == kTokensPerChunk) {
-    chunks_.push_back(std::make_unique<std::byte[]>(kTokensPerChunk * sizeof(ArenaToken)));
+    // Not zeroed: every slot is constructed before use.
+    chunks_.push_back(
+        std::make_unique_for_overwrite<std::byte[]>(kTokensPerChunk * sizeof(ArenaToken)));
     chunkUsed_ = 0;
   }
   std::byte* slot = chunks_.back().get() + chunkUsed_++ * sizeof(ArenaToken);
