@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <typeindex>
+#include <typeinfo>
 #include <unordered_map>
 
 namespace pto::as::detail {
@@ -13,13 +14,12 @@ namespace {
 
 void addTypes(Pieces& p, P::TypeContext* t) {
   // A function type `(A, B) -> C` splits into operand types and result types.
-  if (t->ARROW()) {
-    for (auto* in : t->type())
+  if (tokenChild(t, P::ARROW)) {
+    for (auto* in : ruleChildren<P::TypeContext>(t, P::RuleType))
       p.types.push_back(in);
     p.hasArrow = true;
-    auto* g = t->typeGroup();
-    if (g->type().empty()) return;
-    for (auto* r : g->type())
+    auto* g = ruleChild<P::TypeGroupContext>(t, P::RuleTypeGroup);
+    for (auto* r : ruleChildren<P::TypeContext>(g, P::RuleType))
       p.arrowTypes.push_back(r);
     return;
   }
@@ -54,13 +54,15 @@ PieceKind kindOf(P::PieceContext* piece) {
 }
 
 void addTypeList(Pieces& out, P::TypeListContext* t) {
-  out.typesLoc = locOf(t->type(0));
-  auto types = t->type();
+  auto types = ruleChildren<P::TypeContext>(t, P::RuleType);
+  out.typesLoc = locOf(types.front());
+  // typeList : ':' type (',' type)* ('to' type)? : a token other than ':' and ',' is 'to'.
   bool hasTo = false;
   for (auto* child : t->children)
-    if (auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child);
-        term && term->getText() == "to")
-      hasTo = true;
+    if (isToken(child)) {
+      const size_t type = static_cast<antlr4::tree::TerminalNode*>(child)->getSymbol()->getType();
+      hasTo |= type != P::COLON && type != P::COMMA;
+    }
   if (hasTo) {
     out.toType = types.back();
     types.pop_back();
@@ -72,15 +74,15 @@ void addTypeList(Pieces& out, P::TypeListContext* t) {
 /// The pieces of a generic statement: head pieces, the type list, then tail pieces.
 Pieces collectStatement(P::GenericOpContext* g) {
   std::vector<P::PieceContext*> pieces;
-  for (auto* h : g->headPiece())
-    pieces.push_back(h->piece());
+  for (auto* h : ruleChildren<P::HeadPieceContext>(g, P::RuleHeadPiece))
+    pieces.push_back(ruleChild<P::PieceContext>(h, P::RulePiece));
   Pieces out = collectPieces(pieces);
-  if (g->typeList()) {
-    out.seen.push_back({PieceKind::Types, locOf(g->typeList()), {}, g->typeList()});
-    addTypeList(out, g->typeList());
+  if (auto* types = ruleChild<P::TypeListContext>(g, P::RuleTypeList)) {
+    out.seen.push_back({PieceKind::Types, locOf(types), {}, types});
+    addTypeList(out, types);
     std::vector<P::PieceContext*> tail;
-    for (auto* t : g->tailPiece())
-      tail.push_back(t->piece());
+    for (auto* t : ruleChildren<P::TailPieceContext>(g, P::RuleTailPiece))
+      tail.push_back(ruleChild<P::PieceContext>(t, P::RulePiece));
     Pieces rest = collectPieces(tail);
     out.seen.insert(out.seen.end(), rest.seen.begin(), rest.seen.end());
     auto append = [](auto& into, const auto& from) {
@@ -106,21 +108,23 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     PieceKind kind = kindOf(piece);
     std::string word;
     if (kind == PieceKind::Keyword)
-      word = static_cast<P::KeywordPieceContext*>(piece)->word()->getText();
+      word = wordText(static_cast<P::KeywordPieceContext*>(piece)->word());
     if (kind == PieceKind::ColonKeyword)
-      word = static_cast<P::ColonKeywordPieceContext*>(piece)->word()->getText();
+      word = wordText(static_cast<P::ColonKeywordPieceContext*>(piece)->word());
     if (kind == PieceKind::Call) word = static_cast<P::CallPieceContext*>(piece)->callKw->getText();
     out.seen.push_back({kind, locOf(piece), word, piece});
-    if (auto* v = dynamic_cast<P::ValuePieceContext*>(piece); v && kind == PieceKind::Operand) {
+    if (kind == PieceKind::Operand && typeid(*piece) == typeid(P::ValuePieceContext)) {
       OperandRef r;
-      r.name = v->VALUE_ID()->getText().substr(1);
-      if (v->HASH_NUM()) r.name += v->HASH_NUM()->getText();
-      r.loc = locOf(v->VALUE_ID());
+      antlr4::tree::TerminalNode* value = tokenChild(piece, P::VALUE_ID);
+      r.name = value->getText().substr(1);
+      if (auto* hash = tokenChild(piece, P::HASH_NUM)) r.name += hash->getText();
+      r.loc = locOf(value);
       // `%base[%i, %j]` is a memory operand; `%v {attrs}` attaches attributes to the operand.
       if (i + 1 < pieces.size() && kindOf(pieces[i + 1]) == PieceKind::Bracket) {
         auto* b = static_cast<P::BracketPieceContext*>(pieces[i + 1]);
         r.kind = OperandRef::Memory;
-        Pieces inner = collectPieces(b->bracket()->piece());
+        Pieces inner = collectPieces(ruleChildren<P::PieceContext>(
+            ruleChild<P::BracketContext>(b, P::RuleBracket), P::RulePiece));
         r.indices = inner.operands;
         ++i;
       }
@@ -225,8 +229,9 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
 }
 
 void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>& results) {
-  std::string name = g->opName()->getText();
-  SrcLoc loc = locOf(g->opName());
+  P::OpNameContext* opName = g->opName();
+  std::string name = wordText(opName);
+  SrcLoc loc = locOf(opName);
   Pieces p = collectStatement(g);
   if (g->opName()->STRING()) {
     // MLIR's generic form names the op in quotes; only tile ops are taken in it.
@@ -241,7 +246,7 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
     if (!onlyPieces(diags_, p, name, {K::Paren, K::Props, K::Types, K::Arrow, K::Dict})) return;
     return buildTileOp(*info, loc, p, results);
   }
-  std::string pred = g->predicate ? g->predicate->getText() : "";
+  std::string pred = g->predicate ? wordText(g->predicate) : "";
   SrcLoc predLoc = locOf(g->predicate);
 
   if (const ArithDef* a = findArith(name)) {

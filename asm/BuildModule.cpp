@@ -7,9 +7,25 @@
 
 namespace pto::as::detail {
 
-std::unique_ptr<Module> Builder::build(P::FileContext* file) {
+void Builder::begin() {
   mod_ = std::make_unique<Module>();
   mod_->fileName = src_.name();
+}
+
+void Builder::buildStreamed(antlr4::ParserRuleContext* f) {
+  streamed_.insert(f);
+  if (f->getRuleIndex() == P::RuleFuncOp)
+    buildFunc(static_cast<P::FuncOpContext*>(f));
+  else
+    buildKernel(static_cast<P::KernelOpContext*>(f));
+}
+
+void Builder::moduleAttrsStreamed(P::ModuleOpContext* m) {
+  streamed_.insert(m);
+  readModuleAttrs(m->attrDict());
+}
+
+std::unique_ptr<Module> Builder::finish(P::FileContext* file) {
   std::vector<P::StmtContext*> fragmentStmts;
   for (auto* item : file->item())
     buildItem(item, fragmentStmts);
@@ -19,13 +35,13 @@ std::unique_ptr<Module> Builder::build(P::FileContext* file) {
 
 void Builder::buildItem(P::ItemContext* item, std::vector<P::StmtContext*>& fragment) {
   if (auto* m = item->moduleOp()) {
-    if (m->attrDict()) readModuleAttrs(m->attrDict());
+    if (m->attrDict() && !streamed_.contains(m)) readModuleAttrs(m->attrDict());
     for (auto* sub : m->item())
       buildItem(sub, fragment);
   } else if (auto* f = item->funcOp()) {
-    buildFunc(f);
+    if (!streamed_.contains(f)) buildFunc(f);
   } else if (auto* k = item->kernelOp()) {
-    buildKernel(k);
+    if (!streamed_.contains(k)) buildKernel(k);
   } else if (auto* s = item->stmt()) {
     fragment.push_back(s);
   }
@@ -254,9 +270,13 @@ void Builder::addOperand(Op& op, ValueId v, SrcLoc loc) {
 void Builder::buildRegionBody(P::RegionContext* r, Region& region, bool newScope) {
   if (newScope) scopes_.emplace_back();
   regions_.push_back(&region);
-  if (auto* label = r->blockLabel()) readArgs(label->funcArg(), region);
-  for (auto* s : r->stmt())
-    buildStmt(s);
+  if (auto* label = ruleChild<P::BlockLabelContext>(r, P::RuleBlockLabel))
+    readArgs(label->funcArg(), region);
+  for (antlr4::tree::ParseTree* c : r->children)
+    if (!isToken(c)) {
+      auto* rule = static_cast<antlr4::ParserRuleContext*>(c);
+      if (rule->getRuleIndex() == P::RuleStmt) buildStmt(static_cast<P::StmtContext*>(rule));
+    }
   regions_.pop_back();
   if (newScope) scopes_.pop_back();
 }
@@ -299,23 +319,37 @@ void Builder::defineResults(Op& op, const std::vector<ResultName>& names,
 
 void Builder::buildStmt(P::StmtContext* s) {
   building_ = nullptr;
-  if (auto* sec = s->section()) {
+  // One pass over the children for the statement's parts (see ruleChild).
+  P::ResultListContext* resultList = nullptr;
+  antlr4::ParserRuleContext* body = nullptr;
+  for (antlr4::tree::ParseTree* c : s->children) {
+    if (isToken(c)) continue;
+    auto* rule = static_cast<antlr4::ParserRuleContext*>(c);
+    if (rule->getRuleIndex() == P::RuleResultList)
+      resultList = static_cast<P::ResultListContext*>(rule);
+    else
+      body = rule;
+  }
+  const size_t kind = body ? body->getRuleIndex() : size_t{P::RuleGenericOp};
+  if (kind == P::RuleSection) {
+    auto* sec = static_cast<P::SectionContext*>(body);
     Op& op = emit(OpKind::Section, locOf(sec->kind), sec->kind->getText());
     op.regions.emplace_back();
     buildRegionBody(sec->region(), op.regions[0]);
     return;
   }
-  if (auto* b = s->blockInsn()) {
+  if (kind == P::RuleBlockInsn) {
+    auto* b = static_cast<P::BlockInsnContext*>(body);
     diags_.error(locOf(b->BLOCK_MNEMONIC()),
                  "canonical block assembly ('" + b->BLOCK_MNEMONIC()->getText() +
                      "') cannot be mixed with PTO source operations; assemble it on its own");
     return;
   }
-  auto results = resultNames(s->resultList());
-  if (auto* f = s->scfFor()) return buildFor(f, results);
-  if (auto* i = s->scfIf()) return buildIf(i, results);
-  if (auto* w = s->scfWhile()) return buildWhile(w, results);
-  buildGeneric(s->genericOp(), results);
+  auto results = resultNames(resultList);
+  if (kind == P::RuleScfFor) return buildFor(static_cast<P::ScfForContext*>(body), results);
+  if (kind == P::RuleScfIf) return buildIf(static_cast<P::ScfIfContext*>(body), results);
+  if (kind == P::RuleScfWhile) return buildWhile(static_cast<P::ScfWhileContext*>(body), results);
+  buildGeneric(static_cast<P::GenericOpContext*>(body), results);
 }
 
 bool Builder::expectResults(const std::string& name, SrcLoc loc,
@@ -363,7 +397,7 @@ void Builder::buildCall(SrcLoc loc, Pieces& p, const std::vector<ResultName>& re
   }
   Op& op = emit(OpKind::Call, loc, p.symbols[0]->SYMBOL()->getText().substr(1));
   op.typeLoc = locOf(p.symbols[0]->SYMBOL());
-  Pieces args = collectPieces(p.parens[0]->piece());
+  Pieces args = collectPieces(piecesOf(p.parens[0]));
   for (auto& r : args.operands)
     addOperand(op, scalarOperand(r, Type::index()), r.loc);
   std::vector<Type> rts;

@@ -91,7 +91,7 @@ void Builder::buildPipeInit(const std::string& name, SrcLoc loc, Pieces& p,
     return;
   }
   const bool gm = name == "pto.initialize_l2g2l_pipe";
-  Pieces args = collectPieces(p.parens[0]->piece());
+  Pieces args = collectPieces(piecesOf(p.parens[0]));
   const size_t minArgs = gm ? 2 : 1;
   if (args.operands.size() < minArgs || args.operands.size() > minArgs + 1) {
     diags_.error(loc, "'" + name + "' expects " +
@@ -141,7 +141,7 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.error(loc, "'" + name + "' expects its buffers in parentheses");
     return;
   }
-  Pieces args = collectPieces(p.parens[0]->piece());
+  Pieces args = collectPieces(piecesOf(p.parens[0]));
   std::map<std::string, std::pair<ValueId, SrcLoc>> bufs;
   for (const Keyword& kw : args.keywords) {
     if (kw.key != "gm_slot_buffer" && kw.key != "c2v_consumer_buf" &&
@@ -209,7 +209,7 @@ void Builder::buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
                           (free ? "(%pipe : !pto.pipe)" : "(%tile, %pipe : T, !pto.pipe)"));
     return;
   }
-  Pieces args = collectPieces(p.parens[0]->piece());
+  Pieces args = collectPieces(piecesOf(p.parens[0]));
   if (args.operands.size() != (free ? 1u : 2u)) {
     diags_.error(loc, "'" + name + "' expects " +
                           (free ? "(%pipe : !pto.pipe)" : "(%tile, %pipe : T, !pto.pipe)"));
@@ -262,7 +262,7 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
   ValueId tile = kNoValue;
   SrcLoc tileLoc = loc;
   if (push) {
-    Pieces args = p.parens.empty() ? Pieces{} : collectPieces(p.parens[0]->piece());
+    Pieces args = p.parens.empty() ? Pieces{} : collectPieces(piecesOf(p.parens[0]));
     if (args.operands.size() != 1) {
       diags_.error(loc, "'" + name + "' expects (%tile : !pto.tile_buf<...>)");
       return;
@@ -275,7 +275,7 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
     if (!type) return;
     std::vector<ValueId> valid;
     if (!p.parens.empty()) {
-      Pieces args = collectPieces(p.parens[0]->piece());
+      Pieces args = collectPieces(piecesOf(p.parens[0]));
       for (const OperandRef& r : args.operands)
         valid.push_back(scalarOperand(r, Type::index()));
       if (valid.size() != 2) {

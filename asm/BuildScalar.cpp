@@ -355,7 +355,7 @@ void Builder::buildCondition(SrcLoc loc, Pieces& p, const std::vector<ResultName
     diags_.error(loc, "expected 'scf.condition(%cond) %args : types'");
     return;
   }
-  Pieces cond = collectPieces(p.parens[0]->piece());
+  Pieces cond = collectPieces(piecesOf(p.parens[0]));
   if (cond.operands.size() != 1) {
     diags_.error(loc, "scf.condition takes one condition operand");
     return;
@@ -444,7 +444,7 @@ void Builder::buildTGetVal(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.error(loc, "expected '" + name + " ins(%tile, %offset : T, index) outs : T'");
     return;
   }
-  Pieces in = collectPieces(ins->piece());
+  Pieces in = collectPieces(piecesOf(ins));
   auto type = readType(p.outsType);
   if (in.operands.size() != 2 || !type) {
     diags_.error(loc, "expected '" + name + " ins(%tile, %offset : T, index) outs : T'");
@@ -462,7 +462,7 @@ void Builder::buildPrint(const std::string& name, SrcLoc loc, Pieces& p,
   expectResults(name, loc, results, 0);
   Op& op = emit(OpKind::Print, loc, name);
   if (auto* ins = p.call("ins")) {
-    Pieces in = collectPieces(ins->piece());
+    Pieces in = collectPieces(piecesOf(ins));
     for (auto& r : in.operands) {
       if (r.kind == OperandRef::Literal && r.lit->STRING()) {
         op.attrs.push_back({"format", r.lit->getText()});

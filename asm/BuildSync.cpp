@@ -45,7 +45,7 @@ std::vector<Builder::SyncItem> Builder::syncItems(P::BracketContext* b) {
   std::vector<SyncItem> out;
   SyncItem item;
   bool have = false;
-  for (auto* piece : b->piece()) {
+  for (auto* piece : piecesOf(b)) {
     if (dynamic_cast<P::CommaPieceContext*>(piece)) {
       out.push_back(item);
       item = {};
@@ -265,7 +265,7 @@ void Builder::buildTSync(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.error(loc, "expected '" + name + " ins(%buffer, ... : T, ...)'");
     return;
   }
-  for (const OperandRef& r : collectPieces(ins->piece()).operands)
+  for (const OperandRef& r : collectPieces(piecesOf(ins)).operands)
     if (use(r) == kNoValue) return;
   Op& op = emit(OpKind::Barrier, loc, "pto.barrier");
   op.srcPipe = op.dstPipe = isa::Pipe::All;

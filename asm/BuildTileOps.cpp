@@ -113,7 +113,7 @@ const isa::OpInfo& Builder::scalarFirstVariant(const isa::OpInfo& info, Pieces& 
   // (its destination comes first).
   std::optional<OperandRef> first;
   if (P::CallPieceContext* ins = p.call("ins")) {
-    Pieces in = collectPieces(ins->piece());
+    Pieces in = collectPieces(piecesOf(ins));
     if (!in.operands.empty()) first = in.operands.front();
   } else if (size_t at = ssa ? 0 : 1; p.operands.size() > at) {
     first = p.operands[at];
@@ -161,7 +161,7 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
   for (auto* c : p.calls) {
     std::string kw = c->callKw->getText();
     if (kw != "wait" && kw != "record") continue;
-    Pieces ev = collectPieces(c->piece());
+    Pieces ev = collectPieces(piecesOf(c));
     for (auto& r : ev.operands)
       (kw == "wait" ? waits : records).push_back({r.name, r.loc});
   }
@@ -174,8 +174,8 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
     // DPS form: ins(operands [{attrs}] : types) outs(operands : types) [{attrs}]
     if (!results.empty())
       diags_.error(results.front().loc, "'" + opName + "' in DPS form produces no results");
-    Pieces in = ins ? collectPieces(ins->piece()) : Pieces{};
-    Pieces out = outs ? collectPieces(outs->piece()) : Pieces{};
+    Pieces in = ins ? collectPieces(piecesOf(ins)) : Pieces{};
+    Pieces out = outs ? collectPieces(piecesOf(outs)) : Pieces{};
     auto inTypes = readTypes(in.types), outTypes = readTypes(out.types);
     if (badType) return;
     if (!in.types.empty() && inTypes.size() != in.operands.size()) {

@@ -25,7 +25,7 @@ std::vector<ValueId> Builder::indexList(P::AttrValueContext* v, const std::strin
     diags_.error(loc, "expected '" + what + " = [...]'");
     return out;
   }
-  Pieces items = collectPieces(v->bracket()->piece());
+  Pieces items = collectPieces(piecesOf(v->bracket()));
   for (auto& r : items.operands)
     out.push_back(scalarOperand(r, Type::index()));
   return out;
@@ -158,7 +158,7 @@ void Builder::buildAllocTile(const std::string& name, SrcLoc loc, Pieces& p,
 void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
   const std::string name = "memref.alloc";
   for (P::ParenPieceContext* paren : p.parens)
-    if (!paren->piece().empty()) {
+    if (!piecesOf(paren).empty()) {
       diags_.error(loc, "'memref.alloc' with dynamic sizes or symbols is not supported (local "
                         "buffers have static shapes)");
       return;
@@ -274,7 +274,7 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.error(p.operands[0].loc, "'" + name + "' needs a tile operand");
     return;
   }
-  Pieces sz = collectPieces(p.sizes->bracket()->piece());
+  Pieces sz = collectPieces(piecesOf(p.sizes->bracket()));
   std::vector<int64_t> sizes;
   for (auto& r : sz.operands) {
     auto v = r.kind == OperandRef::Literal ? parseInt(r.lit->getText()) : std::nullopt;
@@ -414,7 +414,7 @@ void Builder::buildTAssign(const std::string& name, SrcLoc loc, Pieces& p,
                   {"tile", "ins"}))
     return;
   if (auto* ins = p.call("ins")) {
-    Pieces inner = collectPieces(ins->piece());
+    Pieces inner = collectPieces(piecesOf(ins));
     inner.dicts.insert(inner.dicts.end(), p.dicts.begin(), p.dicts.end());
     p = std::move(inner);
   }
@@ -428,14 +428,14 @@ void Builder::buildTAssign(const std::string& name, SrcLoc loc, Pieces& p,
     addrLoc = at;
     if (!constAddr) diags_.error(at, "expected 'tile(<address>)' with an integer address");
   };
-  if (auto* t = p.call("tile")) readAddrCall(t->piece(), locOf(t));
+  if (auto* t = p.call("tile")) readAddrCall(piecesOf(t), locOf(t));
   if (!p.symbols.empty()) {
     std::string sym = p.symbols[0]->SYMBOL()->getText();
     if (sym != "@tile" || p.parens.empty()) {
       diags_.error(locOf(p.symbols[0]->SYMBOL()), "expected '@tile(<address>)'");
       return;
     }
-    readAddrCall(p.parens[0]->piece(), locOf(p.symbols[0]->SYMBOL()));
+    readAddrCall(piecesOf(p.parens[0]), locOf(p.symbols[0]->SYMBOL()));
   }
   if (p.operands.empty()) {
     diags_.error(loc, "expected '" + name + " %tile, <address>'");

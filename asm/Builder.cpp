@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <exception>
+#include <utility>
 
 namespace pto::as {
 namespace {
@@ -22,6 +24,10 @@ public:
   explicit SyntaxErrorListener(DiagEngine& d) : diags_(d) {}
   void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* tok, size_t line, size_t col,
                    const std::string& msg, std::exception_ptr) override {
+    // What the builder reported while this parse went on is moot now: the parse stops here and
+    // the file is parsed again with error recovery (see parseModule). Syntax errors are reported
+    // at once, in both parses, as before (the second does not repeat a position).
+    diags_.dropHeld();
     SrcLoc loc{static_cast<uint32_t>(line), static_cast<uint32_t>(col + 1), 1};
     bool atEof = tok && tok->getType() == antlr4::Token::EOF;
     if (tok && !atEof) loc.len = static_cast<uint32_t>(std::max<size_t>(1, tok->getText().size()));
@@ -242,6 +248,56 @@ void boundParserCaches(ptogen::PTOParser& parser) {
   if (states <= kMaxCachedDfaStates) return;
   p->clearDFA();
 }
+/// Builds each function (and kernel) as soon as the parser has read it and then frees its parse
+/// tree, so that the tree of one function is in memory at a time instead of the whole file's
+/// (the tree was over half of pto-as's peak memory). Module attributes are read as soon as they
+/// are parsed: the builder sees everything in the order it would walk the finished tree.
+/// ANTLR owns the tree's nodes in the parser's tracker; the tracker is swapped for an empty one
+/// when a function starts, so the nodes made inside it can be deleted together when it ends.
+class FunctionStreamer final : public antlr4::tree::ParseTreeListener {
+public:
+  FunctionStreamer(ptogen::PTOParser& parser, detail::Builder& builder)
+      : parser_(parser), builder_(builder) {}
+  FunctionStreamer(const FunctionStreamer&) = delete;
+  FunctionStreamer& operator=(const FunctionStreamer&) = delete;
+  ~FunctionStreamer() override {
+    for (antlr4::tree::ParseTreeTracker& t : kept_)
+      t.reset();
+  }
+
+  void enterEveryRule(antlr4::ParserRuleContext* ctx) override {
+    if (isFunction(ctx))
+      kept_.push_back(std::exchange(parser_.getTreeTracker(), std::move(spare_)));
+  }
+  void exitEveryRule(antlr4::ParserRuleContext* ctx) override {
+    // A syntax error unwinds the rules (exitRule runs from a destructor): nothing is built, the
+    // whole file is parsed again with error recovery.
+    if (std::uncaught_exceptions() > 0) return;
+    const size_t rule = ctx->getRuleIndex();
+    if (rule == P::RuleAttrDict && ctx->parent &&
+        static_cast<antlr4::RuleContext*>(ctx->parent)->getRuleIndex() == P::RuleModuleOp)
+      builder_.moduleAttrsStreamed(static_cast<P::ModuleOpContext*>(ctx->parent));
+    if (!isFunction(ctx)) return;
+    builder_.buildStreamed(ctx);
+    // The tracker's list is kept for the next function: freeing a list this long made malloc
+    // consolidate its free lists, full of the nodes just deleted, once per function.
+    std::swap(parser_.getTreeTracker(), spare_);
+    spare_.reset();
+    ctx->children.clear(); // the function's node stays (its item refers to it), empty
+  }
+  void visitTerminal(antlr4::tree::TerminalNode*) override {}
+  void visitErrorNode(antlr4::tree::ErrorNode*) override {}
+
+private:
+  static bool isFunction(antlr4::ParserRuleContext* ctx) {
+    return ctx->getRuleIndex() == P::RuleFuncOp || ctx->getRuleIndex() == P::RuleKernelOp;
+  }
+  ptogen::PTOParser& parser_;
+  detail::Builder& builder_;
+  std::vector<antlr4::tree::ParseTreeTracker> kept_; // the nodes outside functions
+  antlr4::tree::ParseTreeTracker spare_;             // empty, with room
+};
+
 /// Everything a parse allocates, the parse tree included, in the order it must be destroyed.
 struct ParseState {
   ParseState(std::string_view text, DiagEngine& diags)
@@ -284,14 +340,25 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
   antlr4::CommonTokenStream& tokens = state->tokens;
   ptogen::PTOParser& parser = state->parser;
   // Two-stage parsing: the fast SLL mode first, full LL only when SLL reports a syntax error.
+  // The first stage builds functions as it reads them, holding back what the builder reports;
+  // after a syntax error that is dropped and the whole file is parsed again, then built.
   parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
       antlr4::atn::PredictionMode::SLL);
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  auto builder = std::make_unique<detail::Builder>(src, diags, arch);
+  builder->begin();
+  FunctionStreamer streamer(parser, *builder);
+  parser.addParseListener(&streamer);
+  diags.hold();
   P::FileContext* tree = nullptr;
+  bool streamed = true;
   try {
     try {
       tree = parser.file();
     } catch (antlr4::ParseCancellationException&) {
+      diags.dropHeld();
+      parser.removeParseListeners();
+      streamed = false;
       tokens.seek(0);
       parser.reset();
       parser.setErrorHandler(std::make_shared<BoundedRecovery>(diags));
@@ -300,13 +367,21 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
       tree = parser.file();
     }
   } catch (const TooManyErrors&) {
+    diags.dropHeld();
     boundParserCaches(parser);
     return nullptr;
   }
   boundParserCaches(parser);
-  if (diags.errors() > 0) return nullptr;
-  detail::Builder builder(src, diags, arch);
-  return builder.build(tree);
+  if (diags.errors() > 0) { // syntax errors (the held diagnostics are not counted yet)
+    diags.dropHeld();
+    return nullptr;
+  }
+  if (streamed) {
+    diags.releaseHeld();
+    return builder->finish(tree);
+  }
+  detail::Builder fresh(src, diags, arch);
+  return fresh.build(tree);
 }
 
 } // namespace pto::as

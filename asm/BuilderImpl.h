@@ -101,6 +101,11 @@ struct Pieces {
   }
 };
 
+/// The pieces of a bracket, paren or call piece (ctx->piece(), without a dynamic_cast per child).
+inline std::vector<P::PieceContext*> piecesOf(antlr4::ParserRuleContext* ctx) {
+  return ruleChildren<P::PieceContext>(ctx, P::RulePiece);
+}
+
 /// Reads a run of pieces: a statement's, or the contents of a bracket, paren or call piece.
 Pieces collectPieces(const std::vector<P::PieceContext*>& pieces);
 
@@ -125,7 +130,18 @@ public:
   Builder(const SourceFile& src, DiagEngine& diags, std::optional<isa::Arch> arch)
       : src_(src), diags_(diags), types_(diags), archFlag_(arch) {}
 
-  std::unique_ptr<Module> build(P::FileContext* file);
+  std::unique_ptr<Module> build(P::FileContext* file) {
+    begin();
+    return finish(file);
+  }
+  // Building while parsing (Builder.cpp's FunctionStreamer): begin(), then each module's
+  // attributes and each function or kernel as soon as the parser has read it (its parse tree is
+  // freed right after), then finish() with the whole file for the rest, in the same order.
+  void begin();
+  /// `f` is a FuncOpContext or a KernelOpContext.
+  void buildStreamed(antlr4::ParserRuleContext* f);
+  void moduleAttrsStreamed(P::ModuleOpContext* m);
+  std::unique_ptr<Module> finish(P::FileContext* file);
 
 private:
   // ------------------------------------------------------------ types
@@ -378,6 +394,8 @@ private:
   std::map<std::string, EventUses> events_;
   std::vector<Op*> pendingEventOps_;
   std::set<std::string> ssaResultNames_;
+  // Functions, kernels and modules (their attributes) built while parsing.
+  std::set<const antlr4::ParserRuleContext*> streamed_;
 };
 
 } // namespace pto::as::detail

@@ -23,6 +23,10 @@ std::string_view SourceFile::lineText(uint32_t line) const {
 }
 
 void DiagEngine::report(Severity sev, SrcLoc loc, const std::string& msg) {
+  if (holding_) {
+    held_.push_back({sev, loc, msg});
+    return;
+  }
   if (sev == Severity::Error) {
     ++errors_;
     if (errors_ > errorLimit_) {
@@ -46,6 +50,14 @@ void DiagEngine::report(Severity sev, SrcLoc loc, const std::string& msg) {
     pending_.back().text += text;
   else
     pending_.push_back({loc, std::move(text)});
+}
+
+void DiagEngine::releaseHeld() {
+  holding_ = false;
+  std::vector<Held> held = std::move(held_);
+  held_.clear();
+  for (const Held& h : held)
+    report(h.sev, h.loc, h.msg);
 }
 
 void DiagEngine::flush() {

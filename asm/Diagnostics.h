@@ -55,6 +55,15 @@ public:
   /// with the error or warning before it), so build-time and verify-time errors interleave.
   void setDeferred(bool on) { deferred_ = on; }
   void flush();
+  /// Holding: reports are kept back, neither counted nor printed, until releaseHeld() reports
+  /// them in order or dropHeld() forgets them. The front end builds functions while it is still
+  /// parsing, and a syntax error later in the file must leave only the syntax errors reported.
+  void hold() { holding_ = true; }
+  void releaseHeld();
+  void dropHeld() {
+    holding_ = false;
+    held_.clear();
+  }
   ~DiagEngine() { flush(); }
 
 private:
@@ -71,6 +80,13 @@ private:
     std::string text;
   };
   std::vector<Pending> pending_;
+  struct Held {
+    Severity sev;
+    SrcLoc loc;
+    std::string msg;
+  };
+  bool holding_ = false;
+  std::vector<Held> held_;
   std::string format(Severity sev, SrcLoc loc, const std::string& msg) const;
 };
 

@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <typeinfo>
 
 namespace pto::as {
 
@@ -152,12 +154,65 @@ const Tables& tables() {
 /// A token whose storage belongs to HandLexer's arena. The token stream owns tokens through
 /// std::unique_ptr<Token> and deletes them; the class's operator delete makes that delete run
 /// the destructor only, and the arena frees the memory with the lexer.
-class ArenaToken final : public antlr4::CommonToken {
+///
+/// Not a CommonToken: that is 112 bytes (a std::string for text set by hand, size_t fields),
+/// and tokens were half of pto-as's peak memory. The same observable token in 48 bytes: inputs
+/// are at most 256 MiB (obj/FileIO.h), so indexes, lines and columns fit 32 bits, and the
+/// all-ones value stands for ANTLR's size_t(-1) (EOF's type, an unset token index, the stop
+/// index of EOF at offset 0); a text set by hand (nothing here does) is kept by the lexer.
+class ArenaToken final : public antlr4::WritableToken {
 public:
-  using CommonToken::CommonToken;
+  ArenaToken(HandLexer* lexer, size_t type, size_t start, size_t stop, size_t line, size_t col)
+      : lexer_(lexer), type_(narrow(type)), line_(narrow(line)), col_(narrow(col)),
+        start_(narrow(start)), stop_(narrow(stop)) {}
   static void* operator new(size_t, void* where) noexcept { return where; }
   static void operator delete(void*) noexcept {}
+
+  std::string getText() const override {
+    // CommonToken::getText: its own text if set, else the input's between start and stop.
+    if (hasText_) return lexer_->handText(this);
+    antlr4::CharStream* input = getInputStream();
+    const size_t n = input->size(), start = getStartIndex(), stop = getStopIndex();
+    if (start < n && stop < n) return input->getText(antlr4::misc::Interval(start, stop));
+    return "<EOF>";
+  }
+  size_t getType() const override { return wide(type_); }
+  size_t getLine() const override { return line_; }
+  size_t getCharPositionInLine() const override { return col_; }
+  size_t getChannel() const override { return channel_; }
+  size_t getTokenIndex() const override { return wide(index_); }
+  size_t getStartIndex() const override { return start_; }
+  size_t getStopIndex() const override { return wide(stop_); }
+  antlr4::TokenSource* getTokenSource() const override { return lexer_; }
+  antlr4::CharStream* getInputStream() const override { return lexer_->getInputStream(); }
+  std::string toString() const override {
+    antlr4::CommonToken same(const_cast<ArenaToken*>(this));
+    return same.toString();
+  }
+  void setText(const std::string& text) override {
+    lexer_->setHandText(this, text);
+    hasText_ = true;
+  }
+  void setType(size_t type) override { type_ = narrow(type); }
+  void setLine(size_t line) override { line_ = narrow(line); }
+  void setCharPositionInLine(size_t col) override { col_ = narrow(col); }
+  void setChannel(size_t channel) override { channel_ = static_cast<uint16_t>(channel); }
+  void setTokenIndex(size_t index) override { index_ = narrow(index); }
+
+private:
+  static constexpr uint32_t kAllOnes = std::numeric_limits<uint32_t>::max();
+  static uint32_t narrow(size_t v) {
+    return v == std::numeric_limits<size_t>::max() ? kAllOnes : static_cast<uint32_t>(v);
+  }
+  static size_t wide(uint32_t v) { return v == kAllOnes ? std::numeric_limits<size_t>::max() : v; }
+
+  HandLexer* lexer_;
+  uint32_t type_, line_, col_, start_, stop_;
+  uint32_t index_ = kAllOnes; // INVALID_INDEX until the token stream numbers it
+  uint16_t channel_ = antlr4::Token::DEFAULT_CHANNEL;
+  bool hasText_ = false;
 };
+static_assert(sizeof(ArenaToken) == 48);
 
 constexpr size_t kTokensPerChunk = 4096;
 
@@ -409,16 +464,13 @@ void HandLexer::advance(size_t len) {
 std::unique_ptr<antlr4::Token> HandLexer::makeToken(size_t type, size_t start, size_t stop,
                                                     size_t line, size_t col) {
   if (chunks_.empty() || chunkUsed_ == kTokensPerChunk) {
-    chunks_.push_back(std::make_unique<std::byte[]>(kTokensPerChunk * sizeof(ArenaToken)));
+    // Not zeroed: every slot is constructed before use.
+    chunks_.push_back(
+        std::make_unique_for_overwrite<std::byte[]>(kTokensPerChunk * sizeof(ArenaToken)));
     chunkUsed_ = 0;
   }
   std::byte* slot = chunks_.back().get() + chunkUsed_++ * sizeof(ArenaToken);
-  auto* token =
-      new (slot) ArenaToken(std::pair<antlr4::TokenSource*, antlr4::CharStream*>(this, input_),
-                            type, antlr4::Token::DEFAULT_CHANNEL, start, stop);
-  token->setLine(line);
-  token->setCharPositionInLine(col);
-  return std::unique_ptr<antlr4::Token>(token);
+  return std::unique_ptr<antlr4::Token>(new (slot) ArenaToken(this, type, start, stop, line, col));
 }
 
 std::unique_ptr<antlr4::Token> HandLexer::nextToken() {
@@ -452,6 +504,19 @@ std::unique_ptr<antlr4::Token> HandLexer::nextToken() {
       return makeToken(m.type, start, start + m.len - 1, line, col);
     }
   }
+}
+
+size_t tokenTextBytes(antlr4::Token* token) {
+  // CommonToken::getText of a token without text of its own: the input's text from start to
+  // stop, one byte per code point when the input is ASCII.
+  if (typeid(*token) == typeid(ArenaToken)) {
+    const auto* in = static_cast<const CompactInputStream*>(token->getInputStream());
+    const size_t start = token->getStartIndex(), stop = token->getStopIndex();
+    if (in->ascii() && start <= stop && stop < in->codePoints().size() &&
+        token->getType() != antlr4::Token::EOF)
+      return stop - start + 1;
+  }
+  return token->getText().size();
 }
 
 } // namespace pto::as

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace pto::as {
@@ -30,6 +31,7 @@ class CompactInputStream : public antlr4::ANTLRInputStream {
 public:
   explicit CompactInputStream(std::string_view utf8);
   std::u32string_view codePoints() const { return _data; }
+  bool ascii() const { return ascii_; }
   /// The same text as ANTLRInputStream::getText gives, for valid code points.
   std::string getText(const antlr4::misc::Interval& interval) override;
 
@@ -59,6 +61,12 @@ public:
   std::string getSourceName() override { return input_->getSourceName(); }
   antlr4::TokenFactory<antlr4::CommonToken>* getTokenFactory() override;
 
+  /// The text of a token of this lexer set by hand (WritableToken::setText); tokens keep none.
+  void setHandText(const antlr4::Token* token, const std::string& text) {
+    handTexts_[token] = text;
+  }
+  const std::string& handText(const antlr4::Token* token) const { return handTexts_.at(token); }
+
 private:
   struct Match {
     size_t type;
@@ -78,6 +86,11 @@ private:
   // Token storage: fixed-size chunks, never freed before the lexer.
   std::vector<std::unique_ptr<std::byte[]>> chunks_;
   size_t chunkUsed_ = 0;
+  std::unordered_map<const antlr4::Token*, std::string> handTexts_;
 };
+
+/// The length in bytes of a token's text (its getText().size()), without making the text when
+/// the token is HandLexer's and the input is ASCII: every source location takes one.
+size_t tokenTextBytes(antlr4::Token* token);
 
 } // namespace pto::as

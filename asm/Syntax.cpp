@@ -1,11 +1,14 @@
 #include "asm/Syntax.h"
 
+#include "asm/Lexer.h"
+
 #include "obj/Numbers.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <functional>
+#include <typeinfo>
 
 namespace pto::as {
 
@@ -18,7 +21,7 @@ SrcLoc locOf(antlr4::Token* t) {
   if (!t) return {};
   return {static_cast<uint32_t>(t->getLine()),
           static_cast<uint32_t>(t->getCharPositionInLine() + 1),
-          static_cast<uint32_t>(std::max<size_t>(1, t->getText().size()))};
+          static_cast<uint32_t>(std::max<size_t>(1, tokenTextBytes(t)))};
 }
 SrcLoc locOf(antlr4::tree::TerminalNode* n) {
   return n ? locOf(n->getSymbol()) : SrcLoc{};
@@ -31,6 +34,28 @@ SrcLoc locOf(antlr4::ParserRuleContext* ctx) {
       stop->getStopIndex() >= ctx->getStart()->getStartIndex())
     l.len = static_cast<uint32_t>(stop->getStopIndex() - ctx->getStart()->getStartIndex() + 1);
   return l;
+}
+
+bool isToken(antlr4::tree::ParseTree* node) {
+  // A type_info comparison: the same object when equal (the runtime library's), and a string
+  // comparison that stops at the second character when not ("N6antlr4..." vs "N6ptogen...").
+  const std::type_info& t = typeid(*node);
+  return t == typeid(antlr4::tree::TerminalNodeImpl) || t == typeid(antlr4::tree::ErrorNodeImpl);
+}
+
+antlr4::tree::TerminalNode* tokenChild(antlr4::ParserRuleContext* ctx, size_t type) {
+  for (antlr4::tree::ParseTree* c : ctx->children)
+    if (isToken(c)) {
+      auto* t = static_cast<antlr4::tree::TerminalNode*>(c); // ParseTree is its plain base
+      if (t->getSymbol()->getType() == type) return t;
+    }
+  return nullptr;
+}
+
+std::string wordText(antlr4::ParserRuleContext* ctx) {
+  antlr4::Token* a = ctx->getStart();
+  if (a && a == ctx->getStop() && a->getType() != antlr4::Token::EOF) return a->getText();
+  return ctx->getText();
 }
 
 std::string textOf(antlr4::ParserRuleContext* ctx) {

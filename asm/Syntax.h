@@ -20,6 +20,33 @@ using P = ptogen::PTOParser;
 SrcLoc locOf(antlr4::Token* t);
 SrcLoc locOf(antlr4::tree::TerminalNode* n);
 SrcLoc locOf(antlr4::ParserRuleContext* ctx);
+// Children by kind. ANTLR's generated accessors (ctx->stmt(), ctx->VALUE_ID()) dynamic_cast
+// every child to the wanted class on every call, a fifth of all instructions of assembling a
+// large module; these read the kind of a child from its rule index or token type instead.
+
+/// Whether a parse-tree node is a token (TerminalNodeImpl, or an ErrorNodeImpl deriving from it).
+bool isToken(antlr4::tree::ParseTree* node);
+/// The `i`-th child of `ctx` of rule `rule` (as T, that rule's context class), or null.
+template <typename T> T* ruleChild(antlr4::ParserRuleContext* ctx, size_t rule, size_t i = 0) {
+  for (antlr4::tree::ParseTree* c : ctx->children)
+    if (!isToken(c) && static_cast<antlr4::RuleContext*>(c)->getRuleIndex() == rule && i-- == 0)
+      return static_cast<T*>(c);
+  return nullptr;
+}
+/// Every child of `ctx` of rule `rule`, in order.
+template <typename T> std::vector<T*> ruleChildren(antlr4::ParserRuleContext* ctx, size_t rule) {
+  std::vector<T*> out;
+  for (antlr4::tree::ParseTree* c : ctx->children)
+    if (!isToken(c) && static_cast<antlr4::RuleContext*>(c)->getRuleIndex() == rule)
+      out.push_back(static_cast<T*>(c));
+  return out;
+}
+/// The first token child of `ctx` of type `type`, or null (ctx->VALUE_ID() and the like).
+antlr4::tree::TerminalNode* tokenChild(antlr4::ParserRuleContext* ctx, size_t type);
+
+/// ctx->getText() of a rule that is one token (opName, word, predicateWord), without the string
+/// stream RuleContext::getText builds it in.
+std::string wordText(antlr4::ParserRuleContext* ctx);
 /// The source text of a rule, as written (cheap: a slice of the input, unlike getText()).
 std::string textOf(antlr4::ParserRuleContext* ctx);
 
