@@ -547,6 +547,26 @@ bool FunctionLowering::isDn(ValueId view) const {
   return p != parts_.end() && p->second.dn;
 }
 
+/// Slices of a partition go to rows of a row-major tile without boxes (a slice's rows are then
+/// contiguous), and the block has no room for scalar operands beside the slice's registers.
+bool FunctionLowering::sliceable(const Op& op, const isa::OpInfo& info, const TileType& tt) {
+  if (tt.blayout != isa::BLayout::RowMajor || tt.slayout != isa::SLayout::NoneBox) {
+    unsupported(
+        op.loc,
+        "a partition with more than two non-unit dimensions and a boxed or column-major tile");
+    return false;
+  }
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::RoleKind k = info.roles[op.operandRoles[i]].kind;
+    if (k != isa::RoleKind::Tile && k != isa::RoleKind::View) {
+      unsupported(op.operandLocs[i],
+                  "a scalar operand with a partition of more than two non-unit dimensions");
+      return false;
+    }
+  }
+  return true;
+}
+
 /// A TLOAD/TSTORE whose partition has more than two non-unit dimensions: one block per 2-D
 /// slice (the last two dimensions), each into its rows of the tile through an alias
 /// descriptor. The tile must be row-major without boxes, so a slice's rows are contiguous.
@@ -554,16 +574,7 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
                                            const enc::TileOpInfo& eop, const PartRegs& p,
                                            ValueId tile) {
   const TileType& tt = fn_.type(tile).tile;
-  if (tt.blayout != isa::BLayout::RowMajor || tt.slayout != isa::SLayout::NoneBox)
-    return unsupported(
-        op.loc,
-        "a partition with more than two non-unit dimensions and a boxed or column-major tile");
-  for (size_t i = 0; i < op.operands.size(); ++i) {
-    const isa::RoleKind k = info.roles[op.operandRoles[i]].kind;
-    if (k != isa::RoleKind::Tile && k != isa::RoleKind::View)
-      return unsupported(op.operandLocs[i],
-                         "a scalar operand with a partition of more than two non-unit dimensions");
-  }
+  if (!sliceable(op, info, tt)) return;
   int64_t slices = 1;
   for (const PartRegs::Outer& o : p.outer)
     slices *= o.size;
@@ -637,16 +648,7 @@ void FunctionLowering::lowerDynamicSlices(const Op& op, const isa::OpInfo& info,
                                           const enc::TileOpInfo& eop, const PartRegs& p,
                                           ValueId tile) {
   const TileType& tt = fn_.type(tile).tile;
-  if (tt.blayout != isa::BLayout::RowMajor || tt.slayout != isa::SLayout::NoneBox)
-    return unsupported(
-        op.loc,
-        "a partition with more than two non-unit dimensions and a boxed or column-major tile");
-  for (size_t i = 0; i < op.operands.size(); ++i) {
-    const isa::RoleKind k = info.roles[op.operandRoles[i]].kind;
-    if (k != isa::RoleKind::Tile && k != isa::RoleKind::View)
-      return unsupported(op.operandLocs[i],
-                         "a scalar operand with a partition of more than two non-unit dimensions");
-  }
+  if (!sliceable(op, info, tt)) return;
   auto parent = tileIndex(tile, op.loc);
   if (!parent) return;
   auto code = enc::dataTypeCode(tt.dtype);

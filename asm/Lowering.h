@@ -362,6 +362,7 @@ private:
   // ------------------------------------------------------------ sync and runtime ids
   uint32_t eventIndex(const Op& op);
 
+  bool sliceable(const Op& op, const isa::OpInfo& info, const TileType& tt);
   void lowerCoreSync(const Op& op);
   void lowerSync(const Op& op);
 
