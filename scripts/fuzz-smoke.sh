@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzz smoke test: builds the libFuzzer targets with clang-14 in build-fuzz/ and runs it
+# Fuzz smoke test: builds the libFuzzer targets with clang-14 in build-fuzz/ (or reuses a tree
+# already configured with -DPTO_BUILD_FUZZ=ON, such as scripts/sanitize-test.sh's) and runs them
 # for ${FUZZ_SECONDS:-30} seconds over a scratch copy of tests/fuzz/corpus (the committed seeds
 # are never modified). Fails on any crash, timeout, leak or out-of-memory; the reproducer is left
 # in build-fuzz/fuzz-artifacts/. Skips (exit 0) when clang++-14 is not installed.
@@ -26,10 +27,12 @@ seconds=${FUZZ_SECONDS:-30}
 seed=${FUZZ_SEED:-1}
 failed=fuzz-parser
 
-CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPTO_BUILD_FUZZ=ON -DPTO_BUILD_TESTS=OFF -DPTO_BUILD_BENCH=OFF \
-  ${FUZZ_CXX_FLAGS:+"-DCMAKE_CXX_FLAGS=$FUZZ_CXX_FLAGS"}
+if ! grep -qs '^PTO_BUILD_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" || [ -n "${FUZZ_CXX_FLAGS:-}" ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPTO_BUILD_FUZZ=ON -DPTO_BUILD_TESTS=OFF -DPTO_BUILD_BENCH=OFF \
+    ${FUZZ_CXX_FLAGS:+"-DCMAKE_CXX_FLAGS=$FUZZ_CXX_FLAGS"}
+fi
 cmake --build "$build" --target fuzz-parser fuzz-lexer fuzz-object fuzz-npy fuzz-image pto-as pto-ld -j2
 
 fuzzer=$build/tests/fuzz/fuzz-parser

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the C++ formatting (scripts/check-format.sh), builds everything with -Werror and runs every test: unit (GoogleTest) and tool (lit + FileCheck),
 # then both again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/sanitize-test.sh;
-# SKIP_SANITIZE=1 skips it), then a short libFuzzer smoke run. Installs missing Debian packages first.
+# SKIP_SANITIZE=1 skips it), then a short libFuzzer smoke run in that same tree when clang built it. Installs missing Debian packages first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -21,6 +21,12 @@ if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   ./scripts/sanitize-test.sh
 fi
 if [ -x scripts/fuzz-smoke.sh ] && [ "${SKIP_FUZZ:-0}" != 1 ]; then
-  ./scripts/fuzz-smoke.sh
+  # The sanitizer tree holds the fuzz targets when it was built with clang: no third build.
+  san=${SANITIZE_BUILD_DIR:-build-san}
+  if [ "${SKIP_SANITIZE:-0}" != 1 ] && grep -qs '^PTO_BUILD_FUZZ:BOOL=ON$' "$san/CMakeCache.txt"; then
+    FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-$san} ./scripts/fuzz-smoke.sh
+  else
+    ./scripts/fuzz-smoke.sh
+  fi
 fi
 echo "all tests passed"

@@ -86,12 +86,16 @@ TEST(ScalarFp, FromInteger) {
 }
 
 /// bf16 from f32 by the rounding rule itself: add half an ulp minus one plus the lsb, truncate.
-uint64_t bf16Of(uint32_t f) {
+[[maybe_unused]] uint64_t bf16Of(uint32_t f) {
   if ((f & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0;
   return (f + 0x7FFF + ((f >> 16) & 1)) >> 16;
 }
 
 TEST(ScalarFp, FloatConversionsAgreeWithTheHostOnRandomInputs) {
+#ifndef __FLT16_MANT_DIG__
+  // clang before 15 has no _Float16 on x86; the gcc build (scripts/test.sh's main tree) runs this.
+  GTEST_SKIP() << "the host compiler has no _Float16 to compare with";
+#else
   std::mt19937_64 rng(2026);
   unsigned checked = 0;
   for (int i = 0; i < 400000; ++i) {
@@ -117,6 +121,7 @@ TEST(ScalarFp, FloatConversionsAgreeWithTheHostOnRandomInputs) {
     checked += 4;
   }
   EXPECT_GT(checked, 1500000u);
+#endif
 }
 
 /// Random bits biased towards the interesting places of a float: small and large exponents,
