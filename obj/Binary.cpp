@@ -260,6 +260,55 @@ std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc) {
   return o.bytes;
 }
 
+std::variant<isa::Arch, std::string> archOfFlags(uint32_t flags) {
+  if (flags == kArchFlagA2A3) return isa::Arch::A2A3;
+  if (flags == kArchFlagA5) return isa::Arch::A5;
+  return "unknown arch flags " + std::to_string(flags);
+}
+
+namespace {
+constexpr uint32_t kLinesMagic = 0x4e4c5450; // "PTLN"
+constexpr uint32_t kLineRecord = 24;
+} // namespace
+
+std::vector<uint8_t> writeLines(const std::vector<LineEntry>& lines, StrTab& strs,
+                                uint16_t version) {
+  Out o;
+  o.header(kLinesMagic, kLineRecord, lines.size(), version);
+  for (const LineEntry& l : lines) {
+    o.u64(l.textOffset);
+    o.u32(strs.add(l.file));
+    o.u32(l.line);
+    o.u32(l.col);
+    o.u32(0);
+  }
+  return std::move(o.bytes);
+}
+
+std::optional<std::string> readLines(const std::vector<uint8_t>& section,
+                                     const std::vector<uint8_t>& strtab, size_t textSize,
+                                     uint16_t version, std::vector<LineEntry>& lines) {
+  In in(section.data(), section.size(), ".pto.lines");
+  uint32_t count = in.header(kLinesMagic, kLineRecord, version);
+  lines.reserve(count);
+  for (uint32_t i = 0; i < count && in.ok(); ++i) {
+    LineEntry l;
+    l.textOffset = in.u64();
+    auto file = strAt(strtab, in.u32());
+    l.line = in.u32();
+    l.col = in.u32();
+    in.u32();
+    if (!file)
+      in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
+    else
+      l.file = *file;
+    if (l.textOffset > textSize) in.fail("line entry " + std::to_string(i) + " points past .text");
+    lines.push_back(std::move(l));
+  }
+  if (!in.ok()) return in.error();
+  return std::nullopt;
+}
+
 std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& note,
                                                  const char* what) {
   In in(note.data(), note.size(), ".note.pto.isa");

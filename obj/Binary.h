@@ -178,6 +178,73 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
 std::variant<bool, std::string> readIdentityNote(const std::vector<uint8_t>& note,
                                                  const char* what);
 
+/// The ELF e_flags value of each arch (objects and images).
+inline constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
+inline uint32_t archFlags(isa::Arch arch) {
+  return arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3;
+}
+/// The arch an ELF header's e_flags names, or an error.
+std::variant<isa::Arch, std::string> archOfFlags(uint32_t flags);
+
+/// The .pto.lines table, the same in objects and images (each with its own format version).
+std::vector<uint8_t> writeLines(const std::vector<LineEntry>& lines, StrTab& strs,
+                                uint16_t version);
+/// Reads a .pto.lines table into `lines`, checking names and that offsets stay inside .text.
+std::optional<std::string> readLines(const std::vector<uint8_t>& section,
+                                     const std::vector<uint8_t>& strtab, size_t textSize,
+                                     uint16_t version, std::vector<LineEntry>& lines);
+
+/// The .pto.events table: function, name, pipes, then one id byte that an image fills with the
+/// event's hardware id and an object leaves 0 (magic and version tell the two apart).
+inline constexpr uint32_t kEventRecord = 16;
+template <class E, class IdOf>
+std::vector<uint8_t> writeEvents(uint32_t magic, uint16_t version, const std::vector<E>& events,
+                                 StrTab& strs, IdOf idOf) {
+  Out o;
+  o.header(magic, kEventRecord, events.size(), version);
+  for (const E& e : events) {
+    o.u32(e.function);
+    o.u32(strs.add(e.name));
+    o.u8(static_cast<uint8_t>(e.srcPipe));
+    o.u8(static_cast<uint8_t>(e.dstPipe));
+    o.u8(idOf(e));
+    o.u8(0);
+    o.u32(0);
+  }
+  return std::move(o.bytes);
+}
+/// Reads an event table into `events`, checking names, functions and pipes; `takeId(e, id, in)`
+/// stores or checks the id byte (failing `in` when it is out of range).
+template <class E, class TakeId>
+std::optional<std::string> readEvents(const std::vector<uint8_t>& section, uint32_t magic,
+                                      uint16_t version, const std::vector<uint8_t>& strtab,
+                                      size_t functionCount, std::vector<E>& events, TakeId takeId) {
+  In in(section.data(), section.size(), ".pto.events");
+  uint32_t count = in.header(magic, kEventRecord, version);
+  for (uint32_t i = 0; i < count && in.ok(); ++i) {
+    E e;
+    e.function = in.u32();
+    auto name = strAt(strtab, in.u32());
+    uint8_t sp = in.u8(), dp = in.u8(), id = in.u8();
+    in.u8();
+    in.u32();
+    if (!name)
+      in.fail("event " + std::to_string(i) + " has a bad name offset");
+    else
+      e.name = *name;
+    if (e.function >= functionCount)
+      in.fail("event '" + e.name + "' belongs to a missing function");
+    if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size())
+      in.fail("event '" + e.name + "' has a bad pipe");
+    takeId(e, id, in);
+    e.srcPipe = static_cast<isa::Pipe>(sp);
+    e.dstPipe = static_cast<isa::Pipe>(dp);
+    events.push_back(std::move(e));
+  }
+  if (!in.ok()) return in.error();
+  return std::nullopt;
+}
+
 /// A note record (owner "PTO"), padded to 4 bytes.
 std::vector<uint8_t> noteBytes(uint32_t type, const std::string& desc);
 

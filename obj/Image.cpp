@@ -19,13 +19,10 @@ namespace {
 
 using namespace detail;
 
-constexpr uint32_t kEventsMagic = 0x45495450;            // "PTIE": image events (with ids)
-constexpr uint32_t kEntriesMagic = 0x4e495450;           // "PTIN"
-constexpr uint32_t kLayoutMagic = 0x4c495450;            // "PTIL"
-constexpr uint32_t kLinesMagic = 0x4e4c5450;             // "PTLN"
-constexpr uint32_t kEventRecord = 16, kEntryRecord = 16, // tiles and kernels: obj/Binary.cpp
-    kLayoutRecord = 24, kLineRecord = 24;
-constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
+constexpr uint32_t kEventsMagic = 0x45495450;             // "PTIE": image events (with ids)
+constexpr uint32_t kEntriesMagic = 0x4e495450;            // "PTIN"
+constexpr uint32_t kLayoutMagic = 0x4c495450;             // "PTIL"
+constexpr uint32_t kEntryRecord = 16, kLayoutRecord = 24; // tiles, kernels, lines: obj/Binary.cpp
 
 // ---------------------------------------------------------------- byte streams
 uint64_t descBytes(const TileDesc& t) {
@@ -48,20 +45,9 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
     if (auto* e = std::get_if<std::string>(&kernels)) return *e;
     secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, std::get<std::vector<uint8_t>>(kernels)});
   }
-  {
-    Out o;
-    o.header(kEventsMagic, kEventRecord, img.events.size(), kImageVersion);
-    for (const ImageEvent& e : img.events) {
-      o.u32(e.function);
-      o.u32(strs.add(e.name));
-      o.u8(static_cast<uint8_t>(e.srcPipe));
-      o.u8(static_cast<uint8_t>(e.dstPipe));
-      o.u8(e.id);
-      o.u8(0);
-      o.u32(0);
-    }
-    secs.push_back({".pto.events", SHT_PROGBITS, 0, 8, o.bytes});
-  }
+  secs.push_back({".pto.events", SHT_PROGBITS, 0, 8,
+                  writeEvents(kEventsMagic, kImageVersion, img.events, strs,
+                              [](const ImageEvent& e) { return e.id; })});
   {
     Out o;
     o.header(kEntriesMagic, kEntryRecord, img.entries.size(), kImageVersion);
@@ -86,18 +72,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
     }
     secs.push_back({".pto.layout", SHT_PROGBITS, 0, 8, o.bytes});
   }
-  {
-    Out o;
-    o.header(kLinesMagic, kLineRecord, img.lines.size(), kImageVersion);
-    for (const LineEntry& l : img.lines) {
-      o.u64(l.textOffset);
-      o.u32(strs.add(l.file));
-      o.u32(l.line);
-      o.u32(l.col);
-      o.u32(0);
-    }
-    secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, o.bytes});
-  }
+  secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, writeLines(img.lines, strs, kImageVersion)});
   secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4,
                   noteBytes(kNoteIdentity, isa::enc::isaNoteDescriptor(img.usesExtensions))});
   {
@@ -135,13 +110,10 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
   const Elf64_Addr entry = !img.entries.empty() && img.entries[0].function < img.functions.size()
                                ? img.functions[img.entries[0].function].textOffset
                                : 0;
-  return writeElf({"image", ET_EXEC, img.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3, entry,
-                   img.text.size()},
-                  secs);
+  return writeElf({"image", ET_EXEC, archFlags(img.arch), entry, img.text.size()}, secs);
 }
 
 // ---------------------------------------------------------------- reader
-namespace {} // namespace
 
 std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   auto loaded = detail::loadSections(data, size, "image");
@@ -155,12 +127,9 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
   if (eh.e_machine != EM_NONE)
     return std::string("not a PTO image (e_machine " + std::to_string(eh.e_machine) + ")");
   Image img;
-  if (eh.e_flags == kArchFlagA2A3)
-    img.arch = isa::Arch::A2A3;
-  else if (eh.e_flags == kArchFlagA5)
-    img.arch = isa::Arch::A5;
-  else
-    return std::string("unknown arch flags " + std::to_string(eh.e_flags));
+  auto arch = detail::archOfFlags(eh.e_flags);
+  if (auto* e = std::get_if<std::string>(&arch)) return *e;
+  img.arch = std::get<isa::Arch>(arch);
   for (const char* need : {".text", ".pto.tiles", ".pto.kernels", ".pto.events", ".pto.entries",
                            ".pto.layout", ".pto.lines", ".note.pto.isa", ".symtab", ".strtab"})
     if (!s.data.count(need)) return std::string("missing section '") + need + "'";
@@ -192,35 +161,15 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
     }
   }
   const unsigned hw = isa::profile(img.arch).eventIdsPerPipePair;
-  {
-    auto& d = s.data[".pto.events"];
-    In in(d.data(), d.size(), ".pto.events");
-    uint32_t count = in.header(kEventsMagic, kEventRecord, kImageVersion);
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      ImageEvent e;
-      e.function = in.u32();
-      auto name = str(in.u32());
-      uint8_t sp = in.u8(), dp = in.u8();
-      e.id = in.u8();
-      in.u8();
-      in.u32();
-      if (!name)
-        in.fail("event " + std::to_string(i) + " has a bad name offset");
-      else
-        e.name = *name;
-      if (e.function >= img.functions.size())
-        in.fail("event '" + e.name + "' belongs to a missing function");
-      if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size())
-        in.fail("event '" + e.name + "' has a bad pipe");
-      if (e.id >= hw)
-        in.fail("event '" + e.name + "' has id " + std::to_string(e.id) + " (at most " +
-                std::to_string(hw - 1) + ")");
-      e.srcPipe = static_cast<isa::Pipe>(sp);
-      e.dstPipe = static_cast<isa::Pipe>(dp);
-      img.events.push_back(std::move(e));
-    }
-    if (!in.ok()) return in.error();
-  }
+  auto takeId = [hw](ImageEvent& e, uint8_t id, In& in) {
+    e.id = id;
+    if (id >= hw)
+      in.fail("event '" + e.name + "' has id " + std::to_string(id) + " (at most " +
+              std::to_string(hw - 1) + ")");
+  };
+  if (auto e = detail::readEvents(s.data[".pto.events"], kEventsMagic, kImageVersion, strtab,
+                                  img.functions.size(), img.events, takeId))
+    return *e;
   {
     auto& d = s.data[".pto.entries"];
     In in(d.data(), d.size(), ".pto.entries");
@@ -272,27 +221,9 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
     }
     if (!in.ok()) return in.error();
   }
-  {
-    auto& d = s.data[".pto.lines"];
-    In in(d.data(), d.size(), ".pto.lines");
-    uint32_t count = in.header(kLinesMagic, kLineRecord, kImageVersion);
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      LineEntry l;
-      l.textOffset = in.u64();
-      auto file = str(in.u32());
-      l.line = in.u32();
-      l.col = in.u32();
-      in.u32();
-      if (!file)
-        in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
-      else
-        l.file = *file;
-      if (l.textOffset > img.text.size())
-        in.fail("line entry " + std::to_string(i) + " points past .text");
-      img.lines.push_back(std::move(l));
-    }
-    if (!in.ok()) return in.error();
-  }
+  if (auto e = detail::readLines(s.data[".pto.lines"], strtab, img.text.size(), kImageVersion,
+                                 img.lines))
+    return *e;
   return img;
 }
 

@@ -19,10 +19,7 @@ namespace {
 
 using namespace detail;
 
-constexpr uint32_t kEventsMagic = 0x45545450;           // "PTTE"
-constexpr uint32_t kLinesMagic = 0x4e4c5450;            // "PTLN"
-constexpr uint32_t kEventRecord = 16, kLineRecord = 24; // tiles and kernels: obj/Binary.cpp
-constexpr uint32_t kArchFlagA2A3 = 1, kArchFlagA5 = 2;
+constexpr uint32_t kEventsMagic = 0x45545450; // "PTTE"; tiles, kernels, lines: obj/Binary.cpp
 
 } // namespace
 
@@ -40,33 +37,13 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   auto kernels = writeKernels(obj.functions, strs, kFormatVersion);
   if (auto* e = std::get_if<std::string>(&kernels)) return *e;
   secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, std::get<std::vector<uint8_t>>(kernels)});
-  {
-    Out o;
-    o.header(kEventsMagic, kEventRecord, obj.events.size());
-    for (const Event& e : obj.events) {
-      if (e.function >= obj.functions.size())
-        return std::string("event '" + e.name + "' names a missing function");
-      o.u32(e.function);
-      o.u32(strs.add(e.name));
-      o.u8(static_cast<uint8_t>(e.srcPipe));
-      o.u8(static_cast<uint8_t>(e.dstPipe));
-      o.u16(0);
-      o.u32(0);
-    }
-    secs.push_back({".pto.events", SHT_PROGBITS, 0, 8, o.bytes});
-  }
-  {
-    Out o;
-    o.header(kLinesMagic, kLineRecord, obj.lines.size());
-    for (const LineEntry& l : obj.lines) {
-      o.u64(l.textOffset);
-      o.u32(strs.add(l.file));
-      o.u32(l.line);
-      o.u32(l.col);
-      o.u32(0);
-    }
-    secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, o.bytes});
-  }
+  for (const Event& e : obj.events)
+    if (e.function >= obj.functions.size())
+      return std::string("event '" + e.name + "' names a missing function");
+  secs.push_back({".pto.events", SHT_PROGBITS, 0, 8,
+                  writeEvents(kEventsMagic, kFormatVersion, obj.events, strs,
+                              [](const Event&) { return uint8_t{0}; })});
+  secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, writeLines(obj.lines, strs, kFormatVersion)});
   {
     secs.push_back({".note.pto.isa", SHT_NOTE, 0, 4,
                     noteBytes(kNoteIdentity, isa::enc::isaNoteDescriptor(obj.usesExtensions))});
@@ -140,9 +117,7 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
   secs.push_back({".strtab", SHT_STRTAB, 0, 1, strs.data()});
   if (!extents.empty()) secs.push_back({".pto.extents", SHT_PROGBITS, 0, 8, std::move(extents)});
 
-  return writeElf(
-      {"object", ET_REL, obj.arch == isa::Arch::A5 ? kArchFlagA5 : kArchFlagA2A3, 0, std::nullopt},
-      secs);
+  return writeElf({"object", ET_REL, archFlags(obj.arch), 0, std::nullopt}, secs);
 }
 
 // ---------------------------------------------------------------- reader
@@ -156,12 +131,9 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
   if (eh.e_machine != EM_NONE)
     return std::string("not a PTO object (e_machine " + std::to_string(eh.e_machine) + ")");
   ObjectFile obj;
-  if (eh.e_flags == kArchFlagA2A3)
-    obj.arch = isa::Arch::A2A3;
-  else if (eh.e_flags == kArchFlagA5)
-    obj.arch = isa::Arch::A5;
-  else
-    return std::string("unknown arch flags 0x" + std::to_string(eh.e_flags));
+  auto arch = detail::archOfFlags(eh.e_flags);
+  if (auto* e = std::get_if<std::string>(&arch)) return *e;
+  obj.arch = std::get<isa::Arch>(arch);
   for (const char* need : {".text", ".pto.tiles", ".pto.kernels", ".pto.events", ".pto.lines",
                            ".note.pto.isa", ".rela.text", ".symtab", ".strtab"})
     if (!s.headers.count(need)) return std::string("missing section '") + need + "'";
@@ -173,66 +145,18 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
   }
   obj.text = s.data[".text"];
   const std::vector<uint8_t>& strtab = s.data[".strtab"];
-  auto str = [&](uint32_t off, const char* what) -> std::optional<std::string> {
-    auto v = detail::strAt(strtab, off);
-    if (!v) return std::nullopt;
-    (void)what;
-    return v;
-  };
   if (auto e = detail::readFunctions(s.data[".pto.kernels"], s.data[".pto.tiles"], strtab,
                                      obj.text.size(), kFormatVersion, obj.functions))
     return *e;
   if (s.data.count(".pto.extents"))
     if (auto e = detail::readExtents(s.data[".pto.extents"], strtab, obj.functions)) return *e;
-  // Events.
-  {
-    auto& d = s.data[".pto.events"];
-    In in(d.data(), d.size(), ".pto.events");
-    uint32_t count = in.header(kEventsMagic, kEventRecord);
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      Event e;
-      e.function = in.u32();
-      auto name = str(in.u32(), "event");
-      uint8_t sp = in.u8(), dp = in.u8();
-      in.u16();
-      in.u32();
-      if (!name)
-        in.fail("event " + std::to_string(i) + " has a bad name offset");
-      else
-        e.name = *name;
-      if (e.function >= obj.functions.size())
-        in.fail("event '" + e.name + "' belongs to a missing function");
-      if (sp >= isa::spellingsPipe().size() || dp >= isa::spellingsPipe().size())
-        in.fail("event '" + e.name + "' has a bad pipe");
-      e.srcPipe = static_cast<isa::Pipe>(sp);
-      e.dstPipe = static_cast<isa::Pipe>(dp);
-      obj.events.push_back(std::move(e));
-    }
-    if (!in.ok()) return in.error();
-  }
-  // Lines.
-  {
-    auto& d = s.data[".pto.lines"];
-    In in(d.data(), d.size(), ".pto.lines");
-    uint32_t count = in.header(kLinesMagic, kLineRecord);
-    obj.lines.reserve(count);
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      LineEntry l;
-      l.textOffset = in.u64();
-      auto file = str(in.u32(), "line");
-      l.line = in.u32();
-      l.col = in.u32();
-      in.u32();
-      if (!file)
-        in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
-      else
-        l.file = *file;
-      if (l.textOffset > obj.text.size())
-        in.fail("line entry " + std::to_string(i) + " points past .text");
-      obj.lines.push_back(std::move(l));
-    }
-    if (!in.ok()) return in.error();
-  }
+  if (auto e = detail::readEvents(s.data[".pto.events"], kEventsMagic, kFormatVersion, strtab,
+                                  obj.functions.size(), obj.events,
+                                  [](Event&, uint8_t, In&) {})) // objects carry no ids yet
+    return *e;
+  if (auto e = detail::readLines(s.data[".pto.lines"], strtab, obj.text.size(), kFormatVersion,
+                                 obj.lines))
+    return *e;
   // Symbols and relocations.
   {
     auto& d = s.data[".symtab"];
@@ -241,7 +165,7 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
     std::vector<std::string> symNames;
     In in(d.data(), d.size(), ".symtab");
     for (size_t i = 0; i < d.size() / sizeof(Elf64_Sym); ++i) {
-      auto name = str(in.u32(), "symbol");
+      auto name = detail::strAt(strtab, in.u32());
       in.u8();
       in.u8();
       in.u16();

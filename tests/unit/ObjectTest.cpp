@@ -101,6 +101,18 @@ TEST(Object, RejectsWrongIdentityAndType) {
   ASSERT_TRUE(std::holds_alternative<std::string>(r));
 }
 
+// The message once said "0x" before a decimal number.
+TEST(Object, UnknownArchFlagsAreNamedInDecimal) {
+  auto bytes = bytesOf(sample());
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, bytes.data(), sizeof eh);
+  eh.e_flags = 26;
+  std::memcpy(bytes.data(), &eh, sizeof eh);
+  auto r = obj::readObject(bytes.data(), bytes.size());
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  EXPECT_EQ(std::get<std::string>(r), "unknown arch flags 26");
+}
+
 // Found by the object fuzzer: the section-name table was read before its bounds were checked.
 TEST(Object, RejectsABadSectionNameTable) {
   auto bytes = bytesOf(sample());
