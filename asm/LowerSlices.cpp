@@ -79,12 +79,7 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
     d.rows = static_cast<uint32_t>(p.sliceRows);
     d.validRows = static_cast<int32_t>(p.sliceRows);
     d.validCols = static_cast<int32_t>(p.sliceCols);
-    if (out_.tiles.size() >= 64) {
-      diags_.error(op.loc, "function '@" + fn_.name +
-                               "' uses more than 64 tile descriptors (B.IOT indexes 64)");
-      ok_ = false;
-      return;
-    }
+    if (!tileDescFits(op.loc)) return;
     out_.tiles.push_back(d);
     const uint32_t idx = static_cast<uint32_t>(out_.tiles.size() - 1);
     inScalarBlock_ = false;
@@ -123,12 +118,7 @@ void FunctionLowering::lowerDynamicSlices(const Op& op, const isa::OpInfo& info,
   d.aliasOffset = 0;
   d.placement = obj::kRuntimePlaced;
   d.validRows = d.validCols = obj::kDynamicDim;
-  if (out_.tiles.size() >= 64) {
-    diags_.error(op.loc, "function '@" + fn_.name +
-                             "' uses more than 64 tile descriptors (B.IOT indexes 64)");
-    ok_ = false;
-    return;
-  }
+  if (!tileDescFits(op.loc)) return;
   out_.tiles.push_back(d);
   const auto slice = static_cast<uint32_t>(out_.tiles.size() - 1);
   obj_.usesExtensions = true;

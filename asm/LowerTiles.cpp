@@ -256,13 +256,17 @@ void FunctionLowering::scaleToBytes(VReg dst, VReg elems, unsigned bits) {
     scalar(FormId::S_SRLI, {{"shamt", 1}}, {{"SrcL", elems, false}, {"RegDst", dst, true}});
 }
 
+bool FunctionLowering::tileDescFits(SrcLoc loc) {
+  if (out_.tiles.size() < 64) return true;
+  diags_.error(loc, "function '@" + fn_.name +
+                        "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+  ok_ = false;
+  return false;
+}
+
 uint32_t FunctionLowering::addTile(ValueId v, obj::TileDesc d) {
   d.name = fn_.value(v).name;
-  if (out_.tiles.size() >= 64) {
-    diags_.error(fn_.value(v).loc, "function '@" + fn_.name +
-                                       "' uses more than 64 tile descriptors (B.IOT indexes 64)");
-    ok_ = false;
-  }
+  tileDescFits(fn_.value(v).loc); // an error, but lowering goes on to report the rest
   out_.tiles.push_back(std::move(d));
   uint32_t idx = static_cast<uint32_t>(out_.tiles.size() - 1);
   tiles_[v] = idx;

@@ -295,6 +295,8 @@ private:
 
   // ------------------------------------------------------------ tiles
   uint32_t addTile(ValueId v, obj::TileDesc d);
+  /// Whether one more tile descriptor fits the 64 that B.IOT can index; reports at `loc` if not.
+  bool tileDescFits(SrcLoc loc);
 
   static obj::TileDesc descOf(const TileType& t);
 
