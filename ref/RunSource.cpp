@@ -17,6 +17,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace pto::ref {
 namespace {
@@ -135,23 +136,12 @@ int runSourceMain(int argc, char** argv) {
   auto found = Kernel::find(*mod, a, kernel);
   if (!found) return fail(found.error().message);
   Kernel& K = found.value();
-  using Pairs = std::vector<std::pair<std::string, std::string>>;
-  auto split = [](const std::vector<std::string>& specs, const char* flag, Pairs& out) -> bool {
-    for (const std::string& spec : specs) {
-      auto eq = spec.find('=');
-      const size_t skip = spec[0] == '%' ? 1 : 0;
-      if (eq == std::string::npos || eq <= skip) {
-        fprintf(stderr, "pto-run: error: %s needs NAME=VALUE, not '%s'\n", flag, spec.c_str());
-        return false;
-      }
-      out.push_back({spec.substr(skip, eq - skip), spec.substr(eq + 1)});
-    }
-    return true;
-  };
-  Pairs args, randoms, zeros, outs;
-  if (!split(argSpecs, "--arg", args) || !split(randomSpecs, "--random", randoms) ||
-      !split(zeroSpecs, "--zeros", zeros) || !split(outSpecs, "--out", outs))
-    return 1;
+  rt::NamedSpecs args, randoms, zeros, outs;
+  for (auto [specs, flag, out] : {std::tuple{&argSpecs, "--arg", &args},
+                                  {&randomSpecs, "--random", &randoms},
+                                  {&zeroSpecs, "--zeros", &zeros},
+                                  {&outSpecs, "--out", &outs}})
+    if (auto st = rt::splitNamedSpecs(*specs, flag, *out)) return fail("pto-run: " + st->message);
   for (std::string& p : prints)
     if (!p.empty() && p[0] == '%') p = p.substr(1);
   using Kind = rt::Module::ParamInfo::Kind;
@@ -250,7 +240,8 @@ int runSourceMain(int argc, char** argv) {
       if (!paramOf(name)) return noParam(name);
       return fail("pto-run: error: --out " + name + ": parameter %" + name + " is not a buffer");
     }
-    if (auto st = rt::writeNpy(path, it->second)) return fail(st->message);
+    if (auto st = rt::writeNpy(path, it->second, rt::inputFilesOf(input, args)))
+      return fail("pto-run: " + st->message);
   }
   for (auto& name : prints) {
     auto it = buffers.find(name);

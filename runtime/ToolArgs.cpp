@@ -90,4 +90,23 @@ void printTensor(const std::string& name, const Tensor& x) {
   printf("\n");
 }
 
+Status splitNamedSpecs(const std::vector<std::string>& specs, const char* flag, NamedSpecs& out) {
+  for (const std::string& spec : specs) {
+    const size_t skip = spec.starts_with('%') ? 1 : 0;
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq <= skip)
+      return Error{"error: " + std::string(flag) + " needs NAME=VALUE, not '" + spec + "'"};
+    out.push_back({spec.substr(skip, eq - skip), spec.substr(eq + 1)});
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> inputFilesOf(const std::string& kernelFile, const NamedSpecs& args) {
+  std::vector<std::string> files = {kernelFile};
+  for (const auto& [name, spec] : args)
+    if (spec.ends_with(".npy") || spec.find(':') != std::string::npos)
+      files.push_back(spec.substr(0, spec.find(':')));
+  return files;
+}
+
 } // namespace pto::rt

@@ -37,6 +37,16 @@ struct RandomSpec {
 };
 std::optional<RandomSpec> randomSpec(const std::string& s);
 
+/// NAME=VALUE option values (--arg, --random, --zeros, --out), the name with or without the
+/// parameter's '%'.
+using NamedSpecs = std::vector<std::pair<std::string, std::string>>;
+/// Appends each of `specs` to `out`; a spec without a name or '=' is an error naming `flag`.
+Status splitNamedSpecs(const std::vector<std::string>& specs, const char* flag, NamedSpecs& out);
+
+/// The files an output must never replace: the kernel's own file (image or source) and every
+/// file an --arg reads (FILE.npy or FILE:SHAPE:DTYPE).
+std::vector<std::string> inputFilesOf(const std::string& kernelFile, const NamedSpecs& args);
+
 /// `%name: dtype[shape] =` and the values, a row per line (as --print shows them).
 void printTensor(const std::string& name, const Tensor& x);
 

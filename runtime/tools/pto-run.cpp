@@ -18,6 +18,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 using namespace pto;
 using namespace pto::rt;
@@ -143,24 +144,12 @@ int main(int argc, char** argv) {
   if (!kernel.empty() && kernel[0] == '@') kernel = kernel.substr(1);
   for (std::string& p : prints)
     if (!p.empty() && p[0] == '%') p = p.substr(1);
-  // NAME=VALUE lists, with or without the '%' of the parameter name.
-  using Pairs = std::vector<std::pair<std::string, std::string>>;
-  auto split = [](const std::vector<std::string>& specs, const char* flag, Pairs& out) -> bool {
-    for (const std::string& spec : specs) {
-      auto eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0 || (eq == 1 && spec[0] == '%')) {
-        fprintf(stderr, "pto-run: error: %s needs NAME=VALUE, not '%s'\n", flag, spec.c_str());
-        return false;
-      }
-      out.push_back({spec.substr(spec[0] == '%' ? 1 : 0, eq - (spec[0] == '%' ? 1 : 0)),
-                     spec.substr(eq + 1)});
-    }
-    return true;
-  };
-  Pairs args, randoms, zeros, outs;
-  if (!split(argSpecs, "--arg", args) || !split(randomSpecs, "--random", randoms) ||
-      !split(zeroSpecs, "--zeros", zeros) || !split(outSpecs, "--out", outs))
-    return 1;
+  NamedSpecs args, randoms, zeros, outs;
+  for (auto [specs, flag, out] : {std::tuple{&argSpecs, "--arg", &args},
+                                  {&randomSpecs, "--random", &randoms},
+                                  {&zeroSpecs, "--zeros", &zeros},
+                                  {&outSpecs, "--out", &outs}})
+    if (auto st = splitNamedSpecs(*specs, flag, *out)) return fail("pto-run: " + st->message);
   if (backend != "cpu" && backend != "npu")
     return fail("pto-run: error: unknown backend '" + backend + "' (cpu or npu)");
   opts.backend = backend == "npu" ? Backend::Npu : Backend::Cpu;
@@ -336,11 +325,7 @@ int main(int argc, char** argv) {
     if (auto st = adoptDType(t, p->dtype, name)) return fail("pto-run: " + st->message);
     if (auto st = L.bind(name, &t)) return fail("pto-run: " + st->message);
   }
-  // Files an output must not replace: the image and every --arg file.
-  std::vector<std::string> inputFiles = {image};
-  for (auto& [name, spec] : args)
-    if (spec.ends_with(".npy") || spec.find(':') != std::string::npos)
-      inputFiles.push_back(spec.substr(0, spec.find(':')));
+  const std::vector<std::string> inputFiles = inputFilesOf(image, args);
   RunStats stats;
   const Status runError = L.run(opts, &stats);
   // The npu model's warnings, profile and trace are written even when the run fails (a race or
@@ -375,8 +360,9 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(outDir, ec);
     if (ec) return fail("pto-run: error: --out-dir " + outDir + ": " + ec.message());
     for (auto& [name, t] : buffers)
-      if (auto st = writeNpy((std::filesystem::path(outDir) / (name + ".npy")).string(), t))
-        return fail(st->message);
+      if (auto st =
+              writeNpy((std::filesystem::path(outDir) / (name + ".npy")).string(), t, inputFiles))
+        return fail("pto-run: " + st->message);
   }
   for (auto& name : prints) {
     auto it = buffers.find(name);
