@@ -7,7 +7,11 @@ cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
 ./scripts/check-format.sh
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO_WERROR=ON >/dev/null
+# In CI (CI set, as .ci/run does) the tree has no debug info: the same -O2 code (-g never changes
+# it), built about 30% faster, which keeps CI inside its 30 minutes. Locally: RelWithDebInfo.
+flags=()
+[ -z "${CI:-}" ] || flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO_WERROR=ON "${flags[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)"
 # Differential smoke: random kernels (integer, f32/f16/bf16 scalar code, calls, tiles) against
