@@ -6,6 +6,8 @@
 #include "link/Passes.h"
 #include "link/Patch.h"
 
+#include "tests/unit/TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -15,18 +17,9 @@ using namespace pto::link;
 
 namespace {
 
+/// A2A3 unless the module or `arch` says otherwise (pto-as's default).
 obj::ObjectFile compile(const std::string& text, isa::Arch arch = isa::Arch::A2A3) {
-  as::SourceFile src("k.pto", text);
-  std::ostringstream err;
-  as::DiagEngine diags(src, err);
-  auto m = as::parseModule(src, diags, arch);
-  EXPECT_TRUE(m) << err.str();
-  if (!m) return {};
-  isa::Arch a = as::resolveArch(*m, arch);
-  as::verifyModule(*m, a, diags);
-  auto o = as::lowerModule(*m, a, diags);
-  EXPECT_TRUE(o) << err.str();
-  return o ? *o : obj::ObjectFile{};
+  return test::assembleText(text, arch);
 }
 
 /// A kernel in the light syntax named `name`: a tload, a tadd reading it (a race without

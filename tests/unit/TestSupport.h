@@ -50,10 +50,12 @@ inline bool haveCorpus() {
     }                                                                                              \
   } while (0)
 
-/// pto-as in process: parse, verify for the arch (the module's, or `arch`), lower.
-inline obj::ObjectFile assembleFile(const std::string& path,
-                                    std::optional<isa::Arch> arch = std::nullopt) {
-  as::SourceFile src(path, readText(path));
+/// pto-as in process on `text` named `name`: parse, verify for the arch (the module's, or
+/// `arch`), lower.
+inline obj::ObjectFile assembleText(const std::string& text,
+                                    std::optional<isa::Arch> arch = std::nullopt,
+                                    const std::string& name = "k.pto") {
+  as::SourceFile src(name, text);
   std::ostringstream err;
   as::DiagEngine diags(src, err);
   auto m = as::parseModule(src, diags, arch);
@@ -64,6 +66,12 @@ inline obj::ObjectFile assembleFile(const std::string& path,
   auto o = as::lowerModule(*m, a, diags);
   EXPECT_TRUE(o) << err.str();
   return o ? *o : obj::ObjectFile{};
+}
+
+/// pto-as in process on a file.
+inline obj::ObjectFile assembleFile(const std::string& path,
+                                    std::optional<isa::Arch> arch = std::nullopt) {
+  return assembleText(readText(path), arch, path);
 }
 
 /// pto-ld in process (one object, --auto-sync unless told otherwise).
