@@ -1,12 +1,15 @@
 // pto-bench-run: the cpu backend's tile kernels and whole kernels, each figure printed beside a
 // reference measured in the same run, as a ratio (reference time / our time, so 1 = as fast):
 //   - elementwise TADD (f32, f16) on 64x64 and 128x256 tiles and TCVT f32 -> f16 (RINT) vs a
-//     memcpy touching the same bytes (below), TCVT also vs a plain vcvtps2ph loop;
+//     memcpy touching the same bytes (below), TCVT also vs a plain vcvtps2ph loop, TADD f16
+//     128x256 also vs this CPU's own limits for the op (a plain F16C loop; F16C on 16 lanes);
 //   - TMATMUL 128x128x128 (f32, and f16 inputs) vs a naive f32 triple loop, f32 also vs the ikj
 //     loop vectorised for AVX2 + FMA and as a fraction of one core's measured FMA peak;
 //   - TEXP, TLOG, TSQRT, TRSQRT, TRECIP and TDIV f32 vs libmvec's expf / logf or plain vector
 //     loops (vsqrtps, vdivps) on the same inputs;
-//   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop.
+//   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop, and its
+//     2-block scaling beside what 2 threads gain on this machine in the same run (the plain loop
+//     split on 2 threads; pure compute on 2 threads).
 // The tile kernels are called directly on tiles resident in one buffer (decoded TileInst,
 // kernel picked by selectKernel as at load time), so the figures are the kernels' own cost.
 //
@@ -41,6 +44,7 @@
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -139,9 +143,9 @@ double secondsPer(const std::function<void()>& f, double (*clock)() = threadSeco
 }
 
 /// Best of three timings of f and of ref (thread CPU time; wall time for multi-threaded runs);
-/// records "what: ratio".
-void compare(const std::string& what, const std::string& refName, const std::function<void()>& f,
-             const std::function<void()>& ref, bool wall = false) {
+/// records "what: ratio" and returns the ratio (reference time / f's time).
+double compare(const std::string& what, const std::string& refName, const std::function<void()>& f,
+               const std::function<void()>& ref, bool wall = false) {
   double a = 1e30, b = 1e30;
   for (int i = 0; i < 3; ++i) {
     a = std::min(a, secondsPer(f, wall ? wallSeconds : threadSeconds));
@@ -152,6 +156,7 @@ void compare(const std::string& what, const std::string& refName, const std::fun
   s << what << ": " << a * 1e6 << " us, " << refName << ": " << b * 1e6 << " us, rate vs reference "
     << b / a;
   gSummary.push_back(s.str());
+  return b / a;
 }
 
 /// Bytes of all operand tiles: what the op reads plus what it writes.
@@ -208,6 +213,56 @@ void compareTile(const std::string& what, isa::OpId op, std::vector<DType> types
 }
 
 #if defined(__x86_64__)
+/// TADD f16's machine limits, over the same tiles: without AVX512-FP16 an f16 add is two
+/// widening conversions, an f32 add and a narrowing one, and the conversions bound it.
+///   - plainAddF16: the loop a C++ programmer writes with F16C intrinsics on 8 lanes (what -O2
+///     -march=native makes of it: the narrowing conversion stored straight to memory);
+///   - limitAddF16x16: the same on 16 lanes (AVX-512F), two steps per iteration, without the
+///     NaN canonicalisation the kernel owes f2h: the fewest instructions this CPU can do it in.
+__attribute__((target("avx2,f16c"))) void plainAddF16(uint16_t* d, const uint16_t* a,
+                                                      const uint16_t* b, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    const __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                     _mm256_cvtps_ph(_mm256_add_ps(x, y), _MM_FROUND_TO_NEAREST_INT));
+  }
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2,f16c,avx512f"))) __m512 ld16(const uint16_t* p) {
+  return _mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+__attribute__((target("avx2,f16c,avx512f"))) void limitAddF16x16(uint16_t* d, const uint16_t* a,
+                                                                 const uint16_t* b, size_t n) {
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    // The zero-masking forms with every lane (the same instructions; GCC 12 warns about the
+    // plain forms' undefined pass-through operand).
+    const __m256i h0 = _mm512_maskz_cvtps_ph(0xffff, _mm512_add_ps(ld16(a + i), ld16(b + i)), 0);
+    const __m256i h1 =
+        _mm512_maskz_cvtps_ph(0xffff, _mm512_add_ps(ld16(a + i + 16), ld16(b + i + 16)), 0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), h0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + 16), h1);
+  }
+  benchmark::ClobberMemory();
+}
+
+/// TADD f16 128x256 beside its machine limits (above), on the kernel's own tiles.
+void compareAddF16Limits() {
+  TileBench b(isa::OpId::TADD, {DType::F16, DType::F16, DType::F16}, 128, 256);
+  if (!b.ready()) return;
+  auto tile = [&](int i) {
+    return reinterpret_cast<uint16_t*>(b.vec.data() + b.inst.tiles[static_cast<size_t>(i)].offset);
+  };
+  const size_t n = size_t{128} * 256;
+  compare(
+      "TADD f16 128x256", "plain F16C loop, 8 lanes, same tiles", [&] { b.run(); },
+      [&] { plainAddF16(tile(0), tile(1), tile(2), n); });
+  if (__builtin_cpu_supports("avx512f"))
+    compare(
+        "TADD f16 128x256", "F16C on 16 lanes, no NaN fix-up (this CPU's limit), same tiles",
+        [&] { b.run(); }, [&] { limitAddF16x16(tile(0), tile(1), tile(2), n); });
+}
+
 /// The plain conversion loop: F16C's vcvtps2ph, round to nearest even, eight lanes at a time.
 __attribute__((target("avx2,f16c"))) void plainCvt(uint16_t* y, const float* x, size_t n) {
   for (size_t i = 0; i + 8 <= n; i += 8)
@@ -395,13 +450,67 @@ bool runVadd(uint32_t blocks) {
   return !launch->run(opts);
 }
 
-void plainAdd() {
+/// z = x + y over elements [i0, i1) of the 64 MiB tensors.
+void plainAddRange(int64_t i0, int64_t i1) {
   const auto* x = reinterpret_cast<const float*>(gVadd->x.data.data());
   const auto* y = reinterpret_cast<const float*>(gVadd->y.data.data());
   auto* z = reinterpret_cast<float*>(gVadd->z.data.data());
-  for (int64_t i = 0; i < kRows * kCols; ++i)
+  for (int64_t i = i0; i < i1; ++i)
     z[i] = x[i] + y[i];
   benchmark::ClobberMemory();
+}
+void plainAdd() {
+  plainAddRange(0, kRows * kCols);
+}
+
+// ------------------------------------------------------------------ what 2 threads can gain
+// The blocks runner's scaling (2 blocks vs 1) read against what this machine gives two threads
+// in the same run: its 2 vCPUs are shared, and memory bandwidth is shared whatever the cores.
+//   - the plain add loop split in two halves on 2 std::threads (each call starts its thread,
+//     as each launch of the runner does) vs the whole loop on one;
+//   - pure compute: a fixed number of multiply-add steps on one thread vs half on each of two.
+
+/// The plain add in two halves, the second on a thread of its own.
+void plainAdd2Threads() {
+  const int64_t n = kRows * kCols;
+  std::thread other([n] { plainAddRange(n / 2, n); });
+  plainAddRange(0, n / 2);
+  other.join();
+}
+
+/// `steps` steps of eight independent multiply-add chains (no memory traffic).
+void computeWork(long steps) {
+  float c[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (long i = 0; i < steps; ++i)
+    for (float& x : c)
+      x = x * 0.999999f + 1e-7f;
+  float sum = 0;
+  for (float x : c)
+    sum += x;
+  benchmark::DoNotOptimize(sum);
+}
+constexpr long kComputeSteps = 4'000'000;
+
+/// 2 blocks vs 1 beside the same for the plain loop and for pure compute, all in wall time.
+void compareScaling() {
+  const double ours = compare(
+      "vadd_tiled 64 MiB, 2 blocks", "1 block (scaling)", [] { runVadd(2); }, [] { runVadd(1); },
+      true);
+  const double loop = compare("machine: plain add loop 64 MiB, 2 threads", "1 thread (scaling)",
+                              plainAdd2Threads, plainAdd, true);
+  const double compute = compare(
+      "machine: pure compute, 2 threads", "1 thread (scaling)",
+      [] {
+        std::thread other([] { computeWork(kComputeSteps / 2); });
+        computeWork(kComputeSteps / 2);
+        other.join();
+      },
+      [] { computeWork(kComputeSteps); }, true);
+  std::ostringstream s;
+  s.precision(3);
+  s << "vadd_tiled 2 blocks vs 1 block: " << ours << "; the machine in the same run: plain loop "
+    << loop << ", pure compute " << compute << "; ours / plain loop's: " << ours / loop;
+  gSummary.push_back(s.str());
 }
 
 void BM_PlainAdd64MiB(benchmark::State& state) {
@@ -447,6 +556,7 @@ void summarizeTiles() {
   }
   compareTile("TCVT f32->f16 128x256", OpId::TCVT, {DType::F16, DType::F32}, 128, 256);
 #if defined(__x86_64__)
+  compareAddF16Limits();
   {
     TileBench cvt(OpId::TCVT, {DType::F16, DType::F32}, 128, 256);
     if (cvt.ready()) {
@@ -655,9 +765,7 @@ int main(int argc, char** argv) {
       "vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd, true);
   compare(
       "vadd_tiled 64 MiB, 2 blocks", "plain C++ loop", [] { runVadd(2); }, plainAdd, true);
-  compare(
-      "vadd_tiled 64 MiB, 2 blocks", "1 block (scaling)", [] { runVadd(2); }, [] { runVadd(1); },
-      true);
+  compareScaling();
   std::cout << "\nside by side (best of 3, same run):\n";
   for (const std::string& s : gSummary)
     std::cout << "  " << s << "\n";

@@ -49,8 +49,8 @@ inline bool sameOrDisjoint(Core& c, const TileOperand& d, const TileOperand& s) 
 }
 
 /// Tiers of x86 kernels (runtime/cpu/Simd.h), each including the one before: AVX2 + F16C + FMA
-/// (f32 / f16 / bf16 elementwise, TCVT f32 -> f16, TMATMUL), AVX-512F (TMATMUL on 16-lane
-/// vectors), then AVX512-FP16 (f16 elementwise).
+/// (f32 / f16 / bf16 elementwise, TCVT f32 -> f16, TMATMUL), AVX-512F (TMATMUL and the f16
+/// elementwise conversions on 16-lane vectors), then AVX512-FP16 (f16 elementwise natively).
 enum class SimdLevel : uint8_t { Portable, Avx2, Avx512, Avx512Fp16 };
 /// The best tier the running CPU has (checked once).
 SimdLevel simdSupported();

@@ -189,8 +189,11 @@ template <DType D, typename Op> void kScalar(Core& c, const TileInst& t) {
 // AVX2 versions of kBinary / kScalar for f32, f16 and bf16 (Simd.h): contiguous runs of plain
 // row-major tiles, the whole tile as one run when its rows follow each other. Anything else
 // (other layouts, partially overlapping tiles) goes to the portable kernel.
-/// H: f16 on AVX512-FP16 (binaryRunH) instead of AVX2 + F16C.
-template <DType D, typename Op, typename VOp, bool H = false>
+/// How an f16 kernel computes: F16C on 8 lanes, F16C on 16 lanes (AVX-512F), or natively in
+/// f16 (AVX512-FP16). f32 and bf16 always take F16c8's 8-lane runs.
+enum class F16Path { F16c8, F16c16, Native };
+
+template <DType D, typename Op, typename VOp, F16Path H = F16Path::F16c8>
 void kBinarySimd(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
@@ -203,8 +206,9 @@ void kBinarySimd(Core& c, const TileInst& t) {
   const S *a = tptr<S>(c, oa), *b = tptr<S>(c, ob);
   auto run = [](S* d, const S* a, const S* b, size_t n) {
 #ifdef PTO_X86_FP16
-    if constexpr (H) return simd::binaryRunH<VOp>(d, a, b, n);
+    if constexpr (H == F16Path::Native) return simd::binaryRunH<VOp>(d, a, b, n);
 #endif
+    if constexpr (H == F16Path::F16c16) return simd::binaryRunF16x16<Op, VOp>(d, a, b, n);
     simd::binaryRun<D, Op, VOp>(d, a, b, n);
   };
   if (vc == od.cols && vc == oa.cols && vc == ob.cols) return run(d, a, b, size_t{vr} * vc);
@@ -212,7 +216,7 @@ void kBinarySimd(Core& c, const TileInst& t) {
     run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, b + size_t{r} * ob.cols, vc);
 }
 
-template <DType D, typename Op, typename VOp, bool H = false>
+template <DType D, typename Op, typename VOp, F16Path H = F16Path::F16c8>
 void kScalarSimd(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
@@ -226,8 +230,10 @@ void kScalarSimd(Core& c, const TileInst& t) {
   const S* a = tptr<S>(c, oa);
   auto run = [&](S* d, const S* a, size_t n) {
 #ifdef PTO_X86_FP16
-    if constexpr (H) return simd::scalarRunH<VOp>(d, a, static_cast<uint16_t>(bits), n);
+    if constexpr (H == F16Path::Native)
+      return simd::scalarRunH<VOp>(d, a, static_cast<uint16_t>(bits), n);
 #endif
+    if constexpr (H == F16Path::F16c16) return simd::scalarRunF16x16<Op, VOp>(d, a, s, n);
     simd::scalarRun<D, Op, VOp>(d, a, s, n);
   };
   if (vc == od.cols && vc == oa.cols) return run(d, a, size_t{vr} * vc);
@@ -251,9 +257,12 @@ template <typename Op, typename VOp> TileKernel simdFloatKernel(DType d, bool sc
   case DType::F16:
 #ifdef PTO_X86_FP16
     if (simdLevel() >= SimdLevel::Avx512Fp16)
-      return scalar ? &kScalarSimd<DType::F16, Op, VOp, true>
-                    : &kBinarySimd<DType::F16, Op, VOp, true>;
+      return scalar ? &kScalarSimd<DType::F16, Op, VOp, F16Path::Native>
+                    : &kBinarySimd<DType::F16, Op, VOp, F16Path::Native>;
 #endif
+    if (simdLevel() >= SimdLevel::Avx512)
+      return scalar ? &kScalarSimd<DType::F16, Op, VOp, F16Path::F16c16>
+                    : &kBinarySimd<DType::F16, Op, VOp, F16Path::F16c16>;
     return scalar ? &kScalarSimd<DType::F16, Op, VOp> : &kBinarySimd<DType::F16, Op, VOp>;
   case DType::BF16:
     return scalar ? &kScalarSimd<DType::BF16, Op, VOp> : &kBinarySimd<DType::BF16, Op, VOp>;

@@ -283,9 +283,10 @@ TEST(RuntimeOps, QuantRoundsTiesToEvenAndSaturates) {
 
 // ------------------------------------------------------------------ fast paths vs portable kernels
 // The cpu backend picks x86 kernels by CPU tier (runtime/cpu/Simd.h): AVX2 + F16C + FMA, then
-// AVX512-FP16. Each must give the portable kernel's bits. These tests build a TileInst over
-// tiles in one buffer (as bench/run_bench.cpp does), select its kernel at every tier this CPU
-// has, run each on the same bytes and compare. On a CPU without the tiers they only run the
+// AVX-512F (f16 elementwise through F16C on 16 lanes, TMATMUL on 16 lanes), then AVX512-FP16.
+// Each must give the portable kernel's bits. These tests build a TileInst over tiles in one
+// buffer (as bench/run_bench.cpp does), select its kernel at every tier this CPU has, run each
+// on the same bytes and compare. On a CPU without the tiers they only run the
 // portable kernels (and say so).
 namespace {
 
@@ -498,6 +499,51 @@ TEST(RuntimeFastPaths, F16AndBf16ElementwiseMatchPortableOnAllPatterns) {
         if (::testing::Test::HasFailure()) return;
       }
   }
+}
+
+TEST(RuntimeFastPaths, F16ElementwiseRunsOfEveryLengthMatchPortable) {
+  // Every run length from 1 to 80 elements (one row of that many valid columns): the 16-lane
+  // loop of the AVX-512F tier, its 8-lane and scalar tails, each tier against the portable
+  // kernel, on random bit patterns (NaNs, infinities and subnormals among them) with one in
+  // eight a special value.
+  std::mt19937 rng(16);
+  const std::vector<uint16_t> specials = specials16(DType::F16);
+  auto pick = [&] {
+    return rng() % 8 == 0 ? specials[rng() % specials.size()] : static_cast<uint16_t>(rng());
+  };
+  auto isNan = [](uint64_t x) { return (x & 0x7fff) > 0x7c00; };
+  auto quiet = [](uint64_t x) { return (x & 0x8000) | 0x7e00; };
+  size_t inputs = 0;
+  for (uint32_t vc = 1; vc <= 80; ++vc) {
+    for (isa::OpId op : kBinaryOps) {
+      TileCase c(op, {DType::F16, DType::F16, DType::F16}, 1, 80, 1, vc);
+      std::vector<uint16_t> a(80), b(80);
+      for (uint32_t i = 0; i < 80; ++i) {
+        c.set<uint16_t>(1, i, a[i] = pick());
+        c.set<uint16_t>(2, i, b[i] = pick());
+      }
+      inputs += vc;
+      expectSameAsPortable(c, std::string("f16 ") + c.inst.name + " of " + std::to_string(vc), {},
+                           [&](size_t k, uint64_t got, uint64_t) {
+                             return isNan(a[k]) && isNan(b[k]) &&
+                                    (got == quiet(a[k]) || got == quiet(b[k]));
+                           });
+    }
+    for (isa::OpId op : kScalarOps) {
+      TileCase c(op, {DType::F16, DType::F16}, 1, 80, 1, vc);
+      std::vector<uint16_t> a(80);
+      for (uint32_t i = 0; i < 80; ++i)
+        c.set<uint16_t>(1, i, a[i] = pick());
+      c.scalar = pick();
+      inputs += vc;
+      expectSameAsPortable(c, std::string("f16 ") + c.inst.name + " of " + std::to_string(vc), {},
+                           [&](size_t k, uint64_t got, uint64_t) {
+                             return isNan(a[k]) && isNan(c.scalar) &&
+                                    (got == quiet(a[k]) || got == quiet(c.scalar));
+                           });
+    }
+  }
+  EXPECT_EQ(inputs, size_t{12} * 80 * 81 / 2);
 }
 
 TEST(RuntimeFastPaths, F32ElementwiseMatchesPortable) {
