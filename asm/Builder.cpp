@@ -6,6 +6,7 @@
 #include "asm/Lexer.h"
 #include "asm/Prediction.h"
 #include "asm/TokenStream.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <array>
@@ -117,7 +118,7 @@ private:
 /// The offset of the first byte that is not part of valid UTF-8, if any. ANTLR's input stream
 /// throws on invalid UTF-8, so the text is checked first and the byte reported with its place.
 std::optional<size_t> firstInvalidUtf8(const std::string& s) {
-  size_t i = 0, n = s.size();
+  size_t i = support::asciiPrefix(s), n = s.size();
   while (i < n) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) { // most of every module: one comparison per byte
