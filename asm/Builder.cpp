@@ -4,6 +4,9 @@
 #include "asm/BuilderImpl.h"
 #include "asm/Frontend.h"
 #include "asm/Lexer.h"
+#include "asm/Prediction.h"
+#include "asm/TokenStream.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <array>
@@ -115,7 +118,7 @@ private:
 /// The offset of the first byte that is not part of valid UTF-8, if any. ANTLR's input stream
 /// throws on invalid UTF-8, so the text is checked first and the byte reported with its place.
 std::optional<size_t> firstInvalidUtf8(const std::string& s) {
-  size_t i = 0, n = s.size();
+  size_t i = support::asciiPrefix(s), n = s.size();
   while (i < n) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) { // most of every module: one comparison per byte
@@ -301,17 +304,18 @@ private:
 /// Everything a parse allocates, the parse tree included, in the order it must be destroyed.
 struct ParseState {
   ParseState(std::string_view text, DiagEngine& diags)
-      : input(text), lexer(input), listener(diags), tokens(&lexer), parser(&tokens) {
+      : input(text), lexer(input), listener(diags), tokens(lexer), parser(&tokens) {
     lexer.setErrorListener(&listener);
     parser.removeErrorListeners();
     parser.addErrorListener(&listener);
+    DfaFirstSimulator::install(parser);
   }
   CompactInputStream input; // valid UTF-8 (checked before)
   // The hand-written equivalent of the generated ptogen::PTOLexer (asm/Lexer.h), before the
   // token stream: the tokens live in the lexer's arena.
   HandLexer lexer;
   SyntaxErrorListener listener;
-  antlr4::CommonTokenStream tokens;
+  LexedTokenStream tokens;
   ptogen::PTOParser parser;
 };
 
@@ -337,7 +341,7 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
     return nullptr;
   }
   auto state = std::make_unique<ParseState>(src.text(), diags);
-  antlr4::CommonTokenStream& tokens = state->tokens;
+  LexedTokenStream& tokens = state->tokens;
   ptogen::PTOParser& parser = state->parser;
   // Two-stage parsing: the fast SLL mode first, full LL only when SLL reports a syntax error.
   // The first stage builds functions as it reads them, holding back what the builder reports;

@@ -1,6 +1,7 @@
 #include "asm/Diagnostics.h"
 
 #include <algorithm>
+#include <cstring>
 #include <ostream>
 
 namespace pto::as {
@@ -8,8 +9,11 @@ namespace pto::as {
 SourceFile::SourceFile(std::string name, std::string text)
     : name_(std::move(name)), text_(std::move(text)) {
   lineStarts_.push_back(0);
-  for (size_t i = 0; i < text_.size(); ++i)
-    if (text_[i] == '\n') lineStarts_.push_back(i + 1);
+  // memchr finds the line ends many bytes at a time (this was a visible cost on large files).
+  const char* const begin = text_.data();
+  const char* const end = begin + text_.size();
+  for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, '\n', end - p)));)
+    lineStarts_.push_back(static_cast<size_t>(++p - begin));
 }
 
 std::string_view SourceFile::lineText(uint32_t line) const {

@@ -5,6 +5,7 @@
 #include "asm/Lexer.h"
 
 #include "PTOLexer.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <array>
@@ -20,11 +21,17 @@ namespace pto::as {
 CompactInputStream::CompactInputStream(std::string_view utf8) {
   if (utf8.starts_with("\xEF\xBB\xBF"))
     utf8.remove_prefix(3); // a byte order mark, as ANTLR drops it
+  ascii_ = support::asciiPrefix(utf8) == utf8.size();
+  if (ascii_) { // most modules: a widening copy, which the compiler vectorizes
+    _data.resize(utf8.size());
+    std::transform(utf8.begin(), utf8.end(), _data.begin(),
+                   [](char c) { return static_cast<char32_t>(static_cast<unsigned char>(c)); });
+    return;
+  }
   size_t n = 0;
   for (char c : utf8)
     n += (static_cast<unsigned char>(c) >> 6) != 2;
   _data.resize(n);
-  ascii_ = n == utf8.size();
   char32_t* out = _data.data();
   for (size_t i = 0; i < utf8.size();) {
     const auto c = static_cast<unsigned char>(utf8[i]);

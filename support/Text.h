@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,19 @@ inline std::string hexDigits(uint64_t v, int digits) {
   char b[40];
   std::snprintf(b, sizeof b, "%0*llx", digits, static_cast<unsigned long long>(v));
   return b;
+}
+
+/// The length of the leading run of ASCII bytes of `s`: all of it for most sources. Eight
+/// bytes are tested at once, a few instructions for what byte by byte took forty.
+inline size_t asciiPrefix(std::string_view s) {
+  size_t i = 0;
+  for (uint64_t word; i + 8 <= s.size(); i += 8) {
+    std::memcpy(&word, s.data() + i, 8);
+    if (word & 0x8080808080808080u) break;
+  }
+  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80)
+    ++i;
+  return i;
 }
 
 /// ASCII case-insensitive equality (mnemonics and enum words).

@@ -1,0 +1,44 @@
+// The token stream the parser reads HandLexer's tokens from.
+//
+// ANTLR's CommonTokenStream finds the k-th token ahead by walking the tokens one by one (in case
+// some are on another channel), and checks each token it fetches with a dynamic_cast before
+// numbering it: with the parser and its predictions asking for lookahead several times per
+// token, that was a twentieth of all instructions of assembling a large module. HandLexer puts
+// every token on the default channel (the grammar's only other tokens are skipped) and makes only
+// WritableTokens, so the k-th token ahead is simply the one k - 1 places on, once fetched.
+// LexedTokenStream takes these shortcuts while they hold and otherwise leaves every call to
+// CommonTokenStream, so it behaves as a CommonTokenStream over the same lexer in every respect
+// (tests/unit/ParserTest.cpp compares them).
+#pragma once
+
+#include "antlr4-runtime.h"
+#include "asm/Lexer.h"
+
+#include <cstddef>
+
+namespace pto::as {
+
+class LexedTokenStream final : public antlr4::CommonTokenStream {
+public:
+  explicit LexedTokenStream(HandLexer& lexer) : CommonTokenStream(&lexer), lexer_(lexer) {}
+
+  antlr4::Token* LT(ssize_t k) override;
+  size_t LA(ssize_t i) override;
+  void consume() override;
+
+protected:
+  size_t fetch(size_t n) override;
+
+private:
+  /// The token k places on from the current one (k >= 1) if it has been fetched and the
+  /// shortcut holds, else null.
+  antlr4::Token* fetchedAhead(ssize_t k) const {
+    const size_t i = _p + static_cast<size_t>(k) - 1;
+    return k > 0 && allOnChannel_ && isInitialized() && i < _tokens.size() ? _tokens[i].get()
+                                                                           : nullptr;
+  }
+  HandLexer& lexer_;
+  bool allOnChannel_ = true; // every token fetched is on the stream's channel
+};
+
+} // namespace pto::as
