@@ -305,6 +305,7 @@ std::vector<Builder::ResultName> Builder::resultNames(P::ResultListContext* rl) 
 void Builder::defineResults(Op& op, const std::vector<ResultName>& names,
                             const std::vector<Type>& types) {
   if (names.size() != types.size()) {
+    resultsRejected_ = true;
     SrcLoc loc = names.empty() ? op.loc : names.front().loc;
     diags_.error(loc, "'" + opLabel(op) + "' produces " + std::to_string(types.size()) +
                           " result(s) but " + std::to_string(names.size()) + " name(s) are given");
@@ -349,12 +350,28 @@ void Builder::buildStmt(P::StmtContext* s) {
   if (kind == P::RuleScfFor) return buildFor(static_cast<P::ScfForContext*>(body), results);
   if (kind == P::RuleScfIf) return buildIf(static_cast<P::ScfIfContext*>(body), results);
   if (kind == P::RuleScfWhile) return buildWhile(static_cast<P::ScfWhileContext*>(body), results);
+  resultsRejected_ = false;
   buildGeneric(static_cast<P::GenericOpContext*>(body), results);
+  dropOpWithRejectedResults();
+}
+
+// An op whose result names were rejected (reported) defines none of its values; it leaves the IR
+// so that no later pass meets an op without the results its kind promises (an alloc_tile
+// written without a name once crashed the verifier).
+void Builder::dropOpWithRejectedResults() {
+  if (!resultsRejected_ || !building_ || !building_->results.empty() || !building_->regions.empty())
+    return;
+  auto& ops = cur().ops;
+  if (!ops.empty() && ops.back().get() == building_) {
+    ops.pop_back();
+    building_ = nullptr;
+  }
 }
 
 bool Builder::expectResults(const std::string& name, SrcLoc loc,
                             const std::vector<ResultName>& results, size_t n) {
   if (results.size() == n) return true;
+  resultsRejected_ = true;
   diags_.error(results.empty() ? loc : results.front().loc,
                "'" + name + "' produces " + std::to_string(n) + " result(s) but " +
                    std::to_string(results.size()) + " name(s) are given");

@@ -208,6 +208,7 @@ private:
   static std::string opLabel(const Op& op) { return op.name.empty() ? "operation" : op.name; }
   void buildStmt(P::StmtContext* s);
   std::optional<Type> readType(P::TypeContext* t) { return types_.read(t); }
+  void dropOpWithRejectedResults();
   bool expectResults(const std::string& name, SrcLoc loc, const std::vector<ResultName>& results,
                      size_t n);
   void buildTerminator(OpKind kind, const std::string& name, SrcLoc loc, Pieces& p,
@@ -385,6 +386,7 @@ private:
   std::vector<std::unordered_map<std::string, ValueId>> scopes_;
   std::vector<Region*> regions_;
   Op* building_ = nullptr;
+  bool resultsRejected_ = false; // this statement's result names did not match its op
   std::optional<Type> viewAnnotation_;
   struct Placement {
     int64_t addr;
