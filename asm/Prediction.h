@@ -36,7 +36,7 @@ public:
 private:
   /// The alternative the cached DFA predicts at the input's position, or 0 when ANTLR must
   /// decide (see above).
-  size_t fromDfa(antlr4::TokenStream* input, antlr4::dfa::DFA& dfa,
+  size_t fromDfa(antlr4::TokenStream* input, antlr4::dfa::DFAState* s0,
                  antlr4::ParserRuleContext* outerContext);
   size_t cachedAnswers_ = 0;
 };
