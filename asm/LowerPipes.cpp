@@ -119,10 +119,8 @@ void FunctionLowering::lowerPipeData(const Op& op) {
     colsReg = dimReg(valid.second);
     dtype = fn_.type(tile).tile.dtype;
   }
-  auto code = enc::dataTypeCode(dtype);
-  if (!code)
-    return unsupported(op.loc,
-                       "element type " + std::string(isa::spelling(dtype)) + " in a tile block");
+  auto code = blockTypeCode(op.loc, dtype);
+  if (!code) return;
   std::vector<uint32_t> bind;
   if (tile != kNoValue) {
     auto i = tileIndex(tile, op.loc);

@@ -48,10 +48,8 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
   }
   auto parent = tileIndex(tile, op.loc);
   if (!parent) return;
-  auto code = enc::dataTypeCode(tt.dtype);
-  if (!code)
-    return unsupported(op.loc,
-                       "element type " + std::string(isa::spelling(tt.dtype)) + " in a tile block");
+  auto code = blockTypeCode(op.loc, tt.dtype);
+  if (!code) return;
   const auto datr = datrFor(op, info, roleValue(op, isa::RoleId::Dst));
   const uint32_t sliceBytes =
       static_cast<uint32_t>(p.sliceRows * tt.cols * isa::bitWidth(tt.dtype) / 8);
@@ -106,10 +104,8 @@ void FunctionLowering::lowerDynamicSlices(const Op& op, const isa::OpInfo& info,
   if (!sliceable(op, info, tt)) return;
   auto parent = tileIndex(tile, op.loc);
   if (!parent) return;
-  auto code = enc::dataTypeCode(tt.dtype);
-  if (!code)
-    return unsupported(op.loc,
-                       "element type " + std::string(isa::spelling(tt.dtype)) + " in a tile block");
+  auto code = blockTypeCode(op.loc, tt.dtype);
+  if (!code) return;
   const auto datr = datrFor(op, info, roleValue(op, isa::RoleId::Dst));
   // The slice view: the tile's shape from a row bound at run time, valid shape from B.DIM.
   obj::TileDesc d = out_.tiles[*parent];

@@ -256,6 +256,13 @@ void FunctionLowering::scaleToBytes(VReg dst, VReg elems, unsigned bits) {
     scalar(FormId::S_SRLI, {{"shamt", 1}}, {{"SrcL", elems, false}, {"RegDst", dst, true}});
 }
 
+std::optional<unsigned> FunctionLowering::blockTypeCode(SrcLoc loc, isa::DType dtype) {
+  auto code = enc::dataTypeCode(dtype);
+  if (!code)
+    unsupported(loc, "element type " + std::string(isa::spelling(dtype)) + " in a tile block");
+  return code;
+}
+
 bool FunctionLowering::tileDescFits(SrcLoc loc) {
   if (out_.tiles.size() < 64) return true;
   diags_.error(loc, "function '@" + fn_.name +
@@ -496,10 +503,8 @@ void FunctionLowering::lowerTileOp(const Op& op) {
                                                                                          : dst;
   std::pair<Dim, Dim> valid = shapeTile != kNoValue ? validOf(shapeTile) : std::pair<Dim, Dim>{};
   const isa::DType startType = fn_.type(startTypeTile(op, info, shapeTile, src)).tile.dtype;
-  auto code = enc::dataTypeCode(startType);
-  if (!code)
-    return unsupported(op.loc, "element type " + std::string(isa::spelling(startType)) +
-                                   " in a tile block");
+  auto code = blockTypeCode(op.loc, startType);
+  if (!code) return;
   VReg rowsReg = dimReg(valid.first), colsReg = dimReg(valid.second);
   inScalarBlock_ = false;
   MInst& start = emit(enc::tileStart(eop->op, *code));

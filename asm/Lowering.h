@@ -124,6 +124,8 @@ public:
 private:
   // ------------------------------------------------------------ errors
   void unsupported(SrcLoc loc, const std::string& what);
+  /// The start word's data-type code for a tile block of `dtype`, or nothing (reported at `loc`).
+  std::optional<unsigned> blockTypeCode(SrcLoc loc, isa::DType dtype);
   /// A value the code generator has no home for. After an error this is the error's echo (the
   /// refused op defined nothing), so only the first refusal is reported, not its consequences.
   void missing(SrcLoc loc, const std::string& what);
