@@ -217,5 +217,7 @@ bool selectConvertKernel(TileInst& t, std::optional<std::string>& err);
 bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err);
 bool selectMathKernel(TileInst& t, std::optional<std::string>& err);
 bool selectPipeKernel(TileInst& t, std::optional<std::string>& err);
+/// Reductions, row/column broadcasts, compare and select (ReduceKernels.cpp).
+bool selectReduceKernel(TileInst& t, std::optional<std::string>& err);
 
 } // namespace pto::rt::cpu

@@ -469,69 +469,6 @@ void kExpands(Core& c, const TileInst& t) {
       setBits(base, bits, od.elemOffset(r, j), v);
 }
 
-// ------------------------------------------------------------------ reductions and expands
-enum class Red { Sum, Max, Min, Prod };
-template <DType D, Red R> void kRowReduce(Core& c, const TileInst& t) {
-  using S = typename Tr<D>::S;
-  using C = typename Tr<D>::C;
-  const uint32_t vr = t.validRows(c), vc = t.validCols(c); // the source valid region
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, vr, 1)) return;
-  Acc<S> d(c, od), a(c, oa);
-  for (uint32_t r = 0; r < vr; ++r) {
-    if (vc == 0) continue;
-    C acc = Tr<D>::ld(a.at(r, 0));
-    for (uint32_t j = 1; j < vc; ++j) {
-      C x = Tr<D>::ld(a.at(r, j));
-      if constexpr (R == Red::Sum)
-        acc = wrapAdd(acc, x);
-      else if constexpr (R == Red::Prod)
-        acc = wrapMul(acc, x);
-      else if constexpr (R == Red::Max)
-        acc = acc < x ? x : acc;
-      else
-        acc = x < acc ? x : acc;
-    }
-    d.at(r, 0) = Tr<D>::st(acc);
-  }
-}
-template <DType D, Red R> void kColReduce(Core& c, const TileInst& t) {
-  using S = typename Tr<D>::S;
-  using C = typename Tr<D>::C;
-  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, 1, vc)) return;
-  Acc<S> d(c, od), a(c, oa);
-  for (uint32_t j = 0; j < vc; ++j) {
-    if (vr == 0) continue;
-    C acc = Tr<D>::ld(a.at(0, j));
-    for (uint32_t r = 1; r < vr; ++r) {
-      C x = Tr<D>::ld(a.at(r, j));
-      if constexpr (R == Red::Sum)
-        acc = wrapAdd(acc, x);
-      else if constexpr (R == Red::Prod)
-        acc = wrapMul(acc, x);
-      else if constexpr (R == Red::Max)
-        acc = acc < x ? x : acc;
-      else
-        acc = x < acc ? x : acc;
-    }
-    d.at(0, j) = Tr<D>::st(acc);
-  }
-}
-
-/// dst[i,j] = src[i,0] (row) or src[0,j] (col), raw element copy.
-template <DType D, bool Row> void kExpand(Core& c, const TileInst& t) {
-  using S = typename Tr<D>::S;
-  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, Row ? vr : 1, Row ? 1 : vc)) return;
-  Acc<S> d(c, od), a(c, oa);
-  for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j)
-      d.at(r, j) = Row ? a.at(r, 0) : a.at(0, j);
-}
-
 /// dst[i,j] = op(src0[i,j], src1[i,0]) (Row) or op(src0[i,j], src1[0,j]).
 template <DType D, typename Op, bool Row> void kExpandOp(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
@@ -545,69 +482,6 @@ template <DType D, typename Op, bool Row> void kExpandOp(Core& c, const TileInst
     for (uint32_t j = 0; j < vc; ++j)
       d.at(r, j) =
           Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j)), Tr<D>::ld(Row ? b.at(r, 0) : b.at(0, j))));
-}
-
-// ------------------------------------------------------------------ compare / select
-template <DType D> void kCmp(Core& c, const TileInst& t) {
-  using S = typename Tr<D>::S;
-  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
-  const bool scalar = t.op == isa::OpId::TCMPS;
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) ||
-      (!scalar && !fits(c, t, t.tiles[t.src1], vr, vc)))
-    return;
-  Acc<S> a(c, oa);
-  const auto s = scalarOf<S, D>(t.scalar(c, 0));
-  const unsigned cmode = t.datr ? t.datr->cmode : 0; // EQ without a B.DATR
-  uint8_t* base = c.buf[od.loc] + od.offset;
-  const unsigned bits = isa::bitWidth(od.dtype);
-  for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) {
-      auto x = Tr<D>::ld(a.at(r, j));
-      auto y = scalar ? s : Tr<D>::ld(Acc<S>(c, t.tiles[t.src1]).at(r, j));
-      bool v = false;
-      switch (cmode) {
-      case 0:
-        v = x == y;
-        break;
-      case 1:
-        v = x != y;
-        break;
-      case 2:
-        v = x < y;
-        break;
-      case 3:
-        v = x > y;
-        break;
-      case 4:
-        v = x <= y;
-        break;
-      default:
-        v = x >= y;
-        break;
-      }
-      setBits(base, bits, od.elemOffset(r, j), v ? 1 : 0);
-    }
-}
-
-/// TSEL: dst = mask != 0 ? src0 : src1; TSELS: dst = mask != 0 ? src : scalar.
-template <DType D> void kSel(Core& c, const TileInst& t) {
-  using S = typename Tr<D>::S;
-  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
-  const TileOperand &od = t.tiles[t.dst], &om = t.tiles[t.src0], &oa = t.tiles[t.src1];
-  const bool scalar = t.op == isa::OpId::TSELS;
-  if (!fits(c, t, od, vr, vc) || !fits(c, t, om, vr, vc) || !fits(c, t, oa, vr, vc)) return;
-  Acc<S> d(c, od), a(c, oa);
-  const uint8_t* mb = c.buf[om.loc] + om.offset;
-  const unsigned mbits = isa::bitWidth(om.dtype);
-  S sv{};
-  uint64_t bits = t.scalar(c, 0);
-  std::memcpy(&sv, &bits, sizeof(S));
-  for (uint32_t r = 0; r < vr; ++r)
-    for (uint32_t j = 0; j < vc; ++j) {
-      bool m = getBits(mb, mbits, om.elemOffset(r, j)) != 0;
-      d.at(r, j) = m ? a.at(r, j) : (scalar ? sv : Acc<S>(c, t.tiles[t.src2]).at(r, j));
-    }
 }
 
 // ------------------------------------------------------------------ dtype dispatch (byType:
@@ -629,27 +503,6 @@ template <template <DType> class U> struct UnK {
     static void run(Core& c, const TileInst& t) { kUnary<D, U<D>>(c, t); }
   };
 };
-template <Red R> struct RowRedK {
-  template <DType D> struct T {
-    static void run(Core& c, const TileInst& t) { kRowReduce<D, R>(c, t); }
-  };
-};
-template <Red R> struct ColRedK {
-  template <DType D> struct T {
-    static void run(Core& c, const TileInst& t) { kColReduce<D, R>(c, t); }
-  };
-};
-template <bool Row> struct ExpK {
-  template <DType D> struct T {
-    static void run(Core& c, const TileInst& t) { kExpand<D, Row>(c, t); }
-  };
-};
-template <DType D> struct CmpK {
-  static void run(Core& c, const TileInst& t) { kCmp<D>(c, t); }
-};
-template <DType D> struct SelK {
-  static void run(Core& c, const TileInst& t) { kSel<D>(c, t); }
-};
 template <DType D> struct LreluK {
   static void run(Core& c, const TileInst& t) { kLrelu<D>(c, t); }
 };
@@ -660,7 +513,6 @@ std::optional<std::string> selectKernel(TileInst& t) {
   using isa::OpId;
   const DType d =
       t.dst >= 0 ? t.tiles[t.dst].dtype : (t.src0 >= 0 ? t.tiles[t.src0].dtype : t.startType);
-  const DType s = t.src0 >= 0 ? t.tiles[t.src0].dtype : d;
   auto need = [&](std::initializer_list<int> roles) -> std::optional<std::string> {
     for (int r : roles)
       if (r < 0) return std::string(t.name) + ": missing tile operand";
@@ -718,30 +570,6 @@ std::optional<std::string> selectKernel(TileInst& t) {
     UN(TNEG, UNeg, true, true)
     UN(TNOT, UNot, true, false)
 #undef UN
-#define RED(OP, R, ROW)                                                                            \
-  case OpId::OP:                                                                                   \
-    if (auto e = need({t.dst, t.src0})) return e;                                                  \
-    k = ROW ? byType<RowRedK<R>::template T>(d, true, true)                                        \
-            : byType<ColRedK<R>::template T>(d, true, true);                                       \
-    if (s != d)                                                                                    \
-      return std::string(t.name) + ": source and destination types differ (" +                     \
-             std::string(isa::spelling(s)) + " -> " + std::string(isa::spelling(d)) + ")";         \
-    break;
-    RED(TROWSUM, Red::Sum, true)
-    RED(TROWMAX, Red::Max, true)
-    RED(TROWMIN, Red::Min, true)
-    RED(TROWPROD, Red::Prod, true)
-    RED(TCOLSUM, Red::Sum, false)
-    RED(TCOLMAX, Red::Max, false)
-    RED(TCOLMIN, Red::Min, false)
-    RED(TCOLPROD, Red::Prod, false)
-#undef RED
-  case OpId::TROWEXPAND:
-  case OpId::TCOLEXPAND:
-    if (auto e = need({t.dst, t.src0})) return e;
-    k = t.op == OpId::TROWEXPAND ? byType<ExpK<true>::template T>(d, true, true)
-                                 : byType<ExpK<false>::template T>(d, true, true);
-    break;
 #define EXPOP(OP, F, ROW)                                                                          \
   case OpId::OP:                                                                                   \
     if (auto e = need({t.dst, t.src0, t.src1})) return e;                                          \
@@ -763,19 +591,6 @@ std::optional<std::string> selectKernel(TileInst& t) {
     EXPOP(TCOLEXPANDMIN, OMin, false)
     EXPOP(TCOLEXPANDEXPDIF, OExpDif, false)
 #undef EXPOP
-  case OpId::TCMP:
-  case OpId::TCMPS:
-    if (auto e = need({t.dst, t.src0})) return e;
-    if (t.op == OpId::TCMP && t.src1 < 0) return std::string(t.name) + ": missing tile operand";
-    k = byType<CmpK>(s, true, true);
-    if (!k) return unsupportedType(s);
-    break;
-  case OpId::TSEL:
-  case OpId::TSELS:
-    if (auto e = need({t.dst, t.src0, t.src1})) return e;
-    if (t.op == OpId::TSEL && t.src2 < 0) return std::string(t.name) + ": missing tile operand";
-    k = byType<SelK>(d, true, true);
-    break;
   case OpId::TLRELU:
     if (auto e = need({t.dst, t.src0})) return e;
     k = byType<LreluK>(d, false, true);
@@ -786,8 +601,8 @@ std::optional<std::string> selectKernel(TileInst& t) {
     break;
   default: {
     std::optional<std::string> err;
-    if (selectMoveKernel(t, err) || selectConvertKernel(t, err) || selectLayoutKernel(t, err) ||
-        selectMathKernel(t, err) || selectPipeKernel(t, err))
+    if (selectReduceKernel(t, err) || selectMoveKernel(t, err) || selectConvertKernel(t, err) ||
+        selectLayoutKernel(t, err) || selectMathKernel(t, err) || selectPipeKernel(t, err))
       return err;
     return std::string(t.name) + " is not supported by the cpu backend";
   }
