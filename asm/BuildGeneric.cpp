@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <typeindex>
 #include <typeinfo>
-#include <unordered_map>
 
 namespace pto::as::detail {
 namespace {
@@ -29,16 +27,23 @@ void addTypes(Pieces& p, P::TypeContext* t) {
 /// The kind of a piece from its context class (one typeid lookup instead of a dynamic_cast
 /// chain: pieces are the bulk of every statement).
 PieceKind kindOf(P::PieceContext* piece) {
-  static const std::unordered_map<std::type_index, PieceKind> kKinds = {
+  // The piece's labelled alternative, by its dynamic type. The types are compared by address
+  // first (one type_info object per type in this executable): hashing a type_index hashes its
+  // name, 1% of pto-as's instructions. Equality (by name) remains the fallback.
+  struct Entry {
+    const std::type_info& type;
+    PieceKind kind;
+  };
+  static const Entry kKinds[] = {
       {typeid(P::ValuePieceContext), PieceKind::Operand},
-      {typeid(P::LiteralPieceContext), PieceKind::Operand},
       {typeid(P::TypesPieceContext), PieceKind::Types},
-      {typeid(P::ArrowPieceContext), PieceKind::Arrow},
+      {typeid(P::KeywordPieceContext), PieceKind::Keyword},
       {typeid(P::DictPieceContext), PieceKind::Dict},
+      {typeid(P::LiteralPieceContext), PieceKind::Operand},
+      {typeid(P::ArrowPieceContext), PieceKind::Arrow},
       {typeid(P::BracketPieceContext), PieceKind::Bracket},
       {typeid(P::AnglePieceContext), PieceKind::Angle},
       {typeid(P::HashPieceContext), PieceKind::Hash},
-      {typeid(P::KeywordPieceContext), PieceKind::Keyword},
       {typeid(P::SizesPieceContext), PieceKind::Sizes},
       {typeid(P::CallPieceContext), PieceKind::Call},
       {typeid(P::OutsTypePieceContext), PieceKind::OutsType},
@@ -49,8 +54,12 @@ PieceKind kindOf(P::PieceContext* piece) {
       {typeid(P::ToPieceContext), PieceKind::To},
       {typeid(P::PropsPieceContext), PieceKind::Props},
   };
-  auto it = kKinds.find(typeid(*piece));
-  return it == kKinds.end() ? PieceKind::Comma : it->second;
+  const std::type_info& type = typeid(*piece);
+  for (const Entry& e : kKinds)
+    if (&e.type == &type) return e.kind;
+  for (const Entry& e : kKinds)
+    if (e.type == type) return e.kind;
+  return PieceKind::Comma;
 }
 
 void addTypeList(Pieces& out, P::TypeListContext* t) {

@@ -321,6 +321,10 @@ struct ParseState {
 
 } // namespace
 
+void assumeOneParserThread() {
+  DfaFirstSimulator::assumeOneParserThread(true);
+}
+
 std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags,
                                         std::optional<isa::Arch> arch) {
   if (auto deep = tooDeeplyNested(src.text())) {

@@ -16,6 +16,11 @@ namespace pto::as {
 std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags,
                                         std::optional<isa::Arch> arch = std::nullopt);
 
+/// For a process that parses on one thread only (pto-as): parsing then skips the locks that keep
+/// ANTLR's shared prediction cache safe for parsers on several threads. Call before the first
+/// parse; a process that parses on several threads must never call it.
+void assumeOneParserThread();
+
 /// The arch to verify for: the --arch flag if given, else the module's pto.target_arch, else A2/A3.
 isa::Arch resolveArch(const ir::Module& m, std::optional<isa::Arch> flag);
 

@@ -5,6 +5,32 @@ namespace pto::as {
 
 using antlr4::atn::ParserATNSimulator;
 
+namespace {
+/// See assumeOneParserThread. Relaxed: it is set before any parse and read by the parsing thread.
+std::atomic<bool> oneParserThread{false};
+
+/// ANTLR's read lock on one of its shared locks, or nothing when one thread parses.
+class ReadLock {
+public:
+  explicit ReadLock(antlrcpp::SingleWriteMultipleReadLock& lock)
+      : lock_(oneParserThread.load(std::memory_order_relaxed) ? nullptr : &lock) {
+    if (lock_) lock_->readLock();
+  }
+  ~ReadLock() {
+    if (lock_) lock_->readUnlock();
+  }
+  ReadLock(const ReadLock&) = delete;
+  ReadLock& operator=(const ReadLock&) = delete;
+
+private:
+  antlrcpp::SingleWriteMultipleReadLock* lock_;
+};
+} // namespace
+
+void DfaFirstSimulator::assumeOneParserThread(bool one) {
+  oneParserThread.store(one, std::memory_order_relaxed);
+}
+
 DfaFirstSimulator::DfaFirstSimulator(antlr4::Parser* parser, ParserATNSimulator& replaced)
     : ParserATNSimulator(parser, replaced.atn, replaced.decisionToDFA,
                          replaced.getSharedContextCache()) {
@@ -24,9 +50,11 @@ size_t DfaFirstSimulator::adaptivePredict(antlr4::TokenStream* input, size_t dec
   // The DFA cache is shared by every parser in the process (pto-diff parses on several threads):
   // it is read under the same locks ANTLR's own prediction takes while another thread may add
   // states and edges.
-  _stateLock.readLock();
-  antlr4::dfa::DFAState* const s0 = dfa.isPrecedenceDfa() ? nullptr : dfa.s0;
-  _stateLock.readUnlock();
+  antlr4::dfa::DFAState* s0 = nullptr;
+  {
+    ReadLock lock(_stateLock);
+    s0 = dfa.isPrecedenceDfa() ? nullptr : dfa.s0;
+  }
   // A precedence DFA (left-recursive rules; the grammar has none) has one start state per
   // precedence level: ANTLR picks it.
   if (s0 != nullptr) {
@@ -48,14 +76,15 @@ size_t DfaFirstSimulator::fromDfa(antlr4::TokenStream* input, antlr4::dfa::DFASt
   const bool sllOnly = getPredictionMode() == antlr4::atn::PredictionMode::SLL;
   // The walk holds ANTLR's edge lock once (LA() only reads our token stream); the predicates,
   // which call into the parser, are evaluated after it is released.
-  _edgeLock.readLock();
-  for (ssize_t k = 1; state != nullptr; ++k) {
-    const auto edge = state->edges.find(input->LA(k)); // EOF edges are never cached
-    state = edge == state->edges.end() || edge->second == ERROR.get() ? nullptr : edge->second;
-    if (state != nullptr && (state->isAcceptState || (state->requiresFullContext && !sllOnly)))
-      break;
+  {
+    ReadLock lock(_edgeLock);
+    for (ssize_t k = 1; state != nullptr; ++k) {
+      const auto edge = state->edges.find(input->LA(k)); // EOF edges are never cached
+      state = edge == state->edges.end() || edge->second == ERROR.get() ? nullptr : edge->second;
+      if (state != nullptr && (state->isAcceptState || (state->requiresFullContext && !sllOnly)))
+        break;
+    }
   }
-  _edgeLock.readUnlock();
   if (state == nullptr || (state->requiresFullContext && !sllOnly)) return 0;
   if (state->predicates.empty()) return state->prediction;
   // A state whose alternatives are told apart by the grammar's predicates: they read the

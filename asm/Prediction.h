@@ -14,6 +14,7 @@
 
 #include "antlr4-runtime.h"
 
+#include <atomic>
 #include <cstddef>
 
 namespace pto::as {
@@ -29,6 +30,13 @@ public:
 
   size_t adaptivePredict(antlr4::TokenStream* input, size_t decision,
                          antlr4::ParserRuleContext* outerContext) override;
+
+  /// A promise that from now on this process parses on one thread only (pto-as's main does
+  /// this): the DFA walk then reads the cache without taking ANTLR's state and edge locks, which
+  /// were 6% of pto-as's instructions on a large module (a mutex and a condition variable per
+  /// lock). The default, `false`, locks: right for processes that parse on several threads
+  /// (pto-diff, the tests). Call it before the first parse, never while other threads parse.
+  static void assumeOneParserThread(bool one);
 
   /// Predictions answered from the DFA without calling ANTLR's adaptivePredict (for tests).
   size_t cachedAnswers() const { return cachedAnswers_; }

@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  pto::as::assumeOneParserThread(); // pto-as parses one file on this thread
   auto module = pto::as::parseModule(src, diags, archFlag);
   if (module) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);

@@ -135,6 +135,35 @@ TEST(Parser, SameTreesAndErrorsAsAntlr) {
   EXPECT_GT(cached, runs); // the fast path is taken, several times per parse
 }
 
+TEST(Parser, SameTreesWithoutLocksOnOneThread) {
+  // pto-as promises one parsing thread (assumeOneParserThread) and the DFA walk skips ANTLR's
+  // locks: the trees and errors must not change, from cold and from warm caches.
+  struct OneThread {
+    OneThread() { as::DfaFirstSimulator::assumeOneParserThread(true); }
+    ~OneThread() { as::DfaFirstSimulator::assumeOneParserThread(false); }
+  } oneThread;
+  const std::vector<std::string> texts = inputs();
+  std::mt19937 rng(2718);
+  size_t cached = 0, runs = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (i % 10 == 0) { // every tenth parse from emptied caches
+      antlr4::ANTLRInputStream none;
+      ptogen::PTOLexer lexer(&none);
+      antlr4::CommonTokenStream tokens(&lexer);
+      ptogen::PTOParser(&tokens).getInterpreter<antlr4::atn::ParserATNSimulator>()->clearDFA();
+    }
+    const std::string mutated = mutate(texts[i], rng);
+    for (const std::string* text : {&texts[i], &mutated})
+      for (PredictionMode mode : {PredictionMode::SLL, PredictionMode::LL}) {
+        ASSERT_EQ(parseOurWay(*text, mode, &cached), parseByAntlr(*text, mode)) << "input:\n"
+                                                                                << *text;
+        ++runs;
+      }
+  }
+  std::cout << runs << " parses compared without locks; " << cached << " cached predictions\n";
+  EXPECT_GT(cached, runs);
+}
+
 TEST(Parser, SameTreesFromColdCaches) {
   // Each parse starts from empty prediction caches, so DfaFirstSimulator meets every DFA state
   // while it is being built (ANTLR's fallback fills it) rather than all of them cached.
