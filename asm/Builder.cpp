@@ -259,8 +259,8 @@ void boundParserCaches(ptogen::PTOParser& parser) {
 /// when a function starts, so the nodes made inside it can be deleted together when it ends.
 class FunctionStreamer final : public antlr4::tree::ParseTreeListener {
 public:
-  FunctionStreamer(ptogen::PTOParser& parser, detail::Builder& builder)
-      : parser_(parser), builder_(builder) {}
+  FunctionStreamer(ptogen::PTOParser& parser, LexedTokenStream& tokens, detail::Builder& builder)
+      : parser_(parser), tokens_(tokens), builder_(builder) {}
   FunctionStreamer(const FunctionStreamer&) = delete;
   FunctionStreamer& operator=(const FunctionStreamer&) = delete;
   ~FunctionStreamer() override {
@@ -287,6 +287,11 @@ public:
     std::swap(parser_.getTreeTracker(), spare_);
     spare_.reset();
     ctx->children.clear(); // the function's node stays (its item refers to it), empty
+    // So do its first and last tokens (the nodes around it refer to them); no node refers to
+    // the tokens between any more, and their storage goes to the tokens still to come: the
+    // tokens of the whole file were over half of pto-as's peak memory.
+    const size_t first = ctx->start->getTokenIndex(), last = ctx->stop->getTokenIndex();
+    if (last > first + 1) tokens_.releaseTokens(first + 1, last - 1);
   }
   void visitTerminal(antlr4::tree::TerminalNode*) override {}
   void visitErrorNode(antlr4::tree::ErrorNode*) override {}
@@ -296,6 +301,7 @@ private:
     return ctx->getRuleIndex() == P::RuleFuncOp || ctx->getRuleIndex() == P::RuleKernelOp;
   }
   ptogen::PTOParser& parser_;
+  LexedTokenStream& tokens_;
   detail::Builder& builder_;
   std::vector<antlr4::tree::ParseTreeTracker> kept_; // the nodes outside functions
   antlr4::tree::ParseTreeTracker spare_;             // empty, with room
@@ -355,7 +361,7 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   auto builder = std::make_unique<detail::Builder>(src, diags, arch);
   builder->begin();
-  FunctionStreamer streamer(parser, *builder);
+  FunctionStreamer streamer(parser, tokens, *builder);
   parser.addParseListener(&streamer);
   diags.hold();
   P::FileContext* tree = nullptr;
@@ -367,7 +373,7 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
       diags.dropHeld();
       parser.removeParseListeners();
       streamed = false;
-      tokens.seek(0);
+      tokens.relexFromStart(); // the streamer released the tokens of the functions it built
       parser.reset();
       parser.setErrorHandler(std::make_shared<BoundedRecovery>(diags));
       parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(

@@ -16,6 +16,25 @@
 #include <string>
 #include <typeinfo>
 
+// Under AddressSanitizer a released token's storage is poisoned until a new token is made in it:
+// a read of a token after LexedTokenStream::releaseTokens is then reported, not silently given
+// another token's fields.
+#if defined(__SANITIZE_ADDRESS__)
+#define PTO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PTO_ASAN 1
+#endif
+#endif
+#ifdef PTO_ASAN
+#include <sanitizer/asan_interface.h>
+#define PTO_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define PTO_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define PTO_POISON(p, n) ((void)(p), (void)(n))
+#define PTO_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace pto::as {
 
 CompactInputStream::CompactInputStream(std::string_view utf8) {
@@ -169,9 +188,10 @@ const Tables& tables() {
 /// index of EOF at offset 0); a text set by hand (nothing here does) is kept by the lexer.
 class ArenaToken final : public antlr4::WritableToken {
 public:
-  ArenaToken(HandLexer* lexer, size_t type, size_t start, size_t stop, size_t line, size_t col)
+  ArenaToken(HandLexer* lexer, uint32_t chunk, size_t type, size_t start, size_t stop, size_t line,
+             size_t col)
       : lexer_(lexer), type_(narrow(type)), line_(narrow(line)), col_(narrow(col)),
-        start_(narrow(start)), stop_(narrow(stop)) {}
+        start_(narrow(start)), stop_(narrow(stop)), chunk_(chunk) {}
   static void* operator new(size_t, void* where) noexcept { return where; }
   static void operator delete(void*) noexcept {}
 
@@ -205,6 +225,8 @@ public:
   void setCharPositionInLine(size_t col) override { col_ = narrow(col); }
   void setChannel(size_t channel) override { channel_ = static_cast<uint16_t>(channel); }
   void setTokenIndex(size_t index) override { index_ = narrow(index); }
+  uint32_t chunk() const { return chunk_; }
+  bool hasText() const { return hasText_; }
 
 private:
   static constexpr uint32_t kAllOnes = std::numeric_limits<uint32_t>::max();
@@ -216,12 +238,15 @@ private:
   HandLexer* lexer_;
   uint32_t type_, line_, col_, start_, stop_;
   uint32_t index_ = kAllOnes; // INVALID_INDEX until the token stream numbers it
+  uint32_t chunk_;            // where in HandLexer's arena it is stored
   uint16_t channel_ = antlr4::Token::DEFAULT_CHANNEL;
   bool hasText_ = false;
 };
 static_assert(sizeof(ArenaToken) == 48);
 
-constexpr size_t kTokensPerChunk = 4096;
+// Small enough that the chunks held by the few tokens outside functions (a function's first and
+// last token stay referred to by the tree around it) add little: 24 KiB.
+constexpr size_t kTokensPerChunk = 512;
 
 bool isDigit(char32_t c) {
   return c >= '0' && c <= '9';
@@ -369,7 +394,10 @@ HandLexer::HandLexer(CompactInputStream& input) : input_(&input), text_(input.co
   (void)tables(); // fail here, not in the middle of a parse, if the vocabulary is unexpected
 }
 
-HandLexer::~HandLexer() = default;
+HandLexer::~HandLexer() {
+  for (Chunk& chunk : chunks_)
+    PTO_UNPOISON(chunk.memory.get(), kTokensPerChunk * sizeof(ArenaToken));
+}
 
 antlr4::TokenFactory<antlr4::CommonToken>* HandLexer::getTokenFactory() {
   // For the tokens the parser's error recovery conjures up; heap tokens, as PTOLexer's.
@@ -471,13 +499,64 @@ void HandLexer::advance(size_t len) {
 std::unique_ptr<antlr4::Token> HandLexer::makeToken(size_t type, size_t start, size_t stop,
                                                     size_t line, size_t col) {
   if (chunks_.empty() || chunkUsed_ == kTokensPerChunk) {
-    // Not zeroed: every slot is constructed before use.
-    chunks_.push_back(
-        std::make_unique_for_overwrite<std::byte[]>(kTokensPerChunk * sizeof(ArenaToken)));
-    chunkUsed_ = 0;
+    if (!spareChunks_.empty()) {
+      const uint32_t reused = spareChunks_.back();
+      spareChunks_.pop_back();
+      chunks_[reused].spare = false;
+      useChunk(reused);
+    } else {
+      // Not zeroed: every slot is constructed before use.
+      chunks_.push_back(
+          {std::make_unique_for_overwrite<std::byte[]>(kTokensPerChunk * sizeof(ArenaToken))});
+      useChunk(static_cast<uint32_t>(chunks_.size() - 1));
+    }
   }
-  std::byte* slot = chunks_.back().get() + chunkUsed_++ * sizeof(ArenaToken);
-  return std::unique_ptr<antlr4::Token>(new (slot) ArenaToken(this, type, start, stop, line, col));
+  Chunk& chunk = chunks_[filling_];
+  std::byte* slot = chunk.memory.get() + chunkUsed_++ * sizeof(ArenaToken);
+  PTO_UNPOISON(slot, sizeof(ArenaToken));
+  ++chunk.live;
+  return std::unique_ptr<antlr4::Token>(
+      new (slot) ArenaToken(this, filling_, type, start, stop, line, col));
+}
+
+void HandLexer::useChunk(uint32_t next) {
+  // The chunk filled so far is spare at once if its tokens were all released while it filled.
+  if (next != filling_ && filling_ < chunks_.size()) spareIfFree(filling_);
+  filling_ = next;
+  chunkUsed_ = 0;
+}
+
+void HandLexer::spareIfFree(uint32_t c) {
+  Chunk& chunk = chunks_[c];
+  if (chunk.live != 0 || chunk.spare || c == filling_) return;
+  chunk.spare = true;
+  spareChunks_.push_back(c);
+}
+
+void HandLexer::release(antlr4::Token* token) {
+  // Only this lexer's tokens reach here (the stream holds nothing else); the token is not
+  // destroyed (it owns nothing): its slot is simply made again later.
+  auto* t = static_cast<ArenaToken*>(token);
+  if (t->hasText()) handTexts_.erase(t);
+  const uint32_t chunk = t->chunk();
+  PTO_POISON(t, sizeof(ArenaToken));
+  --chunks_[chunk].live;
+  spareIfFree(chunk);
+}
+
+void HandLexer::rewind() {
+  pos_ = 0;
+  line_ = 1;
+  col_ = 0;
+  handTexts_.clear();
+  spareChunks_.clear();
+  for (uint32_t c = 0; c < chunks_.size(); ++c) {
+    chunks_[c].live = 0;
+    chunks_[c].spare = true;
+    spareChunks_.push_back(c);
+    PTO_POISON(chunks_[c].memory.get(), kTokensPerChunk * sizeof(ArenaToken));
+  }
+  chunkUsed_ = kTokensPerChunk; // the next token takes a spare chunk
 }
 
 std::unique_ptr<antlr4::Token> HandLexer::nextToken() {

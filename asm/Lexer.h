@@ -15,6 +15,7 @@
 #include "antlr4-runtime.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -67,6 +68,16 @@ public:
   }
   const std::string& handText(const antlr4::Token* token) const { return handTexts_.at(token); }
 
+  /// A token of this lexer that nothing refers to any more (LexedTokenStream::releaseTokens):
+  /// its storage is reused once every token stored beside it is released too, so the tokens of a
+  /// large module need not all be in memory at once.
+  void release(antlr4::Token* token);
+  /// Starts again at the beginning of the input with every token's storage free. Only when no
+  /// token of this lexer is referred to any more (LexedTokenStream::relexFromStart).
+  void rewind();
+  /// Chunks of token storage allocated so far (for tests: released storage is reused).
+  size_t chunksAllocated() const { return chunks_.size(); }
+
 private:
   struct Match {
     size_t type;
@@ -83,9 +94,19 @@ private:
   size_t line_ = 1;
   size_t col_ = 0;
   antlr4::ANTLRErrorListener* listener_ = nullptr;
-  // Token storage: fixed-size chunks, never freed before the lexer.
-  std::vector<std::unique_ptr<std::byte[]>> chunks_;
-  size_t chunkUsed_ = 0;
+  // Token storage: fixed-size chunks, freed with the lexer. A chunk whose tokens are all
+  // released is reused for new tokens.
+  struct Chunk {
+    std::unique_ptr<std::byte[]> memory;
+    size_t live = 0;    // tokens made in it and not released
+    bool spare = false; // in spareChunks_
+  };
+  void useChunk(uint32_t chunk);
+  void spareIfFree(uint32_t chunk);
+  std::vector<Chunk> chunks_;
+  std::vector<uint32_t> spareChunks_; // all released, not the one being filled
+  uint32_t filling_ = 0;              // the chunk new tokens go to (when chunks_ is not empty)
+  size_t chunkUsed_ = 0;              // slots of it taken
   std::unordered_map<const antlr4::Token*, std::string> handTexts_;
 };
 

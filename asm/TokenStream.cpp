@@ -26,6 +26,17 @@ void LexedTokenStream::consume() {
   CommonTokenStream::consume();
 }
 
+void LexedTokenStream::releaseTokens(size_t first, size_t last) {
+  for (size_t i = first; i <= last && i < _tokens.size(); ++i)
+    if (_tokens[i]) lexer_.release(_tokens[i].release()); // the lexer keeps the storage
+}
+
+void LexedTokenStream::relexFromStart() {
+  setTokenSource(&lexer_); // drops every token, to be fetched again from the start
+  lexer_.rewind();
+  allOnChannel_ = true;
+}
+
 size_t LexedTokenStream::fetch(size_t n) {
   // BufferedTokenStream::fetch, without its dynamic_cast: HandLexer's tokens are WritableTokens.
   if (_fetchedEOF) return 0;

@@ -26,6 +26,14 @@ public:
   size_t LA(ssize_t i) override;
   void consume() override;
 
+  /// Tokens [first, last] will never be asked for again (a function the builder is done with):
+  /// their storage goes back to the lexer, and get() of them is no longer allowed. A parse
+  /// that must start over (two-stage parsing) calls relexFromStart() instead of seek(0).
+  void releaseTokens(size_t first, size_t last);
+  /// Forgets every token and lexes again from the start of the input (as seek(0) on a fresh
+  /// stream): tokens are made on demand, exactly as the first time.
+  void relexFromStart();
+
 protected:
   size_t fetch(size_t n) override;
 

@@ -6,6 +6,7 @@
 // simulator and CommonTokenStream. The inputs are deterministic (fixed seeds).
 #include "PTOLexer.h"
 #include "PTOParser.h"
+#include "asm/Frontend.h"
 #include "asm/Lexer.h"
 #include "asm/Prediction.h"
 #include "asm/TokenStream.h"
@@ -13,10 +14,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -262,6 +265,102 @@ TEST(Parser, TokenStreamAnswersAsCommonTokenStream) {
       ASSERT_EQ(ours.size(), ref.size());
     }
   }
+}
+
+/// What a token says, to compare tokens made at different times or places.
+std::string fields(antlr4::Token* t) {
+  return std::to_string(t->getType()) + " " + std::to_string(t->getTokenIndex()) + " " +
+         std::to_string(t->getStartIndex()) + ".." + std::to_string(t->getStopIndex()) + " @" +
+         std::to_string(t->getLine()) + ":" + std::to_string(t->getCharPositionInLine()) + " " +
+         t->getText();
+}
+
+TEST(Parser, ReleasedTokensAreReusedAndKeptTokensUnchanged) {
+  // The front end releases the tokens inside each function it has built (FunctionStreamer):
+  // their storage is reused for later tokens. Over every input and one long one (all inputs
+  // in a row), random runs of fetched tokens are released while some tokens are kept. Every
+  // token fetched must read as the same token from a stream that releases nothing, every kept
+  // token must still read as itself at the end (reuse never overwrote it), the storage must
+  // stay bounded, and a stream started over (relexFromStart) must give the whole sequence again.
+  std::vector<std::string> texts = inputs();
+  std::string all;
+  for (const std::string& t : texts)
+    all += t + "\n";
+  texts.push_back(all);
+  std::mt19937 rng(4242);
+  size_t checked = 0, released = 0;
+  for (const std::string& text : texts) {
+    as::CompactInputStream inRef(text), in(text);
+    as::HandLexer lexRef(inRef), lex(in);
+    as::LexedTokenStream ref(lexRef), ours(lex);
+    ref.fill();
+    std::vector<std::pair<antlr4::Token*, std::string>> kept;
+    size_t releasedUpTo = 0; // tokens [0, releasedUpTo) are released or kept
+    // Functions of 1-60 tokens (a fifth of them) or of 2,000-8,000 (a real module's).
+    auto functionLength = [&] { return rng() % 5 == 0 ? 1 + rng() % 60 : 2000 + rng() % 6000; };
+    size_t functionEnd = functionLength();
+    for (size_t i = 0;; ++i) {
+      antlr4::Token* t = ours.LT(1);
+      ASSERT_EQ(fields(t), fields(ref.get(i))) << "token " << i;
+      ++checked;
+      if (t->getType() == antlr4::Token::EOF) break;
+      ours.consume();
+      if (i == functionEnd) { // a "function" ends: release the run before it, keep its ends
+        kept.emplace_back(ours.get(releasedUpTo), fields(ours.get(releasedUpTo)));
+        if (i > releasedUpTo + 1) {
+          ours.releaseTokens(releasedUpTo + 1, i - 1);
+          released += i - 1 - releasedUpTo;
+        }
+        kept.emplace_back(ours.get(i), fields(ours.get(i)));
+        releasedUpTo = i + 1;
+        functionEnd = i + functionLength();
+      }
+    }
+    for (const auto& [token, was] : kept)
+      ASSERT_EQ(fields(token), was);
+    // Storage: all but a few chunks' worth of tokens were released and their room reused.
+    const size_t tokens = ref.size();
+    if (tokens > 20000) {
+      EXPECT_LT(lex.chunksAllocated(), lexRef.chunksAllocated() / 2) << tokens << " tokens";
+    }
+    ours.relexFromStart();
+    ours.fill();
+    ASSERT_EQ(ours.size(), ref.size());
+    for (size_t i = 0; i < ref.size(); ++i)
+      ASSERT_EQ(fields(ours.get(i)), fields(ref.get(i))) << "after relexFromStart, token " << i;
+    checked += ref.size();
+  }
+  std::cout << checked << " tokens compared, " << released << " released\n";
+}
+
+TEST(Parser, SyntaxErrorAfterBuiltFunctionsIsReportedOnce) {
+  // Forty functions are built and their tokens released (and reused) before the syntax error
+  // at the end stops the fast parse: the parse starts over on tokens lexed again and reports
+  // the error once, where it is.
+  std::string text = "module {\n";
+  for (int f = 0; f < 40; ++f) {
+    text += "  func.func @k" + std::to_string(f) + "(%a: i32) -> i32 {\n";
+    for (int s = 0; s < 20; ++s)
+      text += "    %v" + std::to_string(s) + " = arith.addi %a, %a : i32\n";
+    text += "    return %v19 : i32\n  }\n";
+  }
+  text += "}\n}\n";
+  const size_t errorLine = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  as::SourceFile src("many.pto", text);
+  std::ostringstream out;
+  as::DiagEngine diags(src, out);
+  EXPECT_EQ(as::parseModule(src, diags), nullptr);
+  EXPECT_EQ(diags.errors(), 1u);
+  EXPECT_NE(out.str().find("many.pto:" + std::to_string(errorLine) + ":1: error: unexpected '}'"),
+            std::string::npos)
+      << out.str();
+  // Without the stray brace the same text builds, all forty functions.
+  text.resize(text.size() - 2);
+  as::SourceFile good("many.pto", text);
+  as::DiagEngine quiet(good, out);
+  auto m = as::parseModule(good, quiet);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->functions.size(), 40u);
 }
 
 } // namespace
