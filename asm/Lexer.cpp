@@ -41,10 +41,8 @@ CompactInputStream::CompactInputStream(std::string_view utf8) {
   if (utf8.starts_with("\xEF\xBB\xBF"))
     utf8.remove_prefix(3); // a byte order mark, as ANTLR drops it
   ascii_ = support::asciiPrefix(utf8) == utf8.size();
-  if (ascii_) { // most modules: a widening copy, which the compiler vectorizes
-    _data.resize(utf8.size());
-    std::transform(utf8.begin(), utf8.end(), _data.begin(),
-                   [](char c) { return static_cast<char32_t>(static_cast<unsigned char>(c)); });
+  if (ascii_) { // most modules: read in place (a widening copy was 4 bytes per input byte)
+    bytes_ = utf8;
     return;
   }
   size_t n = 0;
@@ -68,23 +66,48 @@ CompactInputStream::CompactInputStream(std::string_view utf8) {
   }
 }
 
+// LA, consume and seek: ANTLRInputStream's, over the bytes of an ASCII input.
+size_t CompactInputStream::LA(ssize_t i) {
+  if (!ascii_) return ANTLRInputStream::LA(i);
+  if (i == 0) return 0; // undefined
+  const auto position = static_cast<ssize_t>(p);
+  if (i < 0) {
+    ++i; // LA(-1) is the character before p
+    if (position + i - 1 < 0) return antlr4::IntStream::EOF;
+  }
+  if (position + i - 1 >= static_cast<ssize_t>(bytes_.size())) return antlr4::IntStream::EOF;
+  return static_cast<unsigned char>(bytes_[static_cast<size_t>(position + i - 1)]);
+}
+
+void CompactInputStream::consume() {
+  if (!ascii_) return ANTLRInputStream::consume();
+  if (p >= bytes_.size()) throw antlr4::IllegalStateException("cannot consume EOF");
+  ++p;
+}
+
+void CompactInputStream::seek(size_t index) {
+  if (!ascii_) return ANTLRInputStream::seek(index);
+  p = index <= p ? index : std::min(index, bytes_.size()); // seeking forward consumes up to there
+}
+
+std::string CompactInputStream::toString() const {
+  if (!ascii_) return ANTLRInputStream::toString();
+  return std::string(bytes_);
+}
+
 std::string CompactInputStream::getText(const antlr4::misc::Interval& interval) {
   // ANTLRInputStream::getText's bounds, down to its reading of an interval whose end is before
   // its start; but encoded here directly instead of through std::wstring_convert, which was a
   // visible cost of building the IR (every token's text passes through here).
+  const size_t n = size();
   if (interval.a < 0 || interval.b < 0) return {};
   const size_t start = static_cast<size_t>(interval.a);
   size_t stop = static_cast<size_t>(interval.b);
-  if (stop >= _data.size()) stop = _data.size() - 1;
-  if (start >= _data.size()) return {};
-  const size_t count = std::min(stop - start + 1, _data.size() - start);
+  if (stop >= n) stop = n - 1;
+  if (start >= n) return {};
+  const size_t count = std::min(stop - start + 1, n - start);
+  if (ascii_) return std::string(bytes_.substr(start, count));
   const std::u32string_view cps = std::u32string_view(_data).substr(start, count);
-  if (ascii_) { // one byte per code point: a narrowing copy (locOf takes every token's text)
-    std::string out(count, '\0');
-    for (size_t k = 0; k < count; ++k)
-      out[k] = static_cast<char>(cps[k]);
-    return out;
-  }
   size_t bytes = 0;
   for (char32_t cp : cps)
     bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
@@ -278,19 +301,29 @@ bool isNotEol(char32_t c) {
 /// The longest matches of the rules, over the code points s[0..n). Every function takes the
 /// position of the rule's first character and returns the end of its longest match, or 0 when
 /// the rule does not match there.
-struct Rules {
-  const char32_t* s;
+/// Ch is char (an ASCII input, read in place) or char32_t (code points).
+template <class Ch> struct Rules {
+  const Ch* s;
   size_t n;
 
+  static char32_t code(Ch c) {
+    if constexpr (sizeof(Ch) == 1)
+      return static_cast<unsigned char>(c);
+    else
+      return c;
+  }
   /// s[k], or a value no character class contains when k is past the end.
-  char32_t at(size_t k) const { return k < n ? s[k] : std::numeric_limits<char32_t>::max(); }
+  char32_t at(size_t k) const { return k < n ? code(s[k]) : std::numeric_limits<char32_t>::max(); }
   template <class Pred> size_t run(size_t k, Pred pred) const {
-    while (k < n && pred(s[k]))
+    while (k < n && pred(code(s[k])))
       ++k;
     return k;
   }
   bool startsWith(size_t k, std::u32string_view lit) const {
-    return n - k >= lit.size() && std::u32string_view(s + k, lit.size()) == lit;
+    if (n - k < lit.size()) return false;
+    for (size_t j = 0; j < lit.size(); ++j)
+      if (code(s[k + j]) != lit[j]) return false;
+    return true;
   }
 
   // BLOCK_MNEMONIC : ('BSTART' | 'BSTOP' | 'B.' [A-Z]+) ('.' [A-Z0-9_]+)* ;
@@ -346,7 +379,7 @@ struct Rules {
   }
   // INT : '0x' [0-9a-fA-F]+ | [0-9]+ ;  (s[i] is a digit)
   size_t intNumber(size_t i) const {
-    if (s[i] == '0' && at(i + 1) == 'x' && isHex(at(i + 2))) return run(i + 2, isHex);
+    if (at(i) == '0' && at(i + 1) == 'x' && isHex(at(i + 2))) return run(i + 2, isHex);
     return run(i, isDigit); // never longer than the hex form when that matches
   }
   // ID_CHAR+ after one leading character (VALUE_ID, SYMBOL, CARET_ID).
@@ -358,11 +391,11 @@ struct Rules {
   size_t string(size_t i) const {
     if (at(i) != '"') return 0;
     for (size_t j = i + 1; j < n;) {
-      const char32_t c = s[j];
+      const char32_t c = code(s[j]);
       if (c == '"') return j + 1;
       if (c == '\r' || c == '\n' || c > kMaxChar) return 0;
       if (c == '\\') {
-        if (j + 1 >= n || s[j + 1] > kMaxChar) return 0;
+        if (j + 1 >= n || code(s[j + 1]) > kMaxChar) return 0;
         j += 2;
       } else {
         ++j;
@@ -374,11 +407,11 @@ struct Rules {
   size_t bangTypeParams(size_t k) const {
     if (at(k) != '<') return 0;
     for (size_t j = k + 1; j < n;) {
-      const char32_t c = s[j];
+      const char32_t c = code(s[j]);
       if (c == '>') return j + 1;
       if (c == '<' || c > kMaxChar) return 0;
       if (c == '-') {
-        if (j + 1 >= n || s[j + 1] == '>' || s[j + 1] > kMaxChar) return 0;
+        if (j + 1 >= n || code(s[j + 1]) == '>' || code(s[j + 1]) > kMaxChar) return 0;
         j += 2;
       } else {
         ++j;
@@ -390,7 +423,9 @@ struct Rules {
 
 } // namespace
 
-HandLexer::HandLexer(CompactInputStream& input) : input_(&input), text_(input.codePoints()) {
+HandLexer::HandLexer(CompactInputStream& input)
+    : input_(&input), ascii_(input.ascii()), bytes_(input.bytes()), codePoints_(input.codePoints()),
+      size_(input.size()) {
   (void)tables(); // fail here, not in the middle of a parse, if the vocabulary is unexpected
 }
 
@@ -404,11 +439,14 @@ antlr4::TokenFactory<antlr4::CommonToken>* HandLexer::getTokenFactory() {
   return antlr4::CommonTokenFactory::DEFAULT.get();
 }
 
-HandLexer::Match HandLexer::match(size_t i) const {
+namespace {
+
+template <class Ch> std::pair<size_t, size_t> longestMatch(const Rules<Ch>& r, size_t i) {
   const Tables& tab = tables();
-  const Rules r{text_.data(), text_.size()};
-  const char32_t c = text_[i];
-  Match best{0, 0};
+  const char32_t c = r.at(i);
+  struct {
+    size_t type, len;
+  } best{0, 0};
   size_t bestPriority = std::numeric_limits<size_t>::max();
   auto offer = [&](size_t type, size_t end) {
     if (end <= i) return;
@@ -481,19 +519,37 @@ HandLexer::Match HandLexer::match(size_t i) const {
     }
   }
   if (c <= kMaxChar) offer(L::ANY, i + 1); // ANY : . ;
-  return best;
+  return {best.type, best.len};
+}
+
+} // namespace
+
+HandLexer::Match HandLexer::match(size_t i) const {
+  // The rules read bytes where the input is ASCII, code points otherwise.
+  if (ascii_) {
+    const auto [type, len] = longestMatch(Rules<char>{bytes_.data(), bytes_.size()}, i);
+    return {type, len};
+  }
+  const auto [type, len] = longestMatch(Rules<char32_t>{codePoints_.data(), codePoints_.size()}, i);
+  return {type, len};
 }
 
 void HandLexer::advance(size_t len) {
   // As ANTLR counts: a line per '\n', a column per code point.
-  for (const size_t end = pos_ + len; pos_ < end; ++pos_) {
-    if (text_[pos_] == '\n') {
-      ++line_;
-      col_ = 0;
-    } else {
-      ++col_;
+  auto step = [&](auto text) {
+    for (const size_t end = pos_ + len; pos_ < end; ++pos_) {
+      if (text[pos_] == '\n') {
+        ++line_;
+        col_ = 0;
+      } else {
+        ++col_;
+      }
     }
-  }
+  };
+  if (ascii_)
+    step(bytes_);
+  else
+    step(codePoints_);
 }
 
 std::unique_ptr<antlr4::Token> HandLexer::makeToken(size_t type, size_t start, size_t stop,
@@ -563,13 +619,13 @@ std::unique_ptr<antlr4::Token> HandLexer::nextToken() {
   for (;;) {
     const size_t start = pos_, line = line_, col = col_;
     // EOF: start at the end, stop one before it, text "<EOF>" (CommonToken's, from the indexes).
-    if (start >= text_.size()) return makeToken(antlr4::Token::EOF, start, start - 1, line, col);
+    if (start >= size_) return makeToken(antlr4::Token::EOF, start, start - 1, line, col);
     const Match m = match(start);
     if (m.len == 0) {
       // No rule matches (a code point past U+10FFFF): reported and skipped as ANTLR's lexer
       // reports and skips it, with the character written out as UTF-8 would encode it.
       if (listener_) {
-        const char32_t cp = text_[start];
+        const char32_t cp = codePoints_[start]; // never in ASCII input
         std::string shown;
         for (int shift = 18; shift >= 0; shift -= 6)
           shown.push_back(static_cast<char>(((cp >> shift) & 0x3f) | (shift == 18 ? 0xf0 : 0x80)));
@@ -598,7 +654,7 @@ size_t tokenTextBytes(antlr4::Token* token) {
   if (typeid(*token) == typeid(ArenaToken)) {
     const auto* in = static_cast<const CompactInputStream*>(token->getInputStream());
     const size_t start = token->getStartIndex(), stop = token->getStopIndex();
-    if (in->ascii() && start <= stop && stop < in->codePoints().size() &&
+    if (in->ascii() && start <= stop && stop < in->bytes().size() &&
         token->getType() != antlr4::Token::EOF)
       return stop - start + 1;
   }

@@ -24,20 +24,34 @@
 
 namespace pto::as {
 
-/// The input as code points. ANTLR 4.9's own UTF-8 decoder leaves a buffer of five code points
-/// per input byte (20 bytes of memory for each byte of source, measured); this one decodes the
-/// already validated UTF-8 into exactly one code point per character. A byte order mark is
-/// dropped, as ANTLR drops it.
+/// The input as ANTLR's lexer and tokens see it: one index per code point. ANTLR 4.9's own
+/// UTF-8 decoder leaves a buffer of five code points per input byte (20 bytes of memory for each
+/// byte of source, measured). Here an ASCII input (most modules) is read in place, one byte per
+/// code point, and any other input is decoded (it is valid UTF-8, checked before) into exactly one
+/// char32_t per character. A byte order mark is dropped, as ANTLR drops it. Every CharStream
+/// call answers as ANTLRInputStream's would over the same text (tests/unit/LexerTest.cpp).
+/// An ASCII `utf8` must outlive the stream.
 class CompactInputStream : public antlr4::ANTLRInputStream {
 public:
   explicit CompactInputStream(std::string_view utf8);
-  std::u32string_view codePoints() const { return _data; }
   bool ascii() const { return ascii_; }
+  /// The text, when ascii(): index i is byte i.
+  std::string_view bytes() const { return bytes_; }
+  /// The code points, when not ascii().
+  std::u32string_view codePoints() const { return _data; }
+
+  size_t size() override { return ascii_ ? bytes_.size() : _data.size(); }
+  size_t LA(ssize_t i) override;
+  size_t LT(ssize_t i) override { return LA(i); }
+  void consume() override;
+  void seek(size_t index) override;
   /// The same text as ANTLRInputStream::getText gives, for valid code points.
   std::string getText(const antlr4::misc::Interval& interval) override;
+  std::string toString() const override;
 
 private:
-  bool ascii_ = false; // every code point is below 0x80 (most modules)
+  bool ascii_ = false;     // every code point is below 0x80
+  std::string_view bytes_; // the text, when ascii_ (then _data is empty)
 };
 
 /// An antlr4::TokenSource equivalent to ptogen::PTOLexer over the same input (see above).
@@ -89,7 +103,11 @@ private:
                                            size_t col);
 
   CompactInputStream* input_;
-  std::u32string_view text_;
+  // The input, as bytes when it is ASCII (index i is byte i), else as code points.
+  bool ascii_;
+  std::string_view bytes_;
+  std::u32string_view codePoints_;
+  size_t size_; // in code points
   size_t pos_ = 0;
   size_t line_ = 1;
   size_t col_ = 0;

@@ -352,13 +352,63 @@ TEST(Lexer, InputStreamTextMatchesAntlr) {
     for (size_t k = rng() % 8; k-- > 0;)
       text += f[rng() % f.size()];
     as::CompactInputStream in(text);
+    antlr4::ANTLRInputStream ref(text);
     const auto size = static_cast<ssize_t>(in.size());
     for (int k = 0; k < 20; ++k, ++n) {
       const antlr4::misc::Interval iv(static_cast<ssize_t>(rng() % (size + 3)) - 1,
                                       static_cast<ssize_t>(rng() % (size + 3)) - 1);
-      ASSERT_EQ(in.getText(iv), in.antlr4::ANTLRInputStream::getText(iv)) << text;
+      ASSERT_EQ(in.getText(iv), ref.getText(iv)) << text;
     }
   }
+  report(n);
+}
+
+TEST(Lexer, InputStreamAnswersAsAntlr) {
+  // CompactInputStream reads an ASCII input in place and decodes any other: every CharStream
+  // call must answer as ANTLRInputStream's over the same text (the generated lexer, which the
+  // tests compare HandLexer with, reads it through them). Random walks of LA, LT, consume, seek,
+  // index, size and toString, on ASCII texts and on texts with other characters (and a BOM).
+  std::mt19937 rng(1404);
+  const auto& f = fragments();
+  size_t n = 0, nonAscii = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::string text = i % 7 == 0 ? "\xEF\xBB\xBF" : "";
+    for (size_t k = rng() % 8; k-- > 0;)
+      text += f[rng() % f.size()];
+    if (i % 3 == 0) text += i % 2 ? "\xC3\xA9" : "\xE2\x82\xAC"; // é, €
+    as::CompactInputStream in(text);
+    antlr4::ANTLRInputStream ref(text);
+    nonAscii += !in.ascii();
+    ASSERT_EQ(in.size(), ref.size()) << text;
+    ASSERT_EQ(in.toString(), ref.toString()) << text;
+    for (int step = 0; step < 40; ++step, ++n) {
+      const ssize_t k = static_cast<ssize_t>(rng() % 7) - 3;
+      switch (rng() % 4) {
+      case 0:
+        ASSERT_EQ(in.LA(k), ref.LA(k)) << "LA(" << k << ") at " << ref.index() << ": " << text;
+        break;
+      case 1:
+        ASSERT_EQ(in.LT(k), ref.LT(k)) << "LT(" << k << ") at " << ref.index() << ": " << text;
+        break;
+      case 2:
+        if (ref.LA(1) == antlr4::IntStream::EOF) {
+          EXPECT_THROW(in.consume(), antlr4::IllegalStateException);
+        } else {
+          in.consume();
+          ref.consume();
+        }
+        break;
+      default: {
+        const size_t to = rng() % (ref.size() + 3);
+        in.seek(to);
+        ref.seek(to);
+        break;
+      }
+      }
+      ASSERT_EQ(in.index(), ref.index()) << text;
+    }
+  }
+  EXPECT_GT(nonAscii, 0u);
   report(n);
 }
 
