@@ -81,7 +81,9 @@ void kCvtF32F16Rint(Core& c, const TileInst& t) {
 }
 
 #ifdef PTO_X86_SIMD
-/// kCvtF32F16Rint with F16C on plain row-major, non-overlapping tiles (the same bits: Simd.h).
+/// kCvtF32F16Rint with F16C on plain row-major, non-overlapping tiles (the same bits: Simd.h),
+/// on 8 lanes (Run = cvtF32F16Run) or 16 (cvtF32F16Run512).
+template <void (*Run)(uint16_t*, const float*, size_t, bool)>
 void kCvtF32F16Simd(Core& c, const TileInst& t) {
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
   if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa) ||
@@ -92,9 +94,9 @@ void kCvtF32F16Simd(Core& c, const TileInst& t) {
   uint16_t* d = tptr<uint16_t>(c, od);
   const float* a = tptr<float>(c, oa);
   const bool sat = t.satMode == isa::SatMode::ON;
-  if (vc == od.cols && vc == oa.cols) return simd::cvtF32F16Run(d, a, size_t{vr} * vc, sat);
+  if (vc == od.cols && vc == oa.cols) return Run(d, a, size_t{vr} * vc, sat);
   for (uint32_t r = 0; r < vr; ++r)
-    simd::cvtF32F16Run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc, sat);
+    Run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc, sat);
 }
 #endif
 
@@ -171,7 +173,8 @@ bool selectConvertKernel(TileInst& t, std::optional<std::string>& err) {
              isa::effectiveRoundMode(s, d, t.round) == isa::RoundMode::CAST_RINT) {
       t.kernel = &kCvtF32F16Rint;
 #ifdef PTO_X86_SIMD
-      if (simdLevel() >= SimdLevel::Avx2) t.kernel = &kCvtF32F16Simd;
+      if (simdLevel() >= SimdLevel::Avx2) t.kernel = &kCvtF32F16Simd<simd::cvtF32F16Run>;
+      if (simdLevel() >= SimdLevel::Avx512) t.kernel = &kCvtF32F16Simd<simd::cvtF32F16Run512>;
 #endif
     } else
       t.kernel = &kCvtGeneric;

@@ -356,6 +356,28 @@ PTO_SIMD inline void cvtF32F16Run(uint16_t* d, const float* a, size_t n, bool sa
   }
 }
 
+/// cvtF32F16Run on sixteen lanes (AVX-512F): one vcvtps2ph per 16 floats and one mask test for
+/// the special lanes; a group with one takes the 8-lane careful conversion on both halves.
+PTO_SIMD512 inline void cvtF32F16Run512(uint16_t* d, const float* a, size_t n, bool sat) {
+  const __m512 limit = _mm512_set1_ps(sat ? 65520.0f : INFINITY);
+  const __m512i absMask = _mm512_set1_epi32(0x7fffffff);
+  size_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 v = _mm512_loadu_ps(a + j);
+    const __m512 mag = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), absMask));
+    if (_mm512_cmp_ps_mask(mag, limit, _CMP_NLT_UQ) == 0) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + j),
+                          _mm512_maskz_cvtps_ph(0xffff, v, _MM_FROUND_TO_NEAREST_INT));
+      continue;
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j),
+                     cvtF32F16Careful(_mm256_loadu_ps(a + j), sat));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j + 8),
+                     cvtF32F16Careful(_mm256_loadu_ps(a + j + 8), sat));
+  }
+  cvtF32F16Run(d + j, a + j, n - j, sat);
+}
+
 // ------------------------------------------------------------------ TMATMUL, f32 accumulation
 // C = A * B with each C element computed exactly as the portable kernel does: start at +0, one
 // fma per k in increasing k. Only the grouping of elements changes: a block of R rows x V

@@ -38,7 +38,7 @@ template <float (*F)(float)> void portable(float* d, const float* a, size_t n) {
 /// 2^(j/8) for j = 0..7, each within half a double ulp (the C library's exp2 of an exact
 /// argument); their error is part of the fast path's error budget (far below 2^10 ulps).
 struct Exp2Table {
-  alignas(32) double v[8];
+  alignas(64) double v[8];
   Exp2Table() {
     for (int j = 0; j < 8; ++j)
       v[j] = std::exp2(j / 8.0);
@@ -176,6 +176,133 @@ struct LogSimd {
   }
 };
 
+// GCC 12 reports the _mm512_undefined_*() operand inside its own AVX-512 intrinsics (shifts,
+// conversions, extracts) as maybe uninitialized once they are inlined: a known false positive.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/// ExpSimd and LogSimd on eight double lanes (AVX-512F): the same operations in the same order
+/// (the same reduction, polynomial, table, fused multiply-adds and roundings), so every lane's
+/// double is the AVX2 kernel's, and the same lanes fall back to the portable computation.
+struct ExpSimd512 {
+  PTO_SIMD512 static __m512d c(double v) { return _mm512_set1_pd(v); }
+
+  PTO_SIMD512 static __m512d exp8(__m512d x) {
+    const __m512d n = _mm512_roundscale_pd(_mm512_mul_pd(x, c(11.541560327111707)), // 8/ln2
+                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512d r = _mm512_fnmadd_pd(n, c(0x1.62e42fee00000p-4), x);
+    r = _mm512_fnmadd_pd(n, c(0x1.a39ef35793c76p-36), r);
+    const __m512d r2 = _mm512_mul_pd(r, r), r4 = _mm512_mul_pd(r2, r2), r8 = _mm512_mul_pd(r4, r4);
+    const __m512d p01 = _mm512_fmadd_pd(r, c(1.0), c(1.0));
+    const __m512d p23 = _mm512_fmadd_pd(r, c(1.0 / 6), c(1.0 / 2));
+    const __m512d p45 = _mm512_fmadd_pd(r, c(1.0 / 120), c(1.0 / 24));
+    const __m512d p67 = _mm512_fmadd_pd(r, c(1.0 / 5040), c(1.0 / 720));
+    const __m512d p03 = _mm512_fmadd_pd(r2, p23, p01), p47 = _mm512_fmadd_pd(r2, p67, p45);
+    const __m512d p = _mm512_fmadd_pd(r8, c(1.0 / 40320), _mm512_fmadd_pd(r4, p47, p03));
+    const __m256i ni = _mm512_cvtpd_epi32(n);
+    // The whole 2^(j/8) table is one register: entry j = n & 7 by a permute.
+    const __m512i j = _mm512_cvtepi32_epi64(_mm256_and_si256(ni, _mm256_set1_epi32(7)));
+    const __m512d t = _mm512_permutexvar_pd(j, _mm512_load_pd(kExp2.v));
+    const __m512i m = _mm512_cvtepi32_epi64(_mm256_srai_epi32(ni, 3));
+    const __m512d scale =
+        _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(m, _mm512_set1_epi64(1023)), 52));
+    return _mm512_mul_pd(_mm512_mul_pd(t, p), scale);
+  }
+
+  /// ExpSimd::nearMidpoint on eight lanes.
+  PTO_SIMD512 static __mmask8 nearMidpoint(__m512d y) {
+    const __m512i low =
+        _mm512_and_si512(_mm512_castpd_si512(y), _mm512_set1_epi64((int64_t{1} << 29) - 1));
+    const __m512i dist = _mm512_abs_epi64(_mm512_sub_epi64(low, _mm512_set1_epi64(1 << 28)));
+    return _mm512_cmplt_epi64_mask(dist, _mm512_set1_epi64(1 << 10));
+  }
+
+  /// Sixteen floats: their doubles' exp rounded to float; `slow` gets the lanes to recompute.
+  PTO_SIMD512 static __m512 exp16(__m512 x, unsigned& slow) {
+    const __mmask16 inRange = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_GE_OQ) &
+                              _mm512_cmp_ps_mask(x, _mm512_set1_ps(88.0f), _CMP_LE_OQ);
+    const __m512d lo = exp8(_mm512_cvtps_pd(_mm512_castps512_ps256(x)));
+    const __m512d hi =
+        exp8(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1))));
+    slow = (~static_cast<unsigned>(inRange) & 0xFFFFu) | nearMidpoint(lo) |
+           (static_cast<unsigned>(nearMidpoint(hi)) << 8);
+    return _mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(lo))),
+                           _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
+  }
+
+  PTO_SIMD512 static void run(float* d, const float* a, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m512 x = _mm512_loadu_ps(a + i);
+      unsigned slow = 0;
+      const __m512 y = exp16(x, slow);
+      float xs[16];
+      if (slow) _mm512_storeu_ps(xs, x); // d may alias a
+      _mm512_storeu_ps(d + i, y);
+      for (int k = 0; slow != 0; ++k, slow >>= 1)
+        if (slow & 1) d[i + static_cast<size_t>(k)] = expF32Ref(xs[k]);
+    }
+    ExpSimd::run(d + i, a + i, n - i);
+  }
+};
+
+struct LogSimd512 {
+  PTO_SIMD512 static __m512d c(double v) { return _mm512_set1_pd(v); }
+
+  /// LogSimd::log4 on eight lanes.
+  PTO_SIMD512 static __m512d log8(__m256i e, __m512d m) {
+    const __m512d one = c(1.0);
+    const __m512d s = _mm512_div_pd(_mm512_sub_pd(m, one), _mm512_add_pd(m, one));
+    const __m512d z = _mm512_mul_pd(s, s), z2 = _mm512_mul_pd(z, z), z4 = _mm512_mul_pd(z2, z2);
+    const __m512d z8 = _mm512_mul_pd(z4, z4);
+    const __m512d q01 = _mm512_fmadd_pd(z, c(1.0 / 5), c(1.0 / 3));
+    const __m512d q23 = _mm512_fmadd_pd(z, c(1.0 / 9), c(1.0 / 7));
+    const __m512d q45 = _mm512_fmadd_pd(z, c(1.0 / 13), c(1.0 / 11));
+    const __m512d q67 = _mm512_fmadd_pd(z, c(1.0 / 17), c(1.0 / 15));
+    const __m512d q89 = _mm512_fmadd_pd(z, c(1.0 / 21), c(1.0 / 19));
+    const __m512d q03 = _mm512_fmadd_pd(z2, q23, q01), q47 = _mm512_fmadd_pd(z2, q67, q45);
+    const __m512d q = _mm512_fmadd_pd(z8, q89, _mm512_fmadd_pd(z4, q47, q03));
+    const __m512d s2 = _mm512_add_pd(s, s);
+    const __m512d logm = _mm512_fmadd_pd(_mm512_mul_pd(s2, z), q, s2);
+    const __m512d ed = _mm512_cvtepi32_pd(e);
+    return _mm512_fmadd_pd(ed, c(0x1.62e42fee00000p-1),
+                           _mm512_fmadd_pd(ed, c(0x1.a39ef35793c76p-33), logm));
+  }
+
+  PTO_SIMD512 static void run(float* d, const float* a, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m512i ix = _mm512_loadu_si512(a + i);
+      // Positive normal finite: 0x00800000 <= bits < 0x7f800000 as signed integers.
+      const __mmask16 ok = _mm512_cmpge_epi32_mask(ix, _mm512_set1_epi32(0x00800000)) &
+                           _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32(0x7f800000));
+      const __m512i t = _mm512_sub_epi32(ix, _mm512_set1_epi32(0x3f3504f3));
+      const __m512i e = _mm512_srai_epi32(t, 23);
+      const __m512 m = _mm512_castsi512_ps(_mm512_sub_epi32(ix, _mm512_slli_epi32(e, 23)));
+      const __m512d lo =
+          log8(_mm512_castsi512_si256(e), _mm512_cvtps_pd(_mm512_castps512_ps256(m)));
+      const __m512d hi =
+          log8(_mm512_extracti64x4_epi64(e, 1),
+               _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1))));
+      unsigned slow = (~static_cast<unsigned>(ok) & 0xFFFFu) | ExpSimd512::nearMidpoint(lo) |
+                      (static_cast<unsigned>(ExpSimd512::nearMidpoint(hi)) << 8);
+      float xs[16];
+      if (slow) _mm512_storeu_si512(xs, ix); // d may alias a
+      _mm512_storeu_ps(d + i, _mm512_castpd_ps(_mm512_insertf64x4(
+                                  _mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(lo))),
+                                  _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1)));
+      for (int k = 0; slow != 0; ++k, slow >>= 1)
+        if (slow & 1) d[i + static_cast<size_t>(k)] = logF32Ref(xs[k]);
+    }
+    LogSimd::run(d + i, a + i, n - i);
+  }
+};
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 /// 1/sqrt(x) as the portable kernel computes it, in double: widen (exact), sqrt, divide, round
 /// to float; each step is an IEEE operation, so four lanes give the scalar bits.
 struct RsqrtSimd {
@@ -218,6 +345,7 @@ struct ODivF32 {
 
 void expF32(float* d, const float* a, size_t n, bool vector) {
 #ifdef PTO_X86_SIMD
+  if (vector && simdLevel() >= SimdLevel::Avx512) return ExpSimd512::run(d, a, n);
   if (vector && simdLevel() >= SimdLevel::Avx2) return ExpSimd::run(d, a, n);
 #endif
   (void)vector;
@@ -226,6 +354,7 @@ void expF32(float* d, const float* a, size_t n, bool vector) {
 
 void logF32(float* d, const float* a, size_t n, bool vector) {
 #ifdef PTO_X86_SIMD
+  if (vector && simdLevel() >= SimdLevel::Avx512) return LogSimd512::run(d, a, n);
   if (vector && simdLevel() >= SimdLevel::Avx2) return LogSimd::run(d, a, n);
 #endif
   (void)vector;

@@ -7,6 +7,8 @@
 //   build/tests/pto-unit-tests --gtest_also_run_disabled_tests --gtest_filter='VecMath.*'
 #include "runtime/cpu/VecMath.h"
 
+#include "runtime/cpu/KernelUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace pto::rt::cpu {
@@ -57,22 +60,39 @@ uint64_t checkPatterns(const Unary& op, uint64_t first, uint64_t stride, uint64_
   return checked;
 }
 
-/// Every 61st pattern and every pattern within 20000 of each edge.
-void checkSampled(const Unary& op, std::initializer_list<float> edges) {
-  uint64_t checked = checkPatterns(op, 0, 61, (uint64_t{1} << 32) / 61);
-  for (float edge : edges)
-    checked += checkPatterns(op, std::bit_cast<uint32_t>(edge) - 20000, 1, 40000);
-  EXPECT_GT(checked, 70'000'000u);
-  printf("[vecmath] %s f32: %llu inputs bit-identical\n", op.name,
-         static_cast<unsigned long long>(checked));
+/// The vector tiers this CPU runs (the kernels differ by tier), each selected in turn while
+/// `check` runs; the name of the tier is passed to it.
+template <class F> void forEachTier(F&& check) {
+  static constexpr std::pair<SimdLevel, const char*> kTiers[] = {{SimdLevel::Avx2, "avx2"},
+                                                                 {SimdLevel::Avx512, "avx512"}};
+  for (const auto& [tier, name] : kTiers) {
+    if (simdSupported() < tier) continue;
+    setSimdLimit(tier);
+    check(name);
+  }
+  setSimdLimit(SimdLevel::Avx512Fp16); // no cap
 }
 
-/// All 2^32 patterns, with the time taken.
+/// Every 61st pattern and every pattern within 20000 of each edge, on every vector tier.
+void checkSampled(const Unary& op, std::initializer_list<float> edges) {
+  forEachTier([&](const char* tier) {
+    uint64_t checked = checkPatterns(op, 0, 61, (uint64_t{1} << 32) / 61);
+    for (float edge : edges)
+      checked += checkPatterns(op, std::bit_cast<uint32_t>(edge) - 20000, 1, 40000);
+    EXPECT_GT(checked, 70'000'000u);
+    printf("[vecmath] %s f32 (%s): %llu inputs bit-identical\n", op.name, tier,
+           static_cast<unsigned long long>(checked));
+  });
+}
+
+/// All 2^32 patterns on every vector tier, with the time taken.
 void checkAll(const Unary& op) {
-  const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(checkPatterns(op, 0, 1, uint64_t{1} << 32), uint64_t{1} << 32);
-  printf("[vecmath] %s f32: all 2^32 inputs checked in %.1f s\n", op.name,
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  forEachTier([&](const char* tier) {
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(checkPatterns(op, 0, 1, uint64_t{1} << 32), uint64_t{1} << 32);
+    printf("[vecmath] %s f32 (%s): all 2^32 inputs checked in %.1f s\n", op.name, tier,
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  });
 }
 
 TEST(VecMath, ExpF32MatchesThePortableKernelOnSampledPatterns) {
@@ -97,16 +117,21 @@ TEST(VecMath, SqrtRsqrtRecipF32MatchThePortableKernelsOnSampledPatterns) {
 TEST(VecMath, UnaryF32InPlaceAndTails) {
   std::vector<float> x = {0.5f,  -3.25f, 88.5f, -90.0f, 1e-30f, 20.0f,
                           -0.0f, 3.0f,   7.5f,  2.0f,   -1.0f};
-  for (const Unary* op : {&kExp, &kLog, &kSqrt, &kRsqrt, &kRecip})
-    for (size_t n = 0; n <= x.size(); ++n) {
-      std::vector<float> a(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n)), want(n);
-      for (size_t i = 0; i < n; ++i)
-        want[i] = op->ref(a[i]);
-      op->run(a.data(), a.data(), n, true);
-      for (size_t i = 0; i < n; ++i)
-        EXPECT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(want[i]))
-            << op->name << " " << n << " " << i;
-    }
+  // Lengths 0..40 around 16-lane blocks, with in-range, out-of-range and tiny values mixed.
+  for (int k = 0; x.size() < 40; ++k)
+    x.push_back(x[static_cast<size_t>(k)] * 1.5f);
+  forEachTier([&](const char*) {
+    for (const Unary* op : {&kExp, &kLog, &kSqrt, &kRsqrt, &kRecip})
+      for (size_t n = 0; n <= x.size(); ++n) {
+        std::vector<float> a(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n)), want(n);
+        for (size_t i = 0; i < n; ++i)
+          want[i] = op->ref(a[i]);
+        op->run(a.data(), a.data(), n, true);
+        for (size_t i = 0; i < n; ++i)
+          EXPECT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(want[i]))
+              << op->name << " " << n << " " << i;
+      }
+  });
 }
 
 /// Checks a[i] / b[i] for n pairs; returns false at the first difference.
