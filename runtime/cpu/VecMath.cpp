@@ -35,6 +35,12 @@ template <float (*F)(float)> void portable(float* d, const float* a, size_t n) {
 }
 
 #ifdef PTO_X86_SIMD
+// The constants of the exp and log kernels, shared by the 4- and 8-lane forms. ln2 is split in
+// a high part with 32 zero low bits (n * hi is exact for the n that occur) and the rest.
+constexpr double kEightOverLn2 = 11.541560327111707;
+constexpr double kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
+constexpr double kLn2Over8Hi = kLn2Hi / 8, kLn2Over8Lo = kLn2Lo / 8; // exact: powers of two
+
 /// 2^(j/8) for j = 0..7, each within half a double ulp (the C library's exp2 of an exact
 /// argument); their error is part of the fast path's error budget (far below 2^10 ulps).
 struct Exp2Table {
@@ -54,10 +60,10 @@ struct ExpSimd {
   /// is below 2^-58 relative). n * ln2/8 is split in two parts: the high part has 32 zero low
   /// bits, so n * hi is exact for |n| < 2^20. The table is two registers, indexed by a permute.
   PTO_SIMD static __m256d exp4(__m256d x) {
-    const __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(11.541560327111707)), // 8/ln2
+    const __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(kEightOverLn2)),
                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(0x1.62e42fee00000p-4), x);
-    r = _mm256_fnmadd_pd(n, _mm256_set1_pd(0x1.a39ef35793c76p-36), r);
+    __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(kLn2Over8Hi), x);
+    r = _mm256_fnmadd_pd(n, _mm256_set1_pd(kLn2Over8Lo), r);
     // Estrin: p = sum r^k / k!, k = 0..8.
     const __m256d r2 = _mm256_mul_pd(r, r), r4 = _mm256_mul_pd(r2, r2), r8 = _mm256_mul_pd(r4, r4);
     const __m256d p01 = _mm256_fmadd_pd(r, c(1.0), c(1.0));
@@ -144,8 +150,7 @@ struct LogSimd {
     const __m256d s2 = _mm256_add_pd(s, s);
     const __m256d logm = _mm256_fmadd_pd(_mm256_mul_pd(s2, z), q, s2);
     const __m256d ed = _mm256_cvtepi32_pd(e);
-    return _mm256_fmadd_pd(ed, c(0x1.62e42fee00000p-1),
-                           _mm256_fmadd_pd(ed, c(0x1.a39ef35793c76p-33), logm));
+    return _mm256_fmadd_pd(ed, c(kLn2Hi), _mm256_fmadd_pd(ed, c(kLn2Lo), logm));
   }
 
   PTO_SIMD static void run(float* d, const float* a, size_t n) {
@@ -189,10 +194,10 @@ struct ExpSimd512 {
   PTO_SIMD512 static __m512d c(double v) { return _mm512_set1_pd(v); }
 
   PTO_SIMD512 static __m512d exp8(__m512d x) {
-    const __m512d n = _mm512_roundscale_pd(_mm512_mul_pd(x, c(11.541560327111707)), // 8/ln2
+    const __m512d n = _mm512_roundscale_pd(_mm512_mul_pd(x, c(kEightOverLn2)),
                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512d r = _mm512_fnmadd_pd(n, c(0x1.62e42fee00000p-4), x);
-    r = _mm512_fnmadd_pd(n, c(0x1.a39ef35793c76p-36), r);
+    __m512d r = _mm512_fnmadd_pd(n, c(kLn2Over8Hi), x);
+    r = _mm512_fnmadd_pd(n, c(kLn2Over8Lo), r);
     const __m512d r2 = _mm512_mul_pd(r, r), r4 = _mm512_mul_pd(r2, r2), r8 = _mm512_mul_pd(r4, r4);
     const __m512d p01 = _mm512_fmadd_pd(r, c(1.0), c(1.0));
     const __m512d p23 = _mm512_fmadd_pd(r, c(1.0 / 6), c(1.0 / 2));
@@ -267,8 +272,7 @@ struct LogSimd512 {
     const __m512d s2 = _mm512_add_pd(s, s);
     const __m512d logm = _mm512_fmadd_pd(_mm512_mul_pd(s2, z), q, s2);
     const __m512d ed = _mm512_cvtepi32_pd(e);
-    return _mm512_fmadd_pd(ed, c(0x1.62e42fee00000p-1),
-                           _mm512_fmadd_pd(ed, c(0x1.a39ef35793c76p-33), logm));
+    return _mm512_fmadd_pd(ed, c(kLn2Hi), _mm512_fmadd_pd(ed, c(kLn2Lo), logm));
   }
 
   PTO_SIMD512 static void run(float* d, const float* a, size_t n) {
