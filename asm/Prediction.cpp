@@ -1,6 +1,8 @@
 // DfaFirstSimulator: see Prediction.h.
 #include "asm/Prediction.h"
 
+#include <atomic>
+
 namespace pto::as {
 
 using antlr4::atn::ParserATNSimulator;
@@ -49,7 +51,7 @@ size_t DfaFirstSimulator::adaptivePredict(antlr4::TokenStream* input, size_t dec
   antlr4::dfa::DFA& dfa = decisionToDFA[decision];
   // The DFA cache is shared by every parser in the process (pto-diff parses on several threads):
   // it is read under the same locks ANTLR's own prediction takes while another thread may add
-  // states and edges.
+  // states and edges (skipped when the process promised one parsing thread).
   antlr4::dfa::DFAState* s0 = nullptr;
   {
     ReadLock lock(_stateLock);

@@ -14,7 +14,6 @@
 
 #include "antlr4-runtime.h"
 
-#include <atomic>
 #include <cstddef>
 
 namespace pto::as {
