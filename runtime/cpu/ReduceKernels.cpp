@@ -17,6 +17,18 @@ using isa::DType;
 
 // ------------------------------------------------------------------ reductions and expands
 enum class Red { Sum, Max, Min, Prod };
+/// One step of a row or column reduction: the accumulator with the next element folded in.
+template <Red R, class C> C combine(C acc, C x) {
+  if constexpr (R == Red::Sum)
+    return wrapAdd(acc, x);
+  else if constexpr (R == Red::Prod)
+    return wrapMul(acc, x);
+  else if constexpr (R == Red::Max)
+    return acc < x ? x : acc;
+  else
+    return x < acc ? x : acc;
+}
+
 template <DType D, Red R> void kRowReduce(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   using C = typename Tr<D>::C;
@@ -28,15 +40,7 @@ template <DType D, Red R> void kRowReduce(Core& c, const TileInst& t) {
     if (vc == 0) continue;
     C acc = Tr<D>::ld(a.at(r, 0));
     for (uint32_t j = 1; j < vc; ++j) {
-      C x = Tr<D>::ld(a.at(r, j));
-      if constexpr (R == Red::Sum)
-        acc = wrapAdd(acc, x);
-      else if constexpr (R == Red::Prod)
-        acc = wrapMul(acc, x);
-      else if constexpr (R == Red::Max)
-        acc = acc < x ? x : acc;
-      else
-        acc = x < acc ? x : acc;
+      acc = combine<R>(acc, Tr<D>::ld(a.at(r, j)));
     }
     d.at(r, 0) = Tr<D>::st(acc);
   }
@@ -52,15 +56,7 @@ template <DType D, Red R> void kColReduce(Core& c, const TileInst& t) {
     if (vr == 0) continue;
     C acc = Tr<D>::ld(a.at(0, j));
     for (uint32_t r = 1; r < vr; ++r) {
-      C x = Tr<D>::ld(a.at(r, j));
-      if constexpr (R == Red::Sum)
-        acc = wrapAdd(acc, x);
-      else if constexpr (R == Red::Prod)
-        acc = wrapMul(acc, x);
-      else if constexpr (R == Red::Max)
-        acc = acc < x ? x : acc;
-      else
-        acc = x < acc ? x : acc;
+      acc = combine<R>(acc, Tr<D>::ld(a.at(r, j)));
     }
     d.at(0, j) = Tr<D>::st(acc);
   }
