@@ -6,7 +6,8 @@
 //   - TMATMUL 128x128x128 (f32, and f16 inputs) vs a naive f32 triple loop, f32 also vs the ikj
 //     loop vectorised for AVX2 + FMA and as a fraction of one core's measured FMA peak;
 //   - TEXP, TLOG, TSQRT, TRSQRT, TRECIP and TDIV f32 vs libmvec's expf / logf or plain vector
-//     loops (vsqrtps, vdivps) on the same inputs;
+//     loops (vsqrtps, vdivps) on the same inputs; the f16 forms of the unary ones vs the same
+//     f32 code between F16C conversions;
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop, and its
 //     2-block scaling beside what 2 threads gain on this machine in the same run (the plain loop
 //     split on 2 threads; pure compute on 2 threads).
@@ -45,6 +46,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -707,9 +709,62 @@ void compareMath() {
       "tdiv f32 128x256", "plain vdivps loop, same inputs", [&] { d.run(); },
       [&] { plainDiv(y.data(), x0, x1, kN); });
 }
+
+// ------------------------------------------------------------------ f16 exp, log, sqrt, 1/sqrt,
+// 1/x The f16 ops beside what a C++ programmer writes for them with F16C and the f32 code above:
+// eight halves widened (vcvtph2ps), the f32 function (libmvec's expf / logf, vsqrtps, 1.0f / sqrtf,
+// vdivps), narrowed (vcvtps2ph, round to nearest even).
+template <__m256 (*F)(__m256)>
+__attribute__((target("avx2,fma,f16c"))) void plainF16(uint16_t* y, const uint16_t* x, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm256_cvtps_ph(F(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  benchmark::ClobberMemory();
+}
+__attribute__((target("avx2"))) __m256 vSqrt(__m256 v) {
+  return _mm256_sqrt_ps(v);
+}
+__attribute__((target("avx2"))) __m256 vRsqrt(__m256 v) {
+  return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(v));
+}
+__attribute__((target("avx2"))) __m256 vRecip(__m256 v) {
+  return _mm256_div_ps(_mm256_set1_ps(1.0f), v);
+}
+
+void compareF16Math() {
+  constexpr uint32_t kR = 128, kC = 256;
+  constexpr size_t kN = size_t{kR} * kC;
+  std::vector<uint16_t> y(kN);
+  const std::tuple<isa::OpId, const char*, void (*)(uint16_t*, const uint16_t*, size_t)> ops[] = {
+      {isa::OpId::TEXP, "F16C + libmvec expf, 8 lanes, same inputs", plainF16<_ZGVdN8v_expf>},
+      {isa::OpId::TLOG, "F16C + libmvec logf, 8 lanes, same inputs", plainF16<_ZGVdN8v_logf>},
+      {isa::OpId::TSQRT, "F16C + vsqrtps loop, same inputs", plainF16<vSqrt>},
+      {isa::OpId::TRSQRT, "F16C + 1.0f / sqrtf loop, same inputs", plainF16<vRsqrt>},
+      {isa::OpId::TRECIP, "F16C + vdivps loop, same inputs", plainF16<vRecip>}};
+  for (auto [op, refName, ref] : ops) {
+    TileBench b(op, {DType::F16, DType::F16}, kR, kC);
+    const std::string what = std::string(isa::info(op).mnemonic) + " f16 128x256";
+    if (!b.ready()) {
+      gSummary.push_back(what + ": no kernel");
+      continue;
+    }
+    // Positive finite halves of every binade (0x0001..0x7bff), as the f32 inputs above; for exp
+    // halves in [-10, 10], where neither exp overflows f16 nor libmvec takes its special path.
+    auto* x = reinterpret_cast<uint16_t*>(b.vec.data() + b.inst.tiles[1].offset);
+    for (size_t i = 0; i < kN; ++i)
+      x[i] = op == isa::OpId::TEXP
+                 ? rt::cpu::f2h(-10.0f + 20.0f * static_cast<float>((i * 40503u) % 65536) / 65536)
+                 : static_cast<uint16_t>(1 + (i * 40503u) % 0x7bff);
+    compare(
+        what, refName, [&] { b.run(); }, [&] { ref(y.data(), x, kN); });
+  }
+}
 #else
 void compareExp() {}
 void compareMath() {}
+void compareF16Math() {}
 #endif
 
 } // namespace
@@ -761,6 +816,7 @@ int main(int argc, char** argv) {
   summarizeTiles();
   compareExp();
   compareMath();
+  compareF16Math();
   compare(
       "vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd, true);
   compare(

@@ -6,6 +6,7 @@
 #include "isa/Numerics.h"
 #include "runtime/Program.h"
 #include "runtime/cpu/Elem.h"
+#include "runtime/cpu/HalfTable.h"
 #include "runtime/cpu/KernelUtil.h"
 #include "runtime/cpu/Simd.h"
 #include "runtime/cpu/VecMath.h"
@@ -393,8 +394,14 @@ template <DType D> struct UNot {
   }
 };
 
-template <DType D, typename Op> void kUnary(Core& c, const TileInst& t) {
-  using S = typename Tr<D>::S;
+/// One element of a unary op: its stored bits from the source's, per the op's definition.
+template <DType D, typename Op> typename Tr<D>::S unaryElem(typename Tr<D>::S x) {
+  return Tr<D>::st(Op::f(Tr<D>::ld(x)));
+}
+
+/// d[r, j] = f(a[r, j]) over the valid region, element by element in row order (so an in-place
+/// or overlapping destination sees what the definition says).
+template <typename S, typename F> void unaryLoops(Core& c, const TileInst& t, F f) {
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
@@ -404,13 +411,38 @@ template <DType D, typename Op> void kUnary(Core& c, const TileInst& t) {
       S* dr = d.row(r);
       const S* ar = a.row(r);
       for (uint32_t j = 0; j < vc; ++j)
-        dr[j] = Tr<D>::st(Op::f(Tr<D>::ld(ar[j])));
+        dr[j] = f(ar[j]);
     }
     return;
   }
   for (uint32_t r = 0; r < vr; ++r)
     for (uint32_t j = 0; j < vc; ++j)
-      d.at(r, j) = Tr<D>::st(Op::f(Tr<D>::ld(a.at(r, j))));
+      d.at(r, j) = f(a.at(r, j));
+}
+
+template <DType D, typename Op> void kUnary(Core& c, const TileInst& t) {
+  unaryLoops<typename Tr<D>::S>(c, t, unaryElem<D, Op>);
+}
+
+/// An f16 TEXP, TLOG, TSQRT, TRSQRT or TRECIP: computed directly until the op has done 65536
+/// elements in this process, then by a lookup in the table of its results (HalfTable.h).
+template <typename Op> void kUnaryF16Table(Core& c, const TileInst& t) {
+  static HalfTable table;
+  if (const uint16_t* lut = table.ready()) {
+    const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+    if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa))
+      return unaryLoops<uint16_t>(c, t, [lut](uint16_t x) { return lut[x]; });
+    const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+    if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+    uint16_t* d = tptr<uint16_t>(c, od);
+    const uint16_t* a = tptr<uint16_t>(c, oa);
+    for (uint32_t r = 0; r < vr; ++r)
+      HalfTable::lookupRun(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc, lut);
+    return;
+  }
+  kUnary<DType::F16, Op>(c, t);
+  if (table.countDirect(size_t{t.validRows(c)} * t.validCols(c)))
+    table.build(unaryElem<DType::F16, Op>);
 }
 
 #ifdef PTO_X86_SIMD
@@ -560,11 +592,19 @@ std::optional<std::string> selectKernel(TileInst& t) {
     if (auto e = need({t.dst, t.src0})) return e;                                                  \
     k = byType<UnK<U>::template T>(d, I, FL);                                                      \
     break;
-    UN(TEXP, UExp, false, true)
-    UN(TLOG, ULog, false, true)
-    UN(TSQRT, USqrt, false, true)
-    UN(TRSQRT, URsqrt, false, true)
-    UN(TRECIP, URecip, false, true)
+// The float ops of one input with f16 results by table (kUnaryF16Table).
+#define UN_TABLE(OP, U)                                                                            \
+  case OpId::OP:                                                                                   \
+    if (auto e = need({t.dst, t.src0})) return e;                                                  \
+    k = d == DType::F16 ? &kUnaryF16Table<U<DType::F16>>                                           \
+                        : byType<UnK<U>::template T>(d, false, true);                              \
+    break;
+    UN_TABLE(TEXP, UExp)
+    UN_TABLE(TLOG, ULog)
+    UN_TABLE(TSQRT, USqrt)
+    UN_TABLE(TRSQRT, URsqrt)
+    UN_TABLE(TRECIP, URecip)
+#undef UN_TABLE
     UN(TRELU, URelu, true, true)
     UN(TABS, UAbs, true, true)
     UN(TNEG, UNeg, true, true)

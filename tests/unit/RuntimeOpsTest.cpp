@@ -586,6 +586,54 @@ TEST(RuntimeFastPaths, F32UnaryMathMatchesPortable) {
     }
 }
 
+TEST(RuntimeFastPaths, F16UnaryMathMatchesItsDefinitionOnAllPatterns) {
+  // Every f16 input of TEXP, TLOG, TSQRT, TRSQRT and TRECIP against the definition written
+  // here (f16 to float, the C library or an IEEE operation, round to f16), through the kernel
+  // selectKernel picks: the first whole-tile run is computed directly and builds the op's table
+  // of results (runtime/cpu/HalfTable.h), the runs after it look up the table: whole tile, in
+  // place, a valid region narrower than the rows (a tail shorter than the 8-lane gather), and
+  // the whole tile again on the portable tier (the scalar lookup). 65536 x 4 inputs per op.
+  auto viaFloat = [](float (*f)(float)) {
+    return [f](uint16_t x) { return cpu::f2h(f(cpu::h2f(x))); };
+  };
+  const std::pair<isa::OpId, std::function<uint16_t(uint16_t)>> ops[] = {
+      {isa::OpId::TEXP, viaFloat([](float x) { return std::exp(x); })},
+      {isa::OpId::TLOG, viaFloat([](float x) { return std::log(x); })},
+      {isa::OpId::TSQRT,
+       viaFloat([](float x) { return static_cast<float>(std::sqrt(static_cast<double>(x))); })},
+      {isa::OpId::TRSQRT, viaFloat([](float x) {
+         return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x)));
+       })},
+      {isa::OpId::TRECIP, viaFloat([](float x) { return 1.0f / x; })}};
+  size_t checked = 0;
+  for (const auto& [op, def] : ops)
+    for (int form = 0; form < 4; ++form) {
+      const uint32_t vc = form == 2 ? 203 : 256;
+      TileCase c(op, {DType::F16, DType::F16}, 256, 256, 256, vc);
+      if (form == 1) c.inst.src0 = 0; // in place
+      for (uint32_t i = 0; i < 65536; ++i) {
+        c.set<uint16_t>(0, i, static_cast<uint16_t>(~i));
+        c.set<uint16_t>(c.inst.src0, i, static_cast<uint16_t>(i * 40503u));
+      }
+      const std::vector<uint8_t> got =
+          c.runAt(form == 3 ? SimdLevel::Portable : cpu::simdSupported());
+      const auto* d = reinterpret_cast<const uint16_t*>(got.data() + c.inst.tiles[0].offset);
+      int shown = 0;
+      for (uint32_t i = 0; i < 65536 && shown < 5; ++i) {
+        const auto x = static_cast<uint16_t>(i * 40503u);
+        const bool valid = i % 256 < vc;
+        const uint16_t want = valid ? def(x) : static_cast<uint16_t>(~i);
+        checked += valid;
+        if (d[i] != want) {
+          ADD_FAILURE() << c.inst.name << " form " << form << " f16 0x" << std::hex << x << ": 0x"
+                        << d[i] << ", want 0x" << want << std::dec;
+          ++shown;
+        }
+      }
+    }
+  EXPECT_EQ(checked, size_t{5} * (65536 * 3 + 256 * 203));
+}
+
 TEST(RuntimeFastPaths, ValidRegionsRowsAndInPlace) {
   // Valid regions narrower than the tiles (row by row, tails shorter than a vector), sources
   // with a different row length, and the destination being a source: elements outside the
