@@ -250,6 +250,8 @@ template <DType D> struct URecip;
 /// An f32 unary op through its VecMath.h run (defined after kUnary).
 template <void (*F)(float*, const float*, size_t, bool), typename U>
 void kUnaryF32Simd(Core& c, const TileInst& t);
+/// An f16 unary op of one IEEE f32 operation on 8 lanes (defined after kUnary).
+template <typename U, typename VOp> void kUnaryF16Simd(Core& c, const TileInst& t);
 
 template <typename Op, typename VOp> TileKernel simdFloatKernel(DType d, bool scalar) {
   switch (d) {
@@ -306,11 +308,15 @@ TileKernel simdElementwiseKernel(isa::OpId op, DType d) {
   case OpId::TLOG:
     return d == DType::F32 ? &kUnaryF32Simd<logF32, ULog<DType::F32>> : nullptr;
   case OpId::TSQRT:
-    return d == DType::F32 ? &kUnaryF32Simd<sqrtF32, USqrt<DType::F32>> : nullptr;
+    return d == DType::F32   ? &kUnaryF32Simd<sqrtF32, USqrt<DType::F32>>
+           : d == DType::F16 ? &kUnaryF16Simd<USqrt<DType::F16>, simd::VSqrt>
+                             : nullptr;
   case OpId::TRSQRT:
     return d == DType::F32 ? &kUnaryF32Simd<rsqrtF32, URsqrt<DType::F32>> : nullptr;
   case OpId::TRECIP:
-    return d == DType::F32 ? &kUnaryF32Simd<recipF32, URecip<DType::F32>> : nullptr;
+    return d == DType::F32   ? &kUnaryF32Simd<recipF32, URecip<DType::F32>>
+           : d == DType::F16 ? &kUnaryF16Simd<URecip<DType::F16>, simd::VRecip>
+                             : nullptr;
   default:
     return nullptr;
   }
@@ -463,6 +469,23 @@ void kUnaryF32Simd(Core& c, const TileInst& t) {
     F(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc, true);
 }
 
+/// TSQRT, TRECIP on f16 row-major tiles: widened to f32 (exact), one f32 IEEE operation, rounded
+/// once to f16 (Simd.h); f32's 24 bits >= 2 * 11 + 2, so the double rounding of the definition
+/// (to f32, then to f16) gives the correctly rounded f16 result, as the vector path does. Other
+/// layouts and overlaps take the table kernel.
+template <typename U, typename VOp> void kUnaryF16Simd(Core& c, const TileInst& t) {
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !sameOrDisjoint(c, od, oa))
+    return kUnaryF16Table<U>(c, t);
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc)) return;
+  uint16_t* d = tptr<uint16_t>(c, od);
+  const uint16_t* a = tptr<uint16_t>(c, oa);
+  if (vc == od.cols && vc == oa.cols)
+    return simd::unaryRun<DType::F16, U, VOp>(d, a, size_t{vr} * vc);
+  for (uint32_t r = 0; r < vr; ++r)
+    simd::unaryRun<DType::F16, U, VOp>(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, vc);
+}
 #endif
 
 /// TLRELU: x > 0 ? x : x * slope (slope as the tile's element type).

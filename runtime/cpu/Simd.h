@@ -204,6 +204,26 @@ PTO_SIMD void binaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a,
     d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j]), Tr<D>::ld(b[j])));
 }
 
+/// The f32 operations of the unary ops with an f16 vector path: square root and 1/x, each one
+/// IEEE operation (TSQRT's portable (float)sqrt((double)x) is the f32 square root: 53 >= 2*24+2).
+struct VSqrt {
+  PTO_SIMD static __m256 f(__m256 v) { return _mm256_sqrt_ps(v); }
+};
+struct VRecip {
+  PTO_SIMD static __m256 f(__m256 v) { return _mm256_div_ps(_mm256_set1_ps(1.0f), v); }
+};
+
+/// d[i] = op(a[i]) for n contiguous elements; the tail (< 16) through the portable Op. d may be
+/// a itself, never a partial overlap.
+template <isa::DType D, typename Op, typename VOp>
+PTO_SIMD void unaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, size_t n) {
+  size_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    V<D>::st2(d + j, VOp::f(V<D>::ld(a + j)), VOp::f(V<D>::ld(a + j + 8)));
+  for (; j < n; ++j)
+    d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j])));
+}
+
 /// d[i] = op(a[i], s) for n contiguous elements (s already in the compute type, as the portable
 /// kernel has it).
 template <isa::DType D, typename Op, typename VOp>

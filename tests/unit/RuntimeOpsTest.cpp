@@ -590,9 +590,10 @@ TEST(RuntimeFastPaths, F16UnaryMathMatchesItsDefinitionOnAllPatterns) {
   // Every f16 input of TEXP, TLOG, TSQRT, TRSQRT and TRECIP against the definition written
   // here (f16 to float, the C library or an IEEE operation, round to f16), through the kernel
   // selectKernel picks: the first whole-tile run is computed directly and builds the op's table
-  // of results (runtime/cpu/HalfTable.h), the runs after it look up the table: whole tile, in
-  // place, a valid region narrower than the rows (a tail shorter than the 8-lane gather), and
-  // the whole tile again on the portable tier (the scalar lookup). 65536 x 4 inputs per op.
+  // of results (runtime/cpu/HalfTable.h), the runs after it look up the table (TSQRT and TRECIP:
+  // the F16C vector path on AVX2 and up): whole tile, in place, a valid region narrower than the
+  // rows (tails shorter than a vector step), and the whole tile again on the portable tier (the
+  // table). 65536 x 4 inputs per op.
   auto viaFloat = [](float (*f)(float)) {
     return [f](uint16_t x) { return cpu::f2h(f(cpu::h2f(x))); };
   };
