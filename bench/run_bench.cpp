@@ -8,6 +8,7 @@
 //   - TEXP, TLOG, TSQRT, TRSQRT, TRECIP and TDIV f32 vs libmvec's expf / logf or plain vector
 //     loops (vsqrtps, vdivps) on the same inputs; the f16 forms of the unary ones vs the same
 //     f32 code between F16C conversions;
+//   - TROWSUM, TROWMAX, TCOLSUM, TCOLMAX f32 vs a memcpy of the source tile;
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop, and its
 //     2-block scaling beside what 2 threads gain on this machine in the same run (the plain loop
 //     split on 2 threads; pure compute on 2 threads).
@@ -761,6 +762,29 @@ void compareF16Math() {
         what, refName, [&] { b.run(); }, [&] { ref(y.data(), x, kN); });
   }
 }
+// ------------------------------------------------------------------ row and column reductions
+// A reduction reads its source once and writes a row or a column: its floor is reading the
+// source, so the reference is a memcpy of the source tile's bytes (reads + writes = twice them).
+void compareReduce() {
+  constexpr uint32_t kR = 128, kC = 256;
+  Aligned x(size_t{kR} * kC * 4), y(size_t{kR} * kC * 4);
+  for (isa::OpId op :
+       {isa::OpId::TROWSUM, isa::OpId::TROWMAX, isa::OpId::TCOLSUM, isa::OpId::TCOLMAX}) {
+    TileBench b(op, {DType::F32, DType::F32}, kR, kC);
+    const std::string what = std::string(isa::info(op).mnemonic) + " f32 128x256";
+    if (!b.ready()) {
+      gSummary.push_back(what + ": no kernel");
+      continue;
+    }
+    compare(
+        what, "memcpy of the source tile (128 KiB)", [&] { b.run(); },
+        [&] {
+          std::memcpy(y.data(), x.data(), size_t{kR} * kC * 4);
+          benchmark::ClobberMemory();
+        });
+  }
+}
+
 #else
 void compareExp() {}
 void compareMath() {}
@@ -817,6 +841,7 @@ int main(int argc, char** argv) {
   compareExp();
   compareMath();
   compareF16Math();
+  compareReduce();
   compare(
       "vadd_tiled 64 MiB, 1 block", "plain C++ loop", [] { runVadd(1); }, plainAdd, true);
   compare(

@@ -5,6 +5,7 @@
 #include "runtime/Program.h"
 #include "runtime/cpu/Elem.h"
 #include "runtime/cpu/KernelUtil.h"
+#include "runtime/cpu/Simd.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,38 +30,139 @@ template <Red R, class C> C combine(C acc, C x) {
     return x < acc ? x : acc;
 }
 
+/// True when a reduction may read several source elements before writing any result: both
+/// tiles plain row-major and sharing no byte (a destination placed over its source keeps the
+/// element-by-element order).
+inline bool groupedReduction(Core& c, const TileOperand& od, const TileOperand& oa) {
+  const auto pd = reinterpret_cast<uintptr_t>(bptr(c, od)),
+             pa = reinterpret_cast<uintptr_t>(bptr(c, oa));
+  return od.plainRowMajor() && oa.plainRowMajor() &&
+         (pa + oa.bytes() <= pd || pd + od.bytes() <= pa);
+}
+
+#ifdef PTO_X86_SIMD
+/// The vector form of combine<R> on f32 lanes (Simd.h: each keeps the accumulator as the first
+/// operand, as combine does).
+template <Red R> struct VecStep;
+template <> struct VecStep<Red::Sum> : simd::VAdd {};
+template <> struct VecStep<Red::Prod> : simd::VMul {};
+template <> struct VecStep<Red::Max> : simd::VMax {};
+template <> struct VecStep<Red::Min> : simd::VMin {};
+template <Red R> struct ScalarStep {
+  static float f(float acc, float x) { return combine<R>(acc, x); }
+};
+#endif
+
+/// Row reductions in the documented order (each row from column 0 up). One row is a chain of
+/// dependent steps, so rows are taken eight at a time, as eight independent chains each in its
+/// own row's order: the same results, eight steps in flight.
 template <DType D, Red R> void kRowReduce(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   using C = typename Tr<D>::C;
   const uint32_t vr = t.validRows(c), vc = t.validCols(c); // the source valid region
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
   if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, vr, 1)) return;
+  if (vc == 0) return;
   Acc<S> d(c, od), a(c, oa);
-  for (uint32_t r = 0; r < vr; ++r) {
-    if (vc == 0) continue;
-    C acc = Tr<D>::ld(a.at(r, 0));
-    for (uint32_t j = 1; j < vc; ++j) {
-      acc = combine<R>(acc, Tr<D>::ld(a.at(r, j)));
+  constexpr uint32_t kChains = 8;
+  uint32_t r = 0;
+  if (groupedReduction(c, od, oa))
+    for (; r + kChains <= vr; r += kChains) {
+      const S* rows[kChains];
+      C acc[kChains];
+      for (uint32_t k = 0; k < kChains; ++k) {
+        rows[k] = a.row(r + k);
+        acc[k] = Tr<D>::ld(rows[k][0]);
+      }
+      for (uint32_t j = 1; j < vc; ++j)
+        for (uint32_t k = 0; k < kChains; ++k)
+          acc[k] = combine<R>(acc[k], Tr<D>::ld(rows[k][j]));
+      for (uint32_t k = 0; k < kChains; ++k)
+        d.at(r + k, 0) = Tr<D>::st(acc[k]);
     }
+  for (; r < vr; ++r) {
+    C acc = Tr<D>::ld(a.at(r, 0));
+    for (uint32_t j = 1; j < vc; ++j)
+      acc = combine<R>(acc, Tr<D>::ld(a.at(r, j)));
     d.at(r, 0) = Tr<D>::st(acc);
   }
 }
+
+/// Column reductions in the documented order (each column from row 0 down). Walking down one
+/// column at a time reads the tile across its rows, so a block of columns is reduced together,
+/// row after row: each column still in its own order, the rows read contiguously.
 template <DType D, Red R> void kColReduce(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   using C = typename Tr<D>::C;
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
   if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, 1, vc)) return;
+  if (vr == 0) return;
   Acc<S> d(c, od), a(c, oa);
-  for (uint32_t j = 0; j < vc; ++j) {
-    if (vr == 0) continue;
-    C acc = Tr<D>::ld(a.at(0, j));
-    for (uint32_t r = 1; r < vr; ++r) {
-      acc = combine<R>(acc, Tr<D>::ld(a.at(r, j)));
+  if (groupedReduction(c, od, oa)) {
+    constexpr uint32_t kBlock = 256;
+    for (uint32_t j0 = 0; j0 < vc; j0 += kBlock) {
+      const uint32_t n = std::min(kBlock, vc - j0);
+      C acc[kBlock];
+      const S* first = a.row(0) + j0;
+      for (uint32_t j = 0; j < n; ++j)
+        acc[j] = Tr<D>::ld(first[j]);
+      for (uint32_t r = 1; r < vr; ++r) {
+        const S* row = a.row(r) + j0;
+        for (uint32_t j = 0; j < n; ++j)
+          acc[j] = combine<R>(acc[j], Tr<D>::ld(row[j]));
+      }
+      S* out = d.row(0) + j0;
+      for (uint32_t j = 0; j < n; ++j)
+        out[j] = Tr<D>::st(acc[j]);
     }
+    return;
+  }
+  for (uint32_t j = 0; j < vc; ++j) {
+    C acc = Tr<D>::ld(a.at(0, j));
+    for (uint32_t r = 1; r < vr; ++r)
+      acc = combine<R>(acc, Tr<D>::ld(a.at(r, j)));
     d.at(0, j) = Tr<D>::st(acc);
   }
 }
+
+#ifdef PTO_X86_SIMD
+/// f32 row reductions eight rows at a time (rows in their own order, transposed into lanes) and
+/// column reductions on blocks of columns, when the tiles allow grouping; otherwise the portable
+/// kernels.
+template <Red R, bool Row> void kReduceF32Simd(Core& c, const TileInst& t) {
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (vr == 0 || vc == 0 || !groupedReduction(c, od, oa))
+    return Row ? kRowReduce<DType::F32, R>(c, t) : kColReduce<DType::F32, R>(c, t);
+  if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, Row ? vr : 1, Row ? 1 : vc)) return;
+  const float* a = tptr<float>(c, oa);
+  float* d = tptr<float>(c, od);
+  if constexpr (!Row) {
+    simd::colReduce<VecStep<R>, ScalarStep<R>>(d, a, oa.cols, vr, vc);
+  } else {
+    uint32_t r = 0;
+    float out[16];
+    for (; r + 16 <= vr; r += 16) {
+      simd::rowReduce8<VecStep<R>, 2>(out, a + size_t{r} * oa.cols, oa.cols, vc);
+      for (uint32_t k = 0; k < 16; ++k)
+        d[size_t{r + k} * od.cols] = out[k];
+    }
+    for (; r + 8 <= vr; r += 8) {
+      simd::rowReduce8<VecStep<R>, 1>(out, a + size_t{r} * oa.cols, oa.cols, vc);
+      for (uint32_t k = 0; k < 8; ++k)
+        d[size_t{r + k} * od.cols] = out[k];
+    }
+    for (; r < vr; ++r) {
+      const float* row = a + size_t{r} * oa.cols;
+      float acc = row[0];
+      for (uint32_t j = 1; j < vc; ++j)
+        acc = combine<R>(acc, row[j]);
+      d[size_t{r} * od.cols] = acc;
+    }
+  }
+}
+#endif
 
 /// dst[i,j] = src[i,0] (row) or src[0,j] (col), raw element copy.
 template <DType D, bool Row> void kExpand(Core& c, const TileInst& t) {
@@ -167,6 +269,12 @@ bool selectReduceKernel(TileInst& t, std::optional<std::string>& err) {
   TileKernel k = nullptr;
   DType kernelType = sel.d; // the type a missing kernel is reported for
   switch (t.op) {
+#ifdef PTO_X86_SIMD
+#define RED_SIMD(R, ROW)                                                                           \
+  if (sel.d == DType::F32 && simdLevel() >= SimdLevel::Avx2) k = &kReduceF32Simd<R, ROW>;
+#else
+#define RED_SIMD(R, ROW)
+#endif
 #define RED(OP, R, ROW)                                                                            \
   case OpId::OP:                                                                                   \
     if (sel.missing({t.dst, t.src0})) return true;                                                 \
@@ -176,6 +284,7 @@ bool selectReduceKernel(TileInst& t, std::optional<std::string>& err) {
       return sel.fail(std::string(t.name) + ": source and destination types differ (" +            \
                       std::string(isa::spelling(sel.s)) + " -> " +                                 \
                       std::string(isa::spelling(sel.d)) + ")");                                    \
+    RED_SIMD(R, ROW)                                                                               \
     break;
     RED(TROWSUM, Red::Sum, true)
     RED(TROWMAX, Red::Max, true)
@@ -186,6 +295,7 @@ bool selectReduceKernel(TileInst& t, std::optional<std::string>& err) {
     RED(TCOLMIN, Red::Min, false)
     RED(TCOLPROD, Red::Prod, false)
 #undef RED
+#undef RED_SIMD
   case OpId::TROWEXPAND:
   case OpId::TCOLEXPAND:
     if (sel.missing({t.dst, t.src0})) return true;

@@ -224,6 +224,89 @@ PTO_SIMD void unaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, size_t 
     d[j] = Tr<D>::st(Op::f(Tr<D>::ld(a[j])));
 }
 
+/// Transposes the 8x8 block of f32 in v (row k = v[k]): afterwards v[m] holds column m.
+PTO_SIMD inline void transpose8(__m256 v[8]) {
+  __m256 t[8], u[8];
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(v[k], v[k + 1]);
+    t[k + 1] = _mm256_unpackhi_ps(v[k], v[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+    u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
+    u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+    u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
+  }
+  for (int k = 0; k < 4; ++k) {
+    v[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
+    v[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
+  }
+}
+
+/// Column j of eight f32 rows `pitch` elements apart.
+PTO_SIMD inline __m256 column8(const float* p, size_t pitch) {
+  return _mm256_set_ps(p[7 * pitch], p[6 * pitch], p[5 * pitch], p[4 * pitch], p[3 * pitch],
+                       p[2 * pitch], p[pitch], p[0]);
+}
+
+/// The reductions of 8 * G f32 rows of n >= 1 elements (row k at p + k * pitch), each in its own
+/// row's order: out[k] = VOp(... VOp(VOp(row[0], row[1]), row[2]) ..., row[n-1]). Lane k of
+/// vector g is row 8g + k's accumulator; eight columns at a time are transposed so that column
+/// after column folds into it. Each accumulator is one chain of dependent steps, so G > 1 keeps
+/// G chains in flight.
+template <typename VOp, size_t G>
+PTO_SIMD void rowReduce8(float* out, const float* p, size_t pitch, size_t n) {
+  __m256 acc[G];
+  for (size_t g = 0; g < G; ++g)
+    acc[g] = column8(p + 8 * g * pitch, pitch);
+  size_t j = 1;
+  for (; j + 8 <= n; j += 8)
+    for (size_t g = 0; g < G; ++g) {
+      __m256 v[8];
+      for (size_t k = 0; k < 8; ++k)
+        v[k] = _mm256_loadu_ps(p + (8 * g + k) * pitch + j);
+      transpose8(v);
+      for (const __m256& column : v)
+        acc[g] = VOp::f(acc[g], column);
+    }
+  for (; j < n; ++j)
+    for (size_t g = 0; g < G; ++g)
+      acc[g] = VOp::f(acc[g], column8(p + 8 * g * pitch + j, pitch));
+  for (size_t g = 0; g < G; ++g)
+    _mm256_storeu_ps(out + 8 * g, acc[g]);
+}
+
+/// The reductions of the n columns of `rows` f32 rows (row r at p + r * pitch), each down its
+/// own column in row order: out[j] = VOp(... VOp(row0[j], row1[j]) ..., row_last[j]).
+/// Eight vectors of columns at a time (eight chains in flight); the last columns (< 8) through
+/// ScalarOp.
+template <typename VOp, typename ScalarOp>
+PTO_SIMD void colReduce(float* out, const float* p, size_t pitch, size_t rows, size_t n) {
+  size_t j = 0;
+  for (; j + 64 <= n; j += 64) {
+    __m256 acc[8];
+    for (size_t i = 0; i < 8; ++i)
+      acc[i] = _mm256_loadu_ps(p + j + 8 * i);
+    for (size_t r = 1; r < rows; ++r)
+      for (size_t i = 0; i < 8; ++i)
+        acc[i] = VOp::f(acc[i], _mm256_loadu_ps(p + r * pitch + j + 8 * i));
+    for (size_t i = 0; i < 8; ++i)
+      _mm256_storeu_ps(out + j + 8 * i, acc[i]);
+  }
+  for (; j + 8 <= n; j += 8) {
+    __m256 acc = _mm256_loadu_ps(p + j);
+    for (size_t r = 1; r < rows; ++r)
+      acc = VOp::f(acc, _mm256_loadu_ps(p + r * pitch + j));
+    _mm256_storeu_ps(out + j, acc);
+  }
+  for (; j < n; ++j) {
+    float acc = p[j];
+    for (size_t r = 1; r < rows; ++r)
+      acc = ScalarOp::f(acc, p[r * pitch + j]);
+    out[j] = acc;
+  }
+}
+
 /// d[i] = op(a[i], s) for n contiguous elements (s already in the compute type, as the portable
 /// kernel has it).
 template <isa::DType D, typename Op, typename VOp>

@@ -13,10 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -633,6 +635,87 @@ TEST(RuntimeFastPaths, F16UnaryMathMatchesItsDefinitionOnAllPatterns) {
       }
     }
   EXPECT_EQ(checked, size_t{5} * (65536 * 3 + 256 * 203));
+}
+
+TEST(RuntimeFastPaths, RowAndColumnReductionsKeepTheirOrder) {
+  // Row reductions fold each row from column 0 up, column reductions each column from row 0
+  // down (docs/runtime.md); the kernels group rows or columns (eight rows transposed into
+  // lanes, blocks of columns down the rows), which must not change any result. The expected
+  // values are the sequential folds written here, on values whose sums depend on the order
+  // (magnitudes from 2^-20 to 2^40, both signs) with infinities and NaNs sprinkled in, over
+  // shapes with every kind of tail, on the portable tier and the best one, f32 and f16.
+  std::mt19937 rng(21);
+  auto value = [&] {
+    const uint32_t k = rng() % 64;
+    if (k == 0) return std::numeric_limits<float>::infinity() * (rng() % 2 ? 1.0f : -1.0f);
+    if (k == 1) return std::numeric_limits<float>::quiet_NaN();
+    const float m = 1.0f + static_cast<float>(rng() % 1024) / 1024.0f;
+    return (rng() % 2 ? m : -m) * std::ldexp(1.0f, static_cast<int>(rng() % 61) - 20);
+  };
+  auto fold = [](isa::OpId op, float acc, float x) {
+    switch (op) {
+    case isa::OpId::TROWSUM:
+    case isa::OpId::TCOLSUM:
+      return acc + x;
+    case isa::OpId::TROWPROD:
+    case isa::OpId::TCOLPROD:
+      return acc * x;
+    case isa::OpId::TROWMAX:
+    case isa::OpId::TCOLMAX:
+      return acc < x ? x : acc;
+    default:
+      return x < acc ? x : acc;
+    }
+  };
+  const isa::OpId ops[] = {isa::OpId::TROWSUM,  isa::OpId::TROWMAX, isa::OpId::TROWMIN,
+                           isa::OpId::TROWPROD, isa::OpId::TCOLSUM, isa::OpId::TCOLMAX,
+                           isa::OpId::TCOLMIN,  isa::OpId::TCOLPROD};
+  const std::pair<uint32_t, uint32_t> shapes[] = {{128, 256}, {37, 203}, {16, 1}, {1, 9},
+                                                  {25, 71},   {8, 8},    {17, 64}};
+  size_t results = 0;
+  for (DType dt : {DType::F32, DType::F16})
+    for (isa::OpId op : ops)
+      for (auto [vr, vc] : shapes)
+        for (SimdLevel level : {SimdLevel::Portable, cpu::simdSupported()}) {
+          const bool row = op == isa::OpId::TROWSUM || op == isa::OpId::TROWMAX ||
+                           op == isa::OpId::TROWMIN || op == isa::OpId::TROWPROD;
+          TileCase c(op, {dt, dt}, 128, 256, vr, vc);
+          std::vector<float> a(size_t{128} * 256); // the source as the kernel reads it
+          for (size_t i = 0; i < a.size(); ++i) {
+            const float v = value();
+            if (dt == DType::F32) {
+              c.set<float>(1, i, a[i] = v);
+            } else {
+              const uint16_t h = cpu::f2h(v);
+              c.set<uint16_t>(1, i, h);
+              a[i] = cpu::h2f(h);
+            }
+          }
+          const std::vector<uint8_t> got = c.runAt(level);
+          const uint32_t outs = row ? vr : vc;
+          for (uint32_t o = 0; o < outs; ++o) {
+            float want = row ? a[size_t{o} * 256] : a[o];
+            for (uint32_t k = 1; k < (row ? vc : vr); ++k)
+              want = fold(op, want, row ? a[size_t{o} * 256 + k] : a[size_t{k} * 256 + o]);
+            const size_t at = row ? size_t{o} * 256 : o;
+            float g;
+            if (dt == DType::F32) {
+              std::memcpy(&g, got.data() + c.inst.tiles[0].offset + at * 4, 4);
+            } else {
+              uint16_t h;
+              std::memcpy(&h, got.data() + c.inst.tiles[0].offset + at * 2, 2);
+              g = cpu::h2f(h);
+              want = cpu::h2f(cpu::f2h(want));
+            }
+            ++results;
+            // Two NaN operands may give either one (the unpinned case in docs/runtime.md).
+            if (std::isnan(want) && std::isnan(g)) continue;
+            ASSERT_EQ(std::bit_cast<uint32_t>(g), std::bit_cast<uint32_t>(want))
+                << c.inst.name << " " << isa::spelling(dt) << " " << vr << "x" << vc << " tier "
+                << int(level) << " output " << o << ": " << g << " vs " << want;
+          }
+        }
+  std::cout << "[ note     ] " << results << " reduction results checked\n";
 }
 
 TEST(RuntimeFastPaths, ValidRegionsRowsAndInPlace) {
