@@ -8,7 +8,8 @@
 //   - TEXP, TLOG, TSQRT, TRSQRT, TRECIP and TDIV f32 vs libmvec's expf / logf or plain vector
 //     loops (vsqrtps, vdivps) on the same inputs; the f16 forms of the unary ones vs the same
 //     f32 code between F16C conversions;
-//   - TROWSUM, TROWMAX, TCOLSUM, TCOLMAX f32 vs a memcpy of the source tile;
+//   - TROWSUM, TROWMAX, TCOLSUM, TCOLMAX f32 and TROWSUM, TCOLSUM f16 vs a memcpy of the
+//     source tile (the f32 tile's bytes: the f16 figures show the cost per element);
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop, and its
 //     2-block scaling beside what 2 threads gain on this machine in the same run (the plain loop
 //     split on 2 threads; pure compute on 2 threads).
@@ -768,10 +769,14 @@ void compareF16Math() {
 void compareReduce() {
   constexpr uint32_t kR = 128, kC = 256;
   Aligned x(size_t{kR} * kC * 4), y(size_t{kR} * kC * 4);
-  for (isa::OpId op :
-       {isa::OpId::TROWSUM, isa::OpId::TROWMAX, isa::OpId::TCOLSUM, isa::OpId::TCOLMAX}) {
-    TileBench b(op, {DType::F32, DType::F32}, kR, kC);
-    const std::string what = std::string(isa::info(op).mnemonic) + " f32 128x256";
+  const std::pair<isa::OpId, DType> ops[] = {
+      {isa::OpId::TROWSUM, DType::F32}, {isa::OpId::TROWMAX, DType::F32},
+      {isa::OpId::TCOLSUM, DType::F32}, {isa::OpId::TCOLMAX, DType::F32},
+      {isa::OpId::TROWSUM, DType::F16}, {isa::OpId::TCOLSUM, DType::F16}};
+  for (auto [op, dt] : ops) {
+    TileBench b(op, {dt, dt}, kR, kC);
+    const std::string what =
+        std::string(isa::info(op).mnemonic) + " " + std::string(isa::spelling(dt)) + " 128x256";
     if (!b.ready()) {
       gSummary.push_back(what + ": no kernel");
       continue;

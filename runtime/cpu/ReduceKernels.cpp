@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace pto::rt::cpu {
 namespace {
@@ -70,13 +71,17 @@ template <DType D, Red R> void kRowReduce(Core& c, const TileInst& t) {
     for (; r + kChains <= vr; r += kChains) {
       const S* rows[kChains];
       C acc[kChains];
+      // Unrolled completely, so that the chains live in registers (GCC does not at -O2).
+#pragma GCC unroll 8
       for (uint32_t k = 0; k < kChains; ++k) {
         rows[k] = a.row(r + k);
         acc[k] = Tr<D>::ld(rows[k][0]);
       }
       for (uint32_t j = 1; j < vc; ++j)
+#pragma GCC unroll 8
         for (uint32_t k = 0; k < kChains; ++k)
           acc[k] = combine<R>(acc[k], Tr<D>::ld(rows[k][j]));
+#pragma GCC unroll 8
       for (uint32_t k = 0; k < kChains; ++k)
         d.at(r + k, 0) = Tr<D>::st(acc[k]);
     }
@@ -127,39 +132,63 @@ template <DType D, Red R> void kColReduce(Core& c, const TileInst& t) {
 }
 
 #ifdef PTO_X86_SIMD
-/// f32 row reductions eight rows at a time (rows in their own order, transposed into lanes) and
-/// column reductions on blocks of columns, when the tiles allow grouping; otherwise the portable
-/// kernels.
-template <Red R, bool Row> void kReduceF32Simd(Core& c, const TileInst& t) {
-  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
-  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
-  if (vr == 0 || vc == 0 || !groupedReduction(c, od, oa))
-    return Row ? kRowReduce<DType::F32, R>(c, t) : kColReduce<DType::F32, R>(c, t);
-  if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, Row ? vr : 1, Row ? 1 : vc)) return;
-  const float* a = tptr<float>(c, oa);
-  float* d = tptr<float>(c, od);
+/// The reductions of a vr x vc f32 block (row r at a + r * pitch): rows eight at a time (each
+/// row in its own order, transposed into lanes), or all columns down the rows. put(i, v) stores
+/// result i (row i, or column i).
+template <Red R, bool Row, typename Put>
+void reduceF32Block(const float* a, size_t pitch, uint32_t vr, uint32_t vc, Put put) {
   if constexpr (!Row) {
-    simd::colReduce<VecStep<R>, ScalarStep<R>>(d, a, oa.cols, vr, vc);
+    float out[64];
+    for (uint32_t j0 = 0; j0 < vc; j0 += 64) {
+      const uint32_t n = std::min<uint32_t>(64, vc - j0);
+      simd::colReduce<VecStep<R>, ScalarStep<R>>(out, a + j0, pitch, vr, n);
+      for (uint32_t j = 0; j < n; ++j)
+        put(j0 + j, out[j]);
+    }
   } else {
     uint32_t r = 0;
     float out[16];
     for (; r + 16 <= vr; r += 16) {
-      simd::rowReduce8<VecStep<R>, 2>(out, a + size_t{r} * oa.cols, oa.cols, vc);
+      simd::rowReduce8<VecStep<R>, 2>(out, a + size_t{r} * pitch, pitch, vc);
       for (uint32_t k = 0; k < 16; ++k)
-        d[size_t{r + k} * od.cols] = out[k];
+        put(r + k, out[k]);
     }
     for (; r + 8 <= vr; r += 8) {
-      simd::rowReduce8<VecStep<R>, 1>(out, a + size_t{r} * oa.cols, oa.cols, vc);
+      simd::rowReduce8<VecStep<R>, 1>(out, a + size_t{r} * pitch, pitch, vc);
       for (uint32_t k = 0; k < 8; ++k)
-        d[size_t{r + k} * od.cols] = out[k];
+        put(r + k, out[k]);
     }
     for (; r < vr; ++r) {
-      const float* row = a + size_t{r} * oa.cols;
+      const float* row = a + size_t{r} * pitch;
       float acc = row[0];
       for (uint32_t j = 1; j < vc; ++j)
         acc = combine<R>(acc, row[j]);
-      d[size_t{r} * od.cols] = acc;
+      put(r, acc);
     }
+  }
+}
+
+/// f32 and f16 reductions on AVX2 when the tiles allow grouping (reduceF32Block; f16 sources
+/// widened to f32 first, exactly, as the portable kernel reads them, and each result rounded
+/// once); otherwise the portable kernels.
+template <DType D, Red R, bool Row> void kReduceSimd(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0];
+  if (vr == 0 || vc == 0 || !groupedReduction(c, od, oa))
+    return Row ? kRowReduce<D, R>(c, t) : kColReduce<D, R>(c, t);
+  if (!fits(c, t, oa, vr, vc) || !fits(c, t, od, Row ? vr : 1, Row ? 1 : vc)) return;
+  const S* a = tptr<S>(c, oa);
+  S* d = tptr<S>(c, od);
+  auto put = [&](uint32_t i, float v) { d[Row ? size_t{i} * od.cols : i] = Tr<D>::st(v); };
+  if constexpr (D == DType::F32) {
+    reduceF32Block<R, Row>(a, oa.cols, vr, vc, put);
+  } else {
+    thread_local std::vector<float> wide;
+    wide.resize(size_t{vr} * vc);
+    for (uint32_t r = 0; r < vr; ++r)
+      simd::widenF16(wide.data() + size_t{r} * vc, a + size_t{r} * oa.cols, vc);
+    reduceF32Block<R, Row>(wide.data(), vc, vr, vc, put);
   }
 }
 #endif
@@ -271,7 +300,8 @@ bool selectReduceKernel(TileInst& t, std::optional<std::string>& err) {
   switch (t.op) {
 #ifdef PTO_X86_SIMD
 #define RED_SIMD(R, ROW)                                                                           \
-  if (sel.d == DType::F32 && simdLevel() >= SimdLevel::Avx2) k = &kReduceF32Simd<R, ROW>;
+  if (simdLevel() >= SimdLevel::Avx2 && sel.d == DType::F32) k = &kReduceSimd<DType::F32, R, ROW>; \
+  if (simdLevel() >= SimdLevel::Avx2 && sel.d == DType::F16) k = &kReduceSimd<DType::F16, R, ROW>;
 #else
 #define RED_SIMD(R, ROW)
 #endif

@@ -225,18 +225,23 @@ PTO_SIMD void unaryRun(typename Tr<D>::S* d, const typename Tr<D>::S* a, size_t 
 }
 
 /// Transposes the 8x8 block of f32 in v (row k = v[k]): afterwards v[m] holds column m.
+// The small fixed loops here and below are unrolled completely (GCC does not at -O2 by itself),
+// so that their arrays of vectors live in registers rather than on the stack.
 PTO_SIMD inline void transpose8(__m256 v[8]) {
   __m256 t[8], u[8];
+#pragma GCC unroll 8
   for (int k = 0; k < 8; k += 2) {
     t[k] = _mm256_unpacklo_ps(v[k], v[k + 1]);
     t[k + 1] = _mm256_unpackhi_ps(v[k], v[k + 1]);
   }
+#pragma GCC unroll 8
   for (int k = 0; k < 8; k += 4) {
     u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
     u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
     u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
     u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
   }
+#pragma GCC unroll 8
   for (int k = 0; k < 4; ++k) {
     v[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
     v[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
@@ -257,21 +262,27 @@ PTO_SIMD inline __m256 column8(const float* p, size_t pitch) {
 template <typename VOp, size_t G>
 PTO_SIMD void rowReduce8(float* out, const float* p, size_t pitch, size_t n) {
   __m256 acc[G];
+#pragma GCC unroll 8
   for (size_t g = 0; g < G; ++g)
     acc[g] = column8(p + 8 * g * pitch, pitch);
   size_t j = 1;
   for (; j + 8 <= n; j += 8)
+#pragma GCC unroll 8
     for (size_t g = 0; g < G; ++g) {
       __m256 v[8];
+#pragma GCC unroll 8
       for (size_t k = 0; k < 8; ++k)
         v[k] = _mm256_loadu_ps(p + (8 * g + k) * pitch + j);
       transpose8(v);
+#pragma GCC unroll 8
       for (const __m256& column : v)
         acc[g] = VOp::f(acc[g], column);
     }
   for (; j < n; ++j)
+#pragma GCC unroll 8
     for (size_t g = 0; g < G; ++g)
       acc[g] = VOp::f(acc[g], column8(p + 8 * g * pitch + j, pitch));
+#pragma GCC unroll 8
   for (size_t g = 0; g < G; ++g)
     _mm256_storeu_ps(out + 8 * g, acc[g]);
 }
@@ -285,11 +296,14 @@ PTO_SIMD void colReduce(float* out, const float* p, size_t pitch, size_t rows, s
   size_t j = 0;
   for (; j + 64 <= n; j += 64) {
     __m256 acc[8];
+#pragma GCC unroll 8
     for (size_t i = 0; i < 8; ++i)
       acc[i] = _mm256_loadu_ps(p + j + 8 * i);
     for (size_t r = 1; r < rows; ++r)
+#pragma GCC unroll 8
       for (size_t i = 0; i < 8; ++i)
         acc[i] = VOp::f(acc[i], _mm256_loadu_ps(p + r * pitch + j + 8 * i));
+#pragma GCC unroll 8
     for (size_t i = 0; i < 8; ++i)
       _mm256_storeu_ps(out + j + 8 * i, acc[i]);
   }
