@@ -8,8 +8,9 @@
 //   - TEXP, TLOG, TSQRT, TRSQRT, TRECIP and TDIV f32 vs libmvec's expf / logf or plain vector
 //     loops (vsqrtps, vdivps) on the same inputs; the f16 forms of the unary ones vs the same
 //     f32 code between F16C conversions;
-//   - TROWSUM, TROWMAX, TCOLSUM, TCOLMAX f32 and TROWSUM, TCOLSUM f16 vs a memcpy of the
-//     source tile (the f32 tile's bytes: the f16 figures show the cost per element);
+//   - TROWSUM, TROWMAX, TCOLSUM, TCOLMAX f32 and TROWSUM, TCOLSUM f16, and the broadcast ops
+//     TROWEXPANDSUB, TCOLEXPANDMUL f32 and TROWEXPANDDIV f16 vs a memcpy of an f32 tile (what
+//     an f32 reduction reads; an f32 expand op's reads and writes; f16 figures: cost per element);
 //   - the tiled vector add over 64 MiB tensors with 1 and 2 blocks vs a plain C++ loop, and its
 //     2-block scaling beside what 2 threads gain on this machine in the same run (the plain loop
 //     split on 2 threads; pure compute on 2 threads).
@@ -766,15 +767,21 @@ void compareF16Math() {
 // ------------------------------------------------------------------ row and column reductions
 // A reduction reads its source once and writes a row or a column: its floor is reading the
 // source, so the reference is a memcpy of the source tile's bytes (reads + writes = twice them).
+// A row or column expand op reads a tile and writes one (its second operand is one column or
+// row): the same memcpy touches the same bytes.
 void compareReduce() {
   constexpr uint32_t kR = 128, kC = 256;
   Aligned x(size_t{kR} * kC * 4), y(size_t{kR} * kC * 4);
   const std::pair<isa::OpId, DType> ops[] = {
-      {isa::OpId::TROWSUM, DType::F32}, {isa::OpId::TROWMAX, DType::F32},
-      {isa::OpId::TCOLSUM, DType::F32}, {isa::OpId::TCOLMAX, DType::F32},
-      {isa::OpId::TROWSUM, DType::F16}, {isa::OpId::TCOLSUM, DType::F16}};
+      {isa::OpId::TROWSUM, DType::F32},       {isa::OpId::TROWMAX, DType::F32},
+      {isa::OpId::TCOLSUM, DType::F32},       {isa::OpId::TCOLMAX, DType::F32},
+      {isa::OpId::TROWSUM, DType::F16},       {isa::OpId::TCOLSUM, DType::F16},
+      {isa::OpId::TROWEXPANDSUB, DType::F32}, {isa::OpId::TCOLEXPANDMUL, DType::F32},
+      {isa::OpId::TROWEXPANDDIV, DType::F16}};
   for (auto [op, dt] : ops) {
-    TileBench b(op, {dt, dt}, kR, kC);
+    // The expand ops read a second operand too (one column or row of it counts).
+    const bool expand = std::string(isa::info(op).mnemonic).find("expand") != std::string::npos;
+    TileBench b(op, expand ? std::vector<DType>{dt, dt, dt} : std::vector<DType>{dt, dt}, kR, kC);
     const std::string what =
         std::string(isa::info(op).mnemonic) + " " + std::string(isa::spelling(dt)) + " 128x256";
     if (!b.ready()) {

@@ -217,6 +217,38 @@ void kBinarySimd(Core& c, const TileInst& t) {
     run(d + size_t{r} * od.cols, a + size_t{r} * oa.cols, b + size_t{r} * ob.cols, vc);
 }
 
+template <DType D, typename Op, bool Row> void kExpandOp(Core& c, const TileInst& t);
+
+/// TROWEXPAND{ADD,SUB,MUL,DIV,MAX,MIN} (Row) and the TCOLEXPAND forms on f32 / f16 / bf16:
+/// row r is the tile-scalar op with src1[r, 0] (Simd.h scalarRun), or the tile-tile op with
+/// src1's row 0 (binaryRun). src1 must share no byte with dst (it is read for every element,
+/// so a dst written over it would change the operand the element loop reads); other cases take
+/// the portable kernel.
+template <DType D, typename Op, typename VOp, bool Row>
+void kExpandSimd(Core& c, const TileInst& t) {
+  using S = typename Tr<D>::S;
+  const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+  const auto pd = reinterpret_cast<uintptr_t>(bptr(c, od)),
+             pb = reinterpret_cast<uintptr_t>(bptr(c, ob));
+  if (!od.plainRowMajor() || !oa.plainRowMajor() || !ob.plainRowMajor() ||
+      !sameOrDisjoint(c, od, oa) || !(pb + ob.bytes() <= pd || pd + od.bytes() <= pb))
+    return kExpandOp<D, Op, Row>(c, t);
+  const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+  if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) ||
+      !fits(c, t, ob, Row ? vr : 1, Row ? 1 : vc))
+    return;
+  S* d = tptr<S>(c, od);
+  const S *a = tptr<S>(c, oa), *b = tptr<S>(c, ob);
+  for (uint32_t r = 0; r < vr; ++r) {
+    S* dr = d + size_t{r} * od.cols;
+    const S* ar = a + size_t{r} * oa.cols;
+    if constexpr (Row)
+      simd::scalarRun<D, Op, VOp>(dr, ar, Tr<D>::ld(b[size_t{r} * ob.cols]), vc);
+    else
+      simd::binaryRun<D, Op, VOp>(dr, ar, b, vc);
+  }
+}
+
 template <DType D, typename Op, typename VOp, F16Path H = F16Path::F16c8>
 void kScalarSimd(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
@@ -303,6 +335,28 @@ TileKernel simdElementwiseKernel(isa::OpId op, DType d) {
     return simdFloatKernel<OMax, simd::VMax>(d, true);
   case OpId::TMINS:
     return simdFloatKernel<OMin, simd::VMin>(d, true);
+#define PTO_EXPAND_SIMD(ROWOP, COLOP, O, V)                                                        \
+  case OpId::ROWOP:                                                                                \
+  case OpId::COLOP: {                                                                              \
+    const bool row = op == OpId::ROWOP;                                                            \
+    switch (d) {                                                                                   \
+    case DType::F32:                                                                               \
+      return row ? &kExpandSimd<DType::F32, O, V, true> : &kExpandSimd<DType::F32, O, V, false>;   \
+    case DType::F16:                                                                               \
+      return row ? &kExpandSimd<DType::F16, O, V, true> : &kExpandSimd<DType::F16, O, V, false>;   \
+    case DType::BF16:                                                                              \
+      return row ? &kExpandSimd<DType::BF16, O, V, true> : &kExpandSimd<DType::BF16, O, V, false>; \
+    default:                                                                                       \
+      return nullptr;                                                                              \
+    }                                                                                              \
+  }
+    PTO_EXPAND_SIMD(TROWEXPANDADD, TCOLEXPANDADD, OAdd, simd::VAdd)
+    PTO_EXPAND_SIMD(TROWEXPANDSUB, TCOLEXPANDSUB, OSub, simd::VSub)
+    PTO_EXPAND_SIMD(TROWEXPANDMUL, TCOLEXPANDMUL, OMul, simd::VMul)
+    PTO_EXPAND_SIMD(TROWEXPANDDIV, TCOLEXPANDDIV, ODiv, simd::VDiv)
+    PTO_EXPAND_SIMD(TROWEXPANDMAX, TCOLEXPANDMAX, OMax, simd::VMax)
+    PTO_EXPAND_SIMD(TROWEXPANDMIN, TCOLEXPANDMIN, OMin, simd::VMin)
+#undef PTO_EXPAND_SIMD
   case OpId::TEXP:
     return d == DType::F32 ? &kUnaryF32Simd<expF32, UExp<DType::F32>> : nullptr;
   case OpId::TLOG:

@@ -718,6 +718,61 @@ TEST(RuntimeFastPaths, RowAndColumnReductionsKeepTheirOrder) {
   std::cout << "[ note     ] " << results << " reduction results checked\n";
 }
 
+TEST(RuntimeFastPaths, RowAndColumnExpandOpsMatchPortable) {
+  // TROWEXPAND{ADD,SUB,MUL,DIV,MAX,MIN} and the TCOLEXPAND forms on f32, f16 and bf16: each fast
+  // tier against the portable kernel, whole tiles and valid regions with short tails, in place
+  // (dst = src0), src1 of another row length; random bit patterns with one in eight a special
+  // value (so NaNs, infinities, zeros of both signs and subnormals meet every op).
+  std::mt19937 rng(33);
+  const isa::OpId ops[] = {
+      isa::OpId::TROWEXPANDADD, isa::OpId::TROWEXPANDSUB, isa::OpId::TROWEXPANDMUL,
+      isa::OpId::TROWEXPANDDIV, isa::OpId::TROWEXPANDMAX, isa::OpId::TROWEXPANDMIN,
+      isa::OpId::TCOLEXPANDADD, isa::OpId::TCOLEXPANDSUB, isa::OpId::TCOLEXPANDMUL,
+      isa::OpId::TCOLEXPANDDIV, isa::OpId::TCOLEXPANDMAX, isa::OpId::TCOLEXPANDMIN};
+  size_t elements = 0;
+  for (DType dt : {DType::F32, DType::F16, DType::BF16})
+    for (isa::OpId op : ops)
+      for (int form = 0; form < 3; ++form) {
+        const bool row = std::string(isa::info(op).mnemonic).rfind("trow", 0) == 0;
+        const uint32_t vr = form == 1 ? 13 : 16, vc = form == 1 ? 45 : 64;
+        TileCase c(
+            op, {dt, dt, dt}, 16, 64, vr, vc,
+            {{16, 64},
+             {16, 64},
+             row ? std::pair<uint32_t, uint32_t>{16, 8} : std::pair<uint32_t, uint32_t>{2, 64}});
+        if (form == 2) c.inst.src0 = 0; // in place
+        const std::vector<uint16_t> sp = specials16(dt == DType::F32 ? DType::BF16 : dt);
+        for (int tile = 0; tile < 3; ++tile) {
+          const size_t n = size_t{c.inst.tiles[static_cast<size_t>(tile)].rows} *
+                           c.inst.tiles[static_cast<size_t>(tile)].cols;
+          for (size_t i = 0; i < n; ++i) {
+            const bool special = rng() % 8 == 0;
+            if (dt == DType::F32)
+              c.set<uint32_t>(tile, i,
+                              special ? uint32_t{sp[rng() % sp.size()]} << 16
+                                      : static_cast<uint32_t>(rng()));
+            else
+              c.set<uint16_t>(tile, i,
+                              special ? sp[rng() % sp.size()] : static_cast<uint16_t>(rng()));
+          }
+        }
+        elements += size_t{vr} * vc;
+        // Both operands NaN: either one, quieted (see
+        // F16AndBf16ElementwiseMatchPortableOnAllPatterns).
+        expectSameAsPortable(
+            c, std::string(isa::spelling(dt)) + " " + c.inst.name + " form " + std::to_string(form),
+            {}, [&](size_t, uint64_t got, uint64_t want) {
+              auto isNan = [&](uint64_t x) {
+                return dt == DType::F32   ? (x & 0x7fffffffu) > 0x7f800000u
+                       : dt == DType::F16 ? (x & 0x7fff) > 0x7c00
+                                          : (x & 0x7fff) > 0x7f80;
+              };
+              return isNan(got) && isNan(want);
+            });
+      }
+  EXPECT_EQ(elements, size_t{3} * 12 * (16 * 64 * 2 + 13 * 45));
+}
+
 TEST(RuntimeFastPaths, ValidRegionsRowsAndInPlace) {
   // Valid regions narrower than the tiles (row by row, tails shorter than a vector), sources
   // with a different row length, and the destination being a source: elements outside the
