@@ -41,11 +41,16 @@ inline void fail(Core& c, std::string msg) {
 /// (same storage, element width and row length, so every element is read at the index it is
 /// written) or shares no byte with it. Partially overlapping tiles (possible with manual
 /// placement) keep the element-by-element loops.
-inline bool sameOrDisjoint(Core& c, const TileOperand& d, const TileOperand& s) {
+/// True when tiles d and s share no byte.
+inline bool disjoint(Core& c, const TileOperand& d, const TileOperand& s) {
   const auto pd = reinterpret_cast<uintptr_t>(bptr(c, d)),
              ps = reinterpret_cast<uintptr_t>(bptr(c, s));
-  if (pd == ps) return d.cols == s.cols && isa::bitWidth(d.dtype) == isa::bitWidth(s.dtype);
   return ps + s.bytes() <= pd || pd + d.bytes() <= ps;
+}
+inline bool sameOrDisjoint(Core& c, const TileOperand& d, const TileOperand& s) {
+  if (bptr(c, d) == bptr(c, s))
+    return d.cols == s.cols && isa::bitWidth(d.dtype) == isa::bitWidth(s.dtype);
+  return disjoint(c, d, s);
 }
 
 /// Tiers of x86 kernels (runtime/cpu/Simd.h), each including the one before: AVX2 + F16C + FMA

@@ -228,10 +228,8 @@ template <DType D, typename Op, typename VOp, bool Row>
 void kExpandSimd(Core& c, const TileInst& t) {
   using S = typename Tr<D>::S;
   const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
-  const auto pd = reinterpret_cast<uintptr_t>(bptr(c, od)),
-             pb = reinterpret_cast<uintptr_t>(bptr(c, ob));
   if (!od.plainRowMajor() || !oa.plainRowMajor() || !ob.plainRowMajor() ||
-      !sameOrDisjoint(c, od, oa) || !(pb + ob.bytes() <= pd || pd + od.bytes() <= pb))
+      !sameOrDisjoint(c, od, oa) || !disjoint(c, od, ob))
     return kExpandOp<D, Op, Row>(c, t);
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
   if (!fits(c, t, od, vr, vc) || !fits(c, t, oa, vr, vc) ||

@@ -35,10 +35,7 @@ template <Red R, class C> C combine(C acc, C x) {
 /// tiles plain row-major and sharing no byte (a destination placed over its source keeps the
 /// element-by-element order).
 inline bool groupedReduction(Core& c, const TileOperand& od, const TileOperand& oa) {
-  const auto pd = reinterpret_cast<uintptr_t>(bptr(c, od)),
-             pa = reinterpret_cast<uintptr_t>(bptr(c, oa));
-  return od.plainRowMajor() && oa.plainRowMajor() &&
-         (pa + oa.bytes() <= pd || pd + od.bytes() <= pa);
+  return od.plainRowMajor() && oa.plainRowMajor() && disjoint(c, od, oa);
 }
 
 #ifdef PTO_X86_SIMD
