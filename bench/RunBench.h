@@ -3,10 +3,10 @@
 // its reference in the same run and records the ratio in gSummary.
 #pragma once
 
+#include "isa/Numerics.h"
 #include "runtime/Program.h"
 #include "runtime/Runtime.h"
 #include "runtime/cpu/Elem.h"
-#include "isa/Numerics.h"
 
 #include <algorithm>
 #include <chrono>
@@ -111,8 +111,9 @@ inline double secondsPer(const std::function<void()>& f, double (*clock)() = thr
 
 /// Best of three timings of f and of ref (thread CPU time; wall time for multi-threaded runs);
 /// records "what: ratio" and returns the ratio (reference time / f's time).
-inline double compare(const std::string& what, const std::string& refName, const std::function<void()>& f,
-               const std::function<void()>& ref, bool wall = false) {
+inline double compare(const std::string& what, const std::string& refName,
+                      const std::function<void()>& f, const std::function<void()>& ref,
+                      bool wall = false) {
   double a = 1e30, b = 1e30;
   for (int i = 0; i < 3; ++i) {
     a = std::min(a, secondsPer(f, wall ? wallSeconds : threadSeconds));
