@@ -3,8 +3,9 @@
 // Prints lines/s and command words/s, and the assemble / parse ratio. Then the pto-as
 // executable beside llvm-mc -filetype=obj on an x86-64 file of the same size (loops, loads,
 // stores, calls): CPU time per input MB and peak memory of each process, as ratios.
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "bench/GenModule.h"
 #include "obj/Object.h"
 

@@ -7,7 +7,8 @@
 // then "parse+verify / read ratio: X" from a best-of-N std::chrono timing of each, and memory
 // figures for two module sizes, each parsed in a fresh child process, to show memory grows
 // linearly with the input.
-#include "asm/Frontend.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "bench/GenModule.h"
 
 #include <benchmark/benchmark.h>

@@ -13,8 +13,9 @@
 // (2.0 is linear, 4.0 quadratic). Last, the pto-ld executable on such a function of ~0.7 MB
 // beside ld.lld linking an x86-64 object of the same size (both as processes, CPU time, best
 // of 5; the shell that starts each is counted for both).
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "link/Events.h"
 #include "link/Linker.h"
 #include "link/Planner.h"

@@ -5,8 +5,9 @@
 // tensor) and samples/softmax/softmax.pto (4096 iterations of a row softmax over 8x128 tiles,
 // 16 MiB per tensor). Rates are per CPU second of this process (the machines are shared: other
 // load stretches wall time, not CPU time); wall-clock rates are printed beside them.
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "link/Linker.h"
 #include "obj/Image.h"
 #include "runtime/Runtime.h"

@@ -25,8 +25,9 @@
 //
 // --simd=portable|avx2|avx512 caps the x86 kernel tier (runtime/cpu/Simd.h) to measure the lower
 // ones; the default is the best this CPU has (printed first).
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "bench/RunBench.h"
 #include "isa/Numerics.h"
 #include "link/Linker.h"

@@ -5,8 +5,8 @@
 // instructions and extension control blocks), EmitTile.cpp (tile blocks as pto-isa intrinsics).
 #pragma once
 
+#include "asm/mc/ImageCode.h"
 #include "export/CppExport.h"
-#include "obj/ImageCode.h"
 
 #include <array>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The kernel translation unit (export/CppExport.h, docs/cpp-export.md). Everything printed comes
 // from the image: the tile table (shapes, layouts, planned placements), the decoded blocks
-// (obj/ImageCode.h), the parameter records and the line table. Iteration is always in table or
+// (asm/mc/ImageCode.h), the parameter records and the line table. Iteration is always in table or
 // address order, so the text is deterministic. The fixed text (the pto_export helpers) is
 // export/prelude/, embedded at build time (export/Prelude.h).
 #include "export/CppExport.h"

@@ -256,7 +256,7 @@ HASH_ID : '#' ID_START ID_CHAR* ;
 // A dialect type with its parameters as one token (`!pto.tile_buf<loc=vec, ...>`): types are the
 // bulk of real modules, and one token instead of dozens keeps lexing, parsing and memory small.
 // The parameters cannot contain '<' (types that nest angle brackets lex as BANG_ID + angle) nor
-// '->' (so an unclosed type cannot swallow the rest of a statement). asm/Syntax.cpp reads them.
+// '->' (so an unclosed type cannot swallow the rest of a statement). asm/parse/Syntax.cpp reads them.
 BANG_TYPE : '!' ID_START ID_CHAR* '<' (~[<>\-] | '-' ~[>])* '>' ;
 BANG_ID : '!' ID_START ID_CHAR* ;
 CARET_ID : '^' ID_CHAR+ ;

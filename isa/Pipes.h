@@ -1,6 +1,6 @@
 // The pipe that executes each tile op: the op table's default pipe (isa/Ops.def) refined by the
 // locations of the op's operands (reference 4.1, 4.5), and which pipes need a pipe_barrier
-// between two dependent ops of their own. One place for these facts: the Kernel IR (asm/IR.cpp)
+// between two dependent ops of their own. One place for these facts: the Kernel IR (asm/ir/IR.cpp)
 // and the linker's synchronisation analysis (link/Sync.cpp) both ask here.
 #pragma once
 

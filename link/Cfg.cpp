@@ -1,7 +1,7 @@
 #include "link/Cfg.h"
 
+#include "asm/mc/Blocks.h"
 #include "isa/Encoding.h"
-#include "obj/Blocks.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -78,7 +78,7 @@ std::string at(uint64_t off, uint64_t* errorOffset) {
 }
 
 /// The CFG being built from the function's blocks as the one block decoder finds them
-/// (obj/Blocks.h), one word at a time: the linker's view of each block (its tile operands, its
+/// (asm/mc/Blocks.h), one word at a time: the linker's view of each block (its tile operands, its
 /// sync event) and the successors.
 class CfgBuilder {
 public:

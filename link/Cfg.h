@@ -4,7 +4,7 @@
 // (SET_FLAG / WAIT_FLAG with their event id). The planner and the event allocator work on this.
 #pragma once
 
-#include "obj/Blocks.h"
+#include "asm/mc/Blocks.h"
 #include "obj/Object.h"
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 
 namespace pto::link {
 
-// The one block decoder's (obj/Blocks.h): a block is scalar code, one tile op, or one extension
+// The one block decoder's (asm/mc/Blocks.h): a block is scalar code, one tile op, or one extension
 // control op, whose op (ExtCtl) tells a sync block (SET_FLAG, WAIT_FLAG, PIPE_BARRIER) apart.
 using Transfer = obj::code::Transfer;
 using BlockKind = obj::code::BlockKind;

@@ -1,7 +1,7 @@
 #include "link/Rewrite.h"
 
+#include "asm/mc/Blocks.h"
 #include "link/Patch.h"
-#include "obj/Blocks.h"
 
 #include <algorithm>
 #include <cstdio>

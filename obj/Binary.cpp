@@ -1,7 +1,7 @@
 #include "obj/Binary.h"
 
 #include "isa/Encoding.h"
-#include "obj/Numbers.h"
+#include "support/Numbers.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -8,7 +8,7 @@
 //   factor := INTEGER | '%' NAME | 'max' '(' sum (',' sum)* ')' | '(' sum ')'
 //
 // e.g. "8192", "64*%n+1", "max(128*%rows,4096)". The assembler writes the expression
-// (asm/Extents.cpp); objects and images carry it; pto-run evaluates it.
+// (asm/codegen/RecordExtents.cpp); objects and images carry it; pto-run evaluates it.
 #pragma once
 
 #include "obj/Object.h"

@@ -2,7 +2,7 @@
 // code and control flow, ref/Tiles.cpp tiles and views).
 #pragma once
 
-#include "asm/IR.h"
+#include "asm/ir/IR.h"
 #include "ref/Interp.h"
 #include "runtime/Program.h"
 

@@ -9,7 +9,7 @@
 //   if (auto err = k->run({.blocks = 4})) ...
 #pragma once
 
-#include "asm/IR.h"
+#include "asm/ir/IR.h"
 #include "runtime/Runtime.h"
 
 #include <string>

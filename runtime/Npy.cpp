@@ -1,7 +1,7 @@
 #include "runtime/Npy.h"
 
-#include "obj/FileIO.h"
-#include "obj/Numbers.h"
+#include "support/FileIO.h"
+#include "support/Numbers.h"
 
 #include <sstream>
 

@@ -1,4 +1,4 @@
-// Image -> decoded program (docs/runtime.md, "Decoding"). obj/ImageCode decodes every function's
+// Image -> decoded program (docs/runtime.md, "Decoding"). asm/mc/ImageCode decodes every function's
 // words into blocks (the one block decoder, shared with the C++ exporter); here the blocks become
 // micro-ops, and tile blocks become TileInsts with resolved operands and a cpu kernel chosen for
 // their dtypes.

@@ -3,9 +3,9 @@
 // Internal to the runtime (runtime/Runtime.h is the public API).
 #pragma once
 
+#include "asm/mc/ImageCode.h"
 #include "isa/Encoding.h"
 #include "obj/Image.h"
-#include "obj/ImageCode.h"
 #include "runtime/Runtime.h"
 
 #include <array>
@@ -103,7 +103,7 @@ struct TileOperand {
   size_t bytes() const { return (size_t{rows} * cols * isa::bitWidth(dtype) + 7) / 8; }
 };
 
-/// A loop bound or event id: (GPR + imm)[15:0]; reg 0 = constant (as obj/ImageCode decodes it).
+/// A loop bound or event id: (GPR + imm)[15:0]; reg 0 = constant (as asm/mc/ImageCode decodes it).
 using Bound = obj::code::Bound;
 
 using TileKernel = void (*)(Core&, const TileInst&);
@@ -160,11 +160,11 @@ enum class MKind : uint8_t {
   BindScale, // TGET_SCALE_ADDR: descriptor `target` is at (descriptor s.imm's address) >> 4
 };
 
-using AluOp = obj::code::AluOp; // the scalar operations, as obj/ImageCode decodes them
+using AluOp = obj::code::AluOp; // the scalar operations, as asm/mc/ImageCode decodes them
 
 /// One micro-op. The scalar kinds (Alu..Store) carry the decoded operation itself (`s`, as
-/// obj/ImageCode reads it, with rd 0 redirected to kSinkReg); BlockInfo uses s.rd and s.imm (which
-/// query); Call uses s.imm (the call's text target) until the callee's index is known.
+/// asm/mc/ImageCode reads it, with rd 0 redirected to kSinkReg); BlockInfo uses s.rd and s.imm
+/// (which query); Call uses s.imm (the call's text target) until the callee's index is known.
 struct MOp {
   MKind kind = MKind::Ret;
   obj::code::ScalarOp s{};

@@ -3,12 +3,12 @@
 
 #include "isa/Numerics.h"
 #include "obj/Extent.h"
-#include "obj/FileIO.h"
 #include "obj/Image.h"
-#include "obj/Numbers.h"
-#include "runtime/Interp.h"
 #include "runtime/Program.h"
+#include "runtime/ScalarInterp.h"
 #include "runtime/npu/Model.h"
+#include "support/FileIO.h"
+#include "support/Numbers.h"
 
 #include <algorithm>
 #include <atomic>

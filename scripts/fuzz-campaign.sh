@@ -37,8 +37,8 @@ seed_corpora() {
     [ -f "$f" ] || continue
     i=$((i + 1))
     [ "$(stat -c %s "$f")" -le 16384 ] && cp "$f" "$out/parser/k$i.pto"
-    ASAN_OPTIONS=detect_leaks=0 "$build/asm/pto-as" "$f" -o "$out/object/k$i.o" 2>/dev/null &&
-      ASAN_OPTIONS=detect_leaks=0 "$build/link/pto-ld" --auto-sync "$out/object/k$i.o" \
+    ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-as" "$f" -o "$out/object/k$i.o" 2>/dev/null &&
+      ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-ld" --auto-sync "$out/object/k$i.o" \
         -o "$out/image/k$i.img" 2>/dev/null || true
   done
   printf "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }%*s\n" 52 "" \

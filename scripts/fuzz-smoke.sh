@@ -51,7 +51,7 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
   -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-parser; }
 
 if [ "$status" -eq 0 ]; then
-  # The hand-written lexer against ANTLR's, from the parser's seeds (asm/Lexer.h).
+  # The hand-written lexer against ANTLR's, from the parser's seeds (asm/parse/Lexer.h).
   mkdir -p "$work/corpus-lexer"
   cp "$root"/tests/fuzz/corpus/* "$work/corpus-lexer/"
   echo "fuzz-smoke: running fuzz-lexer for $((seconds / 2))s"
@@ -65,9 +65,9 @@ fi
 if [ "$status" -eq 0 ]; then
   # Object seeds are made fresh by this build's pto-as, so they always match the format.
   mkdir -p "$work/corpus-object"
-  ASAN_OPTIONS=detect_leaks=0 "$build/asm/pto-as" "$root/samples/vadd/vadd.pto" -o "$work/corpus-object/vadd.o"
+  ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-as" "$root/samples/vadd/vadd.pto" -o "$work/corpus-object/vadd.o"
   for k in "$root"/tests/lit/forms/seed_*.pto; do
-    ASAN_OPTIONS=detect_leaks=0 "$build/asm/pto-as" "$k" -o "$work/corpus-object/$(basename "$k" .pto).o" || true
+    ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-as" "$k" -o "$work/corpus-object/$(basename "$k" .pto).o" || true
   done
   echo "fuzz-smoke: running fuzz-object for ${seconds}s"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
@@ -81,8 +81,8 @@ if [ "$status" -eq 0 ]; then
   mkdir -p "$work/corpus-image"
   for k in "$root"/samples/*/*.pto; do
     n=$(basename "$k" .pto)
-    ASAN_OPTIONS=detect_leaks=0 "$build/asm/pto-as" "$k" -o "$work/$n.o" &&
-      ASAN_OPTIONS=detect_leaks=0 "$build/link/pto-ld" --auto-sync "$work/$n.o" -o "$work/corpus-image/$n.img" || true
+    ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-as" "$k" -o "$work/$n.o" &&
+      ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-ld" --auto-sync "$work/$n.o" -o "$work/corpus-image/$n.img" || true
   done
   echo "fuzz-smoke: running fuzz-image for ${seconds}s"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \

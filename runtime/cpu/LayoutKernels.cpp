@@ -137,7 +137,8 @@ struct Random {
 
 /// TCI: dst = start + k over the valid region, k the row-major linear index (a one-row tile in
 /// practice: pto-isa uses the valid columns as the sequence length). Wraps in the element type.
-/// `descending` is not carried by the block (asm/Lower.cpp drops it), so the sequence ascends.
+/// `descending` is not carried by the block (asm/codegen/Lower.cpp drops it), so the sequence
+/// ascends.
 template <unsigned Bits> struct Ci {
   static void run(Core& c, const TileInst& t) {
     const uint32_t vr = t.validRows(c), vc = t.validCols(c);
@@ -504,8 +505,8 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
     return true;
   case OpId::TASSIGN:
   case OpId::TGET_SCALE_ADDR:
-    // The scalar interpreter runs TASSIGN itself (MKind::Bind, runtime/Interp.h) and never hands
-    // it to a backend; the empty kernel only keeps a TileInst of it well-formed.
+    // The scalar interpreter runs TASSIGN itself (MKind::Bind, runtime/ScalarInterp.h) and never
+    // hands it to a backend; the empty kernel only keeps a TileInst of it well-formed.
     t.kernel = [](Core&, const TileInst&) {};
     return true;
   case OpId::TMOV_FP:

@@ -76,7 +76,7 @@ bool Simulator::tile(Core& c, const TileInst& t, const MOp& m) {
   Entry e;
   e.kind = Kind::Tile;
   e.tile = &t;
-  if (t.runtimeTiles) { // resolved at issue (runtime/Interp.h): the queued op keeps its copy
+  if (t.runtimeTiles) { // resolved at issue (runtime/ScalarInterp.h): the queued op keeps its copy
     e.resolved = std::make_shared<const TileInst>(t);
     e.tile = e.resolved.get();
   }

@@ -34,7 +34,7 @@ public:
   /// `maxRecords`: op records kept for the trace and profile (the summary is always complete).
   Simulator(const Program& prog, bool record, size_t maxRecords);
 
-  // The executor interface of interpret() (runtime/Interp.h).
+  // The executor interface of interpret() (runtime/ScalarInterp.h).
   bool tile(Core& c, const TileInst& t, const MOp& m);
   bool sync(Core& c, const SyncInst& s, const MOp& m);
 

@@ -1,8 +1,9 @@
 // The tool chain in process (as TestSupport.h does it for the unit tests) and the comparison.
 #include "tests/diff/Check.h"
 
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "link/Linker.h"
 #include "obj/Image.h"
 #include "runtime/Runtime.h"

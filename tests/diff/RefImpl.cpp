@@ -2,7 +2,8 @@
 // pto-diff compares its buffers with the generator's evaluation like the backends'.
 #include "tests/diff/Check.h"
 
-#include "asm/Frontend.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "ref/Interp.h"
 
 #include <sstream>

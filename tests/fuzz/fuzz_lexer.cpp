@@ -1,4 +1,4 @@
-// libFuzzer target: the hand-written lexer (asm/Lexer.h) and the lexer ANTLR generates from
+// libFuzzer target: the hand-written lexer (asm/parse/Lexer.h) and the lexer ANTLR generates from
 // grammar/PTO.g4 must produce the same tokens and errors for any input parseModule would lex,
 // i.e. any valid UTF-8 (anything else is rejected before lexing). A difference aborts with the
 // first differing token.

@@ -2,8 +2,8 @@
 // reads it. obj::readObject must never crash, hang or leak; when it accepts the bytes, every
 // listing must be safe, and the -d listing must assemble again. When the listing carries no
 // warning (the object is in canonical form), the reassembled object must equal the one read.
-#include "asm/BlockAsm.h"
-#include "asm/Disasm.h"
+#include "asm/mc/BlockAsm.h"
+#include "asm/mc/Disasm.h"
 #include "obj/Image.h"
 #include "obj/Object.h"
 

@@ -1,9 +1,10 @@
 // libFuzzer target: arbitrary bytes as pto-as input, as `pto-as --arch X` reads it, for both
 // arches: block assembly goes to the block assembler; everything else through parseModule,
 // verifyModule and, when they accept it, the code generator. Nothing may crash, hang or leak.
-#include "asm/BlockAsm.h"
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/mc/BlockAsm.h"
+#include "asm/parse/Parser.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -7,10 +7,10 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".pto", ".test"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(config.pto_tools_dir, "..", "tests", "lit-out")
+config.test_exec_root = os.path.join(os.path.dirname(config.pto_tools_dir), "tests", "lit-out")
 
 config.environment["PATH"] = os.pathsep.join(
-    [config.pto_tools_dir, config.pto_link_dir, config.filecheck_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+    [config.pto_tools_dir, config.filecheck_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("FileCheck", os.path.basename(config.filecheck)))
 config.substitutions.append(("%shared", config.pto_shared_dir))
 config.substitutions.append(("%src", config.pto_source_dir))

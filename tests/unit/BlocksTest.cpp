@@ -1,7 +1,7 @@
-// The one block decoder (obj/Blocks.h) and the Flow column of the command-form table it reads.
+// The one block decoder (asm/mc/Blocks.h) and the Flow column of the command-form table it reads.
 // The words are written out by hand from isa/Encoding.def's match/mask/field columns, and the
 // block boundaries and targets below are worked out by hand, not computed by the decoder.
-#include "obj/Blocks.h"
+#include "asm/mc/Blocks.h"
 #include "isa/Encoding.h"
 
 #include <gtest/gtest.h>

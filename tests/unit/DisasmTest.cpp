@@ -1,6 +1,6 @@
 // pto-objdump listings and the block assembler: -d output assembles back to the same object.
-#include "asm/Disasm.h"
-#include "asm/BlockAsm.h"
+#include "asm/mc/Disasm.h"
+#include "asm/mc/BlockAsm.h"
 #include "isa/Encoding.h"
 
 #include <gtest/gtest.h>

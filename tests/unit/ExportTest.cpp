@@ -1,12 +1,13 @@
-// The C++ export (export/CppExport.h) and the block decoder under it (obj/ImageCode.h): blocks of
-// a linked sample, normalized scalar operations, names and addresses taken from the image,
+// The C++ export (export/CppExport.h) and the block decoder under it (asm/mc/ImageCode.h): blocks
+// of a linked sample, normalized scalar operations, names and addresses taken from the image,
 // determinism, and located errors for what pto-isa C++ cannot express.
-#include "asm/BlockAsm.h"
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/mc/BlockAsm.h"
+#include "asm/mc/ImageCode.h"
+#include "asm/parse/Parser.h"
 #include "export/CppExport.h"
 #include "link/Linker.h"
-#include "obj/ImageCode.h"
 #include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,10 @@
-// Pointer extents (obj/Extent.h, asm/Extents.h, docs/object-format.md section 2.9): the
-// expression language, the analysis on IR (expected values computed by hand from the view
+// Pointer extents (obj/Extent.h, asm/codegen/RecordExtents.h, docs/object-format.md section 2.9):
+// the expression language, the analysis on IR (expected values computed by hand from the view
 // shapes and strides), and the .pto.extents table through objects and images.
 #include "obj/Extent.h"
-#include "asm/Extents.h"
-#include "asm/Frontend.h"
+#include "asm/codegen/RecordExtents.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "obj/Image.h"
 
 #include <gtest/gtest.h>

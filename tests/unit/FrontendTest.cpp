@@ -1,4 +1,5 @@
-#include "asm/Frontend.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 
 #include "TestSupport.h"
 

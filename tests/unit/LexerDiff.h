@@ -1,11 +1,11 @@
-// The differential check of the hand-written lexer (asm/Lexer.h) against the lexer ANTLR
+// The differential check of the hand-written lexer (asm/parse/Lexer.h) against the lexer ANTLR
 // generates from grammar/PTO.g4: both lex the same text and every token is compared (type,
 // channel, start/stop index, line, column, text), and so are the lexer errors reported. Shared by
 // tests/unit/LexerTest.cpp and the libFuzzer target tests/fuzz/fuzz_lexer.cpp.
 #pragma once
 
 #include "PTOLexer.h"
-#include "asm/Lexer.h"
+#include "asm/parse/Lexer.h"
 
 #include <cstddef>
 #include <sstream>

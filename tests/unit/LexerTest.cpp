@@ -1,4 +1,4 @@
-// The hand-written lexer (asm/Lexer.h) against the one ANTLR generates from grammar/PTO.g4:
+// The hand-written lexer (asm/parse/Lexer.h) against the one ANTLR generates from grammar/PTO.g4:
 // identical token streams and lexer errors on every .pto/.test/.s file of the repository and of
 // the shared corpus, on the edge cases of every token kind, and on random and mutated inputs.
 // The inputs are deterministic (fixed seeds), so a failure reproduces.

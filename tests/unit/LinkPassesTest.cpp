@@ -1,7 +1,8 @@
 // The passes of pto-ld one at a time (link/Passes.h): each runs on a context that the passes
 // before it filled, and the full list gives what link() gives.
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "isa/Encoding.h"
 #include "link/Passes.h"
 #include "link/Patch.h"

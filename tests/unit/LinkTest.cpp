@@ -1,7 +1,8 @@
 // Linker tests: linking the vadd sample in-process, symbol and arch errors, event patching,
 // the image writer/reader round trip, and corrupt images (never a crash, always a message).
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "isa/Encoding.h"
 #include "link/Cfg.h"
 #include "link/Linker.h"

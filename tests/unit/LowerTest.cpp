@@ -1,5 +1,6 @@
-#include "asm/Lower.h"
-#include "asm/Frontend.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "isa/Encoding.h"
 
 #include <gtest/gtest.h>

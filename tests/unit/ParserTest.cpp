@@ -1,15 +1,16 @@
-// The front end's replacements for parts of the ANTLR runtime (asm/Prediction.h's
-// DfaFirstSimulator, asm/TokenStream.h's LexedTokenStream) against the runtime's own: the same
-// parse trees and syntax errors, in the SLL and the LL prediction modes, on every .pto file of
+// The front end's replacements for parts of the ANTLR runtime (asm/parse/Prediction.h's
+// DfaFirstSimulator, asm/parse/TokenStream.h's LexedTokenStream) against the runtime's own: the
+// same parse trees and syntax errors, in the SLL and the LL prediction modes, on every .pto file of
 // the repository and the corpus and on mutations of them, and the same answers from the token
 // stream to every call. The reference is the generated lexer and parser with ANTLR's own
 // simulator and CommonTokenStream. The inputs are deterministic (fixed seeds).
+#include "asm/parse/Parser.h"
 #include "PTOLexer.h"
 #include "PTOParser.h"
-#include "asm/Frontend.h"
-#include "asm/Lexer.h"
-#include "asm/Prediction.h"
-#include "asm/TokenStream.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Lexer.h"
+#include "asm/parse/Prediction.h"
+#include "asm/parse/TokenStream.h"
 #include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>

@@ -3,11 +3,11 @@
 // nesting limit.
 #include "TestSupport.h"
 
-#include "asm/BlockAsm.h"
-#include "obj/FileIO.h"
+#include "asm/mc/BlockAsm.h"
 #include "obj/Image.h"
-#include "obj/Numbers.h"
 #include "runtime/Npy.h"
+#include "support/FileIO.h"
+#include "support/Numbers.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,9 @@
 // kernel is assembled and linked in process, run on random data, and checked against a
 // reference written here in a different way (ranks instead of sorting, bit masks, integer
 // rounding arithmetic).
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "isa/Numerics.h"
 #include "link/Linker.h"
 #include "obj/Image.h"

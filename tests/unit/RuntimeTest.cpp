@@ -2,8 +2,9 @@
 // the outputs against reference results computed here, independently of the runtime's
 // kernels (plain loops; element rounding through isa::encodeFromDouble).
 #include "runtime/Runtime.h"
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "isa/Numerics.h"
 #include "link/Linker.h"
 #include "obj/Image.h"

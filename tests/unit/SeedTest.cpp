@@ -1,10 +1,10 @@
 // What the four seed documents (../shared/seeds: TDEQUANT, TAXPY, TCVT, TSQRT) state, checked
 // against the encoder, the decoder, the block decoder of linked images and the C++ export: the
 // expected values are the seeds' words, not this project's tables.
-#include "asm/BlockAsm.h"
+#include "asm/mc/BlockAsm.h"
+#include "asm/mc/ImageCode.h"
 #include "export/CppExport.h"
 #include "isa/Encoding.h"
-#include "obj/ImageCode.h"
 #include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>

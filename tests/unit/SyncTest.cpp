@@ -2,8 +2,9 @@
 // object (branches, relocations and lines move with them), the race analysis, and --auto-sync
 // on generated structured kernels, re-checked by the link itself.
 #include "link/Sync.h"
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "isa/Encoding.h"
 #include "isa/Pipes.h"
 #include "link/Cfg.h"

@@ -2,8 +2,9 @@
 // (.pto -> object -> image -> runtime Module) with each stage's diagnostics as the failure text.
 #pragma once
 
-#include "asm/Frontend.h"
-#include "asm/Lower.h"
+#include "asm/codegen/CodeGen.h"
+#include "asm/ir/Verifier.h"
+#include "asm/parse/Parser.h"
 #include "link/Linker.h"
 #include "obj/Image.h"
 #include "runtime/Runtime.h"

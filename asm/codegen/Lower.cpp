@@ -1,0 +1,725 @@
+// Lowering of verified Kernel IR to a PTO object (docs/abi.md): the driver, values and
+// constants, parameters, the walk over regions, structured control flow and the values carried
+// across regions. The other jobs of asm/codegen/FunctionLowering.h's FunctionLowering live beside
+// this file.
+#include "asm/codegen/CodeGen.h"
+#include "asm/codegen/FunctionLowering.h"
+
+#include "isa/Numerics.h"
+#include "isa/ScalarFp.h"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+namespace pto::as::lower {
+
+bool FunctionLowering::run() {
+  out_.name = fn_.name;
+  if (fn_.hasAttr("pto.entry") || fn_.isFragment) out_.flags |= obj::kEntry;
+  if (fn_.isPrivate) out_.flags |= obj::kPrivate;
+  if (fn_.isDeclaration) out_.flags |= obj::kDeclaration;
+  for (const NamedAttr& a : fn_.attrs)
+    if (a.key == "pto.kernel_kind")
+      out_.flags |=
+          a.value.find("cube") != std::string::npos ? obj::kKernelCube : obj::kKernelVector;
+  if (!fn_.isDeclaration) {
+    markSubblockZero(obj_.arch);
+    lowerParams();
+    lowerRegion(fn_.body);
+    bool returns = !fn_.body.ops.empty() && fn_.body.ops.back()->kind == OpKind::Return;
+    if (ok_ && !returns) emitReturn(fn_.loc);
+    if (ok_) allocateRegisters();
+    if (ok_) layout();
+  } else {
+    for (ValueId a : fn_.body.args)
+      addParam(a);
+  }
+  return ok_;
+}
+
+void FunctionLowering::unsupported(SrcLoc loc, const std::string& what) {
+  diags_.error(loc, what + " is not supported by the code generator");
+  ok_ = false;
+}
+
+/// A value the code generator has no home for. After an error this is the error's echo (the
+/// refused op defined nothing), so only the first refusal is reported, not its consequences.
+void FunctionLowering::missing(SrcLoc loc, const std::string& what) {
+  if (ok_) unsupported(loc, what);
+}
+
+MInst& FunctionLowering::emit(enc::Inst inst, std::vector<RegRef> regs) {
+  MInst m;
+  m.inst = inst;
+  m.regs = std::move(regs);
+  if (pendingLoc_.valid()) {
+    m.loc = pendingLoc_;
+    pendingLoc_ = {};
+  }
+  code_.push_back(std::move(m));
+  return code_.back();
+}
+
+enc::Inst
+FunctionLowering::make(FormId f,
+                       std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
+  auto r = enc::make(f, fields);
+  if (!r) {
+    diags_.error(currentLoc_, "internal encoding error: " + r.error().message);
+    ok_ = false;
+    return enc::bstop();
+  }
+  return *r;
+}
+
+/// Scalar instructions execute inside a scalar block; open one after a tile block.
+void FunctionLowering::needScalarBlock() {
+  if (inScalarBlock_) return;
+  emit(make(FormId::BSTART_STD_FALL, {}));
+  inScalarBlock_ = true;
+}
+
+/// A scalar instruction with register fields (vregs, or physical registers via physical()).
+void FunctionLowering::scalar(FormId f,
+                              std::initializer_list<std::pair<std::string_view, int64_t>> fields,
+                              std::vector<RegRef> regs) {
+  needScalarBlock();
+  emit(make(f, fields), std::move(regs));
+}
+
+void FunctionLowering::copy(VReg dst, VReg src) {
+  scalar(FormId::S_ADDI, {{"uimm12", 0}}, {{"SrcL", src, false}, {"RegDst", dst, true}});
+}
+
+void FunctionLowering::placeLabel(int label) {
+  MInst m;
+  m.kind = MInst::Label;
+  m.label = label;
+  code_.push_back(std::move(m));
+}
+
+/// Starts a block whose end jumps to `label` (unconditionally or when the commit condition
+/// set by a SETC in the block is true).
+void FunctionLowering::startBranchBlock(int label, bool conditional) {
+  MInst m;
+  m.kind = conditional ? MInst::CondJump : MInst::Jump;
+  m.label = label;
+  m.loc = pendingLoc_;
+  pendingLoc_ = {};
+  code_.push_back(std::move(m));
+  inScalarBlock_ = true;
+}
+
+/// The register holding a scalar value. Constants are rematerialized at every use (they cost
+/// one or two instructions and never occupy a register across the program).
+VReg FunctionLowering::reg(ValueId v) {
+  if (auto c = constants_.find(v); c != constants_.end()) {
+    VReg r = newVReg();
+    materialize(r, c->second);
+    return r;
+  }
+  if (auto it = vregs_.find(v); it != vregs_.end()) return it->second;
+  if (ok_)
+    diags_.error(fn_.value(v).loc,
+                 "internal error: value '%" + fn_.value(v).name + "' has no register");
+  ok_ = false;
+  return newVReg();
+}
+
+VReg FunctionLowering::define(ValueId v) {
+  VReg r = newVReg();
+  vregs_[v] = r;
+  return r;
+}
+
+void FunctionLowering::materialize(VReg r, uint64_t bits) {
+  needScalarBlock();
+  for (const enc::Inst& i : enc::materialize64(0, bits, kScratch[2])) {
+    std::vector<RegRef> refs;
+    const enc::FormInfo& fi = i.formInfo();
+    // Only the words writing rd (0 here) define r; the low half of a 64-bit constant goes to
+    // the physical scratch register first.
+    if (fi.fieldIndex("RegDst") >= 0 && i.get("RegDst").value_or(0) == 0)
+      refs.push_back({"RegDst", r, true});
+    // The OR of a full 64-bit constant reads and writes the destination.
+    if (i.form == FormId::S_OR) refs.push_back({"SrcL", r, false});
+    emit(i, refs);
+  }
+}
+
+std::optional<int64_t> FunctionLowering::constantInt(ValueId v) const {
+  auto c = constants_.find(v);
+  if (c == constants_.end() || !fn_.type(v).isIntLike()) return std::nullopt;
+  return static_cast<int64_t>(c->second);
+}
+
+/// Raw bits of a constant: integers sign-extended, floats as their IEEE (or bf16) pattern,
+/// hex literals as written.
+std::optional<uint64_t> FunctionLowering::constantBits(const Op& op) {
+  const std::string& text = op.attr("value")->value;
+  const Type& t = fn_.type(op.results[0]);
+  if (text == "true") return 1;
+  if (text == "false") return 0;
+  if (t.kind == TypeKind::Vector) return denseCountsBits(text);
+  bool hex = text.find("0x") != std::string::npos || text.find("0X") != std::string::npos;
+  if (t.isIntLike() || hex) {
+    try {
+      size_t pos = 0;
+      if (hex) return std::stoull(text, &pos, 16);
+      return static_cast<uint64_t>(std::stoll(text, &pos, 10));
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+  double d = std::strtod(text.c_str(), nullptr);
+  switch (t.elem) {
+  case isa::DType::F32:
+    return std::bit_cast<uint32_t>(std::strtof(text.c_str(), nullptr)); // rounded once
+  case isa::DType::F64:
+    return std::bit_cast<uint64_t>(d);
+  case isa::DType::F16:
+  case isa::DType::BF16:
+    return isa::encodeFromDouble(t.elem, d, isa::RoundMode::CAST_RINT, isa::SatMode::OFF);
+  default:
+    return std::nullopt;
+  }
+}
+
+void FunctionLowering::addParam(ValueId a) {
+  const Type& t = fn_.type(a);
+  obj::Param p;
+  p.name = fn_.value(a).name;
+  p.dtype = t.elem;
+  switch (t.kind) {
+  case TypeKind::Ptr:
+    p.kind = obj::ParamKind::Pointer;
+    break;
+  case TypeKind::TensorView:
+    p.kind = obj::ParamKind::TensorView;
+    p.shape = t.shape;
+    break;
+  case TypeKind::Index:
+    p.kind = obj::ParamKind::Index;
+    p.dtype = isa::DType::I64;
+    break;
+  case TypeKind::Vector: // one register: the four 16-bit lanes (IR.h)
+    p.kind = obj::ParamKind::Scalar;
+    p.dtype = isa::DType::I64;
+    break;
+  default:
+    p.kind = obj::ParamKind::Scalar;
+    break;
+  }
+  out_.params.push_back(std::move(p));
+}
+
+void FunctionLowering::lowerParams() {
+  const auto& args = fn_.body.args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    ValueId a = args[i];
+    const Type& t = fn_.type(a);
+    addParam(a);
+    if (t.kind == TypeKind::Tile || t.kind == TypeKind::PartView ||
+        t.kind == TypeKind::EventIdArray) {
+      unsupported(fn_.value(a).loc, "a parameter of type " + toString(t));
+      continue;
+    }
+    if (t.kind == TypeKind::TensorView) {
+      for (int64_t d : t.shape)
+        if (d == kDynamic)
+          unsupported(fn_.value(a).loc, "a tensor_view parameter with a dynamic shape");
+    }
+    VReg r = define(a);
+    if (i < kMaxRegParams) {
+      MInst m;
+      m.kind = MInst::ParamDef;
+      m.paramReg = kA0 + static_cast<unsigned>(i);
+      m.regs.push_back({"", r, true});
+      code_.push_back(std::move(m));
+    } else {
+      // Parameters beyond a0..a7 are passed in the caller's frame: [sp + frame + 8*(i-8)],
+      // loaded once here (the offset is patched when the frame size is known).
+      needScalarBlock();
+      emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}}), {{"RegDst", r, true}}).stackParam =
+          static_cast<int>(i - kMaxRegParams);
+    }
+    if (t.kind == TypeKind::TensorView) {
+      ViewRegs vr;
+      vr.base = r;
+      vr.elem = t.elem;
+      vr.constStrides.assign(t.shape.size(), 1);
+      for (size_t d = t.shape.size(); d-- > 1;)
+        vr.constStrides[d - 1] = vr.constStrides[d] * t.shape[d];
+      views_[a] = vr;
+    }
+  }
+}
+
+void FunctionLowering::lowerRegion(const Region& r) {
+  // Lowering goes on after a refusal so that every refusal is reported in one run; nothing is
+  // emitted once ok_ is false.
+  for (const auto& op : r.ops) {
+    currentLoc_ = op->loc;
+    pendingLoc_ = op->loc;
+    lowerOp(*op);
+  }
+}
+
+void FunctionLowering::lowerOp(const Op& op) {
+  switch (op.kind) {
+  case OpKind::Constant: {
+    auto bits = constantBits(op);
+    if (!bits) return unsupported(op.loc, "the constant '" + op.attr("value")->value + "'");
+    constants_[op.results[0]] = *bits;
+    pendingLoc_ = {};
+    return;
+  }
+  case OpKind::Arith:
+    return lowerArith(op);
+  case OpKind::For:
+    return lowerFor(op);
+  case OpKind::If:
+    return lowerIf(op);
+  case OpKind::While:
+    return lowerWhile(op);
+  case OpKind::Condition:
+  case OpKind::Yield:
+    return; // handled by the enclosing structured op
+  case OpKind::Return:
+    if (!op.operands.empty()) {
+      VReg v = reg(op.operands[0]);
+      scalar(FormId::S_ADDI, {{"uimm12", 0}, {"RegDst", kA0}}, {{"SrcL", v, false}});
+    }
+    return emitReturn(op.loc);
+  case OpKind::Section:
+    out_.flags |= op.name.ends_with("cube") ? obj::kKernelCube : obj::kKernelVector;
+    return lowerRegion(op.regions[0]);
+  case OpKind::MakeTensorView:
+    return lowerMakeView(op);
+  case OpKind::ReinterpretView:
+    return lowerReinterpret(op);
+  case OpKind::PartitionView:
+    return lowerPartition(op);
+  case OpKind::GetTensorViewDim:
+    return lowerGetDim(op);
+  case OpKind::AllocTile:
+    return lowerAlloc(op);
+  case OpKind::Subset:
+  case OpKind::Reshape:
+  case OpKind::Bitcast:
+    return lowerView(op);
+  case OpKind::SetValidShape:
+    valid_[op.operands[0]] = {Dim{0, op.operands[1]}, Dim{0, op.operands[2]}};
+    pendingLoc_ = {};
+    return;
+  case OpKind::TAssign:
+    return lowerAssign(op);
+  case OpKind::LoadScalar:
+  case OpKind::StoreScalar:
+    return lowerScalarMemory(op);
+  case OpKind::AddPtr: {
+    VReg p = reg(op.operands[0]), o = reg(op.operands[1]);
+    unsigned shift = static_cast<unsigned>(
+        std::countr_zero(std::max(1u, isa::bitWidth(fn_.type(op.operands[0]).elem) / 8)));
+    scalar(FormId::S_ADD, {{"shamt", shift}},
+           {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", define(op.results[0]), true}});
+    return;
+  }
+  case OpKind::BlockInfo:
+    return lowerBlockInfo(op);
+  case OpKind::TileOp:
+    return lowerTileOp(op);
+  case OpKind::SetFlag:
+  case OpKind::WaitFlag:
+  case OpKind::Barrier:
+    return lowerSync(op);
+  case OpKind::CoreSync:
+    return lowerCoreSync(op);
+  case OpKind::DeclareEventIdArray:
+  case OpKind::EventIdArrayGet:
+  case OpKind::EventIdArraySet:
+    return lowerEventArray(op);
+  case OpKind::Call:
+    return lowerCall(op);
+  case OpKind::TGetVal:
+    return unsupported(op.loc, "'pto.tgetval'");
+  case OpKind::Print:
+    return unsupported(op.loc, "'" + op.name + "'");
+  case OpKind::ReserveBuffer:
+  case OpKind::ImportReserved:
+    return lowerReserve(op);
+  case OpKind::PipeInit:
+    return lowerPipeInit(op);
+  case OpKind::PipePush:
+  case OpKind::PipePop:
+  case OpKind::PipeFree:
+    return lowerPipeData(op);
+  }
+}
+
+void FunctionLowering::lowerFor(const Op& op) {
+  const Region& body = op.regions[0];
+  VReg iv = define(body.args[0]);
+  copy(iv, reg(op.operands[0]));
+  std::vector<ValueId> carried; // the body's iter_args: each one's home holds the value
+  for (size_t i = 3; i < op.operands.size(); ++i) {
+    if (!bindHome(body.args[i - 2], op.operands[i], op.operandLocs[i])) return;
+    carried.push_back(body.args[i - 2]);
+  }
+  int head = newLabel(), exit = newLabel();
+  placeLabel(head);
+  size_t loopStart = code_.size();
+  // Head block: leave when iv >= ub (signed, as index arithmetic is).
+  conditionalExit(exit, op.loc, [&] {
+    scalar(FormId::S_SETC_GE, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[1]), false}});
+  });
+  lowerRegion(body);
+  // Latch block: step, carry the yielded values, jump back.
+  startBranchBlock(head, false);
+  const Op* yield = terminator(body, OpKind::Yield);
+  if (yield) yieldTo(carried, yield->operands, yield->loc);
+  scalar(FormId::S_ADD, {},
+         {{"SrcL", iv, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", iv, true}});
+  loops_.push_back({loopStart, code_.size() - 1});
+  placeLabel(exit);
+  inScalarBlock_ = false;
+  for (size_t i = 0; i < op.results.size() && i < carried.size(); ++i)
+    shareHome(op.results[i], carried[i]);
+}
+
+const Op* FunctionLowering::terminator(const Region& r, OpKind kind) {
+  if (r.ops.empty() || r.ops.back()->kind != kind) return nullptr;
+  return r.ops.back().get();
+}
+
+void FunctionLowering::lowerIf(const Op& op) {
+  int elseLabel = newLabel(), end = newLabel();
+  VReg c = reg(op.operands[0]);
+  conditionalExit(elseLabel, op.loc, [&] {
+    scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}});
+  });
+  lowerRegion(op.regions[0]);
+  // The results' homes are made on the then edge, from the values it yields.
+  const Op* thenYield = terminator(op.regions[0], OpKind::Yield);
+  if (!op.results.empty() && !thenYield)
+    return unsupported(op.loc, "'scf.if' with results and no 'scf.yield'");
+  for (size_t i = 0; i < op.results.size(); ++i)
+    if (!bindHome(op.results[i], thenYield->operands[i], thenYield->operandLocs[i])) return;
+  bool hasElse = !op.regions[1].ops.empty();
+  if (hasElse) startBranchBlock(end, false);
+  placeLabel(elseLabel);
+  inScalarBlock_ = false;
+  if (hasElse) {
+    lowerRegion(op.regions[1]);
+    if (const Op* y = terminator(op.regions[1], OpKind::Yield))
+      yieldTo(op.results, y->operands, y->loc);
+    placeLabel(end);
+    inScalarBlock_ = false;
+  }
+}
+
+void FunctionLowering::lowerWhile(const Op& op) {
+  const Region& before = op.regions[0];
+  const Region& after = op.regions[1];
+  for (size_t i = 0; i < before.args.size(); ++i)
+    if (!bindHome(before.args[i], op.operands[i], op.operandLocs[i])) return;
+  int head = newLabel(), exit = newLabel();
+  placeLabel(head);
+  size_t loopStart = code_.size();
+  inScalarBlock_ = false;
+  lowerRegion(before);
+  const Op* cond = terminator(before, OpKind::Condition);
+  if (!cond) return unsupported(op.loc, "'scf.while' without 'scf.condition'");
+  // The values scf.condition passes become the results (on exit) and the after region's
+  // arguments (otherwise); both homes are written before the decision, which reads neither.
+  for (size_t i = 0; i + 1 < cond->operands.size(); ++i) {
+    if (i < op.results.size() &&
+        !bindHome(op.results[i], cond->operands[i + 1], cond->operandLocs[i + 1]))
+      return;
+    if (i < after.args.size() &&
+        !bindHome(after.args[i], cond->operands[i + 1], cond->operandLocs[i + 1]))
+      return;
+  }
+  VReg c = reg(cond->operands[0]);
+  conditionalExit(exit, cond->loc, [&] {
+    scalar(FormId::S_SETC_EQ, {{"SrcR", kZero}}, {{"SrcL", c, false}});
+  });
+  lowerRegion(after);
+  startBranchBlock(head, false);
+  if (const Op* y = terminator(after, OpKind::Yield)) yieldTo(before.args, y->operands, y->loc);
+  loops_.push_back({loopStart, code_.size() - 1});
+  placeLabel(exit);
+  inScalarBlock_ = false;
+}
+
+// A value that crosses a region boundary (iter_args, scf.if and scf.while results) has one
+// home that every incoming edge writes: a scalar its register; a tensor view its base register
+// (strides must agree on every edge); a partition its address and stride registers (its static
+// shape must agree); a tile one descriptor, the first incoming tile's, into which a different
+// tile arriving on another edge is copied with TMOV (tiles are buffers: docs/abi.md).
+
+/// Gives `home` a fresh home initialised from `from` (the first incoming edge).
+bool FunctionLowering::bindHome(ValueId home, ValueId from, SrcLoc loc) {
+  const Type& t = fn_.type(home);
+  switch (t.kind) {
+  case TypeKind::Tile: {
+    auto d = tiles_.find(from);
+    if (d == tiles_.end()) {
+      missing(loc, "this tile operand");
+      return false;
+    }
+    tiles_[home] = d->second;
+    if (auto v = valid_.find(from); v != valid_.end()) valid_[home] = v->second;
+    return true;
+  }
+  case TypeKind::TensorView: {
+    auto v = views_.find(from);
+    if (v == views_.end()) {
+      missing(loc, "this tensor view");
+      return false;
+    }
+    ViewRegs h = v->second;
+    h.base = newVReg();
+    copy(h.base, v->second.base);
+    views_[home] = h;
+    if (auto s = dynamicShapes_.find(from); s != dynamicShapes_.end())
+      dynamicShapes_[home] = s->second;
+    return true;
+  }
+  case TypeKind::PartView: {
+    auto p = parts_.find(from);
+    if (p == parts_.end()) {
+      missing(loc, "this partition view");
+      return false;
+    }
+    PartRegs h = p->second;
+    for (VReg* r : partRegs(h)) {
+      VReg src = *r;
+      *r = newVReg();
+      copy(*r, src);
+    }
+    parts_[home] = h;
+    return true;
+  }
+  case TypeKind::EventIdArray:
+  case TypeKind::Pipe:
+  case TypeKind::None:
+    unsupported(loc, "carrying " + toString(t) + " across a region");
+    return false;
+  default: {
+    VReg src = reg(from);
+    copy(define(home), src);
+    return true;
+  }
+  }
+}
+
+/// The result of a loop shares the home of its iter_arg.
+void FunctionLowering::shareHome(ValueId result, ValueId home) {
+  if (auto it = vregs_.find(home); it != vregs_.end()) vregs_[result] = it->second;
+  if (auto it = tiles_.find(home); it != tiles_.end()) tiles_[result] = it->second;
+  if (auto it = valid_.find(home); it != valid_.end()) valid_[result] = it->second;
+  if (auto it = views_.find(home); it != views_.end()) views_[result] = it->second;
+  if (auto it = dynamicShapes_.find(home); it != dynamicShapes_.end())
+    dynamicShapes_[result] = it->second;
+  if (auto it = parts_.find(home); it != parts_.end()) parts_[result] = it->second;
+}
+
+std::vector<VReg*> FunctionLowering::partRegs(PartRegs& p) {
+  std::vector<VReg*> regs{&p.addr, &p.rowStride};
+  for (PartRegs::Outer& o : p.outer)
+    regs.push_back(&o.strideBytes);
+  return regs;
+}
+
+/// An edge into the homes: homes[i] = srcs[i] for all i at once (a value may feed another
+/// position, as in a swap).
+void FunctionLowering::yieldTo(const std::vector<ValueId>& homes, const std::vector<ValueId>& srcs,
+                               SrcLoc loc) {
+  std::vector<VReg> dstRegs, srcRegs;
+  std::vector<std::pair<uint32_t, ValueId>> tileCopies; // (home descriptor, source tile)
+  for (size_t i = 0; i < homes.size() && i < srcs.size(); ++i) {
+    const Type& t = fn_.type(homes[i]);
+    switch (t.kind) {
+    case TypeKind::Tile: {
+      auto h = tiles_.find(homes[i]);
+      auto s = tiles_.find(srcs[i]);
+      if (h == tiles_.end() || s == tiles_.end()) return missing(loc, "this tile operand");
+      if (h->second != s->second) tileCopies.push_back({h->second, srcs[i]});
+      break;
+    }
+    case TypeKind::TensorView: {
+      auto h = views_.find(homes[i]);
+      auto s = views_.find(srcs[i]);
+      if (h == views_.end() || s == views_.end()) return missing(loc, "this tensor view");
+      if (!sameStrides(h->second, s->second))
+        return unsupported(loc, "yielding tensor views with different strides");
+      dstRegs.push_back(h->second.base);
+      srcRegs.push_back(s->second.base);
+      break;
+    }
+    case TypeKind::PartView: {
+      auto h = parts_.find(homes[i]);
+      auto s = parts_.find(srcs[i]);
+      if (h == parts_.end() || s == parts_.end()) return missing(loc, "this partition view");
+      if (!sameShape(h->second, s->second))
+        return unsupported(loc, "yielding partition views of different layouts or slice shapes");
+      for (VReg* r : partRegs(h->second))
+        dstRegs.push_back(*r);
+      for (VReg* r : partRegs(s->second))
+        srcRegs.push_back(*r);
+      break;
+    }
+    default:
+      dstRegs.push_back(vregs_.count(homes[i]) ? vregs_[homes[i]] : reg(homes[i]));
+      srcRegs.push_back(reg(srcs[i]));
+      break;
+    }
+  }
+  // Tiles: a home that another copy reads must not be overwritten first.
+  for (auto& [home, src] : tileCopies)
+    for (auto& [otherHome, otherSrc] : tileCopies)
+      if (tiles_[otherSrc] == home && otherHome != home)
+        return unsupported(loc, "tiles exchanged between the values a region yields");
+  std::vector<VReg> tmp;
+  for (VReg s : srcRegs) {
+    VReg t = newVReg();
+    copy(t, s);
+    tmp.push_back(t);
+  }
+  for (size_t i = 0; i < tmp.size(); ++i)
+    copy(dstRegs[i], tmp[i]);
+  for (auto& [home, src] : tileCopies)
+    copyTile(home, src, loc);
+}
+
+bool FunctionLowering::sameStrides(const ViewRegs& a, const ViewRegs& b) const {
+  if (a.strides.size() != b.strides.size() || a.dn != b.dn || a.constStrides != b.constStrides)
+    return false;
+  for (size_t i = 0; i < a.strides.size(); ++i) {
+    if (a.strides[i] == b.strides[i]) continue;
+    auto x = constantInt(a.strides[i]), y = constantInt(b.strides[i]);
+    if (!x || !y || *x != *y) return false;
+  }
+  return true;
+}
+
+bool FunctionLowering::sameShape(const PartRegs& a, const PartRegs& b) {
+  if (a.dn != b.dn || a.outer.size() != b.outer.size() || a.sliceRows != b.sliceRows ||
+      a.sliceCols != b.sliceCols)
+    return false;
+  for (size_t i = 0; i < a.outer.size(); ++i)
+    if (a.outer[i].size != b.outer[i].size) return false;
+  return true;
+}
+
+/// home <- src as a TMOV block (both have the yielded value's type, so the same shape).
+void FunctionLowering::copyTile(uint32_t home, ValueId src, SrcLoc loc) {
+  auto code = enc::dataTypeCode(fn_.type(src).tile.dtype);
+  auto eop = enc::tileOpFor(isa::OpId::TMOV);
+  auto s = tiles_.find(src);
+  if (!code || !eop || s == tiles_.end())
+    return unsupported(loc, "copying a yielded tile of this type");
+  const TileType& t = fn_.type(src).tile;
+  std::pair<Dim, Dim> valid = validOf(src);
+  VReg rowsReg = dimReg(valid.first), colsReg = dimReg(valid.second);
+  inScalarBlock_ = false;
+  pendingLoc_ = loc;
+  emit(enc::tileStart(eop->op, *code));
+  dim(0, valid.second, colsReg);
+  if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first, rowsReg);
+  if (valid.second.value != kNoValue || valid.second.constant != t.cols)
+    emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
+  MInst& w = emit(enc::bIot(home, s->second, true));
+  for (uint32_t idx : {home, s->second})
+    if (out_.tiles[idx].placement == obj::kUnplaced && rootPlacement(idx) == obj::kUnplaced)
+      w.relocs.push_back({obj::RelocType::Tile, idx});
+  emit(enc::bstop());
+}
+
+/// The return block, preceded by the epilogue (frame release, ra restore). Whether a frame
+/// is needed is known only after register allocation: layout() drops what is not needed.
+void FunctionLowering::emitReturn(SrcLoc) {
+  if (!inScalarBlock_) emit(make(FormId::BSTART_STD_FALL, {})).frame = MInst::BlockStart;
+  // ra is reloaded from the frame before the frame is released.
+  emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kRa}})).frame =
+      MInst::RaRestore;
+  emit(make(FormId::S_ADDI, {{"SrcL", kSp}, {"uimm12", 0}, {"RegDst", kSp}})).frame =
+      MInst::SpAdjust;
+  emit(make(FormId::BSTART_STD_RET, {}));
+  inScalarBlock_ = true;
+}
+
+/// A call: arguments go through the call-argument area of the frame into a0..a7 (so that no
+/// argument overwrites another), values live across the call are kept in the frame (the
+/// callee may use every register), and the result comes back in a0 (docs/abi.md).
+void FunctionLowering::lowerCall(const Op& op) {
+  if (op.operands.size() > kMaxRegParams)
+    return unsupported(op.loc, "a call with more than 8 arguments");
+  if (op.results.size() > 1) return unsupported(op.loc, "a call with more than one result");
+  for (ValueId v : op.operands)
+    if (!fn_.type(v).isScalarLike() && fn_.type(v).kind != TypeKind::Ptr)
+      return unsupported(op.operandLocs[0], "passing " + toString(fn_.type(v)) + " to a call");
+  hasCalls_ = true;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    VReg v = reg(op.operands[i]);
+    scalar(FormId::S_SDI, {{"SrcR", kSp}, {"simm12", 0}}, {{"SrcL", v, false}});
+    code_.back().outArg = static_cast<int>(i);
+  }
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    scalar(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kA0 + static_cast<int64_t>(i)}},
+           {});
+    code_.back().outArg = static_cast<int>(i);
+    code_.back().clobbersRegs = true;
+  }
+  MInst& call = emit(make(FormId::BSTART_CALL, {{"simm12", 0}, {"uimm5", 1}}));
+  call.clobbersRegs = true;
+  call.callee = op.name;
+  inScalarBlock_ = false; // the callee returns to the next word, which starts a block
+  if (!op.results.empty())
+    scalar(FormId::S_ADDI, {{"SrcL", kA0}, {"uimm12", 0}},
+           {{"RegDst", define(op.results[0]), true}});
+}
+
+} // namespace pto::as::lower
+
+namespace pto::as {
+
+using lower::FunctionLowering;
+
+std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags) {
+  obj::ObjectFile obj;
+  obj.arch = arch;
+  bool ok = true;
+  for (size_t i = 0; i < m.functions.size(); ++i) {
+    FunctionLowering fl(*m.functions[i], static_cast<uint32_t>(i), arch, diags, obj);
+    fl.setSourceName(m.fileName);
+    if (!fl.run()) {
+      ok = false;
+      continue;
+    }
+    obj::Function f = std::move(fl.result());
+    // Functions are laid out one after the other; offsets in relocs and lines are shifted.
+    uint64_t base = obj.text.size();
+    f.textOffset = base;
+    f.textSize = fl.text().size();
+    obj.text.insert(obj.text.end(), fl.text().begin(), fl.text().end());
+    for (obj::Reloc r : fl.relocs()) {
+      r.offset += base;
+      obj.relocs.push_back(r);
+    }
+    for (obj::LineEntry l : fl.lines()) {
+      l.textOffset += base;
+      obj.lines.push_back(l);
+    }
+    obj.functions.push_back(std::move(f));
+  }
+  if (!ok) return std::nullopt;
+  return obj;
+}
+
+} // namespace pto::as

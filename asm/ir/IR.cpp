@@ -1,0 +1,636 @@
+#include "asm/ir/IR.h"
+
+#include "isa/Pipes.h"
+#include "support/Text.h"
+
+#include <cctype>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace pto::ir {
+
+uint64_t TileType::byteSize() const {
+  return (static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) * isa::bitWidth(dtype) + 7) / 8;
+}
+
+ViewLayout parseViewLayout(std::string_view text) {
+  std::string word;
+  for (char ch : std::string(text) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!word.empty() && word != "pto" && word != "layout") {
+      break;
+    } else {
+      word.clear();
+    }
+  }
+  return word == "dn" ? ViewLayout::DN : word == "nd" ? ViewLayout::ND : ViewLayout::Unsupported;
+}
+
+const NamedAttr* Op::attr(std::string_view key) const {
+  for (const NamedAttr& a : attrs)
+    if (a.key == key) return &a;
+  return nullptr;
+}
+
+bool Function::hasAttr(std::string_view key) const {
+  for (const NamedAttr& a : attrs)
+    if (a.key == key) return true;
+  return false;
+}
+
+static std::string dims(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
+  return s;
+}
+
+std::string toString(const Type& t) {
+  switch (t.kind) {
+  case TypeKind::None:
+    return "none";
+  case TypeKind::Index:
+    return "index";
+  case TypeKind::Scalar:
+    return std::string(isa::spelling(t.elem));
+  case TypeKind::Ptr:
+    return "!pto.ptr<" + std::string(isa::spelling(t.elem)) + ">";
+  case TypeKind::TensorView:
+    return "!pto.tensor_view<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
+  case TypeKind::PartView:
+    return "!pto.partition_tensor_view<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
+  case TypeKind::EventIdArray:
+    return "!pto.eventid_array<" + std::to_string(t.shape.at(0)) + ">";
+  case TypeKind::Pipe:
+    return "!pto.pipe";
+  case TypeKind::Vector:
+    return "vector<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
+  case TypeKind::Tile: {
+    const TileType& tt = t.tile;
+    std::string s = "!pto.tile_buf<" + std::string(isa::spelling(tt.loc)) + ", " +
+                    std::to_string(tt.rows) + "x" + std::to_string(tt.cols) + "x" +
+                    std::string(isa::spelling(tt.dtype));
+    auto d = [](int64_t v) { return v == kDynamic ? std::string("?") : std::to_string(v); };
+    if (tt.validRows != tt.rows || tt.validCols != tt.cols)
+      s += ", valid=" + d(tt.validRows) + "x" + d(tt.validCols);
+    if (tt.blayout != isa::BLayout::RowMajor)
+      s += ", blayout=" + std::string(isa::spelling(tt.blayout));
+    if (tt.slayout != isa::SLayout::NoneBox)
+      s += ", slayout=" + std::string(isa::spelling(tt.slayout));
+    if (tt.fractal != 512) s += ", fractal=" + std::to_string(tt.fractal);
+    if (tt.pad != isa::PadValue::Null) s += ", pad=" + std::to_string(static_cast<int>(tt.pad));
+    if (tt.compact != isa::CompactMode::Null)
+      s += ", compact=" + std::to_string(static_cast<int>(tt.compact));
+    return s + ">";
+  }
+  }
+  return "?";
+}
+
+isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op) {
+  namespace fix = isa::fix;
+  fix::Attrs a;
+  if (op.kind != OpKind::TileOp || (op.tileOp != isa::OpId::TMOV && op.tileOp != isa::OpId::TSTORE))
+    return a;
+  const TileModes& m = op.modes;
+  a.relu = m.relu.value_or(a.relu);
+  a.atomic = m.atomic.value_or(a.atomic);
+  a.phase = m.phase.value_or(a.phase);
+  a.accToVec = m.accToVec.value_or(a.accToVec);
+  const fix::QuantKind kind = roleValue(op, isa::RoleId::Fp) != kNoValue    ? fix::QuantKind::Vector
+                              : roleValue(op, isa::RoleId::Pre) != kNoValue ? fix::QuantKind::Scalar
+                                                                            : fix::QuantKind::None;
+  const ValueId src = roleValue(op, isa::RoleId::Src), dst = roleValue(op, isa::RoleId::Dst);
+  if (src == kNoValue || dst == kNoValue || !fn.type(src).isTile()) return a;
+  const TileType& s = fn.type(src).tile;
+  // B.FPATR is written only for relu or quantisation, so a plain cast keeps its 0.58.3 block;
+  // with relu the cast's mode is named in it.
+  if (s.loc == isa::Loc::Acc &&
+      (kind != fix::QuantKind::None || a.relu != isa::ReluPreMode::NoRelu)) {
+    const isa::DType d = fn.type(dst).isTile() ? fn.type(dst).tile.dtype : fn.type(dst).elem;
+    a.quant = fix::quantPreFor(s.dtype, d, kind).value_or(fix::QuantPre::None);
+  }
+  return a;
+}
+
+ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, ValueId src) {
+  switch (isa::startTypeFrom(info)) {
+  case isa::StartTypeFrom::ShapeTile:
+    return shapeTile != kNoValue ? shapeTile : src;
+  case isa::StartTypeFrom::Source:
+    return src;
+  case isa::StartTypeFrom::Lhs: {
+    const ValueId lhs = roleValue(op, isa::RoleId::Lhs);
+    return lhs != kNoValue ? lhs : src;
+  }
+  }
+  return src;
+}
+
+ValueId roleValue(const Op& op, isa::RoleId role) {
+  if (op.kind != OpKind::TileOp) return kNoValue;
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  for (size_t i = 0; i < op.operands.size() && i < op.operandRoles.size(); ++i)
+    if (info.roles[op.operandRoles[i]].id == role) return op.operands[i];
+  return kNoValue;
+}
+
+std::optional<int64_t> attrValueInt(const std::vector<NamedAttr>& attrs, std::string_view key) {
+  for (const NamedAttr& a : attrs) {
+    if (a.key != key) continue;
+    std::string_view v = a.value;
+    if (auto colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
+    if (v == "true") return 1;
+    if (v == "false") return 0;
+    return support::parseInt(v);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> attrInt(const Op& op, std::string_view key) {
+  const NamedAttr* a = op.attr(key);
+  if (!a) return std::nullopt;
+  std::string_view v = a->value;
+  if (auto colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
+  return support::parseInt(v);
+}
+
+/// TGATHER's mask pattern (PTOAS's #pto.mask_pattern<Pxxxx>, pto-isa's MaskPattern): the code
+/// 1..7 of the pattern, selecting the columns c of each row with c % 2 == 0 (P0101), c % 2 == 1
+/// (P1010), c % 4 == 0, 1, 2, 3 (P0001, P0010, P0100, P1000) or all (P1111).
+std::optional<uint64_t> maskPatternCode(std::string_view text) {
+  static constexpr std::string_view kPatterns[] = {"P0101", "P1010", "P0001", "P0010",
+                                                   "P0100", "P1000", "P1111"};
+  for (size_t i = 0; i < std::size(kPatterns); ++i)
+    if (text.find(kPatterns[i]) != std::string_view::npos) return i + 1;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> denseCountsBits(std::string_view text) {
+  std::string s;
+  for (char ch : text)
+    if (ch != ' ') s += ch;
+  if (!s.starts_with("dense<") || !s.ends_with(">")) return std::nullopt;
+  std::string_view body = std::string_view(s).substr(6, s.size() - 7);
+  const bool list = body.starts_with("[") && body.ends_with("]");
+  if (list) body = body.substr(1, body.size() - 2);
+  std::vector<int64_t> lanes;
+  while (!body.empty()) {
+    const size_t comma = body.find(',');
+    auto v = support::parseInt(body.substr(0, comma));
+    if (!v || *v < -32768 || *v > 65535) return std::nullopt;
+    lanes.push_back(*v);
+    body = comma == std::string_view::npos ? std::string_view() : body.substr(comma + 1);
+  }
+  if (lanes.size() == 1 && !list) lanes.assign(4, lanes[0]); // the splat form
+  if (lanes.size() != 4) return std::nullopt;
+  uint64_t bits = 0;
+  for (size_t i = 0; i < 4; ++i)
+    bits |= (static_cast<uint64_t>(lanes[i]) & 0xFFFF) << (16 * i);
+  return bits;
+}
+
+std::string denseCountsText(uint64_t bits) {
+  std::string s = "dense<[";
+  for (unsigned i = 0; i < 4; ++i)
+    s += (i ? ", " : "") + std::to_string(bits >> (16 * i) & 0xFFFF);
+  return s + "]>";
+}
+
+std::vector<uint64_t> attributeScalars(const Op& op) {
+  // TMRGSORT's list form: B.IOR RegSrc0 = 1 stops the merge when a list runs out.
+  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TMRGSORT)
+    if (attrValueInt(op.attrs, "exhausted") == 1) return {1};
+  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER)
+    if (const NamedAttr* m = op.attr("maskPattern"))
+      if (auto code = maskPatternCode(m->value)) return {*code};
+  // TGATHER's compare form: the first index (B.IOR RegSrc1, after the compared scalar).
+  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER_CMP)
+    return {static_cast<uint64_t>(attrInt(op, "offset").value_or(0))};
+  if (op.kind != OpKind::TileOp || op.tileOp != isa::OpId::TTRI) return {};
+  std::optional<int64_t> upper = attrInt(op, "upperOrLower");
+  if (!upper || *upper == 0) return {};
+  return {static_cast<uint64_t>(*upper)};
+}
+
+const TileType* roleTile(const Function& fn, const Op& op, isa::RoleId role) {
+  ValueId v = roleValue(op, role);
+  if (v == kNoValue || !fn.type(v).isTile()) return nullptr;
+  return &fn.type(v).tile;
+}
+
+isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch) {
+  const TileType* src = roleTile(fn, op, isa::RoleId::Src);
+  const TileType* dst = roleTile(fn, op, isa::RoleId::Dst);
+  return isa::pipeOf(op.tileOp, src ? std::optional(src->loc) : std::nullopt,
+                     dst ? std::optional(dst->loc) : std::nullopt, arch);
+}
+
+void setTargetArch(Module& m, isa::Arch arch) {
+  std::string value = "\"" + std::string(isa::spelling(arch)) + "\"";
+  std::erase_if(m.attrs, [](const NamedAttr& a) { return a.key == "pto.device-spec"; });
+  m.targetArch = arch;
+  for (NamedAttr& a : m.attrs)
+    if (a.key == "pto.target_arch") {
+      a.value = value;
+      return;
+    }
+  m.attrs.insert(m.attrs.begin(), {"pto.target_arch", value});
+}
+
+// ---------------------------------------------------------------- printer
+namespace {
+
+class Printer {
+public:
+  std::string module(const Module& m) {
+    out_ << "module";
+    if (!m.attrs.empty()) out_ << " attributes " << attrDict(m.attrs);
+    out_ << " {\n";
+    for (const auto& f : m.functions)
+      function(*f);
+    out_ << "}\n";
+    return out_.str();
+  }
+
+private:
+  void function(const Function& f) {
+    fn_ = &f;
+    names_.clear();
+    used_.clear();
+    indent_ = 1;
+    line() << "func.func " << (f.isPrivate ? "private " : "") << "@" << f.name << "(";
+    for (size_t i = 0; i < f.body.args.size(); ++i) {
+      ValueId a = f.body.args[i];
+      out_ << (i ? ", " : "") << name(a) << ": " << toString(f.type(a));
+    }
+    out_ << ")";
+    if (!f.resultTypes.empty()) {
+      out_ << " -> (";
+      for (size_t i = 0; i < f.resultTypes.size(); ++i)
+        out_ << (i ? ", " : "") << toString(f.resultTypes[i]);
+      out_ << ")";
+    }
+    if (!f.attrs.empty()) out_ << " attributes " << attrDict(f.attrs);
+    if (f.isDeclaration) {
+      out_ << "\n";
+      return;
+    }
+    out_ << " {\n";
+    region(f.body);
+    line() << "}\n";
+  }
+
+  std::ostream& line() {
+    for (int i = 0; i < indent_; ++i)
+      out_ << "  ";
+    return out_;
+  }
+
+  // Value names are printed as written; a name reused in a sibling region gets a suffix so the
+  // printed function never defines a name twice.
+  std::string name(ValueId v) {
+    if (v == kNoValue) return "%<invalid>";
+    if (auto it = names_.find(v); it != names_.end()) return it->second;
+    std::string base = fn_->value(v).name;
+    std::string n = base;
+    if (base.find('#') == std::string::npos) {
+      for (int k = 1; used_.count(n); ++k)
+        n = base + "_" + std::to_string(k);
+    }
+    used_.insert(n);
+    return names_[v] = "%" + n;
+  }
+
+  std::string results(const Op& op) {
+    if (op.results.empty()) return "";
+    // %x#0, %x#1 ... come from a `%x:N` group and print as one.
+    const std::string& first = fn_->value(op.results[0]).name;
+    if (auto hash = first.find('#'); hash != std::string::npos) {
+      std::string base = first.substr(0, hash);
+      for (ValueId r : op.results)
+        name(r);
+      return "%" + base + ":" + std::to_string(op.results.size()) + " = ";
+    }
+    std::string s;
+    for (size_t i = 0; i < op.results.size(); ++i)
+      s += (i ? ", " : "") + name(op.results[i]);
+    return s + " = ";
+  }
+
+  std::string operandList(const std::vector<ValueId>& vs, size_t begin = 0,
+                          size_t end = ~size_t(0)) {
+    std::string s;
+    end = std::min(end, vs.size());
+    for (size_t i = begin; i < end; ++i)
+      s += (i > begin ? ", " : "") + name(vs[i]);
+    return s;
+  }
+  std::string typeList(const std::vector<ValueId>& vs, size_t begin = 0, size_t end = ~size_t(0)) {
+    std::string s;
+    end = std::min(end, vs.size());
+    for (size_t i = begin; i < end; ++i)
+      s += (i > begin ? ", " : "") + typeOf(vs[i]);
+    return s;
+  }
+  std::string typeOf(ValueId v) { return v == kNoValue ? "none" : toString(fn_->type(v)); }
+
+  static std::string attrDict(const std::vector<NamedAttr>& attrs) {
+    std::string s = "{";
+    for (size_t i = 0; i < attrs.size(); ++i) {
+      const std::string& k = attrs[i].key;
+      // Keys that are not identifiers ("pto.device-spec") are printed quoted, as MLIR does.
+      bool plain = !k.empty() && (std::isalpha(static_cast<unsigned char>(k[0])) || k[0] == '_');
+      for (char c : k)
+        plain = plain &&
+                (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$');
+      s += (i ? ", " : "") + (plain ? k : "\"" + k + "\"");
+      if (!attrs[i].value.empty()) s += " = " + attrs[i].value;
+    }
+    return s + "}";
+  }
+
+  void region(const Region& r) {
+    ++indent_;
+    for (const auto& op : r.ops)
+      this->op(*op);
+    --indent_;
+  }
+
+  std::string eventText(const Op& op) {
+    std::string s = "[<" + std::string(isa::spelling(op.srcPipe)) + ">, <" +
+                    std::string(isa::spelling(op.dstPipe)) + ">";
+    switch (op.event.kind) {
+    case EventRef::Kind::Const:
+      s += ", <EVENT_ID" + std::to_string(op.event.id) + ">";
+      break;
+    case EventRef::Kind::Symbolic:
+      if (!op.event.symbol.empty()) s += ", @" + op.event.symbol;
+      break;
+    case EventRef::Kind::Dynamic:
+      s += ", " + name(op.operands.at(0));
+      break;
+    }
+    return s + "]";
+  }
+
+  void op(const Op& op) {
+    const auto& ops = op.operands;
+    switch (op.kind) {
+    case OpKind::Constant:
+      line() << results(op) << "arith.constant " << op.attr("value")->value << " : "
+             << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::Arith: {
+      line() << results(op) << op.name << " ";
+      if (const NamedAttr* p = op.attr("predicate")) out_ << p->value << ", ";
+      out_ << operandList(ops);
+      if (op.name == "arith.select")
+        out_ << " : " << typeOf(ops[1]) << "\n";
+      else if (ops.size() == 1 && op.attr("predicate") == nullptr && op.name != "arith.negf")
+        out_ << " : " << typeOf(ops[0]) << " to " << typeOf(op.results[0]) << "\n";
+      else
+        out_ << " : " << typeOf(ops[0]) << "\n";
+      return;
+    }
+    case OpKind::For: {
+      const Region& body = op.regions[0];
+      line() << results(op) << "scf.for " << name(body.args[0]) << " = " << name(ops[0]) << " to "
+             << name(ops[1]) << " step " << name(ops[2]);
+      if (ops.size() > 3) {
+        out_ << " iter_args(";
+        for (size_t i = 3; i < ops.size(); ++i)
+          out_ << (i > 3 ? ", " : "") << name(body.args[i - 2]) << " = " << name(ops[i]);
+        out_ << ") -> (" << typeList(body.args, 1) << ")";
+      }
+      if (fn_->type(body.args[0]).kind != TypeKind::Index) out_ << " : " << typeOf(body.args[0]);
+      out_ << " {\n";
+      region(body);
+      line() << "}\n";
+      return;
+    }
+    case OpKind::If: {
+      line() << results(op) << "scf.if " << name(ops[0]);
+      if (!op.results.empty()) out_ << " -> (" << typeList(op.results) << ")";
+      out_ << " {\n";
+      region(op.regions[0]);
+      if (!op.regions[1].ops.empty() || !op.results.empty()) {
+        line() << "} else {\n";
+        region(op.regions[1]);
+      }
+      line() << "}\n";
+      return;
+    }
+    case OpKind::While: {
+      const Region& before = op.regions[0];
+      const Region& after = op.regions[1];
+      line() << results(op) << "scf.while (";
+      for (size_t i = 0; i < ops.size(); ++i)
+        out_ << (i ? ", " : "") << name(before.args[i]) << " = " << name(ops[i]);
+      out_ << ") : (" << typeList(before.args) << ") -> (" << typeList(op.results) << ") {\n";
+      region(before);
+      line() << "} do {\n";
+      ++indent_;
+      line() << "^bb0(";
+      for (size_t i = 0; i < after.args.size(); ++i)
+        out_ << (i ? ", " : "") << name(after.args[i]) << ": " << typeOf(after.args[i]);
+      out_ << "):\n";
+      --indent_;
+      region(after);
+      line() << "}\n";
+      return;
+    }
+    case OpKind::Condition:
+      line() << "scf.condition(" << name(ops[0]) << ")";
+      if (ops.size() > 1) out_ << " " << operandList(ops, 1) << " : " << typeList(ops, 1);
+      out_ << "\n";
+      return;
+    case OpKind::Yield:
+    case OpKind::Return:
+      line() << (op.kind == OpKind::Return ? "return" : "scf.yield");
+      if (!ops.empty()) out_ << " " << operandList(ops) << " : " << typeList(ops);
+      out_ << "\n";
+      return;
+    case OpKind::Call:
+      line() << results(op) << "func.call @" << op.name << "(" << operandList(ops) << ") : ("
+             << typeList(ops) << ") -> (" << typeList(op.results) << ")\n";
+      return;
+    case OpKind::Section:
+      line() << op.name << " {\n";
+      region(op.regions[0]);
+      line() << "}\n";
+      return;
+    case OpKind::MakeTensorView: {
+      size_t n = op.ints[0], m = op.ints[1];
+      line() << results(op) << op.name << " " << name(ops[0]) << ", shape = ["
+             << operandList(ops, 1, 1 + n) << "], strides = [" << operandList(ops, 1 + n, 1 + n + m)
+             << "]";
+      if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+      out_ << " : " << typeOf(op.results[0]) << "\n";
+      return;
+    }
+    case OpKind::ReinterpretView: {
+      size_t n = op.ints[0];
+      line() << results(op) << op.name << " " << name(ops[0]) << " to offset: [" << name(ops[1])
+             << "], sizes: [" << operandList(ops, 2, 2 + n) << "], strides: ["
+             << operandList(ops, 2 + n, 2 + 2 * n) << "]";
+      if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+      out_ << " : " << typeOf(ops[0]) << " to " << typeOf(op.results[0]) << "\n";
+      return;
+    }
+    case OpKind::PartitionView: {
+      size_t n = op.ints[0], m = op.ints[1];
+      line() << results(op) << "pto.partition_view " << name(ops[0]) << ", offsets = ["
+             << operandList(ops, 1, 1 + n) << "], sizes = [" << operandList(ops, 1 + n, 1 + n + m)
+             << "] : " << typeOf(ops[0]) << " -> " << typeOf(op.results[0]) << "\n";
+      return;
+    }
+    case OpKind::GetTensorViewDim:
+      line() << results(op) << op.name << " " << operandList(ops) << " : " << typeOf(ops[0])
+             << " -> index\n";
+      return;
+    case OpKind::AllocTile: {
+      line() << results(op) << "pto.alloc_tile";
+      const char* keys[] = {"addr", "valid_row", "valid_col"};
+      size_t k = 0;
+      for (int i = 0; i < 3; ++i)
+        if (op.ints[i]) out_ << " " << keys[i] << " = " << name(ops[k++]);
+      out_ << " : " << typeOf(op.results[0]) << "\n";
+      return;
+    }
+    case OpKind::Subset:
+      line() << results(op) << op.name << " " << name(ops[0]) << "[" << operandList(ops, 1)
+             << "] sizes [" << op.ints[0] << ", " << op.ints[1] << "] : " << typeOf(ops[0]) << "\n";
+      return;
+    case OpKind::Reshape:
+    case OpKind::Bitcast:
+      line() << results(op) << op.name << " " << name(ops[0]) << " : " << typeOf(ops[0]) << " -> "
+             << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::SetValidShape:
+      line() << op.name << " " << operandList(ops) << " : " << typeOf(ops[0]) << "\n";
+      return;
+    case OpKind::TAssign:
+      if (!op.results.empty())
+        line() << results(op) << "pto.tassign " << operandList(ops) << " : " << typeOf(ops[0])
+               << " -> " << typeOf(op.results[0]) << "\n";
+      else
+        line() << "pto.tassign " << operandList(ops) << " : " << typeOf(ops[0]) << ", "
+               << typeOf(ops[1]) << "\n";
+      return;
+    case OpKind::LoadScalar:
+      line() << results(op) << op.name << " " << name(ops[0]) << "[" << name(ops[1])
+             << "] : " << typeOf(ops[0]) << " -> " << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::StoreScalar:
+      line() << op.name << " " << name(ops[0]) << ", " << name(ops[1]) << "[" << name(ops[2])
+             << "] : " << typeOf(ops[1]) << ", " << typeOf(ops[0]) << "\n";
+      return;
+    case OpKind::AddPtr:
+      line() << results(op) << op.name << " " << operandList(ops) << " : " << typeOf(ops[0])
+             << " -> " << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::BlockInfo:
+      line() << results(op) << op.name << "\n";
+      return;
+    case OpKind::TGetVal:
+      line() << results(op) << op.name << " ins(" << operandList(ops) << " : " << typeList(ops)
+             << ") outs : " << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::DeclareEventIdArray:
+      line() << results(op) << op.name << " -> " << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::ReserveBuffer:
+    case OpKind::ImportReserved:
+      line() << results(op) << op.name << " " << attrDict(op.attrs) << " -> "
+             << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::PipeInit:
+      line() << results(op) << op.name << " " << attrDict(op.attrs) << "(" << operandList(ops)
+             << " : " << typeList(ops) << ") -> " << typeOf(op.results[0]) << "\n";
+      return;
+    case OpKind::PipePush:
+    case OpKind::PipePop:
+    case OpKind::PipeFree:
+      line() << op.name << "(" << operandList(ops) << " : " << typeList(ops)
+             << ") {split = " << op.ints[0] << "}\n";
+      return;
+    case OpKind::EventIdArrayGet:
+      line() << results(op) << op.name << " " << name(ops[0]) << "[" << name(ops[1])
+             << "] : " << typeOf(ops[0]) << "\n";
+      return;
+    case OpKind::EventIdArraySet:
+      line() << op.name << " " << name(ops[0]) << "[" << name(ops[1]) << "], " << name(ops[2])
+             << " : " << typeOf(ops[0]) << "\n";
+      return;
+    case OpKind::Print: {
+      line() << op.name;
+      const NamedAttr* fmt = op.attr("format");
+      if (fmt || !ops.empty()) {
+        out_ << " ins(";
+        if (fmt) out_ << fmt->value << (ops.empty() ? "" : ", ");
+        out_ << operandList(ops);
+        if (!ops.empty()) out_ << " : " << typeList(ops);
+        out_ << ")";
+      }
+      out_ << "\n";
+      return;
+    }
+    case OpKind::TileOp: {
+      const isa::OpInfo& info = isa::info(op.tileOp);
+      std::vector<ValueId> ins, outs;
+      for (size_t i = 0; i < ops.size(); ++i)
+        (info.roles[op.operandRoles[i]].isOutput ? outs : ins).push_back(ops[i]);
+      line() << "pto." << info.mnemonic << " ins(" << operandList(ins);
+      if (!ins.empty()) out_ << " : " << typeList(ins);
+      out_ << ")";
+      if (info.numOutputs() > 0) { // TPRINT has no outputs: `pto.tprint ins(%t : T)`
+        out_ << " outs(" << operandList(outs);
+        if (!outs.empty()) out_ << " : " << typeList(outs);
+        out_ << ")";
+      }
+      std::vector<NamedAttr> attrs;
+      for (const NamedAttr& a : op.attrs)
+        if (a.key != "implicit") attrs.push_back(a);
+      if (!attrs.empty()) out_ << " " << attrDict(attrs);
+      out_ << "\n";
+      return;
+    }
+    case OpKind::SetFlag:
+    case OpKind::WaitFlag: {
+      bool dyn = op.event.kind == EventRef::Kind::Dynamic;
+      line() << (op.kind == OpKind::SetFlag ? "pto.set_flag" : "pto.wait_flag")
+             << (dyn ? "_dyn" : "") << eventText(op) << "\n";
+      return;
+    }
+    case OpKind::Barrier:
+      line() << "pto.barrier <" << isa::spelling(op.srcPipe) << ">\n";
+      return;
+    case OpKind::CoreSync: {
+      const std::string id = op.event.kind == EventRef::Kind::Dynamic ? name(op.operands[0])
+                                                                      : std::to_string(op.event.id);
+      if (op.name == "pto.get_buf" || op.name == "pto.rls_buf")
+        line() << op.name << " [#pto.pipe<" << isa::spelling(op.srcPipe) << ">, " << id << "]\n";
+      else
+        line() << op.name << " <" << isa::spelling(op.srcPipe) << ">, " << id << "\n";
+      return;
+    }
+    }
+  }
+
+  std::ostringstream out_;
+  const Function* fn_ = nullptr;
+  int indent_ = 0;
+  std::map<ValueId, std::string> names_;
+  std::set<std::string> used_;
+};
+
+} // namespace
+
+std::string print(const Module& m) {
+  return Printer().module(m);
+}
+
+} // namespace pto::ir

@@ -1,0 +1,287 @@
+// The Kernel IR: what every textual form lowers to. Functions hold typed scalar SSA values,
+// structured control flow (regions), tiles (a tile_buf type plus an optional manual placement),
+// tile ops (one isa::OpId each, operands in DPS order: inputs then outputs) and sync ops.
+// Every op and value carries its source location.
+#pragma once
+
+#include "isa/Fixpipe.h"
+#include "isa/Isa.h"
+#include "support/Diagnostics.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pto::ir {
+
+using as::SrcLoc;
+inline constexpr int64_t kDynamic = -1; // a `?` dimension
+
+/// A tile buffer type (!pto.tile_buf / !pto.tile): location, element type, physical shape,
+/// valid shape (static or kDynamic), layouts, fractal size, pad and compact mode.
+struct TileType {
+  isa::Loc loc = isa::Loc::Vec;
+  isa::DType dtype = isa::DType::F32;
+  int64_t rows = 0, cols = 0;
+  int64_t validRows = 0, validCols = 0;
+  isa::BLayout blayout = isa::BLayout::RowMajor;
+  isa::SLayout slayout = isa::SLayout::NoneBox;
+  int64_t fractal = 512;
+  isa::PadValue pad = isa::PadValue::Null;
+  isa::CompactMode compact = isa::CompactMode::Null;
+  bool operator==(const TileType&) const = default;
+  /// Bytes occupied by the physical tile.
+  uint64_t byteSize() const;
+};
+
+enum class TypeKind : uint8_t {
+  None,
+  Index,        // index
+  Scalar,       // iN / fN (elem)
+  Ptr,          // !pto.ptr<elem>
+  TensorView,   // !pto.tensor_view<shape x elem>
+  PartView,     // !pto.partition_tensor_view<shape x elem>
+  Tile,         // !pto.tile_buf<...>
+  EventIdArray, // !pto.eventid_array<N> (shape[0] = N)
+  Pipe,         // !pto.pipe: a cross-core pipe, defined by its init op (never flows)
+  Vector,       // vector<4xi16>: tmrgsort's executed-count list, 64 bits in one register
+};
+
+struct Type {
+  Type() = default;
+  Type(TypeKind k, isa::DType e = isa::DType::F32, std::vector<int64_t> s = {}, TileType t = {})
+      : kind(k), elem(e), shape(std::move(s)), tile(t) {}
+  TypeKind kind = TypeKind::None;
+  isa::DType elem = isa::DType::F32;
+  std::vector<int64_t> shape; // views (kDynamic = ?), eventid_array size
+  TileType tile;
+  // A GM memref type whose layout spells other strides or an offset (`strided<[?, 1], offset:
+  // ?>`): only a memref.reinterpret_cast result has them (its operands give the strides).
+  bool strided = false;
+  bool operator==(const Type&) const = default;
+
+  static Type index() { return {TypeKind::Index}; }
+  static Type scalar(isa::DType t) { return {TypeKind::Scalar, t}; }
+  static Type ptr(isa::DType t) { return {TypeKind::Ptr, t}; }
+  static Type tileOf(const TileType& t) { return {TypeKind::Tile, t.dtype, {}, t}; }
+  bool isTile() const { return kind == TypeKind::Tile; }
+  bool isView() const { return kind == TypeKind::TensorView || kind == TypeKind::PartView; }
+  /// A value in one scalar register (a vector<4xi16> too: four 16-bit lanes, lane i in bits
+  /// 16i+15..16i, the layout of the merge unit's count register).
+  bool isScalarLike() const {
+    return kind == TypeKind::Index || kind == TypeKind::Scalar || kind == TypeKind::Vector;
+  }
+  static Type mrgSortCounts() { return {TypeKind::Vector, isa::DType::I16, {4}}; }
+  bool isIntLike() const {
+    return kind == TypeKind::Index || (kind == TypeKind::Scalar && !isa::isFloat(elem));
+  }
+  bool isFloatScalar() const { return kind == TypeKind::Scalar && isa::isFloat(elem); }
+};
+
+/// Canonical text of a type, as pto-as --emit=ir prints it (compact tile_buf syntax).
+std::string toString(const Type& t);
+
+using ValueId = uint32_t;
+inline constexpr ValueId kNoValue = ~0u;
+
+struct Value {
+  std::string name; // without '%'
+  Type type;
+  SrcLoc loc; // where it is defined
+};
+
+/// A named attribute kept as canonical text (printed back and re-parsed by pto-as).
+struct NamedAttr {
+  std::string key;
+  std::string value; // empty for unit attributes
+};
+
+/// The tile-op attributes that change what the op computes, typed once by the front end (the
+/// op's attrs keep their canonical text, in source order, for printing only).
+/// A GM view's `layout` attribute (make_tensor_view, memref.reinterpret_cast), parsed once by the
+/// front end: absent (inferred from constant strides, as PTOAS does), ND, DN, or a spelling the
+/// code generator does not support (its text stays in `attrs` for the message).
+enum class ViewLayout : uint8_t { Inferred, ND, DN, Unsupported };
+/// Any spelling (#pto.layout<dn>, #pto<layout dn>, dn, ...): its first word after `pto` and
+/// `layout`, case-insensitive.
+ViewLayout parseViewLayout(std::string_view text);
+
+struct TileModes {
+  std::optional<isa::RoundMode> round; // rmode: TCVT's rounding (absent: CAST_RINT)
+  std::optional<isa::SatMode> sat;     // sat_mode: TCVT's saturation (absent: the pair's default)
+  std::optional<isa::CmpMode> cmp;     // cmpMode: TCMP/TCMPS's comparison (absent: eq)
+  // The fixpipe attributes of TMOV/TSTORE (absent: the default, isa/Fixpipe.h).
+  std::optional<isa::ReluPreMode> relu;      // reluPreMode
+  std::optional<isa::AtomicType> atomic;     // atomicType (TSTORE)
+  std::optional<isa::StPhase> phase;         // stPhase
+  std::optional<isa::AccToVecMode> accToVec; // accToVecMode (TMOV acc -> vec)
+};
+
+enum class OpKind : uint8_t {
+  // scalar
+  Constant, // attrs: value text; result type
+  Arith,    // name = "arith.addi" etc.; binary, unary casts, cmpi/cmpf (predicate), select
+  // control flow
+  For,       // operands: lb, ub, step, inits...; regions[0] args: iv, iter values
+  If,        // operands: cond; regions: then, else (else may be empty)
+  While,     // operands: inits; regions: before (ends with Condition), after
+  Condition, // scf.condition(%c) args...
+  Yield,     // scf.yield
+  Call,      // func.call @callee
+  Return,    // return
+  Section,   // pto.section.vector|cube; name holds the kind
+  // GM views, tiles, scalars
+  MakeTensorView,  // operands: ptr, shape..., strides...; numShape
+  ReinterpretView, // memref.reinterpret_cast: operands view, offset, sizes..., strides...; rank
+  PartitionView,   // operands: view, offsets..., sizes...
+  GetTensorViewDim,
+  AllocTile,     // optional operands tagged by attrs addr/valid_row/valid_col
+  Subset,        // operands: src, offsets...; sizes in ints
+  Reshape,       // pto.treshape
+  Bitcast,       // pto.bitcast
+  SetValidShape, // operands: tile, vr, vc
+  TAssign,       // operands: tile, addr -> result (or in place for fragments)
+  LoadScalar,
+  StoreScalar,
+  AddPtr,
+  BlockInfo, // get_block_idx/num, get_subblock_idx/num (name)
+  TGetVal,
+  DeclareEventIdArray,
+  EventIdArrayGet,
+  EventIdArraySet,
+  Print, // pto.print / pto.trap (name); pto.tprint is the tile op TPRINT
+  // tile computation
+  TileOp, // tileOp; operands in signature order, roles[] says which role each fills
+  // cross-core pipes (docs/pipes.md)
+  ReserveBuffer,  // pto.reserve_buffer: attrs name, size, location, auto[, base]; result i32
+  ImportReserved, // pto.import_reserved_buffer: attrs name, peer_func; result i32
+  PipeInit, // initialize_l2g2l_pipe / initialize_l2l_pipe (name): operands [gm,] local[, peer];
+            // ints {hasGm}; attrs dir_mask, slot_size, slot_num[, local_slot_num, flag_base,
+            // nosplit]; result !pto.pipe
+  PipePush, // pto.tpush(tile, pipe) {split}: ints {split}
+  PipePop,  // pto.tpop(tile, pipe) {split}: ints {split}
+  PipeFree, // pto.tfree(pipe) {split}: ints {split}
+  // synchronisation
+  SetFlag, // src/dst pipe, event
+  WaitFlag,
+  CoreSync, // pto.sync.set/wait (cross-core flag), pto.get_buf/rls_buf (A5 buffer token): name
+  Barrier,  // pipe
+};
+
+/// Event id of a set/wait: a constant hardware id, a symbolic name resolved by the linker,
+/// or a dynamic operand.
+struct EventRef {
+  enum class Kind : uint8_t { Const, Symbolic, Dynamic } kind = Kind::Const;
+  int id = 0;
+  std::string symbol;
+};
+
+struct Op;
+struct Region {
+  std::vector<ValueId> args;
+  std::vector<std::unique_ptr<Op>> ops;
+};
+
+struct Op {
+  OpKind kind;
+  SrcLoc loc;
+  std::string name;   // arith op name, section kind, block-info name, callee...
+  isa::OpId tileOp{}; // for TileOp
+  std::vector<ValueId> operands;
+  std::vector<SrcLoc> operandLocs;   // parallel to operands
+  std::vector<int16_t> operandRoles; // TileOp: index into OpInfo::roles per operand
+  std::vector<ValueId> results;
+  std::vector<Region> regions;
+  std::vector<NamedAttr> attrs; // canonical attribute text (rmode, sat_mode, cmpMode, ...)
+  TileModes modes;              // TileOp: the attributes with meaning, typed
+  ViewLayout layout = ViewLayout::Inferred; // MakeTensorView, ReinterpretCast
+  std::vector<int64_t> ints; // small integer payload (subset sizes, view shape counts)
+  SrcLoc typeLoc;            // the type annotation, for type errors
+  // sync
+  isa::Pipe srcPipe = isa::Pipe::All, dstPipe = isa::Pipe::All;
+  EventRef event;
+
+  const NamedAttr* attr(std::string_view key) const;
+};
+
+struct Function {
+  std::string name;
+  SrcLoc loc;
+  bool isDeclaration = false;
+  bool isPrivate = false;
+  bool isFragment = false; // synthesised from bare top-level statements
+  std::vector<NamedAttr> attrs;
+  std::vector<Type> resultTypes;
+  Region body;               // body.args are the function arguments
+  std::vector<Value> values; // indexed by ValueId
+
+  ValueId addValue(std::string name, Type type, SrcLoc loc) {
+    values.push_back({std::move(name), std::move(type), loc});
+    return static_cast<ValueId>(values.size() - 1);
+  }
+  const Value& value(ValueId id) const { return values[id]; }
+  const Type& type(ValueId id) const { return values[id].type; }
+  bool hasAttr(std::string_view key) const;
+};
+
+struct Module {
+  std::string fileName;
+  std::vector<NamedAttr> attrs;
+  std::optional<isa::Arch> targetArch; // from pto.target_arch
+  SrcLoc targetArchLoc;
+  std::vector<std::unique_ptr<Function>> functions;
+};
+
+/// Calls fn(op) for every op in the region, depth first, in program order.
+template <typename Fn> void walk(const Region& r, Fn&& fn) {
+  for (const auto& op : r.ops) {
+    fn(*op);
+    for (const Region& sub : op->regions)
+      walk(sub, fn);
+  }
+}
+
+/// The pipe a tile op executes on: the op table's default, refined by operand locations for
+/// TMOV/TEXTRACT/TINSERT/TSTORE and by arch for TSCATTER (ptoas-syntax.md section 2).
+isa::Pipe pipeOf(const Function& fn, const Op& op, isa::Arch arch);
+
+/// The tile operand filling the named role of a tile op, or nullptr.
+const TileType* roleTile(const Function& fn, const Op& op, isa::RoleId role);
+ValueId roleValue(const Op& op, isa::RoleId role);
+/// The value whose element type is a tile op's BSTART DataType (isa::startTypeFrom): the shape
+/// tile (the source when there is none), the source, or the left matrix (the source without
+/// one).
+ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, ValueId src);
+
+/// The fixpipe attributes of a TMOV/TSTORE (isa/Fixpipe.h): the modes as written, and the
+/// pre-quant mode pto-isa's NPU code picks for the tile types and the quant operand (defaults
+/// for any other op). The code generator encodes them, the reference interpreter runs them.
+isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op);
+
+/// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
+/// An integer attribute of a list (`true`/`false` read as 1/0, a `: type` suffix ignored).
+std::optional<int64_t> attrValueInt(const std::vector<NamedAttr>& attrs, std::string_view key);
+std::optional<int64_t> attrInt(const Op& op, std::string_view key);
+
+/// Scalars an op's attributes add to its block's B.IOR after the scalar operands, where the
+/// 0.58.3 block has the field: TTRI's upperOrLower is "B.IOR Diagonal, Orientation" (an absent
+/// or zero orientation is left out: the block's default, lower).
+std::optional<uint64_t> maskPatternCode(std::string_view text);
+/// A `dense<[a, b, c, d]>` / `dense<v>` literal of vector<4xi16> as one register: lane i in bits
+/// 16i+15..16i (each lane -32768..65535, kept modulo 2^16); nullopt when malformed.
+std::optional<uint64_t> denseCountsBits(std::string_view text);
+/// Its canonical text, `dense<[a, b, c, d]>` (each lane as written, unsigned 16-bit).
+std::string denseCountsText(uint64_t bits);
+std::vector<uint64_t> attributeScalars(const Op& op);
+
+/// Records the arch in the module (pto.target_arch), replacing any previous value, so that
+/// the printed IR verifies the same way without the --arch flag.
+void setTargetArch(Module& m, isa::Arch arch);
+
+/// Prints the module in the canonical text form (MLIR style, DPS tile ops, compact tile_buf
+/// types). pto-as parses it back to the same IR.
+std::string print(const Module& m);
+
+} // namespace pto::ir

@@ -1,0 +1,265 @@
+// Verifier rules of single tile ops beyond the op table's columns: fixpipe attributes, store
+// counts, attribute scalars (TRANDOM rounds, TTRI, TMRGSORT lists, TGATHER's mask and compare
+// forms, TGET_SCALE_ADDR, TQUANT types); docs/verifier.md.
+#include "asm/ir/VerifierImpl.h"
+#include "isa/Fixpipe.h"
+#include "isa/Random.h"
+#include "support/Text.h"
+
+namespace pto::as::verify {
+
+using isa::DType;
+using isa::Loc;
+
+namespace {
+
+std::string dt(DType t) {
+  return std::string(isa::spelling(t));
+}
+
+} // namespace
+
+void Verifier::checkFixpipe(const Op& op, const std::string& name,
+                            const std::vector<Operand>& ops) {
+  namespace fix = isa::fix;
+  const Operand *src = nullptr, *dst = nullptr, *fp = nullptr, *pre = nullptr;
+  for (const Operand& o : ops) {
+    if (o.role->id == isa::RoleId::Src) src = &o;
+    if (o.role->id == isa::RoleId::Dst) dst = &o;
+    if (o.role->id == isa::RoleId::Fp) fp = &o;
+    if (o.role->id == isa::RoleId::Pre) pre = &o;
+  }
+  if (!src || !dst) return;
+  const ir::TileModes& m = op.modes;
+  const TileType& s = tileOf(*src);
+  const bool relu = m.relu && *m.relu != isa::ReluPreMode::NoRelu;
+  const bool fromAcc = s.loc == Loc::Acc;
+  const bool toVec = type(dst->value).isTile() && tileOf(*dst).loc == Loc::Vec;
+  const DType d = type(dst->value).isTile() ? tileOf(*dst).dtype : type(dst->value).elem;
+  auto error = [&](SrcLoc at, const std::string& what) {
+    diags_.error(at, "'" + name + "' " + what);
+  };
+  if (relu && !fromAcc) return error(op.loc, "expects reluPreMode form to use loc=acc src");
+  if (pre && !fromAcc) return error(pre->loc, "expects preQuantScalar form to use loc=acc src");
+  if (fp && !fromAcc) return error(fp->loc, "expects fp form to use loc=acc src");
+  if (fp && pre)
+    return error(pre->loc, "expects fp and preQuantScalar forms to be mutually exclusive");
+  if (fp && tileOf(*fp).loc != Loc::Scaling)
+    return error(fp->loc, "expects fp to be in the scaling address space");
+  if (m.accToVec && !(fromAcc && toVec))
+    return error(op.loc, "expects accToVecMode to be used only for acc-to-vec tmov");
+  const bool dual = m.accToVec && (*m.accToVec == isa::AccToVecMode::DualSplitM ||
+                                   *m.accToVec == isa::AccToVecMode::DualSplitN);
+  if (dual && (fp || pre))
+    return error(op.loc,
+                 "expects fp/preQuantScalar acc-to-vec forms to use single-mode accToVecMode");
+  if ((relu || fp || pre) && s.dtype != DType::F32 && s.dtype != DType::I32)
+    return error(src->loc, "expects an acc src of element type f32 or i32 for the fixpipe's "
+                           "relu or quantisation, found " +
+                               dt(s.dtype));
+  if (fp || pre) {
+    const auto kind = fp ? fix::QuantKind::Vector : fix::QuantKind::Scalar;
+    if (!fix::quantPreFor(s.dtype, d, kind))
+      return error(fp ? fp->loc : pre->loc,
+                   std::string("has no ") + (fp ? "vector" : "scalar") + " pre-quantisation from " +
+                       dt(s.dtype) + " to " + dt(d) +
+                       (fp ? " (f32 -> i8/ui8; i32 -> i8/ui8/f16/bf16)"
+                           : " (f32 -> i8/ui8/f16/bf16; i32 -> i8/ui8/f16/bf16)"));
+    const bool a2a3Pair =
+        d == DType::I8 || d == DType::U8 || (s.dtype == DType::I32 && d == DType::F16);
+    if (arch_ != isa::Arch::A5 && !a2a3Pair)
+      return error(fp ? fp->loc : pre->loc,
+                   "on " + archName() +
+                       " quantises f32 to i8/ui8 and i32 to i8/ui8/f16 only, found " + dt(s.dtype) +
+                       " to " + dt(d));
+  }
+  if (m.atomic && *m.atomic == isa::AtomicType::Add && !fix::atomicAddType(d))
+    return error(dst->loc, "with atomicType = atomic_add needs a destination of f32, f16, bf16, "
+                           "i32, i16 or i8, found " +
+                               dt(d));
+}
+
+/// TSTORE writes the tile's valid region into the partition: when both are static they hold the
+/// same number of elements (PTOAS's contract, which keeps reshaping stores such as 1x1024 <->
+/// 32x32 and 5-D partitions legal while refusing a store that would leave part of the
+/// partition unwritten or write past it).
+void Verifier::checkStoreCount(const std::string& name, const std::vector<Operand>& ops) {
+  const Operand *src = nullptr, *view = nullptr;
+  for (const Operand& o : ops) {
+    if (o.role->id == isa::RoleId::Src && o.role->kind == isa::RoleKind::Tile) src = &o;
+    if (o.role->id == isa::RoleId::Dst && o.role->kind == isa::RoleKind::View) view = &o;
+  }
+  if (!src || !view || type(view->value).kind != ir::TypeKind::PartView) return;
+  int64_t viewCount = 1;
+  for (int64_t dim : type(view->value).shape) {
+    if (dim == kDynamic || dim <= 0 || viewCount > (int64_t{1} << 40)) return;
+    viewCount *= dim;
+  }
+  const TileType& t = tileOf(*src);
+  if (t.validRows == kDynamic || t.validCols == kDynamic) return;
+  if (viewCount != t.validRows * t.validCols) {
+    diags_.error(view->loc, "'" + name + "' expects dst static element count (" +
+                                std::to_string(viewCount) +
+                                ") to match src valid_shape static element count (" +
+                                std::to_string(t.validRows * t.validCols) + ", " + vshape(t) + ")");
+    noteDef(view->value, view->loc);
+  }
+}
+
+void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
+  if (op.tileOp == isa::OpId::TQUANT) checkQuantType(op, name);
+  if (op.tileOp == isa::OpId::TGATHER) checkMaskPattern(op, name);
+  if (op.tileOp == isa::OpId::TMRGSORT) checkMergeLists(op, name);
+  if (op.tileOp == isa::OpId::TGATHER_CMP) checkGatherCompare(op, name);
+  if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) checkScaleAddr(op, name);
+  if (op.tileOp == isa::OpId::TRANDOM && op.attr("rounds")) {
+    // pto-isa's TRANDOM<Rounds>: Philox with 7 or 10 rounds (its static_assert).
+    std::optional<int64_t> r = ir::attrInt(op, "rounds");
+    if (!r || !isa::trandom::roundsCode(static_cast<uint64_t>(*r)))
+      diags_.error(op.loc,
+                   "'" + name + "' rounds must be 7 or 10, found " + op.attr("rounds")->value);
+  }
+  if (op.tileOp != isa::OpId::TTRI || !op.attr("upperOrLower")) return;
+  std::optional<int64_t> v = ir::attrInt(op, "upperOrLower");
+  if (!v || (*v != 0 && *v != 1))
+    diags_.error(op.loc, "'" + name + "' upperOrLower must be 0 (lower) or 1 (upper), found " +
+                             op.attr("upperOrLower")->value);
+}
+
+/// TMRGSORT's list form (dst, tmp, 2-4 lists) may stop when a list runs out (`exhausted`) and
+/// report how far it got in a vector<4xi16> (pto-isa's MrgSortExecutedNumList); the block form
+/// (dst, src, blockLen) has neither.
+void Verifier::checkMergeLists(const Op& op, const std::string& name) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  size_t tiles = 0;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& r = info.roles[op.operandRoles[i]];
+    tiles += r.kind == isa::RoleKind::Tile;
+    if (r.id == isa::RoleId::Executed && type(op.operands[i]).kind != ir::TypeKind::Vector)
+      return diags_.error(op.operandLocs[i], "'" + name +
+                                                 "' reports its executed counts in a "
+                                                 "vector<4xi16>, found " +
+                                                 toString(type(op.operands[i])));
+  }
+  const bool lists = tiles >= 4;
+  bool executed = false;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    executed |= info.roles[op.operandRoles[i]].id == isa::RoleId::Executed;
+  if (!lists && (executed || op.attr("exhausted")))
+    diags_.error(op.loc, "'" + name +
+                             "' takes 'exhausted' and an executed-count output only when it "
+                             "merges lists (dst, tmp and 2 to 4 sources)");
+  const NamedAttr* e = op.attr("exhausted");
+  const std::optional<int64_t> v = ir::attrValueInt(op.attrs, "exhausted");
+  if (e && (!v || (*v != 0 && *v != 1)))
+    diags_.error(op.loc, "'" + name + "' exhausted must be true or false, found " + e->value);
+}
+
+/// TGET_SCALE_ADDR (PTOAS's verifier): the destination is a scaling tile with the source's shape
+/// and valid shape; the source lives in L0 (left or right), whose addresses map onto the scaling
+/// buffer by >> 4.
+void Verifier::checkScaleAddr(const Op& op, const std::string& name) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  const TileType *src = nullptr, *dst = nullptr;
+  SrcLoc dstLoc = op.loc, srcLoc = op.loc;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    if (!type(op.operands[i]).isTile()) return;
+    const bool out = info.roles[op.operandRoles[i]].isOutput;
+    (out ? dst : src) = &type(op.operands[i]).tile;
+    (out ? dstLoc : srcLoc) = op.operandLocs[i];
+  }
+  if (!src || !dst) return;
+  if (dst->loc != isa::Loc::Scaling)
+    return diags_.error(dstLoc, "'" + name + "' binds a scaling tile (loc=scaling), found loc=" +
+                                    std::string(isa::spelling(dst->loc)));
+  if (src->loc != isa::Loc::Left && src->loc != isa::Loc::Right)
+    return diags_.error(srcLoc, "'" + name +
+                                    "' takes the scale address of a left or right tile, "
+                                    "found loc=" +
+                                    std::string(isa::spelling(src->loc)));
+  if (src->rows != dst->rows || src->cols != dst->cols || src->validRows != dst->validRows ||
+      src->validCols != dst->validCols)
+    diags_.error(dstLoc, "'" + name + "' expects dst to have the source's shape and valid shape (" +
+                             std::to_string(src->rows) + "x" + std::to_string(src->cols) + ", " +
+                             vshape(*src) + ")");
+}
+
+/// TGATHER's compare form: pto-isa's CmpMode GT or EQ, and a first index that keeps every index
+/// an i32 (pto-isa's uint32_t offset; PTOAS's i32 attribute).
+void Verifier::checkGatherCompare(const Op& op, const std::string& name) {
+  const isa::CmpMode mode = op.modes.cmp.value_or(isa::CmpMode::EQ);
+  if (mode != isa::CmpMode::EQ && mode != isa::CmpMode::GT)
+    diags_.error(op.loc, "'" + name + "' compare form supports cmpMode eq or gt, found " +
+                             std::string(isa::spelling(mode)));
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (info.roles[op.operandRoles[i]].id == isa::RoleId::Src && arch_ != isa::Arch::A5 &&
+        type(op.operands[i]).isTile() && type(op.operands[i]).tile.dtype == DType::I32 &&
+        mode != isa::CmpMode::EQ)
+      diags_.error(op.operandLocs[i],
+                   "'" + name + "' compare form takes an i32 source only with cmpMode eq on a2a3");
+  if (!op.attr("offset")) return;
+  const std::optional<int64_t> v = ir::attrInt(op, "offset");
+  if (!v || *v < 0 || *v > INT32_MAX)
+    diags_.error(op.loc, "'" + name + "' offset must be an integer in 0..2147483647, found " +
+                             op.attr("offset")->value);
+}
+
+/// TGATHER's mask form (`maskPattern`) packs the selected columns of each row of its source; it
+/// takes no index or tmp tile (PTOAS's parser), and pto-isa has seven patterns.
+void Verifier::checkMaskPattern(const Op& op, const std::string& name) {
+  const NamedAttr* m = op.attr("maskPattern");
+  if (!m) return;
+  if (!ir::maskPatternCode(m->value))
+    return diags_.error(op.loc, "'" + name +
+                                    "' maskPattern must be one of P0101, P1010, P0001, "
+                                    "P0010, P0100, P1000, P1111, found " +
+                                    m->value);
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& r = info.roles[op.operandRoles[i]];
+    if (!r.isOutput && r.id != isa::RoleId::Src)
+      return diags_.error(op.operandLocs[i],
+                          "'" + name + "' mask-pattern tgather does not take extra ins operands");
+  }
+}
+
+/// TQUANT's mode (pto-isa's QuantType) is its offset tile: INT8_SYM writes i8 and takes no offset,
+/// INT8_ASYM writes ui8 and needs one (pto-isa's static_asserts). PTOAS also spells the mode as
+/// `quant_type`, which must then agree with the operands (PTOAS's verifier, same messages).
+void Verifier::checkQuantType(const Op& op, const std::string& name) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  bool hasOffset = false;
+  size_t dst = op.operands.size();
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& r = info.roles[op.operandRoles[i]];
+    if (r.id == isa::RoleId::Offset) hasOffset = true;
+    if (r.isOutput) dst = i;
+  }
+  bool sym = !hasOffset;
+  if (const NamedAttr* q = op.attr("quant_type")) {
+    sym = q->value.find("INT8_SYM") != std::string::npos;
+    if (!sym && q->value.find("INT8_ASYM") == std::string::npos)
+      return diags_.error(
+          op.loc, "'" + name + "' quant_type must be INT8_SYM or INT8_ASYM, found " + q->value);
+    if (sym && hasOffset)
+      return diags_.error(op.loc,
+                          "'" + name + "' INT8_SYM quantization must not have an offset operand");
+    if (!sym && !hasOffset)
+      return diags_.error(op.loc,
+                          "'" + name + "' INT8_ASYM quantization requires an offset operand");
+  }
+  if (dst == op.operands.size() || !type(op.operands[dst]).isTile()) return;
+  const DType d = type(op.operands[dst]).tile.dtype;
+  if (d != DType::I8 && d != DType::U8) return; // the type rule says what it produces
+  if (sym && d != DType::I8)
+    diags_.error(op.operandLocs[dst],
+                 "'" + name + "' expects dst element type i8 for INT8_SYM quantization (" +
+                     (op.attr("quant_type") ? "" : "no offset tile; ") + "found ui8)");
+  else if (!sym && d != DType::U8)
+    diags_.error(op.operandLocs[dst],
+                 "'" + name + "' expects dst element type ui8 for INT8_ASYM quantization (" +
+                     (op.attr("quant_type") ? "" : "an offset tile; ") + "found i8)");
+}
+
+} // namespace pto::as::verify

@@ -1,0 +1,337 @@
+// Cross-core pipes and reserved buffers (docs/pipes.md): the rules PTOAS's verifiers and passes
+// apply (same messages where PTOAS has one), plus the limits of the hardware's 16 cross-core
+// flags.
+#include "asm/ir/VerifierImpl.h"
+#include "support/Text.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace pto::as::verify {
+namespace {
+
+using ir::attrValueInt;
+
+std::string stringAttr(const std::vector<NamedAttr>& attrs, std::string_view key) {
+  for (const NamedAttr& a : attrs)
+    if (a.key == key) {
+      std::string v = a.value;
+      if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+      if (!v.empty() && v.front() == '@') v = v.substr(1);
+      return v;
+    }
+  return {};
+}
+
+} // namespace
+
+std::string Verifier::kernelKind(const Function& f) {
+  const NamedAttr* kk = findAttr(f.attrs, "pto.kernel_kind");
+  if (!kk) return {};
+  if (kk->value.find("cube") != std::string::npos) return "cube";
+  if (kk->value.find("vector") != std::string::npos) return "vector";
+  return {};
+}
+
+/// Module-wide: each function has at most one reserve_buffer and one import_reserved_buffer; an
+/// import names an existing function holding a reserve_buffer of that name.
+void Verifier::checkReservedBuffers() {
+  std::map<std::string, std::vector<std::string>> reserves; // function -> reserve names
+  for (const auto& f : mod_.functions)
+    walk(f->body, [&](const Op& op) {
+      if (op.kind == OpKind::ReserveBuffer)
+        reserves[f->name].push_back(stringAttr(op.attrs, "name"));
+    });
+  for (const auto& f : mod_.functions) {
+    const Op* firstReserve = nullptr;
+    const Op* firstImport = nullptr;
+    walk(f->body, [&](const Op& op) {
+      if (op.kind == OpKind::ReserveBuffer) {
+        if (firstReserve) {
+          diags_.error(op.loc, "'pto.reserve_buffer' expects at most one reserve_buffer in the "
+                               "function");
+          diags_.note(firstReserve->loc, "the first reserve_buffer is here");
+        }
+        if (!firstReserve) firstReserve = &op;
+        checkReserve(op);
+      } else if (op.kind == OpKind::ImportReserved) {
+        if (firstImport) {
+          diags_.error(op.loc, "'pto.import_reserved_buffer' expects at most one "
+                               "import_reserved_buffer in the function");
+          diags_.note(firstImport->loc, "the first import_reserved_buffer is here");
+        }
+        if (!firstImport) firstImport = &op;
+        const std::string peer = stringAttr(op.attrs, "peer_func");
+        const std::string name = stringAttr(op.attrs, "name");
+        bool exists = false;
+        for (const auto& g : mod_.functions)
+          exists = exists || (g->name == peer && !g->isDeclaration);
+        if (!exists) {
+          diags_.error(op.loc, "'pto.import_reserved_buffer' expects 'peer_func' to reference an "
+                               "existing func.func (@" +
+                                   peer + ")");
+          return;
+        }
+        const auto& names = reserves[peer];
+        if (std::find(names.begin(), names.end(), name) == names.end())
+          diags_.error(op.loc, "'pto.import_reserved_buffer' expects matching peer reserve_buffer "
+                               "to exist ('" +
+                                   name + "' in @" + peer + ")");
+      }
+    });
+  }
+}
+
+void Verifier::checkReserve(const Op& op) {
+  const std::string what = "'pto.reserve_buffer'";
+  const auto size = attrValueInt(op.attrs, "size");
+  if (!size || *size <= 0) diags_.error(op.loc, what + " expects 'size' to be greater than 0");
+  const NamedAttr* location = findAttr(op.attrs, "location");
+  const std::string loc = location ? location->value : "";
+  const bool vec = loc.find("<vec>") != std::string::npos || loc == "vec";
+  const bool mat = loc.find("<mat>") != std::string::npos || loc == "mat";
+  if (!vec && !mat)
+    diags_.error(op.loc, what + " expects 'location' to be #pto.address_space<vec> or "
+                                "#pto.address_space<mat>");
+  const auto autoAlloc = attrValueInt(op.attrs, "auto");
+  const auto base = attrValueInt(op.attrs, "base");
+  if (autoAlloc.value_or(0) == 0 && !base)
+    diags_.error(op.loc, what + " expects 'base' when 'auto' is false");
+  if (autoAlloc.value_or(0) != 0 && base)
+    diags_.error(op.loc, what + " expects 'base' to be absent when 'auto' is true");
+  if (base && *base < 0) diags_.error(op.loc, what + " expects 'base' to be non-negative");
+  if (size && *size > 0 && (vec || mat) && !base) {
+    const isa::BufferSpec& buf = isa::buffer(arch_, vec ? isa::Loc::Vec : isa::Loc::Mat);
+    if (*size > static_cast<int64_t>(buf.capacity))
+      diags_.error(op.loc, what + " exceeds available local memory capacity (" +
+                               std::to_string(buf.capacity) + " bytes on " + archName() + ")");
+  }
+  if (base && *base >= 0 && size && *size > 0 && (vec || mat)) {
+    const isa::BufferSpec& buf = isa::buffer(arch_, vec ? isa::Loc::Vec : isa::Loc::Mat);
+    if (*base % 256 != 0)
+      diags_.error(op.loc, what + " expects 'base' to satisfy the address-space alignment (256)");
+    else if (*base + *size > static_cast<int64_t>(buf.capacity))
+      diags_.error(op.loc, what + " exceeds available local memory capacity (" +
+                               std::to_string(buf.capacity) + " bytes on " + archName() + ")");
+  }
+}
+
+/// One op of the pipe family, against its function's kernel kind and its pipe's init op.
+void Verifier::checkPipeOp(const Op& op) {
+  // The builder emits these whole (a pipe last, a tile first for push and pop); an op that is
+  // not is left to the builder's error.
+  const size_t want = op.kind == OpKind::PipePush || op.kind == OpKind::PipePop ? 2 : 1;
+  if (op.operands.size() < want || op.ints.empty() ||
+      (op.kind == OpKind::PipeInit && op.results.empty()))
+    return;
+  const std::string kind = kernelKind(*fn_);
+  if (op.kind == OpKind::PipeInit) return checkPipeInit(op, kind);
+  const std::string what = "'" + op.name + "'";
+  if (kind.empty()) {
+    diags_.error(op.loc, what + " must be inside a kernel_kind function (#pto.kernel_kind<cube> "
+                                "or #pto.kernel_kind<vector>)");
+    return;
+  }
+  const ValueId pipe = op.operands.back();
+  const Op* init = pipeInits_.count(pipe) ? pipeInits_.at(pipe) : nullptr;
+  if (type(pipe).kind != TypeKind::Pipe || !init) {
+    diags_.error(op.operandLocs.back(), what + " expects a pipe_handle produced by "
+                                               "pto.initialize_l2l_pipe or "
+                                               "pto.initialize_l2g2l_pipe");
+    return;
+  }
+  // The cube pushes C2V and pops V2C; the vector cores the reverse.
+  const bool cube = kind == "cube";
+  const bool c2v = op.kind == OpKind::PipePush ? cube : !cube;
+  const int dir = static_cast<int>(attrValueInt(init->attrs, "dir_mask").value_or(0));
+  if (!(dir & (c2v ? 1 : 2))) {
+    diags_.error(op.loc, what + " in a " + kind + " kernel moves tiles " +
+                             (c2v ? "cube to vector (C2V)" : "vector to cube (V2C)") +
+                             ", which the pipe's dir_mask " + std::to_string(dir) +
+                             " does not enable");
+    diags_.note(init->loc, "the pipe is initialized here");
+  }
+  // One logical pipe is split or not, never both (PTOAS's InferValidatePipeInit).
+  auto& splits = pipeSplits_[pipe];
+  splits.insert(op.ints[0] == 0 ? 0 : 1);
+  if (splits.size() == 2 && !reportedSplitMix_.count(pipe)) {
+    reportedSplitMix_.insert(pipe);
+    diags_.error(op.loc, what + " cannot mix 'split = 0' with 'split = 1' or 'split = 2' on the "
+                                "same logical pipe");
+  }
+  if (op.kind == OpKind::PipeFree) return;
+  const ValueId tile = op.operands[0];
+  if (!type(tile).isTile()) {
+    diags_.error(op.operandLocs[0], what + " expects a tile, found " + toString(type(tile)));
+    return;
+  }
+  const isa::Loc loc = type(tile).tile.loc;
+  if (op.kind == OpKind::PipePush) {
+    const isa::Loc want = cube ? isa::Loc::Acc : isa::Loc::Vec;
+    if (loc != want)
+      diags_.error(op.operandLocs[0], what + " in a " + kind + " kernel pushes " +
+                                          (cube ? "an acc" : "a vec") +
+                                          " tile, found loc=" + std::string(isa::spelling(loc)));
+  } else {
+    const isa::Loc want = cube ? isa::Loc::Mat : isa::Loc::Vec;
+    if (loc != want)
+      diags_.error(op.operandLocs[0], what + " in a " + kind + " kernel pops into " +
+                                          (cube ? "a mat" : "a vec") +
+                                          " tile, found loc=" + std::string(isa::spelling(loc)));
+  }
+}
+
+void Verifier::checkPipeInit(const Op& op, const std::string& kind) {
+  const std::string what = "'" + op.name + "'";
+  pipeInits_[op.results[0]] = &op;
+  const std::string frontend = stringAttr(op.attrs, "frontend");
+  if (!frontend.empty() && kind != (frontend == "aic" ? "cube" : "vector"))
+    diags_.error(op.loc, "'pto." + frontend + "_initialize_pipe' must be inside a " +
+                             (frontend == "aic" ? "cube" : "vector") + " kernel function");
+  if (frontend.empty() && kind.empty())
+    diags_.error(op.loc, what + " must be inside a kernel_kind function (#pto.kernel_kind<cube> "
+                                "or #pto.kernel_kind<vector>)");
+  const auto dir = attrValueInt(op.attrs, "dir_mask");
+  const auto slotSize = attrValueInt(op.attrs, "slot_size");
+  const auto slotNum = attrValueInt(op.attrs, "slot_num");
+  const auto localSlots = attrValueInt(op.attrs, "local_slot_num");
+  const auto flagBase = attrValueInt(op.attrs, "flag_base");
+  if (!dir || *dir < 1 || *dir > 3)
+    diags_.error(op.loc, what + " expects 'dir_mask' to be 1, 2, or 3");
+  if (!slotSize || *slotSize <= 0)
+    diags_.error(op.loc, what + " expects 'slot_size' to be greater than 0");
+  else if (*slotSize > 256 * 1024)
+    diags_.error(op.loc, what + " expects 'slot_size' of at most 262144 bytes");
+  if (!slotNum || (*slotNum != 4 && *slotNum != 8))
+    diags_.error(op.loc, what + " expects 'slot_num' to be 4 or 8");
+  if (localSlots && (*localSlots <= 0 || (slotNum && *localSlots > *slotNum)))
+    diags_.error(op.loc, what + " expects 'local_slot_num' to be greater than 0 and less than or "
+                                "equal to slot_num");
+  // A pipe uses flags F and F+1 per direction (F+2, F+3 for V2C of a two-way pipe) of the 16
+  // cross-core flags.
+  if (flagBase && (*flagBase < 0 || *flagBase > 12))
+    diags_.error(op.loc, what + " expects 'flag_base' in 0..12 (the pipe uses flags flag_base.."
+                                "flag_base+3 of the 16 cross-core flags)");
+  const size_t first = op.ints[0] ? 1 : 0; // the GM ring comes first in initialize_l2g2l_pipe
+  if (op.operands.size() <= first) {
+    diags_.error(op.loc, what + " expects a local address");
+    return;
+  }
+  const size_t locals = op.operands.size() - first;
+  if (dir && *dir == 3 && locals != 2)
+    diags_.error(op.loc, what + " expects 'peer_local_addr' when dir_mask is 3");
+  if (dir && *dir != 3 && locals != 1)
+    diags_.error(op.loc, what + " 'peer_local_addr' is only allowed when dir_mask is 3");
+  if (op.ints[0]) {
+    const Type& g = type(op.operands[0]);
+    if (g.kind != TypeKind::Ptr && g.kind != TypeKind::TensorView)
+      diags_.error(op.operandLocs[0], what +
+                                          " expects the GM slot buffer to be a pointer or a "
+                                          "GM memref, found " +
+                                          toString(g));
+  }
+  bool fromReserves = true;
+  for (size_t i = first; i < op.operands.size(); ++i) {
+    if (!type(op.operands[i]).isIntLike())
+      diags_.error(op.operandLocs[i], what + " expects a local address (i32), found " +
+                                          toString(type(op.operands[i])));
+    const Op* def = definingOp(op.operands[i]);
+    fromReserves = fromReserves && def &&
+                   (def->kind == OpKind::ReserveBuffer || def->kind == OpKind::ImportReserved);
+  }
+  if (!fromReserves && !flagBase)
+    diags_.error(op.loc, what + " requires local_addr to come from pto.reserve_buffer or "
+                                "pto.import_reserved_buffer when 'flag_base' is not explicit");
+}
+
+/// Module-wide, as PTOAS's InferValidatePipeInit and ResolveReservedBuffers passes: the init ops
+/// whose buffers come from a reserve_buffer / import_reserved_buffer pair up, one per side, in
+/// two functions; the two ends of a pipe agree on splitting tiles (split = 0 on one side and 1
+/// or 2 on the other would deadlock), and an explicit nosplit agrees with the pipe's users.
+void Verifier::checkPipePeers() {
+  struct End {
+    const Function* fn;
+    const Op* init;
+    std::set<int> splits; // 0: split = 0 seen, 1: split 1 or 2 seen
+  };
+  std::vector<End> ends;
+  std::map<std::tuple<std::string, std::string, int>, std::vector<size_t>> groups;
+  for (const auto& f : mod_.functions) {
+    std::map<ValueId, const Op*> defs;
+    std::map<ValueId, size_t> endOf;
+    walk(f->body, [&](const Op& op) {
+      for (ValueId r : op.results)
+        defs[r] = &op;
+      if (op.kind == OpKind::PipeInit && !op.results.empty() && !op.ints.empty()) {
+        endOf[op.results[0]] = ends.size();
+        ends.push_back({f.get(), &op, {}});
+      } else if ((op.kind == OpKind::PipePush || op.kind == OpKind::PipePop ||
+                  op.kind == OpKind::PipeFree) &&
+                 !op.operands.empty() && !op.ints.empty() && endOf.count(op.operands.back())) {
+        ends[endOf[op.operands.back()]].splits.insert(op.ints[0] == 0 ? 0 : 1);
+      }
+    });
+    for (auto [pipe, e] : endOf) {
+      const Op& init = *ends[e].init;
+      const int dir = static_cast<int>(attrValueInt(init.attrs, "dir_mask").value_or(1));
+      if (dir < 1 || dir > 3) continue; // reported by checkPipeInit
+      const size_t first = init.ints[0] ? 1 : 0;
+      for (size_t i = first; i < init.operands.size(); ++i) {
+        auto d = defs.find(init.operands[i]);
+        if (d == defs.end()) continue;
+        const Op& def = *d->second;
+        if (def.kind != OpKind::ReserveBuffer && def.kind != OpKind::ImportReserved) continue;
+        const std::string owner =
+            def.kind == OpKind::ReserveBuffer ? f->name : stringAttr(def.attrs, "peer_func");
+        const int way = dir == 3 ? (i == first ? 1 : 2) : dir;
+        groups[{owner, stringAttr(def.attrs, "name"), way}].push_back(e);
+      }
+    }
+  }
+  const std::string pair = "requires a complete peer init pair when local_addr comes from "
+                           "pto.reserve_buffer or pto.import_reserved_buffer";
+  for (const auto& [key, members] : groups) {
+    std::set<const Function*> fns;
+    for (size_t e : members)
+      fns.insert(ends[e].fn);
+    if (members.size() != 2 || fns.size() != 2) {
+      for (size_t e : members)
+        diags_.error(ends[e].init->loc, "'" + ends[e].init->name + "' " + pair);
+      continue;
+    }
+    const End &a = ends[members[0]], &b = ends[members[1]];
+    const auto na = attrValueInt(a.init->attrs, "nosplit"),
+               nb = attrValueInt(b.init->attrs, "nosplit");
+    if (na && nb && *na != *nb)
+      diags_.error(b.init->loc, "'" + b.init->name +
+                                    "' conflicting explicit 'nosplit' across peer pipe init ops");
+    const bool aSplit = a.splits.count(1), aWhole = a.splits.count(0);
+    const bool bSplit = b.splits.count(1), bWhole = b.splits.count(0);
+    if ((aSplit && bWhole) || (aWhole && bSplit))
+      diags_.error(b.init->loc,
+                   "'" + b.init->name + "' conflicting pipe split usage across peer pipe init ops");
+  }
+  for (const End& e : ends) {
+    const auto ns = attrValueInt(e.init->attrs, "nosplit");
+    if (!ns) continue;
+    if (*ns && e.splits.count(1))
+      diags_.error(e.init->loc, "'" + e.init->name +
+                                    "' explicit 'nosplit = true' conflicts with downstream users "
+                                    "that require split = 1 or split = 2");
+    if (!*ns && e.splits.count(0))
+      diags_.error(e.init->loc, "'" + e.init->name +
+                                    "' explicit 'nosplit = false' conflicts with downstream users "
+                                    "that require split = 0");
+  }
+}
+
+const Op* Verifier::definingOp(ValueId v) const {
+  const Op* found = nullptr;
+  walk(fn_->body, [&](const Op& op) {
+    for (ValueId r : op.results)
+      if (r == v) found = &op;
+  });
+  return found;
+}
+
+} // namespace pto::as::verify

@@ -1,0 +1,426 @@
+// Module structure: modules and their attributes, functions, kernels and fragments, values
+// and scopes, regions and statements, calls and returns.
+#include "asm/parse/BuilderImpl.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace pto::as::detail {
+
+void Builder::begin() {
+  mod_ = std::make_unique<Module>();
+  mod_->fileName = src_.name();
+}
+
+void Builder::buildStreamed(antlr4::ParserRuleContext* f) {
+  streamed_.insert(f);
+  if (f->getRuleIndex() == P::RuleFuncOp)
+    buildFunc(static_cast<P::FuncOpContext*>(f));
+  else
+    buildKernel(static_cast<P::KernelOpContext*>(f));
+}
+
+void Builder::moduleAttrsStreamed(P::ModuleOpContext* m) {
+  streamed_.insert(m);
+  readModuleAttrs(m->attrDict());
+}
+
+std::unique_ptr<Module> Builder::finish(P::FileContext* file) {
+  std::vector<P::StmtContext*> fragmentStmts;
+  for (auto* item : file->item())
+    buildItem(item, fragmentStmts);
+  if (!fragmentStmts.empty()) buildFragment(fragmentStmts);
+  return std::move(mod_);
+}
+
+void Builder::buildItem(P::ItemContext* item, std::vector<P::StmtContext*>& fragment) {
+  if (auto* m = item->moduleOp()) {
+    if (m->attrDict() && !streamed_.contains(m)) readModuleAttrs(m->attrDict());
+    for (auto* sub : m->item())
+      buildItem(sub, fragment);
+  } else if (auto* f = item->funcOp()) {
+    if (!streamed_.contains(f)) buildFunc(f);
+  } else if (auto* k = item->kernelOp()) {
+    if (!streamed_.contains(k)) buildKernel(k);
+  } else if (auto* s = item->stmt()) {
+    fragment.push_back(s);
+  }
+}
+
+void Builder::readModuleAttrs(P::AttrDictContext* dict) {
+  for (auto* e : dict->attrEntry()) {
+    std::string key = entryKey(e);
+    std::string value = entryValue(e);
+    mod_->attrs.push_back({key, value});
+    if (key == "pto.target_arch" || key == "pto.device-spec") {
+      auto word = enumWord(e->attrValue());
+      std::optional<isa::Arch> arch;
+      if (word && key == "pto.target_arch") arch = isa::parseArch(*word);
+      if (word && key == "pto.device-spec")
+        arch = (word->starts_with("Ascend950") || word->starts_with("Ascend910_95"))
+                   ? isa::Arch::A5
+                   : isa::Arch::A2A3;
+      if (!arch) {
+        diags_.error(locOf(e), "unknown target arch '" + value +
+                                   "' (expected \"a2a3\", \"a2\", \"a3\" or \"a5\")");
+        continue;
+      }
+      mod_->targetArch = arch;
+      mod_->targetArchLoc = locOf(e);
+    }
+  }
+}
+
+std::string Builder::entryValue(P::AttrEntryContext* e) {
+  if (!e->attrValue()) return "";
+  std::string v = canonicalText(e->attrValue());
+  if (e->type()) v += " : " + canonicalText(e->type());
+  return v;
+}
+
+std::string Builder::entryKey(P::AttrEntryContext* e) {
+  std::string k = e->word() ? e->word()->getText() : e->STRING()->getText();
+  if (k.size() >= 2 && k.front() == '"') k = k.substr(1, k.size() - 2);
+  return k;
+}
+
+std::vector<NamedAttr> Builder::readAttrs(P::AttrDictContext* dict) {
+  std::vector<NamedAttr> out;
+  if (!dict) return out;
+  for (auto* e : dict->attrEntry())
+    out.push_back({entryKey(e), entryValue(e)});
+  return out;
+}
+
+isa::Arch Builder::arch() const {
+  if (archFlag_) return *archFlag_;
+  return mod_->targetArch.value_or(isa::Arch::A2A3);
+}
+
+Function* Builder::beginFunction(std::string name, SrcLoc loc) {
+  for (auto& f : mod_->functions)
+    if (f->name == name) {
+      diags_.error(loc, "redefinition of function '@" + name + "'");
+      diags_.note(f->loc, "previous definition is here");
+      break;
+    }
+  mod_->functions.push_back(std::make_unique<Function>());
+  fn_ = mod_->functions.back().get();
+  fn_->name = std::move(name);
+  fn_->loc = loc;
+  scopes_.assign(1, {});
+  events_.clear();
+  pendingPlacements_.clear();
+  return fn_;
+}
+
+void Builder::readArgs(const std::vector<P::FuncArgContext*>& args, Region& region) {
+  unsigned index = 0;
+  for (auto* a : args) {
+    auto ty = types_.read(a->type());
+    if (ty && ty->strided) {
+      diags_.error(locOf(a->type()),
+                   "a memref parameter whose layout has other strides or an offset is not "
+                   "supported: memrefs are contiguous and row-major (memref.reinterpret_cast "
+                   "makes a strided view of one)");
+      ty.reset();
+    }
+    if (!ty) {
+      ++index;
+      continue;
+    }
+    std::string name =
+        a->VALUE_ID() ? a->VALUE_ID()->getText().substr(1) : "arg" + std::to_string(index);
+    SrcLoc loc = a->VALUE_ID() ? locOf(a->VALUE_ID()) : locOf(a->type());
+    region.args.push_back(define(name, *ty, loc));
+    ++index;
+  }
+}
+
+void Builder::buildFunc(P::FuncOpContext* f) {
+  std::string name = f->SYMBOL()->getText().substr(1);
+  Function* fn = beginFunction(name, locOf(f->SYMBOL()));
+  fn->isPrivate = f->visibility && f->visibility->getText() == "private";
+  fn->attrs = readAttrs(f->attrDict());
+  if (auto* r = f->funcResults()) {
+    std::vector<P::TypeContext*> rts;
+    if (r->type().size() == 1 && r->children.size() == 2)
+      rts.push_back(r->type(0));
+    else
+      rts = r->type();
+    for (auto* t : rts)
+      if (auto ty = types_.read(t)) fn->resultTypes.push_back(*ty);
+  }
+  readArgs(f->funcArg(), fn->body);
+  if (!f->region()) {
+    fn->isDeclaration = true;
+    return;
+  }
+  buildRegionBody(f->region(), fn->body, false);
+  finishFunction();
+}
+
+void Builder::buildKernel(P::KernelOpContext* k) {
+  Function* fn = beginFunction(k->SYMBOL()->getText().substr(1), locOf(k->SYMBOL()));
+  fn->attrs = readAttrs(k->attrDict());
+  if (!fn->hasAttr("pto.entry")) fn->attrs.push_back({"pto.entry", ""});
+  readArgs(k->funcArg(), fn->body);
+  buildRegionBody(k->region(), fn->body, false);
+  finishFunction();
+}
+
+void Builder::buildFragment(const std::vector<P::StmtContext*>& stmts) {
+  std::string stem = src_.name();
+  if (auto slash = stem.find_last_of('/'); slash != std::string::npos)
+    stem = stem.substr(slash + 1);
+  if (auto dot = stem.find('.'); dot != std::string::npos) stem = stem.substr(0, dot);
+  std::string name;
+  for (char c : stem)
+    name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "fragment_" + name;
+  Function* fn = beginFunction(name, locOf(stmts.front()));
+  fn->isFragment = true;
+  fn->attrs.push_back({"pto.entry", ""});
+  regions_.push_back(&fn->body);
+  for (auto* s : stmts)
+    buildStmt(s);
+  regions_.pop_back();
+  finishFunction();
+}
+
+void Builder::finishFunction() {
+  resolveEvents();
+  for (auto& [name, p] : pendingPlacements_)
+    diags_.error(p.loc, "'%" + name + "' is placed with tassign but never used as a tile");
+  pendingPlacements_.clear();
+  fn_ = nullptr;
+}
+
+ValueId Builder::define(const std::string& name, Type type, SrcLoc loc) {
+  auto& scope = scopes_.back();
+  if (auto it = scope.find(name); it != scope.end()) {
+    diags_.error(loc, "redefinition of value '%" + name + "'");
+    diags_.note(fn_->value(it->second).loc, "previous definition is here");
+  }
+  ValueId id = fn_->addValue(name, std::move(type), loc);
+  scope[name] = id;
+  return id;
+}
+
+std::optional<ValueId> Builder::lookup(const std::string& name) const {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+    if (auto f = it->find(name); f != it->end()) return f->second;
+  return std::nullopt;
+}
+
+ValueId Builder::use(const OperandRef& r) {
+  if (auto id = lookup(r.name)) return *id;
+  diags_.error(r.loc, "use of undefined value '%" + r.name + "'");
+  return kNoValue;
+}
+
+bool Builder::definedByConstant(ValueId v) const {
+  if (v == kNoValue) return false;
+  for (const Region* r : regions_)
+    for (const auto& op : r->ops)
+      if (op->kind == OpKind::Constant &&
+          std::find(op->results.begin(), op->results.end(), v) != op->results.end())
+        return true;
+  return false;
+}
+
+std::optional<int64_t> Builder::integerConstant(ValueId v) const {
+  if (v == kNoValue || !fn_->type(v).isIntLike()) return std::nullopt;
+  for (const Region* r : regions_)
+    for (const auto& op : r->ops)
+      if (op->kind == OpKind::Constant && !op->results.empty() && op->results[0] == v)
+        if (const NamedAttr* a = op->attr("value")) return parseInt(a->value);
+  return std::nullopt;
+}
+
+Op& Builder::emit(OpKind kind, SrcLoc loc, std::string name) {
+  auto op = std::make_unique<Op>();
+  op->kind = kind;
+  op->loc = loc;
+  op->name = std::move(name);
+  cur().ops.push_back(std::move(op));
+  building_ = cur().ops.back().get();
+  return *cur().ops.back();
+}
+
+Op& Builder::emitBefore(OpKind kind, SrcLoc loc, std::string name) {
+  auto op = std::make_unique<Op>();
+  op->kind = kind;
+  op->loc = loc;
+  op->name = std::move(name);
+  auto& ops = cur().ops;
+  if (building_ && !ops.empty() && ops.back().get() == building_) {
+    ops.insert(ops.end() - 1, std::move(op));
+    return *ops[ops.size() - 2];
+  }
+  ops.push_back(std::move(op));
+  return *ops.back();
+}
+
+void Builder::addOperand(Op& op, ValueId v, SrcLoc loc) {
+  op.operands.push_back(v);
+  op.operandLocs.push_back(loc);
+}
+
+void Builder::buildRegionBody(P::RegionContext* r, Region& region, bool newScope) {
+  if (newScope) scopes_.emplace_back();
+  regions_.push_back(&region);
+  if (auto* label = ruleChild<P::BlockLabelContext>(r, P::RuleBlockLabel))
+    readArgs(label->funcArg(), region);
+  for (antlr4::tree::ParseTree* c : r->children)
+    if (!isToken(c)) {
+      auto* rule = static_cast<antlr4::ParserRuleContext*>(c);
+      if (rule->getRuleIndex() == P::RuleStmt) buildStmt(static_cast<P::StmtContext*>(rule));
+    }
+  regions_.pop_back();
+  if (newScope) scopes_.pop_back();
+}
+
+std::vector<Builder::ResultName> Builder::resultNames(P::ResultListContext* rl) {
+  std::vector<ResultName> out;
+  if (!rl) return out;
+  for (auto* g : rl->resultGroup()) {
+    std::string base = g->VALUE_ID()->getText().substr(1);
+    SrcLoc loc = locOf(g->VALUE_ID());
+    if (g->INT()) {
+      auto n = parseInt(g->INT()->getText());
+      if (!n || *n < 1 || *n > 64) {
+        diags_.error(locOf(g->INT()), "invalid result count");
+        continue;
+      }
+      for (int64_t i = 0; i < *n; ++i)
+        out.push_back({base + "#" + std::to_string(i), loc});
+    } else {
+      out.push_back({base, loc});
+    }
+  }
+  return out;
+}
+
+void Builder::defineResults(Op& op, const std::vector<ResultName>& names,
+                            const std::vector<Type>& types) {
+  if (names.size() != types.size()) {
+    resultsRejected_ = true;
+    SrcLoc loc = names.empty() ? op.loc : names.front().loc;
+    diags_.error(loc, "'" + opLabel(op) + "' produces " + std::to_string(types.size()) +
+                          " result(s) but " + std::to_string(names.size()) + " name(s) are given");
+    return;
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    op.results.push_back(define(names[i].name, types[i], names[i].loc));
+    if (names[i].name.ends_with("#0"))
+      scopes_.back()[names[i].name.substr(0, names[i].name.size() - 2)] = op.results.back();
+  }
+}
+
+void Builder::buildStmt(P::StmtContext* s) {
+  building_ = nullptr;
+  // One pass over the children for the statement's parts (see ruleChild).
+  P::ResultListContext* resultList = nullptr;
+  antlr4::ParserRuleContext* body = nullptr;
+  for (antlr4::tree::ParseTree* c : s->children) {
+    if (isToken(c)) continue;
+    auto* rule = static_cast<antlr4::ParserRuleContext*>(c);
+    if (rule->getRuleIndex() == P::RuleResultList)
+      resultList = static_cast<P::ResultListContext*>(rule);
+    else
+      body = rule;
+  }
+  const size_t kind = body ? body->getRuleIndex() : size_t{P::RuleGenericOp};
+  if (kind == P::RuleSection) {
+    auto* sec = static_cast<P::SectionContext*>(body);
+    Op& op = emit(OpKind::Section, locOf(sec->kind), sec->kind->getText());
+    op.regions.emplace_back();
+    buildRegionBody(sec->region(), op.regions[0]);
+    return;
+  }
+  if (kind == P::RuleBlockInsn) {
+    auto* b = static_cast<P::BlockInsnContext*>(body);
+    diags_.error(locOf(b->BLOCK_MNEMONIC()),
+                 "canonical block assembly ('" + b->BLOCK_MNEMONIC()->getText() +
+                     "') cannot be mixed with PTO source operations; assemble it on its own");
+    return;
+  }
+  auto results = resultNames(resultList);
+  if (kind == P::RuleScfFor) return buildFor(static_cast<P::ScfForContext*>(body), results);
+  if (kind == P::RuleScfIf) return buildIf(static_cast<P::ScfIfContext*>(body), results);
+  if (kind == P::RuleScfWhile) return buildWhile(static_cast<P::ScfWhileContext*>(body), results);
+  resultsRejected_ = false;
+  buildGeneric(static_cast<P::GenericOpContext*>(body), results);
+  dropOpWithRejectedResults();
+}
+
+// An op whose result names were rejected (reported) defines none of its values; it leaves the IR
+// so that no later pass meets an op without the results its kind promises (an alloc_tile
+// written without a name once crashed the verifier).
+void Builder::dropOpWithRejectedResults() {
+  if (!resultsRejected_ || !building_ || !building_->results.empty() || !building_->regions.empty())
+    return;
+  auto& ops = cur().ops;
+  if (!ops.empty() && ops.back().get() == building_) {
+    ops.pop_back();
+    building_ = nullptr;
+  }
+}
+
+bool Builder::expectResults(const std::string& name, SrcLoc loc,
+                            const std::vector<ResultName>& results, size_t n) {
+  if (results.size() == n) return true;
+  resultsRejected_ = true;
+  diags_.error(results.empty() ? loc : results.front().loc,
+               "'" + name + "' produces " + std::to_string(n) + " result(s) but " +
+                   std::to_string(results.size()) + " name(s) are given");
+  return false;
+}
+
+void Builder::buildTerminator(OpKind kind, const std::string& name, SrcLoc loc, Pieces& p,
+                              const std::vector<ResultName>& results) {
+  expectResults(name, loc, results, 0);
+  Op& op = emit(kind, loc, kind == OpKind::Return ? "return" : "scf.yield");
+  for (auto& r : p.operands)
+    addOperand(op, scalarOperand(r, Type::index()), r.loc);
+  checkAnnotatedTypes(op, p);
+}
+
+void Builder::checkAnnotatedTypes(Op& op, Pieces& p) {
+  if (p.types.empty()) return;
+  if (p.types.size() != op.operands.size()) {
+    diags_.error(p.typesLoc, "'" + op.name + "' has " + std::to_string(op.operands.size()) +
+                                 " operand(s) but " + std::to_string(p.types.size()) + " type(s)");
+    return;
+  }
+  for (size_t i = 0; i < p.types.size(); ++i) {
+    auto t = readType(p.types[i]);
+    ValueId v = op.operands[i];
+    if (!t || v == kNoValue) continue;
+    if (!(fn_->type(v) == *t)) {
+      diags_.error(locOf(p.types[i]), "type " + toString(*t) + " does not match operand '%" +
+                                          fn_->value(v).name + "' of type " +
+                                          toString(fn_->type(v)));
+      diags_.note(fn_->value(v).loc, "'%" + fn_->value(v).name + "' is defined here");
+    }
+  }
+}
+
+void Builder::buildCall(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  if (p.symbols.empty() || p.parens.empty()) {
+    diags_.error(loc, "expected 'func.call @callee(%args) : (types) -> results'");
+    return;
+  }
+  Op& op = emit(OpKind::Call, loc, p.symbols[0]->SYMBOL()->getText().substr(1));
+  op.typeLoc = locOf(p.symbols[0]->SYMBOL());
+  Pieces args = collectPieces(piecesOf(p.parens[0]));
+  for (auto& r : args.operands)
+    addOperand(op, scalarOperand(r, Type::index()), r.loc);
+  std::vector<Type> rts;
+  for (auto* t : p.arrowTypes)
+    if (auto ty = readType(t)) rts.push_back(*ty);
+  defineResults(op, results, rts);
+}
+
+} // namespace pto::as::detail

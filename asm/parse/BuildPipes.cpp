@@ -1,0 +1,352 @@
+// Cross-core pipes (docs/pipes.md): reserve_buffer / import_reserved_buffer, the pipe init ops and
+// tpush / tpop / tfree, in PTOAS's internal form and its front-end form (aic/aiv_initialize_pipe,
+// tpush_to_aiv, tpop_from_aic, tfree_from_aic, ...). The front-end form is rewritten here into
+// the internal one, as PTOAS's LowerFrontendPipeOps pass does: one pipe per function, found by
+// the data ops without an operand.
+#include "asm/parse/BuilderImpl.h"
+#include "support/Text.h"
+
+namespace pto::as::detail {
+namespace {
+
+const NamedAttr* findNamed(const std::vector<NamedAttr>& attrs, std::string_view key) {
+  for (const NamedAttr& a : attrs)
+    if (a.key == key) return &a;
+  return nullptr;
+}
+
+} // namespace
+
+std::vector<NamedAttr> Builder::pipeAttrs(const std::string& name, SrcLoc loc, Pieces& p) {
+  if (p.dicts.empty()) {
+    diags_.error(loc, "'" + name + "' expects an attribute dictionary");
+    return {};
+  }
+  return readAttrs(p.dicts[0]);
+}
+
+/// The tile type after `->` of a declaring op (declare_tile, tpop_from_*); nullopt after an error.
+std::optional<Type> Builder::arrowTileType(const std::string& name, SrcLoc loc, Pieces& p) {
+  if (p.arrowTypes.size() != 1) {
+    diags_.error(loc, "'" + name + "' expects '-> !pto.tile_buf<...>'");
+    return std::nullopt;
+  }
+  auto type = readType(p.arrowTypes[0]);
+  if (type && !type->isTile()) {
+    diags_.error(locOf(p.arrowTypes[0]),
+                 "'" + name + "' must produce a tile, found " + toString(*type));
+    return std::nullopt;
+  }
+  return type;
+}
+
+/// `{split = N}`: 0 (none), 1 (rows: top half to vector core 0) or 2 (columns).
+std::optional<int64_t> Builder::pipeSplit(const std::string& name, SrcLoc loc, Pieces& p) {
+  std::vector<NamedAttr> attrs = p.dicts.empty() ? std::vector<NamedAttr>{} : readAttrs(p.dicts[0]);
+  std::optional<int64_t> split = ir::attrValueInt(attrs, "split");
+  if (!split) {
+    diags_.error(loc, "'" + name + "' expects a 'split' attribute (0, 1 or 2)");
+    return std::nullopt;
+  }
+  if (*split < 0 || *split > 2) {
+    diags_.error(loc, "'" + name + "' expects 'split' to be 0, 1, or 2");
+    return std::nullopt;
+  }
+  return split;
+}
+
+/// `%a = pto.reserve_buffer {name = "s", size = N, location = #pto.address_space<vec|mat>,
+/// auto = true|false[, base = B]} -> i32` and `%a = pto.import_reserved_buffer {name = "s",
+/// peer_func = @f} -> i32`.
+void Builder::buildReserve(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Dict, PieceKind::Arrow})) return;
+  std::vector<NamedAttr> attrs = pipeAttrs(name, loc, p);
+  if (attrs.empty()) return;
+  const bool import = name == "pto.import_reserved_buffer";
+  for (const char* key : import ? std::vector<const char*>{"name", "peer_func"}
+                                : std::vector<const char*>{"name", "size", "location"})
+    if (!findNamed(attrs, key)) {
+      diags_.error(loc, "'" + name + "' expects a '" + key + "' attribute");
+      return;
+    }
+  Op& op = emit(import ? OpKind::ImportReserved : OpKind::ReserveBuffer, loc, name);
+  // PTOAS spells `auto` as the attribute autoAlloc; both are read.
+  for (NamedAttr& a : attrs)
+    if (a.key == "autoAlloc") a.key = "auto";
+  op.attrs = std::move(attrs);
+  if (expectResults(name, loc, results, 1))
+    defineResults(op, results, {Type::scalar(isa::DType::I32)});
+}
+
+/// The internal init ops: `%p = pto.initialize_l2g2l_pipe {attrs}(%gm : T, %local : i32[, %peer
+/// : i32]) -> !pto.pipe` and `%p = pto.initialize_l2l_pipe {attrs}(%local[, %peer]) -> ...`.
+void Builder::buildPipeInit(const std::string& name, SrcLoc loc, Pieces& p,
+                            const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Dict, PieceKind::Paren, PieceKind::Arrow})) return;
+  std::vector<NamedAttr> attrs = pipeAttrs(name, loc, p);
+  if (attrs.empty()) return;
+  if (p.parens.empty()) {
+    diags_.error(loc, "'" + name + "' expects its buffers in parentheses");
+    return;
+  }
+  const bool gm = name == "pto.initialize_l2g2l_pipe";
+  Pieces args = collectPieces(piecesOf(p.parens[0]));
+  const size_t minArgs = gm ? 2 : 1;
+  if (args.operands.size() < minArgs || args.operands.size() > minArgs + 1) {
+    diags_.error(loc, "'" + name + "' expects " +
+                          (gm ? "(gm_slot_buffer, local_addr[, peer_local_addr])"
+                              : "(local_addr[, peer_local_addr])"));
+    return;
+  }
+  // Operands first: an op is emitted whole or not at all.
+  std::vector<ValueId> values;
+  for (const OperandRef& r : args.operands)
+    if (values.push_back(use(r)); values.back() == kNoValue) return;
+  if (!expectResults(name, loc, results, 1)) return;
+  Op& op = emit(OpKind::PipeInit, loc, name);
+  op.attrs = std::move(attrs);
+  op.ints = {gm ? 1 : 0};
+  for (size_t i = 0; i < values.size(); ++i)
+    addOperand(op, values[i], args.operands[i].loc);
+  defineResults(op, results, {Type{TypeKind::Pipe}});
+}
+
+/// The front-end init ops `pto.aic_initialize_pipe` / `pto.aiv_initialize_pipe {dir_mask = D,
+/// slot_size = S[, nosplit = B]}([gm_slot_buffer = %g : T,] c2v_consumer_buf = %a : i32,
+/// v2c_consumer_buf = %b : i32)`, rewritten to the internal op the arch uses (PTOAS's
+/// LowerFrontendPipeOps): A5 rings live in the consumer's local memory (initialize_l2l_pipe),
+/// A2/A3 rings in GM (initialize_l2g2l_pipe); 8 slots one way, 4 each way for dir_mask 3.
+void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
+                                const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Dict, PieceKind::Paren})) return;
+  if (!expectResults(name, loc, results, 0)) return;
+  std::vector<NamedAttr> attrs = pipeAttrs(name, loc, p);
+  if (attrs.empty()) return;
+  FrontendPipe& fp = frontendPipes_[fn_];
+  if (fp.pipe != kNoValue) {
+    diags_.error(loc, "'" + name +
+                          "' requires at most one pto.aic_initialize_pipe or "
+                          "pto.aiv_initialize_pipe per function");
+    diags_.note(fp.loc, "previous initialize_pipe is here");
+    return;
+  }
+  std::optional<int64_t> dir = ir::attrValueInt(attrs, "dir_mask"),
+                         slotSize = ir::attrValueInt(attrs, "slot_size");
+  if (!dir || !slotSize) {
+    diags_.error(loc, "'" + name + "' expects 'dir_mask' and 'slot_size' attributes");
+    return;
+  }
+  if (p.parens.empty()) {
+    diags_.error(loc, "'" + name + "' expects its buffers in parentheses");
+    return;
+  }
+  Pieces args = collectPieces(piecesOf(p.parens[0]));
+  std::map<std::string, std::pair<ValueId, SrcLoc>> bufs;
+  for (const Keyword& kw : args.keywords) {
+    if (kw.key != "gm_slot_buffer" && kw.key != "c2v_consumer_buf" &&
+        kw.key != "v2c_consumer_buf") {
+      diags_.error(kw.loc, "unknown operand '" + kw.key + "' of '" + name +
+                               "' (gm_slot_buffer, c2v_consumer_buf, v2c_consumer_buf)");
+      return;
+    }
+    auto* value = kw.value;
+    if (!value || !value->VALUE_ID()) {
+      diags_.error(kw.loc, "'" + kw.key + "' expects a value");
+      return;
+    }
+    OperandRef r;
+    r.name = value->VALUE_ID()->getText().substr(1);
+    r.loc = locOf(value);
+    ValueId v = use(r);
+    if (v == kNoValue) return;
+    bufs[kw.key] = {v, r.loc};
+  }
+  for (const char* key : {"c2v_consumer_buf", "v2c_consumer_buf"})
+    if (!bufs.count(key)) {
+      diags_.error(loc, "'" + name + "' expects '" + std::string(key) + " = %value : i32'");
+      return;
+    }
+  const bool a5 = arch() == isa::Arch::A5;
+  if (!a5 && !bufs.count("gm_slot_buffer")) {
+    diags_.error(loc, "'" + name + "' requires 'gm_slot_buffer' when lowering to a2/a3");
+    return;
+  }
+  const int64_t slots = *dir == 3 ? 4 : 8;
+  Op& op =
+      emit(OpKind::PipeInit, loc, a5 ? "pto.initialize_l2l_pipe" : "pto.initialize_l2g2l_pipe");
+  op.ints = {a5 ? 0 : 1};
+  op.attrs = {{"dir_mask", std::to_string(*dir)},
+              {"slot_size", std::to_string(*slotSize)},
+              {"slot_num", std::to_string(slots)}};
+  if (!a5) op.attrs.push_back({"local_slot_num", std::to_string(slots)});
+  if (const NamedAttr* ns = findNamed(attrs, "nosplit")) op.attrs.push_back(*ns);
+  // Which kernel kind the front-end op belongs to, for the verifier.
+  op.attrs.push_back({"frontend", name == "pto.aic_initialize_pipe" ? "\"aic\"" : "\"aiv\""});
+  if (!a5) addOperand(op, bufs["gm_slot_buffer"].first, bufs["gm_slot_buffer"].second);
+  // One way: the consumer's buffer of that direction; both ways: C2V's, then V2C's.
+  if (*dir == 2) {
+    addOperand(op, bufs["v2c_consumer_buf"].first, bufs["v2c_consumer_buf"].second);
+  } else {
+    addOperand(op, bufs["c2v_consumer_buf"].first, bufs["c2v_consumer_buf"].second);
+    if (*dir == 3) addOperand(op, bufs["v2c_consumer_buf"].first, bufs["v2c_consumer_buf"].second);
+  }
+  const ValueId pipe =
+      fn_->addValue("pipe" + std::to_string(fn_->values.size()), Type{TypeKind::Pipe}, loc);
+  op.results.push_back(pipe);
+  fp = {pipe, static_cast<int>(*dir), loc};
+}
+
+/// `pto.tpush(%tile, %pipe : T, !pto.pipe) {split}`, `pto.tpop(%tile, %pipe : ...) {split}`,
+/// `pto.tfree(%pipe : !pto.pipe) {split}`.
+void Builder::buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
+                            const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Paren, PieceKind::Dict})) return;
+  if (!expectResults(name, loc, results, 0)) return;
+  const bool free = name == "pto.tfree";
+  if (p.parens.empty()) {
+    diags_.error(loc, "'" + name + "' expects " +
+                          (free ? "(%pipe : !pto.pipe)" : "(%tile, %pipe : T, !pto.pipe)"));
+    return;
+  }
+  Pieces args = collectPieces(piecesOf(p.parens[0]));
+  if (args.operands.size() != (free ? 1u : 2u)) {
+    diags_.error(loc, "'" + name + "' expects " +
+                          (free ? "(%pipe : !pto.pipe)" : "(%tile, %pipe : T, !pto.pipe)"));
+    return;
+  }
+  auto split = pipeSplit(name, loc, p);
+  if (!split) return;
+  std::vector<ValueId> values;
+  for (const OperandRef& r : args.operands)
+    if (values.push_back(use(r)); values.back() == kNoValue) return;
+  Op& op = emit(free                  ? OpKind::PipeFree
+                : name == "pto.tpush" ? OpKind::PipePush
+                                      : OpKind::PipePop,
+                loc, name);
+  op.ints = {*split};
+  for (size_t i = 0; i < values.size(); ++i)
+    addOperand(op, values[i], args.operands[i].loc);
+}
+
+/// The front-end data ops: the function's one pipe (its aic/aiv_initialize_pipe) is implied.
+/// `pto.tpush_to_aiv(%t : T) {split}`, `%t = pto.tpop_from_aic [(%vr, %vc)] {split} -> T`
+/// (a declared tile, its valid shape set from the operands, then tpop), `pto.tfree_from_aic
+/// {split}`; the same with aic/aiv swapped.
+void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
+                                const std::vector<ResultName>& results) {
+  const bool push = name.starts_with("pto.tpush_to_");
+  const bool pop = name.starts_with("pto.tpop_from_");
+  if (!onlyPieces(diags_, p, name,
+                  pop ? std::initializer_list<PieceKind>{PieceKind::Paren, PieceKind::Dict,
+                                                         PieceKind::Arrow}
+                      : std::initializer_list<PieceKind>{PieceKind::Paren, PieceKind::Dict}))
+    return;
+  if (!expectResults(name, loc, results, pop ? 1 : 0)) return;
+  auto split = pipeSplit(name, loc, p);
+  if (!split) return;
+  // Cube-side ops move tiles to or from the vector cores (C2V out, V2C in), and the reverse.
+  const bool c2v = name.ends_with("_to_aiv") || name.ends_with("_from_aic");
+  auto it = frontendPipes_.find(fn_);
+  if (it == frontendPipes_.end() || it->second.pipe == kNoValue) {
+    diags_.error(loc, "'" + name + "' requires a frontend initialize_pipe op in the same function");
+    return;
+  }
+  const FrontendPipe& fp = it->second;
+  if (!(fp.dir & (c2v ? 1 : 2))) {
+    diags_.error(loc, "'" + name + "' requires the dominating initialize_pipe op to enable " +
+                          (c2v ? "C2V" : "V2C"));
+    diags_.note(fp.loc, "the initialize_pipe op is here");
+    return;
+  }
+  ValueId tile = kNoValue;
+  SrcLoc tileLoc = loc;
+  if (push) {
+    Pieces args = p.parens.empty() ? Pieces{} : collectPieces(piecesOf(p.parens[0]));
+    if (args.operands.size() != 1) {
+      diags_.error(loc, "'" + name + "' expects (%tile : !pto.tile_buf<...>)");
+      return;
+    }
+    tile = use(args.operands[0]);
+    tileLoc = args.operands[0].loc;
+    if (tile == kNoValue) return;
+  } else if (pop) {
+    auto type = arrowTileType(name, loc, p);
+    if (!type) return;
+    std::vector<ValueId> valid;
+    if (!p.parens.empty()) {
+      Pieces args = collectPieces(piecesOf(p.parens[0]));
+      for (const OperandRef& r : args.operands)
+        valid.push_back(scalarOperand(r, Type::index()));
+      if (valid.size() != 2) {
+        diags_.error(loc, "'" + name +
+                              "' expects valid_row and valid_col operands to be provided together");
+        return;
+      }
+      if (type->tile.validRows != kDynamic || type->tile.validCols != kDynamic) {
+        diags_.error(locOf(p.arrowTypes[0]),
+                     "'" + name +
+                         "' expects tile result to have dynamic validShape (?, ?) when "
+                         "valid_row/valid_col operands are provided");
+        return;
+      }
+    }
+    // A dynamic valid shape without operands starts as the whole tile (PTOAS constructs the
+    // tile with its rows and cols).
+    ValueId vr = kNoValue, vc = kNoValue;
+    if (!valid.empty()) {
+      vr = valid[0];
+      vc = valid[1];
+      if (vr == kNoValue || vc == kNoValue) return;
+    } else {
+      if (type->tile.validRows == kDynamic) vr = constantInt(type->tile.rows, Type::index(), loc);
+      if (type->tile.validCols == kDynamic) vc = constantInt(type->tile.cols, Type::index(), loc);
+    }
+    Op& decl = emit(OpKind::AllocTile, loc, "pto.declare_tile");
+    decl.typeLoc = locOf(p.arrowTypes[0]);
+    decl.ints = {0, vr != kNoValue, vc != kNoValue};
+    if (vr != kNoValue) addOperand(decl, vr, loc);
+    if (vc != kNoValue) addOperand(decl, vc, loc);
+    defineResults(decl, results, {*type});
+    if (decl.results.empty()) return;
+    tile = decl.results[0];
+  }
+  Op& op = emit(push  ? OpKind::PipePush
+                : pop ? OpKind::PipePop
+                      : OpKind::PipeFree,
+                loc,
+                push  ? "pto.tpush"
+                : pop ? "pto.tpop"
+                      : "pto.tfree");
+  op.ints = {*split};
+  if (tile != kNoValue) addOperand(op, tile, tileLoc);
+  addOperand(op, fp.pipe, loc);
+}
+
+/// `%t = pto.declare_tile -> T`: a tile whose storage a tpop fills (the linker places it).
+void Builder::buildDeclareTile(const std::string& name, SrcLoc loc, Pieces& p,
+                               const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Arrow, PieceKind::Dict})) return;
+  auto type = arrowTileType(name, loc, p);
+  if (!type || !expectResults(name, loc, results, 1)) return;
+  Op& op = emit(OpKind::AllocTile, loc, name);
+  op.typeLoc = locOf(p.arrowTypes[0]);
+  op.ints = {0, 0, 0};
+  defineResults(op, results, {*type});
+}
+
+/// `pto.set_ffts %ffts : memref<Nxi64>`: sets the base address of the FFTS flags the hardware's
+/// cross-core handshakes use. The model keeps those handshakes itself (docs/pipes.md), so the
+/// op has no effect to model; its operand must still name a value.
+void Builder::buildSetFfts(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
+  if (!expectResults(name, loc, results, 0)) return;
+  if (p.operands.size() != 1) {
+    diags_.error(loc, "'" + name + "' expects one operand: the FFTS address");
+    return;
+  }
+  (void)use(p.operands[0]);
+}
+
+} // namespace pto::as::detail

@@ -1,0 +1,476 @@
+// Scalar statements: scf.for / scf.if / scf.while and their terminators, literals and
+// constants, arith ops, scalar loads and stores, pointer arithmetic, block info and print.
+#include "asm/parse/BuilderImpl.h"
+
+#include <algorithm>
+
+namespace pto::as::detail {
+namespace {
+
+// clang-format off
+constexpr ArithDef kArith[] = {
+    {"addi", ArithClass::IntBinary},      {"subi", ArithClass::IntBinary},
+    {"muli", ArithClass::IntBinary},      {"divsi", ArithClass::IntBinary},
+    {"divui", ArithClass::IntBinary},     {"remsi", ArithClass::IntBinary},
+    {"remui", ArithClass::IntBinary},     {"ceildivsi", ArithClass::IntBinary},
+    {"ceildivui", ArithClass::IntBinary}, {"floordivsi", ArithClass::IntBinary},
+    {"minsi", ArithClass::IntBinary},     {"minui", ArithClass::IntBinary},
+    {"maxsi", ArithClass::IntBinary},     {"maxui", ArithClass::IntBinary},
+    {"andi", ArithClass::IntBinary},      {"ori", ArithClass::IntBinary},
+    {"xori", ArithClass::IntBinary},      {"shli", ArithClass::IntBinary},
+    {"shrsi", ArithClass::IntBinary},     {"shrui", ArithClass::IntBinary},
+    {"addf", ArithClass::FloatBinary},    {"subf", ArithClass::FloatBinary},
+    {"mulf", ArithClass::FloatBinary},    {"divf", ArithClass::FloatBinary},
+    {"remf", ArithClass::FloatBinary},    {"maximumf", ArithClass::FloatBinary},
+    {"minimumf", ArithClass::FloatBinary}, {"maxnumf", ArithClass::FloatBinary},
+    {"minnumf", ArithClass::FloatBinary}, {"negf", ArithClass::FloatUnary},
+    {"cmpi", ArithClass::CmpI},           {"cmpf", ArithClass::CmpF},
+    {"select", ArithClass::Select},       {"index_cast", ArithClass::Cast},
+    {"index_castui", ArithClass::Cast},   {"bitcast", ArithClass::Cast},
+    {"extf", ArithClass::Cast},           {"truncf", ArithClass::Cast},
+    {"extsi", ArithClass::Cast},          {"extui", ArithClass::Cast},
+    {"trunci", ArithClass::Cast},         {"sitofp", ArithClass::Cast},
+    {"uitofp", ArithClass::Cast},         {"fptosi", ArithClass::Cast},
+    {"fptoui", ArithClass::Cast},
+};
+// clang-format on
+constexpr std::string_view kCmpIPreds[] = {"eq",  "ne",  "slt", "sle", "sgt",
+                                           "sge", "ult", "ule", "ugt", "uge"};
+constexpr std::string_view kCmpFPreds[] = {"false", "oeq", "ogt", "oge", "olt", "ole",
+                                           "one",   "ord", "ueq", "ugt", "uge", "ult",
+                                           "ule",   "une", "uno", "true"};
+
+} // namespace
+
+const ArithDef* findArith(std::string_view name) {
+  if (!name.starts_with("arith.")) return nullptr;
+  name.remove_prefix(6);
+  for (const ArithDef& d : kArith)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+std::optional<ValueId> Builder::operandValue(P::OperandContext* o, const Type& want) {
+  if (o->VALUE_ID()) {
+    OperandRef r;
+    r.name = o->VALUE_ID()->getText().substr(1);
+    if (o->HASH_NUM()) r.name += o->HASH_NUM()->getText();
+    r.loc = locOf(o->VALUE_ID());
+    ValueId v = use(r);
+    if (v == kNoValue) return std::nullopt;
+    return v;
+  }
+  return constant(o->literal(), want, locOf(o->literal()));
+}
+
+std::optional<Type> Builder::typeGroup(P::TypeGroupContext* g, std::vector<Type>& out) {
+  if (g->type().size() == 1 && g->children.size() == 1) {
+    auto t = types_.read(g->type(0));
+    if (t) out.push_back(*t);
+    return t;
+  }
+  for (auto* t : g->type())
+    if (auto ty = types_.read(t)) out.push_back(*ty);
+  return std::nullopt;
+}
+
+void Builder::buildFor(P::ScfForContext* f, const std::vector<ResultName>& results) {
+  Type ivType = Type::index();
+  if (f->type())
+    if (auto t = types_.read(f->type())) ivType = *t;
+  Op& op = emit(OpKind::For, locOf(f->getStart()), "scf.for");
+  auto ops = f->operand();
+  for (size_t i = 0; i < 3; ++i) {
+    auto v = operandValue(ops[i], ivType);
+    addOperand(op, v.value_or(kNoValue), locOf(ops[i]));
+  }
+  std::vector<Type> iterTypes;
+  if (f->typeGroup()) typeGroup(f->typeGroup(), iterTypes);
+  auto iters = f->iterArg();
+  if (!iters.empty() && iters.size() != iterTypes.size())
+    diags_.error(locOf(f->typeGroup()), "scf.for has " + std::to_string(iters.size()) +
+                                            " iter_args but " + std::to_string(iterTypes.size()) +
+                                            " types");
+  for (size_t i = 0; i < iters.size(); ++i) {
+    Type t = i < iterTypes.size() ? iterTypes[i] : Type::index();
+    auto v = operandValue(iters[i]->operand(), t);
+    addOperand(op, v.value_or(kNoValue), locOf(iters[i]->operand()));
+  }
+  op.regions.emplace_back();
+  scopes_.emplace_back();
+  Region& body = op.regions[0];
+  body.args.push_back(define(f->VALUE_ID()->getText().substr(1), ivType, locOf(f->VALUE_ID())));
+  for (size_t i = 0; i < iters.size(); ++i)
+    body.args.push_back(define(iters[i]->VALUE_ID()->getText().substr(1),
+                               i < iterTypes.size() ? iterTypes[i] : Type::index(),
+                               locOf(iters[i]->VALUE_ID())));
+  buildRegionBody(f->region(), body, false);
+  scopes_.pop_back();
+  iterTypes.resize(iters.size(), Type::index());
+  defineResults(op, results, iterTypes);
+}
+
+void Builder::buildIf(P::ScfIfContext* i, const std::vector<ResultName>& results) {
+  Op& op = emit(OpKind::If, locOf(i->getStart()), "scf.if");
+  auto c = operandValue(i->operand(), Type::scalar(isa::DType::I1));
+  addOperand(op, c.value_or(kNoValue), locOf(i->operand()));
+  std::vector<Type> types;
+  if (i->typeGroup()) typeGroup(i->typeGroup(), types);
+  op.regions.resize(2);
+  auto regions = i->region();
+  buildRegionBody(regions[0], op.regions[0]);
+  if (regions.size() > 1)
+    buildRegionBody(regions[1], op.regions[1]);
+  else if (!types.empty())
+    diags_.error(op.loc, "scf.if with results needs an else region");
+  defineResults(op, results, types);
+}
+
+void Builder::buildWhile(P::ScfWhileContext* w, const std::vector<ResultName>& results) {
+  Op& op = emit(OpKind::While, locOf(w->getStart()), "scf.while");
+  std::vector<Type> inTypes, outTypes;
+  if (auto* ft = w->type(); ft && ft->ARROW()) {
+    for (auto* t : ft->type())
+      if (auto ty = types_.read(t)) inTypes.push_back(*ty);
+    typeGroup(ft->typeGroup(), outTypes);
+  } else {
+    diags_.error(locOf(w->type()), "scf.while needs a function type '(inputs) -> (results)'");
+  }
+  auto iters = w->iterArg();
+  if (iters.size() != inTypes.size())
+    diags_.error(locOf(w->type()), "scf.while has " + std::to_string(iters.size()) +
+                                       " initial values but " + std::to_string(inTypes.size()) +
+                                       " input types");
+  for (size_t k = 0; k < iters.size(); ++k) {
+    auto v = operandValue(iters[k]->operand(), k < inTypes.size() ? inTypes[k] : Type::index());
+    addOperand(op, v.value_or(kNoValue), locOf(iters[k]->operand()));
+  }
+  op.regions.resize(2);
+  scopes_.emplace_back();
+  for (size_t k = 0; k < iters.size(); ++k)
+    op.regions[0].args.push_back(define(iters[k]->VALUE_ID()->getText().substr(1),
+                                        k < inTypes.size() ? inTypes[k] : Type::index(),
+                                        locOf(iters[k]->VALUE_ID())));
+  auto regions = w->region();
+  buildRegionBody(regions[0], op.regions[0], false);
+  scopes_.pop_back();
+  buildRegionBody(regions[1], op.regions[1]);
+  defineResults(op, results, outTypes);
+}
+
+std::optional<ValueId> Builder::constant(P::LiteralContext* lit, const Type& type, SrcLoc loc) {
+  std::string text = lit->getText();
+  if (!checkLiteral(text, type, loc)) return std::nullopt;
+  Op& op = emitBefore(OpKind::Constant, loc, "arith.constant");
+  op.attrs.push_back({"value", normalizeLiteral(text, type)});
+  std::string name = constantName(text, type);
+  ValueId v = fn_->addValue(name, type, loc);
+  op.results.push_back(v);
+  return v;
+}
+
+bool Builder::checkLiteral(const std::string& text, const Type& type, SrcLoc loc) {
+  bool isFloatText =
+      text.find_first_of(".eE") != std::string::npos && text.find("0x") == std::string::npos;
+  if (type.kind == TypeKind::Vector || text.starts_with("dense")) {
+    if (type.kind == TypeKind::Vector && text.starts_with("dense") && denseCountsBits(text))
+      return true;
+    diags_.error(loc, type.kind == TypeKind::Vector
+                          ? "a vector<4xi16> constant is 'dense<[a, b, c, d]>' or 'dense<v>', "
+                            "each lane -32768..65535"
+                          : "a dense literal needs the type vector<4xi16>, not " + toString(type));
+    return false;
+  }
+  if (text == "true" || text == "false") {
+    if (type.kind == TypeKind::Scalar && type.elem == isa::DType::I1) return true;
+    diags_.error(loc, "boolean literal used where " + toString(type) + " is expected");
+    return false;
+  }
+  if (type.kind == TypeKind::Index || (type.kind == TypeKind::Scalar && !isa::isFloat(type.elem))) {
+    if (isFloatText) {
+      diags_.error(loc, "floating-point literal '" + text + "' used where " + toString(type) +
+                            " is expected");
+      return false;
+    }
+    auto v = parseInt(text);
+    if (!v) {
+      diags_.error(loc, "integer literal '" + text + "' is out of range");
+      return false;
+    }
+    if (type.kind == TypeKind::Scalar && isa::bitWidth(type.elem) < 64) {
+      unsigned bits = isa::bitWidth(type.elem);
+      int64_t lo = -(int64_t(1) << (bits - 1)), hi = (int64_t(1) << bits) - 1;
+      if (*v < lo || *v > hi) {
+        diags_.error(loc, "literal " + text + " does not fit in " + toString(type));
+        return false;
+      }
+    }
+    return true;
+  }
+  if (type.kind == TypeKind::Scalar) return true;
+  diags_.error(loc, "a literal cannot have type " + toString(type));
+  return false;
+}
+
+std::string Builder::normalizeLiteral(const std::string& text, const Type& type) {
+  if (type.kind == TypeKind::Vector) return denseCountsText(denseCountsBits(text).value_or(0));
+  bool decimalInt = !text.empty() && text.find_first_of(".eExX") == std::string::npos;
+  if (type.isFloatScalar() && decimalInt) return text + ".0";
+  return text;
+}
+
+std::string Builder::constantName(const std::string& text, const Type& type) {
+  if (type.isFloatScalar() || text.find_first_of(".eExX") != std::string::npos || text == "true" ||
+      text == "false")
+    return "cst";
+  std::string digits = text.front() == '-' ? "m" + text.substr(1) : text;
+  return "c" + digits + (type.kind == TypeKind::Index ? "" : "_" + toString(type));
+}
+
+void Builder::buildArith(const ArithDef& def, const std::string& name, SrcLoc loc,
+                         const std::string& pred, SrcLoc predLoc, Pieces& p,
+                         const std::vector<ResultName>& results) {
+  bool isCmp = def.cls == ArithClass::CmpI || def.cls == ArithClass::CmpF;
+  if (isCmp) {
+    bool ok = false;
+    if (def.cls == ArithClass::CmpI)
+      for (auto pr : kCmpIPreds)
+        ok |= pr == pred;
+    else
+      for (auto pr : kCmpFPreds)
+        ok |= pr == pred;
+    if (pred.empty()) {
+      diags_.error(loc, "'" + name + "' needs a predicate: '" + name + " <pred>, %a, %b : T'");
+      return;
+    }
+    if (!ok) {
+      diags_.error(predLoc, "unknown predicate '" + pred + "' for '" + name + "'");
+      return;
+    }
+  } else if (!pred.empty()) {
+    diags_.error(predLoc, "unexpected '" + pred + ",' after '" + name + "'");
+    return;
+  }
+  if (p.types.empty()) {
+    diags_.error(loc, "'" + name + "' needs a type: '... : T'");
+    return;
+  }
+  auto ty = readType(p.types.back());
+  if (!ty) return;
+  Type operandType = *ty, resultType = *ty;
+  size_t arity = 2;
+  switch (def.cls) {
+  case ArithClass::CmpI:
+  case ArithClass::CmpF:
+    resultType = Type::scalar(isa::DType::I1);
+    break;
+  case ArithClass::Select:
+    arity = 3;
+    break;
+  case ArithClass::FloatUnary:
+    arity = 1;
+    break;
+  case ArithClass::Cast:
+    arity = 1;
+    if (!p.toType) {
+      diags_.error(p.typesLoc, "'" + name + "' needs '... : SrcType to DstType'");
+      return;
+    }
+    if (auto to = readType(p.toType))
+      resultType = *to;
+    else
+      return;
+    break;
+  default:
+    break;
+  }
+  if (p.operands.size() != arity) {
+    diags_.error(loc, "'" + name + "' expects " + std::to_string(arity) + " operands, found " +
+                          std::to_string(p.operands.size()));
+    return;
+  }
+  Op& op = emit(OpKind::Arith, loc, name);
+  if (isCmp) op.attrs.push_back({"predicate", pred});
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    Type want =
+        (def.cls == ArithClass::Select && i == 0) ? Type::scalar(isa::DType::I1) : operandType;
+    ValueId v = scalarOperand(p.operands[i], want);
+    addOperand(op, v, p.operands[i].loc);
+    if (v != kNoValue && !(fn_->type(v) == want)) {
+      diags_.error(p.operands[i].loc, "operand '%" + fn_->value(v).name + "' has type " +
+                                          toString(fn_->type(v)) + " but '" + name + "' expects " +
+                                          toString(want));
+      diags_.note(fn_->value(v).loc, "'%" + fn_->value(v).name + "' is defined here");
+    }
+  }
+  if (def.cls == ArithClass::IntBinary && !operandType.isIntLike())
+    diags_.error(p.typesLoc,
+                 "'" + name + "' needs an integer or index type, found " + toString(operandType));
+  if ((def.cls == ArithClass::FloatBinary || def.cls == ArithClass::FloatUnary) &&
+      !operandType.isFloatScalar())
+    diags_.error(p.typesLoc,
+                 "'" + name + "' needs a floating-point type, found " + toString(operandType));
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {resultType});
+}
+
+ValueId Builder::scalarOperand(const OperandRef& r, const Type& want) {
+  if (r.kind == OperandRef::Literal) return constant(r.lit, want, r.loc).value_or(kNoValue);
+  if (r.kind == OperandRef::Memory) {
+    diags_.error(r.loc, "a memory operand is not allowed here");
+    return kNoValue;
+  }
+  return use(r);
+}
+
+void Builder::buildConstant(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Literal) {
+    diags_.error(loc, "'arith.constant' expects one literal: 'arith.constant 0 : index'");
+    return;
+  }
+  P::LiteralContext* lit = p.operands[0].lit;
+  std::string text = lit->getText();
+  Type type;
+  if (p.types.empty()) {
+    if (text != "true" && text != "false") {
+      diags_.error(loc,
+                   "'arith.constant " + text + "' needs a type: 'arith.constant " + text + " : T'");
+      return;
+    }
+    type = Type::scalar(isa::DType::I1);
+  } else if (auto t = readType(p.types[0])) {
+    type = *t;
+  } else {
+    return;
+  }
+  if (!checkLiteral(text, type, p.operands[0].loc)) return;
+  Op& op = emit(OpKind::Constant, loc, "arith.constant");
+  op.attrs.push_back({"value", normalizeLiteral(text, type)});
+  if (expectResults("arith.constant", loc, results, 1)) defineResults(op, results, {type});
+}
+
+void Builder::buildCondition(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  expectResults("scf.condition", loc, results, 0);
+  Op& op = emit(OpKind::Condition, loc, "scf.condition");
+  if (p.parens.empty()) {
+    diags_.error(loc, "expected 'scf.condition(%cond) %args : types'");
+    return;
+  }
+  Pieces cond = collectPieces(piecesOf(p.parens[0]));
+  if (cond.operands.size() != 1) {
+    diags_.error(loc, "scf.condition takes one condition operand");
+    return;
+  }
+  addOperand(op, scalarOperand(cond.operands[0], Type::scalar(isa::DType::I1)),
+             cond.operands[0].loc);
+  for (auto& r : p.operands)
+    addOperand(op, scalarOperand(r, Type::index()), r.loc);
+}
+
+ValueId Builder::constantInt(int64_t v, const Type& type, SrcLoc loc) {
+  Op& op = emitBefore(OpKind::Constant, loc, "arith.constant");
+  op.attrs.push_back({"value", std::to_string(v)});
+  ValueId id = fn_->addValue(constantName(std::to_string(v), type), type, loc);
+  op.results.push_back(id);
+  return id;
+}
+
+void Builder::buildLoadScalar(const std::string& name, SrcLoc loc, Pieces& p,
+                              const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory ||
+      p.operands[0].indices.size() != 1 || p.arrowTypes.size() != 1) {
+    diags_.error(loc, "expected '" + name + " %ptr[%offset] : !pto.ptr<T> -> T'");
+    return;
+  }
+  auto type = readType(p.arrowTypes[0]);
+  if (!type) return;
+  Op& op = emit(OpKind::LoadScalar, loc, name);
+  addOperand(op, use(p.operands[0]), p.operands[0].loc);
+  addOperand(op, scalarOperand(p.operands[0].indices[0], Type::index()),
+             p.operands[0].indices[0].loc);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+void Builder::buildStoreScalar(const std::string& name, SrcLoc loc, Pieces& p,
+                               const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
+  expectResults(name, loc, results, 0);
+  if (p.operands.size() != 2 || p.operands[1].kind != OperandRef::Memory ||
+      p.operands[1].indices.size() != 1) {
+    diags_.error(loc, "expected '" + name + " %value, %ptr[%offset] : !pto.ptr<T>, T'");
+    return;
+  }
+  Type valueType = Type::scalar(isa::DType::F32);
+  if (p.types.size() == 2)
+    if (auto t = readType(p.types[1])) valueType = *t;
+  Op& op = emit(OpKind::StoreScalar, loc, name);
+  addOperand(op, scalarOperand(p.operands[0], valueType), p.operands[0].loc);
+  addOperand(op, use(p.operands[1]), p.operands[1].loc);
+  addOperand(op, scalarOperand(p.operands[1].indices[0], Type::index()),
+             p.operands[1].indices[0].loc);
+}
+
+void Builder::buildAddPtr(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if (p.operands.size() != 2) {
+    diags_.error(loc, "expected '" + name + " %ptr, %offset : P -> P'");
+    return;
+  }
+  Op& op = emit(OpKind::AddPtr, loc, name);
+  ValueId ptr = use(p.operands[0]);
+  addOperand(op, ptr, p.operands[0].loc);
+  addOperand(op, scalarOperand(p.operands[1], Type::index()), p.operands[1].loc);
+  if (ptr == kNoValue) return;
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {fn_->type(ptr)});
+}
+
+void Builder::buildBlockInfo(const std::string& name, SrcLoc loc, Pieces& p,
+                             const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {})) return;
+  if (!p.operands.empty()) diags_.error(p.operands[0].loc, "'" + name + "' takes no operands");
+  Op& op = emit(OpKind::BlockInfo, loc, name);
+  if (expectResults(name, loc, results, 1))
+    defineResults(op, results, {Type::scalar(isa::DType::I64)});
+}
+
+void Builder::buildTGetVal(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Call, PieceKind::OutsType}, {"ins"})) return;
+  auto* ins = p.call("ins");
+  if (!ins || !p.outsType) {
+    diags_.error(loc, "expected '" + name + " ins(%tile, %offset : T, index) outs : T'");
+    return;
+  }
+  Pieces in = collectPieces(piecesOf(ins));
+  auto type = readType(p.outsType);
+  if (in.operands.size() != 2 || !type) {
+    diags_.error(loc, "expected '" + name + " ins(%tile, %offset : T, index) outs : T'");
+    return;
+  }
+  Op& op = emit(OpKind::TGetVal, loc, name);
+  addOperand(op, use(in.operands[0]), in.operands[0].loc);
+  addOperand(op, scalarOperand(in.operands[1], Type::index()), in.operands[1].loc);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+void Builder::buildPrint(const std::string& name, SrcLoc loc, Pieces& p,
+                         const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Call}, {"ins"})) return;
+  expectResults(name, loc, results, 0);
+  Op& op = emit(OpKind::Print, loc, name);
+  if (auto* ins = p.call("ins")) {
+    Pieces in = collectPieces(piecesOf(ins));
+    for (auto& r : in.operands) {
+      if (r.kind == OperandRef::Literal && r.lit->STRING()) {
+        op.attrs.push_back({"format", r.lit->getText()});
+        continue;
+      }
+      addOperand(op, scalarOperand(r, Type::index()), r.loc);
+    }
+  }
+}
+
+} // namespace pto::as::detail

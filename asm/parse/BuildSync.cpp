@@ -1,0 +1,349 @@
+// Sync: set_flag / wait_flag / record_event / wait_event, barriers, event id arrays, and the
+// event chains of tile ops (`wait(...)` / `record(...)`) resolved at the end of a function.
+#include "asm/parse/BuilderImpl.h"
+
+#include <algorithm>
+
+namespace pto::as::detail {
+
+void Builder::buildEventIdArray(const std::string& name, SrcLoc loc, Pieces& p,
+                                const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if (name == "pto.declare_eventid_array") {
+    auto type = singleType(name, loc, p);
+    if (!type) return;
+    if (type->kind != TypeKind::EventIdArray) {
+      diags_.error(loc, "'" + name + "' must produce a !pto.eventid_array<N>");
+      return;
+    }
+    Op& op = emit(OpKind::DeclareEventIdArray, loc, name);
+    if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+    return;
+  }
+  bool isSet = name == "pto.eventid_array_set";
+  if (p.operands.empty() || p.operands[0].kind != OperandRef::Memory ||
+      p.operands[0].indices.size() != 1 || p.operands.size() != (isSet ? 2u : 1u)) {
+    diags_.error(loc, isSet
+                          ? "expected '" + name + " %array[%index], %value : !pto.eventid_array<N>'"
+                          : "expected '" + name + " %array[%index] : !pto.eventid_array<N>'");
+    return;
+  }
+  Op& op = emit(isSet ? OpKind::EventIdArraySet : OpKind::EventIdArrayGet, loc, name);
+  addOperand(op, use(p.operands[0]), p.operands[0].loc);
+  addOperand(op, scalarOperand(p.operands[0].indices[0], Type::index()),
+             p.operands[0].indices[0].loc);
+  if (isSet) {
+    addOperand(op, scalarOperand(p.operands[1], Type::index()), p.operands[1].loc);
+    expectResults(name, loc, results, 0);
+  } else if (expectResults(name, loc, results, 1)) {
+    defineResults(op, results, {Type::index()});
+  }
+}
+
+std::vector<Builder::SyncItem> Builder::syncItems(P::BracketContext* b) {
+  std::vector<SyncItem> out;
+  SyncItem item;
+  bool have = false;
+  for (auto* piece : piecesOf(b)) {
+    if (dynamic_cast<P::CommaPieceContext*>(piece)) {
+      out.push_back(item);
+      item = {};
+      have = false;
+      continue;
+    }
+    have = true;
+    item.loc = locOf(piece);
+    if (auto* h = dynamic_cast<P::HashPieceContext*>(piece)) {
+      if (h->angle()) item.word = enumWord(h->angle()).value_or("");
+    } else if (auto* a = dynamic_cast<P::AnglePieceContext*>(piece)) {
+      item.word = enumWord(a->angle()).value_or("");
+    } else if (auto* s = dynamic_cast<P::SymbolPieceContext*>(piece)) {
+      item.symbol = s->SYMBOL()->getText().substr(1);
+    } else if (auto* v = dynamic_cast<P::ValuePieceContext*>(piece)) {
+      OperandRef r;
+      r.name = v->VALUE_ID()->getText().substr(1);
+      r.loc = locOf(v->VALUE_ID());
+      item.value = r;
+    } else if (auto* l = dynamic_cast<P::LiteralPieceContext*>(piece)) {
+      item.word = l->getText();
+      if (item.word.size() >= 2 && item.word.front() == '"')
+        item.word = item.word.substr(1, item.word.size() - 2);
+    }
+  }
+  if (have) out.push_back(item);
+  return out;
+}
+
+std::optional<isa::Pipe> Builder::syncPipe(const SyncItem& it, bool highLevel) {
+  if (highLevel) {
+    auto t = isa::parseSyncOpType(it.word);
+    if (!t) {
+      diags_.error(
+          it.loc,
+          "unknown sync endpoint '" + it.word +
+              "' (expected TLOAD, TSTORE_VEC, "
+              "TSTORE_ACC, TMOV_M2L, TMOV_M2S, TMOV_M2B, TMOV_M2V, TMOV_V2M, TMATMUL, TVEC)");
+      return std::nullopt;
+    }
+    return isa::pipeOf(*t);
+  }
+  auto p = isa::parsePipe(it.word);
+  if (!p)
+    diags_.error(it.loc, "unknown pipe '" + it.word +
+                             "' (expected PIPE_S, PIPE_V, PIPE_M, "
+                             "PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL)");
+  return p;
+}
+
+void Builder::buildSync(const std::string& name, SrcLoc loc, Pieces& p,
+                        const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Bracket})) return;
+  expectResults(name, loc, results, 0);
+  bool highLevel = name == "pto.record_event" || name == "pto.wait_event";
+  bool isSet = name == "pto.record_event" || name.starts_with("pto.set_flag");
+  bool dyn = name.ends_with("_dyn");
+  if (p.brackets.size() != 1) {
+    diags_.error(loc, "expected '" + name + "[<src>, <dst>, <event>]'");
+    return;
+  }
+  auto items = syncItems(p.brackets[0]);
+  if (items.size() != 3 && !(!dyn && items.size() == 2)) {
+    diags_.error(locOf(p.brackets[0]), "'" + name + "' takes [source, destination, event id]");
+    return;
+  }
+  auto src = syncPipe(items[0], highLevel), dst = syncPipe(items[1], highLevel);
+  if (!src || !dst) return;
+  Op& op = emit(isSet ? OpKind::SetFlag : OpKind::WaitFlag, loc, name);
+  op.srcPipe = *src;
+  op.dstPipe = *dst;
+  if (items.size() == 2) {
+    op.event.kind = EventRef::Kind::Symbolic; // the linker picks the id
+    return;
+  }
+  const SyncItem& ev = items[2];
+  if (dyn || ev.value) {
+    if (!ev.value) {
+      diags_.error(ev.loc, "'" + name + "' needs a dynamic event id value");
+      return;
+    }
+    op.event.kind = EventRef::Kind::Dynamic;
+    addOperand(op, scalarOperand(*ev.value, Type::index()), ev.loc);
+    return;
+  }
+  if (!ev.symbol.empty()) {
+    op.event.kind = EventRef::Kind::Symbolic;
+    op.event.symbol = ev.symbol;
+    return;
+  }
+  std::string w = ev.word;
+  auto id = w.starts_with("EVENT_ID") ? parseInt(w.substr(8)) : parseInt(w);
+  if (!id) {
+    diags_.error(ev.loc, "expected an event id EVENT_ID0..EVENT_ID7, found '" + w + "'");
+    return;
+  }
+  op.event.kind = EventRef::Kind::Const;
+  op.event.id = static_cast<int>(*id);
+  op.typeLoc = ev.loc;
+}
+
+void Builder::buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Angle, PieceKind::Hash, PieceKind::Bracket})) return;
+  expectResults(name, loc, results, 0);
+  std::string word;
+  SrcLoc wloc = loc;
+  bool highLevel = name == "pto.barrier_sync";
+  if (!p.angles.empty()) {
+    word = enumWord(p.angles[0]).value_or("");
+    wloc = locOf(p.angles[0]);
+  } else if (!p.hashes.empty() && p.hashes[0]->angle()) {
+    word = enumWord(p.hashes[0]->angle()).value_or("");
+    wloc = locOf(p.hashes[0]);
+  } else if (!p.brackets.empty()) {
+    auto items = syncItems(p.brackets[0]);
+    if (items.size() == 1) word = items[0].word, wloc = items[0].loc;
+  }
+  if (word.empty()) {
+    diags_.error(loc, "expected '" + name + (highLevel ? " [<TVEC>]'" : " <PIPE_X>'"));
+    return;
+  }
+  auto pipe = syncPipe({word, "", std::nullopt, wloc}, highLevel);
+  if (!pipe) return;
+  Op& op = emit(OpKind::Barrier, loc, "pto.barrier");
+  op.srcPipe = op.dstPipe = *pipe;
+}
+
+/// Cross-core flags and A5 buffer tokens, one pipe and one id each (docs/sync.md):
+/// `pto.sync.set <PIPE_FIX>, 0` / `pto.sync.wait #pto.pipe<PIPE_V>, %id` (PTOAS's ffts_mode 2,
+/// the only mode modelled) and `pto.get_buf [#pto.pipe_event_type<TVEC>, 0] {mode = 0}` /
+/// `pto.rls_buf [...]`.
+void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
+                            const std::vector<ResultName>& results) {
+  const bool token = name == "pto.get_buf" || name == "pto.rls_buf";
+  if (!onlyPieces(diags_, p, name,
+                  token ? std::initializer_list<PieceKind>{PieceKind::Bracket, PieceKind::Dict}
+                        : std::initializer_list<PieceKind>{PieceKind::Angle, PieceKind::Hash,
+                                                           PieceKind::Operand, PieceKind::Comma,
+                                                           PieceKind::Dict}))
+    return;
+  expectResults(name, loc, results, 0);
+  std::vector<NamedAttr> attrs = p.dicts.empty() ? std::vector<NamedAttr>{} : readAttrs(p.dicts[0]);
+  const std::string modeKey = token ? "mode" : "ffts_mode";
+  const int64_t defaultMode = token ? 0 : 2;
+  if (auto m = attrValueInt(attrs, modeKey); m && *m != defaultMode) {
+    diags_.error(loc, "'" + name + "' with " + modeKey + " = " + std::to_string(*m) +
+                          " is not supported (" + modeKey + " " + std::to_string(defaultMode) +
+                          " is)");
+    return;
+  }
+  SyncItem pipeItem, idItem;
+  if (token) {
+    std::vector<SyncItem> items =
+        p.brackets.size() == 1 ? syncItems(p.brackets[0]) : std::vector<SyncItem>{};
+    if (items.size() != 2) {
+      diags_.error(loc, "expected '" + name + " [#pto.pipe_event_type<OP>, <buffer id>]'");
+      return;
+    }
+    pipeItem = items[0];
+    idItem = items[1];
+  } else {
+    if (!p.angles.empty()) {
+      pipeItem = {enumWord(p.angles[0]).value_or(""), "", std::nullopt, locOf(p.angles[0])};
+    } else if (!p.hashes.empty() && p.hashes[0]->angle()) {
+      pipeItem = {enumWord(p.hashes[0]->angle()).value_or(""), "", std::nullopt,
+                  locOf(p.hashes[0])};
+    }
+    if (pipeItem.word.empty() || p.operands.size() != 1) {
+      diags_.error(loc, "expected '" + name + " <PIPE_X>, <event id>'");
+      return;
+    }
+    const OperandRef& r = p.operands[0];
+    idItem.loc = r.loc;
+    if (r.kind == OperandRef::Literal)
+      idItem.word = r.lit->getText();
+    else
+      idItem.value = r;
+  }
+  auto pipe = syncPipe(pipeItem, token);
+  if (!pipe) return;
+  if (*pipe == isa::Pipe::All) {
+    diags_.error(pipeItem.loc, "'" + name + "' names one pipe, not PIPE_ALL");
+    return;
+  }
+  Op& op = emit(OpKind::CoreSync, loc, name);
+  op.srcPipe = op.dstPipe = *pipe;
+  op.attrs = attrs;
+  if (idItem.value) {
+    op.event.kind = EventRef::Kind::Dynamic;
+    addOperand(op, scalarOperand(*idItem.value, Type::index()), idItem.loc);
+    return;
+  }
+  auto id = parseInt(idItem.word);
+  // Flag ids: 16 per vector core (id 16.. names the second, as PTOAS's A5 mirroring does).
+  const int64_t limit = 32;
+  if (!id || *id < 0 || *id >= limit) {
+    diags_.error(idItem.loc, "'" + name + "' takes an id in 0.." + std::to_string(limit - 1) +
+                                 ", found '" + idItem.word + "'");
+    return;
+  }
+  op.event.kind = EventRef::Kind::Const;
+  op.event.id = static_cast<int>(*id);
+  op.typeLoc = idItem.loc;
+}
+
+/// `pto.tsync ins(%a, %b : A, B)`: waits until every operation on the named buffers has
+/// finished. The hardware names them by the events of their last operations (pto-isa's
+/// TSYNC(events...)); the code generator orders all pipes instead, a full barrier, which waits
+/// for at least those operations.
+void Builder::buildTSync(const std::string& name, SrcLoc loc, Pieces& p,
+                         const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Call, PieceKind::Dict}, {"ins"})) return;
+  expectResults(name, loc, results, 0);
+  P::CallPieceContext* ins = p.call("ins");
+  if (!ins) {
+    diags_.error(loc, "expected '" + name + " ins(%buffer, ... : T, ...)'");
+    return;
+  }
+  for (const OperandRef& r : collectPieces(piecesOf(ins)).operands)
+    if (use(r) == kNoValue) return;
+  Op& op = emit(OpKind::Barrier, loc, "pto.barrier");
+  op.srcPipe = op.dstPipe = isa::Pipe::All;
+}
+
+void Builder::resolveEvents() {
+  for (auto& [name, uses] : events_) {
+    std::optional<isa::Pipe> src, dst;
+    for (auto& site : uses.records) {
+      isa::Pipe p = neighbourPipe(site, -1);
+      if (src && *src != p) {
+        diags_.error(site.op->loc, "event '%" + name + "' is recorded on " +
+                                       std::string(isa::spelling(p)) + " and on " +
+                                       std::string(isa::spelling(*src)));
+      }
+      src = p;
+    }
+    for (auto& site : uses.waits) {
+      isa::Pipe p = neighbourPipe(site, +1);
+      if (dst && *dst != p)
+        diags_.error(site.op->loc,
+                     "event '%" + name + "' is waited on by ops on " +
+                         std::string(isa::spelling(p)) + " and on " +
+                         std::string(isa::spelling(*dst)) +
+                         "; an event connects one source pipe to one destination pipe");
+      dst = p;
+    }
+    if (uses.records.empty()) {
+      diags_.error(uses.waits.front().op->loc,
+                   "event '%" + name + "' is waited on but never recorded");
+      for (auto& site : uses.waits)
+        erase(site);
+      continue;
+    }
+    if (uses.waits.empty()) {
+      diags_.warning(uses.records.front().op->loc,
+                     "event '%" + name + "' is recorded but never waited on");
+      for (auto& site : uses.records)
+        erase(site);
+      continue;
+    }
+    for (auto& site : uses.records)
+      site.op->srcPipe = *src, site.op->dstPipe = *dst;
+    for (auto& site : uses.waits)
+      site.op->srcPipe = *src, site.op->dstPipe = *dst;
+    if (*src == *dst) {
+      for (auto& site : uses.records)
+        erase(site);
+      for (auto& site : uses.waits) {
+        site.op->kind = OpKind::Barrier;
+        site.op->name = "pto.barrier";
+      }
+    }
+  }
+  events_.clear();
+  pendingEventOps_.clear();
+}
+
+isa::Pipe Builder::neighbourPipe(const EventSite& site, int dir) {
+  auto& ops = site.region->ops;
+  auto it = std::find_if(ops.begin(), ops.end(), [&](auto& o) { return o.get() == site.op; });
+  while (true) {
+    if (dir < 0) {
+      if (it == ops.begin()) break;
+      --it;
+    } else {
+      ++it;
+      if (it == ops.end()) break;
+    }
+    if ((*it)->kind == OpKind::TileOp) return tilePipe(**it);
+  }
+  return isa::Pipe::S;
+}
+
+void Builder::erase(const EventSite& site) {
+  auto& ops = site.region->ops;
+  ops.erase(std::remove_if(ops.begin(), ops.end(), [&](auto& o) { return o.get() == site.op; }),
+            ops.end());
+}
+
+} // namespace pto::as::detail

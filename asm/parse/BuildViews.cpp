@@ -1,0 +1,550 @@
+// Tensor views and tile values: make_tensor_view, partition_view, get_tensor_view_dim,
+// alloc_tile and `tile` declarations, subset, treshape / bitcast, set_validshape, tassign
+// (manual placement) and the tiles and parameters a fragment declares by use.
+#include "asm/parse/BuilderImpl.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace pto::as::detail {
+
+std::optional<Type> Builder::singleType(const std::string& name, SrcLoc loc, Pieces& p) {
+  P::TypeContext* t =
+      !p.arrowTypes.empty() ? p.arrowTypes.back() : (!p.types.empty() ? p.types.back() : nullptr);
+  if (!t) {
+    diags_.error(loc, "'" + name + "' needs a result type annotation");
+    return std::nullopt;
+  }
+  return readType(t);
+}
+
+std::vector<ValueId> Builder::indexList(P::AttrValueContext* v, const std::string& what,
+                                        SrcLoc loc) {
+  std::vector<ValueId> out;
+  if (!v || !v->bracket()) {
+    diags_.error(loc, "expected '" + what + " = [...]'");
+    return out;
+  }
+  Pieces items = collectPieces(piecesOf(v->bracket()));
+  for (auto& r : items.operands)
+    out.push_back(scalarOperand(r, Type::index()));
+  return out;
+}
+
+void Builder::buildMakeTensorView(const std::string& name, SrcLoc loc, Pieces& p,
+                                  const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name,
+                  {PieceKind::Operand, PieceKind::Keyword, PieceKind::Dict, PieceKind::Types},
+                  {"shape", "strides"}))
+    return;
+  auto type = singleType(name, loc, p);
+  if (!type) return;
+  if (type->kind != TypeKind::TensorView) {
+    diags_.error(p.typesLoc,
+                 "'" + name + "' must produce a !pto.tensor_view, found " + toString(*type));
+    return;
+  }
+  if (p.operands.size() != 1) {
+    diags_.error(loc, "'" + name + "' takes one pointer operand");
+    return;
+  }
+  const Keyword* shape = p.keyword("shape");
+  const Keyword* strides = p.keyword("strides");
+  if (!shape || !strides) {
+    diags_.error(loc, "'" + name + "' needs 'shape = [...]' and 'strides = [...]'");
+    return;
+  }
+  Op& op = emit(OpKind::MakeTensorView, loc, name);
+  op.typeLoc = p.typesLoc;
+  addOperand(op, use(p.operands[0]), p.operands[0].loc);
+  auto sh = indexList(shape->value, "shape", shape->loc);
+  auto st = indexList(strides->value, "strides", strides->loc);
+  for (ValueId v : sh)
+    addOperand(op, v, shape->loc);
+  for (ValueId v : st)
+    addOperand(op, v, strides->loc);
+  op.ints = {static_cast<int64_t>(sh.size()), static_cast<int64_t>(st.size())};
+  for (auto* d : p.dicts)
+    for (auto& a : readAttrs(d))
+      op.attrs.push_back(a);
+  if (const NamedAttr* layout = op.attr("layout")) op.layout = parseViewLayout(layout->value);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+void Builder::buildPartitionView(const std::string& name, SrcLoc loc, Pieces& p,
+                                 const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name,
+                  {PieceKind::Operand, PieceKind::Keyword, PieceKind::Types, PieceKind::Arrow},
+                  {"offsets", "sizes"}))
+    return;
+  auto type = singleType(name, loc, p);
+  if (!type) return;
+  if (type->kind != TypeKind::PartView) {
+    diags_.error(locOf(p.arrowTypes.empty() ? p.types.back() : p.arrowTypes.back()),
+                 "'" + name + "' must produce a !pto.partition_tensor_view, found " +
+                     toString(*type));
+    return;
+  }
+  const Keyword* offsets = p.keyword("offsets");
+  const Keyword* sizes = p.keyword("sizes");
+  if (p.operands.size() != 1 || !offsets || !sizes) {
+    diags_.error(loc, "expected '" + name + " %view, offsets = [...], sizes = [...] : T -> P'");
+    return;
+  }
+  Op& op = emit(OpKind::PartitionView, loc, name);
+  op.typeLoc = p.arrowTypes.empty() ? p.typesLoc : locOf(p.arrowTypes.back());
+  addOperand(op, use(p.operands[0]), p.operands[0].loc);
+  auto off = indexList(offsets->value, "offsets", offsets->loc);
+  auto sz = indexList(sizes->value, "sizes", sizes->loc);
+  for (ValueId v : off)
+    addOperand(op, v, offsets->loc);
+  for (ValueId v : sz)
+    addOperand(op, v, sizes->loc);
+  op.ints = {static_cast<int64_t>(off.size()), static_cast<int64_t>(sz.size())};
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+void Builder::buildGetDim(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if (p.operands.size() != 2) {
+    diags_.error(loc, "expected '" + name + " %view, %dim : T -> index'");
+    return;
+  }
+  Op& op = emit(OpKind::GetTensorViewDim, loc, name);
+  addOperand(op, use(p.operands[0]), p.operands[0].loc);
+  addOperand(op, scalarOperand(p.operands[1], Type::index()), p.operands[1].loc);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::index()});
+}
+
+void Builder::buildAllocTile(const std::string& name, SrcLoc loc, Pieces& p,
+                             const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Keyword, PieceKind::Types},
+                  {"addr", "valid_row", "valid_col"}))
+    return;
+  auto type = singleType(name, loc, p);
+  if (!type) return;
+  if (!type->isTile()) {
+    diags_.error(p.typesLoc, "'" + name + "' must produce a tile, found " + toString(*type));
+    return;
+  }
+  Op& op = emit(OpKind::AllocTile, loc, name);
+  op.typeLoc = p.typesLoc;
+  op.ints = {0, 0, 0};
+  const char* keys[] = {"addr", "valid_row", "valid_col"};
+  Type keyTypes[] = {Type::scalar(isa::DType::I64), Type::index(), Type::index()};
+  for (const Keyword& kw : p.keywords) {
+    auto it = std::find(std::begin(keys), std::end(keys), kw.key);
+    if (it == std::end(keys)) {
+      diags_.error(kw.loc, "unknown clause '" + kw.key + "' on '" + name +
+                               "' (addr, valid_row, valid_col)");
+      continue;
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    const Keyword* kw = p.keyword(keys[k]);
+    if (!kw) continue;
+    ValueId v = keywordValue(*kw, keyTypes[k]);
+    if (v == kNoValue) continue;
+    op.ints[k] = 1;
+    addOperand(op, v, locOf(kw->value));
+  }
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// `%b = memref.alloc() : memref<16x16xf16, #pto.address_space<vec>>`: a local buffer is a
+/// tile (the memref form of pto.alloc_tile; the linker places it).
+void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  const std::string name = "memref.alloc";
+  for (P::ParenPieceContext* paren : p.parens)
+    if (!piecesOf(paren).empty()) {
+      diags_.error(loc, "'memref.alloc' with dynamic sizes or symbols is not supported (local "
+                        "buffers have static shapes)");
+      return;
+    }
+  auto type = singleType(name, loc, p);
+  if (!type) return;
+  if (!type->isTile()) {
+    diags_.error(
+        p.typesLoc,
+        "'memref.alloc' allocates a local buffer (a memref in vec, mat, left, right, acc, bias "
+        "or scaling), found " +
+            toString(*type));
+    return;
+  }
+  Op& op = emit(OpKind::AllocTile, loc, "memref.alloc");
+  op.typeLoc = p.typesLoc;
+  op.ints = {0, 0, 0};
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// `%v = memref.reinterpret_cast %m to offset: [%o], sizes: [...], strides: [...] : A to B`: a GM
+/// view of %m's storage, element (i, j, ...) at base + o + i*s0 + j*s1 + ... elements (MLIR
+/// memref semantics). The result type's shape and strides are the operands' (the verifier checks
+/// the static ones agree).
+void Builder::buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  const std::string name = "memref.reinterpret_cast";
+  const Keyword* offset = p.colonKeyword("offset");
+  const Keyword* sizes = p.colonKeyword("sizes");
+  const Keyword* strides = p.colonKeyword("strides");
+  if (p.operands.size() != 1 || !offset || !sizes || !strides || !p.toType) {
+    diags_.error(loc, "expected '" + name +
+                          " %src to offset: [%o], sizes: [...], strides: [...] : A to B'");
+    return;
+  }
+  auto type = readType(p.toType);
+  if (!type) return;
+  if (type->kind != TypeKind::TensorView) {
+    diags_.error(locOf(p.toType),
+                 "'" + name + "' makes a GM view (a memref in #pto.address_space<gm>), found " +
+                     toString(*type));
+    return;
+  }
+  std::vector<ValueId> off = indexList(offset->value, "offset", offset->loc);
+  std::vector<ValueId> sh = indexList(sizes->value, "sizes", sizes->loc);
+  std::vector<ValueId> st = indexList(strides->value, "strides", strides->loc);
+  if (off.size() != 1 || sh.size() != type->shape.size() || st.size() != sh.size()) {
+    diags_.error(loc, "'" + name + "' needs one offset and " + std::to_string(type->shape.size()) +
+                          " sizes and strides for " + toString(*type) + ", found " +
+                          std::to_string(off.size()) + ", " + std::to_string(sh.size()) + " and " +
+                          std::to_string(st.size()));
+    return;
+  }
+  ValueId src = use(p.operands[0]);
+  if (std::optional<Type> a = p.types.size() == 1 ? readType(p.types[0]) : std::nullopt;
+      a && src != kNoValue && !(fn_->type(src) == *a))
+    diags_.error(locOf(p.types[0]), "type " + toString(*a) + " does not match operand '%" +
+                                        fn_->value(src).name + "' of type " +
+                                        toString(fn_->type(src)));
+  Op& op = emit(OpKind::ReinterpretView, loc, name);
+  op.typeLoc = locOf(p.toType);
+  addOperand(op, src, p.operands[0].loc);
+  addOperand(op, off[0], offset->loc);
+  for (ValueId v : sh)
+    addOperand(op, v, sizes->loc);
+  for (ValueId v : st)
+    addOperand(op, v, strides->loc);
+  op.ints = {static_cast<int64_t>(sh.size())};
+  for (auto* d : p.dicts)
+    for (auto& a : readAttrs(d))
+      op.attrs.push_back(a);
+  if (const NamedAttr* layout = op.attr("layout")) op.layout = parseViewLayout(layout->value);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// `memref.dealloc %b : memref<...>`: the end of a buffer's life. The linker's planner frees a
+/// tile after its last use already, so the op only checks its operand.
+void Builder::buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  if (!expectResults("memref.dealloc", loc, results, 0)) return;
+  if (p.operands.size() != 1) {
+    diags_.error(loc, "'memref.dealloc' takes one buffer");
+    return;
+  }
+  ValueId v = use(p.operands[0]);
+  if (v != kNoValue && !fn_->type(v).isTile())
+    diags_.error(p.operands[0].loc,
+                 "'memref.dealloc' frees a local buffer, found " + toString(fn_->type(v)));
+}
+
+ValueId Builder::keywordValue(const Keyword& kw, const Type& type) {
+  P::AttrValueContext* v = kw.value;
+  if (v->VALUE_ID()) {
+    OperandRef r;
+    r.name = v->VALUE_ID()->getText().substr(1);
+    r.loc = locOf(v->VALUE_ID());
+    return use(r);
+  }
+  if (v->literal()) return constant(v->literal(), type, locOf(v->literal())).value_or(kNoValue);
+  diags_.error(locOf(v), "expected a value or an integer after '" + kw.key + " ='");
+  return kNoValue;
+}
+
+void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Sizes, PieceKind::Types}))
+    return;
+  if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory || !p.sizes) {
+    diags_.error(loc, "expected '" + name + " %tile[%row, %col] sizes [R, C] : T'");
+    return;
+  }
+  ValueId src = use(p.operands[0]);
+  if (src == kNoValue) return;
+  if (!fn_->type(src).isTile()) {
+    diags_.error(p.operands[0].loc, "'" + name + "' needs a tile operand");
+    return;
+  }
+  Pieces sz = collectPieces(piecesOf(p.sizes->bracket()));
+  std::vector<int64_t> sizes;
+  for (auto& r : sz.operands) {
+    auto v = r.kind == OperandRef::Literal ? parseInt(r.lit->getText()) : std::nullopt;
+    if (!v || *v <= 0) {
+      diags_.error(r.loc, "subset sizes must be positive integer constants");
+      return;
+    }
+    sizes.push_back(*v);
+  }
+  if (sizes.size() != 2 || p.operands[0].indices.size() != 2) {
+    diags_.error(loc, "'" + name + "' takes two offsets and two sizes");
+    return;
+  }
+  Op& op = emit(OpKind::Subset, loc, name);
+  addOperand(op, src, p.operands[0].loc);
+  for (auto& idx : p.operands[0].indices)
+    addOperand(op, scalarOperand(idx, Type::index()), idx.loc);
+  op.ints = sizes;
+  TileType t = fn_->type(src).tile;
+  t.rows = t.validRows = sizes[0];
+  t.cols = t.validCols = sizes[1];
+  // As PTOAS infers it: an offset that is not a constant makes that valid dimension dynamic
+  // (`v_row=?` / `v_col=?`).
+  if (!definedByConstant(op.operands[1])) t.validRows = kDynamic;
+  if (!definedByConstant(op.operands[2])) t.validCols = kDynamic;
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::tileOf(t)});
+}
+
+/// PTOAS's `pto.bind_tile %buf[, %vrow, %vcol] {config = #pto.tile_buf_config<...>} : M -> M`:
+/// the buffer's bytes seen as a tile with the config's layout and the given valid shape. Built
+/// as a `pto.treshape` of the buffer (the same storage; the linker keeps the buffer live while
+/// the result is used) and, for a valid shape known only at run time, a `pto.set_validshape`.
+void Builder::buildBindTile(const std::string& name, SrcLoc loc, Pieces& p,
+                            const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name,
+                  {PieceKind::Operand, PieceKind::Dict, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if ((p.operands.size() != 1 && p.operands.size() != 3) || p.arrowTypes.size() != 1) {
+    diags_.error(loc, "expected '" + name +
+                          " %buf[, %valid_row, %valid_col] {config = #pto.tile_buf_config<...>} "
+                          ": T -> T'");
+    return;
+  }
+  const ValueId src = use(p.operands[0]);
+  if (src == kNoValue) return;
+  if (!fn_->type(src).isTile()) {
+    diags_.error(p.operands[0].loc,
+                 "'" + name + "' binds a local buffer, not " + toString(fn_->type(src)));
+    return;
+  }
+  std::string config;
+  SrcLoc configLoc = loc;
+  for (auto* d : p.dicts)
+    for (auto* e : d->attrEntry())
+      if (entryKey(e) == "config" && e->attrValue()) {
+        config = textOf(e->attrValue()); // as written, so columns map back to the source
+        configLoc = locOf(e->attrValue());
+      }
+  if (!config.starts_with("#pto.tile_buf_config<") || !config.ends_with(">")) {
+    diags_.error(loc, "'" + name + "' needs {config = #pto.tile_buf_config<...>}");
+    return;
+  }
+  auto declared = readType(p.arrowTypes[0]);
+  if (!declared) return;
+  TileType t = fn_->type(src).tile;
+  const size_t open = config.find('<');
+  configLoc.col += static_cast<uint32_t>(open + 1); // the parameters start after '<'
+  if (!types_.applyTileConfig(
+          t, angleParamsFromText(
+                 std::string_view(config).substr(open + 1, config.size() - open - 2), configLoc)))
+    return;
+  std::vector<ValueId> valid;
+  for (size_t i = 1; i < p.operands.size(); ++i)
+    valid.push_back(scalarOperand(p.operands[i], Type::index()));
+  if (valid.size() == 2) {
+    const auto r = integerConstant(valid[0]), c = integerConstant(valid[1]);
+    t.validRows = r ? *r : kDynamic;
+    t.validCols = c ? *c : kDynamic;
+    if ((r && (*r < 0 || *r > t.rows)) || (c && (*c < 0 || *c > t.cols))) {
+      diags_.error(loc, "'" + name + "' valid shape " + std::to_string(r.value_or(0)) + "x" +
+                            std::to_string(c.value_or(0)) + " exceeds the " +
+                            std::to_string(t.rows) + "x" + std::to_string(t.cols) + " buffer");
+      return;
+    }
+  }
+  Op& op = emit(OpKind::Reshape, loc, "pto.treshape");
+  addOperand(op, src, p.operands[0].loc);
+  if (!expectResults(name, loc, results, 1)) return;
+  defineResults(op, results, {Type::tileOf(t)});
+  const ValueId bound = op.results.empty() ? kNoValue : op.results[0];
+  if (bound == kNoValue) return;
+  boundTileAnnotations_[{fn_, bound}] = *declared;
+  if (valid.size() == 2 && (t.validRows == kDynamic || t.validCols == kDynamic)) {
+    Op& sv = emit(OpKind::SetValidShape, loc, "pto.set_validshape");
+    addOperand(sv, bound, loc);
+    addOperand(sv, valid[0], p.operands[1].loc);
+    addOperand(sv, valid[1], p.operands[2].loc);
+  }
+}
+
+void Builder::buildReshape(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if (p.operands.size() != 1 || p.arrowTypes.size() != 1) {
+    diags_.error(loc, "expected '" + name + " %src : T1 -> T2'");
+    return;
+  }
+  auto type = readType(p.arrowTypes[0]);
+  if (!type) return;
+  Op& op = emit(name == "pto.bitcast" ? OpKind::Bitcast : OpKind::Reshape, loc, name);
+  op.typeLoc = locOf(p.arrowTypes[0]);
+  addOperand(op, use(p.operands[0]), p.operands[0].loc);
+  checkAnnotatedTypes(op, p);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+void Builder::buildSetValidShape(const std::string& name, SrcLoc loc, Pieces& p,
+                                 const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
+  expectResults(name, loc, results, 0);
+  if (p.operands.size() != 3) {
+    diags_.error(loc, "expected '" + name + " %tile, %rows, %cols : T'");
+    return;
+  }
+  Op& op = emit(OpKind::SetValidShape, loc, name);
+  addOperand(op, use(p.operands[0]), p.operands[0].loc);
+  for (int i = 1; i < 3; ++i)
+    addOperand(op, scalarOperand(p.operands[i], Type::index()), p.operands[i].loc);
+}
+
+void Builder::buildTAssign(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name,
+                  {PieceKind::Operand, PieceKind::Call, PieceKind::Symbol, PieceKind::Paren,
+                   PieceKind::Types, PieceKind::Arrow},
+                  {"tile", "ins"}))
+    return;
+  if (auto* ins = p.call("ins")) {
+    Pieces inner = collectPieces(piecesOf(ins));
+    inner.dicts.insert(inner.dicts.end(), p.dicts.begin(), p.dicts.end());
+    p = std::move(inner);
+  }
+  // The address: tile(N), @tile(N), or a second operand.
+  std::optional<int64_t> constAddr;
+  SrcLoc addrLoc;
+  auto readAddrCall = [&](const std::vector<P::PieceContext*>& pieces, SrcLoc at) {
+    Pieces a = collectPieces(pieces);
+    if (a.operands.size() == 1 && a.operands[0].kind == OperandRef::Literal)
+      constAddr = parseInt(a.operands[0].lit->getText());
+    addrLoc = at;
+    if (!constAddr) diags_.error(at, "expected 'tile(<address>)' with an integer address");
+  };
+  if (auto* t = p.call("tile")) readAddrCall(piecesOf(t), locOf(t));
+  if (!p.symbols.empty()) {
+    std::string sym = p.symbols[0]->SYMBOL()->getText();
+    if (sym != "@tile" || p.parens.empty()) {
+      diags_.error(locOf(p.symbols[0]->SYMBOL()), "expected '@tile(<address>)'");
+      return;
+    }
+    readAddrCall(piecesOf(p.parens[0]), locOf(p.symbols[0]->SYMBOL()));
+  }
+  if (p.operands.empty()) {
+    diags_.error(loc, "expected '" + name + " %tile, <address>'");
+    return;
+  }
+  const OperandRef& tileRef = p.operands[0];
+  std::optional<ValueId> tile = lookup(tileRef.name);
+  std::optional<Type> annotated;
+  if (!p.types.empty()) annotated = readType(p.types[0]);
+  if (!tile && fn_->isFragment && constAddr) {
+    // Fragment tiles are declared by their first typed use; remember the placement until then.
+    pendingPlacements_[tileRef.name] = {*constAddr, addrLoc};
+    return;
+  }
+  if (!tile && fn_->isFragment && annotated && annotated->isTile())
+    tile = declareFragmentTile(tileRef, *annotated);
+  if (!tile) {
+    use(tileRef);
+    return;
+  }
+  if (!fn_->type(*tile).isTile()) {
+    diags_.error(tileRef.loc, "'" + name + "' needs a tile operand, '%" + tileRef.name + "' is " +
+                                  toString(fn_->type(*tile)));
+    return;
+  }
+  ValueId addr = kNoValue;
+  if (constAddr) {
+    addr = constantInt(*constAddr, Type::scalar(isa::DType::I64), addrLoc);
+  } else if (p.operands.size() == 2) {
+    const OperandRef& a = p.operands[1];
+    std::optional<Type> addrType;
+    if (p.types.size() == 2) addrType = readType(p.types[1]);
+    if (a.kind == OperandRef::Value && !lookup(a.name) && fn_->isFragment && addrType &&
+        addrType->isIntLike())
+      addr = declareFragmentParam(a, *addrType);
+    else
+      addr = scalarOperand(a, Type::scalar(isa::DType::I64));
+    addrLoc = a.loc;
+  } else {
+    diags_.error(loc, "expected '" + name + " %tile, <address>'");
+    return;
+  }
+  Op& op = emit(OpKind::TAssign, loc, name);
+  addOperand(op, *tile, tileRef.loc);
+  addOperand(op, addr, addrLoc);
+  if (results.size() == 1)
+    defineResults(op, results, {fn_->type(*tile)});
+  else
+    expectResults(name, loc, results, 0);
+}
+
+void Builder::buildTileDecl(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  expectResults("tile", loc, results, 0);
+  if (p.operands.empty() || p.types.size() != 1) {
+    diags_.error(loc, "expected 'tile %name[, %name...] : !pto.tile<...>'");
+    return;
+  }
+  auto type = readType(p.types[0]);
+  if (!type) return;
+  if (!type->isTile()) {
+    diags_.error(p.typesLoc, "'tile' declares tiles; " + toString(*type) + " is not a tile type");
+    return;
+  }
+  const Keyword* addr = p.keyword("addr");
+  if (addr && p.operands.size() != 1) {
+    diags_.error(addr->loc, "'addr =' places a single tile; declare placed tiles one per line");
+    return;
+  }
+  for (auto& r : p.operands) {
+    if (r.kind != OperandRef::Value) {
+      diags_.error(r.loc, "expected a tile name");
+      continue;
+    }
+    Op& op = emit(OpKind::AllocTile, r.loc, "pto.alloc_tile");
+    op.typeLoc = p.typesLoc;
+    op.ints = {0, 0, 0};
+    if (addr) {
+      ValueId a = keywordValue(*addr, Type::scalar(isa::DType::I64));
+      if (a != kNoValue) {
+        op.ints[0] = 1;
+        addOperand(op, a, locOf(addr->value));
+      }
+    }
+    op.results.push_back(define(r.name, *type, r.loc));
+  }
+}
+
+ValueId Builder::declareFragmentTile(const OperandRef& r, const Type& type) {
+  // Insert the implicit alloc at the current point, before the op that uses it.
+  Op& op = emit(OpKind::AllocTile, r.loc, "pto.alloc_tile");
+  op.typeLoc = r.loc;
+  op.ints = {0, 0, 0};
+  op.attrs.push_back({"implicit", ""});
+  if (auto it = pendingPlacements_.find(r.name); it != pendingPlacements_.end()) {
+    ValueId a = constantInt(it->second.addr, Type::scalar(isa::DType::I64), it->second.loc);
+    op.ints[0] = 1;
+    addOperand(op, a, it->second.loc);
+    pendingPlacements_.erase(it);
+  }
+  ValueId v = define(r.name, type, r.loc);
+  op.results.push_back(v);
+  return v;
+}
+
+ValueId Builder::declareFragmentParam(const OperandRef& r, const Type& type) {
+  ValueId v = fn_->addValue(r.name, type, r.loc);
+  scopes_.front()[r.name] = v;
+  fn_->body.args.push_back(v);
+  return v;
+}
+
+} // namespace pto::as::detail

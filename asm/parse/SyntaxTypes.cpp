@@ -1,0 +1,532 @@
+// TypeReader (asm/parse/Syntax.h): `!pto.*` types, memrefs and tile configurations from the parse
+// tree into the Kernel IR's types, with located errors. The rest of the syntax helpers: Syntax.cpp.
+#include "asm/parse/Syntax.h"
+
+#include "asm/parse/Lexer.h"
+
+#include "support/Numbers.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <functional>
+#include <typeinfo>
+
+namespace pto::as {
+
+using ir::kDynamic;
+using ir::TileType;
+using ir::Type;
+using ir::TypeKind;
+
+std::optional<Type> TypeReader::read(P::TypeContext* t) {
+  if (!t) return std::nullopt;
+  std::string key = textOf(t);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  auto type = readUncached(t);
+  if (type) cache_.emplace(std::move(key), *type);
+  return type;
+}
+
+std::optional<Type> TypeReader::readUncached(P::TypeContext* t) {
+  SrcLoc loc = locOf(t);
+  if (t->BANG_TYPE()) {
+    // `!pto.name<params>` lexed as one token: split the name and the parameter text.
+    std::string text = t->BANG_TYPE()->getText();
+    size_t open = text.find('<');
+    SrcLoc start = loc;
+    start.col += static_cast<uint32_t>(open + 1);
+    return readBang(
+        text.substr(0, open),
+        angleParamsFromText(std::string_view(text).substr(open + 1, text.size() - open - 2), start),
+        true, loc);
+  }
+  if (t->BANG_ID())
+    return readBang(t->BANG_ID()->getText(), angleParams(t->angle()), t->angle() != nullptr, loc);
+  if (t->IDENT())
+    return readBuiltin(t->IDENT()->getText(), angleParams(t->angle()), t->angle() != nullptr, loc);
+  if (t->angle()) { // legacy `tile<...>` without the bang, or PTOAS's bare `<...>` shorthands
+    auto params = angleParams(t->angle());
+    // `<f32>`: the pointer shorthand (`!pto.ptr<f32>`).
+    if (params.size() == 1 && params[0].key.empty())
+      if (auto dt = isa::parseDType(params[0].text())) return Type::ptr(*dt);
+    auto tile = readTile(params, loc);
+    if (!tile) return std::nullopt;
+    return Type::tileOf(*tile);
+  }
+  diags_.error(loc, "a function type is not allowed here");
+  return std::nullopt;
+}
+
+namespace {
+/// Whether `strided<[s0, ..., sN]>` (no offset) spells the row-major strides of `dims`.
+bool contiguousStrides(const std::string& text, const std::vector<int64_t>& dims) {
+  size_t open = text.find('['), close = text.find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  if (text.find("offset", close) != std::string::npos) return false;
+  std::vector<int64_t> strides;
+  std::string item;
+  for (size_t i = open + 1; i <= close; ++i) {
+    char ch = text[i];
+    if (ch == ',' || ch == ']') {
+      size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+      if (b == std::string::npos) return false;
+      item = item.substr(b, e - b + 1);
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+          item.size() > 12)
+        return false;
+      strides.push_back(std::stoll(item));
+      item.clear();
+    } else {
+      item += ch;
+    }
+  }
+  if (strides.size() != dims.size()) return false;
+  int64_t expect = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (strides[i] != expect || dims[i] < 0) return false;
+    expect *= dims[i];
+  }
+  return true;
+}
+} // namespace
+
+std::optional<Type> TypeReader::readBuiltin(const std::string& name,
+                                            const std::vector<AngleParam>& params, bool hasAngle,
+                                            SrcLoc loc) {
+  if (name == "index" && !hasAngle) return Type::index();
+  if (!hasAngle) {
+    if (auto dt = isa::parseDType(name)) return Type::scalar(*dt);
+    diags_.error(loc, "unknown type '" + name + "'");
+    return std::nullopt;
+  }
+  if (name == "vector") {
+    // vector<4xi16>: the one vector type PTO uses (tmrgsort's executed-count list).
+    if (params.size() == 1 && params[0].key.empty() && params[0].text() == "4xi16")
+      return Type::mrgSortCounts();
+    diags_.error(loc, "only 'vector<4xi16>' (tmrgsort's executed-count list) is supported");
+    return std::nullopt;
+  }
+  if (name == "memref") {
+    // memref<RxCxT, #pto.address_space<vec>>: a local buffer (tile) or a GM tensor.
+    std::string why;
+    auto shape = params.empty() ? std::nullopt : parseShape(params[0].value, &why);
+    if (!why.empty()) {
+      diags_.error(params[0].valueLoc, why);
+      return std::nullopt;
+    }
+    if (!shape || !shape->elem) {
+      diags_.error(loc, "expected 'memref<shape x dtype, #pto.address_space<...>>'");
+      return std::nullopt;
+    }
+    std::string space = "gm";
+    const AngleParam* strided = nullptr; // a layout with other strides or an offset
+    for (size_t i = 1; i < params.size(); ++i) {
+      const std::string& v = params[i].value;
+      if (v.starts_with("strided")) {
+        if (!contiguousStrides(v, shape->dims)) strided = &params[i];
+        continue;
+      }
+      space = enumWordOfText(v);
+    }
+    if (space == "gm") {
+      // Its strides come from the memref.reinterpret_cast that makes it (checked there).
+      Type t{TypeKind::TensorView, *shape->elem, shape->dims};
+      t.strided = strided != nullptr;
+      return t;
+    }
+    if (strided) {
+      diags_.error(strided->valueLoc, "a memref layout '" + strided->value +
+                                          "' is not supported: local memrefs are contiguous and "
+                                          "row-major (the default layout, or its strides written "
+                                          "out)");
+      return std::nullopt;
+    }
+    auto l = isa::parseLoc(space);
+    if (!l || shape->dims.empty()) {
+      diags_.error(loc, "unsupported memref address space '" + space + "'");
+      return std::nullopt;
+    }
+    // A local memref is a tile buffer: its leading dimensions stack into rows (a 16x16x16
+    // buffer is a 256x16 tile), as the PTO memory planner lays it out. Rows are padded to the
+    // 32-byte alignment of a row-major tile (a 16x16xi8 buffer is a 16x32 tile whose valid
+    // region is 16x16).
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < shape->dims.size(); ++i) {
+      if (shape->dims[i] <= 0 || rows > (int64_t{1} << 31) / shape->dims[i]) {
+        diags_.error(loc, "a local memref needs static, positive dimensions");
+        return std::nullopt;
+      }
+      rows *= shape->dims[i];
+    }
+    TileType tt;
+    tt.loc = *l;
+    tt.dtype = *shape->elem;
+    tt.rows = tt.validRows = rows;
+    tt.cols = tt.validCols = shape->dims.back();
+    const int64_t bits = isa::bitWidth(tt.dtype), rowBits = tt.cols * bits;
+    if (bits > 0 && tt.cols > 0 && rowBits % 256 != 0) tt.cols = (rowBits + 255) / 256 * 256 / bits;
+    return Type::tileOf(tt);
+  }
+  diags_.error(loc, "unsupported type '" + name + "<...>'");
+  return std::nullopt;
+}
+
+std::optional<Type> TypeReader::readBang(const std::string& name,
+                                         const std::vector<AngleParam>& params, bool hasAngle,
+                                         SrcLoc loc) {
+  if (name == "!pto.tile_buf" || name == "!pto.tile") {
+    if (!hasAngle) {
+      diags_.error(loc, "expected '<' after '" + name + "'");
+      return std::nullopt;
+    }
+    auto tile = readTile(params, loc);
+    if (!tile) return std::nullopt;
+    return Type::tileOf(*tile);
+  }
+  if (name == "!pto.ptr") {
+    if (params.size() != 1 || !params[0].key.empty() || !isa::parseDType(params[0].text())) {
+      if (params.size() == 2)
+        diags_.error(loc, "!pto.ptr no longer accepts an address space: write !pto.ptr<T>");
+      else
+        diags_.error(loc, "expected '!pto.ptr<dtype>'");
+      return std::nullopt;
+    }
+    return Type::ptr(*isa::parseDType(params[0].text()));
+  }
+  if (name == "!pto.tensor_view" || name == "!pto.partition_tensor_view") {
+    std::string why;
+    auto shape = params.size() == 1 ? parseShape(params[0].value, &why) : std::nullopt;
+    if (!why.empty()) {
+      diags_.error(params[0].valueLoc, why);
+      return std::nullopt;
+    }
+    if (!shape || !shape->elem || shape->dims.empty() || shape->dims.size() > 5) {
+      diags_.error(loc, "expected '" + name + "<d0x...xdN x dtype>' with 1 to 5 dimensions");
+      return std::nullopt;
+    }
+    return Type{name == "!pto.tensor_view" ? TypeKind::TensorView : TypeKind::PartView,
+                *shape->elem, shape->dims};
+  }
+  if (name == "!pto.pipe") {
+    if (hasAngle) {
+      diags_.error(loc, "'!pto.pipe' takes no parameters");
+      return std::nullopt;
+    }
+    return Type{TypeKind::Pipe};
+  }
+  if (name == "!pto.eventid_array") {
+    auto n = params.size() == 1 ? intParam(params[0], false) : std::nullopt;
+    if (!n || *n <= 0 || *n > 64) {
+      diags_.error(loc, "expected '!pto.eventid_array<N>' with N in 1..64");
+      return std::nullopt;
+    }
+    return Type{TypeKind::EventIdArray, isa::DType::I32, {*n}};
+  }
+  diags_.error(loc, "unsupported type '" + name + "'");
+  return std::nullopt;
+}
+
+/// `16x16xf17` / `f17`: reports an unknown element type at the word. Returns true if reported.
+bool TypeReader::unknownElem(const AngleParam& p) {
+  if (!p.key.empty() || p.value.empty()) return false;
+  // The word after the shape ("16x16xf17" -> "f17"), or the whole value ("f17").
+  std::string word = p.value;
+  size_t lastX = std::string::npos;
+  for (size_t i = 0; i < word.size(); ++i) {
+    if (word[i] != 'x') continue;
+    std::string_view head(word.data(), i);
+    bool dims = !head.empty();
+    for (char c : head)
+      dims = dims && (std::isdigit(static_cast<unsigned char>(c)) || c == 'x' || c == '?');
+    if (dims) lastX = i;
+  }
+  if (lastX != std::string::npos) word = word.substr(lastX + 1);
+  if (word.empty() || !std::isalpha(static_cast<unsigned char>(word[0])) || isa::parseDType(word))
+    return false;
+  if (lastX == std::string::npos && isa::parseLoc(word)) return false;
+  SrcLoc l = p.valueLoc;
+  l.col += static_cast<uint32_t>(p.value.size() - word.size());
+  l.len = static_cast<uint32_t>(word.size());
+  diags_.error(l, "unknown element type '" + word + "'");
+  return true;
+}
+
+std::optional<int64_t> TypeReader::intParam(const AngleParam& p, bool allowDynamic) {
+  std::string t = p.text();
+  if (allowDynamic && (t == "?" || t == "-1")) return kDynamic;
+  auto v = parseInt(t);
+  if (!v || *v < 0) {
+    diags_.error(p.loc, "expected a non-negative integer" +
+                            std::string(allowDynamic ? " or '?'" : "") + ", found '" + t + "'");
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<TileType> TypeReader::readTile(const std::vector<AngleParam>& params, SrcLoc loc) {
+  TileType t;
+  if (params.empty()) {
+    diags_.error(loc, "empty tile type");
+    return std::nullopt;
+  }
+  bool ok;
+  bool compactShape = params.size() > 1 && params[0].key.empty() && params[1].key.empty() &&
+                      params[1].value.find('x') != std::string::npos &&
+                      std::isdigit(static_cast<unsigned char>(params[1].value.front())) &&
+                      !isa::parseDType(params[0].text());
+  if (params[0].key == "loc" && params.size() > 1 && !params[1].key.empty()) {
+    ok = tileKeyed(t, params);
+  } else if (compactShape && !isa::parseLoc(params[0].text())) {
+    diags_.error(params[0].loc, "unknown tile location '" + params[0].text() +
+                                    "' (expected vec, mat, left, right, acc, bias or scaling)");
+    return std::nullopt;
+  } else if (params[0].key == "loc") {
+    auto l = isa::parseLoc(params[0].text());
+    if (!l) {
+      diags_.error(params[0].loc, "unknown tile location '" + params[0].text() + "'");
+      return std::nullopt;
+    }
+    t.loc = *l;
+    ok = tilePositional(t, params, 1);
+  } else if (params[0].key.empty() && isa::parseLoc(params[0].text()) && params.size() > 1) {
+    t.loc = *isa::parseLoc(params[0].text());
+    ok = tileCompact(t, params);
+  } else {
+    ok = tilePositional(t, params, 0);
+  }
+  if (!ok) return std::nullopt;
+  return t;
+}
+
+// loc=, dtype=, rows=, cols=, v_row=, v_col=, blayout=, slayout=, fractal=, pad= [, compact=]
+bool TypeReader::tileKeyed(TileType& t, const std::vector<AngleParam>& params) {
+  static const char* kOrder[] = {"loc",   "dtype",   "rows",    "cols",    "v_row",
+                                 "v_col", "blayout", "slayout", "fractal", "pad"};
+  if (params.size() < 10 || params.size() > 11) {
+    diags_.error(params.front().loc.valid() ? params.front().loc : SrcLoc{},
+                 "keyed !pto.tile_buf needs the keys loc, dtype, rows, cols, v_row, v_col, "
+                 "blayout, slayout, fractal, pad (in this order), then optionally compact");
+    return false;
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const char* want = i < 10 ? kOrder[i] : "compact";
+    if (params[i].key != want) {
+      diags_.error(params[i].loc, std::string("expected key '") + want + "' here, found '" +
+                                      (params[i].key.empty() ? params[i].text() : params[i].key) +
+                                      "'");
+      return false;
+    }
+  }
+  auto l = isa::parseLoc(params[0].text());
+  if (!l) {
+    diags_.error(params[0].loc, "unknown tile location '" + params[0].text() + "'");
+    return false;
+  }
+  t.loc = *l;
+  auto dt = isa::parseDType(params[1].text());
+  if (!dt) {
+    diags_.error(params[1].loc, "unknown element type '" + params[1].text() + "'");
+    return false;
+  }
+  t.dtype = *dt;
+  auto rows = intParam(params[2], false), cols = intParam(params[3], false);
+  auto vr = intParam(params[4], true), vc = intParam(params[5], true);
+  if (!rows || !cols || !vr || !vc) return false;
+  t.rows = *rows;
+  t.cols = *cols;
+  t.validRows = *vr;
+  t.validCols = *vc;
+  for (size_t i = 6; i < params.size(); ++i) {
+    AngleParam p = params[i];
+    if (!tileOption(t, p)) return false;
+  }
+  return true;
+}
+
+bool TypeReader::applyTileConfig(TileType& t, const std::vector<AngleParam>& params) {
+  for (const AngleParam& p : params) {
+    AngleParam q = p;
+    if (q.key == "s_fractal_size") q.key = "fractal";
+    std::string v = q.text();
+    if (const size_t colon = v.find(" :"); colon != std::string::npos) v = v.substr(0, colon);
+    if (const size_t colon = v.find(':'); colon != std::string::npos) v = v.substr(0, colon);
+    while (!v.empty() && v.back() == ' ')
+      v.pop_back();
+    if (v.starts_with("#")) v = enumWordOfText(v);
+    // PTOAS's enum numbers: BLayout RowMajor 0, ColMajor 1; SLayout NoneBox 0, RowMajor 1,
+    // ColMajor 2.
+    static constexpr const char* kB[] = {"row_major", "col_major"};
+    static constexpr const char* kS[] = {"none_box", "row_major", "col_major"};
+    if (auto n = parseInt(v); n && *n >= 0) {
+      if (q.key == "blayout" && *n < 2) v = kB[*n];
+      if (q.key == "slayout" && *n < 3) v = kS[*n];
+    }
+    q.value = v;
+    if (q.key != "blayout" && q.key != "slayout" && q.key != "fractal" && q.key != "pad" &&
+        q.key != "compact") {
+      diags_.error(p.loc, "unknown tile_buf_config parameter '" + p.key +
+                              "' (blayout, slayout, s_fractal_size, pad, compact)");
+      return false;
+    }
+    if (!tileOption(t, q)) return false;
+  }
+  return true;
+}
+
+bool TypeReader::tileOption(TileType& t, const AngleParam& p) {
+  std::string v = p.text();
+  if (p.key == "blayout") {
+    auto b = isa::parseBLayout(v);
+    if (!b) return diags_.error(p.loc, "unknown blayout '" + v + "' (row_major, col_major)"), false;
+    t.blayout = *b;
+  } else if (p.key == "slayout") {
+    auto s = isa::parseSLayout(v);
+    if (!s)
+      return diags_.error(p.loc, "unknown slayout '" + v + "' (none_box, row_major, col_major)"),
+             false;
+    t.slayout = *s;
+  } else if (p.key == "fractal") {
+    auto f = intParam(p, false);
+    if (!f) return false;
+    t.fractal = *f;
+  } else if (p.key == "pad") {
+    auto n = parseInt(v);
+    if (n && *n >= 0 && *n <= 3)
+      t.pad = static_cast<isa::PadValue>(*n);
+    else if (auto pv = isa::parsePadValue(v))
+      t.pad = *pv;
+    else
+      return diags_.error(p.loc, "unknown pad value '" + v + "' (0..3 or null/zero/max/min)"),
+             false;
+  } else if (p.key == "compact") {
+    auto n = parseInt(v);
+    if (n && *n >= 0 && *n <= 2)
+      t.compact = static_cast<isa::CompactMode>(*n);
+    else if (auto c = isa::parseCompactMode(v))
+      t.compact = *c;
+    else
+      return diags_.error(p.loc, "unknown compact mode '" + v + "' (0..2)"), false;
+  } else if (p.key == "valid") {
+    auto s = parseShape(p.value);
+    if (!s || s->elem || s->dims.size() != 2)
+      return diags_.error(p.loc, "expected 'valid=RxC' ('?' for dynamic)"), false;
+    t.validRows = s->dims[0];
+    t.validCols = s->dims[1];
+  } else {
+    diags_.error(p.loc, "unknown tile_buf parameter '" + p.key + "'");
+    return false;
+  }
+  return true;
+}
+
+// vec, RxCxT [, valid=VRxVC] [, blayout=..] [, slayout=..] [, fractal=..] [, pad=..] [, compact=..]
+bool TypeReader::tileCompact(TileType& t, const std::vector<AngleParam>& params) {
+  std::string why;
+  auto shape = parseShape(params[1].value, &why);
+  if (!why.empty()) return diags_.error(params[1].valueLoc, why), false;
+  if (!shape || !shape->elem || shape->dims.size() != 2 || shape->dims[0] == kDynamic ||
+      shape->dims[1] == kDynamic) {
+    if (unknownElem(params[1])) return false;
+    diags_.error(params[1].loc, "expected a static 'RxCxdtype' tile shape");
+    return false;
+  }
+  t.dtype = *shape->elem;
+  t.rows = t.validRows = shape->dims[0];
+  t.cols = t.validCols = shape->dims[1];
+  std::vector<std::string> seen;
+  for (size_t i = 2; i < params.size(); ++i) {
+    const AngleParam& p = params[i];
+    if (p.key.empty()) {
+      diags_.error(p.loc, "expected 'key=value' in compact tile_buf syntax");
+      return false;
+    }
+    if (std::find(seen.begin(), seen.end(), p.key) != seen.end()) {
+      diags_.error(p.loc, "duplicate tile_buf parameter '" + p.key + "'");
+      return false;
+    }
+    seen.push_back(p.key);
+    if (!tileOption(t, p)) return false;
+  }
+  return true;
+}
+
+// The documentation / PTO-AS forms: <f32, 16, 16>, <16x16xf32>,
+// <[loc=vec,] f32, 16, 16, RowMajor, NoneBox, None, Zero>.
+bool TypeReader::tilePositional(TileType& t, const std::vector<AngleParam>& params, size_t first) {
+  size_t i = first;
+  if (i >= params.size()) {
+    diags_.error(params.back().loc, "expected the tile element type and shape");
+    return false;
+  }
+  std::string why;
+  auto s = parseShape(params[i].value, &why);
+  if (!why.empty()) return diags_.error(params[i].valueLoc, why), false;
+  if (s && s->elem && s->dims.size() == 2) {
+    t.dtype = *s->elem;
+    t.rows = s->dims[0];
+    t.cols = s->dims[1];
+    ++i;
+  } else {
+    auto dt = isa::parseDType(params[i].text());
+    if (!dt || !params[i].key.empty()) {
+      if (unknownElem(params[i])) return false;
+      diags_.error(params[i].loc, "expected a tile element type, found '" + params[i].text() + "'");
+      return false;
+    }
+    t.dtype = *dt;
+    if (i + 2 >= params.size()) {
+      diags_.error(params[i].loc, "expected rows and cols after the element type");
+      return false;
+    }
+    auto r = intParam(params[i + 1], false), c = intParam(params[i + 2], false);
+    if (!r || !c) return false;
+    t.rows = *r;
+    t.cols = *c;
+    i += 3;
+  }
+  t.validRows = t.rows;
+  t.validCols = t.cols;
+  // Optional positional BLayout, SLayout, Fractal, Pad (docs form), then key=value options.
+  int positional = 0;
+  for (; i < params.size(); ++i) {
+    const AngleParam& p = params[i];
+    if (!p.key.empty()) {
+      if (!tileOption(t, p)) return false;
+      continue;
+    }
+    std::string v = p.text();
+    bool ok = false;
+    switch (positional++) {
+    case 0:
+      if (auto b = isa::parseBLayout(v)) t.blayout = *b, ok = true;
+      break;
+    case 1:
+      if (auto s = isa::parseSLayout(v)) t.slayout = *s, ok = true;
+      break;
+    case 2: // docs fractal names; the byte size stays the default 512 except for numbers
+      if (v == "None" || v == "NZ" || v == "ZN" || v == "FR" || v == "RN" || v == "ZZ" || v == "NN")
+        ok = true;
+      else if (auto n = parseInt(v))
+        t.fractal = *n, ok = true;
+      break;
+    case 3:
+      if (v == "Invalid")
+        t.pad = isa::PadValue::Null, ok = true;
+      else if (auto pv = isa::parsePadValue(v))
+        t.pad = *pv, ok = true;
+      break;
+    default:
+      break;
+    }
+    if (!ok) {
+      diags_.error(p.loc, "unexpected tile parameter '" + v + "'");
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace pto::as

@@ -1,0 +1,172 @@
+// pto-as: parse any textual PTO form, verify it for an arch, and emit the Kernel IR.
+#include "asm/codegen/CodeGen.h"
+#include "asm/codegen/RecordExtents.h"
+#include "asm/ir/Verifier.h"
+#include "asm/mc/BlockAsm.h"
+#include "asm/parse/Parser.h"
+#include "obj/Object.h"
+#include "support/FileIO.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace {
+
+/// Writes the output through the one writer (support/FileIO.h): atomic for regular files, in place
+/// for devices and FIFOs, never over the input.
+bool writeOutput(const std::string& path, const std::string& data, const std::string& input,
+                 std::string& err) {
+  if (auto e = pto::obj::writeOutputFile(path, data, {input})) {
+    err = *e;
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pto-as: the PTO assembler. Reads .pto text in any accepted form (MLIR-style "
+               "modules, PTO-AS assembly, SSA and DPS tile ops), verifies it for the target arch "
+               "and emits the Kernel IR."};
+  app.set_version_flag("--version", std::string("pto-as (pto-toolchain) ") + PTO_VERSION);
+  std::string input, output, archText, emit = "obj", level = "level2";
+  bool verifyOnly = false, fatalWarnings = false;
+  unsigned errorLimit = 50;
+  app.add_option("input", input, "Input file ('-' for stdin)")->required();
+  app.add_option("-o,--output", output,
+                 "Output file ('-' for stdout; default: the input's name with .o for an object, "
+                 "stdout for --emit=ir)");
+  app.add_option("--arch", archText, "Target arch: a2a3 (default) or a5; overrides pto.target_arch")
+      ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
+  app.add_option("--emit", emit,
+                 "What to emit: obj (an ELF relocatable object, the default, whatever the output "
+                 "is named) or ir "
+                 "(the canonical Kernel IR text)")
+      ->check(CLI::IsMember({"ir", "obj"}));
+  app.add_option("--pto-level", level,
+                 "PTOAS's build level: level3 is manual memory, where every pto.alloc_tile names "
+                 "its address (level1 and level2, the default, let the linker place tiles)")
+      ->check(CLI::IsMember({"level1", "level2", "level3"}));
+  bool insertSync = false;
+  app.add_flag("--enable-insert-sync", insertSync,
+               "PTOAS's automatic sync insertion: accepted for PTOAS command lines (pto-ld "
+               "--auto-sync inserts sync here); pto.tassign is refused under it, as PTOAS does");
+  app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
+  app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
+  app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
+  CLI11_PARSE(app, argc, argv);
+  if (output.empty()) // like cc -c: k.pto -> k.o in the current directory; IR to stdout
+    output = emit == "ir"   ? "-"
+             : input == "-" ? "a.o"
+                            : std::filesystem::path(input).stem().string() + ".o";
+
+  std::string text;
+  if (auto e = pto::obj::readInputFile(input, text)) {
+    std::cerr << "pto-as: error: " << *e << "\n";
+    return 1;
+  }
+  pto::as::SourceFile src(input == "-" ? "<stdin>" : input, std::move(text));
+  pto::as::DiagEngine diags(src, std::cerr);
+  diags.setWarningsAreErrors(fatalWarnings);
+  diags.setErrorLimit(errorLimit);
+  diags.setDeferred(true);
+  std::optional<pto::isa::Arch> archFlag;
+  if (!archText.empty()) archFlag = pto::isa::parseArch(archText);
+
+  // Canonical block assembly (what pto-objdump -d prints) assembles straight to an object.
+  if (pto::as::looksLikeBlockAssembly(src.text())) {
+    auto object = pto::as::assembleBlockText(src, diags);
+    if (object && object->functions.empty())
+      diags.warning({}, "no functions in '" + src.name() + "'");
+    diags.flush();
+    if (!object || diags.failed()) {
+      if (diags.errors() > 0)
+        std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
+                  << " generated.\n";
+      else
+        std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
+      return 1;
+    }
+    if (archFlag) object->arch = *archFlag;
+    if (verifyOnly) return 0;
+    auto bytes = pto::obj::writeObject(*object);
+    if (auto* e = std::get_if<std::string>(&bytes)) {
+      std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
+      return 1;
+    }
+    auto& b = std::get<std::vector<uint8_t>>(bytes);
+    std::string err;
+    if (!writeOutput(output, std::string(b.begin(), b.end()), input, err)) {
+      std::cerr << "pto-as: error: " << err << "\n";
+      return 1;
+    }
+    return 0;
+  }
+
+  pto::as::assumeOneParserThread(); // pto-as parses one file on this thread
+  auto module = pto::as::parseModule(src, diags, archFlag);
+  if (module) {
+    pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
+    pto::as::verifyModule(*module, arch, diags);
+    if (level == "level3") pto::as::verifyManualPlacement(*module, diags);
+    // Code-generation rules (PTOAS's): the Kernel IR of --emit=ir is written either way.
+    if (emit != "ir") pto::as::verifyTAssignMode(*module, level == "level3", insertSync, diags);
+    if (module->functions.empty() && diags.errors() == 0)
+      diags.warning({}, "no functions in '" + src.name() + "'");
+  }
+  diags.flush();
+  if (!module || diags.failed()) {
+    if (diags.errors() > 0)
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
+                << " generated.\n";
+    else
+      std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
+    return 1;
+  }
+  // --verify-only runs every check that -o runs: the code generator's refusals included.
+  if (verifyOnly) {
+    auto object = pto::as::lowerModule(*module, pto::as::resolveArch(*module, archFlag), diags);
+    diags.flush();
+    if (!object) {
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
+                << " generated.\n";
+      return 1;
+    }
+    return 0;
+  }
+  std::string data;
+  if (emit == "obj") {
+    pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
+    auto object = pto::as::lowerModule(*module, arch, diags);
+    diags.flush();
+    if (!object) {
+      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
+                << " generated.\n";
+      return 1;
+    }
+    pto::as::recordExtents(*module, *object); // what each pointer parameter spans (obj/Extent.h)
+    auto bytes = pto::obj::writeObject(*object);
+    if (auto* e = std::get_if<std::string>(&bytes)) {
+      std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
+      return 1;
+    }
+    auto& b = std::get<std::vector<uint8_t>>(bytes);
+    data.assign(b.begin(), b.end());
+  } else {
+    if (archFlag) pto::ir::setTargetArch(*module, *archFlag);
+    data = pto::ir::print(*module);
+  }
+  std::string err;
+  if (!writeOutput(output, data, input, err)) {
+    std::cerr << "pto-as: error: " << err << "\n";
+    return 1;
+  }
+  return 0;
+}
