@@ -128,7 +128,7 @@ const ArithDef* findArith(std::string_view name);
 class Builder {
 public:
   Builder(const SourceFile& src, DiagEngine& diags, std::optional<isa::Arch> arch)
-      : src_(src), diags_(diags), types_(diags), archFlag_(arch) {}
+      : src_(src), diags_(diags), types_(diags, [this] { return this->arch(); }), archFlag_(arch) {}
 
   std::unique_ptr<Module> build(P::FileContext* file) {
     begin();

@@ -8,6 +8,7 @@
 #include "support/Diagnostics.h"
 #include "support/Text.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -80,7 +81,10 @@ std::string enumWordOfText(std::string_view text);
 /// Reads types; reports errors to diags and returns nullopt on failure.
 class TypeReader {
 public:
-  explicit TypeReader(DiagEngine& diags) : diags_(diags) {}
+  /// `arch` answers the target arch when a keyed tile type leaves its layout keys out: a left
+  /// tile's default block layout differs between a2a3 and a5.
+  TypeReader(DiagEngine& diags, std::function<isa::Arch()> arch)
+      : diags_(diags), arch_(std::move(arch)) {}
   std::optional<ir::Type> read(P::TypeContext* t);
   /// Types repeat thousands of times in real modules; successful reads are cached by text.
   std::unordered_map<std::string, ir::Type> cache_;
@@ -97,13 +101,14 @@ private:
   std::optional<ir::Type> readBuiltin(const std::string& name,
                                       const std::vector<AngleParam>& params, bool hasAngle,
                                       SrcLoc loc);
-  bool tileKeyed(ir::TileType& t, const std::vector<AngleParam>& params);
-  bool tileCompact(ir::TileType& t, const std::vector<AngleParam>& params);
+  bool tileFields(ir::TileType& t, const std::vector<AngleParam>& params);
+  bool tileFieldsDefaults(ir::TileType& t, const std::vector<AngleParam>& params);
   bool tilePositional(ir::TileType& t, const std::vector<AngleParam>& params, size_t first);
   bool tileOption(ir::TileType& t, const AngleParam& p);
   std::optional<int64_t> intParam(const AngleParam& p, bool allowDynamic);
   bool unknownElem(const AngleParam& p);
   DiagEngine& diags_;
+  std::function<isa::Arch()> arch_;
 };
 
 /// The enum word of an attribute value in any of the three spellings: `#pto.x<WORD>`,

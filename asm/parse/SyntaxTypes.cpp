@@ -272,13 +272,16 @@ std::optional<TileType> TypeReader::readTile(const std::vector<AngleParam>& para
     diags_.error(loc, "empty tile type");
     return std::nullopt;
   }
-  bool ok;
+  auto isLocWord = [](const AngleParam& p) { return p.key.empty() && isa::parseLoc(p.text()); };
   bool compactShape = params.size() > 1 && params[0].key.empty() && params[1].key.empty() &&
                       params[1].value.find('x') != std::string::npos &&
                       std::isdigit(static_cast<unsigned char>(params[1].value.front())) &&
                       !isa::parseDType(params[0].text());
-  if (params[0].key == "loc" && params.size() > 1 && !params[1].key.empty()) {
-    ok = tileKeyed(t, params);
+  bool ok;
+  if (!params[0].key.empty() && params[0].key != "loc") {
+    ok = tileFieldsDefaults(t, params); // keyed, starting with another key
+  } else if (params[0].key == "loc" && params.size() > 1 && !params[1].key.empty()) {
+    ok = tileFieldsDefaults(t, params);
   } else if (compactShape && !isa::parseLoc(params[0].text())) {
     diags_.error(params[0].loc, "unknown tile location '" + params[0].text() +
                                     "' (expected vec, mat, left, right, acc, bias or scaling)");
@@ -291,9 +294,8 @@ std::optional<TileType> TypeReader::readTile(const std::vector<AngleParam>& para
     }
     t.loc = *l;
     ok = tilePositional(t, params, 1);
-  } else if (params[0].key.empty() && isa::parseLoc(params[0].text()) && params.size() > 1) {
-    t.loc = *isa::parseLoc(params[0].text());
-    ok = tileCompact(t, params);
+  } else if (isLocWord(params[0]) && params.size() > 1) {
+    ok = tileFields(t, params);
   } else {
     ok = tilePositional(t, params, 0);
   }
@@ -301,48 +303,150 @@ std::optional<TileType> TypeReader::readTile(const std::vector<AngleParam>& para
   return t;
 }
 
-// loc=, dtype=, rows=, cols=, v_row=, v_col=, blayout=, slayout=, fractal=, pad= [, compact=]
-bool TypeReader::tileKeyed(TileType& t, const std::vector<AngleParam>& params) {
-  static const char* kOrder[] = {"loc",   "dtype",   "rows",    "cols",    "v_row",
-                                 "v_col", "blayout", "slayout", "fractal", "pad"};
-  if (params.size() < 10 || params.size() > 11) {
-    diags_.error(params.front().loc.valid() ? params.front().loc : SrcLoc{},
-                 "keyed !pto.tile_buf needs the keys loc, dtype, rows, cols, v_row, v_col, "
-                 "blayout, slayout, fractal, pad (in this order), then optionally compact");
-    return false;
+namespace {
+
+/// One field of a tile type that may be written twice (`<vec, 16x16xf32, rows=16>`): the
+/// second spelling must agree with the first, as PTOAS requires ("conflicting rows values").
+struct TileField {
+  std::optional<int64_t> value;
+  bool set(int64_t v, const AngleParam& p, const char* name, DiagEngine& diags) {
+    if (value && *value != v) {
+      diags.error(p.loc, std::string("conflicting ") + name + " values in !pto.tile_buf");
+      return false;
+    }
+    value = v;
+    return true;
   }
-  for (size_t i = 0; i < params.size(); ++i) {
-    const char* want = i < 10 ? kOrder[i] : "compact";
-    if (params[i].key != want) {
-      diags_.error(params[i].loc, std::string("expected key '") + want + "' here, found '" +
-                                      (params[i].key.empty() ? params[i].text() : params[i].key) +
-                                      "'");
+};
+
+bool isLayoutKey(const std::string& key) {
+  return key == "blayout" || key == "slayout" || key == "fractal" || key == "pad" ||
+         key == "compact";
+}
+
+} // namespace
+
+// The tile_buf forms PTOAS reads: keys (loc, dtype, rows, cols, v_row, v_col, valid, blayout,
+// slayout, fractal, pad, compact) in any order, each once, beside positional words (a location
+// `vec`, a shape `16x16xf32`). A field given both ways must agree. rows and cols default to
+// nothing (required), v_row / v_col to rows / cols; the layout keys keep the TileType defaults
+// (row_major, none_box, 512, null, null) here (tileFieldsDefaults fills them by location).
+bool TypeReader::tileFields(TileType& t, const std::vector<AngleParam>& params) {
+  TileField loc, dtype, rows, cols, vrow, vcol;
+  std::vector<std::string> seen;
+  for (const AngleParam& p : params) {
+    if (!p.key.empty() && std::find(seen.begin(), seen.end(), p.key) != seen.end()) {
+      diags_.error(p.loc, "duplicate tile_buf parameter '" + p.key + "'");
+      return false;
+    }
+    if (!p.key.empty()) seen.push_back(p.key);
+    if (p.key.empty() || p.key == "loc") {
+      if (auto l = isa::parseLoc(p.text())) {
+        if (!loc.set(static_cast<int64_t>(*l), p, "loc", diags_)) return false;
+        continue;
+      }
+      if (!p.key.empty()) {
+        diags_.error(p.loc, "unknown tile location '" + p.text() +
+                                "' (expected vec, mat, left, right, acc, bias or scaling)");
+        return false;
+      }
+      std::string why;
+      auto shape = parseShape(p.value, &why);
+      if (!why.empty()) return diags_.error(p.valueLoc, why), false;
+      if (!shape || !shape->elem || shape->dims.size() != 2) {
+        if (unknownElem(p)) return false;
+        diags_.error(p.loc,
+                     "expected a tile location, a 'RxCxdtype' shape or 'key=value', found '" +
+                         p.text() + "'");
+        return false;
+      }
+      if (!dtype.set(static_cast<int64_t>(*shape->elem), p, "dtype", diags_) ||
+          !rows.set(shape->dims[0], p, "rows", diags_) ||
+          !cols.set(shape->dims[1], p, "cols", diags_))
+        return false;
+    } else if (p.key == "dtype") {
+      auto dt = isa::parseDType(p.text());
+      if (!dt) return diags_.error(p.loc, "unknown element type '" + p.text() + "'"), false;
+      if (!dtype.set(static_cast<int64_t>(*dt), p, "dtype", diags_)) return false;
+    } else if (p.key == "rows" || p.key == "cols") {
+      auto n = intParam(p, false);
+      if (!n || !(p.key == "rows" ? rows : cols).set(*n, p, p.key.c_str(), diags_)) return false;
+    } else if (p.key == "v_row" || p.key == "v_col") {
+      auto n = intParam(p, true);
+      if (!n || !(p.key == "v_row" ? vrow : vcol).set(*n, p, p.key.c_str(), diags_)) return false;
+    } else if (p.key == "valid") {
+      auto s = parseShape(p.value);
+      if (!s || s->elem || s->dims.size() != 2)
+        return diags_.error(p.loc, "expected 'valid=RxC' ('?' for dynamic)"), false;
+      if (!vrow.set(s->dims[0], p, "v_row", diags_) || !vcol.set(s->dims[1], p, "v_col", diags_))
+        return false;
+    } else if (isLayoutKey(p.key)) {
+      if (!tileOption(t, p)) return false;
+    } else {
+      diags_.error(p.loc, "unknown tile_buf parameter '" + p.key +
+                              "' (loc, dtype, rows, cols, v_row, v_col, valid, blayout, slayout, "
+                              "fractal, pad, compact)");
       return false;
     }
   }
-  auto l = isa::parseLoc(params[0].text());
-  if (!l) {
-    diags_.error(params[0].loc, "unknown tile location '" + params[0].text() + "'");
+  const std::pair<const char*, const TileField*> required[] = {
+      {"loc", &loc}, {"dtype", &dtype}, {"rows", &rows}, {"cols", &cols}};
+  for (const auto& [name, field] : required)
+    if (!field->value) {
+      diags_.error(params.front().loc, std::string("missing ") + name +
+                                           " in !pto.tile_buf (loc, dtype, rows and cols are "
+                                           "required, as a key or in the 'RxCxdtype' shape)");
+      return false;
+    }
+  if (*rows.value == kDynamic || *cols.value == kDynamic) {
+    diags_.error(params.front().loc, "expected a static tile shape: rows and cols cannot be '?' "
+                                     "(a dynamic extent is the valid shape, v_row / v_col)");
     return false;
   }
-  t.loc = *l;
-  auto dt = isa::parseDType(params[1].text());
-  if (!dt) {
-    diags_.error(params[1].loc, "unknown element type '" + params[1].text() + "'");
-    return false;
+  t.loc = static_cast<isa::Loc>(*loc.value);
+  t.dtype = static_cast<isa::DType>(*dtype.value);
+  t.rows = *rows.value;
+  t.cols = *cols.value;
+  t.validRows = vrow.value.value_or(t.rows);
+  t.validCols = vcol.value.value_or(t.cols);
+  return true;
+}
+
+// The keyed form: the fields of tileFields, then each layout key left out takes the value of
+// the location's usual layout (what PTOAS's tile-config inference gives and what pto-isa's
+// TileLeft / TileRight / TileAcc / TileMat aliases declare): vec, bias, scaling row_major /
+// none_box / 512; mat col_major / row_major / 512; left row_major (a2a3) or col_major (a5) /
+// row_major / 512; right row_major / col_major / 512; acc col_major / row_major / 1024.
+bool TypeReader::tileFieldsDefaults(TileType& t, const std::vector<AngleParam>& params) {
+  if (!tileFields(t, params)) return false;
+  auto given = [&](const char* key) {
+    return std::any_of(params.begin(), params.end(),
+                       [&](const AngleParam& p) { return p.key == key; });
+  };
+  using isa::BLayout, isa::SLayout, isa::Loc;
+  BLayout b = BLayout::RowMajor;
+  SLayout s = SLayout::NoneBox;
+  int64_t fractal = 512;
+  switch (t.loc) {
+  case Loc::Mat:
+    b = BLayout::ColMajor, s = SLayout::RowMajor;
+    break;
+  case Loc::Left:
+    b = arch_ && arch_() == isa::Arch::A5 ? BLayout::ColMajor : BLayout::RowMajor;
+    s = SLayout::RowMajor;
+    break;
+  case Loc::Right:
+    s = SLayout::ColMajor;
+    break;
+  case Loc::Acc:
+    b = BLayout::ColMajor, s = SLayout::RowMajor, fractal = 1024;
+    break;
+  default:
+    break;
   }
-  t.dtype = *dt;
-  auto rows = intParam(params[2], false), cols = intParam(params[3], false);
-  auto vr = intParam(params[4], true), vc = intParam(params[5], true);
-  if (!rows || !cols || !vr || !vc) return false;
-  t.rows = *rows;
-  t.cols = *cols;
-  t.validRows = *vr;
-  t.validCols = *vc;
-  for (size_t i = 6; i < params.size(); ++i) {
-    AngleParam p = params[i];
-    if (!tileOption(t, p)) return false;
-  }
+  if (!given("blayout")) t.blayout = b;
+  if (!given("slayout")) t.slayout = s;
+  if (!given("fractal")) t.fractal = fractal;
   return true;
 }
 
@@ -418,37 +522,6 @@ bool TypeReader::tileOption(TileType& t, const AngleParam& p) {
   } else {
     diags_.error(p.loc, "unknown tile_buf parameter '" + p.key + "'");
     return false;
-  }
-  return true;
-}
-
-// vec, RxCxT [, valid=VRxVC] [, blayout=..] [, slayout=..] [, fractal=..] [, pad=..] [, compact=..]
-bool TypeReader::tileCompact(TileType& t, const std::vector<AngleParam>& params) {
-  std::string why;
-  auto shape = parseShape(params[1].value, &why);
-  if (!why.empty()) return diags_.error(params[1].valueLoc, why), false;
-  if (!shape || !shape->elem || shape->dims.size() != 2 || shape->dims[0] == kDynamic ||
-      shape->dims[1] == kDynamic) {
-    if (unknownElem(params[1])) return false;
-    diags_.error(params[1].loc, "expected a static 'RxCxdtype' tile shape");
-    return false;
-  }
-  t.dtype = *shape->elem;
-  t.rows = t.validRows = shape->dims[0];
-  t.cols = t.validCols = shape->dims[1];
-  std::vector<std::string> seen;
-  for (size_t i = 2; i < params.size(); ++i) {
-    const AngleParam& p = params[i];
-    if (p.key.empty()) {
-      diags_.error(p.loc, "expected 'key=value' in compact tile_buf syntax");
-      return false;
-    }
-    if (std::find(seen.begin(), seen.end(), p.key) != seen.end()) {
-      diags_.error(p.loc, "duplicate tile_buf parameter '" + p.key + "'");
-      return false;
-    }
-    seen.push_back(p.key);
-    if (!tileOption(t, p)) return false;
   }
   return true;
 }
