@@ -239,6 +239,10 @@ Inst bDim(unsigned lb, unsigned gpr, uint32_t imm);
 Inst bIor(unsigned src0, unsigned src1 = 0, unsigned src2 = 0, unsigned dst = 0);
 /// Source-form B.IOT: one or two 6-bit tile indices (0..63 = T#1..N#16).
 Inst bIot(unsigned tile0, std::optional<unsigned> tile1, bool last, unsigned peMode = kPeModeAll);
+/// B.TBANK: B.IOT operands after it in the block name descriptors bank * kTilesPerBank + field.
+inline constexpr unsigned kTilesPerBank = 64;
+inline constexpr unsigned kTileBanks = 512;
+Inst bTbank(unsigned bank);
 /// Destination-form B.IOT: optional sources, a destination hand (0 T, 1 U, 2 M, 3 N), SizeCode.
 Inst bIotDst(std::optional<unsigned> tile0, std::optional<unsigned> tile1, unsigned hand,
              unsigned sizeCode, bool last, unsigned peMode = kPeModeAll);

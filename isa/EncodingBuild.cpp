@@ -31,6 +31,12 @@ Inst bIot(unsigned tile0, std::optional<unsigned> tile1, bool last, unsigned peM
   in.set("PEMode", peMode);
   return in;
 }
+Inst bTbank(unsigned bank) {
+  Inst in;
+  in.form = FormId::B_TBANK;
+  in.set("Bank", bank);
+  return in;
+}
 Inst bIotDst(std::optional<unsigned> tile0, std::optional<unsigned> tile1, unsigned hand,
              unsigned sizeCode, bool last, unsigned peMode) {
   Inst in;

@@ -104,6 +104,7 @@ public:
       cur.transfer = bw.transfer;
       cur.target = bw.target ? static_cast<int64_t>(*bw.target) : -1;
       iot.clear();
+      bank_ = 0;
       if (bw.hasStart)
         if (auto e = start(cur, bw, w->inst)) return *e;
       have = true;
@@ -161,16 +162,20 @@ private:
   }
 
   /// What the linker reads from a block's other words: tile operands and the sync event id.
-  static void header(Block& b, const obj::code::Word& w, std::vector<uint32_t>& iot) {
+  /// B.IOT operands are relative to the bank of the last B.TBANK (docs/encoding.md 5.4).
+  void header(Block& b, const obj::code::Word& w, std::vector<uint32_t>& iot) {
     const enc::Inst& in = w.inst;
     switch (in.form) {
+    case enc::FormId::B_TBANK:
+      bank_ = static_cast<uint32_t>(*in.get("Bank")) * enc::kTilesPerBank;
+      break;
     case enc::FormId::B_IOT_S1:
     case enc::FormId::B_IOT_S2:
     case enc::FormId::B_IOT_S1D:
     case enc::FormId::B_IOT_S2D:
       if (b.kind == BlockKind::Tile) {
-        iot.push_back(static_cast<uint32_t>(*in.get("SrcTile0")));
-        if (auto t1 = in.get("SrcTile1")) iot.push_back(static_cast<uint32_t>(*t1));
+        iot.push_back(bank_ + static_cast<uint32_t>(*in.get("SrcTile0")));
+        if (auto t1 = in.get("SrcTile1")) iot.push_back(bank_ + static_cast<uint32_t>(*t1));
       }
       break;
     case enc::FormId::B_DIM_LB0:
@@ -198,6 +203,7 @@ private:
 
   const std::string where_;
   const size_t numTiles_;
+  uint32_t bank_ = 0; // the current block's B.TBANK, times 64
   uint64_t* errorOffset_;
   FunctionCfg cfg_;
 };

@@ -25,7 +25,8 @@ inline constexpr int32_t kDynamicDim = -1;
 // with a message instead of asking the runtime for terabytes.
 inline constexpr uint32_t kMaxFrameSize = 1u << 20;            // a function's stack frame, bytes
 inline constexpr int64_t kMaxParamElements = int64_t(1) << 40; // a tensor_view parameter's shape
-inline constexpr uint32_t kMaxTilesPerFunction = 64;           // B.IOT indexes 64 descriptors
+// B.IOT's 6-bit operand fields index 64 descriptors of the bank B.TBANK selects (512 banks).
+inline constexpr uint32_t kMaxTilesPerFunction = 64 * 512;
 
 /// One tile descriptor (the function's tile table, indexed by B.IOT operands).
 struct TileDesc {

@@ -359,6 +359,7 @@ private:
   void lowerPipeInit(const Op& op);
   void lowerPipeData(const Op& op);
   void bindTiles(const std::vector<uint32_t>& idx);
+  void bindTiles(const std::vector<uint32_t>& idx, const std::vector<bool>& reloc);
   void markSubblockZero(isa::Arch arch);
   std::map<ValueId, PipeState> pipes_;
   std::set<ValueId> imported_;

@@ -634,10 +634,7 @@ void FunctionLowering::copyTile(uint32_t home, ValueId src, SrcLoc loc) {
   if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first, rowsReg);
   if (valid.second.value != kNoValue || valid.second.constant != t.cols)
     emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
-  MInst& w = emit(enc::bIot(home, s->second, true));
-  for (uint32_t idx : {home, s->second})
-    if (out_.tiles[idx].placement == obj::kUnplaced && rootPlacement(idx) == obj::kUnplaced)
-      w.relocs.push_back({obj::RelocType::Tile, idx});
+  bindTiles({home, s->second});
   emit(enc::bstop());
 }
 

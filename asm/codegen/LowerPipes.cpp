@@ -142,20 +142,6 @@ void FunctionLowering::lowerPipeData(const Op& op) {
   emit(enc::bstop());
 }
 
-/// B.IOT words binding `idx` in order, two per word, `last` on the final one; unplaced tiles get
-/// a relocation for the linker.
-void FunctionLowering::bindTiles(const std::vector<uint32_t>& idx) {
-  for (size_t i = 0; i < idx.size(); i += 2) {
-    const bool last = i + 2 >= idx.size();
-    std::optional<unsigned> second;
-    if (i + 1 < idx.size()) second = idx[i + 1];
-    MInst& w = emit(enc::bIot(idx[i], second, last));
-    for (size_t k = i; k < std::min(i + 2, idx.size()); ++k)
-      if (out_.tiles[idx[k]].placement == obj::kUnplaced && rootPlacement(idx[k]) == obj::kUnplaced)
-        w.relocs.push_back({obj::RelocType::Tile, idx[k]});
-  }
-}
-
 /// On A5 a vector function whose pipe ops do not split their tiles runs on vector core 0 only
 /// (PTOAS guards its body with get_subblockid() == 0), unless it asks for its sub-block itself.
 void FunctionLowering::markSubblockZero(isa::Arch arch) {

@@ -86,8 +86,7 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
     emit(enc::bDim(0, kZero, static_cast<uint32_t>(p.sliceCols)));
     if (p.sliceRows != 1) emit(enc::bDim(1, kZero, static_cast<uint32_t>(p.sliceRows)));
     emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", addr, false}, {"RegSrc1", p.rowStride, false}});
-    MInst& w = emit(enc::bIot(idx, std::nullopt, true));
-    if (rootPlacement(idx) == obj::kUnplaced) w.relocs.push_back({obj::RelocType::Tile, idx});
+    bindTiles({idx}, {rootPlacement(idx) == obj::kUnplaced});
     emit(enc::bstop());
   }
 }
@@ -135,8 +134,7 @@ void FunctionLowering::lowerDynamicSlices(const Op& op, const isa::OpInfo& info,
     emit(enc::bDim(1, kZero, 0), {{"RegSrc", rows, false}});
     emit(enc::bDim(2, kZero, static_cast<uint32_t>(tt.cols)));
     emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", gm, false}, {"RegSrc1", p.rowStride, false}});
-    MInst& w = emit(enc::bIot(slice, std::nullopt, true));
-    if (rootPlacement(*parent) == obj::kUnplaced) w.relocs.push_back({obj::RelocType::Tile, slice});
+    bindTiles({slice}, {rootPlacement(*parent) == obj::kUnplaced});
     emit(enc::bstop());
     scalar(FormId::S_ADD, {},
            {{"SrcL", offset, false}, {"SrcR", step, false}, {"RegDst", offset, true}});

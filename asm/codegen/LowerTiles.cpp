@@ -264,11 +264,46 @@ std::optional<unsigned> FunctionLowering::blockTypeCode(SrcLoc loc, isa::DType d
 }
 
 bool FunctionLowering::tileDescFits(SrcLoc loc) {
-  if (out_.tiles.size() < 64) return true;
-  diags_.error(loc, "function '@" + fn_.name +
-                        "' uses more than 64 tile descriptors (B.IOT indexes 64)");
+  if (out_.tiles.size() < obj::kMaxTilesPerFunction) return true;
+  diags_.error(loc, "function '@" + fn_.name + "' uses more than " +
+                        std::to_string(obj::kMaxTilesPerFunction) +
+                        " tile descriptors (B.TBANK selects 512 banks of 64)");
   ok_ = false;
   return false;
+}
+
+/// B.IOT words naming `idx` in order, two per word, `last` on the final one. B.IOT's fields hold
+/// 6 bits: a word whose operands lie in another bank of 64 descriptors than the word before it
+/// is preceded by a B.TBANK (a block starts in bank 0, docs/encoding.md 5.4), and the two
+/// operands of one word share a bank. Tile idx[k] gets a relocation for the linker on the word
+/// naming it when reloc[k] holds.
+void FunctionLowering::bindTiles(const std::vector<uint32_t>& idx, const std::vector<bool>& reloc) {
+  unsigned bank = 0;
+  for (size_t i = 0; i < idx.size();) {
+    const unsigned wordBank = idx[i] / enc::kTilesPerBank;
+    const bool pair = i + 1 < idx.size() && idx[i + 1] / enc::kTilesPerBank == wordBank;
+    const size_t count = pair ? 2 : 1;
+    if (wordBank != bank) {
+      obj_.usesExtensions = true;
+      emit(enc::bTbank(wordBank));
+      bank = wordBank;
+    }
+    std::optional<unsigned> second;
+    if (pair) second = idx[i + 1] % enc::kTilesPerBank;
+    MInst& w = emit(enc::bIot(idx[i] % enc::kTilesPerBank, second, i + count >= idx.size()));
+    for (size_t k = i; k < i + count; ++k)
+      if (reloc[k]) w.relocs.push_back({obj::RelocType::Tile, idx[k]});
+    i += count;
+  }
+}
+
+/// The same; unplaced tiles (and views of unplaced tiles) get the relocations.
+void FunctionLowering::bindTiles(const std::vector<uint32_t>& idx) {
+  std::vector<bool> reloc;
+  for (uint32_t i : idx)
+    reloc.push_back(out_.tiles[i].placement == obj::kUnplaced &&
+                    rootPlacement(i) == obj::kUnplaced);
+  bindTiles(idx, reloc);
 }
 
 uint32_t FunctionLowering::addTile(ValueId v, obj::TileDesc d) {
@@ -562,8 +597,7 @@ void FunctionLowering::emitTileBind(uint32_t idx, VReg addr) {
   const auto code = enc::dataTypeCode(out_.tiles[idx].dtype);
   emit(enc::tileStart(enc::tileOpFor(isa::OpId::TASSIGN)->op, code.value_or(0)));
   emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", addr, false}});
-  MInst& w = emit(enc::bIot(idx, std::nullopt, true));
-  if (rootPlacement(idx) == obj::kUnplaced) w.relocs.push_back({obj::RelocType::Tile, idx});
+  bindTiles({idx}, {rootPlacement(idx) == obj::kUnplaced});
   emit(enc::bstop());
 }
 

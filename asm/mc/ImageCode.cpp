@@ -436,6 +436,7 @@ private:
     open_->transfer = t;
     open_->target = target;
     haveOp_ = false;
+    bank_ = 0;
     return std::nullopt;
   }
 
@@ -551,15 +552,20 @@ private:
         return "B.IOR outside a tile block";
       }
       return std::nullopt;
+    case FormId::B_TBANK: // the bank of the B.IOT operands after it (docs/encoding.md 5.4)
+      if (!inside(BlockKind::Tile)) return "B.TBANK outside a tile block";
+      bank_ = static_cast<int64_t>(field(in, "Bank")) * enc::kTilesPerBank;
+      return std::nullopt;
     case FormId::B_IOT_S1:
     case FormId::B_IOT_S2:
       if (!inside(BlockKind::Tile)) return "B.IOT outside a tile block";
       for (const char* name : {"SrcTile0", "SrcTile1"})
         if (auto v = in.get(name)) {
-          if (*v >= static_cast<int64_t>(fn_.tiles.size()))
-            return "B.IOT names tile " + std::to_string(*v) + " but @" + fn_.name + " has " +
+          const int64_t tile = bank_ + *v;
+          if (tile >= static_cast<int64_t>(fn_.tiles.size()))
+            return "B.IOT names tile " + std::to_string(tile) + " but @" + fn_.name + " has " +
                    std::to_string(fn_.tiles.size()) + " tiles";
-          open_->tile.tiles.push_back(static_cast<uint32_t>(*v));
+          open_->tile.tiles.push_back(static_cast<uint32_t>(tile));
         }
       return std::nullopt;
     case FormId::B_IOT_S1D:
@@ -599,6 +605,7 @@ private:
   uint32_t index_;
   FunctionCode out_;
   std::optional<Block> open_;
+  int64_t bank_ = 0; // the open block's B.TBANK, times 64
   uint64_t word_ = 0;
   bool haveOp_ = false;
 };
