@@ -394,6 +394,14 @@ void placeTiles(LinkContext& ctx) {
                    range);
       }
     }
+    for (const Clobber& c : pr.clobbers)
+      d.warn(d.blockLoc(static_cast<int32_t>(c.writeBlock)),
+             "this write to %" + fn.tiles[c.writer].name + " (placed by hand at " +
+                 support::hex0x(static_cast<uint64_t>(pr.offset[c.writer])) +
+                 ") overwrites bytes of %" + fn.tiles[c.victim].name + " (at " +
+                 support::hex0x(static_cast<uint64_t>(pr.offset[c.victim])) +
+                 "), whose earlier value is read again at " +
+                 d.blockLoc(static_cast<int32_t>(c.readBlock)) + " (" + d.in + ")");
     obj::Function& out = ctx.image.functions[fw.image];
     for (uint32_t t = 0; t < fn.tiles.size(); ++t) {
       out.tiles[t].placement = placedAtRunTime(fn, t) ? obj::kRuntimePlaced : pr.offset[t];

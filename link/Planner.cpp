@@ -139,6 +139,93 @@ uint64_t tileBytes(const obj::TileDesc& t) {
   return (static_cast<uint64_t>(t.rows) * t.cols * isa::bitWidth(t.dtype) + 7) / 8;
 }
 
+namespace {
+
+/// One access of a tile's storage in a block (views folded into their root).
+struct Access {
+  uint32_t block = 0;
+  bool read = false, write = false;
+};
+
+std::vector<Access> accessesOf(const FunctionCfg& cfg, const std::vector<uint32_t>& root,
+                               uint32_t r) {
+  std::vector<Access> out;
+  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
+    const Block& blk = cfg.blocks[b];
+    if (blk.kind != BlockKind::Tile) continue;
+    for (const TileUse& u : cfg.usesOf(blk)) {
+      if (u.tile >= root.size() || root[u.tile] != r) continue;
+      if (out.empty() || out.back().block != b) out.push_back({b, false, false});
+      out.back().read |= u.read;
+      out.back().write |= u.write;
+    }
+  }
+  return out;
+}
+
+/// Whether a write through `writer` lands on the bytes of `victim` after `victim` was written and
+/// before `victim` is read again without being written first (block order; an op that reads the
+/// victim and writes the writer reads before it writes): the first such write and read.
+std::optional<Clobber> firstClobber(const std::vector<Access>& writer,
+                                    const std::vector<Access>& victim, uint32_t w, uint32_t v) {
+  size_t i = 0, j = 0;
+  bool victimHasValue = false;
+  uint32_t pendingWrite = UINT32_MAX; // the block of a write over the victim's value, if any
+  while (i < writer.size() || j < victim.size()) {
+    const uint32_t b = std::min(i < writer.size() ? writer[i].block : UINT32_MAX,
+                                j < victim.size() ? victim[j].block : UINT32_MAX);
+    const bool vRead = j < victim.size() && victim[j].block == b && victim[j].read;
+    const bool vWrite = j < victim.size() && victim[j].block == b && victim[j].write;
+    const bool wWrite = i < writer.size() && writer[i].block == b && writer[i].write;
+    if (vRead && pendingWrite != UINT32_MAX) return Clobber{w, v, pendingWrite, b};
+    if (vWrite) {
+      victimHasValue = true;
+      pendingWrite = UINT32_MAX;
+    } else if (wWrite && victimHasValue && pendingWrite == UINT32_MAX) {
+      pendingWrite = b;
+    }
+    if (i < writer.size() && writer[i].block == b) ++i;
+    if (j < victim.size() && victim[j].block == b) ++j;
+  }
+  return std::nullopt;
+}
+
+/// Manual placements of one buffer whose bytes overlap while both are live are views of the same
+/// storage, not an error: the races and the auto-sync order them by the bytes they touch. A write
+/// through one over a value the other still has to read is reported (res.clobbers).
+void findClobbers(const FunctionCfg& cfg, std::span<const PlanTile> tiles,
+                  const std::vector<uint32_t>& root, const std::vector<uint32_t>& manual,
+                  const std::vector<uint64_t>& storage, const std::vector<Interval>& live,
+                  PlanResult& res) {
+  std::vector<uint32_t> order;
+  for (uint32_t m : manual)
+    if (!live[m].empty()) order.push_back(m);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::pair(live[a].start, a) < std::pair(live[b].start, b);
+  });
+  std::vector<uint32_t> active;
+  std::map<uint32_t, std::vector<Access>> accesses;
+  auto accessesOfRoot = [&](uint32_t r) -> const std::vector<Access>& {
+    auto it = accesses.find(r);
+    if (it == accesses.end()) it = accesses.emplace(r, accessesOf(cfg, root, r)).first;
+    return it->second;
+  };
+  for (uint32_t m : order) {
+    std::erase_if(active, [&](uint32_t a) { return live[a].end < live[m].start; });
+    const uint64_t mo = static_cast<uint64_t>(tiles[m].manual);
+    for (uint32_t a : active) {
+      const uint64_t ao = static_cast<uint64_t>(tiles[a].manual);
+      if (!(mo < ao + storage[a] && ao < mo + storage[m])) continue;
+      for (auto [w, v] : {std::pair(m, a), std::pair(a, m)})
+        if (auto c = firstClobber(accessesOfRoot(w), accessesOfRoot(v), w, v))
+          res.clobbers.push_back(*c);
+    }
+    active.push_back(m);
+  }
+}
+
+} // namespace
+
 PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Arch arch) {
   const size_t n = tiles.size();
   PlanResult res;
@@ -237,33 +324,8 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
         res.errors.push_back(std::move(e));
       }
     }
-    {
-      std::vector<uint32_t> order;
-      for (uint32_t m : manual)
-        if (!live[m].empty()) order.push_back(m);
-      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        return std::pair(live[a].start, a) < std::pair(live[b].start, b);
-      });
-      std::vector<uint32_t> active;
-      for (uint32_t m : order) {
-        std::erase_if(active, [&](uint32_t a) { return live[a].end < live[m].start; });
-        uint64_t mo = static_cast<uint64_t>(tiles[m].manual);
-        for (uint32_t a : active) {
-          uint64_t ao = static_cast<uint64_t>(tiles[a].manual);
-          if (mo < ao + storage[a] && ao < mo + storage[m]) {
-            PlanError e;
-            e.kind = PlanError::Kind::ManualOverlap;
-            e.loc = loc;
-            e.tiles = {m, a};
-            e.message = "tiles %" + tiles[m].name + " [" + hex(mo) + ", " + hex(mo + storage[m]) +
-                        ") and %" + tiles[a].name + " [" + hex(ao) + ", " + hex(ao + storage[a]) +
-                        ") overlap in " + bufName + " while both are live";
-            res.errors.push_back(std::move(e));
-          }
-        }
-        active.push_back(m);
-      }
-    }
+    // Manual placements that overlap are views of the same bytes (docs/linking.md).
+    findClobbers(cfg, tiles, root, manual, storage, live, res);
     // Planned tiles: linear sweep in order of live-range start, best fit in the free holes.
     std::sort(planned.begin(), planned.end(), [&](uint32_t a, uint32_t b) {
       const Interval &x = live[a], &y = live[b];

@@ -54,18 +54,19 @@ struct PlanTile {
 uint64_t tileBytes(const obj::TileDesc& t);
 
 struct PlanError {
-  enum class Kind {
-    Overflow,
-    Misaligned,
-    OutOfBounds,
-    ManualOverlap,
-    ViewOutOfParent
-  } kind = Kind::Overflow;
+  enum class Kind { Overflow, Misaligned, OutOfBounds, ViewOutOfParent } kind = Kind::Overflow;
   isa::Loc loc = isa::Loc::Vec;
   std::string message;         // without location
   std::vector<uint32_t> tiles; // the tiles concerned (first one locates the error)
   std::vector<uint32_t> peak;  // Overflow: the tiles live at the peak, by offset
   uint64_t needed = 0, available = 0;
+};
+
+/// A write through manually placed tile `writer` over bytes of tile `victim` (overlapping, both
+/// placed by hand) whose earlier value `victim` reads again at `readBlock` (block indices).
+struct Clobber {
+  uint32_t writer = 0, victim = 0;
+  uint32_t writeBlock = 0, readBlock = 0;
 };
 
 struct PlanResult {
@@ -76,6 +77,7 @@ struct PlanResult {
   std::vector<bool> manual;        // per tile: the storage was placed by hand
   std::array<uint64_t, 7> used{};  // per buffer: bytes needed (highest end)
   std::vector<PlanError> errors;
+  std::vector<Clobber> clobbers; // warnings, not errors
   bool ok() const { return errors.empty(); }
 };
 
