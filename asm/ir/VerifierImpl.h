@@ -88,6 +88,7 @@ private:
   void checkValueType(ValueId v);
   /// Tile type rules (pto::Tile static checks and the arch's buffer capacity).
   void checkTileType(const TileType& t, SrcLoc loc, ValueId v);
+  void checkTileBoxes(const TileType& t, SrcLoc loc, const std::string& what);
   void checkAlloc(const Op& op);
   /// A constant tile address: not negative, aligned, and the tile inside its buffer.
   void checkAddress(const TileType& t, int64_t addr, SrcLoc loc, ValueId tile);

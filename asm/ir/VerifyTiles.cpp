@@ -56,42 +56,58 @@ void Verifier::checkTileType(const TileType& t, SrcLoc loc, ValueId v) {
   if (t.dtype == DType::I1 || t.dtype == DType::F64)
     diags_.error(loc, what + " has element type " + std::string(isa::spelling(t.dtype)) +
                           ", which tiles cannot hold");
-  unsigned bits = isa::bitWidth(t.dtype);
-  if (t.slayout == isa::SLayout::NoneBox) {
-    if (t.blayout == isa::BLayout::RowMajor && (t.cols * bits / 8) % 32 != 0)
-      diags_.error(loc, what + ": a row-major tile row must be a multiple of 32 bytes (" +
-                            std::to_string(t.cols) + " x " + std::string(isa::spelling(t.dtype)) +
-                            " = " + std::to_string(t.cols * bits / 8) + " bytes)");
-    if (t.blayout == isa::BLayout::ColMajor && (t.rows * bits / 8) % 32 != 0)
-      diags_.error(loc, what + ": a column-major tile column must be a multiple of 32 bytes (" +
-                            std::to_string(t.rows) + " x " + std::string(isa::spelling(t.dtype)) +
-                            " = " + std::to_string(t.rows * bits / 8) + " bytes)");
-  }
-  if (t.slayout != isa::SLayout::NoneBox && bits >= 8) {
-    // pto::Tile's inner box (fractal 512): row-major boxes are 16 rows x 32 bytes, column-major
-    // boxes 32 bytes x 16 columns; fractal 1024 boxes are 16x16. Every tile holds whole boxes
-    // across its columns, and outside Vec (and for MX fractal 32, and one-row tiles) down its
-    // rows.
-    const bool rowBox = t.slayout == isa::SLayout::RowMajor;
-    const int64_t c0 = 256 / bits;
-    const int64_t innerRows = t.fractal == 1024 ? 16 : rowBox ? 16 : c0;
-    const int64_t innerCols = t.fractal == 1024 ? 16 : rowBox ? c0 : 16;
-    if (t.fractal != 16 && t.fractal != 32) {
-      if (t.loc != isa::Loc::Vec && t.rows != 1 && t.rows % innerRows != 0)
-        diags_.error(loc, what + ": its rows (" + std::to_string(t.rows) +
-                              ") must be a multiple of the inner box rows (" +
-                              std::to_string(innerRows) + ")");
-      if (t.cols % innerCols != 0)
-        diags_.error(loc, what + ": its cols (" + std::to_string(t.cols) +
-                              ") must be a multiple of the inner box cols (" +
-                              std::to_string(innerCols) + ")");
-    }
-  }
+  checkTileBoxes(t, loc, what);
   const isa::BufferSpec& buf = isa::buffer(arch_, t.loc);
   if (t.byteSize() > buf.capacity)
     diags_.error(loc, what + " needs " + std::to_string(t.byteSize()) + " bytes but the " +
                           std::string(isa::spelling(t.loc)) + " buffer holds " +
                           std::to_string(buf.capacity) + " bytes on " + archName());
+}
+
+/// pto::Tile's static_asserts on the layout (include/pto/common/pto_tile.hpp at pto-isa HEAD,
+/// whose messages the errors quote): an ND row (a DN column) of whole 32-byte units; a boxed
+/// tile of whole inner boxes across its columns, and down its rows too except for Vec tiles,
+/// one-row tiles and MX (fractal 32) tiles.
+void Verifier::checkTileBoxes(const TileType& t, SrcLoc loc, const std::string& what) {
+  const unsigned bits = isa::bitWidth(t.dtype);
+  if (t.slayout == isa::SLayout::NoneBox) {
+    if (t.blayout == isa::BLayout::RowMajor && (t.cols * bits / 8) % 32 != 0)
+      diags_.error(loc, what + ": a row-major tile row must be a multiple of 32 bytes (" +
+                            std::to_string(t.cols) + " x " + std::string(isa::spelling(t.dtype)) +
+                            " = " + std::to_string(t.cols * bits / 8) +
+                            " bytes; pto-isa: \"BFractal_ is RowMajor and SFractal_ is NoneBox: "
+                            "Rows must be 32 bytes align\")");
+    if (t.blayout == isa::BLayout::ColMajor && (t.rows * bits / 8) % 32 != 0)
+      diags_.error(loc, what + ": a column-major tile column must be a multiple of 32 bytes (" +
+                            std::to_string(t.rows) + " x " + std::string(isa::spelling(t.dtype)) +
+                            " = " + std::to_string(t.rows * bits / 8) +
+                            " bytes; pto-isa: \"BFractal_ is ColMajor and SFractal_ is NoneBox: "
+                            "Cols must be 32 bytes align\")");
+    return;
+  }
+  if (bits < 8 || t.fractal == 16) return;
+  // Inner boxes (getInnerRow / getInnerCol): fractal 512 row-major boxes are 16 rows x 32 bytes,
+  // column-major ones 32 bytes x 16 columns; fractal 1024 boxes 16x16; MX fractal 32 boxes 16x2
+  // (row-major) or 2x16 (column-major).
+  const bool rowBox = t.slayout == isa::SLayout::RowMajor;
+  const int64_t c0 = 256 / bits;
+  int64_t innerRows = rowBox ? 16 : c0, innerCols = rowBox ? c0 : 16;
+  if (t.fractal == 1024) innerRows = innerCols = 16;
+  if (t.fractal == 32) {
+    innerRows = rowBox ? 16 : 2;
+    innerCols = rowBox ? 2 : 16;
+  }
+  const bool rowsExempt = t.loc == isa::Loc::Vec || t.fractal == 32 || t.rows == 1;
+  if (!rowsExempt && t.rows % innerRows != 0)
+    diags_.error(loc, what + ": its rows (" + std::to_string(t.rows) +
+                          ") must be a multiple of the inner box rows (" +
+                          std::to_string(innerRows) +
+                          "; pto-isa: \"Layout rows must be divisible by inner box rows\")");
+  if (t.cols % innerCols != 0)
+    diags_.error(loc, what + ": its cols (" + std::to_string(t.cols) +
+                          ") must be a multiple of the inner box cols (" +
+                          std::to_string(innerCols) +
+                          "; pto-isa: \"Layout cols must be divisible by inner box cols\")");
 }
 
 void Verifier::checkAlloc(const Op& op) {
