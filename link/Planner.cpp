@@ -224,6 +224,83 @@ void findClobbers(const FunctionCfg& cfg, std::span<const PlanTile> tiles,
   }
 }
 
+/// Manual placements of one buffer: kept, and checked for alignment and bounds. Returns the
+/// highest byte they use.
+uint64_t keepManual(std::span<const PlanTile> tiles, const std::vector<uint32_t>& manual,
+                    const std::vector<uint64_t>& storage, isa::Loc loc, uint64_t align,
+                    uint64_t cap, PlanResult& res) {
+  const std::string bufName(isa::spelling(loc));
+  uint64_t high = 0;
+  for (uint32_t m : manual) {
+    uint64_t off = static_cast<uint64_t>(tiles[m].manual);
+    res.offset[m] = tiles[m].manual;
+    res.manual[m] = true;
+    high = std::max(high, off + storage[m]);
+    if (off % align) {
+      PlanError e;
+      e.kind = PlanError::Kind::Misaligned;
+      e.loc = loc;
+      e.tiles = {m};
+      e.message = "tile %" + tiles[m].name + " is placed at " + hex(off) + " in " + bufName +
+                  ", which is not " + std::to_string(align) + "-byte aligned";
+      res.errors.push_back(std::move(e));
+    }
+    if (off + storage[m] > cap) {
+      PlanError e;
+      e.kind = PlanError::Kind::OutOfBounds;
+      e.loc = loc;
+      e.tiles = {m};
+      e.needed = off + storage[m];
+      e.available = cap;
+      e.message = "tile %" + tiles[m].name + " at " + hex(off) + " (" + std::to_string(storage[m]) +
+                  " bytes) ends at " + hex(off + storage[m]) + ", past the end of " + bufName +
+                  " (" + std::to_string(cap) + " bytes)";
+      res.errors.push_back(std::move(e));
+    }
+  }
+  return high;
+}
+
+/// The overflow error of one buffer, naming the tiles live at the block where the most bytes are.
+void reportOverflow(const std::vector<uint32_t>& planned, const std::vector<uint32_t>& manual,
+                    const std::vector<uint64_t>& storage, const std::vector<Interval>& live,
+                    isa::Loc loc, uint64_t high, uint64_t cap, PlanResult& res) {
+  const std::string bufName(isa::spelling(loc));
+  // The peak: the block where the most bytes are live.
+  std::vector<std::pair<uint32_t, int64_t>> ev;
+  std::vector<uint32_t> all = planned;
+  all.insert(all.end(), manual.begin(), manual.end());
+  for (uint32_t t : all)
+    if (!live[t].empty()) {
+      ev.push_back({live[t].start, static_cast<int64_t>(storage[t])});
+      ev.push_back({live[t].end + 1, -static_cast<int64_t>(storage[t])});
+    }
+  std::sort(ev.begin(), ev.end(), [](auto& a, auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  int64_t cur = 0, best = -1;
+  uint32_t at = 0;
+  for (size_t k = 0; k < ev.size(); ++k) {
+    cur += ev[k].second;
+    if ((k + 1 == ev.size() || ev[k + 1].first != ev[k].first) && cur > best)
+      best = cur, at = ev[k].first;
+  }
+  PlanError e;
+  e.kind = PlanError::Kind::Overflow;
+  e.loc = loc;
+  e.needed = high;
+  e.available = cap;
+  for (uint32_t t : all)
+    if (!live[t].empty() && live[t].start <= at && at <= live[t].end) e.peak.push_back(t);
+  std::sort(e.peak.begin(), e.peak.end(),
+            [&](uint32_t a, uint32_t b) { return res.offset[a] < res.offset[b]; });
+  e.tiles = e.peak;
+  e.message = "buffer " + bufName + " overflows: needs " + std::to_string(high) + " bytes, " +
+              std::to_string(cap) + " available (" + std::to_string(e.peak.size()) + " tiles, " +
+              std::to_string(best) + " bytes live at the peak)";
+  res.errors.push_back(std::move(e));
+}
+
 } // namespace
 
 PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Arch arch) {
@@ -294,36 +371,8 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
       if (root[i] == i && tiles[i].loc == loc)
         (tiles[i].manual >= 0 ? manual : planned).push_back(i);
     if (manual.empty() && planned.empty()) continue;
-    uint64_t high = 0;
-    std::string bufName(isa::spelling(loc));
-    // Manual placements: alignment, bounds, overlap with each other while both are live.
-    for (uint32_t m : manual) {
-      uint64_t off = static_cast<uint64_t>(tiles[m].manual);
-      res.offset[m] = tiles[m].manual;
-      res.manual[m] = true;
-      high = std::max(high, off + storage[m]);
-      if (off % align) {
-        PlanError e;
-        e.kind = PlanError::Kind::Misaligned;
-        e.loc = loc;
-        e.tiles = {m};
-        e.message = "tile %" + tiles[m].name + " is placed at " + hex(off) + " in " + bufName +
-                    ", which is not " + std::to_string(align) + "-byte aligned";
-        res.errors.push_back(std::move(e));
-      }
-      if (off + storage[m] > cap) {
-        PlanError e;
-        e.kind = PlanError::Kind::OutOfBounds;
-        e.loc = loc;
-        e.tiles = {m};
-        e.needed = off + storage[m];
-        e.available = cap;
-        e.message = "tile %" + tiles[m].name + " at " + hex(off) + " (" +
-                    std::to_string(storage[m]) + " bytes) ends at " + hex(off + storage[m]) +
-                    ", past the end of " + bufName + " (" + std::to_string(cap) + " bytes)";
-        res.errors.push_back(std::move(e));
-      }
-    }
+    // Manual placements: kept, checked for alignment and bounds.
+    uint64_t high = keepManual(tiles, manual, storage, loc, align, cap, res);
     // Manual placements that overlap are views of the same bytes (docs/linking.md).
     findClobbers(cfg, tiles, root, manual, storage, live, res);
     // Planned tiles: linear sweep in order of live-range start, best fit in the free holes.
@@ -362,41 +411,7 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
       active.push({iv.end, t});
     }
     res.used[l] = high;
-    if (high > cap) {
-      // The peak: the block where the most bytes are live.
-      std::vector<std::pair<uint32_t, int64_t>> ev;
-      std::vector<uint32_t> all = planned;
-      all.insert(all.end(), manual.begin(), manual.end());
-      for (uint32_t t : all)
-        if (!live[t].empty()) {
-          ev.push_back({live[t].start, static_cast<int64_t>(storage[t])});
-          ev.push_back({live[t].end + 1, -static_cast<int64_t>(storage[t])});
-        }
-      std::sort(ev.begin(), ev.end(), [](auto& a, auto& b) {
-        return a.first != b.first ? a.first < b.first : a.second < b.second;
-      });
-      int64_t cur = 0, best = -1;
-      uint32_t at = 0;
-      for (size_t k = 0; k < ev.size(); ++k) {
-        cur += ev[k].second;
-        if ((k + 1 == ev.size() || ev[k + 1].first != ev[k].first) && cur > best)
-          best = cur, at = ev[k].first;
-      }
-      PlanError e;
-      e.kind = PlanError::Kind::Overflow;
-      e.loc = loc;
-      e.needed = high;
-      e.available = cap;
-      for (uint32_t t : all)
-        if (!live[t].empty() && live[t].start <= at && at <= live[t].end) e.peak.push_back(t);
-      std::sort(e.peak.begin(), e.peak.end(),
-                [&](uint32_t a, uint32_t b) { return res.offset[a] < res.offset[b]; });
-      e.tiles = e.peak;
-      e.message = "buffer " + bufName + " overflows: needs " + std::to_string(high) + " bytes, " +
-                  std::to_string(cap) + " available (" + std::to_string(e.peak.size()) +
-                  " tiles, " + std::to_string(best) + " bytes live at the peak)";
-      res.errors.push_back(std::move(e));
-    }
+    if (high > cap) reportOverflow(planned, manual, storage, live, loc, high, cap, res);
   }
   // Views: the root's placement plus their offset.
   for (uint32_t i = 0; i < n; ++i)
