@@ -147,17 +147,20 @@ struct Access {
   bool read = false, write = false;
 };
 
-std::vector<Access> accessesOf(const FunctionCfg& cfg, const std::vector<uint32_t>& root,
-                               uint32_t r) {
-  std::vector<Access> out;
+/// The accesses of each storage root in `wanted` (one pass over the blocks).
+std::map<uint32_t, std::vector<Access>> accessesOf(const FunctionCfg& cfg,
+                                                   const std::vector<uint32_t>& root,
+                                                   const std::set<uint32_t>& wanted) {
+  std::map<uint32_t, std::vector<Access>> out;
   for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
     const Block& blk = cfg.blocks[b];
     if (blk.kind != BlockKind::Tile) continue;
     for (const TileUse& u : cfg.usesOf(blk)) {
-      if (u.tile >= root.size() || root[u.tile] != r) continue;
-      if (out.empty() || out.back().block != b) out.push_back({b, false, false});
-      out.back().read |= u.read;
-      out.back().write |= u.write;
+      if (u.tile >= root.size() || !wanted.count(root[u.tile])) continue;
+      std::vector<Access>& list = out[root[u.tile]];
+      if (list.empty() || list.back().block != b) list.push_back({b, false, false});
+      list.back().read |= u.read;
+      list.back().write |= u.write;
     }
   }
   return out;
@@ -203,25 +206,32 @@ void findClobbers(const FunctionCfg& cfg, std::span<const PlanTile> tiles,
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return std::pair(live[a].start, a) < std::pair(live[b].start, b);
   });
+  // The pairs whose bytes overlap while both are live (a sweep in order of live-range start),
+  // then the accesses of their tiles in one pass over the blocks.
   std::vector<uint32_t> active;
-  std::map<uint32_t, std::vector<Access>> accesses;
-  auto accessesOfRoot = [&](uint32_t r) -> const std::vector<Access>& {
-    auto it = accesses.find(r);
-    if (it == accesses.end()) it = accesses.emplace(r, accessesOf(cfg, root, r)).first;
-    return it->second;
-  };
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  std::set<uint32_t> paired;
   for (uint32_t m : order) {
     std::erase_if(active, [&](uint32_t a) { return live[a].end < live[m].start; });
     const uint64_t mo = static_cast<uint64_t>(tiles[m].manual);
     for (uint32_t a : active) {
       const uint64_t ao = static_cast<uint64_t>(tiles[a].manual);
       if (!(mo < ao + storage[a] && ao < mo + storage[m])) continue;
-      for (auto [w, v] : {std::pair(m, a), std::pair(a, m)})
-        if (auto c = firstClobber(accessesOfRoot(w), accessesOfRoot(v), w, v))
-          res.clobbers.push_back(*c);
+      pairs.push_back({m, a});
+      paired.insert({m, a});
     }
     active.push_back(m);
   }
+  if (pairs.empty()) return;
+  const std::map<uint32_t, std::vector<Access>> accesses = accessesOf(cfg, root, paired);
+  const std::vector<Access> none;
+  auto of = [&](uint32_t r) -> const std::vector<Access>& {
+    auto it = accesses.find(r);
+    return it == accesses.end() ? none : it->second;
+  };
+  for (auto [m, a] : pairs)
+    for (auto [w, v] : {std::pair(m, a), std::pair(a, m)})
+      if (auto c = firstClobber(of(w), of(v), w, v)) res.clobbers.push_back(*c);
 }
 
 /// Manual placements of one buffer: kept, and checked for alignment and bounds. Returns the
