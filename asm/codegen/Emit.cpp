@@ -1,5 +1,6 @@
 // Emission: the frame (spill slots, event-id arrays, call area, saved ra), label addresses,
-// encoding of every machine instruction, relocations and the line table.
+// encoding of every machine instruction (and the B.IOT words naming a block's tiles), relocations
+// and the line table.
 #include "asm/codegen/FunctionLowering.h"
 
 #include "isa/Numerics.h"
@@ -126,6 +127,40 @@ void FunctionLowering::placeFrameCode(uint32_t frame) {
 unsigned FunctionLowering::wordBytes(const MInst& m) {
   if (m.kind == MInst::Jump || m.kind == MInst::CondJump) return 4;
   return enc::info(m.inst.form).bits / 8;
+}
+
+/// B.IOT words naming `idx` in order, two per word, `last` on the final one. B.IOT's fields hold
+/// 6 bits: a word whose operands lie in another bank of 64 descriptors than the word before it
+/// is preceded by a B.TBANK (a block starts in bank 0, docs/encoding.md 5.4), and the two
+/// operands of one word share a bank. Tile idx[k] gets a relocation for the linker on the word
+/// naming it when reloc[k] holds.
+void FunctionLowering::bindTiles(const std::vector<uint32_t>& idx, const std::vector<bool>& reloc) {
+  unsigned bank = 0;
+  for (size_t i = 0; i < idx.size();) {
+    const unsigned wordBank = idx[i] / enc::kTilesPerBank;
+    const bool pair = i + 1 < idx.size() && idx[i + 1] / enc::kTilesPerBank == wordBank;
+    const size_t count = pair ? 2 : 1;
+    if (wordBank != bank) {
+      obj_.usesExtensions = true;
+      emit(enc::bTbank(wordBank));
+      bank = wordBank;
+    }
+    std::optional<unsigned> second;
+    if (pair) second = idx[i + 1] % enc::kTilesPerBank;
+    MInst& w = emit(enc::bIot(idx[i] % enc::kTilesPerBank, second, i + count >= idx.size()));
+    for (size_t k = i; k < i + count; ++k)
+      if (reloc[k]) w.relocs.push_back({obj::RelocType::Tile, idx[k]});
+    i += count;
+  }
+}
+
+/// The same; unplaced tiles (and views of unplaced tiles) get the relocations.
+void FunctionLowering::bindTiles(const std::vector<uint32_t>& idx) {
+  std::vector<bool> reloc;
+  for (uint32_t i : idx)
+    reloc.push_back(out_.tiles[i].placement == obj::kUnplaced &&
+                    rootPlacement(i) == obj::kUnplaced);
+  bindTiles(idx, reloc);
 }
 
 } // namespace pto::as::lower

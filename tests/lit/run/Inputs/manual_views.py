@@ -2,17 +2,8 @@
 (worked by hand, not by the tools): x[r][c] = 16 r + c as f32 (exact sums).
 
 usage: manual_views.py DIR  writes DIR/x.npy, DIR/reread.npy, DIR/inplace.npy, DIR/halves.npy"""
-import struct
+from npy_write import write_npy
 import sys
-
-
-def write_npy(path, values, shape):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join(
-        "%d," % d for d in shape)
-    header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<%df" % len(values), *values))
 
 
 def main():

@@ -10,7 +10,7 @@ usage: many_tiles.py KIND WHAT [PATH]
   WHAT: pto (the kernel on stdout), input PATH (x as .npy), expected (z, one value per line),
         compare EXPECTED OUT... (each OUT the output of pto-run --print z: prints "ok N values
         on M runs" or the first difference, exit 1)"""
-import struct
+from npy_write import write_npy
 import sys
 
 COLS = 8
@@ -65,15 +65,6 @@ def kernel(kind):
     return "\n".join(out) + "\n"
 
 
-def write_npy(path, values, shape):
-    header = "{'descr': '<i4', 'fortran_order': False, 'shape': (%s), }" % "".join(
-        "%d," % d for d in shape)
-    header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<%di" % len(values), *values))
-
-
 def printed_values(path):
     # pto-run --print: a header line "%z: i32[1x8] =", then indented lines of values (the npu
     # model's report follows them).
@@ -102,7 +93,7 @@ def main():
     if what == "pto":
         sys.stdout.write(kernel(kind))
     elif what == "input":
-        write_npy(sys.argv[3], input_values(kind), [rows_of(kind), COLS])
+        write_npy(sys.argv[3], input_values(kind), [rows_of(kind), COLS], "<i4")
     elif what == "expected":
         sys.stdout.write("".join("%d\n" % v for v in expected(kind)))
     else:

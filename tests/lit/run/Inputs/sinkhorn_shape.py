@@ -7,7 +7,7 @@ k) at 0x0 over t1, t3 = tcolexpand(cb_g) at 0x100, row_g = tadd(t2, t3) at 0x100
 a group, 73 in all. Small integers keep every f32 result exact.
 
 usage: sinkhorn_shape.py pto | input DIR | expected DIR"""
-import struct
+from npy_write import write_npy
 import sys
 
 GROUPS, K = 12, 2.0
@@ -71,15 +71,6 @@ def inputs():
     mix = [[(7 * r + 3 * c + g) % 11 - 5 for c in range(4)] for g in range(GROUPS) for r in range(8)]
     cb = [[(5 * g + c) % 9 - 4 for c in range(4)] for g in range(GROUPS)]
     return inv, mix, cb
-
-
-def write_npy(path, values, shape):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join(
-        "%d," % d for d in shape)
-    header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<%df" % len(values), *values))
 
 
 def main():
