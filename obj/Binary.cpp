@@ -11,6 +11,9 @@
 
 namespace pto::obj::detail {
 
+// The descriptor limit is the one B.TBANK and B.IOT can address (docs/encoding.md 5.4).
+static_assert(kMaxTilesPerFunction == isa::enc::kTilesPerBank * isa::enc::kTileBanks);
+
 namespace {
 constexpr uint32_t kTilesMagic = 0x4c545450;   // "PTTL"
 constexpr uint32_t kKernelsMagic = 0x4b545450; // "PTTK"
