@@ -329,9 +329,9 @@ void FunctionLowering::lowerView(const Op& op) {
   d.aliasOf = static_cast<int32_t>(parent->second);
   if (op.kind == OpKind::Subset) {
     auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
-    if (!r || !c) return unsupported(op.loc, "'pto.subset' with run-time offsets");
+    if (!r || !c) return unsupported(op.loc, "'" + op.name + "' with run-time offsets");
     if (src.blayout != isa::BLayout::RowMajor || src.slayout != isa::SLayout::NoneBox)
-      return unsupported(op.loc, "'pto.subset' of a boxed or column-major tile");
+      return unsupported(op.loc, "'" + op.name + "' of a boxed or column-major tile");
     d.aliasOffset = static_cast<uint32_t>((*r * src.cols + *c) * isa::bitWidth(src.dtype) / 8);
     // A subset keeps its parent's row pitch: its physical cols are the parent's.
     d.cols = static_cast<uint32_t>(src.cols);

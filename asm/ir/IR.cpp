@@ -502,7 +502,10 @@ private:
     }
     case OpKind::Subset:
       line() << results(op) << op.name << " " << name(ops[0]) << "[" << operandList(ops, 1)
-             << "] sizes [" << op.ints[0] << ", " << op.ints[1] << "] : " << typeOf(ops[0]) << "\n";
+             << "] sizes [" << op.ints[0] << ", " << op.ints[1] << "] : " << typeOf(ops[0]);
+      // A subview's valid shape may differ from its sizes: its result type says it.
+      if (op.name.ends_with("subview")) out_ << " -> " << typeOf(op.results[0]);
+      out_ << "\n";
       return;
     case OpKind::Reshape:
     case OpKind::Bitcast:

@@ -159,6 +159,17 @@ void Verifier::checkSubset(const Op& op) {
     diags_.error(op.loc, "subset " + std::to_string(op.ints[0]) + "x" + std::to_string(op.ints[1]) +
                              " does not fit in the " + std::to_string(src.rows) + "x" +
                              std::to_string(src.cols) + " tile");
+  // A subview at constant offsets must lie inside its parent, as PTOAS checks (offset + size
+  // <= dim). A subset may run on into the parent's next rows: the linker checks its bytes.
+  if (!op.name.ends_with("subview") || op.ints[0] > src.rows || op.ints[1] > src.cols) return;
+  const std::optional<int64_t> at[2] = {constValue(op.operands[1]), constValue(op.operands[2])};
+  const int64_t dims[2] = {src.rows, src.cols};
+  for (int i = 0; i < 2; ++i)
+    if (at[i] && (*at[i] < 0 || *at[i] + op.ints[i] > dims[i]))
+      diags_.error(op.operandLocs[1 + i],
+                   std::string(i == 0 ? "row" : "column") + " offset " + std::to_string(*at[i]) +
+                       " with size " + std::to_string(op.ints[i]) + " does not fit in the " +
+                       std::to_string(dims[i]) + (i == 0 ? " rows" : " columns") + " of the tile");
 }
 
 void Verifier::checkTileOp(const Op& op) {

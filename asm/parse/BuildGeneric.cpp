@@ -310,6 +310,7 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"get_tensor_view_dim", &Builder::buildGetDim},
       {"alloc_tile", &Builder::buildAllocTile},
       {"subset", &Builder::buildSubset},
+      {"subview", &Builder::buildSubset},
       {"treshape", &Builder::buildReshape},
       {"bind_tile", &Builder::buildBindTile},
       {"bitcast", &Builder::buildReshape},

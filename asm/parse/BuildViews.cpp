@@ -260,12 +260,22 @@ ValueId Builder::keywordValue(const Keyword& kw, const Type& type) {
   return kNoValue;
 }
 
+// `pto.subset` and PTOAS's `pto.subview`: a view of a tile at offsets with static sizes. Both
+// keep the parent's row pitch (the view's bytes are the parent's). They differ in the valid
+// shape PTOAS gives the view: a subset at a run-time offset gets a dynamic valid dimension, a
+// subview always the sizes (or what its `-> T` result type says).
 void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results) {
-  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Sizes, PieceKind::Types}))
+  const bool subview = name.ends_with("subview");
+  if (subview
+          ? !onlyPieces(diags_, p, name,
+                        {PieceKind::Operand, PieceKind::Sizes, PieceKind::Types, PieceKind::Arrow})
+          : !onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Sizes, PieceKind::Types}))
     return;
-  if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory || !p.sizes) {
-    diags_.error(loc, "expected '" + name + " %tile[%row, %col] sizes [R, C] : T'");
+  if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory || !p.sizes ||
+      p.types.size() > 1 || p.arrowTypes.size() > 1) {
+    diags_.error(loc, "expected '" + name + " %tile[%row, %col] sizes [R, C] : T" +
+                          (subview ? " [-> T']'" : "'"));
     return;
   }
   ValueId src = use(p.operands[0]);
@@ -279,7 +289,8 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
   for (auto& r : sz.operands) {
     auto v = r.kind == OperandRef::Literal ? parseInt(r.lit->getText()) : std::nullopt;
     if (!v || *v <= 0) {
-      diags_.error(r.loc, "subset sizes must be positive integer constants");
+      diags_.error(r.loc, std::string(subview ? "subview" : "subset") +
+                              " sizes must be positive integer constants");
       return;
     }
     sizes.push_back(*v);
@@ -298,9 +309,41 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
   t.cols = t.validCols = sizes[1];
   // As PTOAS infers it: an offset that is not a constant makes that valid dimension dynamic
   // (`v_row=?` / `v_col=?`).
-  if (!definedByConstant(op.operands[1])) t.validRows = kDynamic;
-  if (!definedByConstant(op.operands[2])) t.validCols = kDynamic;
+  if (!subview && !definedByConstant(op.operands[1])) t.validRows = kDynamic;
+  if (!subview && !definedByConstant(op.operands[2])) t.validCols = kDynamic;
+  if (subview && !p.arrowTypes.empty() && !subviewResultType(name, t, p.arrowTypes[0])) return;
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::tileOf(t)});
+}
+
+/// A subview's written result type: the parent's location, element type and layout with the
+/// sizes as its shape (PTOAS's rule); its valid shape, static within the sizes, is the view's.
+bool Builder::subviewResultType(const std::string& name, TileType& t, P::TypeContext* written) {
+  auto declared = readType(written);
+  if (!declared) return false;
+  const SrcLoc at = locOf(written);
+  if (!declared->isTile()) {
+    diags_.error(at, "'" + name + "' yields a tile, not " + toString(*declared));
+    return false;
+  }
+  const TileType& d = declared->tile;
+  TileType expect = t;
+  expect.validRows = d.validRows;
+  expect.validCols = d.validCols;
+  if (!(d == expect)) {
+    diags_.error(at, "'" + name + "' result type " + toString(*declared) + " differs from " +
+                         toString(Type::tileOf(t)) +
+                         " (the parent's location, element type and layout, the sizes as shape)");
+    return false;
+  }
+  if (d.validRows == kDynamic || d.validCols == kDynamic) {
+    diags_.error(at, "'" + name +
+                         "' with a dynamic valid shape ('?') is not supported: give a "
+                         "static valid shape, or pto.set_validshape the view");
+    return false;
+  }
+  t.validRows = d.validRows;
+  t.validCols = d.validCols;
+  return true;
 }
 
 /// PTOAS's `pto.bind_tile %buf[, %vrow, %vcol] {config = #pto.tile_buf_config<...>} : M -> M`:

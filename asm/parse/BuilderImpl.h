@@ -266,6 +266,7 @@ private:
   void buildAllocTile(const std::string& name, SrcLoc loc, Pieces& p,
                       const std::vector<ResultName>& results);
   ValueId keywordValue(const Keyword& kw, const Type& type);
+  bool subviewResultType(const std::string& name, TileType& t, P::TypeContext* written);
   void buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
   void buildBindTile(const std::string& name, SrcLoc loc, Pieces& p,
