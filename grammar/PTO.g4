@@ -91,28 +91,31 @@ item
   : moduleOp
   | funcOp
   | kernelOp
+  | locAlias
   | stmt
   ;
 
-moduleOp : 'module' SYMBOL? ('attributes' attrDict)? '{' item* '}' ;
+moduleOp : 'module' SYMBOL? ('attributes' attrDict)? '{' item* '}' LOC? ;
+
+// MLIR debug locations (docs/language.md, "Debug locations"): `loc(...)` is one LOC token, read by
+// asm/parse/Locations.cpp; `#loc3 = loc(...)` defines an alias, before or after the module.
+locAlias : HASH_ID '=' LOC ;
 
 funcOp
   : 'func.func' visibility=('private' | 'public')? SYMBOL '(' (funcArg (',' funcArg)*)? ')'
-    funcResults? ('attributes' attrDict)? region?
+    funcResults? ('attributes' attrDict)? region? LOC?
   ;
-funcArg : (VALUE_ID ':')? type attrDict? ;
+funcArg : (VALUE_ID ':')? type attrDict? LOC? ;
 funcResults : '->' (type | '(' (type (',' type)*)? ')') ;
 
 // Hand-written PTO-AS kernels: `kernel @name(%x: !pto.ptr<f32>, %n: index) { ... }`.
-kernelOp : 'kernel' SYMBOL '(' (funcArg (',' funcArg)*)? ')' ('attributes' attrDict)? region ;
+kernelOp : 'kernel' SYMBOL '(' (funcArg (',' funcArg)*)? ')' ('attributes' attrDict)? region LOC? ;
 
 region : '{' blockLabel? stmt* '}' ;
 blockLabel : CARET_ID ('(' (funcArg (',' funcArg)*)? ')')? ':' ;
 
 stmt
-  : (resultList '=')? (scfFor | scfIf | scfWhile | genericOp)
-  | section
-  | blockInsn
+  : ((resultList '=')? (scfFor | scfIf | scfWhile | genericOp) | section | blockInsn) LOC?
   ;
 
 resultList : resultGroup (',' resultGroup)* ;
@@ -262,6 +265,9 @@ BANG_ID : '!' ID_START ID_CHAR* ;
 CARET_ID : '^' ID_CHAR+ ;
 IDENT : ID_START ID_CHAR* ;
 STRING : '"' (~["\\\r\n] | '\\' .)* '"' ;
+// A whole debug location on one line, its parentheses balanced (strings may hold any of them).
+LOC : 'loc(' LOC_PART* ')' ;
+fragment LOC_PART : ~[()"\r\n] | '"' (~["\\\r\n] | '\\' .)* '"' | '(' LOC_PART* ')' ;
 
 ARROW : '->' ;
 LINE_COMMENT : '//' ~[\r\n]* -> skip ;

@@ -140,7 +140,8 @@ std::shared_ptr<const BuiltCfg> buildFunctionCfg(const obj::ObjectFile& ob, uint
   return b;
 }
 
-SourceLines::SourceLines(const obj::ObjectFile& o) : lines_(o.lines) {
+SourceLines::SourceLines(const obj::ObjectFile& o, bool ptoPositions)
+    : lines_(o.lines), ptoPositions_(ptoPositions) {
   auto byOffset = [](const obj::LineEntry& a, const obj::LineEntry& b) {
     return a.textOffset < b.textOffset;
   };
@@ -161,17 +162,20 @@ void SourceLines::appendTo(std::string& s, uint64_t off) const {
                              [](uint64_t o, const obj::LineEntry& l) { return o < l.textOffset; });
   if (it == lines_.begin()) return;
   --it;
+  const bool frontend = !ptoPositions_ && !it->frontend.empty();
+  if (frontend) s += it->frontend + " [";
   char num[16];
   s += it->file;
   for (uint32_t v : {it->line, it->col}) {
     s += ':';
     s.append(num, std::to_chars(num, num + sizeof num, v).ptr);
   }
+  if (frontend) s += ']';
 }
 
 const SourceLines& LinkContext::lines(size_t o) {
   if (lines_.size() < inputs.size()) lines_.resize(inputs.size());
-  if (!lines_[o]) lines_[o] = std::make_unique<SourceLines>(inputs[o].obj);
+  if (!lines_[o]) lines_[o] = std::make_unique<SourceLines>(inputs[o].obj, opts.ptoPositions);
   return *lines_[o];
 }
 

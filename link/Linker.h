@@ -28,6 +28,7 @@ struct LinkOptions {
   std::optional<isa::Arch> arch;    // --arch: every object must be for this arch
   SyncMode sync = SyncMode::Auto;   // --auto-sync / --no-auto-sync (docs/sync.md)
   bool allowRaces = false;          // --allow-races: a race is a warning, not an error
+  bool ptoPositions = false;        // --pto-positions: report .pto positions only, no frontend's
   /// Keep --auto-sync's log of what it inserted where (LinkResult::syncLog, the map's "Auto-sync"
   /// section): a line per inserted pair, which pto-ld spells only when it writes a map.
   bool syncLog = true;

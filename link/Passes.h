@@ -50,18 +50,20 @@ std::string opName(const FunctionCfg& cfg, uint32_t b);
 /// The name prefix of the events --auto-sync inserts.
 inline constexpr std::string_view kAutoPrefix = "auto.";
 
-/// Source locations of one object's words (.pto.lines): "file:line:col", or "" before the first.
-/// Reads the object's own table when it is in address order (as written), which `o` must outlive;
-/// only an unsorted one is copied.
+/// Source locations of one object's words (.pto.lines): "file:line:col", or "" before the first;
+/// a word with a frontend location (MLIR debug info) reads "rope.py:23:8 [file:line:col]" unless
+/// ptoPositions. Reads the object's own table when it is in address order (as written), which
+/// `o` must outlive; only an unsorted one is copied.
 class SourceLines {
 public:
-  explicit SourceLines(const obj::ObjectFile& o);
+  explicit SourceLines(const obj::ObjectFile& o, bool ptoPositions = false);
   std::string at(uint64_t off) const;
   void appendTo(std::string& s, uint64_t off) const; // at(off), appended to `s`
 
 private:
   std::vector<obj::LineEntry> sortedCopy_;
   std::span<const obj::LineEntry> lines_;
+  bool ptoPositions_ = false;
 };
 
 /// One defined function of the inputs, in image order, with what the passes found about it.

@@ -283,7 +283,7 @@ std::vector<uint8_t> writeLines(const std::vector<LineEntry>& lines, StrTab& str
     o.u32(strs.add(l.file));
     o.u32(l.line);
     o.u32(l.col);
-    o.u32(0);
+    o.u32(l.frontend.empty() ? 0 : strs.add(l.frontend));
   }
   return std::move(o.bytes);
 }
@@ -300,11 +300,15 @@ std::optional<std::string> readLines(const std::vector<uint8_t>& section,
     auto file = strAt(strtab, in.u32());
     l.line = in.u32();
     l.col = in.u32();
-    in.u32();
+    auto frontend = strAt(strtab, in.u32());
     if (!file)
       in.fail("line entry " + std::to_string(i) + " has a bad file name offset");
     else
       l.file = *file;
+    if (!frontend)
+      in.fail("line entry " + std::to_string(i) + " has a bad frontend location offset");
+    else
+      l.frontend = *frontend;
     if (l.textOffset > textSize) in.fail("line entry " + std::to_string(i) + " points past .text");
     lines.push_back(std::move(l));
   }

@@ -111,6 +111,9 @@ struct LineEntry {
   uint64_t textOffset = 0;
   std::string file;
   uint32_t line = 0, col = 0;
+  // The frontend's location of the op (MLIR debug info, docs/object-format.md 2.4): empty when
+  // none.
+  std::string frontend;
   bool operator==(const LineEntry&) const = default;
 };
 

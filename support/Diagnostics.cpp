@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <ostream>
 
 namespace pto::as {
@@ -14,6 +15,42 @@ SourceFile::SourceFile(std::string name, std::string text)
   const char* const end = begin + text_.size();
   for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, '\n', end - p)));)
     lineStarts_.push_back(static_cast<size_t>(++p - begin));
+  bool loneCr = false;
+  for (const char* p = begin;
+       !loneCr && (p = static_cast<const char*>(std::memchr(p, '\r', end - p))); ++p)
+    loneCr = p + 1 == end || p[1] != '\n';
+  if (!loneCr) return;
+  displayStarts_.push_back(0);
+  for (size_t i = 0; i < text_.size(); ++i)
+    if (text_[i] == '\n' || (text_[i] == '\r' && (i + 1 == text_.size() || text_[i + 1] != '\n')))
+      displayStarts_.push_back(i + 1);
+}
+
+SrcLoc SourceFile::displayLoc(SrcLoc loc) const {
+  if (displayStarts_.empty() || !loc.valid() || loc.line > lineStarts_.size()) return loc;
+  // The byte offset of the column (columns count code points), then its line and column again.
+  size_t at = lineStarts_[loc.line - 1];
+  for (uint32_t c = 1; c < loc.col && at < text_.size() && text_[at] != '\n'; ++c)
+    do
+      ++at;
+    while (at < text_.size() && (static_cast<unsigned char>(text_[at]) & 0xc0) == 0x80);
+  auto it = std::upper_bound(displayStarts_.begin(), displayStarts_.end(), at);
+  const size_t start = *(it - 1);
+  uint32_t col = 1;
+  for (size_t i = start; i < at; ++i)
+    if ((static_cast<unsigned char>(text_[i]) & 0xc0) != 0x80) ++col;
+  return {static_cast<uint32_t>(it - displayStarts_.begin()), col, loc.len};
+}
+
+std::string_view SourceFile::displayLineText(uint32_t line) const {
+  if (displayStarts_.empty()) return lineText(line);
+  if (line == 0 || line > displayStarts_.size()) return {};
+  const size_t begin = displayStarts_[line - 1];
+  size_t end = line < displayStarts_.size() ? displayStarts_[line] : text_.size();
+  std::string_view s(text_.data() + begin, end - begin);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
 }
 
 std::string_view SourceFile::lineText(uint32_t line) const {
@@ -45,15 +82,14 @@ void DiagEngine::report(Severity sev, SrcLoc loc, const std::string& msg) {
     ++warnings_;
   }
   if (suppressed_) return;
-  std::string text = format(sev, loc, msg);
   if (!deferred_) {
-    out_ << text;
+    out_ << format(sev, loc, msg);
     return;
   }
   if (sev == Severity::Note && !pending_.empty())
-    pending_.back().text += text;
+    pending_.back().notes.emplace_back(loc, msg);
   else
-    pending_.push_back({loc, std::move(text)});
+    pending_.push_back({loc, sev, msg, {}});
 }
 
 void DiagEngine::releaseHeld() {
@@ -68,28 +104,86 @@ void DiagEngine::flush() {
   std::stable_sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
     return std::pair(a.loc.line, a.loc.col) < std::pair(b.loc.line, b.loc.col);
   });
-  for (const Pending& p : pending_)
-    out_ << p.text;
+  for (const Pending& p : pending_) {
+    out_ << format(p.sev, p.loc, p.msg);
+    for (const auto& [loc, msg] : p.notes)
+      out_ << format(Severity::Note, loc, msg);
+  }
   pending_.clear();
 }
 
 namespace {
-/// A control character as printable text ("\x1b"), so that a diagnostic never sends raw escape
-/// sequences from the input to the terminal. Tabs stay (the caret line copies them).
-std::string visible(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  if ((u < 0x20 && c != '\t') || u == 0x7f) {
-    static const char* hex = "0123456789abcdef";
-    return std::string("\\x") + hex[u >> 4] + hex[u & 15];
+/// One character of `s` at `i` as a terminal may safely show it, and its length in bytes: C0
+/// controls, DEL, the C1 controls (U+0080..U+009F, U+009B among them: a one-character CSI) and
+/// bytes that are not UTF-8 become escapes ("\x1b", "\u009b"), so a diagnostic never sends
+/// escape sequences from the input to the terminal. Tabs stay (the caret line copies them).
+std::pair<std::string, size_t> visibleChar(std::string_view s, size_t i) {
+  static const char* hex = "0123456789abcdef";
+  const auto u = static_cast<unsigned char>(s[i]);
+  auto byteEscape = [&] { return std::string("\\x") + hex[u >> 4] + hex[u & 15]; };
+  if (u < 0x80) {
+    if ((u < 0x20 && u != '\t') || u == 0x7f) return {byteEscape(), 1};
+    return {std::string(1, s[i]), 1};
   }
-  return std::string(1, c);
+  // A UTF-8 sequence: its length from the lead byte, continuation bytes, no overlong form, no
+  // surrogate, at most U+10FFFF.
+  const size_t n = u >= 0xf0 ? 4 : u >= 0xe0 ? 3 : u >= 0xc0 ? 2 : 0;
+  if (n == 0 || i + n > s.size() || u > 0xf4) return {byteEscape(), 1};
+  uint32_t cp = u & (0x7f >> n);
+  for (size_t k = 1; k < n; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xc0) != 0x80) return {byteEscape(), 1};
+    cp = (cp << 6) | (c & 0x3f);
+  }
+  static const uint32_t minimum[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < minimum[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {byteEscape(), 1};
+  if (cp <= 0x9f) {
+    std::string e = "\\u00";
+    e += hex[cp >> 4];
+    e += hex[cp & 15];
+    return {e, n};
+  }
+  return {std::string(s.substr(i, n)), n};
+}
+
+/// A message with every run of more than kLongWord characters without a space (a huge token
+/// quoted whole) cut to its first kLongWord characters and "...", so a report stays a line wide.
+std::string shortenLongWords(std::string text) {
+  constexpr size_t kLongWord = 100;
+  std::string out;
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\n') {
+      run = 0;
+    } else if ((static_cast<unsigned char>(c) & 0xc0) != 0x80 && ++run > kLongWord) {
+      // Skip to the end of the run; its last character (a closing quote) stays.
+      size_t end = text.find_first_of(" \n", i);
+      if (end == std::string::npos) end = text.size();
+      out += "...";
+      if (end - i > 1 && (text[end - 1] == '\'' || text[end - 1] == '"')) out += text[end - 1];
+      i = end - 1;
+      run = 0;
+      continue;
+    }
+    out += c;
+  }
+  return out;
 }
 
 std::string visibleText(std::string_view s, bool keepNewlines) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s)
-    out += keepNewlines && c == '\n' ? std::string(1, c) : visible(c);
+  for (size_t i = 0; i < s.size();) {
+    if (keepNewlines && s[i] == '\n') {
+      out += '\n';
+      ++i;
+      continue;
+    }
+    auto [v, n] = visibleChar(s, i);
+    out += v;
+    i += n;
+  }
   return out;
 }
 } // namespace
@@ -99,38 +193,66 @@ std::string DiagEngine::format(Severity sev, SrcLoc loc, const std::string& msg)
   const char* label = sev == Severity::Error     ? "error"
                       : sev == Severity::Warning ? "warning"
                                                  : "note";
+  if (locator_ && loc.valid()) {
+    std::vector<std::string> places = locator_->placesAt(loc);
+    if (!places.empty()) {
+      // The frontend's place first, then its callers, then the .pto line with its caret.
+      out += visibleText(places[0], false) + ": " + label + ": " +
+             shortenLongWords(visibleText(msg, true)) + '\n';
+      for (size_t i = 1; i < places.size(); ++i)
+        out += "note: called from " + visibleText(places[i], false) + '\n';
+      return out + formatPlain(Severity::Note, loc, "in the .pto here");
+    }
+  }
+  return formatPlain(sev, loc, msg);
+}
+
+std::string DiagEngine::formatPlain(Severity sev, SrcLoc loc, const std::string& msg) const {
+  std::string out;
+  const char* label = sev == Severity::Error     ? "error"
+                      : sev == Severity::Warning ? "warning"
+                                                 : "note";
+  loc = file_.displayLoc(loc);
   out += visibleText(file_.name(), false);
   if (loc.valid()) out += ':' + std::to_string(loc.line) + ':' + std::to_string(loc.col);
-  out += std::string(": ") + label + ": " + visibleText(msg, true) + '\n';
+  out += std::string(": ") + label + ": " + shortenLongWords(visibleText(msg, true)) + '\n';
   if (!loc.valid()) return out;
-  std::string_view line = file_.lineText(loc.line);
-  // A very long line (minified or garbage input) is shown as a window around the column.
-  constexpr size_t kLongLine = 4096, kWindow = 512;
+  std::string_view line = file_.displayLineText(loc.line);
+  // The line as a terminal shows it, characters counted as the columns are (one per code point):
+  // a long line (minified or garbage input, a huge token) is shown as a window of about a
+  // terminal's width around the column.
+  constexpr size_t kLongLine = 4096;
+  constexpr uint32_t kWindow = 80;
+  const bool window = line.size() > kLongLine;
+  const uint32_t first = window && loc.col > kWindow ? loc.col - kWindow : 1;
+  const uint32_t last = window ? loc.col + std::min<uint32_t>(loc.len, kWindow) + kWindow / 2
+                               : std::numeric_limits<uint32_t>::max();
   std::string shown, caret;
-  if (line.size() > kLongLine && loc.col > 0) {
-    const size_t at = std::min<size_t>(loc.col - 1, line.size());
-    const size_t begin = at > kWindow ? at - kWindow : 0;
-    const size_t end = std::min(line.size(), at + kWindow);
-    if (begin > 0) {
-      shown = "...";
-      caret = "   ";
+  if (first > 1) {
+    shown = "...";
+    caret = "   ";
+  }
+  uint32_t col = 1;
+  size_t i = 0;
+  for (; i < line.size() && col <= last; ++col) {
+    auto [v, n] = visibleChar(line, i);
+    if (col >= first) {
+      shown += v;
+      // The caret line copies tabs so that the caret lines up under tab-indented source; an
+      // escaped character takes as many columns as its escape, any other character one.
+      const size_t width = static_cast<unsigned char>(v[0]) >= 0x80 ? 1 : v.size();
+      if (col < loc.col)
+        caret += line[i] == '\t' ? std::string(1, '\t') : std::string(width, ' ');
+      else if (col == loc.col)
+        caret += '^' + std::string(width - 1, '~');
+      else if (col < loc.col + loc.len)
+        caret += std::string(width, '~');
     }
-    line = line.substr(begin, end - begin);
-    loc.col = static_cast<uint32_t>(at - begin + 1);
+    i += n;
   }
-  for (size_t i = 0; i < line.size(); ++i) {
-    std::string v = visible(line[i]);
-    shown += v;
-    // The caret line copies tabs so that the caret lines up under tab-indented source; an
-    // escaped character takes as many columns as its escape.
-    if (i + 1 < loc.col)
-      caret += line[i] == '\t' ? std::string(1, '\t') : std::string(v.size(), ' ');
-  }
+  if (i < line.size()) shown += "...";
+  if (col <= loc.col) caret += '^'; // the column is at or past the end of the line
   out += shown + '\n';
-  caret += '^';
-  size_t room = line.size() >= loc.col ? line.size() - loc.col : 0;
-  size_t tildes = std::min<size_t>(loc.len > 0 ? loc.len - 1 : 0, room);
-  caret.append(tildes, '~');
   return out + caret + '\n';
 }
 

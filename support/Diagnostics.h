@@ -25,14 +25,28 @@ public:
   const std::string& text() const { return text_; }
   std::string_view lineText(uint32_t line) const;
   size_t numLines() const { return lineStarts_.size(); }
+  /// The lexer counts lines by '\n' (as ANTLR does); a report counts them as compilers do, a
+  /// lone '\r' ending a line too (CRLF is one end). The same place in those terms, and the text
+  /// of such a line; the identity unless the text has a lone '\r'.
+  SrcLoc displayLoc(SrcLoc loc) const;
+  std::string_view displayLineText(uint32_t line) const;
 
 private:
   std::string name_;
   std::string text_;
   std::vector<size_t> lineStarts_;
+  std::vector<size_t> displayStarts_; // only when the text has a lone '\r'
 };
 
 enum class Severity { Error, Warning, Note };
+
+/// Where the frontend's source is for a place in the .pto (MLIR debug locations): the position a
+/// person reads first ("rope.py:23:8"), then the callers, innermost first; empty when unknown.
+class FrontendLocator {
+public:
+  virtual ~FrontendLocator() = default;
+  virtual std::vector<std::string> placesAt(SrcLoc loc) const = 0;
+};
 
 class DiagEngine {
 public:
@@ -51,6 +65,10 @@ public:
   /// Whether the error limit has been passed (later errors are only counted).
   bool errorLimitReached() const { return suppressed_; }
   const SourceFile& file() const { return file_; }
+  /// With a locator, a report on a .pto place that has a debug location starts with that
+  /// location ("rope.py:23:8: error: ..."), a note names the .pto line with its caret, and each
+  /// caller adds "note: called from ...". Deferred reports use the locator set when flushed.
+  void setLocator(const FrontendLocator* locator) { locator_ = locator; }
   /// Deferred mode: diagnostics are kept and printed by flush() in source order (a note stays
   /// with the error or warning before it), so build-time and verify-time errors interleave.
   void setDeferred(bool on) { deferred_ = on; }
@@ -75,9 +93,12 @@ private:
   bool warningsAreErrors_ = false;
   bool suppressed_ = false;
   bool deferred_ = false;
+  const FrontendLocator* locator_ = nullptr;
   struct Pending {
     SrcLoc loc;
-    std::string text;
+    Severity sev;
+    std::string msg;
+    std::vector<std::pair<SrcLoc, std::string>> notes; // formatted when flushed
   };
   std::vector<Pending> pending_;
   struct Held {
@@ -88,6 +109,7 @@ private:
   bool holding_ = false;
   std::vector<Held> held_;
   std::string format(Severity sev, SrcLoc loc, const std::string& msg) const;
+  std::string formatPlain(Severity sev, SrcLoc loc, const std::string& msg) const;
 };
 
 } // namespace pto::as

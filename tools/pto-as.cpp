@@ -3,6 +3,7 @@
 #include "asm/codegen/RecordExtents.h"
 #include "asm/ir/Verifier.h"
 #include "asm/mc/BlockAsm.h"
+#include "asm/parse/Locations.h"
 #include "asm/parse/Parser.h"
 #include "obj/Object.h"
 #include "support/FileIO.h"
@@ -61,6 +62,10 @@ int main(int argc, char** argv) {
   app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
   app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
   app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
+  bool ptoPositions = false;
+  app.add_flag("--pto-positions", ptoPositions,
+               "Report .pto positions only, not the MLIR debug locations (loc(...)) the module "
+               "carries: for people who edit the .pto by hand");
   CLI11_PARSE(app, argc, argv);
   if (output.empty()) // like cc -c: k.pto -> k.o in the current directory; IR to stdout
     output = emit == "ir"   ? "-"
@@ -112,6 +117,19 @@ int main(int argc, char** argv) {
 
   pto::as::assumeOneParserThread(); // pto-as parses one file on this thread
   auto module = pto::as::parseModule(src, diags, archFlag);
+  // Reports lead with the module's debug locations (docs/language.md, "Debug locations").
+  std::optional<pto::as::ModuleLocator> locator;
+  if (module && !ptoPositions) {
+    locator.emplace(*module);
+    diags.setLocator(&*locator);
+  }
+  struct LocatorGuard { // the last reports are flushed while the module is alive
+    pto::as::DiagEngine& diags;
+    ~LocatorGuard() {
+      diags.flush();
+      diags.setLocator(nullptr);
+    }
+  } locatorGuard{diags};
   if (module) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     pto::as::verifyModule(*module, arch, diags);

@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
                "Say which sync mode each function got and what was inserted");
   app.add_flag("--allow-races", allowRaces,
                "Report a race (a dependency between pipes that no event orders) as a warning");
+  bool ptoPositions = false;
+  app.add_flag("--pto-positions", ptoPositions,
+               "Report .pto positions only, not the frontend's debug locations the objects carry");
   app.add_option("--arch", archText, "Require objects for this arch: a2a3 or a5")
       ->check(CLI::IsMember({"a2a3", "a2", "a3", "a5"}));
   // GNU ld spells it -Map=file: accept that form too.
@@ -92,6 +95,7 @@ int main(int argc, char** argv) {
               : noAutoSync ? pto::link::SyncMode::Check
                            : pto::link::SyncMode::Auto;
   opts.allowRaces = allowRaces;
+  opts.ptoPositions = ptoPositions;
   opts.syncLog = !mapFile.empty();
   if (!archText.empty()) opts.arch = pto::isa::parseArch(archText);
   std::vector<pto::link::InputObject> objects;

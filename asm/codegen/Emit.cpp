@@ -56,7 +56,7 @@ void FunctionLowering::layout() {
       ok_ = false;
       return;
     }
-    if (m.loc.valid()) lines_.push_back({addr[i], obj_source_, m.loc.line, m.loc.col});
+    if (m.loc.valid()) lines_.push_back({addr[i], obj_source_, m.loc.line, m.loc.col, {}});
     if (!m.callee.empty()) {
       obj::Reloc r;
       r.offset = addr[i];

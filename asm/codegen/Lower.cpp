@@ -692,6 +692,8 @@ std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, 
   obj::ObjectFile obj;
   obj.arch = arch;
   bool ok = true;
+  // Each line entry records its op's debug location beside the .pto position.
+  const std::vector<uint32_t> frontByLine = ir::frontLocsByLine(m);
   for (size_t i = 0; i < m.functions.size(); ++i) {
     FunctionLowering fl(*m.functions[i], static_cast<uint32_t>(i), arch, diags, obj);
     fl.setSourceName(m.fileName);
@@ -711,6 +713,7 @@ std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, 
     }
     for (obj::LineEntry l : fl.lines()) {
       l.textOffset += base;
+      if (l.line < frontByLine.size()) l.frontend = m.placeLine(frontByLine[l.line]);
       obj.lines.push_back(l);
     }
     obj.functions.push_back(std::move(f));

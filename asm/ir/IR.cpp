@@ -246,12 +246,17 @@ namespace {
 class Printer {
 public:
   std::string module(const Module& m) {
+    mod_ = &m;
     out_ << "module";
     if (!m.attrs.empty()) out_ << " attributes " << attrDict(m.attrs);
     out_ << " {\n";
     for (const auto& f : m.functions)
       function(*f);
-    out_ << "}\n";
+    out_ << "}" << loc(m.frontLoc) << "\n";
+    // The aliases after the module, as MLIR prints them; each location keeps its text, so the
+    // printed IR refers to them as the source did.
+    for (const LocAlias& a : m.locAliases)
+      out_ << "#" << a.name << " = " << m.frontLocText(a.loc) << "\n";
     return out_.str();
   }
 
@@ -264,7 +269,7 @@ private:
     line() << "func.func " << (f.isPrivate ? "private " : "") << "@" << f.name << "(";
     for (size_t i = 0; i < f.body.args.size(); ++i) {
       ValueId a = f.body.args[i];
-      out_ << (i ? ", " : "") << name(a) << ": " << toString(f.type(a));
+      out_ << (i ? ", " : "") << name(a) << ": " << toString(f.type(a)) << loc(f.value(a).frontLoc);
     }
     out_ << ")";
     if (!f.resultTypes.empty()) {
@@ -275,12 +280,18 @@ private:
     }
     if (!f.attrs.empty()) out_ << " attributes " << attrDict(f.attrs);
     if (f.isDeclaration) {
-      out_ << "\n";
+      out_ << loc(f.frontLoc) << "\n";
       return;
     }
     out_ << " {\n";
     region(f.body);
-    line() << "}\n";
+    line() << "}" << loc(f.frontLoc) << "\n";
+  }
+
+  /// " loc(...)" for a location index, as written; empty for none.
+  std::string loc(uint32_t id) const {
+    if (id == 0) return {};
+    return " " + std::string(mod_->frontLocText(id));
   }
 
   std::ostream& line() {
@@ -354,8 +365,14 @@ private:
 
   void region(const Region& r) {
     ++indent_;
-    for (const auto& op : r.ops)
+    for (const auto& op : r.ops) {
       this->op(*op);
+      // The location goes at the end of the op's last line (after its regions' closing brace).
+      if (op->frontLoc != 0) {
+        out_.seekp(-1, std::ios_base::cur);
+        out_ << loc(op->frontLoc) << "\n";
+      }
+    }
     --indent_;
   }
 
@@ -625,12 +642,73 @@ private:
 
   std::ostringstream out_;
   const Function* fn_ = nullptr;
+  const Module* mod_ = nullptr;
   int indent_ = 0;
   std::map<ValueId, std::string> names_;
   std::set<std::string> used_;
 };
 
 } // namespace
+
+uint32_t Module::addFrontLoc(std::string_view text, SrcLoc at) {
+  FrontendLoc l;
+  l.textBegin = static_cast<uint32_t>(locText.size());
+  l.textLen = static_cast<uint32_t>(text.size());
+  l.at = at;
+  locText += text;
+  frontLocs.push_back(l);
+  return static_cast<uint32_t>(frontLocs.size() - 1);
+}
+
+std::string Module::posText(FrontendPos p) const {
+  if (!p.known()) return {};
+  std::string s = locFiles[p.file - 1] + ':' + std::to_string(p.line);
+  if (p.col != 0) s += ':' + std::to_string(p.col);
+  return s;
+}
+
+std::vector<std::string> Module::placeTexts(uint32_t id) const {
+  std::vector<std::string> out;
+  if (id == 0 || !frontLocs[id].pos.known()) return out;
+  const FrontendLoc& l = frontLocs[id];
+  out.push_back(posText(l.pos));
+  for (uint32_t i = 0; i < l.callersCount; ++i)
+    out.push_back(posText(locCallers[l.callersBegin + i]));
+  return out;
+}
+
+std::string Module::placeLine(uint32_t id) const {
+  std::vector<std::string> places = placeTexts(id);
+  if (places.empty()) return {};
+  std::string s = places[0];
+  for (size_t i = 1; i < places.size(); ++i)
+    s += (i == 1 ? " (called from " : ", called from ") + places[i];
+  if (places.size() > 1) s += ')';
+  return s;
+}
+
+std::vector<uint32_t> frontLocsByLine(const Module& m) {
+  std::vector<uint32_t> byLine;
+  auto mark = [&](SrcLoc loc, uint32_t id) {
+    if (id == 0 || !loc.valid() || !m.frontLocs[id].pos.known()) return;
+    if (byLine.size() <= loc.line) byLine.resize(loc.line + 1, 0);
+    if (byLine[loc.line] == 0) byLine[loc.line] = id;
+  };
+  for (const auto& f : m.functions) {
+    mark(f->loc, f->frontLoc);
+    for (const Value& v : f->values)
+      mark(v.loc, v.frontLoc);
+    walk(f->body, [&](const Op& op) { mark(op.loc, op.frontLoc); });
+  }
+  // What the IR does not hold (an op the builder refused) is found by the line of its location;
+  // an alias definition stands for no op.
+  std::vector<bool> alias(m.frontLocs.size(), false);
+  for (const LocAlias& a : m.locAliases)
+    alias[a.loc] = true;
+  for (uint32_t id = 1; id < m.frontLocs.size(); ++id)
+    if (!alias[id]) mark(m.frontLocs[id].at, id);
+  return byLine;
+}
 
 std::string print(const Module& m) {
   return Printer().module(m);

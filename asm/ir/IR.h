@@ -83,13 +83,39 @@ struct Type {
 /// Canonical text of a type, as pto-as --emit=ir prints it (compact tile_buf syntax).
 std::string toString(const Type& t);
 
+/// A position in the frontend's source (an MLIR FileLineColLoc): `file` is 1-based into
+/// Module::locFiles (0: none known, as for loc(unknown) or a name without a child).
+struct FrontendPos {
+  uint32_t file = 0;
+  uint32_t line = 0, col = 0;
+  bool known() const { return file != 0; }
+};
+
+/// One MLIR debug location as written (`loc(#loc3)`, `loc("rope.py":23:8)`, ...): its text in
+/// Module::locText, where the .pto has it, and what it resolves to (docs/language.md, "Debug
+/// locations"): the position a person reads first and, for a callsite, its callers, innermost
+/// first (Module::locCallers[callersBegin, callersBegin + callersCount)).
+struct FrontendLoc {
+  uint32_t textBegin = 0, textLen = 0;
+  SrcLoc at;
+  FrontendPos pos;
+  uint32_t callersBegin = 0, callersCount = 0;
+};
+
+/// `#name = loc(...)`: printed back after the module, as MLIR prints it.
+struct LocAlias {
+  std::string name; // without '#'
+  uint32_t loc = 0; // index into Module::frontLocs
+};
+
 using ValueId = uint32_t;
 inline constexpr ValueId kNoValue = ~0u;
 
 struct Value {
   std::string name; // without '%'
   Type type;
-  SrcLoc loc; // where it is defined
+  SrcLoc loc;            // where it is defined
+  uint32_t frontLoc = 0; // index into Module::frontLocs (0: none); function and block arguments
 };
 
 /// A named attribute kept as canonical text (printed back and re-parsed by pto-as).
@@ -199,6 +225,7 @@ struct Op {
   ViewLayout layout = ViewLayout::Inferred; // MakeTensorView, ReinterpretCast
   std::vector<int64_t> ints; // small integer payload (subset sizes, view shape counts)
   SrcLoc typeLoc;            // the type annotation, for type errors
+  uint32_t frontLoc = 0;     // its debug location: index into Module::frontLocs (0: none)
   // sync
   isa::Pipe srcPipe = isa::Pipe::All, dstPipe = isa::Pipe::All;
   EventRef event;
@@ -212,13 +239,14 @@ struct Function {
   bool isDeclaration = false;
   bool isPrivate = false;
   bool isFragment = false; // synthesised from bare top-level statements
+  uint32_t frontLoc = 0;   // index into Module::frontLocs (0: none)
   std::vector<NamedAttr> attrs;
   std::vector<Type> resultTypes;
   Region body;               // body.args are the function arguments
   std::vector<Value> values; // indexed by ValueId
 
   ValueId addValue(std::string name, Type type, SrcLoc loc) {
-    values.push_back({std::move(name), std::move(type), loc});
+    values.push_back({std::move(name), std::move(type), loc, 0});
     return static_cast<ValueId>(values.size() - 1);
   }
   const Value& value(ValueId id) const { return values[id]; }
@@ -232,7 +260,34 @@ struct Module {
   std::optional<isa::Arch> targetArch; // from pto.target_arch
   SrcLoc targetArchLoc;
   std::vector<std::unique_ptr<Function>> functions;
+  // MLIR debug locations. frontLocs[0] stands for "none"; the texts are stored back to back in
+  // locText (a module may carry a million of them), the file names once each.
+  std::vector<FrontendLoc> frontLocs = std::vector<FrontendLoc>(1);
+  std::string locText;
+  std::vector<std::string> locFiles;
+  std::vector<FrontendPos> locCallers;
+  std::vector<LocAlias> locAliases;
+  uint32_t frontLoc = 0; // the module's own
+  /// Records a location's text; returns its index into frontLocs.
+  uint32_t addFrontLoc(std::string_view text, SrcLoc at);
+  std::string_view frontLocText(uint32_t id) const {
+    const FrontendLoc& l = frontLocs[id];
+    return std::string_view(locText).substr(l.textBegin, l.textLen);
+  }
+  /// `file:line:col` (`file:line` without a column); empty when unknown.
+  std::string posText(FrontendPos p) const;
+  /// A resolved location as reports show it: its position, then each caller's, innermost first;
+  /// empty when it has no position.
+  std::vector<std::string> placeTexts(uint32_t id) const;
+  /// The same on one line, as the object's line table records it: `rope.py:23:8` or
+  /// `rope.py:23:8 (called from model.py:88:2)`; empty when it has no position.
+  std::string placeLine(uint32_t id) const;
 };
+
+/// The .pto line of each op, argument, function and module with a debug location that has a
+/// position -> its index into Module::frontLocs (0: none; the first one on a line wins), and the
+/// lines of locations whose op is not in the IR. Indexed by line, sized to the last such line.
+std::vector<uint32_t> frontLocsByLine(const Module& m);
 
 /// Calls fn(op) for every op in the region, depth first, in program order.
 template <typename Fn> void walk(const Region& r, Fn&& fn) {

@@ -386,8 +386,11 @@ void Assembler::relocDirective(const std::vector<Token>& t) {
 }
 
 void Assembler::locDirective(const std::vector<Token>& t) {
-  if (!expectCount(t, 2, "'.loc <file>:<line>:<col>'")) return;
-  if (t.size() > 2) return error(at(t[2]), "unexpected '" + t[2].value + "'");
+  if (!expectCount(t, 2, "'.loc <file>:<line>:<col> [\"frontend location\"]'")) return;
+  // An optional quoted third operand: the frontend's location (docs/object-format.md 2.4).
+  const bool frontend = t.size() == 3 && t[2].quoted && t[2].suffix.empty();
+  if (t.size() > 3 || (t.size() == 3 && !frontend))
+    return error(at(t[t.size() > 3 ? 3 : 2]), "unexpected '" + t[t.size() > 3 ? 3 : 2].value + "'");
   const Token& tok = t[1];
   obj::LineEntry l;
   l.textOffset = obj_.text.size();
@@ -413,6 +416,7 @@ void Assembler::locDirective(const std::vector<Token>& t) {
     return error(at(tok), "expected <file>:<line>:<col> with numeric line and column");
   l.line = static_cast<uint32_t>(*lineNo);
   l.col = static_cast<uint32_t>(*colNo);
+  if (frontend) l.frontend = t[2].value;
   obj_.lines.push_back(std::move(l));
 }
 

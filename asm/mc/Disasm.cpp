@@ -264,7 +264,10 @@ std::string locText(const obj::LineEntry& l) {
       plain = false;
   if (l.file.find("//") != std::string::npos) plain = false; // would start a comment
   std::string file = plain ? l.file : quoted(l.file);
-  return ".loc " + file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+  std::string text = ".loc " + file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+  // The frontend's location (MLIR debug info), always quoted: pto-as reads it back.
+  if (!l.frontend.empty()) text += " " + quoted(l.frontend);
+  return text;
 }
 
 class SourceCache {
@@ -569,6 +572,7 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
       if (inclusive ? l.textOffset > off : l.textOffset >= off) break;
       if (l.textOffset != off)
         warn("line entry at " + hex0x(l.textOffset) + " is not at an instruction boundary");
+      if (opts.source && !l.frontend.empty()) out += "; from " + quoted(l.frontend) + "\n";
       if (opts.source)
         if (auto text = sources.line(l.file, l.line))
           out += "; " + quoteName('@', l.file).substr(1) + ":" + std::to_string(l.line) + ": " +

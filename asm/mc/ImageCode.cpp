@@ -625,7 +625,8 @@ std::variant<FunctionCode, CodeError> decodeFunction(const Image& img, uint32_t 
   return Decoder(img, function).run();
 }
 
-std::string sourceLocation(const Image& img, uint32_t function, uint64_t offset) {
+std::string sourceLocation(const Image& img, uint32_t function, uint64_t offset,
+                           bool ptoPositions) {
   if (function >= img.functions.size()) return "";
   const Function& fn = img.functions[function];
   const LineEntry* best = nullptr;
@@ -634,7 +635,9 @@ std::string sourceLocation(const Image& img, uint32_t function, uint64_t offset)
         l.textOffset < fn.textOffset + fn.textSize && (!best || l.textOffset >= best->textOffset))
       best = &l;
   if (!best) return "";
-  return best->file + ":" + std::to_string(best->line) + ":" + std::to_string(best->col);
+  std::string pto = best->file + ":" + std::to_string(best->line) + ":" + std::to_string(best->col);
+  if (ptoPositions || best->frontend.empty()) return pto;
+  return best->frontend + " [" + pto + "]";
 }
 
 std::optional<uint32_t> functionAt(const Image& img, uint64_t offset) {

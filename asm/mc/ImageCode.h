@@ -122,7 +122,10 @@ struct CodeError {
 std::variant<FunctionCode, CodeError> decodeFunction(const Image& img, uint32_t function);
 
 /// "file:line:col" of the source op that produced the word at `offset` of `function`, or "".
-std::string sourceLocation(const Image& img, uint32_t function, uint64_t offset);
+/// An op with a frontend location (MLIR debug info) reads "rope.py:23:8 [file:line:col]" unless
+/// ptoPositions.
+std::string sourceLocation(const Image& img, uint32_t function, uint64_t offset,
+                           bool ptoPositions = false);
 
 /// The function whose code starts at `offset` (call targets), or nullopt.
 std::optional<uint32_t> functionAt(const Image& img, uint64_t offset);

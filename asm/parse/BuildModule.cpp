@@ -1,6 +1,7 @@
 // Module structure: modules and their attributes, functions, kernels and fragments, values
 // and scopes, regions and statements, calls and returns.
 #include "asm/parse/BuilderImpl.h"
+#include "asm/parse/Locations.h"
 
 #include <algorithm>
 #include <cctype>
@@ -30,21 +31,30 @@ std::unique_ptr<Module> Builder::finish(P::FileContext* file) {
   for (auto* item : file->item())
     buildItem(item, fragmentStmts);
   if (!fragmentStmts.empty()) buildFragment(fragmentStmts);
+  resolveLocations(*mod_, diags_);
   return std::move(mod_);
 }
 
 void Builder::buildItem(P::ItemContext* item, std::vector<P::StmtContext*>& fragment) {
   if (auto* m = item->moduleOp()) {
     if (m->attrDict() && !streamed_.contains(m)) readModuleAttrs(m->attrDict());
+    if (m->LOC() && mod_->frontLoc == 0) mod_->frontLoc = recordLoc(m->LOC());
     for (auto* sub : m->item())
       buildItem(sub, fragment);
   } else if (auto* f = item->funcOp()) {
     if (!streamed_.contains(f)) buildFunc(f);
   } else if (auto* k = item->kernelOp()) {
     if (!streamed_.contains(k)) buildKernel(k);
+  } else if (auto* a = item->locAlias()) {
+    mod_->locAliases.push_back({a->HASH_ID()->getText().substr(1), recordLoc(a->LOC())});
   } else if (auto* s = item->stmt()) {
     fragment.push_back(s);
   }
+}
+
+uint32_t Builder::recordLoc(antlr4::tree::TerminalNode* loc) {
+  if (!loc) return 0;
+  return mod_->addFrontLoc(loc->getText(), locOf(loc));
 }
 
 void Builder::readModuleAttrs(P::AttrDictContext* dict) {
@@ -133,6 +143,7 @@ void Builder::readArgs(const std::vector<P::FuncArgContext*>& args, Region& regi
         a->VALUE_ID() ? a->VALUE_ID()->getText().substr(1) : "arg" + std::to_string(index);
     SrcLoc loc = a->VALUE_ID() ? locOf(a->VALUE_ID()) : locOf(a->type());
     region.args.push_back(define(name, *ty, loc));
+    fn_->values[region.args.back()].frontLoc = recordLoc(a->LOC());
     ++index;
   }
 }
@@ -141,6 +152,7 @@ void Builder::buildFunc(P::FuncOpContext* f) {
   std::string name = f->SYMBOL()->getText().substr(1);
   Function* fn = beginFunction(name, locOf(f->SYMBOL()));
   fn->isPrivate = f->visibility && f->visibility->getText() == "private";
+  fn->frontLoc = recordLoc(f->LOC());
   fn->attrs = readAttrs(f->attrDict());
   if (auto* r = f->funcResults()) {
     std::vector<P::TypeContext*> rts;
@@ -163,6 +175,7 @@ void Builder::buildFunc(P::FuncOpContext* f) {
 void Builder::buildKernel(P::KernelOpContext* k) {
   Function* fn = beginFunction(k->SYMBOL()->getText().substr(1), locOf(k->SYMBOL()));
   fn->attrs = readAttrs(k->attrDict());
+  fn->frontLoc = recordLoc(k->LOC());
   if (!fn->hasAttr("pto.entry")) fn->attrs.push_back({"pto.entry", ""});
   readArgs(k->funcArg(), fn->body);
   buildRegionBody(k->region(), fn->body, false);
@@ -243,6 +256,7 @@ Op& Builder::emit(OpKind kind, SrcLoc loc, std::string name) {
   op->kind = kind;
   op->loc = loc;
   op->name = std::move(name);
+  op->frontLoc = curFrontLoc_;
   cur().ops.push_back(std::move(op));
   building_ = cur().ops.back().get();
   return *cur().ops.back();
@@ -253,6 +267,7 @@ Op& Builder::emitBefore(OpKind kind, SrcLoc loc, std::string name) {
   op->kind = kind;
   op->loc = loc;
   op->name = std::move(name);
+  op->frontLoc = curFrontLoc_;
   auto& ops = cur().ops;
   if (building_ && !ops.empty() && ops.back().get() == building_) {
     ops.insert(ops.end() - 1, std::move(op));
@@ -319,6 +334,15 @@ void Builder::defineResults(Op& op, const std::vector<ResultName>& names,
 }
 
 void Builder::buildStmt(P::StmtContext* s) {
+  // Every op the statement makes (its materialised constants too) carries its location; the
+  // statements of its regions carry their own.
+  const uint32_t enclosing = curFrontLoc_;
+  curFrontLoc_ = recordLoc(s->LOC());
+  buildStmtBody(s);
+  curFrontLoc_ = enclosing;
+}
+
+void Builder::buildStmtBody(P::StmtContext* s) {
   building_ = nullptr;
   // One pass over the children for the statement's parts (see ruleChild).
   P::ResultListContext* resultList = nullptr;

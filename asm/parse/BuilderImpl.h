@@ -207,6 +207,7 @@ private:
   void defineResults(Op& op, const std::vector<ResultName>& names, const std::vector<Type>& types);
   static std::string opLabel(const Op& op) { return op.name.empty() ? "operation" : op.name; }
   void buildStmt(P::StmtContext* s);
+  void buildStmtBody(P::StmtContext* s);
   std::optional<Type> readType(P::TypeContext* t) { return types_.read(t); }
   void dropOpWithRejectedResults();
   bool expectResults(const std::string& name, SrcLoc loc, const std::vector<ResultName>& results,
@@ -388,6 +389,9 @@ private:
   std::vector<Region*> regions_;
   Op* building_ = nullptr;
   bool resultsRejected_ = false; // this statement's result names did not match its op
+  uint32_t curFrontLoc_ = 0; // the debug location of the statement being built (Module::frontLocs)
+  /// Records a `loc(...)` token's text (read once the whole file is parsed, Locations.h).
+  uint32_t recordLoc(antlr4::tree::TerminalNode* loc);
   std::optional<Type> viewAnnotation_;
   struct Placement {
     int64_t addr;

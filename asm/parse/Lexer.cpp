@@ -403,6 +403,26 @@ template <class Ch> struct Rules {
     }
     return 0;
   }
+  // LOC : 'loc(' LOC_PART* ')' ;
+  // fragment LOC_PART : ~[()"\r\n] | '"' (~["\\\r\n] | '\\' .)* '"' | '(' LOC_PART* ')' ;
+  // The parentheses are counted (a LOC_PART inside a string is skipped by string()).
+  size_t location(size_t i) const {
+    if (!startsWith(i, U"loc(")) return 0;
+    size_t depth = 1;
+    for (size_t j = i + 4; j < n;) {
+      const char32_t c = code(s[j]);
+      if (c == '\r' || c == '\n' || c > kMaxChar) return 0;
+      if (c == '"') {
+        j = string(j);
+        if (j == 0) return 0;
+        continue;
+      }
+      if (c == '(') ++depth;
+      if (c == ')' && --depth == 0) return j + 1;
+      ++j;
+    }
+    return 0;
+  }
   // BANG_TYPE : '!' ID_START ID_CHAR* '<' (~[<>\-] | '-' ~[>])* '>' ;  (k: after ID_CHAR*)
   size_t bangTypeParams(size_t k) const {
     if (at(k) != '<') return 0;
@@ -465,6 +485,7 @@ template <class Ch> std::pair<size_t, size_t> longestMatch(const Rules<Ch>& r, s
     offer(L::IDENT, end);
     if (c == 'B') offer(L::BLOCK_MNEMONIC, r.blockMnemonic(i));
     if (c == 'T') offer(L::TREG, r.treg(i));
+    if (c == 'l') offer(L::LOC, r.location(i));
   } else if (isDigit(c)) {
     offer(L::INT, r.intNumber(i));
     offer(L::FLOAT, r.floatNumber(i));

@@ -118,10 +118,10 @@ obj::ObjectFile sample() {
   o.relocs.push_back({8, obj::RelocType::Tile, 0, 0, ""});
   o.relocs.push_back({eventWord, obj::RelocType::Event, 0, 1, ""});
   o.relocs.push_back({0, obj::RelocType::Call, 0, 0, "external_fn"});
-  o.lines.push_back({0, "vadd.pto", 3, 5});
-  o.lines.push_back({16, "vadd.pto", 4, 5});
-  o.lines.push_back({16, "dir with space/x.pto", 1, 1});
-  o.lines.push_back({o.text.size(), "vadd.pto", 9, 1});
+  o.lines.push_back({0, "vadd.pto", 3, 5, {}});
+  o.lines.push_back({16, "vadd.pto", 4, 5, {}});
+  o.lines.push_back({16, "dir with space/x.pto", 1, 1, {}});
+  o.lines.push_back({o.text.size(), "vadd.pto", 9, 1, {}});
   return o;
 }
 

@@ -48,7 +48,7 @@ obj::ObjectFile sample() {
   o.relocs.push_back({8, obj::RelocType::Tile, 0, 0, ""});
   o.relocs.push_back({4, obj::RelocType::Event, 0, 0, ""});
   o.relocs.push_back({0, obj::RelocType::Call, 0, 0, "external_fn"});
-  o.lines.push_back({0, "vadd.pto", 3, 5});
+  o.lines.push_back({0, "vadd.pto", 3, 5, {}});
   return o;
 }
 
