@@ -144,12 +144,18 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     const TileVal& src = std::get<TileVal>(f.v[op.operands[0]]);
     TileVal t{f.fn->type(op.results[0]).tile, src.offset, 0, 0};
     if (op.kind == OpKind::Subset) {
-      if (src.type.blayout != isa::BLayout::RowMajor || src.type.slayout != isa::SLayout::NoneBox)
-        return unsupported("'pto.subset' of a boxed or column-major tile");
+      if (src.type.slayout != isa::SLayout::NoneBox)
+        return unsupported("'" + op.name + "' of a boxed tile");
+      // A view keeps its parent's pitch (rows per column for a column-major parent).
+      const bool colMajor = src.type.blayout == isa::BLayout::ColMajor;
       const uint64_t r = scalar(f, op.operands[1]), c = scalar(f, op.operands[2]);
-      t.offset += static_cast<uint32_t>((r * static_cast<uint64_t>(src.type.cols) + c) *
-                                        isa::bitWidth(src.type.dtype) / 8);
-      t.type.cols = src.type.cols; // a subset keeps its parent's row pitch
+      const uint64_t element = colMajor ? c * static_cast<uint64_t>(src.type.rows) + r
+                                        : r * static_cast<uint64_t>(src.type.cols) + c;
+      t.offset += static_cast<uint32_t>(element * isa::bitWidth(src.type.dtype) / 8);
+      if (colMajor)
+        t.type.rows = src.type.rows;
+      else
+        t.type.cols = src.type.cols;
     }
     t.validRows = t.type.validRows;
     t.validCols = t.type.validCols;

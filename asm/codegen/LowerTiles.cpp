@@ -330,11 +330,17 @@ void FunctionLowering::lowerView(const Op& op) {
   if (op.kind == OpKind::Subset) {
     auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
     if (!r || !c) return unsupported(op.loc, "'" + op.name + "' with run-time offsets");
-    if (src.blayout != isa::BLayout::RowMajor || src.slayout != isa::SLayout::NoneBox)
-      return unsupported(op.loc, "'" + op.name + "' of a boxed or column-major tile");
-    d.aliasOffset = static_cast<uint32_t>((*r * src.cols + *c) * isa::bitWidth(src.dtype) / 8);
-    // A subset keeps its parent's row pitch: its physical cols are the parent's.
-    d.cols = static_cast<uint32_t>(src.cols);
+    if (src.slayout != isa::SLayout::NoneBox)
+      return unsupported(op.loc, "'" + op.name + "' of a boxed tile");
+    // A view keeps its parent's pitch: a row-major view the parent's columns per row, a
+    // column-major (DN) view the parent's rows per column.
+    const bool colMajor = src.blayout == isa::BLayout::ColMajor;
+    const int64_t element = colMajor ? *c * src.rows + *r : *r * src.cols + *c;
+    d.aliasOffset = static_cast<uint32_t>(element * isa::bitWidth(src.dtype) / 8);
+    if (colMajor)
+      d.rows = static_cast<uint32_t>(src.rows);
+    else
+      d.cols = static_cast<uint32_t>(src.cols);
   }
   addTile(op.results[0], d);
   valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};

@@ -311,13 +311,29 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
   // (`v_row=?` / `v_col=?`).
   if (!subview && !definedByConstant(op.operands[1])) t.validRows = kDynamic;
   if (!subview && !definedByConstant(op.operands[2])) t.validCols = kDynamic;
-  if (subview && !p.arrowTypes.empty() && !subviewResultType(name, t, p.arrowTypes[0])) return;
-  if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::tileOf(t)});
+  const TileType parent = fn_->type(src).tile;
+  if (subview && !p.arrowTypes.empty() && !subviewResultType(name, t, parent, p.arrowTypes[0]))
+    return;
+  if (!expectResults(name, loc, results, 1)) return;
+  defineResults(op, results, {Type::tileOf(t)});
+  // PTOAS (since its subview stride fix) types a view with its parent's rows and columns and
+  // the sizes as its valid shape: `!pto.tile_buf<vec, 16x16xf32, valid=8x8>`. Uses may annotate
+  // the view that way; it names the same bytes.
+  if (subview) boundTileAnnotations_[{fn_, op.results[0]}] = Type::tileOf(parentShaped(t, parent));
+}
+
+/// A view's type as PTOAS writes it: the parent's rows and columns, the view's valid shape.
+TileType Builder::parentShaped(const TileType& view, const TileType& parent) {
+  TileType t = view;
+  t.rows = parent.rows;
+  t.cols = parent.cols;
+  return t;
 }
 
 /// A subview's written result type: the parent's location, element type and layout with the
 /// sizes as its shape (PTOAS's rule); its valid shape, static within the sizes, is the view's.
-bool Builder::subviewResultType(const std::string& name, TileType& t, P::TypeContext* written) {
+bool Builder::subviewResultType(const std::string& name, TileType& t, const TileType& parent,
+                                P::TypeContext* written) {
   auto declared = readType(written);
   if (!declared) return false;
   const SrcLoc at = locOf(written);
@@ -329,10 +345,20 @@ bool Builder::subviewResultType(const std::string& name, TileType& t, P::TypeCon
   TileType expect = t;
   expect.validRows = d.validRows;
   expect.validCols = d.validCols;
-  if (!(d == expect)) {
+  // Either the sizes as its shape (PTOAS before its stride fix) or the parent's shape (after).
+  if (!(d == expect) && !(d == parentShaped(expect, parent))) {
     diags_.error(at, "'" + name + "' result type " + toString(*declared) + " differs from " +
-                         toString(Type::tileOf(t)) +
-                         " (the parent's location, element type and layout, the sizes as shape)");
+                         toString(Type::tileOf(t)) + " and " +
+                         toString(Type::tileOf(parentShaped(t, parent))) +
+                         " (the parent's location, element type and layout; the sizes or the "
+                         "parent's shape as shape)");
+    return false;
+  }
+  if ((d.validRows != kDynamic && d.validRows > t.rows) ||
+      (d.validCols != kDynamic && d.validCols > t.cols)) {
+    diags_.error(at, "'" + name + "' result valid shape " + std::to_string(d.validRows) + "x" +
+                         std::to_string(d.validCols) + " exceeds the sizes " +
+                         std::to_string(t.rows) + "x" + std::to_string(t.cols));
     return false;
   }
   if (d.validRows == kDynamic || d.validCols == kDynamic) {

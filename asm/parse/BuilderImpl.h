@@ -267,7 +267,9 @@ private:
   void buildAllocTile(const std::string& name, SrcLoc loc, Pieces& p,
                       const std::vector<ResultName>& results);
   ValueId keywordValue(const Keyword& kw, const Type& type);
-  bool subviewResultType(const std::string& name, TileType& t, P::TypeContext* written);
+  bool subviewResultType(const std::string& name, TileType& t, const TileType& parent,
+                         P::TypeContext* written);
+  static TileType parentShaped(const TileType& view, const TileType& parent);
   void buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
   void buildBindTile(const std::string& name, SrcLoc loc, Pieces& p,
