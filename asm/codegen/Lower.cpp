@@ -4,6 +4,7 @@
 // this file.
 #include "asm/codegen/CodeGen.h"
 #include "asm/codegen/FunctionLowering.h"
+#include "asm/codegen/InlineTiles.h"
 
 #include "isa/Numerics.h"
 #include "isa/ScalarFp.h"
@@ -203,6 +204,7 @@ void FunctionLowering::addParam(ValueId a) {
     p.shape = t.shape;
     break;
   case TypeKind::Index:
+  case TypeKind::Tile: // its address in its buffer
     p.kind = obj::ParamKind::Index;
     p.dtype = isa::DType::I64;
     break;
@@ -223,8 +225,7 @@ void FunctionLowering::lowerParams() {
     ValueId a = args[i];
     const Type& t = fn_.type(a);
     addParam(a);
-    if (t.kind == TypeKind::Tile || t.kind == TypeKind::PartView ||
-        t.kind == TypeKind::EventIdArray) {
+    if (t.kind == TypeKind::PartView || t.kind == TypeKind::EventIdArray) {
       unsupported(fn_.value(a).loc, "a parameter of type " + toString(t));
       continue;
     }
@@ -233,7 +234,10 @@ void FunctionLowering::lowerParams() {
         if (d == kDynamic)
           unsupported(fn_.value(a).loc, "a tensor_view parameter with a dynamic shape");
     }
-    VReg r = define(a);
+    // A tile comes as its address in its buffer (docs/abi.md, "Tiles across calls"): the
+    // parameter's register binds a descriptor placed at run time.
+    const bool tile = t.kind == TypeKind::Tile;
+    VReg r = tile ? newVReg() : define(a);
     if (i < kMaxRegParams) {
       MInst m;
       m.kind = MInst::ParamDef;
@@ -246,6 +250,11 @@ void FunctionLowering::lowerParams() {
       needScalarBlock();
       emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}}), {{"RegDst", r, true}}).stackParam =
           static_cast<int>(i - kMaxRegParams);
+    }
+    if (tile) {
+      obj::TileDesc d = descOf(t.tile);
+      d.placement = obj::kRuntimePlaced;
+      emitTileBind(addTile(a, d), r);
     }
     if (t.kind == TypeKind::TensorView) {
       ViewRegs vr;
@@ -290,6 +299,10 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::Yield:
     return; // handled by the enclosing structured op
   case OpKind::Return:
+    if (!op.operands.empty() && fn_.type(op.operands[0]).isTile())
+      return unsupported(op.operandLocs.empty() ? op.loc : op.operandLocs[0],
+                         "returning a tile from a public function (a private one is inlined "
+                         "where it is called)");
     if (!op.operands.empty()) {
       VReg v = reg(op.operands[0]);
       scalar(FormId::S_ADDI, {{"uimm12", 0}, {"RegDst", kA0}}, {{"SrcL", v, false}});
@@ -691,11 +704,12 @@ using lower::FunctionLowering;
 std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags) {
   obj::ObjectFile obj;
   obj.arch = arch;
-  bool ok = true;
   // Each line entry records its op's debug location beside the .pto position.
   const std::vector<uint32_t> frontByLine = ir::frontLocsByLine(m);
-  for (size_t i = 0; i < m.functions.size(); ++i) {
-    FunctionLowering fl(*m.functions[i], static_cast<uint32_t>(i), arch, diags, obj);
+  const lower::InlinedModule inlined = lower::inlineTileCalls(m, diags);
+  bool ok = inlined.ok;
+  for (size_t i = 0; i < inlined.functions.size(); ++i) {
+    FunctionLowering fl(*inlined.functions[i], static_cast<uint32_t>(i), arch, diags, obj);
     fl.setSourceName(m.fileName);
     if (!fl.run()) {
       ok = false;

@@ -182,6 +182,17 @@ std::optional<Type> TypeReader::readBang(const std::string& name,
       diags_.error(loc, "expected '<' after '" + name + "'");
       return std::nullopt;
     }
+    // PTOAS's tile_buf names its location: `<1x16xf32>` alone is its "missing loc" (the PTO-AS
+    // `!pto.tile<16x16xf32>` and `!pto.tile_buf<f32, 16, 16>` forms default to vec).
+    if (name == "!pto.tile_buf" && !params.empty() && params[0].key.empty() &&
+        !isa::parseLoc(params[0].text()) && !isa::parseDType(params[0].text()) &&
+        std::none_of(params.begin(), params.end(),
+                     [](const AngleParam& p) { return p.key == "loc"; })) {
+      diags_.error(params[0].loc, "missing loc in !pto.tile_buf (a location first: "
+                                  "!pto.tile_buf<vec, " +
+                                      params[0].text() + ">)");
+      return std::nullopt;
+    }
     auto tile = readTile(params, loc);
     if (!tile) return std::nullopt;
     return Type::tileOf(*tile);
@@ -407,6 +418,11 @@ bool TypeReader::tileFields(TileType& t, const std::vector<AngleParam>& params) 
   t.dtype = static_cast<isa::DType>(*dtype.value);
   t.rows = *rows.value;
   t.cols = *cols.value;
+  // PTOAS's rule: a valid shape gives both dimensions (v_row and v_col, or valid=RxC).
+  if (vrow.value.has_value() != vcol.value.has_value()) {
+    diags_.error(params.front().loc, "v_row and v_col must be provided together in !pto.tile_buf");
+    return false;
+  }
   t.validRows = vrow.value.value_or(t.rows);
   t.validCols = vcol.value.value_or(t.cols);
   return true;
