@@ -258,6 +258,10 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
   std::string pred = g->predicate ? wordText(g->predicate) : "";
   SrcLoc predLoc = locOf(g->predicate);
 
+  if (name == "builtin.unrealized_conversion_cast") {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
+    return buildUnrealizedCast(loc, p, results);
+  }
   if (const ArithDef* a = findArith(name)) {
     bool cast = a->cls == ArithClass::Cast;
     if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types})) return;
@@ -318,6 +322,8 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"tassign", &Builder::buildTAssign},
       {"load_scalar", &Builder::buildLoadScalar},
       {"store_scalar", &Builder::buildStoreScalar},
+      {"load", &Builder::buildLoadScalar}, // PTOAS's newer spellings of the same ops
+      {"store", &Builder::buildStoreScalar},
       {"addptr", &Builder::buildAddPtr},
       {"get_block_idx", &Builder::buildBlockInfo},
       {"get_block_num", &Builder::buildBlockInfo},
@@ -384,6 +390,36 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
     return ok ? buildTileOp(*info, loc, p, results) : void();
   }
   diags_.error(loc, "unknown operation '" + name + "'");
+}
+
+/// MLIR's `builtin.unrealized_conversion_cast %v : A to B`, as PTOAS leaves it between scalar
+/// types: the same bits under another type (a signless and an unsigned integer, an integer and
+/// a float of its width) is arith.bitcast; index and an integer is arith.index_cast. Other pairs
+/// have no meaning of their own and are refused.
+void Builder::buildUnrealizedCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  if (p.types.empty() || !p.toType) {
+    diags_.error(loc, "'builtin.unrealized_conversion_cast' needs '... : SrcType to DstType'");
+    return;
+  }
+  auto from = readType(p.types.back()), to = readType(p.toType);
+  if (!from || !to) return;
+  auto width = [](const Type& t) {
+    return t.kind == TypeKind::Scalar ? isa::bitWidth(t.elem) : 0u;
+  };
+  const bool fromIndex = from->kind == TypeKind::Index, toIndex = to->kind == TypeKind::Index;
+  std::string as;
+  if ((fromIndex && to->isIntLike() && !toIndex) || (toIndex && from->isIntLike() && !fromIndex))
+    as = "arith.index_cast";
+  else if (width(*from) != 0 && width(*from) == width(*to))
+    as = "arith.bitcast";
+  if (as.empty()) {
+    diags_.error(p.typesLoc, "'builtin.unrealized_conversion_cast' from " + toString(*from) +
+                                 " to " + toString(*to) +
+                                 " is not supported (scalars of one width, or index and an "
+                                 "integer)");
+    return;
+  }
+  buildArith(*findArith(as), as, loc, "", {}, p, results);
 }
 
 } // namespace pto::as::detail

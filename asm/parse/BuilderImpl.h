@@ -236,6 +236,7 @@ private:
   /// MLIR-style names for materialized constants: %c16, %c0_i64, %cm1_i32, %cst (the printer
   /// makes repeated names unique).
   static std::string constantName(const std::string& text, const Type& type);
+  void buildUnrealizedCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildArith(const ArithDef& def, const std::string& name, SrcLoc loc, const std::string& pred,
                   SrcLoc predLoc, Pieces& p, const std::vector<ResultName>& results);
   ValueId scalarOperand(const OperandRef& r, const Type& want);

@@ -10,7 +10,9 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -88,6 +90,7 @@ public:
   std::optional<ir::Type> read(P::TypeContext* t);
   /// Types repeat thousands of times in real modules; successful reads are cached by text.
   std::unordered_map<std::string, ir::Type> cache_;
+  std::set<std::tuple<uint32_t, uint32_t, std::string>> failed_; // line, column, text
   std::optional<ir::TileType> readTile(const std::vector<AngleParam>& params, SrcLoc loc);
   /// PTOAS's `#pto.tile_buf_config<blayout=.., slayout=.., s_fractal_size=.., pad=..[,
   /// compact=..]>` (values as words, `#pto.blayout<col_major>`, or PTOAS's enum numbers with `:

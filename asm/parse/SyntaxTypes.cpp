@@ -25,8 +25,16 @@ std::optional<Type> TypeReader::read(P::TypeContext* t) {
   if (!t) return std::nullopt;
   std::string key = textOf(t);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  // A type that failed is reported once at its place, however often the builder reads it (a
+  // function argument's type is read for the argument and for the signature).
+  const SrcLoc at = locOf(t);
+  const std::tuple<uint32_t, uint32_t, std::string> place{at.line, at.col, key};
+  if (failed_.count(place)) return std::nullopt;
   auto type = readUncached(t);
-  if (type) cache_.emplace(std::move(key), *type);
+  if (type)
+    cache_.emplace(std::move(key), *type);
+  else
+    failed_.insert(place);
   return type;
 }
 
@@ -198,11 +206,18 @@ std::optional<Type> TypeReader::readBang(const std::string& name,
     return Type::tileOf(*tile);
   }
   if (name == "!pto.ptr") {
-    if (params.size() != 1 || !params[0].key.empty() || !isa::parseDType(params[0].text())) {
-      if (params.size() == 2)
-        diags_.error(loc, "!pto.ptr no longer accepts an address space: write !pto.ptr<T>");
-      else
-        diags_.error(loc, "expected '!pto.ptr<dtype>'");
+    // PTOAS's pointers name their memory again since its SIMT work: `!pto.ptr<f16, gm>` is the
+    // GM pointer `!pto.ptr<f16>`; a pointer into a core's local memory (`ub`) is not.
+    const bool space = params.size() == 2 && params[1].key.empty();
+    if ((params.size() != 1 && !space) || !params[0].key.empty() ||
+        !isa::parseDType(params[0].text())) {
+      diags_.error(loc, "expected '!pto.ptr<dtype>' or '!pto.ptr<dtype, gm>'");
+      return std::nullopt;
+    }
+    if (space && params[1].text() != "gm") {
+      diags_.error(params[1].loc, "a !pto.ptr into '" + params[1].text() +
+                                      "' is not supported: pointers address GM ('gm'); local "
+                                      "memory is reached through tiles");
       return std::nullopt;
     }
     return Type::ptr(*isa::parseDType(params[0].text()));
