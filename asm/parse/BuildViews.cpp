@@ -411,9 +411,10 @@ void Builder::buildBindTile(const std::string& name, SrcLoc loc, Pieces& p,
   TileType t = fn_->type(src).tile;
   const size_t open = config.find('<');
   configLoc.col += static_cast<uint32_t>(open + 1); // the parameters start after '<'
-  if (!types_.applyTileConfig(
-          t, angleParamsFromText(
-                 std::string_view(config).substr(open + 1, config.size() - open - 2), configLoc)))
+  const std::vector<AngleParam> configParams = angleParamsFromText(
+      std::string_view(config).substr(open + 1, config.size() - open - 2), configLoc);
+  if (!types_.applyTileConfig(t, configParams) ||
+      !types_.explicitConfigAgrees(t, configParams, true))
     return;
   std::vector<ValueId> valid;
   for (size_t i = 1; i < p.operands.size(); ++i)

@@ -96,6 +96,10 @@ public:
   /// compact=..]>` (values as words, `#pto.blayout<col_major>`, or PTOAS's enum numbers with `:
   /// i32`) applied to `t`; false (reported) on an unknown key or value.
   bool applyTileConfig(ir::TileType& t, const std::vector<AngleParam>& params);
+  /// PTOAS's explicit tile-config rule for left, right and acc tiles (SyntaxTypes.cpp); false
+  /// (reported) on a field that differs from the arch's cube layout.
+  bool explicitConfigAgrees(const ir::TileType& t, const std::vector<AngleParam>& params,
+                            bool configAttr);
 
 private:
   std::optional<ir::Type> readUncached(P::TypeContext* t);
@@ -108,6 +112,7 @@ private:
   bool tileFieldsDefaults(ir::TileType& t, const std::vector<AngleParam>& params);
   bool tilePositional(ir::TileType& t, const std::vector<AngleParam>& params, size_t first);
   bool tileOption(ir::TileType& t, const AngleParam& p);
+
   std::optional<int64_t> intParam(const AngleParam& p, bool allowDynamic);
   bool unknownElem(const AngleParam& p);
   DiagEngine& diags_;

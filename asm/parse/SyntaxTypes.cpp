@@ -325,8 +325,62 @@ std::optional<TileType> TypeReader::readTile(const std::vector<AngleParam>& para
   } else {
     ok = tilePositional(t, params, 0);
   }
-  if (!ok) return std::nullopt;
+  // The keyed form is PTOAS's own; the compact form is what pto-as prints (it leaves out the
+  // compact defaults, so its fields are never a partial config of PTOAS's).
+  const bool keyed = !params[0].key.empty();
+  if (!ok || (keyed && !explicitConfigAgrees(t, params, false))) return std::nullopt;
   return t;
+}
+
+// PTOAS's tile-config rule (its InferPTOTileConfig pass): a left, right or acc tile may spell
+// part of its layout, but what it spells must be the layout the arch's cube reads: left row_major
+// (a2a3) or col_major (a5) boxes of row_major, right row_major of col_major, acc col_major of
+// row_major with 1024-byte fractals. Fields left out take those values (tileFieldsDefaults).
+bool TypeReader::explicitConfigAgrees(const TileType& t, const std::vector<AngleParam>& params,
+                                      bool configAttr) {
+  using isa::BLayout, isa::SLayout, isa::Loc;
+  // A tile_buf type that spells all three is taken as written (PTOAS prints complete types, and
+  // its own samples write a5-style left tiles for a3); a partial one and a memref's
+  // `#pto.tile_buf_config<...>` (bind_tile, pointer_cast) are checked.
+  const auto given = std::count_if(params.begin(), params.end(), [](const AngleParam& p) {
+    return p.key == "blayout" || p.key == "slayout" || p.key == "fractal" ||
+           p.key == "s_fractal_size";
+  });
+  if (!configAttr && given == 3) return true;
+  const bool a5 = arch_ && arch_() == isa::Arch::A5;
+  BLayout b;
+  SLayout s;
+  int64_t fractal = 512;
+  switch (t.loc) {
+  case Loc::Left:
+    b = a5 ? BLayout::ColMajor : BLayout::RowMajor, s = SLayout::RowMajor;
+    break;
+  case Loc::Right:
+    b = BLayout::RowMajor, s = SLayout::ColMajor;
+    break;
+  case Loc::Acc:
+    b = BLayout::ColMajor, s = SLayout::RowMajor, fractal = 1024;
+    break;
+  default:
+    return true;
+  }
+  const char* where = t.loc == Loc::Left ? "left" : t.loc == Loc::Right ? "right" : "acc";
+  for (const AngleParam& p : params) {
+    std::string expected, got;
+    if (p.key == "blayout" && t.blayout != b)
+      expected = std::string(isa::spelling(b)), got = std::string(isa::spelling(t.blayout));
+    else if (p.key == "slayout" && t.slayout != s)
+      expected = std::string(isa::spelling(s)), got = std::string(isa::spelling(t.slayout));
+    else if ((p.key == "fractal" || p.key == "s_fractal_size") && t.fractal != fractal)
+      expected = std::to_string(fractal), got = std::to_string(t.fractal);
+    if (expected.empty()) continue;
+    diags_.error(p.loc, "explicit tile config field '" +
+                            std::string(p.key == "s_fractal_size" ? "fractal" : p.key) +
+                            "' for loc=" + where + " on arch " + (a5 ? "a5" : "a3") + " must be " +
+                            expected + ", got " + got);
+    return false;
+  }
+  return true;
 }
 
 namespace {
