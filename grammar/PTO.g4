@@ -25,6 +25,11 @@ grammar PTO;
     if ((t == KW_WAIT || t == KW_RECORD || t == KW_INS || t == KW_OUTS) && _input->LA(2) == LPAREN) return true;
     return t != VALUE_ID && _input->LA(2) == EQUALS;
   }
+  /// `valid [..]` (pto.subview's run-time valid shape): the one word that takes a bracket. Any
+  /// other word before '[' starts the next statement (`pto.set_flag[<PIPE_V>, ...]`).
+  bool validClause() {
+    return _input->LA(1) == IDENT && _input->LA(2) == LBRACKET && _input->LT(1)->getText() == "valid";
+  }
   /// Whether the next tokens are a result list and `=` (`%a =`, `%a, %b =`, `%a:2 =`): the start
   /// of the next statement, never a piece of the current op.
   bool startsResultList() {
@@ -92,8 +97,12 @@ item
   | funcOp
   | kernelOp
   | locAlias
+  | typeAlias
   | stmt
   ;
+
+// MLIR's type aliases (`!scratch = !pto.tile_buf<vec, 1x192xf32>`), defined before their uses.
+typeAlias : BANG_ID '=' type ;
 
 moduleOp : 'module' SYMBOL? ('attributes' attrDict)? '{' item* '}' LOC? ;
 
@@ -169,6 +178,7 @@ piece
   | HASH_ID angle? ('=' attrValue)?           # hashPiece
   | word '=' attrValue                        # keywordPiece
   | 'sizes' bracket                           # sizesPiece
+  | {validClause()}? IDENT bracket           # wordBracketPiece
   | callKw=('ins' | 'outs' | 'tile' | 'wait' | 'record') '(' piece* ')'   # callPiece
   | 'outs' ':' type                           # outsTypePiece
   | word ':' attrValue                        # colonKeywordPiece
@@ -241,6 +251,7 @@ COMMA : ',' ;
 LBRACE : '{' ;
 LANGLE : '<' ;
 LPAREN : '(' ;
+LBRACKET : '[' ;
 EQUALS : '=' ;
 KW_WAIT : 'wait' ;
 KW_RECORD : 'record' ;

@@ -365,7 +365,13 @@ private:
 
   void region(const Region& r) {
     ++indent_;
-    for (const auto& op : r.ops) {
+    for (size_t i = 0; i < r.ops.size(); ++i) {
+      const auto& op = r.ops[i];
+      // A subview's `valid [%r, %c]` clause is the pto.set_validshape built right after it.
+      if (i + 1 < r.ops.size() && isValidClause(*op, *r.ops[i + 1])) {
+        subviewWithClause(*op, *r.ops[++i]);
+        continue;
+      }
       this->op(*op);
       // The location goes at the end of the op's last line (after its regions' closing brace).
       if (op->frontLoc != 0) {
@@ -374,6 +380,20 @@ private:
       }
     }
     --indent_;
+  }
+
+  static bool isValidClause(const Op& view, const Op& next) {
+    return view.kind == OpKind::Subset && view.ints.size() > 2 && view.ints[2] == 1 &&
+           next.kind == OpKind::SetValidShape && next.operands.size() == 3 &&
+           next.operands[0] == view.results[0] && next.frontLoc == view.frontLoc;
+  }
+
+  void subviewWithClause(const Op& op, const Op& set) {
+    const auto& ops = op.operands;
+    line() << results(op) << op.name << " " << name(ops[0]) << "[" << operandList(ops, 1)
+           << "] sizes [" << op.ints[0] << ", " << op.ints[1] << "] valid ["
+           << operandList(set.operands, 1) << "] : " << typeOf(ops[0]) << " -> "
+           << typeOf(op.results[0]) << loc(op.frontLoc) << "\n";
   }
 
   std::string eventText(const Op& op) {

@@ -45,6 +45,7 @@ PieceKind kindOf(P::PieceContext* piece) {
       {typeid(P::AnglePieceContext), PieceKind::Angle},
       {typeid(P::HashPieceContext), PieceKind::Hash},
       {typeid(P::SizesPieceContext), PieceKind::Sizes},
+      {typeid(P::WordBracketPieceContext), PieceKind::WordBracket},
       {typeid(P::CallPieceContext), PieceKind::Call},
       {typeid(P::OutsTypePieceContext), PieceKind::OutsType},
       {typeid(P::ParenPieceContext), PieceKind::Paren},
@@ -121,6 +122,8 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     if (kind == PieceKind::ColonKeyword)
       word = wordText(static_cast<P::ColonKeywordPieceContext*>(piece)->word());
     if (kind == PieceKind::Call) word = static_cast<P::CallPieceContext*>(piece)->callKw->getText();
+    if (kind == PieceKind::WordBracket)
+      word = static_cast<P::WordBracketPieceContext*>(piece)->IDENT()->getText();
     out.seen.push_back({kind, locOf(piece), word, piece});
     if (kind == PieceKind::Operand && typeid(*piece) == typeid(P::ValuePieceContext)) {
       OperandRef r;
@@ -191,6 +194,9 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     case PieceKind::Sizes:
       out.sizes = static_cast<P::SizesPieceContext*>(piece);
       break;
+    case PieceKind::WordBracket:
+      if (word == "valid") out.validBracket = static_cast<P::WordBracketPieceContext*>(piece);
+      break;
     case PieceKind::Call:
       out.calls.push_back(static_cast<P::CallPieceContext*>(piece));
       break;
@@ -223,7 +229,7 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
     if (seen.kind == PieceKind::Comma) continue; // separators go anywhere
     bool ok = std::find(kinds.begin(), kinds.end(), seen.kind) != kinds.end();
     if (ok && (seen.kind == PieceKind::Keyword || seen.kind == PieceKind::ColonKeyword ||
-               seen.kind == PieceKind::Call))
+               seen.kind == PieceKind::Call || seen.kind == PieceKind::WordBracket))
       ok = std::find(words.begin(), words.end(), seen.word) != words.end();
     if (ok) continue;
     std::string full = textOf(seen.ctx);
@@ -231,6 +237,7 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
     if (seen.kind == PieceKind::Keyword) text = seen.word + " =";
     if (seen.kind == PieceKind::ColonKeyword) text = seen.word + ":";
     if (seen.kind == PieceKind::Call) text = seen.word + "(...)";
+    if (seen.kind == PieceKind::WordBracket) text = seen.word + " [...]";
     diags.error(seen.loc, "unexpected '" + text + "' in '" + op + "'");
     return false;
   }

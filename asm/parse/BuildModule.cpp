@@ -21,6 +21,11 @@ void Builder::buildStreamed(antlr4::ParserRuleContext* f) {
     buildKernel(static_cast<P::KernelOpContext*>(f));
 }
 
+void Builder::typeAliasStreamed(P::TypeAliasContext* a) {
+  streamed_.insert(a);
+  types_.defineAlias(a->BANG_ID()->getText(), a->type(), locOf(a->BANG_ID()));
+}
+
 void Builder::moduleAttrsStreamed(P::ModuleOpContext* m) {
   streamed_.insert(m);
   readModuleAttrs(m->attrDict());
@@ -45,6 +50,8 @@ void Builder::buildItem(P::ItemContext* item, std::vector<P::StmtContext*>& frag
     if (!streamed_.contains(f)) buildFunc(f);
   } else if (auto* k = item->kernelOp()) {
     if (!streamed_.contains(k)) buildKernel(k);
+  } else if (auto* t = item->typeAlias()) {
+    if (!streamed_.contains(t)) typeAliasStreamed(t);
   } else if (auto* a = item->locAlias()) {
     mod_->locAliases.push_back({a->HASH_ID()->getText().substr(1), recordLoc(a->LOC())});
   } else if (auto* s = item->stmt()) {

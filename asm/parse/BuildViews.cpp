@@ -269,7 +269,9 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
   const bool subview = name.ends_with("subview");
   if (subview
           ? !onlyPieces(diags_, p, name,
-                        {PieceKind::Operand, PieceKind::Sizes, PieceKind::Types, PieceKind::Arrow})
+                        {PieceKind::Operand, PieceKind::Sizes, PieceKind::WordBracket,
+                         PieceKind::Types, PieceKind::Arrow},
+                        {"valid"})
           : !onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Sizes, PieceKind::Types}))
     return;
   if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory || !p.sizes ||
@@ -312,10 +314,27 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
   if (!subview && !definedByConstant(op.operands[1])) t.validRows = kDynamic;
   if (!subview && !definedByConstant(op.operands[2])) t.validCols = kDynamic;
   const TileType parent = fn_->type(src).tile;
-  if (subview && !p.arrowTypes.empty() && !subviewResultType(name, t, parent, p.arrowTypes[0]))
+  // `valid [%vr, %vc]`: the view's valid shape, known at run time (PTOAS's newer subview).
+  std::vector<OperandRef> valid;
+  if (p.validBracket) {
+    valid = collectPieces(piecesOf(p.validBracket->bracket())).operands;
+    if (valid.size() != 2) {
+      diags_.error(locOf(p.validBracket), "'" + name + "' takes 'valid [%rows, %cols]'");
+      return;
+    }
+  }
+  if (subview && !p.arrowTypes.empty() &&
+      !subviewResultType(name, t, parent, p.arrowTypes[0], !valid.empty()))
     return;
   if (!expectResults(name, loc, results, 1)) return;
   defineResults(op, results, {Type::tileOf(t)});
+  if (!valid.empty()) {
+    op.ints.push_back(1); // printed back as the clause (IR.cpp)
+    Op& set = emit(OpKind::SetValidShape, locOf(p.validBracket), "pto.set_validshape");
+    addOperand(set, op.results[0], loc);
+    for (const OperandRef& v : valid)
+      addOperand(set, scalarOperand(v, Type::index()), v.loc);
+  }
   // PTOAS (since its subview stride fix) types a view with its parent's rows and columns and
   // the sizes as its valid shape: `!pto.tile_buf<vec, 16x16xf32, valid=8x8>`. Uses may annotate
   // the view that way; it names the same bytes.
@@ -333,7 +352,7 @@ TileType Builder::parentShaped(const TileType& view, const TileType& parent) {
 /// A subview's written result type: the parent's location, element type and layout with the
 /// sizes as its shape (PTOAS's rule); its valid shape, static within the sizes, is the view's.
 bool Builder::subviewResultType(const std::string& name, TileType& t, const TileType& parent,
-                                P::TypeContext* written) {
+                                P::TypeContext* written, bool validClause) {
   auto declared = readType(written);
   if (!declared) return false;
   const SrcLoc at = locOf(written);
@@ -361,10 +380,11 @@ bool Builder::subviewResultType(const std::string& name, TileType& t, const Tile
                          std::to_string(t.rows) + "x" + std::to_string(t.cols));
     return false;
   }
-  if (d.validRows == kDynamic || d.validCols == kDynamic) {
+  if ((d.validRows == kDynamic || d.validCols == kDynamic) && !validClause) {
     diags_.error(at, "'" + name +
                          "' with a dynamic valid shape ('?') is not supported: give a "
-                         "static valid shape, or pto.set_validshape the view");
+                         "static valid shape, a 'valid [%r, %c]' clause, or pto.set_validshape "
+                         "the view");
     return false;
   }
   t.validRows = d.validRows;

@@ -280,6 +280,8 @@ public:
     if (rule == P::RuleAttrDict && ctx->parent &&
         static_cast<antlr4::RuleContext*>(ctx->parent)->getRuleIndex() == P::RuleModuleOp)
       builder_.moduleAttrsStreamed(static_cast<P::ModuleOpContext*>(ctx->parent));
+    if (rule == P::RuleTypeAlias)
+      builder_.typeAliasStreamed(static_cast<P::TypeAliasContext*>(ctx));
     if (!isFunction(ctx)) return;
     builder_.buildStreamed(ctx);
     // The tracker's list is kept for the next function: freeing a list this long made malloc

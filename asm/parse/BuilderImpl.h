@@ -50,6 +50,7 @@ enum class PieceKind {
   Symbol,
   Paren,
   Sizes,
+  WordBracket, // `valid [%r, %c]` (pto.subview's run-time valid shape)
   OutsType,
   Props, // `<{...}>`: MLIR's properties dictionary of the generic form
   Comma
@@ -80,6 +81,7 @@ struct Pieces {
   std::vector<P::SymbolPieceContext*> symbols;
   std::vector<P::ParenPieceContext*> parens;
   P::SizesPieceContext* sizes = nullptr;
+  P::WordBracketPieceContext* validBracket = nullptr; // `valid [..]`
   P::TypeContext* outsType = nullptr;
   P::AttrDictContext* props = nullptr; // `<{...}>` (generic form)
   bool generic = false; // the op name was quoted: `"pto.tmov"(%a, %b) : (A, B) -> ()`
@@ -140,6 +142,7 @@ public:
   void begin();
   /// `f` is a FuncOpContext or a KernelOpContext.
   void buildStreamed(antlr4::ParserRuleContext* f);
+  void typeAliasStreamed(P::TypeAliasContext* a);
   void moduleAttrsStreamed(P::ModuleOpContext* m);
   std::unique_ptr<Module> finish(P::FileContext* file);
 
@@ -269,7 +272,7 @@ private:
                       const std::vector<ResultName>& results);
   ValueId keywordValue(const Keyword& kw, const Type& type);
   bool subviewResultType(const std::string& name, TileType& t, const TileType& parent,
-                         P::TypeContext* written);
+                         P::TypeContext* written, bool validClause);
   static TileType parentShaped(const TileType& view, const TileType& parent);
   void buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);

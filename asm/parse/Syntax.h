@@ -91,6 +91,9 @@ public:
   /// Types repeat thousands of times in real modules; successful reads are cached by text.
   std::unordered_map<std::string, ir::Type> cache_;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> failed_; // line, column, text
+  /// MLIR's `!name = type` (BuildModule.cpp): later uses of `!name` read as the type; a name
+  /// defined twice or one of the dialect's own names is an error.
+  void defineAlias(const std::string& name, P::TypeContext* type, SrcLoc at);
   std::optional<ir::TileType> readTile(const std::vector<AngleParam>& params, SrcLoc loc);
   /// PTOAS's `#pto.tile_buf_config<blayout=.., slayout=.., s_fractal_size=.., pad=..[,
   /// compact=..]>` (values as words, `#pto.blayout<col_major>`, or PTOAS's enum numbers with `:
@@ -116,6 +119,7 @@ private:
   std::optional<int64_t> intParam(const AngleParam& p, bool allowDynamic);
   bool unknownElem(const AngleParam& p);
   DiagEngine& diags_;
+  std::unordered_map<std::string, ir::Type> aliases_;
   std::function<isa::Arch()> arch_;
 };
 

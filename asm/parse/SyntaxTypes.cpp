@@ -182,9 +182,22 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name,
   return std::nullopt;
 }
 
+void TypeReader::defineAlias(const std::string& name, P::TypeContext* type, SrcLoc at) {
+  if (name.starts_with("!pto.")) {
+    diags_.error(at, "'" + name + "' is a type of the pto dialect, not an alias name");
+    return;
+  }
+  auto t = read(type);
+  if (!t) return;
+  if (!aliases_.emplace(name, *t).second)
+    diags_.error(at, "type alias '" + name + "' is defined twice");
+}
+
 std::optional<Type> TypeReader::readBang(const std::string& name,
                                          const std::vector<AngleParam>& params, bool hasAngle,
                                          SrcLoc loc) {
+  if (!hasAngle)
+    if (auto it = aliases_.find(name); it != aliases_.end()) return it->second;
   if (name == "!pto.tile_buf" || name == "!pto.tile") {
     if (!hasAngle) {
       diags_.error(loc, "expected '<' after '" + name + "'");
