@@ -304,6 +304,8 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
                                                               : void();
   if (name == "memref.alloc")
     return only({K::Paren, K::Types}) ? buildMemrefAlloc(loc, p, results) : void();
+  if (name == "memref.subview")
+    return only({K::Operand, K::Bracket, K::Types}) ? buildMemrefSubview(loc, p, results) : void();
   if (name == "memref.dealloc")
     return only({K::Operand, K::Types}) ? buildMemrefDealloc(loc, p, results) : void();
   if (name == "memref.reinterpret_cast")
@@ -324,6 +326,7 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"subview", &Builder::buildSubset},
       {"treshape", &Builder::buildReshape},
       {"bind_tile", &Builder::buildBindTile},
+      {"pointer_cast", &Builder::buildPointerCast},
       {"bitcast", &Builder::buildReshape},
       {"set_validshape", &Builder::buildSetValidShape},
       {"tassign", &Builder::buildTAssign},

@@ -153,6 +153,121 @@ void Builder::buildAllocTile(const std::string& name, SrcLoc loc, Pieces& p,
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 
+/// PTOAS's `%b = pto.pointer_cast(%addr) [{config = #pto.tile_buf_config<...>}] : memref<...>`:
+/// the local buffer at byte `addr` of its memory, a tile at a manual address (pto.alloc_tile
+/// addr = %addr; a run-time address needs --pto-level=level3, as PTOAS's PlanMemory output
+/// always has).
+void Builder::buildPointerCast(const std::string& name, SrcLoc loc, Pieces& p,
+                               const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Paren, PieceKind::Dict, PieceKind::Types})) return;
+  std::vector<OperandRef> addr;
+  if (p.parens.size() == 1) addr = collectPieces(piecesOf(p.parens[0])).operands;
+  if (addr.size() != 1) {
+    diags_.error(loc, "expected '" + name + "(%addr) : memref<..., #pto.address_space<...>>'");
+    return;
+  }
+  auto type = singleType(name, loc, p);
+  if (!type) return;
+  if (!type->isTile()) {
+    diags_.error(p.typesLoc, "'" + name +
+                                 "' makes a local buffer (a memref in vec, mat, left, "
+                                 "right, acc, bias or scaling), found " +
+                                 toString(*type));
+    return;
+  }
+  for (auto* d : p.dicts)
+    for (auto* e : d->attrEntry()) {
+      if (entryKey(e) != "config" || !e->attrValue()) continue;
+      const std::string config = textOf(e->attrValue());
+      SrcLoc at = locOf(e->attrValue());
+      const size_t open = config.find('<');
+      if (!config.starts_with("#pto.tile_buf_config<") || !config.ends_with(">")) {
+        diags_.error(at, "'" + name + "' expects config = #pto.tile_buf_config<...>");
+        return;
+      }
+      at.col += static_cast<uint32_t>(open + 1);
+      const std::vector<AngleParam> params = angleParamsFromText(
+          std::string_view(config).substr(open + 1, config.size() - open - 2), at);
+      if (!types_.applyTileConfig(type->tile, params) ||
+          !types_.explicitConfigAgrees(type->tile, params, true))
+        return;
+    }
+  const ValueId a = scalarOperand(addr[0], Type::scalar(isa::DType::I64));
+  if (a == kNoValue) return;
+  Op& op = emit(OpKind::AllocTile, loc, "pto.alloc_tile");
+  op.typeLoc = p.typesLoc;
+  op.ints = {1, 0, 0};
+  addOperand(op, a, addr[0].loc);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// `memref.subview %m[offsets] [sizes] [strides] : A to B` of a local buffer (rank 1 or 2, unit
+/// strides): a view of the buffer's bytes with its row pitch, as pto.subview (a GM memref is
+/// partitioned with pto.partition_view).
+void Builder::buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  const std::string name = "memref.subview";
+  if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory ||
+      p.brackets.size() != 2 || p.types.size() != 1 || !p.toType) {
+    diags_.error(loc, "expected 'memref.subview %m[offsets] [sizes] [strides] : A to B'");
+    return;
+  }
+  const ValueId src = use(p.operands[0]);
+  if (src == kNoValue) return;
+  if (!fn_->type(src).isTile()) {
+    diags_.error(p.operands[0].loc, "'memref.subview' of " + toString(fn_->type(src)) +
+                                        " is not supported: a GM memref is partitioned with "
+                                        "pto.partition_view");
+    return;
+  }
+  auto literals = [&](P::BracketContext* b,
+                      const char* what) -> std::optional<std::vector<int64_t>> {
+    std::vector<int64_t> out;
+    for (const OperandRef& r : collectPieces(piecesOf(b)).operands) {
+      auto v = r.kind == OperandRef::Literal ? parseInt(r.lit->getText()) : std::nullopt;
+      if (!v || *v <= 0) {
+        diags_.error(r.loc, std::string("'memref.subview' ") + what +
+                                " must be positive integer constants");
+        return std::nullopt;
+      }
+      out.push_back(*v);
+    }
+    return out;
+  };
+  auto sizes = literals(p.brackets[0], "sizes");
+  auto strides = literals(p.brackets[1], "strides");
+  if (!sizes || !strides) return;
+  const std::vector<OperandRef>& offsets = p.operands[0].indices;
+  const size_t rank = sizes->size();
+  if (rank < 1 || rank > 2 || offsets.size() != rank || strides->size() != rank) {
+    diags_.error(loc, "'memref.subview' of a local buffer takes one or two dimensions, with as "
+                      "many offsets, sizes and strides");
+    return;
+  }
+  for (int64_t st : *strides)
+    if (st != 1) {
+      diags_.error(locOf(p.brackets[1]), "'memref.subview' with strides other than 1 is not "
+                                         "supported (a local view keeps its buffer's pitch)");
+      return;
+    }
+  Op& op = emit(OpKind::Subset, loc, "pto.subview");
+  addOperand(op, src, p.operands[0].loc);
+  if (rank == 1) addOperand(op, constantInt(0, Type::index(), loc), loc);
+  for (const OperandRef& o : offsets)
+    addOperand(op, scalarOperand(o, Type::index()), o.loc);
+  TileType t = fn_->type(src).tile;
+  t.rows = t.validRows = rank == 1 ? 1 : (*sizes)[0];
+  t.cols = t.validCols = sizes->back();
+  op.ints = {t.rows, t.cols};
+  auto declared = readType(p.toType);
+  if (!declared) return;
+  if (!(*declared == Type::tileOf(t))) {
+    diags_.error(locOf(p.toType), "'memref.subview' result type " + toString(*declared) +
+                                      " differs from the view " + toString(Type::tileOf(t)));
+    return;
+  }
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::tileOf(t)});
+}
+
 /// `%b = memref.alloc() : memref<16x16xf16, #pto.address_space<vec>>`: a local buffer is a
 /// tile (the memref form of pto.alloc_tile; the linker places it).
 void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {

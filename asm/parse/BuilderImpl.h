@@ -288,6 +288,9 @@ private:
                     const std::vector<ResultName>& results);
   /// `tile %a, %b : !pto.tile<...> [addr = 0x1000]`: declares tiles (like pto.alloc_tile).
   void buildTileDecl(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  void buildPointerCast(const std::string& name, SrcLoc loc, Pieces& p,
+                        const std::vector<ResultName>& results);
+  void buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);

@@ -69,11 +69,13 @@ std::optional<Type> TypeReader::readUncached(P::TypeContext* t) {
 }
 
 namespace {
-/// Whether `strided<[s0, ..., sN]>` (no offset) spells the row-major strides of `dims`.
-bool contiguousStrides(const std::string& text, const std::vector<int64_t>& dims) {
+/// Whether `strided<[s0, ..., sN]>` spells the row-major strides of `dims`; with an offset
+/// (`strided<[1], offset: 256>`) only when `offsetAllowed`.
+bool contiguousStrides(const std::string& text, const std::vector<int64_t>& dims,
+                       bool offsetAllowed = false) {
   size_t open = text.find('['), close = text.find(']');
   if (open == std::string::npos || close == std::string::npos || close < open) return false;
-  if (text.find("offset", close) != std::string::npos) return false;
+  if (!offsetAllowed && text.find("offset", close) != std::string::npos) return false;
   std::vector<int64_t> strides;
   std::string item;
   for (size_t i = open + 1; i <= close; ++i) {
@@ -131,14 +133,19 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name,
     }
     std::string space = "gm";
     const AngleParam* strided = nullptr; // a layout with other strides or an offset
+    bool offsetOnly = false;             // contiguous strides and an offset
     for (size_t i = 1; i < params.size(); ++i) {
       const std::string& v = params[i].value;
       if (v.starts_with("strided")) {
         if (!contiguousStrides(v, shape->dims)) strided = &params[i];
+        offsetOnly = strided && contiguousStrides(v, shape->dims, true);
         continue;
       }
       space = enumWordOfText(v);
     }
+    // A local view's offset in its buffer is the business of the op that makes it
+    // (memref.subview, pto.pointer_cast): its type is the contiguous buffer it names.
+    if (space != "gm" && offsetOnly) strided = nullptr;
     if (space == "gm") {
       // Its strides come from the memref.reinterpret_cast that makes it (checked there).
       Type t{TypeKind::TensorView, *shape->elem, shape->dims};
@@ -161,6 +168,10 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name,
     // buffer is a 256x16 tile), as the PTO memory planner lays it out. Rows are padded to the
     // 32-byte alignment of a row-major tile (a 16x16xi8 buffer is a 16x32 tile whose valid
     // region is 16x16).
+    if (shape->dims.back() <= 0) {
+      diags_.error(loc, "a local memref needs static, positive dimensions");
+      return std::nullopt;
+    }
     int64_t rows = 1;
     for (size_t i = 0; i + 1 < shape->dims.size(); ++i) {
       if (shape->dims[i] <= 0 || rows > (int64_t{1} << 31) / shape->dims[i]) {
