@@ -30,6 +30,13 @@ grammar PTO;
   bool validClause() {
     return _input->LA(1) == IDENT && _input->LA(2) == LBRACKET && _input->LT(1)->getText() == "valid";
   }
+  /// The bare enum words of PTOAS's op syntax (`pto.cmo.cacheinvalid %v single_cache_line`,
+  /// `pto.cmo.cacheinvalid all #pto.address_space<gm>`): any other word starts a statement.
+  bool bareWord() {
+    if (_input->LA(1) != IDENT || _input->LA(2) == EQUALS) return false;
+    const std::string w = _input->LT(1)->getText();
+    return w == "single_cache_line" || w == "all";
+  }
   /// Whether the next tokens are a result list and `=` (`%a =`, `%a, %b =`, `%a:2 =`): the start
   /// of the next statement, never a piece of the current op.
   bool startsResultList() {
@@ -179,6 +186,7 @@ piece
   | word '=' attrValue                        # keywordPiece
   | 'sizes' bracket                           # sizesPiece
   | {validClause()}? IDENT bracket           # wordBracketPiece
+  | {bareWord()}? IDENT                       # bareWordPiece
   | callKw=('ins' | 'outs' | 'tile' | 'wait' | 'record') '(' piece* ')'   # callPiece
   | 'outs' ':' type                           # outsTypePiece
   | word ':' attrValue                        # colonKeywordPiece

@@ -646,6 +646,14 @@ private:
       return;
     }
     case OpKind::Barrier:
+      if (const NamedAttr* form = op.attr("form")) { // a memory fence (BuildSync.cpp)
+        line() << op.name;
+        if (!ops.empty()) out_ << " " << name(ops[0]);
+        out_ << " " << form->value;
+        if (!ops.empty()) out_ << " : " << typeOf(ops[0]);
+        out_ << "\n";
+        return;
+      }
       line() << "pto.barrier <" << isa::spelling(op.srcPipe) << ">\n";
       return;
     case OpKind::CoreSync: {

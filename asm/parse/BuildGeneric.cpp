@@ -46,6 +46,7 @@ PieceKind kindOf(P::PieceContext* piece) {
       {typeid(P::HashPieceContext), PieceKind::Hash},
       {typeid(P::SizesPieceContext), PieceKind::Sizes},
       {typeid(P::WordBracketPieceContext), PieceKind::WordBracket},
+      {typeid(P::BareWordPieceContext), PieceKind::BareWord},
       {typeid(P::CallPieceContext), PieceKind::Call},
       {typeid(P::OutsTypePieceContext), PieceKind::OutsType},
       {typeid(P::ParenPieceContext), PieceKind::Paren},
@@ -124,6 +125,8 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     if (kind == PieceKind::Call) word = static_cast<P::CallPieceContext*>(piece)->callKw->getText();
     if (kind == PieceKind::WordBracket)
       word = static_cast<P::WordBracketPieceContext*>(piece)->IDENT()->getText();
+    if (kind == PieceKind::BareWord)
+      word = static_cast<P::BareWordPieceContext*>(piece)->IDENT()->getText();
     out.seen.push_back({kind, locOf(piece), word, piece});
     if (kind == PieceKind::Operand && typeid(*piece) == typeid(P::ValuePieceContext)) {
       OperandRef r;
@@ -197,6 +200,9 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     case PieceKind::WordBracket:
       if (word == "valid") out.validBracket = static_cast<P::WordBracketPieceContext*>(piece);
       break;
+    case PieceKind::BareWord:
+      out.bareWords.push_back(word);
+      break;
     case PieceKind::Call:
       out.calls.push_back(static_cast<P::CallPieceContext*>(piece));
       break;
@@ -229,7 +235,8 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
     if (seen.kind == PieceKind::Comma) continue; // separators go anywhere
     bool ok = std::find(kinds.begin(), kinds.end(), seen.kind) != kinds.end();
     if (ok && (seen.kind == PieceKind::Keyword || seen.kind == PieceKind::ColonKeyword ||
-               seen.kind == PieceKind::Call || seen.kind == PieceKind::WordBracket))
+               seen.kind == PieceKind::Call || seen.kind == PieceKind::WordBracket ||
+               seen.kind == PieceKind::BareWord))
       ok = std::find(words.begin(), words.end(), seen.word) != words.end();
     if (ok) continue;
     std::string full = textOf(seen.ctx);
@@ -238,6 +245,7 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
     if (seen.kind == PieceKind::ColonKeyword) text = seen.word + ":";
     if (seen.kind == PieceKind::Call) text = seen.word + "(...)";
     if (seen.kind == PieceKind::WordBracket) text = seen.word + " [...]";
+    if (seen.kind == PieceKind::BareWord) text = seen.word;
     diags.error(seen.loc, "unexpected '" + text + "' in '" + op + "'");
     return false;
   }
@@ -327,6 +335,8 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"treshape", &Builder::buildReshape},
       {"bind_tile", &Builder::buildBindTile},
       {"pointer_cast", &Builder::buildPointerCast},
+      {"fence.barrier_all", &Builder::buildMemoryFence},
+      {"cmo.cacheinvalid", &Builder::buildMemoryFence},
       {"bitcast", &Builder::buildReshape},
       {"set_validshape", &Builder::buildSetValidShape},
       {"tassign", &Builder::buildTAssign},

@@ -174,6 +174,63 @@ void Builder::buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
   op.srcPipe = op.dstPipe = *pipe;
 }
 
+/// GM memory ordering as PTOAS's newer kernels write it: `pto.fence.barrier_all
+/// #pto.fence_scope<gm>` and the data-cache maintenance `pto.cmo.cacheinvalid %view
+/// single_cache_line : T` / `pto.cmo.cacheinvalid all #pto.address_space<gm>`. The simulated GM
+/// is coherent (scalar stores reach GM at once), so what remains of both is their ordering: a
+/// PIPE_ALL barrier, every earlier access done before any later one starts. They keep their
+/// spelling in the IR (attribute "form").
+void Builder::buildMemoryFence(const std::string& name, SrcLoc loc, Pieces& p,
+                               const std::vector<ResultName>& results) {
+  expectResults(name, loc, results, 0);
+  std::string form;
+  ValueId view = kNoValue;
+  SrcLoc viewLoc = loc;
+  auto hashWord = [&](std::string_view kind) -> std::optional<std::string> {
+    if (p.hashes.size() != 1 || !p.hashes[0]->angle() || p.hashes[0]->HASH_ID()->getText() != kind)
+      return std::nullopt;
+    return enumWord(p.hashes[0]->angle());
+  };
+  if (name == "pto.fence.barrier_all") {
+    if (!onlyPieces(diags_, p, name, {PieceKind::Hash})) return;
+    auto scope = hashWord("#pto.fence_scope");
+    if (!scope || *scope != "gm") {
+      diags_.error(loc, "expected '" + name + " #pto.fence_scope<gm>'");
+      return;
+    }
+    form = "#pto.fence_scope<gm>";
+  } else { // pto.cmo.cacheinvalid
+    if (!onlyPieces(diags_, p, name,
+                    {PieceKind::Operand, PieceKind::BareWord, PieceKind::Hash, PieceKind::Types},
+                    {"single_cache_line", "all"}))
+      return;
+    const std::string mode = p.bareWords.size() == 1 ? p.bareWords[0] : "";
+    if (mode == "single_cache_line" && p.operands.size() == 1 &&
+        p.operands[0].kind == OperandRef::Value) {
+      view = use(p.operands[0]);
+      viewLoc = p.operands[0].loc;
+      if (view == kNoValue) return;
+      if (!fn_->type(view).isView()) {
+        diags_.error(viewLoc, "'" + name + "' invalidates the lines of a GM view, not " +
+                                  toString(fn_->type(view)));
+        return;
+      }
+      form = "single_cache_line";
+    } else if (auto space = hashWord("#pto.address_space");
+               mode == "all" && p.operands.empty() && space && *space == "gm") {
+      form = "all #pto.address_space<gm>";
+    } else {
+      diags_.error(loc, "expected '" + name + " %view single_cache_line : T' or '" + name +
+                            " all #pto.address_space<gm>'");
+      return;
+    }
+  }
+  Op& op = emit(OpKind::Barrier, loc, name);
+  op.srcPipe = op.dstPipe = isa::Pipe::All;
+  op.attrs.push_back({"form", form});
+  if (view != kNoValue) addOperand(op, view, viewLoc);
+}
+
 /// Cross-core flags and A5 buffer tokens, one pipe and one id each (docs/sync.md):
 /// `pto.sync.set <PIPE_FIX>, 0` / `pto.sync.wait #pto.pipe<PIPE_V>, %id` (PTOAS's ffts_mode 2,
 /// the only mode modelled) and `pto.get_buf [#pto.pipe_event_type<TVEC>, 0] {mode = 0}` /

@@ -51,6 +51,7 @@ enum class PieceKind {
   Paren,
   Sizes,
   WordBracket, // `valid [%r, %c]` (pto.subview's run-time valid shape)
+  BareWord,    // `single_cache_line`, `all` (pto.cmo.cacheinvalid)
   OutsType,
   Props, // `<{...}>`: MLIR's properties dictionary of the generic form
   Comma
@@ -82,6 +83,7 @@ struct Pieces {
   std::vector<P::ParenPieceContext*> parens;
   P::SizesPieceContext* sizes = nullptr;
   P::WordBracketPieceContext* validBracket = nullptr; // `valid [..]`
+  std::vector<std::string> bareWords;                 // `single_cache_line`, `all`
   P::TypeContext* outsType = nullptr;
   P::AttrDictContext* props = nullptr; // `<{...}>` (generic form)
   bool generic = false; // the op name was quoted: `"pto.tmov"(%a, %b) : (A, B) -> ()`
@@ -288,6 +290,8 @@ private:
                     const std::vector<ResultName>& results);
   /// `tile %a, %b : !pto.tile<...> [addr = 0x1000]`: declares tiles (like pto.alloc_tile).
   void buildTileDecl(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  void buildMemoryFence(const std::string& name, SrcLoc loc, Pieces& p,
+                        const std::vector<ResultName>& results);
   void buildPointerCast(const std::string& name, SrcLoc loc, Pieces& p,
                         const std::vector<ResultName>& results);
   void buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
