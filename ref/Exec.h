@@ -65,6 +65,7 @@ private:
   std::optional<Failure> tileOp(Frame& f, const ir::Op& op);
   std::optional<Failure> scaleAddress(Frame& f, const ir::Op& op);
   std::optional<Failure> coreSync(Frame& f, const ir::Op& op);
+  std::optional<Failure> signal(Frame& f, const ir::Op& op);
   std::optional<Failure> viewOp(Frame& f, const ir::Op& op);
   std::optional<Failure> tileAlloc(Frame& f, const ir::Op& op);
   std::optional<Failure> countOp(const ir::Op& op);

@@ -6,6 +6,7 @@
 #include "ref/Scalar.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace pto::ref {
 
@@ -250,6 +251,64 @@ std::optional<Failure> Machine::coreSync(Frame& f, const Op& op) {
   return std::nullopt;
 }
 
+/// pto.comm.tnotify / twait / ttest on a one-element i32 signal (docs/abi.md, "Signals"). This
+/// interpreter runs one block at a time, so a twait whose condition does not hold can never be
+/// released: it is reported at once rather than spun on.
+std::optional<Failure> Machine::signal(Frame& f, const Op& op) {
+  const ViewVal& v = std::get<ViewVal>(f.v[op.operands[0]]);
+  const bool notify = op.name.ends_with("tnotify");
+  uint8_t* p = core_.translate(v.base, 4, "signal", notify);
+  if (!p) {
+    Failure e{op.loc, core_.error};
+    core_.error.clear();
+    return e;
+  }
+  int32_t sig;
+  std::memcpy(&sig, p, 4);
+  const auto value = static_cast<int32_t>(scalar(f, op.operands[1]));
+  if (notify) {
+    const int32_t next =
+        op.ints[0] == 1
+            ? static_cast<int32_t>(static_cast<uint32_t>(sig) + static_cast<uint32_t>(value))
+            : value;
+    std::memcpy(p, &next, 4);
+    return std::nullopt;
+  }
+  bool holds = false;
+  switch (static_cast<isa::CmpMode>(op.ints[0])) {
+  case isa::CmpMode::EQ:
+    holds = sig == value;
+    break;
+  case isa::CmpMode::NE:
+    holds = sig != value;
+    break;
+  case isa::CmpMode::LT:
+    holds = sig < value;
+    break;
+  case isa::CmpMode::LE:
+    holds = sig <= value;
+    break;
+  case isa::CmpMode::GT:
+    holds = sig > value;
+    break;
+  case isa::CmpMode::GE:
+    holds = sig >= value;
+    break;
+  }
+  if (op.name.ends_with("ttest")) {
+    f.v[op.results[0]] = static_cast<uint64_t>(holds);
+    return std::nullopt;
+  }
+  if (!holds)
+    return Failure{op.loc, "'pto.comm.twait' waits for the signal (now " + std::to_string(sig) +
+                               ") to be " +
+                               std::string(isa::spelling(static_cast<isa::CmpMode>(op.ints[0]))) +
+                               " " + std::to_string(value) +
+                               ", and nothing else runs in the reference interpreter (one block "
+                               "at a time) to change it: a deadlock"};
+  return std::nullopt;
+}
+
 std::optional<Failure> Machine::runBlock(const ir::Function& fn, std::vector<Val> args,
                                          uint32_t blockIdx, uint32_t blockNum) {
   core_.blockIdx = blockIdx;
@@ -382,6 +441,9 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
     return Flow::Next; // program order is the model
   case OpKind::CoreSync:
     if (auto e = coreSync(f, op)) return *e;
+    return Flow::Next;
+  case OpKind::Signal:
+    if (auto e = signal(f, op)) return *e;
     return Flow::Next;
   case OpKind::Print:
     if (op.name == "pto.trap") return Failure{op.loc, "pto.trap executed"};

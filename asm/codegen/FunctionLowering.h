@@ -274,6 +274,7 @@ private:
   /// A call: arguments go through the call-argument area of the frame into a0..a7 (so that no
   /// argument overwrites another), values live across the call are kept in the frame (the
   /// callee may use every register), and the result comes back in a0 (docs/abi.md).
+  void lowerSignal(const Op& op);
   void lowerCall(const Op& op);
 
   // ------------------------------------------------------------ views

@@ -352,6 +352,8 @@ void FunctionLowering::lowerOp(const Op& op) {
     return lowerSync(op);
   case OpKind::CoreSync:
     return lowerCoreSync(op);
+  case OpKind::Signal:
+    return lowerSignal(op);
   case OpKind::DeclareEventIdArray:
   case OpKind::EventIdArrayGet:
   case OpKind::EventIdArraySet:
@@ -649,6 +651,63 @@ void FunctionLowering::copyTile(uint32_t home, ValueId src, SrcLoc loc) {
     emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
   bindTiles({home, s->second});
   emit(enc::bstop());
+}
+
+/// A signal in GM (docs/abi.md, "Signals"), in scalar code on its one i32 element: tnotify stores
+/// (set) or adds to it (a load, an add and a store), ttest compares it once, twait loads and
+/// compares until the comparison holds (the spin pto-isa's TWAIT does; another block or a peer
+/// writes the signal).
+void FunctionLowering::lowerSignal(const Op& op) {
+  auto part = parts_.find(op.operands[0]);
+  if (part == parts_.end()) return missing(op.loc, "this signal view");
+  const VReg addr = part->second.addr, value = reg(op.operands[1]);
+  const bool notify = op.name.ends_with("tnotify"), wait = op.name.ends_with("twait");
+  auto loadSignal = [&] {
+    VReg v = newVReg();
+    scalar(FormId::S_LW, {{"shamt", 0}, {"SrcR", kZero}},
+           {{"SrcL", addr, false}, {"RegDst", v, true}});
+    return v;
+  };
+  if (notify) {
+    VReg v = value;
+    if (op.ints[0] == 1) { // add
+      v = newVReg();
+      scalar(FormId::S_ADD, {},
+             {{"SrcL", loadSignal(), false}, {"SrcR", value, false}, {"RegDst", v, true}});
+    }
+    scalar(FormId::S_SW, {{"SrcR", kZero}}, {{"SrcD", v, false}, {"SrcL", addr, false}});
+    return;
+  }
+  // signal <cmp> value, as arith.cmpi's signed forms (gt and le swap their operands).
+  struct Form {
+    FormId form;
+    bool swap;
+  };
+  static constexpr Form kForms[] = {{FormId::S_CMP_EQ, false}, {FormId::S_CMP_NE, false},
+                                    {FormId::S_CMP_LT, false}, {FormId::S_CMP_GE, true},
+                                    {FormId::S_CMP_LT, true},  {FormId::S_CMP_GE, false}};
+  const Form f = kForms[op.ints[0]];
+  auto compare = [&](VReg into) {
+    VReg s = loadSignal();
+    scalar(f.form, {},
+           {{"SrcL", f.swap ? value : s, false},
+            {"SrcR", f.swap ? s : value, false},
+            {"RegDst", into, true}});
+  };
+  if (!wait) return compare(define(op.results[0]));
+  const int head = newLabel(), exit = newLabel();
+  placeLabel(head);
+  const size_t loopStart = code_.size();
+  inScalarBlock_ = false;
+  VReg holds = newVReg();
+  compare(holds);
+  conditionalExit(exit, op.loc, [&] {
+    scalar(FormId::S_SETC_NE, {{"SrcR", kZero}}, {{"SrcL", holds, false}});
+  });
+  startBranchBlock(head, false);
+  loops_.push_back({loopStart, code_.size() - 1});
+  placeLabel(exit);
+  inScalarBlock_ = false;
 }
 
 /// The return block, preceded by the epilogue (frame release, ra restore). Whether a frame

@@ -194,6 +194,10 @@ enum class OpKind : uint8_t {
   WaitFlag,
   CoreSync, // pto.sync.set/wait (cross-core flag), pto.get_buf/rls_buf (A5 buffer token): name
   Barrier,  // pipe
+  // signals in GM (PTOAS's pto.comm.tnotify / twait / ttest): name; operands: the signal (a
+  // one-element i32 view), the value; ints {mode}: for tnotify 0 set, 1 add; for twait and ttest
+  // the comparison, an isa::CmpMode. ttest has an i1 result.
+  Signal,
 };
 
 /// Event id of a set/wait: a constant hardware id, a symbolic name resolved by the linker,

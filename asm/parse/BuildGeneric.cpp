@@ -252,6 +252,28 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
   return true;
 }
 
+namespace {
+/// PTOAS's communication ops that move data between devices or run collectives: refused by
+/// name until multi-device execution exists (the signals, tnotify / twait / ttest, run).
+bool isDeviceCommOp(std::string_view name) {
+  static constexpr std::string_view kOps[] = {"pto.tput",
+                                              "pto.tget",
+                                              "pto.comm.tput",
+                                              "pto.comm.tget",
+                                              "pto.tbroadcast",
+                                              "pto.comm_tgather",
+                                              "pto.comm_tscatter",
+                                              "pto.treduce",
+                                              "pto.tput_async",
+                                              "pto.tget_async",
+                                              "pto.build_async_session",
+                                              "pto.wait_async_event",
+                                              "pto.test_async_event",
+                                              "pto.syncall"};
+  return std::find(std::begin(kOps), std::end(kOps), name) != std::end(kOps);
+}
+} // namespace
+
 void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>& results) {
   P::OpNameContext* opName = g->opName();
   std::string name = wordText(opName);
@@ -260,6 +282,9 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
   if (g->opName()->STRING()) {
     // MLIR's generic form names the op in quotes; only tile ops are taken in it.
     name = name.substr(1, name.size() - 2);
+    if (name == "pto.tnotify" || name == "pto.twait" || name == "pto.ttest")
+      return buildSignal(name, loc, p, results);
+    if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
     const isa::OpInfo* info = isa::findOp(name);
     if (!info) {
       diags_.error(loc, "the generic form \"" + name + "\"(...) is accepted for tile ops only");
@@ -336,6 +361,12 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
       {"bind_tile", &Builder::buildBindTile},
       {"pointer_cast", &Builder::buildPointerCast},
       {"fence.barrier_all", &Builder::buildMemoryFence},
+      {"comm.tnotify", &Builder::buildSignal},
+      {"comm.twait", &Builder::buildSignal},
+      {"comm.ttest", &Builder::buildSignal},
+      {"tnotify", &Builder::buildSignal},
+      {"twait", &Builder::buildSignal},
+      {"ttest", &Builder::buildSignal},
       {"cmo.cacheinvalid", &Builder::buildMemoryFence},
       {"bitcast", &Builder::buildReshape},
       {"set_validshape", &Builder::buildSetValidShape},
@@ -400,6 +431,7 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
                           "pto.tassign");
     return;
   }
+  if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
   if (auto it = kHandlers.find(base); it != kHandlers.end())
     return (this->*(it->second))("pto." + base, loc, p, results);
   if (const isa::OpInfo* info = isa::findOp(name)) {
@@ -440,6 +472,13 @@ void Builder::buildUnrealizedCast(SrcLoc loc, Pieces& p, const std::vector<Resul
     return;
   }
   buildArith(*findArith(as), as, loc, "", {}, p, results);
+}
+
+void Builder::refuseDeviceComm(const std::string& name, SrcLoc loc) {
+  diags_.error(loc, "'" + name +
+                        "' moves data between devices (a communication op): multi-device "
+                        "kernels are not supported yet; signals (pto.comm.tnotify, twait, "
+                        "ttest) and GM fences are");
 }
 
 } // namespace pto::as::detail

@@ -174,6 +174,80 @@ void Builder::buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
   op.srcPipe = op.dstPipe = *pipe;
 }
 
+/// Signals in GM, as PTOAS writes them (its comm ops; pto-isa's TNOTIFY / TWAIT / TTEST):
+/// `pto.comm.tnotify(%sig, %v : T, i32) {notifyOp = #pto<notify_op set|add>}`,
+/// `pto.comm.twait(%sig, %v : T, i32) {cmp = #pto<wait_cmp ge>}`, `%b = pto.ttest(...) {cmp}`,
+/// and the generic forms `"pto.tnotify"(%sig, %v) <{...}> : (T, i32) -> ()`. The signal is a
+/// one-element i32 view; a peer's signal is a view of its address like any other.
+void Builder::buildSignal(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results) {
+  const std::string base = name.substr(name.find_last_of('.') + 1); // tnotify, twait, ttest
+  using K = PieceKind;
+  if (!onlyPieces(diags_, p, name, {K::Paren, K::Dict, K::Props, K::Types, K::Arrow})) return;
+  Pieces inner;
+  if (p.parens.size() == 1) inner = collectPieces(piecesOf(p.parens[0]));
+  const bool generic = !p.types.empty() || p.hasArrow;
+  std::vector<P::TypeContext*> types = generic ? p.types : inner.types;
+  if (p.parens.size() != 1 || inner.operands.size() != 2 || types.size() != 2) {
+    diags_.error(loc, "expected '" + name + "(%signal, %value : T, i32) {...}'");
+    return;
+  }
+  ValueId sig = use(inner.operands[0]);
+  if (sig == kNoValue) return;
+  const Type& st = fn_->type(sig);
+  int64_t count = 1;
+  for (int64_t d : st.shape)
+    count = d == kDynamic ? -1 : (count < 0 ? -1 : count * d);
+  if (!st.isView() || st.elem != isa::DType::I32 || count != 1) {
+    diags_.error(inner.operands[0].loc, "'" + name +
+                                            "' needs a signal: a one-element i32 GM view, "
+                                            "found " +
+                                            toString(st));
+    return;
+  }
+  ValueId value = scalarOperand(inner.operands[1], Type::scalar(isa::DType::I32));
+  if (value == kNoValue) return;
+  if (!(fn_->type(value) == Type::scalar(isa::DType::I32))) {
+    diags_.error(inner.operands[1].loc, "'" + name + "' compares and writes i32 signals, found " +
+                                            toString(fn_->type(value)));
+    return;
+  }
+  // The mode: notifyOp for tnotify, cmp for the others (an attribute or a property).
+  const char* key = base == "tnotify" ? "notifyOp" : "cmp";
+  std::optional<std::string> word;
+  SrcLoc wordLoc = loc;
+  std::vector<P::AttrDictContext*> dicts = p.dicts;
+  if (p.props) dicts.push_back(p.props);
+  for (auto* d : dicts)
+    for (auto* e : d->attrEntry())
+      if (entryKey(e) == key && e->attrValue()) {
+        word = enumWord(e->attrValue());
+        wordLoc = locOf(e->attrValue());
+      }
+  int64_t mode = 0;
+  if (base == "tnotify") {
+    if (word && *word != "set" && *word != "add") {
+      diags_.error(wordLoc, "unknown notifyOp '" + *word + "' (set, add)");
+      return;
+    }
+    mode = word && *word == "add" ? 1 : 0;
+  } else {
+    auto cmp = word ? isa::parseCmpMode(*word) : std::nullopt;
+    if (!cmp) {
+      diags_.error(wordLoc, "'" + name + "' needs {cmp = #pto<wait_cmp eq|ne|lt|le|gt|ge>}");
+      return;
+    }
+    mode = static_cast<int64_t>(*cmp);
+  }
+  const bool test = base == "ttest";
+  if (!expectResults(name, loc, results, test ? 1 : 0)) return;
+  Op& op = emit(OpKind::Signal, loc, "pto.comm." + base);
+  addOperand(op, sig, inner.operands[0].loc);
+  addOperand(op, value, inner.operands[1].loc);
+  op.ints = {mode};
+  if (test) defineResults(op, results, {Type::scalar(isa::DType::I1)});
+}
+
 /// GM memory ordering as PTOAS's newer kernels write it: `pto.fence.barrier_all
 /// #pto.fence_scope<gm>` and the data-cache maintenance `pto.cmo.cacheinvalid %view
 /// single_cache_line : T` / `pto.cmo.cacheinvalid all #pto.address_space<gm>`. The simulated GM
