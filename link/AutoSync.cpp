@@ -260,7 +260,6 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
   return plan;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // The sync passes (link/Passes.h): the sync mode of every function, then the insertion.
 
@@ -348,12 +347,11 @@ struct FunctionReport {
       if (log)
         s.log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " + at(d.to) +
                         " (event ids exhausted)");
-      s.warnings.push_back({false, true,
-                            lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " +
-                                pair + ": the inserted sync orders " + opName(cfg, d.from) +
-                                " before " + at(d.to) +
-                                " with a pipe_barrier(PIPE_ALL) instead (in @" + function + ", '" +
-                                path + "')"});
+      s.warnings.push_back(
+          {false, true,
+           lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " + pair +
+               ": the inserted sync orders " + opName(cfg, d.from) + " before " + at(d.to) +
+               " with a pipe_barrier(PIPE_ALL) instead (in @" + function + ", '" + path + "')"});
       break;
     }
   }

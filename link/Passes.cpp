@@ -317,7 +317,7 @@ void checkRecursion(LinkContext& ctx) {
   // Depth-first over the calls; a call to a function on the path closes a cycle. One report per
   // link, as pto-as gives one per module: a function's tiles have fixed addresses.
   const size_t n = calls.size();
-  std::vector<uint8_t> state(n, 0); // 0 unvisited, 1 on the path, 2 done
+  std::vector<uint8_t> state(n, 0);              // 0 unvisited, 1 on the path, 2 done
   std::vector<std::pair<uint32_t, size_t>> path; // (function, next call to follow)
   std::vector<const CallEdge*> via;              // the call that entered path[i + 1]
   for (uint32_t root = 0; root < n; ++root) {
@@ -551,9 +551,8 @@ void allocateEventIds(LinkContext& ctx) {
     for (const EventError& e : ep.errors) {
       // An inserted event that ran out of ids: the next --auto-sync round orders it with a
       // PIPE_ALL barrier instead.
-      if (ctx.sync.stage == AutoSyncState::Stage::Inserted &&
-          e.kind == EventErrorKind::Exhausted && !e.events.empty() &&
-          e.events.back() < fw.eventIndex.size() &&
+      if (ctx.sync.stage == AutoSyncState::Stage::Inserted && e.kind == EventErrorKind::Exhausted &&
+          !e.events.empty() && e.events.back() < fw.eventIndex.size() &&
           fw.eventIndex[e.events.back()] >= ctx.sync.firstAutoEvent[fw.object]) {
         const std::string& nm = names[e.events.back()];
         if (nm.rfind(kAutoPrefix, 0) == 0) {

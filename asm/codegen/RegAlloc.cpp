@@ -9,10 +9,26 @@
 #include <bit>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
 namespace pto::as::lower {
+
+namespace {
+
+/// Puts register `reg` into the field a register operand names. FunctionLowering.h keeps the name
+/// as text (each one a literal of the lowering): a name that is no field of the word is a bug in
+/// the lowering, reported and fatal, never a register silently left out.
+void setRegister(enc::Inst& in, std::string_view field, int64_t reg) {
+  if (const std::optional<enc::Field> f = enc::fieldNamed(field)) return in.put(*f, reg);
+  std::fprintf(stderr, "internal error: a register operand names '%.*s', which is no field\n",
+               static_cast<int>(field.size()), field.data());
+  std::abort();
+}
+
+} // namespace
 
 void FunctionLowering::allocateRegisters() {
   // Live intervals over the linear code; values live into a loop stay live through it.
@@ -204,7 +220,7 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
     for (const RegRef& r : m.regs) {
       const Interval& in = iv[r.v];
       if (in.reg >= 0) {
-        m.inst.set(r.field, static_cast<unsigned>(in.reg));
+        setRegister(m.inst, r.field, in.reg);
         continue;
       }
       std::map<VReg, unsigned>& scratch = header ? blockScratch : scratchOf;
@@ -226,7 +242,7 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
         if (used) (header ? blockLoads : before).push_back(load(s->second, in.slot));
         if (defined) (header ? blockStores : after).push_back(store(s->second, in.slot));
       }
-      m.inst.set(r.field, s->second);
+      setRegister(m.inst, r.field, s->second);
     }
     if (!before.empty() && m.loc.valid()) {
       before.front().loc = m.loc;

@@ -12,7 +12,9 @@ namespace {
 namespace enc = isa::enc;
 using enc::FormId;
 
-int64_t field(const enc::Inst& in, std::string_view name) {
+using enc::Field;
+
+int64_t field(const enc::Inst& in, enc::FieldName name) {
   return in.get(name).value_or(0);
 }
 
@@ -25,8 +27,8 @@ public:
     if (auto e = regs()) return *e;
     m_.rtype = static_cast<RType>(field(in_, "SrcRType"));
     m_.shamt = static_cast<uint8_t>(field(in_, "shamt"));
-    for (const char* n :
-         {"uimm12", "simm12", "uimm24", "simm24", "simm22", "simm32", "uimm32", "imm20", "imm"})
+    for (Field n : {Field::uimm12, Field::simm12, Field::uimm24, Field::simm24, Field::simm22,
+                    Field::simm32, Field::uimm32, Field::imm20, Field::imm})
       if (has(n)) {
         imm_ = field(in_, n);
         hasImm_ = true;
@@ -47,9 +49,9 @@ public:
   }
 
 private:
-  bool has(std::string_view n) const { return fi_.fieldIndex(n) >= 0; }
+  bool has(Field n) const { return fi_.has(n); }
 
-  std::optional<std::string> reg(std::string_view name, uint8_t& out) {
+  std::optional<std::string> reg(Field name, uint8_t& out) {
     if (!has(name)) return std::nullopt;
     int64_t v = field(in_, name);
     if (v < 0 || v >= static_cast<int64_t>(enc::kNumGprs))
@@ -59,11 +61,11 @@ private:
   }
 
   std::optional<std::string> regs() {
-    for (auto [name, slot] : {std::pair<std::string_view, uint8_t*>{"RegDst", &m_.rd},
-                              {"SrcL", &m_.rs1},
-                              {"SrcR", &m_.rs2},
-                              {"SrcD", &m_.rs3},
-                              {"SrcP", &m_.rs3}})
+    for (auto [name, slot] : {std::pair<Field, uint8_t*>{Field::RegDst, &m_.rd},
+                              {Field::SrcL, &m_.rs1},
+                              {Field::SrcR, &m_.rs2},
+                              {Field::SrcD, &m_.rs3},
+                              {Field::SrcP, &m_.rs3}})
       if (auto e = reg(name, *slot)) return e;
     return std::nullopt;
   }
@@ -559,7 +561,7 @@ private:
     case FormId::B_IOT_S1:
     case FormId::B_IOT_S2:
       if (!inside(BlockKind::Tile)) return "B.IOT outside a tile block";
-      for (const char* name : {"SrcTile0", "SrcTile1"})
+      for (Field name : {Field::SrcTile0, Field::SrcTile1})
         if (auto v = in.get(name)) {
           const int64_t tile = bank_ + *v;
           if (tile >= static_cast<int64_t>(fn_.tiles.size()))
