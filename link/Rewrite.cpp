@@ -84,10 +84,9 @@ private:
 /// Whether the first word at `offset` is a Stop word (one that opens a block only because it is
 /// the first word of its function: after inserted blocks it joins the last of them).
 bool stopWordAt(const std::vector<uint8_t>& text, uint64_t offset, uint64_t end) {
-  size_t consumed = 0;
-  auto r = isa::enc::decodeBytes(std::span<const uint8_t>(text).subspan(offset, end - offset),
-                                 consumed, {.extensions = true});
-  return !r || r->formInfo().stopsBlock();
+  obj::code::BlockScanner scan(text, offset, end); // the one decoder, its first word only
+  const obj::code::Word* w = scan.next();
+  return !w || w->inst.formInfo().stopsBlock();
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // Register allocation: a linear scan over live intervals of the selected machine instructions,
 // spilling to stack slots through the scratch registers x1..x3 (docs/abi.md, "Registers").
 #include "asm/codegen/FunctionLowering.h"
+#include "asm/mc/BlockHeader.h"
 
 #include "isa/Numerics.h"
 #include "isa/ScalarFp.h"
@@ -125,9 +126,7 @@ void FunctionLowering::allocateRegisters() {
 /// A word that belongs to a block's header (B.DIM, B.IOR, B.IOT, B.DATR, ...): scalar code for
 /// it cannot go next to it, only before the block starts or after it ends.
 bool FunctionLowering::isHeaderWord(const MInst& m) {
-  if (m.kind != MInst::Word) return false;
-  const enc::FormInfo& fi = enc::info(m.inst.form);
-  return fi.group != enc::FormGroup::Scalar && !fi.startsBlock() && m.inst.form != FormId::BSTOP;
+  return m.kind == MInst::Word && obj::code::isHeaderForm(enc::info(m.inst.form));
 }
 
 bool FunctionLowering::startsBlock(const MInst& m) {
@@ -210,7 +209,8 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
       blockIsTile = m.kind == MInst::Word && m.inst.form != FormId::BSTART_STD_FALL;
       blockFirst = blockLast = pos;
       while (blockIsTile && blockLast + 1 < code_.size() &&
-             !(code_[blockLast].kind == MInst::Word && code_[blockLast].inst.form == FormId::BSTOP))
+             !(code_[blockLast].kind == MInst::Word &&
+               enc::info(code_[blockLast].inst.form).stopsBlock()))
         ++blockLast;
     }
     bool header = isHeaderWord(m) && blockIsTile;
@@ -248,7 +248,7 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
       before.front().loc = m.loc;
       m.loc = {};
     }
-    bool ends = m.kind == MInst::Word && m.inst.form == FormId::BSTOP;
+    bool ends = m.kind == MInst::Word && enc::info(m.inst.form).stopsBlock();
     for (MInst& b : before)
       out.push_back(std::move(b));
     out.push_back(std::move(m));
