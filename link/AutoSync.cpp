@@ -72,32 +72,43 @@ struct Spot {
   auto operator<=>(const Spot&) const = default;
 };
 
-} // namespace
+/// planAutoSync, step by step: where each dependency's sync goes (a pair on the straight line
+/// after the earlier op, or carried across a loop; a barrier before the later op), the pairs and
+/// barriers that cover others dropped, then the blocks placed.
+class SyncPlanner {
+public:
+  SyncPlanner(const FunctionCfg& cfg, std::span<const Dependency> deps, uint32_t function,
+              PatternInsertions& insertions)
+      : cfg_(cfg), blocks_(cfg.blocks), deps_(deps), function_(function), insertions_(insertions) {}
 
-AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps,
-                          uint32_t function, uint32_t firstEvent, const std::string& prefix,
-                          const std::set<uint32_t>& asBarrier, PatternInsertions& insertions) {
-  AutoSyncPlan plan;
-  const auto& blocks = cfg.blocks;
-  auto single = [&](int32_t s) {
-    return s >= 0 && cfg.predsOf(static_cast<uint32_t>(s)).size() == 1;
-  };
-  auto isBranch = [&](const Block& b) {
+  AutoSyncPlan run(uint32_t firstEvent, const std::string& prefix,
+                   const std::set<uint32_t>& asBarrier) {
+    gather();
+    place(firstEvent, prefix, asBarrier);
+    return std::move(plan_);
+  }
+
+private:
+  bool single(int32_t s) const {
+    return s >= 0 && cfg_.predsOf(static_cast<uint32_t>(s)).size() == 1;
+  }
+  static bool isBranch(const Block& b) {
     return b.transfer == Transfer::Direct || b.transfer == Transfer::Cond ||
            b.transfer == Transfer::Ret;
-  };
-  // The straight line of blocks after `from`: where its wait goes, and whether `to` is on it.
+  }
+
+  /// The straight line of blocks after `from`: where its wait goes, and whether `to` is on it.
   struct Line {
     Spot wait;
     uint32_t dist = 0;
     bool reachesTo = false;
     int32_t last = -1; // the last block of the line
   };
-  auto lineAfter = [&](uint32_t from, uint32_t to) {
+  Line lineAfter(uint32_t from, uint32_t to) const {
     Line l;
     uint32_t cur = from;
     for (;;) {
-      const Block& cb = blocks[cur];
+      const Block& cb = blocks_[cur];
       if (cur != from && isBranch(cb)) {
         l.wait = {cb.offset, true};
         l.last = static_cast<int32_t>(cur);
@@ -111,32 +122,33 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
       }
       ++l.dist;
       if (static_cast<uint32_t>(s) == to) {
-        l.wait = {blocks[static_cast<size_t>(s)].offset, true};
+        l.wait = {blocks_[static_cast<size_t>(s)].offset, true};
         l.reachesTo = true;
         l.last = s;
         return l;
       }
       cur = static_cast<uint32_t>(s);
     }
-  };
-  // The straight line at the top of the loop whose latch is `latch` (a DIRECT back edge):
-  // true when `to` is on it, with the loop's header and exit block.
+  }
+
+  /// The straight line at the top of the loop whose latch is `latch` (a DIRECT back edge):
+  /// set when `to` is on it, with the loop's header and exit block.
   struct Loop {
     uint32_t header = 0;
     int32_t exit = -1;
   };
-  auto loopTop = [&](uint32_t latch, uint32_t to) -> std::optional<Loop> {
-    const Block& lb = blocks[latch];
+  std::optional<Loop> loopTop(uint32_t latch, uint32_t to) const {
+    const Block& lb = blocks_[latch];
     if (lb.transfer != Transfer::Direct || lb.succ[0] < 0 ||
         static_cast<uint32_t>(lb.succ[0]) > latch)
       return std::nullopt;
     uint32_t h = static_cast<uint32_t>(lb.succ[0]);
-    if (cfg.predsOf(h).size() != 2 || to <= h || to >= latch) return std::nullopt;
+    if (cfg_.predsOf(h).size() != 2 || to <= h || to >= latch) return std::nullopt;
     // The exit: the header line's conditional block leaves the loop.
     uint32_t cur = h;
     int32_t exit = -1;
-    for (uint32_t steps = 0; steps < blocks.size(); ++steps) {
-      const Block& cb = blocks[cur];
+    for (uint32_t steps = 0; steps < blocks_.size(); ++steps) {
+      const Block& cb = blocks_[cur];
       if (cb.transfer == Transfer::Cond) {
         int32_t t = cb.succ[1];
         if (t < 0 || static_cast<uint32_t>(t) <= latch || !single(t)) return std::nullopt;
@@ -155,11 +167,11 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
     // From the body's first block, straight to `to`.
     for (;;) {
       if (cur == to) return Loop{h, exit};
-      const Block& cb = blocks[cur];
+      const Block& cb = blocks_[cur];
       if (isBranch(cb) || cb.succ[1] >= 0 || !single(cb.succ[0])) return std::nullopt;
       cur = static_cast<uint32_t>(cb.succ[0]);
     }
-  };
+  }
 
   struct PairPlan {
     isa::Pipe src, dst;
@@ -168,96 +180,127 @@ AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> de
     std::optional<Spot> preSet, postWait; // loop-carried compensation
     SyncItem::Kind kind;
   };
-  // Pairs by (kind, src, dst, wait spot), barriers by (pipe, block offset): gathered, then sorted
-  // by key (stably: in dependency order within a key). Of the pairs of one key the one with the
-  // shortest line stands (the later op covers the earlier one; the first of equals), of the
-  // barriers the first.
-  using PairKey = std::tuple<int, int, int, Spot>;
-  using BarrierKey = std::pair<int, uint64_t>;
-  std::vector<std::pair<PairKey, PairPlan>> pairList;
-  std::vector<std::pair<BarrierKey, uint32_t>> barrierList;
-  for (uint32_t k = 0; k < deps.size(); ++k) {
-    const Dependency& d = deps[k];
-    if (d.barrier) {
-      barrierList.push_back({{static_cast<int>(d.toPipe), blocks[d.to].offset}, k});
-      continue;
-    }
+
+  /// The pair that orders dependency k (not a barrier one).
+  PairPlan pairFor(uint32_t k) const {
+    const Dependency& d = deps_[k];
     Line l = lineAfter(d.from, d.to);
-    PairPlan p{d.fromPipe, d.toPipe, k,  l.dist,        Spot{blocks[d.from].end, false},
+    PairPlan p{d.fromPipe, d.toPipe, k,  l.dist,        Spot{blocks_[d.from].end, false},
                l.wait,     {},       {}, SyncItem::Pair};
     if (!l.reachesTo && l.last >= 0) {
       if (auto loop = loopTop(static_cast<uint32_t>(l.last), d.to)) {
         // Carried to the next iteration: wait at the top, set at the end; a set before the loop
         // satisfies the first wait and a wait after it consumes the last set.
         p.kind = SyncItem::LoopPair;
-        p.wait = {blocks[d.to].offset, true};
-        p.preSet = Spot{blocks[loop->header].offset, false};
-        p.postWait = Spot{blocks[static_cast<size_t>(loop->exit)].offset, true};
+        p.wait = {blocks_[d.to].offset, true};
+        p.preSet = Spot{blocks_[loop->header].offset, false};
+        p.postWait = Spot{blocks_[static_cast<size_t>(loop->exit)].offset, true};
       }
     }
-    pairList.push_back({PairKey(static_cast<int>(p.kind), static_cast<int>(d.fromPipe),
-                                static_cast<int>(d.toPipe), p.wait),
-                        p});
+    return p;
   }
-  std::stable_sort(pairList.begin(), pairList.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<PairPlan> pairs;
-  for (size_t i = 0; i < pairList.size(); ++i) {
-    if (i == 0 || pairList[i - 1].first != pairList[i].first)
-      pairs.push_back(pairList[i].second);
-    else if (pairList[i].second.dist < pairs.back().dist)
-      pairs.back() = pairList[i].second;
-  }
-  std::stable_sort(barrierList.begin(), barrierList.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::pair<BarrierKey, uint32_t>> barriers;
-  for (size_t i = 0; i < barrierList.size(); ++i)
-    if (i == 0 || barrierList[i - 1].first != barrierList[i].first)
-      barriers.push_back(barrierList[i]);
-  insertions.insertions.reserve(insertions.insertions.size() + 4 * pairs.size() + barriers.size());
-  plan.items.reserve(pairs.size() + barriers.size());
-  plan.events.reserve(pairs.size());
-  uint32_t n = 0;
-  // The pattern of each kind of block, found once.
-  std::optional<uint32_t> patterns[2][8][8], barrierPatterns[8];
-  auto syncPattern = [&](bool set, isa::Pipe src, isa::Pipe dst) {
-    auto& p = patterns[set][static_cast<size_t>(src) & 7][static_cast<size_t>(dst) & 7];
-    if (!p) p = insertions.pattern(syncBlockBytes(set, src, dst, 0));
-    return *p;
-  };
-  auto barrierPattern = [&](isa::Pipe pipe) {
-    auto& p = barrierPatterns[static_cast<size_t>(pipe) & 7];
-    if (!p) p = insertions.pattern(barrierBlockBytes(pipe));
-    return *p;
-  };
-  // An event's Event relocation is on the B.DIM word after the 32-bit BSTART.EXT.
-  insertions.eventWord = 4;
-  auto place = [&](Spot s, uint32_t pattern, std::optional<uint32_t> event) {
-    insertions.insertions.push_back(
-        {s.offset, pattern, function, event ? static_cast<int32_t>(*event) : -1, s.entry});
-  };
-  for (const PairPlan& p : pairs) {
-    uint32_t k = n++;
-    std::string name = prefix + std::to_string(k);
-    if (asBarrier.count(k)) {
-      place(p.set, barrierPattern(isa::Pipe::All), std::nullopt);
-      plan.items.push_back({SyncItem::AllBarrier, p.src, p.dst, p.dep, name});
-      continue;
+
+  /// Pairs by (kind, src, dst, wait spot), barriers by (pipe, block offset): gathered, then
+  /// sorted by key (stably: in dependency order within a key). Of the pairs of one key the one
+  /// with the shortest line stands (the later op covers the earlier one; the first of equals),
+  /// of the barriers the first.
+  void gather() {
+    using PairKey = std::tuple<int, int, int, Spot>;
+    std::vector<std::pair<PairKey, PairPlan>> pairList;
+    std::vector<std::pair<BarrierKey, uint32_t>> barrierList;
+    for (uint32_t k = 0; k < deps_.size(); ++k) {
+      const Dependency& d = deps_[k];
+      if (d.barrier) {
+        barrierList.push_back({{static_cast<int>(d.toPipe), blocks_[d.to].offset}, k});
+        continue;
+      }
+      PairPlan p = pairFor(k);
+      pairList.push_back({PairKey(static_cast<int>(p.kind), static_cast<int>(d.fromPipe),
+                                  static_cast<int>(d.toPipe), p.wait),
+                          p});
     }
-    uint32_t ev = firstEvent + static_cast<uint32_t>(plan.events.size());
-    plan.events.push_back({function, name, p.src, p.dst});
-    if (p.preSet) place(*p.preSet, syncPattern(true, p.src, p.dst), ev);
-    place(p.set, syncPattern(true, p.src, p.dst), ev);
-    place(p.wait, syncPattern(false, p.src, p.dst), ev);
-    if (p.postWait) place(*p.postWait, syncPattern(false, p.src, p.dst), ev);
-    plan.items.push_back({p.kind, p.src, p.dst, p.dep, name});
+    std::stable_sort(pairList.begin(), pairList.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < pairList.size(); ++i) {
+      if (i == 0 || pairList[i - 1].first != pairList[i].first)
+        pairs_.push_back(pairList[i].second);
+      else if (pairList[i].second.dist < pairs_.back().dist)
+        pairs_.back() = pairList[i].second;
+    }
+    std::stable_sort(barrierList.begin(), barrierList.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < barrierList.size(); ++i)
+      if (i == 0 || barrierList[i - 1].first != barrierList[i].first)
+        barriers_.push_back(barrierList[i]);
   }
-  for (auto& [key, dep] : barriers) {
-    isa::Pipe pipe = static_cast<isa::Pipe>(key.first);
-    place(Spot{key.second, true}, barrierPattern(pipe), std::nullopt);
-    plan.items.push_back({SyncItem::Barrier, pipe, pipe, dep, ""});
+
+  /// The pattern of each kind of block, found once.
+  uint32_t syncPattern(bool set, isa::Pipe src, isa::Pipe dst) {
+    auto& p = patterns_[set][static_cast<size_t>(src) & 7][static_cast<size_t>(dst) & 7];
+    if (!p) p = insertions_.pattern(syncBlockBytes(set, src, dst, 0));
+    return *p;
   }
-  return plan;
+  uint32_t barrierPattern(isa::Pipe pipe) {
+    auto& p = barrierPatterns_[static_cast<size_t>(pipe) & 7];
+    if (!p) p = insertions_.pattern(barrierBlockBytes(pipe));
+    return *p;
+  }
+  void insert(Spot s, uint32_t pattern, std::optional<uint32_t> event) {
+    insertions_.insertions.push_back(
+        {s.offset, pattern, function_, event ? static_cast<int32_t>(*event) : -1, s.entry});
+  }
+
+  /// The blocks of the pairs (pair k named "<prefix>k"; a PIPE_ALL barrier for those in
+  /// `asBarrier`) and of the barriers.
+  void place(uint32_t firstEvent, const std::string& prefix, const std::set<uint32_t>& asBarrier) {
+    insertions_.insertions.reserve(insertions_.insertions.size() + 4 * pairs_.size() +
+                                   barriers_.size());
+    plan_.items.reserve(pairs_.size() + barriers_.size());
+    plan_.events.reserve(pairs_.size());
+    // An event's Event relocation is on the B.DIM word after the 32-bit BSTART.EXT.
+    insertions_.eventWord = 4;
+    uint32_t n = 0;
+    for (const PairPlan& p : pairs_) {
+      uint32_t k = n++;
+      std::string name = prefix + std::to_string(k);
+      if (asBarrier.count(k)) {
+        insert(p.set, barrierPattern(isa::Pipe::All), std::nullopt);
+        plan_.items.push_back({SyncItem::AllBarrier, p.src, p.dst, p.dep, name});
+        continue;
+      }
+      uint32_t ev = firstEvent + static_cast<uint32_t>(plan_.events.size());
+      plan_.events.push_back({function_, name, p.src, p.dst});
+      if (p.preSet) insert(*p.preSet, syncPattern(true, p.src, p.dst), ev);
+      insert(p.set, syncPattern(true, p.src, p.dst), ev);
+      insert(p.wait, syncPattern(false, p.src, p.dst), ev);
+      if (p.postWait) insert(*p.postWait, syncPattern(false, p.src, p.dst), ev);
+      plan_.items.push_back({p.kind, p.src, p.dst, p.dep, name});
+    }
+    for (auto& [key, dep] : barriers_) {
+      isa::Pipe pipe = static_cast<isa::Pipe>(key.first);
+      insert(Spot{key.second, true}, barrierPattern(pipe), std::nullopt);
+      plan_.items.push_back({SyncItem::Barrier, pipe, pipe, dep, ""});
+    }
+  }
+
+  using BarrierKey = std::pair<int, uint64_t>;
+  const FunctionCfg& cfg_;
+  const std::vector<Block>& blocks_;
+  std::span<const Dependency> deps_;
+  const uint32_t function_;
+  PatternInsertions& insertions_;
+  std::vector<PairPlan> pairs_;
+  std::vector<std::pair<BarrierKey, uint32_t>> barriers_;
+  std::optional<uint32_t> patterns_[2][8][8], barrierPatterns_[8];
+  AutoSyncPlan plan_;
+};
+
+} // namespace
+
+AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps,
+                          uint32_t function, uint32_t firstEvent, const std::string& prefix,
+                          const std::set<uint32_t>& asBarrier, PatternInsertions& insertions) {
+  return SyncPlanner(cfg, deps, function, insertions).run(firstEvent, prefix, asBarrier);
 }
 
 // ---------------------------------------------------------------------------------------------
