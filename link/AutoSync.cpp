@@ -476,9 +476,11 @@ void insertAutoSync(LinkContext& ctx) {
   if (s.stage != AutoSyncState::Stage::Plan) return;
   // The race pass's result on the inputs as given is what the sync must order (kept for a later
   // placement when event ids run out).
-  if (ctx.inputs.data() == ctx.given.data())
+  if (!s.analysed)
     for (FunctionWork& fw : ctx.functions)
       if (ctx.analyses(fw)) s.fns[fw.object][fw.function].deps = std::move(fw.deps);
+  s.analysed = true;
+  ctx.inputs = ctx.given; // the objects of the last insertion go
   s.objects.clear();
   s.log.clear();
   s.warnings.clear();

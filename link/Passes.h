@@ -115,6 +115,9 @@ struct AutoSyncState {
     Inserted,  // this round links the objects with the sync inserted
   } stage = Stage::Undecided;
   std::vector<std::vector<SyncDecision>> fns; // per input object, per function
+  /// The race pass's dependencies are in `fns` (taken by auto-sync in the first round; a later
+  /// placement after event ids ran out reuses them, never analysing the code again).
+  bool analysed = false;
   std::vector<size_t> firstAutoEvent; // per object: its events from this index on are inserted
   /// (object, function) -> the pairs (by k, "auto.k") that get a PIPE_ALL barrier instead.
   std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>> asBarrier;
