@@ -263,3 +263,30 @@ TEST(LinkPasses, AutoSyncConsumesTheRacePassAndRunsTheTableAgain) {
   for (const PassTime& t : once.timing)
     EXPECT_EQ(t.runs, 1u) << t.name;
 }
+
+TEST(LinkPasses, CheckRecursionNamesEveryFunctionOnTheCycle) {
+  // @a (a.o) calls @b (b.o), which calls @c (c.o), which calls @a: each module alone is fine.
+  auto module = [](const std::string& self, const std::string& callee, bool entry) {
+    return "module {\n  func.func private @" + callee + "(%x: index) -> index\n  func.func @" +
+           self + "(%x: index) -> index" + (entry ? " attributes {pto.entry}" : "") +
+           " {\n    %r = func.call @" + callee +
+           "(%x) : (index) -> index\n    return %r : index\n  }\n}\n";
+  };
+  std::vector<InputObject> in{{"a.o", compile(module("a", "b", true))},
+                              {"b.o", compile(module("b", "c", false))},
+                              {"c.o", compile(module("c", "a", false))}};
+  LinkOptions opts;
+  LinkResult r = link::link(in, opts);
+  ASSERT_FALSE(r.ok());
+  const std::string s = text(r.diags);
+  EXPECT_NE(s.find("recursive call to '@a' is not supported: @a calls @b calls @c calls @a"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("(in @c, 'c.o')"), std::string::npos) << s;
+  EXPECT_NE(s.find("note: k.pto:4:10: @a calls @b here ('a.o')"), std::string::npos) << s;
+  EXPECT_NE(s.find("@b calls @c here ('b.o')"), std::string::npos) << s;
+  // Without the call back there is no cycle.
+  in[2].obj =
+      compile("module {\n  func.func @c(%x: index) -> index {\n    return %x : index\n  }\n}\n");
+  EXPECT_TRUE(link::link(in, opts).ok()) << text(link::link(in, opts).diags);
+}
