@@ -163,9 +163,10 @@ Domain domRange(int64_t lo, int64_t hi) {
   return d;
 }
 
-FieldInfo makeField(std::string_view name, FieldKind kind, bool isSigned,
+FieldInfo makeField(Field id, std::string_view name, FieldKind kind, bool isSigned,
                     std::initializer_list<std::optional<Piece>> pieces, Domain dom) {
   FieldInfo f;
+  f.id = id;
   f.name = name;
   f.kind = kind;
   f.isSigned = isSigned;
@@ -197,16 +198,20 @@ std::vector<FormInfo> buildForms() {
                            Syntax,                                                                 \
                            {}});
 #define PTO_ENC_FIELD(Form, Name, Kind, Sign, P0, P1, P2, Dom)                                     \
-  forms[static_cast<unsigned>(FormId::Form)].fields.push_back(                                     \
-      makeField(#Name, FieldKind::Kind, std::string_view(#Sign) == "S", {P0, P1, P2}, Dom));
+  forms[static_cast<unsigned>(FormId::Form)].fields.push_back(makeField(                           \
+      Field::Name, #Name, FieldKind::Kind, std::string_view(#Sign) == "S", {P0, P1, P2}, Dom));
 #include "isa/Encoding.def"
 #undef ANY
 #undef SET
 #undef RANGE
 #undef NOTEQ
-  for (FormInfo& f : forms)
-    for (size_t k = 0; k < f.fields.size(); ++k)
+  for (FormInfo& f : forms) {
+    f.slot.fill(-1);
+    for (size_t k = 0; k < f.fields.size(); ++k) {
       if (f.fields[k].kind == FieldKind::Label) f.labelField = static_cast<int>(k);
+      f.slot[static_cast<size_t>(f.fields[k].id)] = static_cast<int8_t>(k);
+    }
+  }
   return forms;
 }
 
@@ -521,16 +526,28 @@ int FormInfo::fieldIndex(std::string_view name) const {
     if (fields[i].name == name) return static_cast<int>(i);
   return -1;
 }
-std::optional<int64_t> Inst::get(std::string_view name) const {
-  int i = info(form).fieldIndex(name);
-  if (i < 0) return std::nullopt;
-  return field[static_cast<size_t>(i)];
+void Inst::put(FieldName f, int64_t value) {
+  if (set(f, value)) return;
+  std::fprintf(stderr, "internal error: isa::enc: %s has no field %s\n",
+               std::string(formInfo().idName).c_str(), std::string(name(f.id)).c_str());
+  std::abort();
 }
-bool Inst::set(std::string_view name, int64_t value) {
-  int i = info(form).fieldIndex(name);
-  if (i < 0) return false;
-  field[static_cast<size_t>(i)] = value;
-  return true;
+std::string_view name(Field f) {
+  return kFieldNames[static_cast<size_t>(f)];
+}
+std::optional<Field> fieldNamed(std::string_view name) {
+  // Sorted once: the code generator names register fields as text (asm/codegen).
+  static const std::vector<std::pair<std::string_view, Field>> sorted = [] {
+    std::vector<std::pair<std::string_view, Field>> v;
+    for (size_t i = 0; i < kNumFields; ++i)
+      v.push_back({kFieldNames[i], static_cast<Field>(i)});
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), std::pair(name, Field{}),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (it == sorted.end() || it->first != name) return std::nullopt;
+  return it->second;
 }
 Flow Inst::flow() const {
   const FormInfo& f = info(form);
@@ -691,12 +708,12 @@ Inst tileStart(TileOp op, unsigned dt) {
   const TileOpInfo& o = info(op);
   Inst in;
   in.form = o.startForm;
-  in.set("DataType", dt);
+  in.put("DataType", dt);
   if (o.family == TileFamily::TEPL) {
-    in.set("Mode", o.mode);
-    in.set("Function", o.function);
+    in.put("Mode", o.mode);
+    in.put("Function", o.function);
   } else if (o.family == TileFamily::EXT) {
-    in.set("XOP", o.function);
+    in.put("XOP", o.function);
   }
   return in;
 }
@@ -745,10 +762,10 @@ unsigned numPipes(ExtCtl c) {
 Inst extControl(ExtCtl c, Pipe a, Pipe b) {
   Inst in;
   in.form = FormId::BSTART_EXTC;
-  in.set("CTL", static_cast<int64_t>(c));
+  in.put("CTL", static_cast<int64_t>(c));
   unsigned n = numPipes(c);
-  in.set("PipeA", n >= 1 ? pipeCode(a) : 0);
-  in.set("PipeB", n >= 2 ? pipeCode(b) : 0);
+  in.put("PipeA", n >= 1 ? pipeCode(a) : 0);
+  in.put("PipeB", n >= 2 ? pipeCode(b) : 0);
   return in;
 }
 

@@ -98,6 +98,36 @@ enum class FormGroup : uint8_t { Cmd, Scalar, Ext };
 /// A form's place in the block structure (the Flow column of Encoding.def, docs/abi.md).
 enum class Flow : uint8_t { None, Stop, Fall, Op, Direct, Cond, Ret, Call, Indirect, ByBrType };
 
+/// An instruction field by name (the PTO_ENC_FIELD_NAME table of Encoding.def): a form has a
+/// subset of them (FormInfo::fields).
+enum class Field : uint8_t {
+#define PTO_ENC_FIELD_NAME(Name) Name,
+#include "isa/Encoding.def"
+};
+inline constexpr std::string_view kFieldNames[] = {
+#define PTO_ENC_FIELD_NAME(Name) #Name,
+#include "isa/Encoding.def"
+};
+inline constexpr size_t kNumFields = std::size(kFieldNames);
+std::string_view name(Field f);
+/// The field of a name held at run time (text being parsed), or nullopt.
+std::optional<Field> fieldNamed(std::string_view name);
+
+/// A field named in code: Field::PipeA, or the literal "PipeA", which is looked up at compile
+/// time (a name that is no field does not compile: the lookup throws in a constant expression).
+struct FieldName {
+  Field id;
+  constexpr FieldName(Field f) : id(f) {}
+  consteval FieldName(const char* text) : id(lookup(text)) {}
+
+private:
+  static consteval Field lookup(std::string_view text) {
+    for (size_t i = 0; i < kNumFields; ++i)
+      if (kFieldNames[i] == text) return static_cast<Field>(i);
+    throw "no instruction field has this name (isa/Encoding.def, PTO_ENC_FIELD_NAME)";
+  }
+};
+
 struct Piece {
   uint8_t instrLsb = 0, width = 0, valueLsb = 0;
 };
@@ -108,6 +138,7 @@ struct Domain {
   bool contains(int64_t v) const;
 };
 struct FieldInfo {
+  Field id{};
   std::string_view name;
   FieldKind kind = FieldKind::UInt;
   bool isSigned = false;
@@ -131,7 +162,10 @@ struct FormInfo {
   /// Whether a word of this form starts a block (every BSTART* form, 32- or 16-bit).
   bool startsBlock() const { return flow != Flow::None && flow != Flow::Stop; }
   bool stopsBlock() const { return flow == Flow::Stop; }
-  int fieldIndex(std::string_view name) const; // -1 if absent
+  int fieldIndex(std::string_view name) const; // -1 if absent (a name from text)
+  int fieldIndex(Field f) const { return slot[static_cast<size_t>(f)]; } // -1 if absent
+  bool has(Field f) const { return fieldIndex(f) >= 0; }
+  std::array<int8_t, kNumFields> slot{}; // per Field: its index in `fields`, or -1
 };
 std::span<const FormInfo> allForms();
 const FormInfo& info(FormId id);
@@ -149,8 +183,22 @@ struct Inst {
   Flow flow() const;
   /// The byte offset of the Label field from this word (2 x the field), when the form has one.
   std::optional<int64_t> labelOffset() const;
-  std::optional<int64_t> get(std::string_view name) const;
-  bool set(std::string_view name, int64_t value); // false if the form has no such field
+  /// The field's value; nullopt when the form has no such field.
+  std::optional<int64_t> get(FieldName f) const {
+    const int i = formInfo().fieldIndex(f.id);
+    if (i < 0) return std::nullopt;
+    return field[static_cast<size_t>(i)];
+  }
+  /// Sets the field; false (not to be ignored) when the form has no such field.
+  [[nodiscard]] bool set(FieldName f, int64_t value) {
+    const int i = formInfo().fieldIndex(f.id);
+    if (i < 0) return false;
+    field[static_cast<size_t>(i)] = value;
+    return true;
+  }
+  /// Sets a field that the form has by construction (a word builder's): a field it lacks is a
+  /// bug in the builder, reported on stderr and fatal, never a word with the field left 0.
+  void put(FieldName f, int64_t value);
   bool operator==(const Inst&) const = default;
 };
 
@@ -263,8 +311,19 @@ Inst bstop();
 /// BSTART DIRECT/COND with a byte offset from this word (must be even).
 Inst bstartDirect(int64_t byteOffset);
 Inst bstartCond(int64_t byteOffset);
-/// A scalar (or any) form with named fields; fails on unknown names.
-Result<Inst> make(FormId form, std::initializer_list<std::pair<std::string_view, int64_t>> fields);
+/// A scalar (or any) form with named fields; fails on a field the form does not have.
+struct FieldValue {
+  FieldName field;
+  int64_t value = 0;
+};
+Result<Inst> make(FormId form, std::initializer_list<FieldValue> fields);
+/// The same with names held at run time (looked up then); fails on an unknown name. A template,
+/// so that a braced list of literal names takes the overload above, checked at compile time.
+Result<Inst> makeNamed(FormId form, std::span<const std::pair<std::string_view, int64_t>> fields);
+template <class = void>
+Result<Inst> make(FormId form, std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
+  return makeNamed(form, std::span(fields.begin(), fields.size()));
+}
 /// Scalar instructions that put `value` in GPR `rd` (uses `scratch` only for values that need
 /// both halves): ADDI / HL.LIS / HL.LIU, or HL.LUI + HL.LIU + OR for full 64-bit constants.
 std::vector<Inst> materialize64(unsigned rd, uint64_t value, unsigned scratch);

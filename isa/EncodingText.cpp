@@ -351,7 +351,7 @@ bool matchPattern(const FormInfo& f, std::string_view text, Inst& in) {
 // ================================================================ custom syntaxes
 std::string formatCustom(const Inst& in) {
   const FormInfo& f = info(in.form);
-  auto g = [&](std::string_view n) { return *in.get(n); };
+  auto g = [&](FieldName n) { return *in.get(n); };
   auto dt = [&](int64_t v) {
     return printField(f.fields[static_cast<size_t>(f.fieldIndex("DataType"))], v);
   };
@@ -381,12 +381,12 @@ std::string formatCustom(const Inst& in) {
   if (f.syntax == "@CATR") {
     std::string s = "B.CATR {";
     bool first = true;
-    for (auto [field, text] : {std::pair<std::string_view, std::string_view>{"trap", "trap"},
-                               {"atom", "atomic"},
-                               {"aq", "aq"},
-                               {"rl", "rl"},
-                               {"far", "far"},
-                               {"DR", "dr"}}) {
+    for (auto [field, text] : {std::pair<Field, std::string_view>{Field::trap, "trap"},
+                               {Field::atom, "atomic"},
+                               {Field::aq, "aq"},
+                               {Field::rl, "rl"},
+                               {Field::far, "far"},
+                               {Field::DR, "dr"}}) {
       if (!g(field)) continue;
       if (!first) s += ", ";
       s += text;
@@ -407,7 +407,7 @@ std::optional<Inst> parseCustom(const FormInfo& f, std::string_view text) {
   Inst in;
   in.form = f.id;
   Cursor c(text);
-  auto setF = [&](std::string_view n, int64_t v) { in.set(n, v); };
+  auto setF = [&](FieldName n, int64_t v) { in.put(n, v); };
   auto dtype = [&]() -> std::optional<int64_t> {
     if (!c.eat(",")) return std::nullopt;
     auto v = parseDataType(c.token());
@@ -467,7 +467,7 @@ std::optional<Inst> parseCustom(const FormInfo& f, std::string_view text) {
       if (iequals(x.name, name)) r = &x;
     if (!r) return std::nullopt;
     setF("CTL", static_cast<int64_t>(r->ctl));
-    const char* fields[2] = {"PipeA", "PipeB"};
+    const Field fields[2] = {Field::PipeA, Field::PipeB};
     for (unsigned i = 0; i < r->numPipes; ++i) {
       if (!c.eat(",")) return std::nullopt;
       auto p = codeOf(named("ExtPipe"), c.token());

@@ -1,274 +1,522 @@
-// The link driver (docs/linking.md, "The passes"): link() decides the sync mode of every
-// function, plans the sync to insert (once per function; a retry after event-id exhaustion only
-// re-places it), and runs the passes of Passes.h (link/Linker.cpp) over the resulting objects.
-#include "link/Linker.h"
+#include "link/AutoSync.h"
 
 #include "link/Passes.h"
-#include "link/Patch.h"
-#include "link/Rewrite.h"
-#include "support/Text.h"
 
-#include <algorithm>
-#include <map>
-#include <set>
+#include "isa/Encoding.h"
+
+#include <array>
+#include <optional>
 
 namespace pto::link {
 
-// ---------------------------------------------------------------------------------------------
-// The driver: sync mode per function, then --auto-sync rounds.
+namespace enc = isa::enc;
+
+namespace {
+std::vector<uint8_t> encodeSyncBlock(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
+  std::vector<uint8_t> out;
+  for (const enc::Inst& in :
+       {enc::extControl(set ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG, src, dst),
+        enc::bDim(0, 0, id), enc::bstop()}) {
+    auto e = enc::encode(in);
+    for (unsigned k = 0; k < e->bits / 8; ++k)
+      out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
+  }
+  return out;
+}
+} // namespace
+
+std::vector<uint8_t> syncBlockBytes(bool set, isa::Pipe src, isa::Pipe dst, uint32_t id) {
+  // Inserted sync is mostly id 0 (patched by the Event relocation): encoded once per pipe pair.
+  constexpr size_t kPipes = 8;
+  static const auto cache = [] {
+    std::array<std::array<std::array<std::vector<uint8_t>, kPipes>, kPipes>, 2> m;
+    for (bool s : {false, true})
+      for (size_t a = 0; a < kPipes; ++a)
+        for (size_t b = 0; b < kPipes; ++b)
+          m[s][a][b] = encodeSyncBlock(s, static_cast<isa::Pipe>(a), static_cast<isa::Pipe>(b), 0);
+    return m;
+  }();
+  const auto a = static_cast<size_t>(src), b = static_cast<size_t>(dst);
+  if (id == 0 && a < kPipes && b < kPipes) return cache[set][a][b];
+  return encodeSyncBlock(set, src, dst, id);
+}
+
+std::vector<uint8_t> barrierBlockBytes(isa::Pipe pipe) {
+  auto encodeBarrier = [](isa::Pipe p) {
+    std::vector<uint8_t> out;
+    for (const enc::Inst& in : {enc::extControl(enc::ExtCtl::PIPE_BARRIER, p), enc::bstop()}) {
+      auto e = enc::encode(in);
+      for (unsigned k = 0; k < e->bits / 8; ++k)
+        out.push_back(static_cast<uint8_t>(e->value >> (8 * k)));
+    }
+    return out;
+  };
+  constexpr size_t kPipes = 8; // encoded once per pipe
+  static const auto cache = [&] {
+    std::array<std::vector<uint8_t>, kPipes> m;
+    for (size_t a = 0; a < kPipes; ++a)
+      m[a] = encodeBarrier(static_cast<isa::Pipe>(a));
+    return m;
+  }();
+  const auto a = static_cast<size_t>(pipe);
+  return a < kPipes ? cache[a] : encodeBarrier(pipe);
+}
 
 namespace {
 
-/// One input function as the --auto-sync driver sees it: its graph (built once, shared with the
-/// link when its object gets no insertion) and, for functions that get sync inserted, the
-/// dependencies to order (computed once, reused by every round).
-struct SyncFunction {
-  std::shared_ptr<const BuiltCfg> built;
-  bool explicitSync = false, insert = false;
-  std::vector<Dependency> deps;
+/// Where a sync block goes: in front of the block starting at `offset`, for every path into it
+/// (`entry`) or only for the fall-through from the block before it.
+struct Spot {
+  uint64_t offset = 0;
+  bool entry = false;
+  auto operator<=>(const Spot&) const = default;
 };
 
-struct SyncAnalysis {
-  std::vector<std::vector<SyncFunction>> fns; // per object, per function
+/// planAutoSync, step by step: where each dependency's sync goes (a pair on the straight line
+/// after the earlier op, or carried across a loop; a barrier before the later op), the pairs and
+/// barriers that cover others dropped, then the blocks placed.
+class SyncPlanner {
+public:
+  SyncPlanner(const FunctionCfg& cfg, std::span<const Dependency> deps, uint32_t function,
+              PatternInsertions& insertions)
+      : cfg_(cfg), blocks_(cfg.blocks), deps_(deps), function_(function), insertions_(insertions) {}
+
+  AutoSyncPlan run(uint32_t firstEvent, const std::string& prefix,
+                   const std::set<uint32_t>& asBarrier) {
+    gather();
+    place(firstEvent, prefix, asBarrier);
+    return std::move(plan_);
+  }
+
+private:
+  bool single(int32_t s) const {
+    return s >= 0 && cfg_.predsOf(static_cast<uint32_t>(s)).size() == 1;
+  }
+  static bool isBranch(const Block& b) {
+    return b.transfer == Transfer::Direct || b.transfer == Transfer::Cond ||
+           b.transfer == Transfer::Ret;
+  }
+
+  /// The straight line of blocks after `from`: where its wait goes, and whether `to` is on it.
+  struct Line {
+    Spot wait;
+    uint32_t dist = 0;
+    bool reachesTo = false;
+    int32_t last = -1; // the last block of the line
+  };
+  Line lineAfter(uint32_t from, uint32_t to) const {
+    Line l;
+    uint32_t cur = from;
+    for (;;) {
+      const Block& cb = blocks_[cur];
+      if (cur != from && isBranch(cb)) {
+        l.wait = {cb.offset, true};
+        l.last = static_cast<int32_t>(cur);
+        return l;
+      }
+      int32_t s = cb.succ[0];
+      if (s < 0 || cb.succ[1] >= 0 || !single(s) || static_cast<uint32_t>(s) == from) {
+        l.wait = {cb.end, false};
+        l.last = static_cast<int32_t>(cur);
+        return l;
+      }
+      ++l.dist;
+      if (static_cast<uint32_t>(s) == to) {
+        l.wait = {blocks_[static_cast<size_t>(s)].offset, true};
+        l.reachesTo = true;
+        l.last = s;
+        return l;
+      }
+      cur = static_cast<uint32_t>(s);
+    }
+  }
+
+  /// The straight line at the top of the loop whose latch is `latch` (a DIRECT back edge):
+  /// set when `to` is on it, with the loop's header and exit block.
+  struct Loop {
+    uint32_t header = 0;
+    int32_t exit = -1;
+  };
+  std::optional<Loop> loopTop(uint32_t latch, uint32_t to) const {
+    const Block& lb = blocks_[latch];
+    if (lb.transfer != Transfer::Direct || lb.succ[0] < 0 ||
+        static_cast<uint32_t>(lb.succ[0]) > latch)
+      return std::nullopt;
+    uint32_t h = static_cast<uint32_t>(lb.succ[0]);
+    if (cfg_.predsOf(h).size() != 2 || to <= h || to >= latch) return std::nullopt;
+    // The exit: the header line's conditional block leaves the loop.
+    uint32_t cur = h;
+    int32_t exit = -1;
+    for (uint32_t steps = 0; steps < blocks_.size(); ++steps) {
+      const Block& cb = blocks_[cur];
+      if (cb.transfer == Transfer::Cond) {
+        int32_t t = cb.succ[1];
+        if (t < 0 || static_cast<uint32_t>(t) <= latch || !single(t)) return std::nullopt;
+        exit = t;
+        if (!single(cb.succ[0])) return std::nullopt;
+        cur = static_cast<uint32_t>(cb.succ[0]);
+        break;
+      }
+      if (cb.succ[0] < 0 || cb.succ[1] >= 0 || (cur != h && !single(static_cast<int32_t>(cur))))
+        return std::nullopt;
+      if (cur == to) return std::nullopt;
+      cur = static_cast<uint32_t>(cb.succ[0]);
+      if (!single(static_cast<int32_t>(cur))) return std::nullopt;
+    }
+    if (exit < 0) return std::nullopt;
+    // From the body's first block, straight to `to`.
+    for (;;) {
+      if (cur == to) return Loop{h, exit};
+      const Block& cb = blocks_[cur];
+      if (isBranch(cb) || cb.succ[1] >= 0 || !single(cb.succ[0])) return std::nullopt;
+      cur = static_cast<uint32_t>(cb.succ[0]);
+    }
+  }
+
+  struct PairPlan {
+    isa::Pipe src, dst;
+    uint32_t dep, dist;
+    Spot set, wait;
+    std::optional<Spot> preSet, postWait; // loop-carried compensation
+    SyncItem::Kind kind;
+  };
+
+  /// The pair that orders dependency k (not a barrier one).
+  PairPlan pairFor(uint32_t k) const {
+    const Dependency& d = deps_[k];
+    Line l = lineAfter(d.from, d.to);
+    PairPlan p{d.fromPipe, d.toPipe, k,  l.dist,        Spot{blocks_[d.from].end, false},
+               l.wait,     {},       {}, SyncItem::Pair};
+    if (!l.reachesTo && l.last >= 0) {
+      if (auto loop = loopTop(static_cast<uint32_t>(l.last), d.to)) {
+        // Carried to the next iteration: wait at the top, set at the end; a set before the loop
+        // satisfies the first wait and a wait after it consumes the last set.
+        p.kind = SyncItem::LoopPair;
+        p.wait = {blocks_[d.to].offset, true};
+        p.preSet = Spot{blocks_[loop->header].offset, false};
+        p.postWait = Spot{blocks_[static_cast<size_t>(loop->exit)].offset, true};
+      }
+    }
+    return p;
+  }
+
+  /// Pairs by (kind, src, dst, wait spot), barriers by (pipe, block offset): gathered, then
+  /// sorted by key (stably: in dependency order within a key). Of the pairs of one key the one
+  /// with the shortest line stands (the later op covers the earlier one; the first of equals),
+  /// of the barriers the first.
+  void gather() {
+    using PairKey = std::tuple<int, int, int, Spot>;
+    std::vector<std::pair<PairKey, PairPlan>> pairList;
+    std::vector<std::pair<BarrierKey, uint32_t>> barrierList;
+    for (uint32_t k = 0; k < deps_.size(); ++k) {
+      const Dependency& d = deps_[k];
+      if (d.barrier) {
+        barrierList.push_back({{static_cast<int>(d.toPipe), blocks_[d.to].offset}, k});
+        continue;
+      }
+      PairPlan p = pairFor(k);
+      pairList.push_back({PairKey(static_cast<int>(p.kind), static_cast<int>(d.fromPipe),
+                                  static_cast<int>(d.toPipe), p.wait),
+                          p});
+    }
+    std::stable_sort(pairList.begin(), pairList.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < pairList.size(); ++i) {
+      if (i == 0 || pairList[i - 1].first != pairList[i].first)
+        pairs_.push_back(pairList[i].second);
+      else if (pairList[i].second.dist < pairs_.back().dist)
+        pairs_.back() = pairList[i].second;
+    }
+    std::stable_sort(barrierList.begin(), barrierList.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < barrierList.size(); ++i)
+      if (i == 0 || barrierList[i - 1].first != barrierList[i].first)
+        barriers_.push_back(barrierList[i]);
+  }
+
+  /// The pattern of each kind of block, found once.
+  uint32_t syncPattern(bool set, isa::Pipe src, isa::Pipe dst) {
+    auto& p = patterns_[set][static_cast<size_t>(src) & 7][static_cast<size_t>(dst) & 7];
+    if (!p) p = insertions_.pattern(syncBlockBytes(set, src, dst, 0));
+    return *p;
+  }
+  uint32_t barrierPattern(isa::Pipe pipe) {
+    auto& p = barrierPatterns_[static_cast<size_t>(pipe) & 7];
+    if (!p) p = insertions_.pattern(barrierBlockBytes(pipe));
+    return *p;
+  }
+  void insert(Spot s, uint32_t pattern, std::optional<uint32_t> event) {
+    insertions_.insertions.push_back(
+        {s.offset, pattern, function_, event ? static_cast<int32_t>(*event) : -1, s.entry});
+  }
+
+  /// The blocks of the pairs (pair k named "<prefix>k"; a PIPE_ALL barrier for those in
+  /// `asBarrier`) and of the barriers.
+  void place(uint32_t firstEvent, const std::string& prefix, const std::set<uint32_t>& asBarrier) {
+    insertions_.insertions.reserve(insertions_.insertions.size() + 4 * pairs_.size() +
+                                   barriers_.size());
+    plan_.items.reserve(pairs_.size() + barriers_.size());
+    plan_.events.reserve(pairs_.size());
+    // An event's Event relocation is on the B.DIM word after the 32-bit BSTART.EXT.
+    insertions_.eventWord = 4;
+    uint32_t n = 0;
+    for (const PairPlan& p : pairs_) {
+      uint32_t k = n++;
+      std::string name = prefix + std::to_string(k);
+      if (asBarrier.count(k)) {
+        insert(p.set, barrierPattern(isa::Pipe::All), std::nullopt);
+        plan_.items.push_back({SyncItem::AllBarrier, p.src, p.dst, p.dep, name});
+        continue;
+      }
+      uint32_t ev = firstEvent + static_cast<uint32_t>(plan_.events.size());
+      plan_.events.push_back({function_, name, p.src, p.dst});
+      if (p.preSet) insert(*p.preSet, syncPattern(true, p.src, p.dst), ev);
+      insert(p.set, syncPattern(true, p.src, p.dst), ev);
+      insert(p.wait, syncPattern(false, p.src, p.dst), ev);
+      if (p.postWait) insert(*p.postWait, syncPattern(false, p.src, p.dst), ev);
+      plan_.items.push_back({p.kind, p.src, p.dst, p.dep, name});
+    }
+    for (auto& [key, dep] : barriers_) {
+      isa::Pipe pipe = static_cast<isa::Pipe>(key.first);
+      insert(Spot{key.second, true}, barrierPattern(pipe), std::nullopt);
+      plan_.items.push_back({SyncItem::Barrier, pipe, pipe, dep, ""});
+    }
+  }
+
+  using BarrierKey = std::pair<int, uint64_t>;
+  const FunctionCfg& cfg_;
+  const std::vector<Block>& blocks_;
+  std::span<const Dependency> deps_;
+  const uint32_t function_;
+  PatternInsertions& insertions_;
+  std::vector<PairPlan> pairs_;
+  std::vector<std::pair<BarrierKey, uint32_t>> barriers_;
+  std::optional<uint32_t> patterns_[2][8][8], barrierPatterns_[8];
+  AutoSyncPlan plan_;
+};
+
+} // namespace
+
+AutoSyncPlan planAutoSync(const FunctionCfg& cfg, std::span<const Dependency> deps,
+                          uint32_t function, uint32_t firstEvent, const std::string& prefix,
+                          const std::set<uint32_t>& asBarrier, PatternInsertions& insertions) {
+  return SyncPlanner(cfg, deps, function, insertions).run(firstEvent, prefix, asBarrier);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sync passes (link/Passes.h): the sync mode of every function, then the insertion.
+
+void decideSync(LinkContext& ctx) {
+  AutoSyncState& s = ctx.sync;
+  if (s.stage != AutoSyncState::Stage::Undecided) return; // decided on the inputs as given
+  s.fns.clear();
+  for (const InputObject& in : ctx.inputs) {
+    s.fns.emplace_back(in.obj.functions.size());
+    s.firstAutoEvent.push_back(in.obj.events.size());
+  }
   bool any = false;
-  std::vector<std::vector<std::shared_ptr<const BuiltCfg>>> cfgs() const {
-    std::vector<std::vector<std::shared_ptr<const BuiltCfg>>> out;
-    for (const auto& o : fns) {
-      out.emplace_back();
-      for (const SyncFunction& s : o)
-        out.back().push_back(s.built);
+  for (const FunctionWork& fw : ctx.functions) {
+    SyncDecision& d = s.fns[fw.object][fw.function];
+    d.built = fw.built;
+    const FunctionCfg* cfg = fw.cfg();
+    if (!cfg) continue; // does not decode: reported by buildCfgs
+    for (const Block& b : cfg->blocks)
+      d.explicitSync |= isFlag(b) || isBarrier(b);
+    const SyncMode mode = ctx.opts.sync;
+    d.insert = mode == SyncMode::Insert || (mode == SyncMode::Auto && !d.explicitSync);
+    any |= d.insert;
+  }
+  s.stage = any ? AutoSyncState::Stage::Plan : AutoSyncState::Stage::None;
+}
+
+namespace {
+
+/// "op (file:line:col)" of block `b`, appended in place: the log has a line per inserted pair,
+/// and chains of operator+ temporaries made it a tenth of the link.
+void appendAt(std::string& line, const FunctionCfg& cfg, const SourceLines& lines, uint32_t b) {
+  const Block& blk = cfg.blocks[b];
+  if (blk.op)
+    line += isa::info(*blk.op).mnemonic;
+  else
+    line += "tile op";
+  line += " (";
+  lines.appendTo(line, blk.offset);
+  line += ')';
+}
+
+/// One function's part of the insertion: the map's log lines, the warnings, the counts.
+struct FunctionReport {
+  const FunctionCfg& cfg;
+  const SourceLines& lines;
+  const std::string& function; // its name
+  const std::string& path;     // its object's
+  bool log = false;            // spell the log lines (a map is written)
+
+  std::string at(uint32_t b) const {
+    std::string line;
+    appendAt(line, cfg, lines, b);
+    return line;
+  }
+
+  void item(const SyncItem& it, const Dependency& d, AutoSyncState& s) const {
+    if (!log && it.kind != SyncItem::AllBarrier) return; // only its warning has words
+    const std::string pair =
+        std::string(isa::spelling(it.src)) + " -> " + std::string(isa::spelling(it.dst));
+    const std::string head = "@" + function + " ";
+    switch (it.kind) {
+    case SyncItem::Pair:
+    case SyncItem::LoopPair: {
+      const bool loop = it.kind == SyncItem::LoopPair;
+      std::string line;
+      line.reserve(160);
+      line += head;
+      line += '@';
+      line += it.eventName;
+      line += ' ';
+      line += pair;
+      line += loop ? ": loop-carried, set after " : ": set after ";
+      appendAt(line, cfg, lines, d.from);
+      line += loop ? ", wait before " : ", wait for ";
+      appendAt(line, cfg, lines, d.to);
+      if (loop) line += ", set before the loop, wait after it";
+      s.log.push_back(std::move(line));
+      break;
     }
-    return out;
+    case SyncItem::Barrier:
+      s.log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) + ") before " +
+                      at(d.to) + ", after " + at(d.from));
+      break;
+    case SyncItem::AllBarrier:
+      if (log)
+        s.log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " + at(d.to) +
+                        " (event ids exhausted)");
+      s.warnings.push_back(
+          {false, true,
+           lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " + pair +
+               ": the inserted sync orders " + opName(cfg, d.from) + " before " + at(d.to) +
+               " with a pipe_barrier(PIPE_ALL) instead (in @" + function + ", '" + path + "')"});
+      break;
+    }
   }
 };
 
-/// Per function: whether the source has explicit sync and whether the linker inserts sync
-/// (docs/sync.md section 5). Declarations and functions whose words do not decode get neither
-/// (the link reports them).
-SyncAnalysis decideSync(const std::vector<InputObject>& inputs, SyncMode mode) {
-  SyncAnalysis a;
-  for (const InputObject& in : inputs) {
-    a.fns.emplace_back(in.obj.functions.size());
-    for (uint32_t f = 0; f < in.obj.functions.size(); ++f) {
-      if (in.obj.functions[f].flags & obj::kDeclaration) continue;
-      SyncFunction& s = a.fns.back()[f];
-      s.built = buildFunctionCfg(in.obj, f);
-      const FunctionCfg* cfg = s.built->get();
-      if (!cfg) continue;
-      for (const Block& b : cfg->blocks)
-        s.explicitSync |= isFlag(b) || isBarrier(b);
-      s.insert = mode == SyncMode::Insert || (mode == SyncMode::Auto && !s.explicitSync);
-      a.any |= s.insert;
+/// The graphs of object `o` once its sync is inserted: the ones the rewrite derived, nullptr to
+/// decode again; an object without insertions keeps the graphs of its inputs.
+std::vector<std::shared_ptr<const BuiltCfg>> graphsAfter(const std::vector<SyncDecision>& fns,
+                                                         Relaid& relaid,
+                                                         const obj::ObjectFile& result,
+                                                         bool inserted) {
+  std::vector<std::shared_ptr<const BuiltCfg>> out;
+  for (size_t f = 0; f < fns.size(); ++f) {
+    std::shared_ptr<const BuiltCfg> built = fns[f].built;
+    if (inserted && f < relaid.cfgs.size() && relaid.cfgs[f]) {
+      auto b = std::make_shared<BuiltCfg>();
+      b->badWord = result.functions[f].textOffset;
+      b->cfg = std::move(*relaid.cfgs[f]);
+      built = std::move(b);
+    } else if (inserted) {
+      built = nullptr; // decoded by the next round
     }
-  }
-  return a;
-}
-
-/// The dependencies each inserting function must order (plan + analysis of the original code).
-void findDependencies(SyncAnalysis& a, const std::vector<InputObject>& inputs,
-                      const LinkOptions& opts) {
-  for (size_t o = 0; o < inputs.size(); ++o) {
-    const obj::ObjectFile& ob = inputs[o].obj;
-    const isa::Arch arch = opts.arch.value_or(ob.arch);
-    for (uint32_t f = 0; f < ob.functions.size(); ++f) {
-      SyncFunction& s = a.fns[o][f];
-      if (!s.insert) continue;
-      const FunctionCfg& cfg = *s.built->get();
-      const obj::Function& fn = ob.functions[f];
-      std::vector<PlanTile> pt = planTilesOf(fn);
-      PlanResult pr = plan(cfg, pt, arch);
-      auto pipes = blockPipes(cfg, fn.tiles, arch);
-      s.deps = unorderedDependencies(cfg, pipes, tileSpans(fn, pt, pr, arch), arch);
-    }
-  }
-}
-
-/// Fills r.functionSync in image function order (objects in input order, declarations skipped).
-void recordSync(LinkResult& r, const std::vector<InputObject>& inputs, const SyncAnalysis& a,
-                SyncMode mode, const std::map<std::pair<size_t, uint32_t>, FunctionSync>& counts) {
-  r.syncMode = mode;
-  for (size_t o = 0; o < inputs.size(); ++o)
-    for (uint32_t f = 0; f < inputs[o].obj.functions.size(); ++f) {
-      if (inputs[o].obj.functions[f].flags & obj::kDeclaration) continue;
-      auto it = counts.find({o, f});
-      FunctionSync s = it == counts.end() ? FunctionSync{} : it->second;
-      s.inserted = a.fns[o][f].insert;
-      s.explicitSync = a.fns[o][f].explicitSync;
-      r.functionSync.push_back(s);
-    }
-}
-
-/// One --auto-sync round: the objects with the sync inserted, the map's log and the warnings.
-struct InsertedSync {
-  std::vector<InputObject> objects;
-  std::vector<std::vector<std::shared_ptr<const BuiltCfg>>>
-      cfgs; // reusable graphs (objects without insertions)
-  std::vector<std::string> log;
-  std::vector<Diagnostic> warnings;
-  std::map<std::pair<size_t, uint32_t>, FunctionSync> counts;
-  std::optional<Diagnostic> error;
-};
-
-InsertedSync insertSync(const std::vector<InputObject>& inputs, const SyncAnalysis& a,
-                        const std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>>& asBarrier,
-                        bool log) {
-  InsertedSync out;
-  const std::set<uint32_t> none;
-  for (size_t o = 0; o < inputs.size(); ++o) {
-    const obj::ObjectFile& ob = inputs[o].obj;
-    SourceLines lines(ob);
-    std::vector<obj::Event> events; // the inserted pairs' events, after the object's own
-    PatternInsertions all;          // every function's, in function order
-    for (uint32_t f = 0; f < ob.functions.size(); ++f) {
-      const SyncFunction& s = a.fns[o][f];
-      if (!s.insert) continue;
-      const obj::Function& fn = ob.functions[f];
-      const FunctionCfg& cfg = *s.built->get();
-      const std::vector<Dependency>& deps = s.deps;
-      auto bar = asBarrier.find({o, f});
-      AutoSyncPlan sp =
-          planAutoSync(cfg, deps, f, static_cast<uint32_t>(ob.events.size() + events.size()),
-                       std::string(kAutoPrefix), bar == asBarrier.end() ? none : bar->second, all);
-      events.insert(events.end(), sp.events.begin(), sp.events.end());
-      // "op (file:line:col)", appended in place: the log has a line per inserted pair, and
-      // chains of operator+ temporaries made it a tenth of the link.
-      auto addAt = [&](std::string& line, uint32_t b) {
-        const Block& blk = cfg.blocks[b];
-        if (blk.op)
-          line += isa::info(*blk.op).mnemonic;
-        else
-          line += "tile op";
-        line += " (";
-        lines.appendTo(line, blk.offset);
-        line += ')';
-      };
-      auto at = [&](uint32_t b) {
-        std::string line;
-        addAt(line, b);
-        return line;
-      };
-      FunctionSync& count = out.counts[{o, f}];
-      for (const SyncItem& it : sp.items) {
-        const Dependency& d = deps[it.dep];
-        if (it.kind == SyncItem::Barrier || it.kind == SyncItem::AllBarrier)
-          ++count.barriers;
-        else
-          ++count.pairs;
-        if (!log && it.kind != SyncItem::AllBarrier) continue; // only its warning has words
-        std::string pair =
-            std::string(isa::spelling(it.src)) + " -> " + std::string(isa::spelling(it.dst));
-        std::string head = "@" + fn.name + " ";
-        switch (it.kind) {
-        case SyncItem::Pair:
-        case SyncItem::LoopPair: {
-          const bool loop = it.kind == SyncItem::LoopPair;
-          std::string line;
-          line.reserve(160);
-          line += head;
-          line += '@';
-          line += it.eventName;
-          line += ' ';
-          line += pair;
-          line += loop ? ": loop-carried, set after " : ": set after ";
-          addAt(line, d.from);
-          line += loop ? ", wait before " : ", wait for ";
-          addAt(line, d.to);
-          if (loop) line += ", set before the loop, wait after it";
-          if (log) out.log.push_back(std::move(line));
-          break;
-        }
-        case SyncItem::Barrier:
-          if (log)
-            out.log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) +
-                              ") before " + at(d.to) + ", after " + at(d.from));
-          break;
-        case SyncItem::AllBarrier:
-          if (log)
-            out.log.push_back(head + "pipe_barrier(PIPE_ALL) after " + at(d.from) + ", for " +
-                              at(d.to) + " (event ids exhausted)");
-          out.warnings.push_back(
-              {false, true,
-               lines.at(cfg.blocks[d.from].offset) + ": event ids exhausted for " + pair +
-                   ": the inserted sync orders " + opName(cfg, d.from) + " before " + at(d.to) +
-                   " with a pipe_barrier(PIPE_ALL) instead (in @" + fn.name + ", '" +
-                   inputs[o].path + "')"});
-          break;
-        }
-      }
-    }
-    const bool inserted = !all.insertions.empty();
-    // The graphs built for the sync decision spare decoding the words again: their branches are
-    // the ones to move, and the graphs of the result follow from them.
-    std::vector<const FunctionCfg*> known;
-    for (const SyncFunction& s : a.fns[o])
-      known.push_back(s.built ? s.built->get() : nullptr);
-    auto rewritten = insertWords(ob, all, known);
-    if (auto* err = std::get_if<std::string>(&rewritten)) {
-      out.error = Diagnostic{false, false, "'" + inputs[o].path + "': --auto-sync: " + *err};
-      return out;
-    }
-    Relaid& relaid = std::get<Relaid>(rewritten);
-    InputObject c{inputs[o].path, std::move(relaid.obj)};
-    c.obj.events.insert(c.obj.events.end(), events.begin(), events.end());
-    // Inserted set/wait/barrier words live in the extension space: the image must declare it.
-    c.obj.usesExtensions |= inserted;
-    // Without insertions the words are the same: the graphs built for the sync decision stand.
-    out.cfgs.emplace_back();
-    for (size_t f = 0; f < a.fns[o].size(); ++f) {
-      std::shared_ptr<const BuiltCfg> built = a.fns[o][f].built;
-      if (inserted && f < relaid.cfgs.size() && relaid.cfgs[f]) {
-        auto b = std::make_shared<BuiltCfg>();
-        b->badWord = c.obj.functions[f].textOffset;
-        b->cfg = std::move(*relaid.cfgs[f]);
-        built = std::move(b);
-      } else if (inserted) {
-        built = nullptr; // decoded by the link
-      }
-      out.cfgs.back().push_back(std::move(built));
-    }
-    out.objects.push_back(std::move(c));
+    out.push_back(std::move(built));
   }
   return out;
 }
 
+/// Plans and inserts the sync of object `o`'s inserting functions; the object, or an error.
+std::optional<std::string> insertIntoObject(LinkContext& ctx, size_t o) {
+  AutoSyncState& s = ctx.sync;
+  const obj::ObjectFile& ob = ctx.given[o].obj;
+  SourceLines lines(ob);
+  std::vector<obj::Event> events; // the inserted pairs' events, after the object's own
+  PatternInsertions all;          // every function's, in function order
+  const std::set<uint32_t> none;
+  for (uint32_t f = 0; f < ob.functions.size(); ++f) {
+    const SyncDecision& d = s.fns[o][f];
+    if (!d.insert) continue;
+    const FunctionCfg& cfg = *d.built->get();
+    auto bar = s.asBarrier.find({o, f});
+    AutoSyncPlan sp =
+        planAutoSync(cfg, d.deps, f, static_cast<uint32_t>(ob.events.size() + events.size()),
+                     std::string(kAutoPrefix), bar == s.asBarrier.end() ? none : bar->second, all);
+    events.insert(events.end(), sp.events.begin(), sp.events.end());
+    FunctionSync& count = s.counts[{o, f}];
+    const FunctionReport report{cfg, lines, ob.functions[f].name, ctx.given[o].path,
+                                ctx.opts.syncLog};
+    for (const SyncItem& it : sp.items) {
+      if (it.kind == SyncItem::Barrier || it.kind == SyncItem::AllBarrier)
+        ++count.barriers;
+      else
+        ++count.pairs;
+      report.item(it, d.deps[it.dep], s);
+    }
+  }
+  const bool inserted = !all.insertions.empty();
+  // The graphs built for the sync decision spare decoding the words again: their branches are
+  // the ones to move, and the graphs of the result follow from them.
+  std::vector<const FunctionCfg*> known;
+  for (const SyncDecision& d : s.fns[o])
+    known.push_back(d.built ? d.built->get() : nullptr);
+  auto rewritten = insertWords(ob, all, known);
+  if (auto* err = std::get_if<std::string>(&rewritten))
+    return "'" + ctx.given[o].path + "': --auto-sync: " + *err;
+  Relaid& relaid = std::get<Relaid>(rewritten);
+  InputObject c{ctx.given[o].path, std::move(relaid.obj)};
+  c.obj.events.insert(c.obj.events.end(), events.begin(), events.end());
+  // Inserted set/wait/barrier words live in the extension space: the image must declare it.
+  c.obj.usesExtensions |= inserted;
+  ctx.knownCfgs.push_back(graphsAfter(s.fns[o], relaid, c.obj, inserted));
+  s.objects.push_back(std::move(c));
+  return std::nullopt;
+}
+
 } // namespace
 
-LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts) {
-  SyncAnalysis analysis = decideSync(inputs, opts.sync);
-  if (!analysis.any || inputs.empty()) {
-    LinkContext ctx(inputs, opts);
-    ctx.knownCfgs = analysis.cfgs();
-    runPasses(ctx);
-    recordSync(ctx.result, inputs, analysis, opts.sync, {});
-    return std::move(ctx.result);
-  }
-  findDependencies(analysis, inputs, opts);
-  AutoSyncRound round;
-  for (const InputObject& in : inputs)
-    round.firstAutoEvent.push_back(in.obj.events.size());
-  std::map<std::pair<size_t, uint32_t>, std::set<uint32_t>> asBarrier;
-  for (;;) {
-    InsertedSync ins = insertSync(inputs, analysis, asBarrier, opts.syncLog);
-    if (ins.error) {
-      LinkResult r;
-      r.diags.push_back(*ins.error);
-      return r;
+void insertAutoSync(LinkContext& ctx) {
+  AutoSyncState& s = ctx.sync;
+  if (s.stage != AutoSyncState::Stage::Plan) return;
+  // The race pass's result on the inputs as given is what the sync must order (kept for a later
+  // placement when event ids run out).
+  if (!s.analysed)
+    for (FunctionWork& fw : ctx.functions)
+      if (ctx.analyses(fw)) s.fns[fw.object][fw.function].deps = std::move(fw.deps);
+  s.analysed = true;
+  ctx.inputs = ctx.given; // the objects of the last insertion go
+  s.objects.clear();
+  s.log.clear();
+  s.warnings.clear();
+  s.counts.clear();
+  ctx.knownCfgs.clear();
+  for (size_t o = 0; o < ctx.given.size(); ++o)
+    if (auto err = insertIntoObject(ctx, o)) {
+      ctx.result = LinkResult{};
+      ctx.result.diags.push_back({false, false, *err});
+      ctx.stop = true;
+      return;
     }
-    round.exhausted.clear();
-    LinkContext ctx(ins.objects, opts);
-    ctx.knownCfgs = std::move(ins.cfgs);
-    ctx.autoSync = &round;
-    runPasses(ctx);
-    if (round.exhausted.empty()) {
-      LinkResult r = std::move(ctx.result);
-      r.diags.insert(r.diags.begin(), ins.warnings.begin(), ins.warnings.end());
-      r.syncLog = std::move(ins.log);
-      recordSync(r, inputs, analysis, opts.sync, ins.counts);
-      return r;
-    }
-    for (auto& [key, ks] : round.exhausted)
-      asBarrier[key].insert(ks.begin(), ks.end());
+  s.stage = AutoSyncState::Stage::Inserted;
+  ctx.inputs = s.objects;
+  ctx.rerunFrom = "check inputs"; // link what the insertion made
+}
+
+void recordSync(LinkContext& ctx) {
+  LinkResult& r = ctx.result;
+  const AutoSyncState& s = ctx.sync;
+  if (s.stage == AutoSyncState::Stage::Inserted) {
+    r.diags.insert(r.diags.begin(), s.warnings.begin(), s.warnings.end());
+    r.syncLog = std::move(ctx.sync.log);
   }
+  r.syncMode = ctx.opts.sync;
+  for (size_t o = 0; o < ctx.given.size(); ++o)
+    for (uint32_t f = 0; f < ctx.given[o].obj.functions.size(); ++f) {
+      if (ctx.given[o].obj.functions[f].flags & obj::kDeclaration) continue;
+      auto it = s.counts.find({o, f});
+      FunctionSync fs = it == s.counts.end() ? FunctionSync{} : it->second;
+      if (o < s.fns.size() && f < s.fns[o].size()) {
+        fs.inserted = s.fns[o][f].insert;
+        fs.explicitSync = s.fns[o][f].explicitSync;
+      }
+      r.functionSync.push_back(fs);
+    }
 }
 
 } // namespace pto::link

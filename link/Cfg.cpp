@@ -1,5 +1,6 @@
 #include "link/Cfg.h"
 
+#include "asm/mc/BlockHeader.h"
 #include "asm/mc/Blocks.h"
 #include "isa/Encoding.h"
 
@@ -93,7 +94,7 @@ public:
     bool have = false;
     while (const obj::code::Word* w = scan.next()) {
       if (!scan.opened()) {
-        header(cur, *w, iot);
+        if (auto e = header(cur, *w, iot)) return *e;
         continue;
       }
       // The block's first word is its start (or opened an implicit block): not read as a header.
@@ -104,7 +105,7 @@ public:
       cur.transfer = bw.transfer;
       cur.target = bw.target ? static_cast<int64_t>(*bw.target) : -1;
       iot.clear();
-      bank_ = 0;
+      header_.start();
       if (bw.hasStart)
         if (auto e = start(cur, bw, w->inst)) return *e;
       have = true;
@@ -161,33 +162,31 @@ private:
     return std::nullopt;
   }
 
-  /// What the linker reads from a block's other words: tile operands and the sync event id.
-  /// B.IOT operands are relative to the bank of the last B.TBANK (docs/encoding.md 5.4).
-  void header(Block& b, const obj::code::Word& w, std::vector<uint32_t>& iot) {
-    const enc::Inst& in = w.inst;
-    switch (in.form) {
-    case enc::FormId::B_TBANK:
-      bank_ = static_cast<uint32_t>(*in.get("Bank")) * enc::kTilesPerBank;
+  /// What the linker reads from a block's other words, through the one header reader
+  /// (asm/mc/BlockHeader.h): tile operands and the sync event id.
+  std::optional<std::string> header(Block& b, const obj::code::Word& w,
+                                    std::vector<uint32_t>& iot) {
+    using Kind = obj::code::HeaderWord::Kind;
+    const obj::code::HeaderWord h = header_.read(w.inst);
+    switch (h.kind) {
+    case Kind::Operands:
+      if (b.kind == BlockKind::Tile) iot.insert(iot.end(), h.tiles, h.tiles + h.numTiles);
       break;
-    case enc::FormId::B_IOT_S1:
-    case enc::FormId::B_IOT_S2:
-    case enc::FormId::B_IOT_S1D:
-    case enc::FormId::B_IOT_S2D:
-      if (b.kind == BlockKind::Tile) {
-        iot.push_back(bank_ + static_cast<uint32_t>(*in.get("SrcTile0")));
-        if (auto t1 = in.get("SrcTile1")) iot.push_back(bank_ + static_cast<uint32_t>(*t1));
-      }
-      break;
-    case enc::FormId::B_DIM_LB0:
-      if (isFlag(b)) {
+    case Kind::DestinationHand:
+      // As the image decoder refuses it: this toolchain's operands are descriptor indices.
+      return where_ + ": the word at " + at(w.offset, errorOffset_) + ": " +
+             obj::code::destinationHandRefusal(b.kind == BlockKind::Tile ? b.op : std::nullopt);
+    case Kind::Dim:
+      if (h.lb == 0 && isFlag(b)) {
         b.eventWord = w.offset;
-        b.eventId = static_cast<int32_t>(*in.get("uimm17")); // 17 bits
-        b.dynamicEvent = in.get("RegSrc").value_or(0) != 0;
+        b.eventId = static_cast<int32_t>(h.bound.imm); // 17 bits
+        b.dynamicEvent = h.bound.reg != 0;
       }
       break;
     default:
       break;
     }
+    return std::nullopt;
   }
 
   std::optional<std::string> checkTiles() {
@@ -203,7 +202,7 @@ private:
 
   const std::string where_;
   const size_t numTiles_;
-  uint32_t bank_ = 0; // the current block's B.TBANK, times 64
+  obj::code::HeaderReader header_; // the current block's
   uint64_t* errorOffset_;
   FunctionCfg cfg_;
 };

@@ -5,7 +5,9 @@
 #include "obj/Image.h"
 
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pto::link {
@@ -70,6 +72,13 @@ struct FunctionSync {
   std::string describe(SyncMode mode) const;
 };
 
+/// The wall time of one pass of the link (summed over its runs), for --time-passes.
+struct PassTime {
+  std::string_view name;
+  double seconds = 0;
+  unsigned runs = 0;
+};
+
 struct LinkResult {
   std::optional<obj::Image> image; // set when there was no error
   std::vector<Diagnostic> diags;
@@ -79,6 +88,7 @@ struct LinkResult {
   std::vector<std::string> syncLog; // --auto-sync: what was inserted where (the map's "Auto-sync")
   std::vector<FunctionSync> functionSync; // per image function
   SyncMode syncMode = SyncMode::Auto;     // the option the link ran with
+  std::vector<PassTime> passTimes;        // per pass of the table (link/Passes.h), in its order
   bool ok() const { return image.has_value(); }
 };
 
@@ -88,6 +98,9 @@ LinkResult link(const std::vector<InputObject>& inputs, const LinkOptions& opts)
 inline const char* severity(const Diagnostic& d) {
   return d.note ? "note: " : d.warning ? "warning: " : "error: ";
 }
+
+/// LLVM's -time-passes report of `times`: wall time, share of the total and name, per pass.
+std::string formatPassTimes(std::span<const PassTime> times);
 
 /// The -Map text (docs/linking.md, "The map file").
 std::string formatMap(const LinkResult& r);

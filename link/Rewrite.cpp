@@ -84,10 +84,9 @@ private:
 /// Whether the first word at `offset` is a Stop word (one that opens a block only because it is
 /// the first word of its function: after inserted blocks it joins the last of them).
 bool stopWordAt(const std::vector<uint8_t>& text, uint64_t offset, uint64_t end) {
-  size_t consumed = 0;
-  auto r = isa::enc::decodeBytes(std::span<const uint8_t>(text).subspan(offset, end - offset),
-                                 consumed, {.extensions = true});
-  return !r || r->formInfo().stopsBlock();
+  obj::code::BlockScanner scan(text, offset, end); // the one decoder, its first word only
+  const obj::code::Word* w = scan.next();
+  return !w || w->inst.formInfo().stopsBlock();
 }
 
 } // namespace
@@ -147,9 +146,8 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& in,
 
 namespace {
 
-std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::vector<Item>& items,
-                                          uint64_t eventWord,
-                                          std::span<const FunctionCfg* const> known) {
+/// The insertions sorted by offset (fall-through-only ones first at one offset).
+std::vector<const Item*> sortedItems(const std::vector<Item>& items) {
   // Sorted by reference: moving pointers costs less than moving items.
   std::vector<const Item*> ins;
   ins.reserve(items.size());
@@ -158,93 +156,127 @@ std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::
   std::stable_sort(ins.begin(), ins.end(), [](const Item* a, const Item* b) {
     return a->offset != b->offset ? a->offset < b->offset : (!a->entry && b->entry);
   });
-  for (const Item* i : ins)
-    if (i->offset > in.text.size())
-      return "insertion at " + hex(i->offset) + " is past the end of .text";
+  return ins;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> sizesOf(const std::vector<const Item*>& ins) {
   std::vector<std::pair<uint64_t, uint64_t>> sizes;
   sizes.reserve(ins.size());
   for (const Item* i : ins)
     sizes.push_back({i->offset, i->bytes.size()});
-  const OffsetMap map(sizes);
-  auto firstAt = [&](uint64_t off) {
+  return sizes;
+}
+
+/// One rewrite of an object: the words, relocations and lines moved and the inserted ones added
+/// (copy), then each function's branches re-aimed and, where it can, its graph derived (relay).
+class Rewriter {
+public:
+  Rewriter(const obj::ObjectFile& in, const std::vector<Item>& items, uint64_t eventWord,
+           std::span<const FunctionCfg* const> known)
+      : in_(in), eventWord_(eventWord), known_(known), ins_(sortedItems(items)),
+        sizes_(sizesOf(ins_)), map_(sizes_) {}
+
+  std::variant<Relaid, std::string> run() {
+    for (const Item* i : ins_)
+      if (i->offset > in_.text.size())
+        return "insertion at " + hex(i->offset) + " is past the end of .text";
+    copy();
+    // Functions and their branches.
+    result_.cfgs.resize(in_.functions.size());
+    for (size_t f = 0; f < in_.functions.size(); ++f)
+      if (!(in_.functions[f].flags & obj::kDeclaration))
+        if (auto e = relay(f)) return *e;
+    return std::move(result_);
+  }
+
+private:
+  size_t firstAt(uint64_t off) const {
     return static_cast<size_t>(
-        std::lower_bound(ins.begin(), ins.end(), off,
+        std::lower_bound(ins_.begin(), ins_.end(), off,
                          [](const Item* a, uint64_t o) { return a->offset < o; }) -
-        ins.begin());
-  };
-  // Where a branch to an old offset lands: after the fall-through-only insertions there.
-  auto target = [&](uint64_t off) {
-    uint64_t t = map.before(off);
-    for (size_t k = firstAt(off); k < ins.size() && ins[k]->offset == off && !ins[k]->entry; ++k)
-      t += ins[k]->bytes.size();
+        ins_.begin());
+  }
+  /// Where a branch to an old offset lands: after the fall-through-only insertions there.
+  uint64_t target(uint64_t off) const {
+    uint64_t t = map_.before(off);
+    for (size_t k = firstAt(off); k < ins_.size() && ins_[k]->offset == off && !ins_[k]->entry; ++k)
+      t += ins_[k]->bytes.size();
     return t;
-  };
-  Relaid result;
-  obj::ObjectFile& out = result.obj;
-  out = in;
-  size_t newRelocs = 0;
-  for (const Item* i : ins)
-    newRelocs += i->full ? i->full->relocs.size() : i->event >= 0;
-  out.relocs.reserve(in.relocs.size() + newRelocs);
-  out.text.clear();
-  out.text.reserve(in.text.size() +
-                   (sizes.empty() ? 0 : map.after(in.text.size()) - in.text.size()));
-  uint64_t copied = 0; // in.text bytes copied so far
-  for (const Item* i : ins) {
-    out.text.insert(out.text.end(), in.text.begin() + static_cast<ptrdiff_t>(copied),
-                    in.text.begin() + static_cast<ptrdiff_t>(i->offset));
-    copied = i->offset;
-    uint64_t at = out.text.size();
-    out.text.insert(out.text.end(), i->bytes.begin(), i->bytes.end());
-    if (!i->full) {
-      if (i->event >= 0) {
-        obj::Reloc r;
-        r.offset = at + eventWord;
-        r.type = obj::RelocType::Event;
-        r.function = i->function;
-        r.index = static_cast<uint32_t>(i->event);
+  }
+
+  /// The words with the insertions, the relocations and lines moved, the inserted ones added.
+  void copy() {
+    obj::ObjectFile& out = result_.obj;
+    out = in_;
+    size_t newRelocs = 0;
+    for (const Item* i : ins_)
+      newRelocs += i->full ? i->full->relocs.size() : i->event >= 0;
+    out.relocs.reserve(in_.relocs.size() + newRelocs);
+    out.text.clear();
+    out.text.reserve(in_.text.size() +
+                     (sizes_.empty() ? 0 : map_.after(in_.text.size()) - in_.text.size()));
+    uint64_t copied = 0; // in.text bytes copied so far
+    for (const Item* i : ins_) {
+      out.text.insert(out.text.end(), in_.text.begin() + static_cast<ptrdiff_t>(copied),
+                      in_.text.begin() + static_cast<ptrdiff_t>(i->offset));
+      copied = i->offset;
+      uint64_t at = out.text.size();
+      out.text.insert(out.text.end(), i->bytes.begin(), i->bytes.end());
+      if (!i->full) {
+        if (i->event >= 0) {
+          obj::Reloc r;
+          r.offset = at + eventWord_;
+          r.type = obj::RelocType::Event;
+          r.function = i->function;
+          r.index = static_cast<uint32_t>(i->event);
+          out.relocs.push_back(std::move(r));
+        }
+        continue;
+      }
+      for (obj::Reloc r : i->full->relocs) {
+        r.offset += at;
         out.relocs.push_back(std::move(r));
       }
-      continue;
+      for (obj::LineEntry l : i->full->lines) {
+        l.textOffset += at;
+        out.lines.push_back(std::move(l));
+      }
     }
-    for (obj::Reloc r : i->full->relocs) {
-      r.offset += at;
-      out.relocs.push_back(std::move(r));
-    }
-    for (obj::LineEntry l : i->full->lines) {
-      l.textOffset += at;
-      out.lines.push_back(std::move(l));
+    out.text.insert(out.text.end(), in_.text.begin() + static_cast<ptrdiff_t>(copied),
+                    in_.text.end());
+    for (size_t k = 0; k < in_.relocs.size(); ++k)
+      out.relocs[k].offset = map_.after(in_.relocs[k].offset);
+    moveLines();
+  }
+
+  void moveLines() {
+    obj::ObjectFile& out = result_.obj;
+    for (size_t k = 0; k < in_.lines.size(); ++k)
+      out.lines[k].textOffset = map_.after(in_.lines[k].textOffset);
+    // Stably by offset. The moved lines keep their order (the map is monotonic), so when they
+    // were sorted, merging the inserted ones in gives the same order as sorting the whole table.
+    auto byOffset = [](const obj::LineEntry& a, const obj::LineEntry& b) {
+      return a.textOffset < b.textOffset;
+    };
+    const auto mid = out.lines.begin() + static_cast<ptrdiff_t>(in_.lines.size());
+    if (std::is_sorted(out.lines.begin(), mid, byOffset)) {
+      std::stable_sort(mid, out.lines.end(), byOffset);
+      std::inplace_merge(out.lines.begin(), mid, out.lines.end(), byOffset);
+    } else {
+      std::stable_sort(out.lines.begin(), out.lines.end(), byOffset);
     }
   }
-  out.text.insert(out.text.end(), in.text.begin() + static_cast<ptrdiff_t>(copied), in.text.end());
-  for (size_t k = 0; k < in.relocs.size(); ++k)
-    out.relocs[k].offset = map.after(in.relocs[k].offset);
-  for (size_t k = 0; k < in.lines.size(); ++k)
-    out.lines[k].textOffset = map.after(in.lines[k].textOffset);
-  // Stably by offset. The moved lines keep their order (the map is monotonic), so when they were
-  // sorted, merging the inserted ones in gives the same order as sorting the whole table.
-  auto byOffset = [](const obj::LineEntry& a, const obj::LineEntry& b) {
-    return a.textOffset < b.textOffset;
-  };
-  const auto mid = out.lines.begin() + static_cast<ptrdiff_t>(in.lines.size());
-  if (std::is_sorted(out.lines.begin(), mid, byOffset)) {
-    std::stable_sort(mid, out.lines.end(), byOffset);
-    std::inplace_merge(out.lines.begin(), mid, out.lines.end(), byOffset);
-  } else {
-    std::stable_sort(out.lines.begin(), out.lines.end(), byOffset);
-  }
-  // Functions and their branches.
-  result.cfgs.resize(in.functions.size());
-  InsertedBlocks inserted;
-  for (size_t f = 0; f < in.functions.size(); ++f) {
-    const obj::Function& fn = in.functions[f];
-    if (fn.flags & obj::kDeclaration) continue;
+
+  /// Function f moved, its branches re-aimed, its graph derived from the known one.
+  std::optional<std::string> relay(size_t f) {
+    const obj::Function& fn = in_.functions[f];
+    obj::ObjectFile& out = result_.obj;
     const uint64_t start = fn.textOffset, end = fn.textOffset + fn.textSize;
-    out.functions[f].textOffset = map.before(start);
-    out.functions[f].textSize = map.before(end) - map.before(start);
+    out.functions[f].textOffset = map_.before(start);
+    out.functions[f].textSize = map_.before(end) - map_.before(start);
     auto patch = [&](uint64_t offset, uint64_t oldTarget) -> std::optional<std::string> {
       if (oldTarget < start || oldTarget >= end) return std::nullopt;
-      uint64_t newPos = map.after(offset), newTarget = target(oldTarget);
+      uint64_t newPos = map_.after(offset), newTarget = target(oldTarget);
       PatchResult p =
           patchWord(out.text, newPos, PatchField::Label,
                     (static_cast<int64_t>(newTarget) - static_cast<int64_t>(newPos)) / 2);
@@ -253,13 +285,9 @@ std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::
              " cannot reach its target after inserting words" +
              (p.status == PatchStatus::DoesNotEncode ? ": " + p.detail : std::string());
     };
-    const FunctionCfg* cfg = f < known.size() ? known[f] : nullptr;
-    if (cfg) {
-      for (const Block& b : cfg->blocks)
-        if ((b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) && b.target >= 0)
-          if (auto e = patch(b.offset, static_cast<uint64_t>(b.target))) return *e;
-    } else {
-      obj::code::BlockScanner scan(in.text, start, end);
+    const FunctionCfg* cfg = f < known_.size() ? known_[f] : nullptr;
+    if (!cfg) {
+      obj::code::BlockScanner scan(in_.text, start, end);
       while (scan.next()) {
       }
       for (const obj::code::BlockWords& b : scan.blocks()) {
@@ -269,62 +297,84 @@ std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::
       }
       if (const auto& e = scan.error())
         return "@" + fn.name + ": cannot decode the word at " + hex(e->offset) + ": " + e->message;
-      continue;
+      return std::nullopt;
     }
-    // The graph after the insertion: each old block moved, preceded by the blocks inserted in
-    // front of it (fall-through-only ones first, as in the words).
-    if (cfg->blocks.empty()) continue;
+    for (const Block& b : cfg->blocks)
+      if ((b.transfer == Transfer::Direct || b.transfer == Transfer::Cond) && b.target >= 0)
+        if (auto e = patch(b.offset, static_cast<uint64_t>(b.target))) return *e;
+    result_.cfgs[f] = graphAfter(fn, *cfg);
+    return std::nullopt;
+  }
+
+  /// The graph after the insertion: each old block moved, preceded by the blocks inserted in
+  /// front of it (fall-through-only ones first, as in the words); nullopt to decode instead.
+  std::optional<FunctionCfg> graphAfter(const obj::Function& fn, const FunctionCfg& cfg) {
+    const uint64_t start = fn.textOffset, end = fn.textOffset + fn.textSize;
+    if (cfg.blocks.empty()) return std::nullopt;
     size_t k = firstAt(start);
-    if (k < ins.size() && ins[k]->offset == start && stopWordAt(in.text, start, end)) continue;
+    if (k < ins_.size() && ins_[k]->offset == start && stopWordAt(in_.text, start, end))
+      return std::nullopt;
     FunctionCfg g;
-    g.blocks.reserve(cfg->blocks.size() + (firstAt(end) - k)); // sync blocks: one each
-    g.uses.reserve(cfg->uses.size());
-    bool ok = true;
-    for (const Block& b : cfg->blocks) {
-      if (k < ins.size() && ins[k]->offset < b.offset) { // inside a block: decode instead
-        ok = false;
-        break;
-      }
-      uint64_t pos = map.before(b.offset);
-      for (; k < ins.size() && ins[k]->offset == b.offset && ok; ++k) {
-        const FunctionCfg* t = inserted.of(ins[k]->bytes);
-        if (!t) {
-          ok = false;
-          break;
-        }
+    g.blocks.reserve(cfg.blocks.size() + (firstAt(end) - k)); // sync blocks: one each
+    g.uses.reserve(cfg.uses.size());
+    for (const Block& b : cfg.blocks) {
+      if (k < ins_.size() && ins_[k]->offset < b.offset) // inside a block: decode instead
+        return std::nullopt;
+      uint64_t pos = map_.before(b.offset);
+      for (; k < ins_.size() && ins_[k]->offset == b.offset; ++k) {
+        const FunctionCfg* t = inserted_.of(ins_[k]->bytes);
+        if (!t) return std::nullopt;
         for (Block nb : t->blocks) {
           nb.offset += pos, nb.end += pos;
           if (nb.eventWord != UINT64_MAX) nb.eventWord += pos;
           g.blocks.push_back(nb);
         }
-        pos += ins[k]->bytes.size();
+        pos += ins_[k]->bytes.size();
       }
-      if (!ok) break;
-      Block nb = b;
-      nb.offset = pos;
-      nb.end = pos + (b.end - b.offset);
-      if (nb.eventWord != UINT64_MAX) nb.eventWord = nb.eventWord - b.offset + pos;
-      if (b.target >= 0) {
-        const auto t = static_cast<uint64_t>(b.target);
-        const bool branch = b.transfer == Transfer::Direct || b.transfer == Transfer::Cond;
-        // A patched branch lands on the target's new place; other labels (calls) keep their
-        // distance, as the unpatched word does.
-        nb.target = branch && t >= start && t < end
-                        ? static_cast<int64_t>(target(t))
-                        : static_cast<int64_t>(pos) + (b.target - static_cast<int64_t>(b.offset));
-      }
+      g.blocks.push_back(moved(b, pos, start, end));
       if (b.kind == BlockKind::Tile) { // as buildCfg numbers them
-        nb.firstUse = static_cast<uint32_t>(g.uses.size());
-        for (const TileUse& u : cfg->usesOf(b))
+        g.blocks.back().firstUse = static_cast<uint32_t>(g.uses.size());
+        for (const TileUse& u : cfg.usesOf(b))
           g.uses.push_back(u);
       }
-      g.blocks.push_back(nb);
     }
-    if (!ok || (k < ins.size() && ins[k]->offset < end)) continue;
-    if (connectBlocks(g, "@" + fn.name)) continue;
-    result.cfgs[f] = std::move(g);
+    if (k < ins_.size() && ins_[k]->offset < end) return std::nullopt;
+    if (connectBlocks(g, "@" + fn.name)) return std::nullopt;
+    return g;
   }
-  return result;
+
+  /// Block `b` of a function [start, end) at its new place `pos`.
+  Block moved(const Block& b, uint64_t pos, uint64_t start, uint64_t end) const {
+    Block nb = b;
+    nb.offset = pos;
+    nb.end = pos + (b.end - b.offset);
+    if (nb.eventWord != UINT64_MAX) nb.eventWord = nb.eventWord - b.offset + pos;
+    if (b.target >= 0) {
+      const auto t = static_cast<uint64_t>(b.target);
+      const bool branch = b.transfer == Transfer::Direct || b.transfer == Transfer::Cond;
+      // A patched branch lands on the target's new place; other labels (calls) keep their
+      // distance, as the unpatched word does.
+      nb.target = branch && t >= start && t < end
+                      ? static_cast<int64_t>(target(t))
+                      : static_cast<int64_t>(pos) + (b.target - static_cast<int64_t>(b.offset));
+    }
+    return nb;
+  }
+
+  const obj::ObjectFile& in_;
+  const uint64_t eventWord_;
+  std::span<const FunctionCfg* const> known_;
+  const std::vector<const Item*> ins_;
+  const std::vector<std::pair<uint64_t, uint64_t>> sizes_;
+  const OffsetMap map_;
+  InsertedBlocks inserted_;
+  Relaid result_;
+};
+
+std::variant<Relaid, std::string> rewrite(const obj::ObjectFile& in, const std::vector<Item>& items,
+                                          uint64_t eventWord,
+                                          std::span<const FunctionCfg* const> known) {
+  return Rewriter(in, items, eventWord, known).run();
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #ifdef __GLIBC__
@@ -68,7 +69,9 @@ int main(int argc, char** argv) {
                "Say which sync mode each function got and what was inserted");
   app.add_flag("--allow-races", allowRaces,
                "Report a race (a dependency between pipes that no event orders) as a warning");
-  bool ptoPositions = false;
+  bool ptoPositions = false, timePasses = false;
+  app.add_flag("--time-passes", timePasses,
+               "Print the wall time of each pass of the link to stderr (as LLVM's -time-passes)");
   app.add_flag("--pto-positions", ptoPositions,
                "Report .pto positions only, not the frontend's debug locations the objects carry");
   app.add_option("--arch", archText, "Require objects for this arch: a2a3 or a5")
@@ -98,6 +101,16 @@ int main(int argc, char** argv) {
   opts.ptoPositions = ptoPositions;
   opts.syncLog = !mapFile.empty();
   if (!archText.empty()) opts.arch = pto::isa::parseArch(archText);
+  // --time-passes: reading the inputs and writing the output beside the passes of the link.
+  using Clock = std::chrono::steady_clock;
+  std::vector<pto::link::PassTime> times;
+  auto timed = [&](std::string_view name, Clock::time_point since) {
+    times.push_back({name, std::chrono::duration<double>(Clock::now() - since).count(), 1});
+  };
+  auto report = [&] {
+    if (timePasses) std::cerr << pto::link::formatPassTimes(times);
+  };
+  Clock::time_point start = Clock::now();
   std::vector<pto::link::InputObject> objects;
   bool failed = false;
   for (const std::string& path : inputs) {
@@ -116,14 +129,20 @@ int main(int argc, char** argv) {
     objects.push_back({path, std::move(std::get<pto::obj::ObjectFile>(r))});
   }
   if (failed) return 1;
+  timed("read inputs", start);
   pto::link::LinkResult res = pto::link::link(objects, opts);
+  times.insert(times.end(), res.passTimes.begin(), res.passTimes.end());
+  start = Clock::now();
   for (const auto& d : res.diags)
     std::cerr << "pto-ld: " << pto::link::severity(d) << d.text << "\n";
   if (verbose && res.image)
     for (size_t f = 0; f < res.functionSync.size() && f < res.image->functions.size(); ++f)
       std::cerr << "pto-ld: @" << res.image->functions[f].name << ": "
                 << res.functionSync[f].describe(res.syncMode) << "\n";
-  if (!res.ok()) return 1;
+  if (!res.ok()) {
+    report();
+    return 1;
+  }
   auto bytes = pto::obj::writeImage(*res.image);
   if (auto* err = std::get_if<std::string>(&bytes)) {
     std::cerr << "pto-ld: error: cannot write the image: " << *err << "\n";
@@ -157,5 +176,7 @@ int main(int argc, char** argv) {
     std::cerr << "pto-ld: error: " << err << "\n";
     return 1;
   }
+  timed("write output", start);
+  report();
   return 0;
 }

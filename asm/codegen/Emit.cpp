@@ -82,9 +82,12 @@ void FunctionLowering::layout() {
 /// arguments use the call-argument area.
 void FunctionLowering::patchFrameOffsets(uint32_t frame) {
   for (MInst& m : code_) {
-    if (m.stackParam >= 0) m.inst.set("simm12", frame + 8 * static_cast<int64_t>(m.stackParam));
-    if (m.arrayBase >= 0) m.inst.set("uimm12", static_cast<int64_t>(spillSlots_) * 8 + m.arrayBase);
-    if (m.outArg >= 0) m.inst.set("simm12", callArea_ + 8 * static_cast<int64_t>(m.outArg));
+    if (m.stackParam >= 0)
+      m.inst.put(enc::Field::simm12, frame + 8 * static_cast<int64_t>(m.stackParam));
+    if (m.arrayBase >= 0)
+      m.inst.put(enc::Field::uimm12, static_cast<int64_t>(spillSlots_) * 8 + m.arrayBase);
+    if (m.outArg >= 0)
+      m.inst.put(enc::Field::simm12, callArea_ + 8 * static_cast<int64_t>(m.outArg));
   }
 }
 
@@ -110,11 +113,11 @@ void FunctionLowering::placeFrameCode(uint32_t frame) {
     case MInst::BlockStart:
     case MInst::SpAdjust:
       if (frame == 0) continue;
-      if (m.frame == MInst::SpAdjust) m.inst.set("uimm12", frame);
+      if (m.frame == MInst::SpAdjust) m.inst.put(enc::Field::uimm12, frame);
       break;
     case MInst::RaRestore:
       if (!hasCalls_) continue;
-      m.inst.set("simm12", raSlot);
+      m.inst.put(enc::Field::simm12, raSlot);
       break;
     default:
       break;

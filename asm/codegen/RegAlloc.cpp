@@ -1,6 +1,7 @@
 // Register allocation: a linear scan over live intervals of the selected machine instructions,
 // spilling to stack slots through the scratch registers x1..x3 (docs/abi.md, "Registers").
 #include "asm/codegen/FunctionLowering.h"
+#include "asm/mc/BlockHeader.h"
 
 #include "isa/Numerics.h"
 #include "isa/ScalarFp.h"
@@ -9,10 +10,26 @@
 #include <bit>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
 namespace pto::as::lower {
+
+namespace {
+
+/// Puts register `reg` into the field a register operand names. FunctionLowering.h keeps the name
+/// as text (each one a literal of the lowering): a name that is no field of the word is a bug in
+/// the lowering, reported and fatal, never a register silently left out.
+void setRegister(enc::Inst& in, std::string_view field, int64_t reg) {
+  if (const std::optional<enc::Field> f = enc::fieldNamed(field)) return in.put(*f, reg);
+  std::fprintf(stderr, "internal error: a register operand names '%.*s', which is no field\n",
+               static_cast<int>(field.size()), field.data());
+  std::abort();
+}
+
+} // namespace
 
 void FunctionLowering::allocateRegisters() {
   // Live intervals over the linear code; values live into a loop stay live through it.
@@ -109,9 +126,7 @@ void FunctionLowering::allocateRegisters() {
 /// A word that belongs to a block's header (B.DIM, B.IOR, B.IOT, B.DATR, ...): scalar code for
 /// it cannot go next to it, only before the block starts or after it ends.
 bool FunctionLowering::isHeaderWord(const MInst& m) {
-  if (m.kind != MInst::Word) return false;
-  const enc::FormInfo& fi = enc::info(m.inst.form);
-  return fi.group != enc::FormGroup::Scalar && !fi.startsBlock() && m.inst.form != FormId::BSTOP;
+  return m.kind == MInst::Word && obj::code::isHeaderForm(enc::info(m.inst.form));
 }
 
 bool FunctionLowering::startsBlock(const MInst& m) {
@@ -194,7 +209,8 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
       blockIsTile = m.kind == MInst::Word && m.inst.form != FormId::BSTART_STD_FALL;
       blockFirst = blockLast = pos;
       while (blockIsTile && blockLast + 1 < code_.size() &&
-             !(code_[blockLast].kind == MInst::Word && code_[blockLast].inst.form == FormId::BSTOP))
+             !(code_[blockLast].kind == MInst::Word &&
+               enc::info(code_[blockLast].inst.form).stopsBlock()))
         ++blockLast;
     }
     bool header = isHeaderWord(m) && blockIsTile;
@@ -204,7 +220,7 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
     for (const RegRef& r : m.regs) {
       const Interval& in = iv[r.v];
       if (in.reg >= 0) {
-        m.inst.set(r.field, static_cast<unsigned>(in.reg));
+        setRegister(m.inst, r.field, in.reg);
         continue;
       }
       std::map<VReg, unsigned>& scratch = header ? blockScratch : scratchOf;
@@ -226,13 +242,13 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
         if (used) (header ? blockLoads : before).push_back(load(s->second, in.slot));
         if (defined) (header ? blockStores : after).push_back(store(s->second, in.slot));
       }
-      m.inst.set(r.field, s->second);
+      setRegister(m.inst, r.field, s->second);
     }
     if (!before.empty() && m.loc.valid()) {
       before.front().loc = m.loc;
       m.loc = {};
     }
-    bool ends = m.kind == MInst::Word && m.inst.form == FormId::BSTOP;
+    bool ends = m.kind == MInst::Word && enc::info(m.inst.form).stopsBlock();
     for (MInst& b : before)
       out.push_back(std::move(b));
     out.push_back(std::move(m));

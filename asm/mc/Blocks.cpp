@@ -1,6 +1,9 @@
-// Words -> blocks (asm/mc/Blocks.h). The rules are docs/abi.md's; the per-form facts are the Flow
-// and Label columns of isa/Encoding.def.
+// Words -> blocks (asm/mc/Blocks.h), and the one reader of their header words
+// (asm/mc/BlockHeader.h). The rules are docs/abi.md's; the per-form facts are the Flow and Label
+// columns of isa/Encoding.def.
 #include "asm/mc/Blocks.h"
+
+#include "asm/mc/BlockHeader.h"
 
 #include <algorithm>
 #include <vector>
@@ -27,9 +30,11 @@ Transfer transferOf(enc::Flow f) {
   }
 }
 
+/// A start word names a tile op (the op tables), or an extension control op by its CTL field
+/// (sync, block index), or neither.
 BlockKind kindOf(const enc::Inst& start) {
   if (enc::tileOpOf(start)) return BlockKind::Tile;
-  if (start.form == enc::FormId::BSTART_EXTC) return BlockKind::Control;
+  if (start.formInfo().has(enc::Field::CTL)) return BlockKind::Control;
   return BlockKind::Scalar;
 }
 
@@ -42,7 +47,7 @@ BlockWords open(const Word& w, uint32_t index) {
   b.hasStart = true;
   b.kind = kindOf(w.inst);
   if (b.kind == BlockKind::Control)
-    b.control = static_cast<enc::ExtCtl>(w.inst.get("CTL").value_or(0));
+    b.control = static_cast<enc::ExtCtl>(w.inst.get(enc::Field::CTL).value_or(0));
   b.transfer = transferOf(w.inst.flow());
   if (auto off = w.inst.labelOffset())
     if (b.transfer == Transfer::Direct || b.transfer == Transfer::Cond ||
@@ -155,6 +160,98 @@ DecodedBlocks decodeBlocks(std::span<const uint8_t> text, uint64_t begin, uint64
   out.code.blocks = std::move(scan.blocks());
   out.error = scan.error();
   return out;
+}
+
+} // namespace pto::obj::code
+
+// ---------------------------------------------------------------------------------------------
+// Header words -> what they say (asm/mc/BlockHeader.h).
+
+namespace pto::obj::code {
+
+namespace {
+
+namespace enc = isa::enc;
+
+int64_t field(const enc::Inst& in, enc::Field f) {
+  return in.get(f).value_or(0);
+}
+
+} // namespace
+
+std::string scalarDequantRefusal() {
+  return "TDEQUANT with a B.IOR multiplier/zero point or a destination hand is the 0.58.3 "
+         "scalar form, which does not execute here (the per-row tile form has four B.IOT "
+         "bindings dst, src, scale, offset and no B.IOR)";
+}
+
+std::string destinationHandRefusal(std::optional<isa::OpId> op) {
+  if (op == isa::OpId::TDEQUANT) return scalarDequantRefusal();
+  return "B.IOT destination hands are not supported";
+}
+
+HeaderWord HeaderReader::read(const isa::enc::Inst& in) {
+  using isa::enc::Field;
+  using isa::enc::FormId;
+  using Kind = HeaderWord::Kind;
+  HeaderWord h;
+  switch (in.form) {
+  case FormId::B_DATR:
+    h.kind = Kind::Datr;
+    h.datr = enc::Datr{static_cast<unsigned>(field(in, Field::Layout)),
+                       static_cast<unsigned>(field(in, Field::DataType)),
+                       static_cast<unsigned>(field(in, Field::PadValueOrByteId)),
+                       static_cast<unsigned>(field(in, Field::CMode)),
+                       static_cast<unsigned>(field(in, Field::RMode)),
+                       field(in, Field::Sat) != 0,
+                       field(in, Field::Canonicalize) != 0};
+    break;
+  case FormId::B_FPATR:
+    h.kind = Kind::Fpatr;
+    break;
+  case FormId::B_XATR:
+    h.kind = Kind::Xatr;
+    break;
+  case FormId::B_DIM_LB0:
+  case FormId::B_DIM_LB1:
+  case FormId::B_DIM_LB2:
+    h.kind = Kind::Dim;
+    h.lb = in.form == FormId::B_DIM_LB0 ? 0 : in.form == FormId::B_DIM_LB1 ? 1 : 2;
+    h.bound = Bound{static_cast<uint8_t>(field(in, Field::RegSrc)),
+                    static_cast<uint32_t>(field(in, Field::uimm17)), true};
+    break;
+  case FormId::B_IOR:
+    h.kind = Kind::Ior;
+    h.iorSrc = {static_cast<uint8_t>(field(in, Field::RegSrc0)),
+                static_cast<uint8_t>(field(in, Field::RegSrc1)),
+                static_cast<uint8_t>(field(in, Field::RegSrc2))};
+    h.iorDst = static_cast<uint8_t>(field(in, Field::RegDst));
+    break;
+  case FormId::B_TBANK:
+    h.kind = Kind::Bank;
+    bank_ = static_cast<uint32_t>(field(in, Field::Bank)) * enc::kTilesPerBank;
+    h.bank = bank_;
+    break;
+  case FormId::B_IOT_S1:
+  case FormId::B_IOT_S2:
+    h.kind = Kind::Operands;
+    for (Field f : {Field::SrcTile0, Field::SrcTile1})
+      if (auto v = in.get(f)) h.tiles[h.numTiles++] = bank_ + static_cast<uint32_t>(*v);
+    break;
+  case FormId::B_IOT_S1D:
+  case FormId::B_IOT_S2D:
+  case FormId::B_IOT_D:
+    h.kind = Kind::DestinationHand;
+    break;
+  case FormId::B_HINT:
+  case FormId::B_HINT_TRACE:
+  case FormId::B_CATR:
+    h.kind = Kind::Hint;
+    break;
+  default:
+    break;
+  }
+  return h;
 }
 
 } // namespace pto::obj::code

@@ -480,18 +480,43 @@ std::string rawListing(const obj::ObjectFile& obj) {
   return out;
 }
 
-std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) {
-  std::string out;
-  SourceCache sources(opts);
-  auto warn = [&](const std::string& msg) { out += "; warning: " + msg + "\n"; };
-  out += ".arch " + archName(obj.arch) + "\n";
-  if (obj.usesExtensions) out += ".extensions " + std::string(enc::kExtensionName) + "\n";
+namespace {
 
-  const size_t nf = obj.functions.size();
-  {
+/// The canonical block assembly of an object (pto-as reads it back to the same bytes), step by
+/// step: the header and the checks of what a reassembly would change, then each function (its
+/// directives, then its words with the line entries and relocations among them), then what lies
+/// outside every function.
+class BlockLister {
+public:
+  BlockLister(const obj::ObjectFile& obj, const DisasmOptions& opts)
+      : obj_(obj), opts_(opts), sources_(opts), nf_(obj.functions.size()) {}
+
+  std::string run() {
+    out_ += ".arch " + archName(obj_.arch) + "\n";
+    if (obj_.usesExtensions) out_ += ".extensions " + std::string(enc::kExtensionName) + "\n";
+    checkNames();
+    groupEvents();
+    groupRelocs();
+    indexLines();
+    for (size_t i : topRelocs_)
+      relocLine(i);
+    checkExtensions();
+    size_t lastWithWords = nf_;
+    for (size_t i = 0; i < nf_; ++i)
+      if (obj_.functions[i].textSize) lastWithWords = i;
+    for (size_t fi = 0; fi < nf_; ++fi)
+      function(fi, fi == lastWithWords);
+    trailer(lastWithWords == nf_);
+    return std::move(out_);
+  }
+
+private:
+  void warn(const std::string& msg) { out_ += "; warning: " + msg + "\n"; }
+
+  void checkNames() {
     std::map<std::string, int> seen;
-    for (size_t i = 0; i < nf; ++i) {
-      const obj::Function& f = obj.functions[i];
+    for (size_t i = 0; i < nf_; ++i) {
+      const obj::Function& f = obj_.functions[i];
       if (seen[f.name]++ == 1)
         warn("function name " + quoteName('@', f.name) + " is defined more than once");
       for (size_t t = 0; t < f.tiles.size(); ++t)
@@ -500,171 +525,203 @@ std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) 
                " is a view of a later tile");
     }
   }
-  // Which block each event and relocation is listed in (tile/event relocs: their function;
-  // call relocs: the function whose words hold them, else the first block).
-  auto containing = [&](uint64_t off) -> size_t {
-    for (size_t i = 0; i < nf; ++i) {
-      const obj::Function& f = obj.functions[i];
+
+  /// The function whose words hold `off`, or nf_.
+  size_t containing(uint64_t off) const {
+    for (size_t i = 0; i < nf_; ++i) {
+      const obj::Function& f = obj_.functions[i];
       if (off >= f.textOffset && off < f.textOffset + f.textSize) return i;
     }
-    return nf;
-  };
-  std::vector<std::vector<size_t>> fnEvents(nf), fnRelocs(nf);
-  std::vector<size_t> topRelocs;
-  {
+    return nf_;
+  }
+
+  /// Which function each event is listed in.
+  void groupEvents() {
+    fnEvents_.assign(nf_, {});
     size_t last = 0;
     bool ordered = true;
-    for (size_t i = 0; i < obj.events.size(); ++i) {
-      size_t fi = obj.events[i].function;
-      if (fi >= nf) {
+    for (size_t i = 0; i < obj_.events.size(); ++i) {
+      size_t fi = obj_.events[i].function;
+      if (fi >= nf_) {
         warn("event " + std::to_string(i) + " belongs to missing function " + std::to_string(fi) +
              "; not listed");
         continue;
       }
       if (fi < last) ordered = false;
       last = fi;
-      fnEvents[fi].push_back(i);
+      fnEvents_[fi].push_back(i);
     }
     if (!ordered)
       warn("events are not grouped by function; reassembly lists them in function order");
-    last = 0;
-    ordered = true;
-    for (size_t i = 0; i < obj.relocs.size(); ++i) {
-      const obj::Reloc& r = obj.relocs[i];
+  }
+
+  /// Which block each relocation is listed in (tile/event relocs: their function; call relocs:
+  /// the function whose words hold them, else the first block).
+  void groupRelocs() {
+    fnRelocs_.assign(nf_, {});
+    size_t last = 0;
+    bool ordered = true;
+    for (size_t i = 0; i < obj_.relocs.size(); ++i) {
+      const obj::Reloc& r = obj_.relocs[i];
       size_t fi = r.type == obj::RelocType::Call ? containing(r.offset) : r.function;
-      if (r.type == obj::RelocType::Call && fi >= nf) fi = nf ? 0 : nf;
-      if (r.type == obj::RelocType::None || (r.type != obj::RelocType::Call && fi >= nf)) {
+      if (r.type == obj::RelocType::Call && fi >= nf_) fi = nf_ ? 0 : nf_;
+      if (r.type == obj::RelocType::None || (r.type != obj::RelocType::Call && fi >= nf_)) {
         warn("relocation " + std::to_string(i) + " cannot be listed (" +
              std::string(relocTypeName(r.type)) + ", function " + std::to_string(r.function) + ")");
         continue;
       }
-      if (fi >= nf) {
-        topRelocs.push_back(i);
+      if (fi >= nf_) {
+        topRelocs_.push_back(i);
         continue;
       }
       if (fi < last) ordered = false;
       last = fi;
-      fnRelocs[fi].push_back(i);
+      fnRelocs_[fi].push_back(i);
     }
     if (!ordered)
       warn("relocations are not grouped by function; reassembly lists them in function order");
+    // Relocations by offset, for the comments on the words.
+    for (size_t i = 0; i < obj_.relocs.size(); ++i)
+      relocAt_.emplace(obj_.relocs[i].offset, i);
   }
-  // Relocations by offset, for the comments on the words.
-  std::multimap<uint64_t, size_t> relocAt;
-  for (size_t i = 0; i < obj.relocs.size(); ++i)
-    relocAt.emplace(obj.relocs[i].offset, i);
-  // Line entries, in offset order.
-  std::vector<size_t> lineOrder(obj.lines.size());
-  for (size_t i = 0; i < lineOrder.size(); ++i)
-    lineOrder[i] = i;
-  if (!std::is_sorted(obj.lines.begin(), obj.lines.end(),
-                      [](const obj::LineEntry& a, const obj::LineEntry& b) {
-                        return a.textOffset < b.textOffset;
-                      }))
-    warn("line entries are not in address order; reassembly sorts them");
-  std::stable_sort(lineOrder.begin(), lineOrder.end(), [&](size_t a, size_t b) {
-    return obj.lines[a].textOffset < obj.lines[b].textOffset;
-  });
-  size_t nextLine = 0;
-  auto emitLinesUpTo = [&](uint64_t off, bool inclusive) {
-    while (nextLine < lineOrder.size()) {
-      const obj::LineEntry& l = obj.lines[lineOrder[nextLine]];
+
+  /// Line entries, in offset order.
+  void indexLines() {
+    lineOrder_.resize(obj_.lines.size());
+    for (size_t i = 0; i < lineOrder_.size(); ++i)
+      lineOrder_[i] = i;
+    if (!std::is_sorted(obj_.lines.begin(), obj_.lines.end(),
+                        [](const obj::LineEntry& a, const obj::LineEntry& b) {
+                          return a.textOffset < b.textOffset;
+                        }))
+      warn("line entries are not in address order; reassembly sorts them");
+    std::stable_sort(lineOrder_.begin(), lineOrder_.end(), [&](size_t a, size_t b) {
+      return obj_.lines[a].textOffset < obj_.lines[b].textOffset;
+    });
+  }
+
+  void emitLinesUpTo(uint64_t off, bool inclusive) {
+    while (nextLine_ < lineOrder_.size()) {
+      const obj::LineEntry& l = obj_.lines[lineOrder_[nextLine_]];
       if (inclusive ? l.textOffset > off : l.textOffset >= off) break;
       if (l.textOffset != off)
         warn("line entry at " + hex0x(l.textOffset) + " is not at an instruction boundary");
-      if (opts.source && !l.frontend.empty()) out += "; from " + quoted(l.frontend) + "\n";
-      if (opts.source)
-        if (auto text = sources.line(l.file, l.line))
-          out += "; " + quoteName('@', l.file).substr(1) + ":" + std::to_string(l.line) + ": " +
-                 *text + "\n";
-      out += locText(l) + "\n";
-      ++nextLine;
+      if (opts_.source && !l.frontend.empty()) out_ += "; from " + quoted(l.frontend) + "\n";
+      if (opts_.source)
+        if (auto text = sources_.line(l.file, l.line))
+          out_ += "; " + quoteName('@', l.file).substr(1) + ":" + std::to_string(l.line) + ": " +
+                  *text + "\n";
+      out_ += locText(l) + "\n";
+      ++nextLine_;
     }
-  };
-  auto relocLine = [&](size_t i) {
-    const obj::Reloc& r = obj.relocs[i];
-    out += ".reloc " + hex0x(r.offset) + " " + relocTarget(obj, r) + "\n";
-  };
-  for (size_t i : topRelocs)
-    relocLine(i);
+  }
 
-  if (!obj.usesExtensions) {
-    for (const Word& w : dis::listText(obj.text, 0, obj.text.size()).words)
+  void relocLine(size_t i) {
+    const obj::Reloc& r = obj_.relocs[i];
+    out_ += ".reloc " + hex0x(r.offset) + " " + relocTarget(obj_, r) + "\n";
+  }
+
+  void checkExtensions() {
+    if (obj_.usesExtensions) return;
+    for (const Word& w : dis::listText(obj_.text, 0, obj_.text.size()).words)
       if (w.ext) {
         warn("the object uses extension words (at " + hex0x(w.offset) +
              ") but its ISA note does not declare them");
         break;
       }
   }
-  uint64_t pos = 0; // where the block assembler will put the next word
-  size_t lastWithWords = nf;
-  for (size_t i = 0; i < nf; ++i)
-    if (obj.functions[i].textSize) lastWithWords = i;
-  for (size_t fi = 0; fi < nf; ++fi) {
-    const obj::Function& f = obj.functions[fi];
-    out += "\n.function " + quoteName('@', f.name) + flagsText(f);
-    if (f.frameSize) out += " frame=" + std::to_string(f.frameSize);
-    uint64_t defaultOffset = (f.flags & obj::kDeclaration) ? 0 : pos;
-    if (f.textSize == 0 && f.textOffset != defaultOffset) out += " offset=" + hex0x(f.textOffset);
-    out += "\n";
+
+  /// Function fi: its directives, then its words (the last function with words also lists the
+  /// bytes after it).
+  void function(size_t fi, bool lastWithWords) {
+    const obj::Function& f = obj_.functions[fi];
+    out_ += "\n.function " + quoteName('@', f.name) + flagsText(f);
+    if (f.frameSize) out_ += " frame=" + std::to_string(f.frameSize);
+    uint64_t defaultOffset = (f.flags & obj::kDeclaration) ? 0 : pos_;
+    if (f.textSize == 0 && f.textOffset != defaultOffset) out_ += " offset=" + hex0x(f.textOffset);
+    out_ += "\n";
     for (const obj::Param& p : f.params)
-      out += paramText(p) + "\n";
+      out_ += paramText(p) + "\n";
     for (uint32_t t = 0; t < f.tiles.size(); ++t)
-      out += tileText(f.tiles[t], t) + "\n";
-    for (size_t e : fnEvents[fi])
-      out += eventText(obj.events[e]) + "\n";
-    for (size_t r : fnRelocs[fi])
+      out_ += tileText(f.tiles[t], t) + "\n";
+    for (size_t e : fnEvents_[fi])
+      out_ += eventText(obj_.events[e]) + "\n";
+    for (size_t r : fnRelocs_[fi])
       relocLine(r);
-    if (f.textSize == 0) continue;
-    if (f.textOffset != pos)
+    if (f.textSize == 0) return;
+    if (f.textOffset != pos_)
       warn("function " + quoteName('@', f.name) + " at " + hex0x(f.textOffset) +
-           " does not follow the previous one (" + hex0x(pos) + "); reassembly places it there");
+           " does not follow the previous one (" + hex0x(pos_) + "); reassembly places it there");
     uint64_t end = f.textOffset + f.textSize;
-    if (fi == lastWithWords && end < obj.text.size()) {
-      warn(".text has " + std::to_string(obj.text.size() - end) +
+    if (lastWithWords && end < obj_.text.size()) {
+      warn(".text has " + std::to_string(obj_.text.size() - end) +
            " bytes after the last function; listed in " + quoteName('@', f.name));
-      end = obj.text.size();
+      end = obj_.text.size();
     }
-    out += hex(f.textOffset, 16) + " <" + quoteName('@', f.name).substr(1) + ">:\n";
-    const dis::TextListing listing = dis::listText(obj.text, f.textOffset, end);
+    out_ += hex(f.textOffset, 16) + " <" + quoteName('@', f.name).substr(1) + ">:\n";
+    words(f.textOffset, end);
+    pos_ += end - f.textOffset;
+    // Line entries that point at the end of these words belong here.
+    emitLinesUpTo(end, true);
+  }
+
+  /// The words of [begin, end) with their block notes, line entries and relocation comments.
+  void words(uint64_t begin, uint64_t end) {
+    const dis::TextListing listing = dis::listText(obj_.text, begin, end);
     auto nextBlock = listing.blocks.begin();
     for (size_t wi = 0; wi < listing.words.size(); ++wi) {
       const Word& w = listing.words[wi];
       if (nextBlock != listing.blocks.end() && nextBlock->firstWord == wi) {
-        if (opts.blocks) out += dis::blockNote(obj, listing, *nextBlock) + "\n";
+        if (opts_.blocks) out_ += dis::blockNote(obj_, listing, *nextBlock) + "\n";
         ++nextBlock;
       }
       emitLinesUpTo(w.offset, true);
-      out += addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text;
+      out_ += addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text;
       std::string comment = w.comment;
-      for (auto [it, stop] = relocAt.equal_range(w.offset); it != stop; ++it) {
-        const obj::Reloc& r = obj.relocs[it->second];
+      for (auto [it, stop] = relocAt_.equal_range(w.offset); it != stop; ++it) {
+        const obj::Reloc& r = obj_.relocs[it->second];
         comment += (comment.empty() ? "" : "; ") + std::string(relocTypeName(r.type)) + " " +
-                   relocDescription(obj, r);
+                   relocDescription(obj_, r);
       }
-      if (!comment.empty()) out += "\t; " + comment;
-      out += "\n";
+      if (!comment.empty()) out_ += "\t; " + comment;
+      out_ += "\n";
     }
-    pos += end - f.textOffset;
-    // Line entries that point at the end of these words belong here.
-    emitLinesUpTo(end, true);
   }
-  if (lastWithWords == nf && !obj.text.empty()) {
-    warn(".text has " + std::to_string(obj.text.size()) +
-         " bytes outside any function; they cannot be reassembled:");
-    for (const Word& w : dis::listText(obj.text, 0, obj.text.size()).words)
-      out += ";" + addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text + "\n";
+
+  /// What lies outside every function: words (when no function has any) and line entries.
+  void trailer(bool noFunctionHasWords) {
+    if (noFunctionHasWords && !obj_.text.empty()) {
+      warn(".text has " + std::to_string(obj_.text.size()) +
+           " bytes outside any function; they cannot be reassembled:");
+      for (const Word& w : dis::listText(obj_.text, 0, obj_.text.size()).words)
+        out_ += ";" + addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text + "\n";
+    }
+    // Entries at the end of .text (also: an object without words) go last.
+    while (nextLine_ < lineOrder_.size() && obj_.lines[lineOrder_[nextLine_]].textOffset == pos_ &&
+           pos_ == obj_.text.size())
+      out_ += locText(obj_.lines[lineOrder_[nextLine_++]]) + "\n";
+    for (; nextLine_ < lineOrder_.size(); ++nextLine_)
+      warn("line entry at " + hex0x(obj_.lines[lineOrder_[nextLine_]].textOffset) +
+           " is outside every function: " + locText(obj_.lines[lineOrder_[nextLine_]]));
   }
-  // Entries at the end of .text (also: an object without words) go last.
-  while (nextLine < lineOrder.size() && obj.lines[lineOrder[nextLine]].textOffset == pos &&
-         pos == obj.text.size())
-    out += locText(obj.lines[lineOrder[nextLine++]]) + "\n";
-  if (nextLine < lineOrder.size()) {
-    for (; nextLine < lineOrder.size(); ++nextLine)
-      warn("line entry at " + hex0x(obj.lines[lineOrder[nextLine]].textOffset) +
-           " is outside every function: " + locText(obj.lines[lineOrder[nextLine]]));
-  }
-  return out;
+
+  const obj::ObjectFile& obj_;
+  const DisasmOptions& opts_;
+  SourceCache sources_;
+  const size_t nf_;
+  std::string out_;
+  std::vector<std::vector<size_t>> fnEvents_, fnRelocs_;
+  std::vector<size_t> topRelocs_;
+  std::multimap<uint64_t, size_t> relocAt_;
+  std::vector<size_t> lineOrder_;
+  size_t nextLine_ = 0;
+  uint64_t pos_ = 0; // where the block assembler will put the next word
+};
+
+} // namespace
+
+std::string blockListing(const obj::ObjectFile& obj, const DisasmOptions& opts) {
+  return BlockLister(obj, opts).run();
 }
 
 std::string disassemble(const obj::ObjectFile& obj, const DisasmOptions& opts,

@@ -12,7 +12,9 @@ namespace {
 namespace enc = isa::enc;
 using enc::FormId;
 
-int64_t field(const enc::Inst& in, std::string_view name) {
+using enc::Field;
+
+int64_t field(const enc::Inst& in, enc::FieldName name) {
   return in.get(name).value_or(0);
 }
 
@@ -25,8 +27,8 @@ public:
     if (auto e = regs()) return *e;
     m_.rtype = static_cast<RType>(field(in_, "SrcRType"));
     m_.shamt = static_cast<uint8_t>(field(in_, "shamt"));
-    for (const char* n :
-         {"uimm12", "simm12", "uimm24", "simm24", "simm22", "simm32", "uimm32", "imm20", "imm"})
+    for (Field n : {Field::uimm12, Field::simm12, Field::uimm24, Field::simm24, Field::simm22,
+                    Field::simm32, Field::uimm32, Field::imm20, Field::imm})
       if (has(n)) {
         imm_ = field(in_, n);
         hasImm_ = true;
@@ -47,9 +49,9 @@ public:
   }
 
 private:
-  bool has(std::string_view n) const { return fi_.fieldIndex(n) >= 0; }
+  bool has(Field n) const { return fi_.has(n); }
 
-  std::optional<std::string> reg(std::string_view name, uint8_t& out) {
+  std::optional<std::string> reg(Field name, uint8_t& out) {
     if (!has(name)) return std::nullopt;
     int64_t v = field(in_, name);
     if (v < 0 || v >= static_cast<int64_t>(enc::kNumGprs))
@@ -59,11 +61,11 @@ private:
   }
 
   std::optional<std::string> regs() {
-    for (auto [name, slot] : {std::pair<std::string_view, uint8_t*>{"RegDst", &m_.rd},
-                              {"SrcL", &m_.rs1},
-                              {"SrcR", &m_.rs2},
-                              {"SrcD", &m_.rs3},
-                              {"SrcP", &m_.rs3}})
+    for (auto [name, slot] : {std::pair<Field, uint8_t*>{Field::RegDst, &m_.rd},
+                              {Field::SrcL, &m_.rs1},
+                              {Field::SrcR, &m_.rs2},
+                              {Field::SrcD, &m_.rs3},
+                              {Field::SrcP, &m_.rs3}})
       if (auto e = reg(name, *slot)) return e;
     return std::nullopt;
   }
@@ -387,21 +389,26 @@ class Decoder {
 public:
   Decoder(const Image& img, uint32_t index) : img_(img), fn_(img.functions[index]), index_(index) {}
 
+  /// Each block as the block decoder found it: opened at its first word, its words read, closed
+  /// where it ends (at its stop word, where the next block opens, or at the function's end).
   std::variant<FunctionCode, CodeError> run() {
     out_.function = index_;
     const uint64_t begin = fn_.textOffset, end = fn_.textOffset + fn_.textSize;
     const DecodedBlocks d = decodeBlocks(img_.text, begin, end);
-    for (const BlockWords& b : d.code.blocks) {
+    for (size_t k = 0; k < d.code.blocks.size(); ++k) {
+      const BlockWords& b = d.code.blocks[k];
       std::span<const Word> words = d.code.wordsOf(b);
-      if (b.hasStart) {
-        word_ = b.offset;
-        if (auto e = blockStart(b, words.front().inst)) return CodeError{index_, word_, *e};
-        words = words.subspan(1);
-      }
+      word_ = b.offset;
+      if (auto e = b.hasStart ? blockStart(b, words.front().inst) : implicitStart())
+        return CodeError{index_, word_, *e};
+      if (b.hasStart) words = words.subspan(1);
       for (const Word& w : words) {
         word_ = w.offset;
         if (auto e = word(w.inst)) return CodeError{index_, word_, *e};
       }
+      if (k + 1 == d.code.blocks.size()) break; // the last one closes at the function's end
+      word_ = b.end;
+      if (auto e = finish()) return CodeError{index_, word_, *e};
     }
     if (d.error)
       return CodeError{index_, d.error->offset, "cannot decode word: " + d.error->message};
@@ -436,7 +443,7 @@ private:
     open_->transfer = t;
     open_->target = target;
     haveOp_ = false;
-    bank_ = 0;
+    header_.start();
     return std::nullopt;
   }
 
@@ -456,11 +463,11 @@ private:
   /// BSTART.SFU TDEQUANT carries two forms, told apart by their bindings: seed 000's per-row
   /// tile form (four B.IOT sources dst, src, scale, offset; no B.IOR), which is ours, and the
   /// 0.58.3 scalar form (B.IOT src, ->dst; B.IOR multiplier, zero point), which is not.
-  static std::string scalarDequant() {
-    return "TDEQUANT with a B.IOR multiplier/zero point or a destination hand is the 0.58.3 "
-           "scalar form, which does not execute here (the per-row tile form has four B.IOT "
-           "bindings dst, src, scale, offset and no B.IOR)";
-  }
+  static std::string scalarDequant() { return scalarDequantRefusal(); }
+
+  /// A block with no start word (code after a BSTOP, or at the function's start): scalar code
+  /// that falls through. Its words say whether they belong in one.
+  std::optional<std::string> implicitStart() { return start(BlockKind::Scalar, Transfer::Fall); }
 
   /// The start word of block `b`: its transfer and target are the block decoder's.
   std::optional<std::string> blockStart(const BlockWords& b, const enc::Inst& in) {
@@ -485,7 +492,7 @@ private:
     if (auto e = start(BlockKind::Control, Transfer::Fall)) return e;
     ControlBlock& c = open_->control;
     c.ctl = words.control; // the block decoder's reading of CTL
-    auto a = enc::pipeOfCode(field(in, "PipeA")), b = enc::pipeOfCode(field(in, "PipeB"));
+    auto a = enc::pipeOfCode(field(in, Field::PipeA)), b = enc::pipeOfCode(field(in, Field::PipeB));
     if (!a || !b) return "bad pipe in " + enc::format(in);
     c.pipeA = *a;
     c.pipeB = *b;
@@ -506,77 +513,64 @@ private:
     return std::nullopt;
   }
 
+  /// A header word, read by the one reader (asm/mc/BlockHeader.h), in the block it is in.
   std::optional<std::string> header(const enc::Inst& in) {
-    const char* where = enc::info(in.form).mnemonic().data();
-    switch (in.form) {
-    case FormId::B_DATR:
-      if (!inside(BlockKind::Tile)) return "B.DATR outside a tile block";
-      open_->tile.datr = enc::Datr{static_cast<unsigned>(field(in, "Layout")),
-                                   static_cast<unsigned>(field(in, "DataType")),
-                                   static_cast<unsigned>(field(in, "PadValueOrByteId")),
-                                   static_cast<unsigned>(field(in, "CMode")),
-                                   static_cast<unsigned>(field(in, "RMode")),
-                                   field(in, "Sat") != 0,
-                                   field(in, "Canonicalize") != 0};
+    using Kind = HeaderWord::Kind;
+    const HeaderWord h = header_.read(in);
+    const bool tile = inside(BlockKind::Tile);
+    switch (h.kind) {
+    case Kind::Datr:
+      if (!tile) return "B.DATR outside a tile block";
+      open_->tile.datr = h.datr;
       return std::nullopt;
-    case FormId::B_FPATR:
-      if (!inside(BlockKind::Tile)) return "B.FPATR outside a tile block";
+    case Kind::Fpatr:
+      if (!tile) return "B.FPATR outside a tile block";
       if (!fixpipeBlock()) return std::nullopt; // a matrix block's: no post-processing here
       return enc::readFpatr(in, open_->tile.fix);
-    case FormId::B_XATR:
-      if (!inside(BlockKind::Tile) || !fixpipeBlock()) return "B.XATR outside a TMOV/TSTORE block";
+    case Kind::Xatr:
+      if (!tile || !fixpipeBlock()) return "B.XATR outside a TMOV/TSTORE block";
       return enc::readXatr(in, open_->tile.fix);
-    case FormId::B_DIM_LB0:
-    case FormId::B_DIM_LB1:
-    case FormId::B_DIM_LB2: {
-      unsigned lb = in.form == FormId::B_DIM_LB0 ? 0 : in.form == FormId::B_DIM_LB1 ? 1 : 2;
-      Bound b{static_cast<uint8_t>(field(in, "RegSrc")), static_cast<uint32_t>(field(in, "uimm17")),
-              true};
-      if (inside(BlockKind::Tile))
-        open_->tile.dim[lb] = b;
-      else if (inside(BlockKind::Control) && lb == 0)
-        open_->control.event = b;
+    case Kind::Dim:
+      if (tile)
+        open_->tile.dim[h.lb] = h.bound;
+      else if (inside(BlockKind::Control) && h.lb == 0)
+        open_->control.event = h.bound;
       else
         return "B.DIM outside a tile block";
       return std::nullopt;
-    }
-    case FormId::B_IOR:
-      if (inside(BlockKind::Tile)) {
-        open_->tile.ior = std::array<uint8_t, 3>{static_cast<uint8_t>(field(in, "RegSrc0")),
-                                                 static_cast<uint8_t>(field(in, "RegSrc1")),
-                                                 static_cast<uint8_t>(field(in, "RegSrc2"))};
-        open_->tile.iorDst = static_cast<uint8_t>(field(in, "RegDst"));
+    case Kind::Ior:
+      if (tile) {
+        open_->tile.ior = h.iorSrc;
+        open_->tile.iorDst = h.iorDst;
       } else if (inside(BlockKind::Control)) {
-        open_->control.result = static_cast<uint8_t>(field(in, "RegDst"));
+        open_->control.result = h.iorDst;
       } else {
         return "B.IOR outside a tile block";
       }
       return std::nullopt;
-    case FormId::B_TBANK: // the bank of the B.IOT operands after it (docs/encoding.md 5.4)
-      if (!inside(BlockKind::Tile)) return "B.TBANK outside a tile block";
-      bank_ = static_cast<int64_t>(field(in, "Bank")) * enc::kTilesPerBank;
+    case Kind::Bank: // the bank of the B.IOT operands after it (docs/encoding.md 5.4)
+      if (!tile) return "B.TBANK outside a tile block";
       return std::nullopt;
-    case FormId::B_IOT_S1:
-    case FormId::B_IOT_S2:
-      if (!inside(BlockKind::Tile)) return "B.IOT outside a tile block";
-      for (const char* name : {"SrcTile0", "SrcTile1"})
-        if (auto v = in.get(name)) {
-          const int64_t tile = bank_ + *v;
-          if (tile >= static_cast<int64_t>(fn_.tiles.size()))
-            return "B.IOT names tile " + std::to_string(tile) + " but @" + fn_.name + " has " +
-                   std::to_string(fn_.tiles.size()) + " tiles";
-          open_->tile.tiles.push_back(static_cast<uint32_t>(tile));
-        }
+    case Kind::Operands:
+      if (!tile) return "B.IOT outside a tile block";
+      for (uint8_t k = 0; k < h.numTiles; ++k) {
+        if (h.tiles[k] >= fn_.tiles.size())
+          return "B.IOT names tile " + std::to_string(h.tiles[k]) + " but @" + fn_.name + " has " +
+                 std::to_string(fn_.tiles.size()) + " tiles";
+        open_->tile.tiles.push_back(h.tiles[k]);
+      }
       return std::nullopt;
-    case FormId::B_IOT_S1D:
-    case FormId::B_IOT_S2D:
-    case FormId::B_IOT_D:
-      if (inside(BlockKind::Tile) && open_->tile.encOp == enc::TileOp::TDEQUANT)
-        return scalarDequant();
-      return std::string("B.IOT destination hands are not supported");
-    default:
-      return std::string(where) + " is not supported here: " + enc::format(in);
+    case Kind::DestinationHand:
+      return destinationHandRefusal(tile && open_->tile.encOp == enc::TileOp::TDEQUANT
+                                        ? std::optional(isa::OpId::TDEQUANT)
+                                        : std::nullopt);
+    case Kind::Hint: // no effect on what the block does
+      return std::nullopt;
+    case Kind::Other:
+      break;
     }
+    return std::string(enc::info(in.form).mnemonic()) +
+           " is not supported here: " + enc::format(in);
   }
 
   /// TMOV/TSTORE blocks take the fixpipe words (docs/encoding.md 5.3).
@@ -587,12 +581,10 @@ private:
   /// A word after its block's start word.
   std::optional<std::string> word(const enc::Inst& in) {
     if (in.formInfo().stopsBlock()) return finish();
-    if (in.form == FormId::B_HINT || in.form == FormId::B_HINT_TRACE || in.form == FormId::B_CATR)
-      return std::nullopt; // hints: no effect on what the block does
-    if (enc::info(in.form).group != enc::FormGroup::Scalar) return header(in);
+    if (isHeaderForm(in.formInfo())) return header(in);
     if (open_ && open_->kind != BlockKind::Scalar)
       return "scalar instruction inside a tile block: " + enc::format(in);
-    if (!open_) // scalar code after a BSTOP: an implicit fall-through block
+    if (!open_) // scalar code after a stop word in the same block (cannot happen: it opens one)
       if (auto e = start(BlockKind::Scalar, Transfer::Fall)) return e;
     auto op = ScalarDecoder(in).run();
     if (auto* e = std::get_if<std::string>(&op)) return *e;
@@ -605,7 +597,7 @@ private:
   uint32_t index_;
   FunctionCode out_;
   std::optional<Block> open_;
-  int64_t bank_ = 0; // the open block's B.TBANK, times 64
+  HeaderReader header_;
   uint64_t word_ = 0;
   bool haveOp_ = false;
 };

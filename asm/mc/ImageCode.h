@@ -6,6 +6,7 @@
 // (export/CppExport.h), so that no tool decodes blocks its own way.
 #pragma once
 
+#include "asm/mc/BlockHeader.h"
 #include "asm/mc/Blocks.h"
 #include "isa/Encoding.h"
 #include "isa/ScalarFp.h"
@@ -61,15 +62,6 @@ struct ScalarInst {
   uint64_t offset = 0; // image .text offset of the word
   isa::enc::Inst inst;
   ScalarOp op;
-};
-
-/// A loop bound or event id read by a block: (GPR + imm); reg 0 makes it a constant.
-struct Bound {
-  uint8_t reg = 0;
-  uint32_t imm = 0;
-  bool present = false;
-  bool isConstant() const { return reg == 0; }
-  bool operator==(const Bound&) const = default;
 };
 
 struct TileBlock {

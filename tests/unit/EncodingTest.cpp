@@ -329,8 +329,8 @@ TEST(EncodingExtension, WordsAreRejectedByStrictDecoder) {
     for (unsigned a = 0; a < 8; ++a)
       for (unsigned b = 0; b < 8; ++b) {
         Inst in = extControl(static_cast<ExtCtl>(c));
-        in.set("PipeA", a);
-        in.set("PipeB", b);
+        in.put("PipeA", a);
+        in.put("PipeB", b);
         auto e = encode(in);
         if (!e) continue; // unused pipe fields must be zero
         EXPECT_FALSE(decode32(e->word32()));
@@ -399,8 +399,8 @@ Inst baseInst(const FormInfo& f) {
                       ? 0
                       : (std::find(vals.begin(), vals.end(), 0) != vals.end() ? 0 : vals.front());
   }
-  if (f.id == FormId::BSTART_EXT) in.set("XOP", 1);
-  if (f.id == FormId::BSTART_EXTC) in.set("CTL", 1);
+  if (f.id == FormId::BSTART_EXT) in.put("XOP", 1);
+  if (f.id == FormId::BSTART_EXTC) in.put("CTL", 1);
   return in;
 }
 

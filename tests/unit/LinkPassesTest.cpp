@@ -223,3 +223,70 @@ TEST(Patch, SetsEventIdsAndRefusesWhatDoesNotFit) {
   EXPECT_EQ(patchWord(text, text.size(), PatchField::EventId, 1).status, PatchStatus::NotDecodable);
   EXPECT_FALSE(patchWord(text, 4, PatchField::EventId, int64_t{1} << 40).ok());
 }
+
+TEST(LinkPasses, TheTableNamesEveryPassInOrder) {
+  std::vector<std::string_view> names;
+  for (const Pass& p : linkPasses())
+    names.push_back(p.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string_view>{
+                "check inputs", "resolve symbols", "lay out text", "select entries", "patch calls",
+                "build CFGs", "check recursion", "sync modes", "plan tiles", "races", "auto-sync",
+                "collect events", "allocate event ids", "patch events", "finish image"}));
+}
+
+TEST(LinkPasses, AutoSyncConsumesTheRacePassAndRunsTheTableAgain) {
+  std::vector<InputObject> in{{"k.o", compile(kernel())}};
+  LinkOptions opts; // auto: the kernel has no explicit sync, so its sync is inserted
+  LinkContext ctx(in, opts);
+  runPasses(ctx);
+  ASSERT_TRUE(ctx.result.ok()) << text(ctx.result.diags);
+  EXPECT_EQ(ctx.sync.stage, AutoSyncState::Stage::Inserted);
+  // The first round's race pass found the dependencies that auto-sync ordered.
+  ASSERT_EQ(ctx.sync.fns.size(), 1u);
+  EXPECT_FALSE(ctx.sync.fns[0][0].deps.empty());
+  // The second round linked the objects with the sync inserted, and found no race in them.
+  EXPECT_EQ(ctx.inputs.data(), ctx.sync.objects.data());
+  EXPECT_TRUE(ctx.functions[0].deps.empty());
+  for (const PassTime& t : ctx.timing)
+    EXPECT_EQ(t.runs, t.name == "collect events" || t.name == "allocate event ids" ||
+                              t.name == "patch events" || t.name == "finish image"
+                          ? 1u
+                          : 2u)
+        << t.name;
+  // Checked only: one round.
+  opts.sync = SyncMode::Check;
+  opts.allowRaces = true;
+  LinkContext once(in, opts);
+  runPasses(once);
+  EXPECT_EQ(once.sync.stage, AutoSyncState::Stage::None);
+  for (const PassTime& t : once.timing)
+    EXPECT_EQ(t.runs, 1u) << t.name;
+}
+
+TEST(LinkPasses, CheckRecursionNamesEveryFunctionOnTheCycle) {
+  // @a (a.o) calls @b (b.o), which calls @c (c.o), which calls @a: each module alone is fine.
+  auto module = [](const std::string& self, const std::string& callee, bool entry) {
+    return "module {\n  func.func private @" + callee + "(%x: index) -> index\n  func.func @" +
+           self + "(%x: index) -> index" + (entry ? " attributes {pto.entry}" : "") +
+           " {\n    %r = func.call @" + callee +
+           "(%x) : (index) -> index\n    return %r : index\n  }\n}\n";
+  };
+  std::vector<InputObject> in{{"a.o", compile(module("a", "b", true))},
+                              {"b.o", compile(module("b", "c", false))},
+                              {"c.o", compile(module("c", "a", false))}};
+  LinkOptions opts;
+  LinkResult r = link::link(in, opts);
+  ASSERT_FALSE(r.ok());
+  const std::string s = text(r.diags);
+  EXPECT_NE(s.find("recursive call to '@a' is not supported: @a calls @b calls @c calls @a"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("(in @c, 'c.o')"), std::string::npos) << s;
+  EXPECT_NE(s.find("note: k.pto:4:10: @a calls @b here ('a.o')"), std::string::npos) << s;
+  EXPECT_NE(s.find("@b calls @c here ('b.o')"), std::string::npos) << s;
+  // Without the call back there is no cycle.
+  in[2].obj =
+      compile("module {\n  func.func @c(%x: index) -> index {\n    return %x : index\n  }\n}\n");
+  EXPECT_TRUE(link::link(in, opts).ok()) << text(link::link(in, opts).diags);
+}

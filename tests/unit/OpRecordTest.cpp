@@ -123,7 +123,7 @@ TEST(OpRecord, EveryOpHasEveryLayer) {
     EXPECT_TRUE(rt::npu::hasCostEntry(op.id)) << "npu cost (runtime/npu/CostTable.def)";
     // C++ export: the pto-isa intrinsic it calls.
     EXPECT_EQ(!cppexport::cppIntrinsic(op.id).empty(), !kNoExport.count(op.id))
-        << "export intrinsic (export/Spelling.cpp)";
+        << "export intrinsic (export/Spelling.cpp: a kSpellings row, or intrinsicFor's refusal)";
     ++checked;
   }
   EXPECT_EQ(checked, isa::allOps().size());

@@ -1,14 +1,15 @@
 // Synchronisation tests (docs/sync.md): the pipe table refinement, inserting words into an
 // object (branches, relocations and lines move with them), the race analysis, and --auto-sync
 // on generated structured kernels, re-checked by the link itself.
-#include "link/Sync.h"
 #include "asm/codegen/CodeGen.h"
 #include "asm/ir/Verifier.h"
 #include "asm/parse/Parser.h"
 #include "isa/Encoding.h"
 #include "isa/Pipes.h"
+#include "link/AutoSync.h"
 #include "link/Cfg.h"
 #include "link/Linker.h"
+#include "link/Races.h"
 #include "link/Rewrite.h"
 #include "obj/Image.h"
 #include "runtime/Runtime.h"
