@@ -182,14 +182,15 @@ std::optional<std::string> readRegularFile(const std::string& path, std::string&
 
 // ---------------------------------------------------------------- writing
 std::optional<std::string> flushStandardOutput() {
-  errno = 0;
   std::cout.flush();
   const bool coutFailed = !std::cout;
-  int err = errno;
-  if (std::fflush(stdout) != 0 && err == 0) err = errno;
-  if (!coutFailed && !std::ferror(stdout)) return std::nullopt;
-  return std::string("cannot write to standard output: ") +
-         (err ? std::strerror(err) : "write error");
+  const bool flushFailed = std::fflush(stdout) != 0;
+  if (!coutFailed && !flushFailed && !std::ferror(stdout)) return std::nullopt;
+  // The failed write happened earlier (stdio wrote a full buffer) and its errno is gone: the
+  // reason is the one a write of one more byte gives (the output is lost already).
+  int err = EIO;
+  if (::write(1, "\n", 1) < 0) err = errno;
+  return std::string("cannot write to standard output: ") + std::strerror(err);
 }
 
 bool sameFile(const std::string& a, const std::string& b) {

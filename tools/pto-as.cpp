@@ -8,6 +8,8 @@
 #include "obj/Object.h"
 #include "support/FileIO.h"
 
+#include "tools/NumberOption.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -61,7 +63,8 @@ int main(int argc, char** argv) {
                "--auto-sync inserts sync here); pto.tassign is refused under it, as PTOAS does");
   app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
   app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
-  app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
+  pto::tools::addIntegerOption(app, "--error-limit", errorLimit,
+                               "Stop reporting after this many errors (default 50)");
   bool ptoPositions = false;
   app.add_flag("--pto-positions", ptoPositions,
                "Report .pto positions only, not the MLIR debug locations (loc(...)) the module "
