@@ -2,6 +2,8 @@
 // "The reference interpreter"). Tiles and views are in ref/Tiles.cpp.
 #include "ref/Interp.h"
 
+#include "support/Numbers.h"
+
 #include "ref/Exec.h"
 #include "ref/Scalar.h"
 
@@ -103,9 +105,17 @@ rt::Status Kernel::bind(std::string_view param, rt::Tensor* buffer) {
                      std::string(isa::spelling(p.dtype)) + " but the buffer holds " +
                      std::string(isa::spelling(buffer->dtype))};
   if (p.kind == K::TensorView) {
+    // In exact arithmetic: a shape of more elements than int64 holds needs more than any buffer.
     int64_t need = 1;
-    for (int64_t d : p.shape)
-      need *= d;
+    bool huge = false;
+    for (int64_t d : p.shape) {
+      auto m = obj::checkedMul(need, d);
+      huge = huge || !m;
+      need = m.value_or(need);
+    }
+    if (huge)
+      return rt::Error{"error: parameter %" + p.name +
+                       " is a tensor_view of more elements than any buffer holds"};
     if (buffer->numel() < need)
       return rt::Error{"error: parameter %" + p.name + " is a tensor_view of " +
                        std::to_string(need) + " elements but the buffer has " +

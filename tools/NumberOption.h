@@ -27,8 +27,8 @@ CLI::Option* addIntegerOption(CLI::App& app, const std::string& names, T& value,
                               const std::string& description,
                               obj::WideInt lo = std::numeric_limits<T>::min(),
                               obj::WideInt hi = std::numeric_limits<T>::max()) {
-  const std::string flag = names.substr(names.rfind(',') == std::string::npos ? 0
-                                                                               : names.rfind(',') + 1);
+  const std::string flag =
+      names.substr(names.rfind(',') == std::string::npos ? 0 : names.rfind(',') + 1);
   return app.add_option_function<std::string>(
       names,
       [&value, flag, lo, hi](const std::string& text) {
