@@ -1,6 +1,7 @@
 // Hostile inputs, second tour (issue 34): the .npy header read as numpy's format specifies it,
 // the escaping functions of support/Escape.h, the strict integer parser of support/Numbers.h,
 // the safe output path and sameFile through a dangling link. Expected values are worked by hand.
+#include "obj/Object.h"
 #include "runtime/Npy.h"
 #include "support/Escape.h"
 #include "support/FileIO.h"
@@ -83,9 +84,9 @@ TEST(NpyHeader, WhatNumpyRefusesIsRefused) {
   EXPECT_NE(npyError("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x\n", 4)
                 .find("does not end in spaces and a newline"),
             std::string::npos);
-  EXPECT_NE(npyError("{'descr': '<f4', 'fortran_order': True, 'shape': (1,)}\n", 4)
-                .find("Fortran order"),
-            std::string::npos);
+  EXPECT_NE(
+      npyError("{'descr': '<f4', 'fortran_order': True, 'shape': (1,)}\n", 4).find("Fortran order"),
+      std::string::npos);
   // Trailing data: 2x3 f32 is 24 bytes, 28 are there.
   EXPECT_NE(npyError(kGood, 28).find("4 bytes after the data (24 bytes"), std::string::npos);
   EXPECT_NE(npyError(kGood, 20).find("truncated data (20 of 24 bytes)"), std::string::npos);
@@ -95,7 +96,9 @@ TEST(Escape, CppStringLiteralKeepsTheBytes) {
   EXPECT_EQ(support::cppStringLiteral("ab"), "\"ab\"");
   EXPECT_EQ(support::cppStringLiteral("a\"b\\c"), "\"a\\042b\\134c\"");
   EXPECT_EQ(support::cppStringLiteral("\n1"), "\"\\0121\""); // three digits: '1' stays a digit
-  EXPECT_EQ(support::cppStringLiteral("?" "?/"), "\"\\077\\077/\"");
+  EXPECT_EQ(support::cppStringLiteral("?"
+                                      "?/"),
+            "\"\\077\\077/\"");
   EXPECT_EQ(support::cppStringLiteral("\xff"), "\"\\377\"");
 }
 
@@ -104,7 +107,9 @@ TEST(Escape, CppCommentTextStaysOnItsLine) {
   EXPECT_EQ(support::cppCommentText("a\nb"), "a\\x0ab");
   EXPECT_EQ(support::cppCommentText("a\\"), "a\\x5c");
   EXPECT_EQ(support::cppCommentText("a\r"), "a\\x0d");
-  EXPECT_EQ(support::cppCommentText("?" "?/"), "?\\x3f/");
+  EXPECT_EQ(support::cppCommentText("?"
+                                    "?/"),
+            "?\\x3f/");
   EXPECT_EQ(support::cppCommentText("\xc3\xa9"), "\\xc3\\xa9");
 }
 
@@ -149,8 +154,10 @@ TEST(Numbers, StrictIntegers) {
   for (const char* bad : {"", " 1", "1 ", "1e3", "1.0", "1_0", "0b1", "--1", "+-1", "0x",
                           "18446744073709551616", "inf"})
     EXPECT_FALSE(obj::parseWideInteger(bad)) << bad;
-  EXPECT_FALSE(obj::parseIntegerIn("2147483648", -(obj::WideInt{1} << 31), (obj::WideInt{1} << 31) - 1));
-  EXPECT_TRUE(obj::parseIntegerIn("2147483647", -(obj::WideInt{1} << 31), (obj::WideInt{1} << 31) - 1));
+  EXPECT_FALSE(
+      obj::parseIntegerIn("2147483648", -(obj::WideInt{1} << 31), (obj::WideInt{1} << 31) - 1));
+  EXPECT_TRUE(
+      obj::parseIntegerIn("2147483647", -(obj::WideInt{1} << 31), (obj::WideInt{1} << 31) - 1));
   EXPECT_EQ(obj::wideText(-(obj::WideInt{1} << 63)), "-9223372036854775808");
   EXPECT_EQ(obj::wideText((obj::WideInt{1} << 64) - 1), "18446744073709551615");
   EXPECT_EQ(obj::wideText(0), "0");
@@ -165,4 +172,20 @@ TEST(FileIO, SameFileThroughADanglingLink) {
   EXPECT_TRUE(obj::sameFile((dir / "out.img").string(), (dir / "." / "out.img").string()));
   EXPECT_FALSE(obj::sameFile((dir / "map").string(), (dir / "other.img").string()));
   fs::remove_all(dir);
+}
+
+TEST(ObjectChecks, DuplicateParameterIsRefused) {
+  obj::ObjectFile o;
+  obj::Function f;
+  f.name = "k";
+  f.flags = obj::kEntry;
+  obj::Param p;
+  p.name = "x";
+  p.kind = obj::ParamKind::Scalar;
+  p.dtype = isa::DType::I32;
+  f.params = {p, p};
+  o.functions.push_back(f);
+  auto bytes = obj::writeObject(o);
+  ASSERT_TRUE(std::holds_alternative<std::string>(bytes));
+  EXPECT_EQ(std::get<std::string>(bytes), "function @k has two parameters named %x");
 }
