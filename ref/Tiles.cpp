@@ -52,6 +52,13 @@ rt::TileOperand Machine::operand(const TileVal& t, const std::string& name) cons
   return o;
 }
 
+/// A dynamic valid row or column count as the core reads it from its register: the low 16 bits
+/// ((GPR + imm)[15:0], asm/mc/ImageCode.h), so that -1 is 65535 and exceeds the tile on the
+/// reference interpreter as on cpu and npu (it ran silently here).
+static int64_t validExtent(uint64_t value) {
+  return static_cast<int64_t>(value & 0xffff);
+}
+
 std::optional<Failure> Machine::tileAlloc(Frame& f, const Op& op) {
   const ir::TileType& t = f.fn->type(op.results[0]).tile;
   TileVal tv{t, 0, t.validRows, t.validCols};
@@ -72,8 +79,8 @@ std::optional<Failure> Machine::tileAlloc(Frame& f, const Op& op) {
     }
     tv.offset = it->second;
   }
-  if (op.ints[1]) tv.validRows = static_cast<int64_t>(scalar(f, op.operands[k++]));
-  if (op.ints[2]) tv.validCols = static_cast<int64_t>(scalar(f, op.operands[k++]));
+  if (op.ints[1]) tv.validRows = validExtent(scalar(f, op.operands[k++]));
+  if (op.ints[2]) tv.validCols = validExtent(scalar(f, op.operands[k++]));
   f.v[op.results[0]] = tv;
   return std::nullopt;
 }
@@ -164,8 +171,8 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
   }
   case OpKind::SetValidShape: {
     TileVal& t = std::get<TileVal>(f.v[op.operands[0]]);
-    t.validRows = static_cast<int64_t>(scalar(f, op.operands[1]));
-    t.validCols = static_cast<int64_t>(scalar(f, op.operands[2]));
+    t.validRows = validExtent(scalar(f, op.operands[1]));
+    t.validCols = validExtent(scalar(f, op.operands[2]));
     return std::nullopt;
   }
   case OpKind::TAssign: {
