@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace pto::rt {
@@ -231,6 +232,14 @@ struct Program {
   std::string fileName;
   std::vector<DecodedFunction> functions; // one per image function
   std::vector<uint32_t> entries;          // function indices of the entry table
+  /// The entry table's position of each kernel name (a look-up a call, for images of many
+  /// kernels: --list, launch and the extents scanned every entry for each).
+  std::unordered_map<std::string, size_t> entryByName;
+  /// The image entry named `kernel`, or null.
+  const obj::ImageEntry* entry(std::string_view kernel) const {
+    auto it = entryByName.find(std::string(kernel));
+    return it == entryByName.end() ? nullptr : &image.entries[it->second];
+  }
 
   /// "file:line:col" of the source op that produced the word at `textOffset`, or "".
   std::string locationOf(uint32_t function, uint64_t textOffset) const;
