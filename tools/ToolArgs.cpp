@@ -32,12 +32,10 @@ static std::pair<obj::WideInt, obj::WideInt> integerRange(isa::DType t) {
   return {0, 1}; // i1
 }
 
-/// ceil(d) for a finite d of magnitude at most 2^64 (exact: such doubles are integers or
-/// smaller than 2^53).
+/// ceil(d) for a finite d of magnitude at most 2^64, exactly (every such double converts to a
+/// 128-bit integer).
 static obj::WideInt ceilWide(double d) {
-  const double c = std::ceil(d);
-  return c < 0 ? -static_cast<obj::WideInt>(static_cast<uint64_t>(-c))
-               : static_cast<obj::WideInt>(static_cast<uint64_t>(c));
+  return static_cast<obj::WideInt>(std::ceil(d));
 }
 
 /// Uniform values in `r` (floats rounded to the type; integers the integers of [lo, hi), which
