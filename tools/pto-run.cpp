@@ -27,8 +27,11 @@ using namespace pto::rt;
 
 namespace {
 
+/// Reports `msg` on stderr, escaped for the terminal (names come from the image or the source);
+/// a message of a library without its tool's name ("error: ...") gets it.
 int fail(const std::string& msg) {
-  fprintf(stderr, "%s\n", msg.c_str());
+  const std::string text = support::visibleText(msg, true);
+  fprintf(stderr, "%s%s\n", text.starts_with("error: ") ? "pto-run: " : "", text.c_str());
   return 1;
 }
 
