@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -188,4 +189,32 @@ TEST(ObjectChecks, DuplicateParameterIsRefused) {
   auto bytes = obj::writeObject(o);
   ASSERT_TRUE(std::holds_alternative<std::string>(bytes));
   EXPECT_EQ(std::get<std::string>(bytes), "function @k has two parameters named %x");
+}
+
+TEST(ObjectChecks, DuplicateParameterInAnObjectIsRefusedOnRead) {
+  // An object written with parameters %xa and %xb, then "xb" renamed "xa" in .strtab (another
+  // producer's object): readObject refuses it, as pto-ld then does.
+  obj::ObjectFile o;
+  obj::Function f;
+  f.name = "k";
+  f.flags = obj::kEntry;
+  obj::Param p;
+  p.kind = obj::ParamKind::Scalar;
+  p.dtype = isa::DType::I32;
+  p.name = "xa";
+  f.params.push_back(p);
+  p.name = "xb";
+  f.params.push_back(p);
+  o.functions.push_back(f);
+  auto written = obj::writeObject(o);
+  ASSERT_TRUE(std::holds_alternative<std::vector<uint8_t>>(written));
+  std::vector<uint8_t> bytes = std::get<std::vector<uint8_t>>(written);
+  ASSERT_TRUE(std::holds_alternative<obj::ObjectFile>(obj::readObject(bytes.data(), bytes.size())));
+  const std::string from("\0xb\0", 4);
+  auto at = std::search(bytes.begin(), bytes.end(), from.begin(), from.end());
+  ASSERT_NE(at, bytes.end());
+  at[2] = 'a';
+  auto r = obj::readObject(bytes.data(), bytes.size());
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  EXPECT_EQ(std::get<std::string>(r), "function @k has two parameters named %xa");
 }
