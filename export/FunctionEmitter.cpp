@@ -6,6 +6,7 @@
 #include "export/Spelling.h"
 
 #include "isa/Encoding.h"
+#include "support/Escape.h"
 #include "support/Text.h"
 
 #include <algorithm>
@@ -258,12 +259,10 @@ void FunctionEmitter::comment(const Block& b) {
   const uint64_t bend = blockEnd(b);
   for (const LineEntry& l : img_.lines)
     if (l.textOffset >= b.offset && l.textOffset < bend) {
-      body_ << "  // " << l.file << ":" << l.line << ":" << l.col;
-      // The frontend's location too, when it is plain printable text: a control character or a
-      // backslash (a line continuation) could end the comment.
-      const bool plain = std::all_of(l.frontend.begin(), l.frontend.end(),
-                                     [](char c) { return c >= 0x20 && c < 0x7f && c != '\\'; });
-      if (!l.frontend.empty() && plain) body_ << " (" << l.frontend << ")";
+      // Both names escaped: a control character or a backslash (a line splice) could end the
+      // comment and make the rest of the name code.
+      body_ << "  // " << support::cppCommentText(l.file) << ":" << l.line << ":" << l.col;
+      if (!l.frontend.empty()) body_ << " (" << support::cppCommentText(l.frontend) << ")";
       body_ << "\n";
       return;
     }

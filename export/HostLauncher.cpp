@@ -6,6 +6,7 @@
 #include "export/CppExport.h"
 #include "export/Emitter.h"
 #include "export/Prelude.h"
+#include "support/Escape.h"
 
 #include <algorithm>
 #include <sstream>
@@ -70,12 +71,13 @@ char scalarClass(const Param& p) {
 
 void hostKernel(std::ostream& out, const Image& img, uint32_t f, const FunctionNames& names) {
   const Function& fn = img.functions[f];
-  out << "  {\"" << fn.name << "\",\n   {";
+  out << "  {" << support::cppStringLiteral(fn.name) << ",\n   {";
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const Param& p = fn.params[i];
     bool buffer = p.kind == ParamKind::Pointer || p.kind == ParamKind::TensorView;
-    out << (i ? ",\n    " : "") << "{\"" << p.name << "\", " << (buffer ? "true" : "false")
-        << ", \"" << npyDescr(p.kind == ParamKind::Index ? isa::DType::I64 : p.dtype) << "\", "
+    out << (i ? ",\n    " : "") << "{" << support::cppStringLiteral(p.name) << ", "
+        << (buffer ? "true" : "false") << ", \""
+        << npyDescr(p.kind == ParamKind::Index ? isa::DType::I64 : p.dtype) << "\", "
         << std::max(1u, isa::bitWidth(p.kind == ParamKind::Index ? isa::DType::I64 : p.dtype) / 8)
         << ", '" << scalarClass(p) << "', "
         << (p.kind == ParamKind::TensorView ? p.shape.size() : 0) << ", {";

@@ -7,6 +7,7 @@
 #include "export/Emitter.h"
 #include "export/Prelude.h"
 #include "export/Spelling.h"
+#include "support/Escape.h"
 #include "support/Text.h"
 
 #include <sstream>
@@ -17,7 +18,7 @@ namespace detail {
 std::string entryList(const Image& img) {
   std::string s;
   for (const ImageEntry& e : img.entries)
-    s += (s.empty() ? "@" : ", @") + img.functions[e.function].name;
+    s += (s.empty() ? "@" : ", @") + support::cppCommentText(img.functions[e.function].name);
   return s;
 }
 
@@ -103,12 +104,13 @@ void launcher(std::ostream& out, const Image& img, uint32_t f, const FunctionNam
         out << "pto_export_host::bits<" << cppType(p.dtype) << ">(" << ps[i] << ")";
     }
   };
-  out << "// Launches @" << fn.name
+  out << "// Launches @" << support::cppCommentText(fn.name)
       << " on `blocks` cores; scalar arguments are passed as raw bits.\n";
   out << "#if defined(__CPU_SIM)\n";
   signature();
-  out << " {\n  pto::cpu_sim::KernelLaunchOptions options;\n  options.kernel_name = \"" << fn.name
-      << "\";\n  options.explicit_block_count = blocks;\n  "
+  out << " {\n  pto::cpu_sim::KernelLaunchOptions options;\n  options.kernel_name = "
+      << support::cppStringLiteral(fn.name)
+      << ";\n  options.explicit_block_count = blocks;\n  "
          "pto::cpu_sim::LaunchKernelMultiCore(options, stream, [&] { "
       << name << "(";
   args();
@@ -146,7 +148,8 @@ std::variant<std::string, ExportError> exportCpp(const obj::Image& img) {
     if (img.functions[i].flags & kEntry) continue;
     auto text = FunctionEmitter(img, code[i], fn, 0).run();
     if (auto* e = std::get_if<ExportError>(&text)) return *e;
-    out << "\n// @" << img.functions[i].name << " (helper, docs/abi.md calling convention)\n"
+    out << "\n// @" << support::cppCommentText(img.functions[i].name)
+        << " (helper, docs/abi.md calling convention)\n"
         << std::get<std::string>(text);
   }
   out << "#endif\n\n" << hostHelpers();
@@ -159,7 +162,7 @@ std::variant<std::string, ExportError> exportCpp(const obj::Image& img) {
     std::string body = std::get<std::string>(text);
     // The kernel kind guard encloses the body, so every compiler pass sees the declaration.
     size_t open = body.find(" {\n") + 3;
-    out << "\n// @" << f.name << ": exported kernel\n"
+    out << "\n// @" << support::cppCommentText(f.name) << ": exported kernel\n"
         << body.substr(0, open) << "#if " << kindGuard(f.flags) << "\n"
         << body.substr(open, body.size() - open - 2) << "#endif\n}\n";
     launcher(out, img, entry.function, fn);

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <string>
+#include <unordered_set>
 
 namespace pto::obj::detail {
 
@@ -120,6 +121,7 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
   {
     In in(kernels.data(), kernels.size(), ".pto.kernels");
     uint32_t count = in.header(kKernelsMagic, kFunctionRecord, version);
+    std::unordered_set<std::string> names; // a hash look-up a function (was a scan of the others)
     for (uint32_t i = 0; i < count && in.ok(); ++i) {
       Function f;
       auto name = str(in.u32(), "function");
@@ -139,8 +141,8 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
       if (r.numTiles > kMaxTilesPerFunction)
         in.fail("function '" + f.name + "' has " + std::to_string(r.numTiles) +
                 " tile descriptors (at most " + std::to_string(kMaxTilesPerFunction) + ")");
-      for (const Function& prev : functions)
-        if (!f.name.empty() && prev.name == f.name) in.fail("duplicate function '" + f.name + "'");
+      if (!f.name.empty() && !names.insert(f.name).second)
+        in.fail("duplicate function '" + f.name + "'");
       if (f.textOffset > textSize || f.textSize > textSize - f.textOffset)
         in.fail("function '" + f.name + "' extends past the end of .text");
       functions.push_back(std::move(f));

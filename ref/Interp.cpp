@@ -2,6 +2,8 @@
 // "The reference interpreter"). Tiles and views are in ref/Tiles.cpp.
 #include "ref/Interp.h"
 
+#include "support/Numbers.h"
+
 #include "ref/Exec.h"
 #include "ref/Scalar.h"
 
@@ -104,9 +106,17 @@ rt::Status Kernel::bind(std::string_view param, rt::Tensor* buffer) {
                      std::string(isa::spelling(p.dtype)) + " but the buffer holds " +
                      std::string(isa::spelling(buffer->dtype))};
   if (p.kind == K::TensorView) {
+    // In exact arithmetic: a shape of more elements than int64 holds needs more than any buffer.
     int64_t need = 1;
-    for (int64_t d : p.shape)
-      need *= d;
+    bool huge = false;
+    for (int64_t d : p.shape) {
+      auto m = obj::checkedMul(need, d);
+      huge = huge || !m;
+      need = m.value_or(need);
+    }
+    if (huge)
+      return rt::Error{"error: parameter %" + p.name +
+                       " is a tensor_view of more elements than any buffer holds"};
     if (buffer->numel() < need)
       return rt::Error{"error: parameter %" + p.name + " is a tensor_view of " +
                        std::to_string(need) + " elements but the buffer has " +
@@ -495,7 +505,13 @@ Machine::Step Machine::structured(Frame& f, const Op& op) {
     const int64_t lb = signedValue(scalar(f, op.operands[0]), w),
                   ub = signedValue(scalar(f, op.operands[1]), w),
                   step = signedValue(scalar(f, op.operands[2]), w);
-    if (step <= 0)
+    // As the compiled loop runs it (asm/codegen lowerFor): leave when iv >= ub (signed, 64
+    // bits), else the body, then iv += step in 64-bit two's complement. A loop that does not
+    // run has any step (10 to 0 step -1: no trip, as on cpu and npu); one that would run with
+    // a step that is not positive is an error here (MLIR requires a positive step; compiled
+    // code would not end). An index iv that overflows wraps and goes on, as the core's does
+    // (until the --max-instructions budget); narrower ivs cannot overflow 64 bits.
+    if (step <= 0 && lb < ub)
       return Failure{op.loc, "scf.for step " + std::to_string(step) + " is not positive"};
     std::vector<Val> iter = values(op.operands, 3);
     for (int64_t iv = lb; iv < ub;) {
@@ -504,7 +520,7 @@ Machine::Step Machine::structured(Frame& f, const Op& op) {
       Step s = runRegion(f, body, &term);
       if (!std::holds_alternative<Flow>(s) || std::get<Flow>(s) == Flow::Return) return s;
       if (term) iter = values(term->operands);
-      if (__builtin_add_overflow(iv, step, &iv)) break;
+      iv = static_cast<int64_t>(static_cast<uint64_t>(iv) + static_cast<uint64_t>(step));
       if (auto e = countOp(op)) return *e;
     }
     assign(op.results, iter);

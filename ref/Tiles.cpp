@@ -7,6 +7,7 @@
 #include "isa/Random.h"
 #include "ref/Exec.h"
 #include "ref/Scalar.h"
+#include "support/Numbers.h"
 
 #include <cctype>
 #include <cstring>
@@ -52,6 +53,13 @@ rt::TileOperand Machine::operand(const TileVal& t, const std::string& name) cons
   return o;
 }
 
+/// A dynamic valid row or column count as the core reads it from its register: the low 16 bits
+/// ((GPR + imm)[15:0], asm/mc/ImageCode.h), so that -1 is 65535 and exceeds the tile on the
+/// reference interpreter as on cpu and npu (it ran silently here).
+static int64_t validExtent(uint64_t value) {
+  return static_cast<int64_t>(value & 0xffff);
+}
+
 std::optional<Failure> Machine::tileAlloc(Frame& f, const Op& op) {
   const ir::TileType& t = f.fn->type(op.results[0]).tile;
   TileVal tv{t, 0, t.validRows, t.validCols};
@@ -72,8 +80,8 @@ std::optional<Failure> Machine::tileAlloc(Frame& f, const Op& op) {
     }
     tv.offset = it->second;
   }
-  if (op.ints[1]) tv.validRows = static_cast<int64_t>(scalar(f, op.operands[k++]));
-  if (op.ints[2]) tv.validCols = static_cast<int64_t>(scalar(f, op.operands[k++]));
+  if (op.ints[1]) tv.validRows = validExtent(scalar(f, op.operands[k++]));
+  if (op.ints[2]) tv.validCols = validExtent(scalar(f, op.operands[k++]));
   f.v[op.results[0]] = tv;
   return std::nullopt;
 }
@@ -91,10 +99,12 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     const size_t rank = static_cast<size_t>(op.ints[0]), at = cast ? 2 : 1;
     ViewVal v;
     v.elem = f.fn->type(op.results[0]).elem;
-    if (cast)
-      v.base = std::get<ViewVal>(f.v[op.operands[0]]).base +
-               static_cast<uint64_t>(static_cast<int64_t>(scalar(f, op.operands[1])) *
-                                     static_cast<int64_t>(isa::bitWidth(v.elem) / 8));
+    if (cast) // the offset in exact arithmetic (rt::Core::offsetAddress)
+      v.base = core_.offsetAddress(
+          std::get<ViewVal>(f.v[op.operands[0]]).base,
+          static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[1]))) *
+              (isa::bitWidth(v.elem) / 8),
+          std::max(1u, isa::bitWidth(v.elem) / 8));
     else
       v.base = scalar(f, op.operands[0]);
     for (size_t i = 0; i < rank; ++i)
@@ -118,11 +128,14 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     if (rank != v.shape.size())
       return unsupported("a partition of rank " + std::to_string(rank) + " of a rank " +
                          std::to_string(v.shape.size()) + " view");
-    int64_t elems = 0;
+    // The offsets in exact arithmetic (each product fits 128 bits): an offset that leaves the
+    // argument is an error at the access naming it, not a wrapped address (rt::Core).
+    obj::WideInt elems = 0;
     for (size_t i = 0; i < rank; ++i)
-      elems += static_cast<int64_t>(scalar(f, op.operands[1 + i])) * v.strides[i];
+      elems += static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[1 + i]))) *
+               v.strides[i];
     const unsigned bits = isa::bitWidth(v.elem);
-    v.base += static_cast<uint64_t>(elems * static_cast<int64_t>(bits) / 8);
+    v.base = core_.offsetAddress(v.base, elems * bits / 8, std::max(1u, bits / 8));
     for (size_t i = 0; i < rank; ++i)
       v.shape[i] = static_cast<int64_t>(scalar(f, op.operands[1 + rank + i]));
     f.v[op.results[0]] = v;
@@ -164,8 +177,8 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
   }
   case OpKind::SetValidShape: {
     TileVal& t = std::get<TileVal>(f.v[op.operands[0]]);
-    t.validRows = static_cast<int64_t>(scalar(f, op.operands[1]));
-    t.validCols = static_cast<int64_t>(scalar(f, op.operands[2]));
+    t.validRows = validExtent(scalar(f, op.operands[1]));
+    t.validCols = validExtent(scalar(f, op.operands[2]));
     return std::nullopt;
   }
   case OpKind::TAssign: {
@@ -187,12 +200,16 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     const unsigned bits = isa::bitWidth(elem);
     if (bits < 8)
       return unsupported("'" + op.name + "' on " + std::string(isa::spelling(elem)) + " elements");
-    const uint64_t addr = scalar(f, ptr) + scalar(f, op.operands[store ? 2 : 1]) * (bits / 8);
+    // The index in exact arithmetic, through the runtime's one check (rt::Core::access).
+    const obj::WideInt offset =
+        static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[store ? 2 : 1]))) *
+        (bits / 8);
     if (op.kind == OpKind::AddPtr) {
-      f.v[op.results[0]] = addr;
+      f.v[op.results[0]] = core_.offsetAddress(scalar(f, ptr), offset, bits / 8);
       return std::nullopt;
     }
-    uint8_t* p = core_.translate(addr, bits / 8, load ? "scalar load" : "scalar store", store);
+    uint8_t* p = core_.access(scalar(f, ptr), offset, bits / 8,
+                              load ? "scalar load" : "scalar store", store);
     if (!p) {
       Failure e{op.loc, core_.error};
       core_.error.clear();

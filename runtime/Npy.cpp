@@ -3,6 +3,7 @@
 #include "support/FileIO.h"
 #include "support/Numbers.h"
 
+#include <cctype>
 #include <sstream>
 
 namespace pto::rt {
@@ -84,6 +85,133 @@ std::vector<uint8_t> toNpy(const Tensor& t) {
   return out;
 }
 
+namespace {
+
+/// The header dictionary of a .npy file, read as numpy's format specifies it
+/// (numpy.lib.format): a Python dict literal with exactly the keys 'descr' (a string),
+/// 'fortran_order' (True or False) and 'shape' (a tuple of non-negative integers), then only
+/// spaces and the final '\n'. Anything else is an error saying what.
+struct NpyHeader {
+  std::string descr;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+};
+
+class HeaderReader {
+public:
+  explicit HeaderReader(std::string_view h) : h_(h) {}
+
+  std::optional<std::string> read(NpyHeader& out) {
+    skip();
+    if (!eat('{')) return "the header is not a dict";
+    bool descr = false, fortran = false, shape = false;
+    for (;;) {
+      skip();
+      if (eat('}')) break;
+      std::string key;
+      if (!string(key)) return "expected a quoted key in the header dict";
+      skip();
+      if (!eat(':')) return "expected ':' after '" + key + "'";
+      skip();
+      if (key == "descr" && !descr) {
+        descr = true;
+        if (!string(out.descr)) return "'descr' is not a string";
+      } else if (key == "fortran_order" && !fortran) {
+        fortran = true;
+        if (word("True"))
+          out.fortran = true;
+        else if (!word("False"))
+          return "'fortran_order' is not True or False";
+      } else if (key == "shape" && !shape) {
+        shape = true;
+        if (auto e = tuple(out.shape)) return e;
+      } else {
+        return (descr && key == "descr") || (fortran && key == "fortran_order") ||
+                       (shape && key == "shape")
+                   ? "the key '" + key + "' appears twice"
+                   : "unexpected key '" + key + "' (numpy writes descr, fortran_order, shape)";
+      }
+      skip();
+      if (eat(',')) continue;
+      skip();
+      if (eat('}')) break;
+      return "expected ',' or '}' in the header dict";
+    }
+    if (!descr || !fortran || !shape)
+      return std::string("the header has no '") +
+             (!descr     ? "descr"
+              : !fortran ? "fortran_order"
+                         : "shape") +
+             "'";
+    while (i_ < h_.size() && h_[i_] == ' ')
+      ++i_;
+    if (i_ + 1 != h_.size() || h_[i_] != '\n')
+      return "the header does not end in spaces and a newline after the dict";
+    return std::nullopt;
+  }
+
+private:
+  void skip() {
+    while (i_ < h_.size() && (h_[i_] == ' ' || h_[i_] == '\t' || h_[i_] == '\n'))
+      ++i_;
+  }
+  bool eat(char c) {
+    if (i_ < h_.size() && h_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  bool word(std::string_view w) {
+    if (h_.substr(i_, w.size()) != w) return false;
+    const size_t end = i_ + w.size();
+    if (end < h_.size() && (std::isalnum(static_cast<unsigned char>(h_[end])) || h_[end] == '_'))
+      return false;
+    i_ = end;
+    return true;
+  }
+  /// A Python string literal in ' or " of printable characters without escapes.
+  bool string(std::string& out) {
+    if (i_ >= h_.size() || (h_[i_] != '\'' && h_[i_] != '"')) return false;
+    const char q = h_[i_];
+    const size_t end = h_.find(q, i_ + 1);
+    if (end == std::string_view::npos) return false;
+    out.assign(h_.substr(i_ + 1, end - i_ - 1));
+    for (char c : out)
+      if (c == '\\' || c < 0x20 || c == 0x7f) return false;
+    i_ = end + 1;
+    return true;
+  }
+  /// (), (n,), (a, b), (a, b,): non-negative decimal integers, at most 12 digits each.
+  std::optional<std::string> tuple(std::vector<int64_t>& out) {
+    const std::string bad = "'shape' is not a tuple of non-negative integers";
+    if (!eat('(')) return bad;
+    skip();
+    if (eat(')')) return std::nullopt;
+    for (;;) {
+      skip();
+      const size_t start = i_;
+      while (i_ < h_.size() && h_[i_] >= '0' && h_[i_] <= '9')
+        ++i_;
+      if (i_ == start || i_ - start > 12) return bad;
+      out.push_back(static_cast<int64_t>(*obj::parseUnsigned(h_.substr(start, i_ - start))));
+      skip();
+      const bool comma = eat(',');
+      skip();
+      if (eat(')')) {
+        if (out.size() == 1 && !comma) return bad; // (4) is an int, not a tuple
+        return std::nullopt;
+      }
+      if (!comma) return bad;
+    }
+  }
+
+  std::string_view h_;
+  size_t i_ = 0;
+};
+
+} // namespace
+
 Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
   auto bad = [&](const std::string& why) {
     return Error{name + ": error: not a supported .npy file: " + why};
@@ -91,6 +219,7 @@ Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
   if (b.size() < 10 || b[0] != 0x93 || std::string(b.begin() + 1, b.begin() + 6) != "NUMPY")
     return bad("bad magic");
   size_t hlen, hoff;
+  if (b[7] != 0) return bad("unknown version " + std::to_string(b[6]) + "." + std::to_string(b[7]));
   if (b[6] == 1) {
     hlen = b[8] | (size_t{b[9]} << 8);
     hoff = 10;
@@ -102,54 +231,40 @@ Result<Tensor> fromNpy(const std::vector<uint8_t>& b, const std::string& name) {
     return bad("unknown version " + std::to_string(b[6]));
   }
   if (hoff + hlen > b.size()) return bad("truncated header");
-  std::string h(b.begin() + static_cast<long>(hoff), b.begin() + static_cast<long>(hoff + hlen));
-  auto value = [&](const std::string& key) -> std::string {
-    auto k = h.find("'" + key + "'");
-    if (k == std::string::npos) return "";
-    auto colon = h.find(':', k);
-    if (colon == std::string::npos) return "";
-    size_t s = colon + 1;
-    while (s < h.size() && h[s] == ' ')
-      ++s;
-    if (s < h.size() && h[s] == '(') return h.substr(s + 1, h.find(')', s) - s - 1);
-    if (s < h.size() && h[s] == '\'') return h.substr(s + 1, h.find('\'', s + 1) - s - 1);
-    size_t e = h.find_first_of(",}", s);
-    return h.substr(s, e - s);
-  };
-  auto descr = dtypeOfDescr(value("descr"));
-  if (!descr) return bad("element type '" + value("descr") + "'");
-  if (value("fortran_order").find("True") != std::string::npos) return bad("Fortran order");
+  const std::string h(b.begin() + static_cast<long>(hoff),
+                      b.begin() + static_cast<long>(hoff + hlen));
+  NpyHeader header;
+  if (auto e = HeaderReader(h).read(header)) return bad(*e);
+  auto descr = dtypeOfDescr(header.descr);
+  if (!descr) return bad("element type '" + header.descr + "'");
+  if (header.fortran) return bad("Fortran order");
   Tensor t;
   t.dtype = *descr;
-  std::stringstream ss(value("shape"));
-  std::string item;
-  // Each dimension is a plain non-negative integer (a trailing comma is allowed), and the
-  // element count must stay far from overflow (found by the .npy fuzzer).
+  // The element count must stay far from overflow (found by the .npy fuzzer).
   int64_t elements = 1;
-  while (std::getline(ss, item, ',')) {
-    size_t first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
-    if (first == std::string::npos) continue;
-    std::string digits = item.substr(first, last - first + 1);
-    auto parsed = obj::parseUnsigned(digits);
-    if (!parsed || digits.size() > 12) return bad("shape '" + value("shape") + "'");
-    int64_t d = static_cast<int64_t>(*parsed);
-    if (d > 0 && elements > (int64_t(1) << 40) / d)
-      return bad("shape '" + value("shape") + "' is too large");
+  for (int64_t d : header.shape) {
+    if (d > 0 && elements > (int64_t(1) << 40) / d) return bad("the shape is too large");
     elements *= d;
-    t.shape.push_back(d);
   }
-  size_t need = Tensor::bytesFor(t.dtype, t.numel());
-  if (b.size() - hoff - hlen < need)
-    return bad("truncated data (" + std::to_string(b.size() - hoff - hlen) + " of " +
-               std::to_string(need) + " bytes)");
-  t.data.assign(b.begin() + static_cast<long>(hoff + hlen),
-                b.begin() + static_cast<long>(hoff + hlen + need));
+  t.shape = header.shape;
+  const size_t need = Tensor::bytesFor(t.dtype, t.numel());
+  const size_t have = b.size() - hoff - hlen;
+  if (have < need)
+    return bad("truncated data (" + std::to_string(have) + " of " + std::to_string(need) +
+               " bytes)");
+  if (have > need)
+    return bad(std::to_string(have - need) + " bytes after the data (" + std::to_string(need) +
+               " bytes for the shape and type)");
+  t.data.assign(b.begin() + static_cast<long>(hoff + hlen), b.end());
   return t;
 }
 
 Result<Tensor> readNpy(const std::string& path) {
   std::vector<uint8_t> b;
-  if (auto e = obj::readInputFile(path, b)) return Error{"error: " + *e};
+  // pto-run writes buffers up to kMaxTensorBytes: it reads them back (the header is far
+  // smaller than the 1 MiB allowed for it).
+  if (auto e = obj::readInputFile(path, b, kMaxTensorBytes + (uint64_t{1} << 20)))
+    return Error{"error: " + *e};
   return fromNpy(b, path);
 }
 
@@ -166,7 +281,7 @@ Result<Tensor> readRaw(const std::string& path, isa::DType t, std::vector<int64_
   auto x = makeTensor(t, std::move(shape), "'" + path + "'");
   if (!x) return x.error();
   std::vector<uint8_t> b;
-  if (auto e = obj::readInputFile(path, b)) return Error{"error: " + *e};
+  if (auto e = obj::readInputFile(path, b, kMaxTensorBytes)) return Error{"error: " + *e};
   if (b.size() != x->data.size())
     return Error{path + ": error: holds " + std::to_string(b.size()) +
                  " bytes, the shape and type need " + std::to_string(x->data.size())};

@@ -489,8 +489,10 @@ Result<std::shared_ptr<Program>> decodeImage(obj::Image image, std::string fileN
     for (MOp& m : fn.code)
       if (m.kind == MKind::Call)
         m.target = *code::functionAt(p->image, static_cast<uint64_t>(m.s.imm));
-  for (const obj::ImageEntry& e : p->image.entries)
+  for (const obj::ImageEntry& e : p->image.entries) {
+    p->entryByName.try_emplace(e.name, p->entries.size());
     p->entries.push_back(e.function);
+  }
   for (const DecodedFunction& fn : p->functions)
     p->crossCore = p->crossCore || fn.crossCore;
   return p;

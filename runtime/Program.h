@@ -7,11 +7,13 @@
 #include "isa/Encoding.h"
 #include "obj/Image.h"
 #include "runtime/Runtime.h"
+#include "support/Numbers.h"
 
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace pto::rt {
@@ -22,6 +24,10 @@ inline constexpr unsigned kSinkReg = 31;
 inline constexpr unsigned kRegionShift = 40; // GM virtual address = (region << 40) | offset
 inline constexpr uint64_t kRegionMask = (uint64_t{1} << kRegionShift) - 1;
 inline constexpr uint64_t kStackRegion = 0xFFFF;
+/// The region of a poisoned address: one formed from an argument's pointer with an offset that
+/// leaves its region in exact arithmetic (index 2^62 + 2 wraps back into it, 2^38 f32 elements
+/// reach the next argument); its use is an error naming the element and the argument.
+inline constexpr uint64_t kPoisonRegion = 0xFFFFFF;
 
 struct GmRegion {
   uint8_t* data = nullptr;
@@ -64,6 +70,16 @@ struct Core {
 
   /// Translates a GM/stack virtual address range; nullptr (and error set) when out of bounds.
   uint8_t* translate(uint64_t addr, uint64_t bytes, const char* what, bool write);
+  /// The one GM bounds check in exact arithmetic, used by the cpu backend, the npu model and
+  /// the reference interpreter: the access of `bytes` at pointer `base` plus `offset` bytes (the
+  /// scaled index as an exact integer, not reduced mod 2^64). nullptr and the error set, naming
+  /// the access, the element and the argument, when it is not inside the argument.
+  uint8_t* access(uint64_t base, obj::WideInt offset, uint64_t bytes, const char* what, bool write);
+  /// `base` + `offset` bytes as the core computes it (mod 2^64), or, when that lands elsewhere
+  /// than the exact sum (an argument's pointer and an offset beyond +-2^39 bytes), a poisoned
+  /// address whose access is an error naming element offset / `elemBytes` of the argument.
+  uint64_t offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes);
+  std::vector<std::string> poisons; // what each poisoned address names (at most 1024)
   /// The argument region an address falls in (nullptr if none).
   const GmRegion* regionOf(uint64_t addr) const;
 };
@@ -231,6 +247,14 @@ struct Program {
   std::string fileName;
   std::vector<DecodedFunction> functions; // one per image function
   std::vector<uint32_t> entries;          // function indices of the entry table
+  /// The entry table's position of each kernel name (a look-up a call, for images of many
+  /// kernels: --list, launch and the extents scanned every entry for each).
+  std::unordered_map<std::string, size_t> entryByName;
+  /// The image entry named `kernel`, or null.
+  const obj::ImageEntry* entry(std::string_view kernel) const {
+    auto it = entryByName.find(std::string(kernel));
+    return it == entryByName.end() ? nullptr : &image.entries[it->second];
+  }
 
   /// "file:line:col" of the source op that produced the word at `textOffset`, or "".
   std::string locationOf(uint32_t function, uint64_t textOffset) const;

@@ -116,19 +116,17 @@ std::vector<std::string> Module::kernelNames() const {
 }
 
 const std::vector<Module::ParamInfo>* Module::params(std::string_view kernel) const {
-  for (const obj::ImageEntry& e : prog_->image.entries)
-    if (e.name == kernel) return &prog_->functions[e.function].params;
-  return nullptr;
+  const obj::ImageEntry* e = prog_->entry(kernel);
+  return e ? &prog_->functions[e->function].params : nullptr;
 }
 
 std::optional<Module::PointerExtent> Module::pointerExtent(std::string_view kernel,
                                                            std::string_view param) const {
   if (!param.empty() && param[0] == '%') param.remove_prefix(1);
-  for (const obj::ImageEntry& e : prog_->image.entries)
-    if (e.name == kernel)
-      for (const obj::Param& p : prog_->image.functions[e.function].params)
-        if (p.name == param && p.kind == obj::ParamKind::Pointer)
-          return PointerExtent{p.extent, p.indexValues};
+  if (const obj::ImageEntry* e = prog_->entry(kernel))
+    for (const obj::Param& p : prog_->image.functions[e->function].params)
+      if (p.name == param && p.kind == obj::ParamKind::Pointer)
+        return PointerExtent{p.extent, p.indexValues};
   return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 #include "runtime/ScalarInterp.h"
 
 #include <cstring>
+#include <optional>
 
 namespace pto::rt {
 
@@ -11,8 +12,69 @@ const GmRegion* Core::regionOf(uint64_t addr) const {
   return &(*gm)[region - 1];
 }
 
+namespace {
+
+/// Offsets an address carries faithfully: translate reads the upper half of a region's offsets
+/// as negative offsets from the next region's base.
+constexpr obj::WideInt kHalfRegion = obj::WideInt{1} << (kRegionShift - 1);
+
+/// The argument (index into gm) and exact byte position of `base` + `offset`, when `base` is
+/// an argument's pointer (an offset in the upper half of a region belongs to the next one).
+std::optional<std::pair<size_t, obj::WideInt>> gmPosition(const std::vector<GmRegion>& gm,
+                                                          uint64_t base, obj::WideInt offset) {
+  uint64_t region = base >> kRegionShift;
+  obj::WideInt off = static_cast<obj::WideInt>(base & kRegionMask);
+  if (region == kStackRegion || region == kPoisonRegion) return std::nullopt;
+  if (off >= kHalfRegion && region < gm.size()) {
+    ++region;
+    off -= obj::WideInt{1} << kRegionShift;
+  }
+  if (region == 0 || region > gm.size()) return std::nullopt;
+  return std::pair{static_cast<size_t>(region - 1), off + offset};
+}
+
+/// "element 4611686018427387906 of argument %a (4 elements)", or in bytes when the position is
+/// not a whole number of elements.
+std::string elementText(const GmRegion& g, obj::WideInt pos, uint64_t elemBytes) {
+  if (elemBytes > 0 && pos % static_cast<obj::WideInt>(elemBytes) == 0)
+    return "element " + obj::wideText(pos / static_cast<obj::WideInt>(elemBytes)) +
+           " of argument %" + g.name + " (" + std::to_string(g.size / elemBytes) + " elements)";
+  return "byte " + obj::wideText(pos) + " of argument %" + g.name + " (" + std::to_string(g.size) +
+         " bytes)";
+}
+
+} // namespace
+
+uint8_t* Core::access(uint64_t base, obj::WideInt offset, uint64_t bytes, const char* what,
+                      bool write) {
+  if (gm) {
+    auto p = gmPosition(*gm, base, offset);
+    if (p && (p->second < -kHalfRegion || p->second >= kHalfRegion)) {
+      if (error.empty())
+        error = std::string(what) + (write ? " writes " : " reads ") +
+                elementText((*gm)[p->first], p->second, bytes) + ", outside it";
+      return nullptr;
+    }
+  }
+  return translate(base + static_cast<uint64_t>(offset), bytes, what, write);
+}
+
+uint64_t Core::offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes) {
+  const uint64_t wrapped = base + static_cast<uint64_t>(offset);
+  if (!gm) return wrapped;
+  auto p = gmPosition(*gm, base, offset);
+  if (!p || (p->second >= -kHalfRegion && p->second < kHalfRegion)) return wrapped;
+  if (poisons.size() < 1024) poisons.emplace_back();
+  poisons.back() = elementText((*gm)[p->first], p->second, elemBytes) + ", outside it";
+  return (kPoisonRegion << kRegionShift) | (poisons.size() - 1);
+}
+
 uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool write) {
   const uint64_t region = addr >> kRegionShift, off = addr & kRegionMask;
+  if (region == kPoisonRegion && off < poisons.size()) {
+    if (error.empty()) error = std::string(what) + (write ? " writes " : " reads ") + poisons[off];
+    return nullptr;
+  }
   if (region == kStackRegion) {
     if (off + bytes <= stack.size() && off + bytes >= off) return stack.data() + off;
     if (error.empty())

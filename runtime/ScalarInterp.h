@@ -88,7 +88,15 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
               ? static_cast<uint64_t>(m.s.imm)
               : (isLogic(m.s.op) ? xformLogic(r[m.s.rs2], m.s.rtype) : xform(r[m.s.rs2], m.s.rtype))
                     << m.s.shamt;
-      r[m.s.rd] = alu(m.s.op, r[m.s.rs1], b);
+      if (m.s.shamt && m.s.op == AluOp::Add && !m.s.useImm) [[unlikely]] {
+        // An address formed from a pointer and a scaled index (the code generator's only use
+        // of a shifted add): checked in exact arithmetic (Core::offsetAddress).
+        const auto index = static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype));
+        r[m.s.rd] = c.offsetAddress(r[m.s.rs1], static_cast<obj::WideInt>(index) << m.s.shamt,
+                                    uint64_t{1} << m.s.shamt);
+      } else {
+        r[m.s.rd] = alu(m.s.op, r[m.s.rs1], b);
+      }
       ++scalarOps;
       break;
     }
@@ -109,9 +117,12 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       ++scalarOps;
       break;
     case MKind::Load: {
-      uint64_t addr = r[m.s.rs1] + (m.s.useImm ? static_cast<uint64_t>(m.s.imm)
-                                               : xform(r[m.s.rs2], m.s.rtype) << m.s.shamt);
-      const uint8_t* p = c.translate(addr, m.s.size, "scalar load", false);
+      // The scaled index in exact arithmetic: index 2^62 + 2 of a 4-element buffer is not a[2].
+      const obj::WideInt offset =
+          m.s.useImm ? static_cast<obj::WideInt>(m.s.imm)
+                     : static_cast<obj::WideInt>(static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype)))
+                           << m.s.shamt;
+      const uint8_t* p = c.access(r[m.s.rs1], offset, m.s.size, "scalar load", false);
       if (!p) return fail(m);
       uint64_t v = 0;
       std::memcpy(&v, p, m.s.size);
@@ -124,9 +135,11 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       break;
     }
     case MKind::Store: {
-      uint64_t addr =
-          r[m.s.rs1] + (m.s.useImm ? static_cast<uint64_t>(m.s.imm) : xform(r[m.s.rs2], m.s.rtype));
-      uint8_t* p = c.translate(addr, m.s.size, "scalar store", true);
+      const obj::WideInt offset =
+          m.s.useImm
+              ? static_cast<obj::WideInt>(m.s.imm)
+              : static_cast<obj::WideInt>(static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype)));
+      uint8_t* p = c.access(r[m.s.rs1], offset, m.s.size, "scalar store", true);
       if (!p) return fail(m);
       uint64_t v = r[m.s.rs3];
       std::memcpy(p, &v, m.s.size);

@@ -1,5 +1,7 @@
 #include "support/Diagnostics.h"
 
+#include "support/Escape.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -113,39 +115,6 @@ void DiagEngine::flush() {
 }
 
 namespace {
-/// One character of `s` at `i` as a terminal may safely show it, and its length in bytes: C0
-/// controls, DEL, the C1 controls (U+0080..U+009F, U+009B among them: a one-character CSI) and
-/// bytes that are not UTF-8 become escapes ("\x1b", "\u009b"), so a diagnostic never sends
-/// escape sequences from the input to the terminal. Tabs stay (the caret line copies them).
-std::pair<std::string, size_t> visibleChar(std::string_view s, size_t i) {
-  static const char* hex = "0123456789abcdef";
-  const auto u = static_cast<unsigned char>(s[i]);
-  auto byteEscape = [&] { return std::string("\\x") + hex[u >> 4] + hex[u & 15]; };
-  if (u < 0x80) {
-    if ((u < 0x20 && u != '\t') || u == 0x7f) return {byteEscape(), 1};
-    return {std::string(1, s[i]), 1};
-  }
-  // A UTF-8 sequence: its length from the lead byte, continuation bytes, no overlong form, no
-  // surrogate, at most U+10FFFF.
-  const size_t n = u >= 0xf0 ? 4 : u >= 0xe0 ? 3 : u >= 0xc0 ? 2 : 0;
-  if (n == 0 || i + n > s.size() || u > 0xf4) return {byteEscape(), 1};
-  uint32_t cp = u & (0x7f >> n);
-  for (size_t k = 1; k < n; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xc0) != 0x80) return {byteEscape(), 1};
-    cp = (cp << 6) | (c & 0x3f);
-  }
-  static const uint32_t minimum[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < minimum[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {byteEscape(), 1};
-  if (cp <= 0x9f) {
-    std::string e = "\\u00";
-    e += hex[cp >> 4];
-    e += hex[cp & 15];
-    return {e, n};
-  }
-  return {std::string(s.substr(i, n)), n};
-}
-
 /// A message with every run of more than kLongWord characters without a space (a huge token
 /// quoted whole) cut to its first kLongWord characters and "...", so a report stays a line wide.
 std::string shortenLongWords(std::string text) {
@@ -171,21 +140,6 @@ std::string shortenLongWords(std::string text) {
   return out;
 }
 
-std::string visibleText(std::string_view s, bool keepNewlines) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    if (keepNewlines && s[i] == '\n') {
-      out += '\n';
-      ++i;
-      continue;
-    }
-    auto [v, n] = visibleChar(s, i);
-    out += v;
-    i += n;
-  }
-  return out;
-}
 } // namespace
 
 std::string DiagEngine::format(Severity sev, SrcLoc loc, const std::string& msg) const {
@@ -197,10 +151,10 @@ std::string DiagEngine::format(Severity sev, SrcLoc loc, const std::string& msg)
     std::vector<std::string> places = locator_->placesAt(loc);
     if (!places.empty()) {
       // The frontend's place first, then its callers, then the .pto line with its caret.
-      out += visibleText(places[0], false) + ": " + label + ": " +
-             shortenLongWords(visibleText(msg, true)) + '\n';
+      out += support::visibleText(places[0], false) + ": " + label + ": " +
+             shortenLongWords(support::visibleText(msg, true)) + '\n';
       for (size_t i = 1; i < places.size(); ++i)
-        out += "note: called from " + visibleText(places[i], false) + '\n';
+        out += "note: called from " + support::visibleText(places[i], false) + '\n';
       return out + formatPlain(Severity::Note, loc, "in the .pto here");
     }
   }
@@ -213,9 +167,10 @@ std::string DiagEngine::formatPlain(Severity sev, SrcLoc loc, const std::string&
                       : sev == Severity::Warning ? "warning"
                                                  : "note";
   loc = file_.displayLoc(loc);
-  out += visibleText(file_.name(), false);
+  out += support::visibleText(file_.name(), false);
   if (loc.valid()) out += ':' + std::to_string(loc.line) + ':' + std::to_string(loc.col);
-  out += std::string(": ") + label + ": " + shortenLongWords(visibleText(msg, true)) + '\n';
+  out +=
+      std::string(": ") + label + ": " + shortenLongWords(support::visibleText(msg, true)) + '\n';
   if (!loc.valid()) return out;
   std::string_view line = file_.displayLineText(loc.line);
   // The line as a terminal shows it, characters counted as the columns are (one per code point):
@@ -235,7 +190,7 @@ std::string DiagEngine::formatPlain(Severity sev, SrcLoc loc, const std::string&
   uint32_t col = 1;
   size_t i = 0;
   for (; i < line.size() && col <= last; ++col) {
-    auto [v, n] = visibleChar(line, i);
+    auto [v, n] = support::visibleChar(line, i);
     if (col >= first) {
       shown += v;
       // The caret line copies tabs so that the caret lines up under tab-indented source; an

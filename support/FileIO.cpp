@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 
@@ -163,7 +164,35 @@ std::optional<std::string> readInputFile(const std::string& path, std::vector<ui
   return readAll(path, out, maxBytes);
 }
 
+std::optional<std::string> readRegularFile(const std::string& path, std::string& out,
+                                           uint64_t maxBytes) {
+  out.clear();
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "cannot read '" + path + "': " + reason();
+  struct stat st;
+  const bool statOk = ::fstat(fd, &st) == 0;
+  ::close(fd);
+  if (!statOk) return "cannot read '" + path + "': " + reason();
+  if (!S_ISREG(st.st_mode)) return "'" + path + "' is not a regular file";
+  if (static_cast<uint64_t>(st.st_size) > maxBytes)
+    return "'" + path + "' is larger than " + limitText(maxBytes);
+  return readAll(path, out, maxBytes);
+}
+
 // ---------------------------------------------------------------- writing
+std::optional<std::string> flushStandardOutput() {
+  std::cout.flush();
+  const bool coutFailed = !std::cout;
+  const bool flushFailed = std::fflush(stdout) != 0;
+  if (!coutFailed && !flushFailed && !std::ferror(stdout)) return std::nullopt;
+  // The failed write happened earlier (stdio wrote a full buffer) and its errno is gone: the
+  // reason is the one a write of one more byte gives (the output is lost already).
+  int err = EIO;
+  if (::write(1, "\n", 1) < 0) err = errno;
+  return std::string("cannot write to standard output: ") + std::strerror(err);
+}
+
 bool sameFile(const std::string& a, const std::string& b) {
   if (a == "-" || b == "-" || a.empty() || b.empty()) return false;
   struct stat sa, sb;
@@ -171,7 +200,17 @@ bool sameFile(const std::string& a, const std::string& b) {
   // Devices and FIFOs are written in place: naming one twice replaces nothing.
   if ((ea && !S_ISREG(sa.st_mode)) || (eb && !S_ISREG(sb.st_mode))) return false;
   if (a == b) return true;
-  return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  // A file still to be created (perhaps through a dangling link): compare where each would be.
+  auto where = [](const std::string& p) -> std::string {
+    std::string err;
+    auto target = followLinks(p, err);
+    if (!target) return p;
+    std::error_code ec;
+    auto full = std::filesystem::weakly_canonical(std::filesystem::absolute(*target, ec), ec);
+    return ec ? *target : full.string();
+  };
+  return where(a) == where(b);
 }
 
 OutputFile::~OutputFile() {

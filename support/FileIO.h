@@ -32,6 +32,12 @@ std::optional<std::string> readInputFile(const std::string& path, std::string& o
 std::optional<std::string> readInputFile(const std::string& path, std::vector<uint8_t>& out,
                                          uint64_t maxBytes = kDefaultMaxInputBytes);
 
+/// Reads `path` when it is a regular file (after symbolic links) of at most `maxBytes`: for a
+/// path recorded in an object (pto-objdump -S), which must not name a directory, a device, a
+/// FIFO (opened without blocking) or a huge file. Returns an error message, as readInputFile.
+std::optional<std::string> readRegularFile(const std::string& path, std::string& out,
+                                           uint64_t maxBytes);
+
 /// Writes `data` to `path` ("-" is standard output) as described at the top of this file.
 /// `inputs` are the files the tool read: an output that is one of them (same path, or the same
 /// file through another name) is refused and left untouched. Returns an error message, and
@@ -46,8 +52,15 @@ inline std::optional<std::string> writeFileAtomically(const std::string& path,
   return writeOutputFile(path, data, inputs);
 }
 
+/// Flushes std::cout and stdout and tells whether everything written to standard output got
+/// there: "cannot write to standard output: No space left on device" (a full disk, a closed
+/// pipe) or nothing. Every tool that prints its result calls it before exiting 0.
+std::optional<std::string> flushStandardOutput();
+
 /// Whether two paths name the same regular file, existing or to be created (the same path, or
-/// the same device and inode). "-", devices and FIFOs (written in place) are never the same.
+/// the same device and inode, or, for files still to be created, the same path once symbolic
+/// links, "." and ".." are resolved: a dangling link names the file it would create). "-",
+/// devices and FIFOs (written in place) are never the same.
 bool sameFile(const std::string& a, const std::string& b);
 
 /// An output written in pieces: open() creates the temporary (or opens a non-regular target),

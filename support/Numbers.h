@@ -43,6 +43,50 @@ inline std::optional<double> parseDouble(std::string_view s) {
   return d;
 }
 
+/// Integers wider than 64 bits, so that every range from INT64_MIN to UINT64_MAX is exact.
+__extension__ typedef __int128 WideInt;
+__extension__ typedef unsigned __int128 WideUInt;
+
+/// The one strict parser of integer command-line values (every tool's numeric options, --arg
+/// integer scalars): an optional '+' or '-', then decimal digits or "0x" and hex digits; the
+/// whole text (no space, '_', exponent or fraction), exact (never through a double), a
+/// magnitude of at most 2^64 - 1. nullopt for anything else.
+inline std::optional<WideInt> parseWideInteger(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  }
+  auto magnitude = parseUnsigned(s, base);
+  if (!magnitude) return std::nullopt;
+  const WideInt v = static_cast<WideInt>(*magnitude);
+  return negative ? -v : v;
+}
+
+/// parseWideInteger within [lo, hi], else nullopt.
+inline std::optional<WideInt> parseIntegerIn(std::string_view s, WideInt lo, WideInt hi) {
+  auto v = parseWideInteger(s);
+  if (!v || *v < lo || *v > hi) return std::nullopt;
+  return v;
+}
+
+/// The decimal text of a WideInt (range messages).
+inline std::string wideText(WideInt v) {
+  const bool negative = v < 0;
+  WideUInt m = negative ? static_cast<WideUInt>(-(v + 1)) + 1 : static_cast<WideUInt>(v);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
+    m /= 10;
+  } while (m != 0);
+  return negative ? "-" + digits : digits;
+}
+
 /// a * b, or nullopt on signed overflow.
 inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
   int64_t r;

@@ -8,6 +8,8 @@
 #include "obj/Object.h"
 #include "support/FileIO.h"
 
+#include "tools/NumberOption.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -15,6 +17,8 @@
 #include <cstring>
 #include <iostream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace {
@@ -27,6 +31,74 @@ bool writeOutput(const std::string& path, const std::string& data, const std::st
     err = *e;
     return false;
   }
+  return true;
+}
+
+/// One name token of a block assembly line at `i` ('@' or '%', then a plain or quoted name with
+/// the block lexer's escapes): the name, and `i` moved past it.
+std::string nameToken(std::string_view line, size_t& i) {
+  std::string name;
+  if (i < line.size() && line[i] == '"') {
+    for (++i; i < line.size() && line[i] != '"'; ++i) {
+      if (line[i] != '\\' || i + 1 >= line.size()) {
+        name += line[i];
+        continue;
+      }
+      const char e = line[++i];
+      if (e == 'x' && i + 2 < line.size()) {
+        name += static_cast<char>(std::stoi(std::string(line.substr(i + 1, 2)), nullptr, 16));
+        i += 2;
+      } else {
+        name += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+      }
+    }
+    ++i;
+    return name;
+  }
+  while (i < line.size() && line[i] != ' ' && line[i] != '\t')
+    name += line[i++];
+  return name;
+}
+
+/// A block assembly function that declares a parameter name twice can never be bound: an error
+/// at the second '.param' (a note at the first), as the MLIR form reports a redefined argument.
+bool reportDuplicateParams(const pto::as::SourceFile& src, const pto::obj::ObjectFile& object,
+                           pto::as::DiagEngine& diags) {
+  std::set<std::pair<std::string, std::string>> duplicates; // function, parameter
+  for (const auto& f : object.functions) {
+    std::set<std::string> seen;
+    for (const auto& p : f.params)
+      if (!seen.insert(p.name).second) duplicates.insert({f.name, p.name});
+  }
+  if (duplicates.empty()) return false;
+  std::string function;
+  std::map<std::pair<std::string, std::string>, pto::as::SrcLoc> first;
+  for (uint32_t n = 1; n <= src.numLines(); ++n) {
+    const std::string_view line = src.lineText(n);
+    size_t i = line.find_first_not_of(" \t");
+    if (i == std::string_view::npos) continue;
+    const bool isFunction = line.substr(i).starts_with(".function");
+    if (!isFunction && !line.substr(i).starts_with(".param")) continue;
+    i = line.find_first_not_of(" \t", i + (isFunction ? 9 : 6));
+    if (i == std::string_view::npos || (line[i] != '@' && line[i] != '%')) continue;
+    const size_t col = i++;
+    const std::string name = nameToken(line, i);
+    if (isFunction) {
+      function = name;
+      continue;
+    }
+    const pto::as::SrcLoc loc{n, static_cast<uint32_t>(col + 1), static_cast<uint32_t>(i - col)};
+    const auto key = std::pair{function, name};
+    if (!duplicates.count(key)) continue;
+    if (auto it = first.find(key); it != first.end()) {
+      diags.error(loc, "function @" + function + " already has a parameter named %" + name);
+      diags.note(it->second, "the first is here");
+    } else {
+      first.emplace(key, loc);
+    }
+  }
+  diags.flush();
+  std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
   return true;
 }
 
@@ -61,7 +133,8 @@ int main(int argc, char** argv) {
                "--auto-sync inserts sync here); pto.tassign is refused under it, as PTOAS does");
   app.add_flag("--verify-only", verifyOnly, "Parse and verify; write nothing");
   app.add_flag("--fatal-warnings", fatalWarnings, "Treat warnings as errors");
-  app.add_option("--error-limit", errorLimit, "Stop reporting after this many errors (default 50)");
+  pto::tools::addIntegerOption(app, "--error-limit", errorLimit,
+                               "Stop reporting after this many errors (default 50)");
   bool ptoPositions = false;
   app.add_flag("--pto-positions", ptoPositions,
                "Report .pto positions only, not the MLIR debug locations (loc(...)) the module "
@@ -100,6 +173,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (archFlag) object->arch = *archFlag;
+    if (reportDuplicateParams(src, *object, diags)) return 1;
     if (verifyOnly) return 0;
     auto bytes = pto::obj::writeObject(*object);
     if (auto* e = std::get_if<std::string>(&bytes)) {

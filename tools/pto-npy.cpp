@@ -6,10 +6,13 @@
 //                                                     toward zero for integer types; out of range:
 //                                                     error)
 //   pto-npy convert IN.npy OUT.npy DTYPE            (each value converted to DTYPE, rounded,
-//   range-checked) pto-npy print FILE.npy [--dtype T]               (one value per element, %.9g)
-//   pto-npy compare A.npy B.npy [--atol X] [--rtol Y] (exit 1 and a report when they differ)
+//   range-checked) pto-npy print FILE.npy [--dtype T]               (one value per element:
+//   integers exactly, floats %.9g, f64 %.17g)
+//   pto-npy compare A.npy B.npy [--atol X] [--rtol Y] (exit 1 and a report when they differ:
+//   the element types must be the same; integers compared exactly, floats as numbers)
 #include "isa/Numerics.h"
 #include "runtime/Npy.h"
+#include "support/FileIO.h"
 #include "support/Numbers.h"
 
 #include <cmath>
@@ -134,6 +137,49 @@ std::optional<double> tolerance(const char* flag, const char* v, std::string& er
   return d;
 }
 
+/// An element as text: integers exactly, floats with the digits that round-trip their type
+/// (%.9g up to 32 bits, %.17g for f64).
+std::string valueText(isa::DType t, uint64_t bits) {
+  if (t != isa::DType::F64) return elementText(t, bits);
+  char text[40];
+  snprintf(text, sizeof text, "%.17g", isa::decodeToDouble(t, bits));
+  return text;
+}
+
+/// An integer element's value, exactly.
+obj::WideInt integerValue(isa::DType t, uint64_t bits) {
+  const unsigned w = isa::bitWidth(t);
+  if (w < 64) bits &= (uint64_t{1} << w) - 1;
+  if (isa::info(t).kind == isa::DTypeKind::SInt && w < 64 && (bits >> (w - 1)) & 1)
+    return static_cast<obj::WideInt>(bits) - (obj::WideInt{1} << w);
+  if (isa::info(t).kind == isa::DTypeKind::SInt && w == 64)
+    return static_cast<obj::WideInt>(static_cast<int64_t>(bits));
+  return static_cast<obj::WideInt>(bits);
+}
+
+/// Whether two elements of type `t` agree: integers exactly (within atol + rtol * |y| when a
+/// tolerance is given, computed without rounding the values), floats as numbers (two NaNs
+/// agree, 0 and -0 too) or within the tolerance.
+bool close(isa::DType t, uint64_t xb, uint64_t yb, double atol, double rtol) {
+  if (!isa::isFloat(t)) {
+    const obj::WideInt x = integerValue(t, xb), y = integerValue(t, yb);
+    if (x == y) return true;
+    const obj::WideInt d = x > y ? x - y : y - x, ay = y < 0 ? -y : y;
+    return static_cast<long double>(d) <=
+           static_cast<long double>(atol) +
+               static_cast<long double>(rtol) * static_cast<long double>(ay);
+  }
+  const double x = isa::decodeToDouble(t, xb), y = isa::decodeToDouble(t, yb);
+  return (std::isnan(x) && std::isnan(y)) || x == y ||
+         std::fabs(x - y) <= atol + rtol * std::fabs(y);
+}
+
+/// The exit status, 2 when standard output lost some of what was printed.
+int finish(int status = 0) {
+  if (auto e = obj::flushStandardOutput()) return fail("error: " + *e);
+  return status;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -220,8 +266,8 @@ int main(int argc, char** argv) {
         return fail("cannot view the data as " + std::string(argv[4]));
     }
     for (int64_t i = 0; i < x->numel(); ++i)
-      printf("%.9g\n", x->at(i));
-    return 0;
+      printf("%s\n", valueText(x->dtype, x->bitsAt(i)).c_str());
+    return finish();
   }
   if (cmd == "compare") {
     if (argc < 4) return fail("compare needs two files");
@@ -237,25 +283,29 @@ int main(int argc, char** argv) {
     auto a = readNpy(argv[2]), b = readNpy(argv[3]);
     if (!a) return fail(a.error().message);
     if (!b) return fail(b.error().message);
+    if (a->dtype != b->dtype) {
+      printf("element type mismatch: %s and %s\n", std::string(isa::spelling(a->dtype)).c_str(),
+             std::string(isa::spelling(b->dtype)).c_str());
+      return finish(1);
+    }
     if (a->shape != b->shape || a->numel() != b->numel()) {
       printf("shape mismatch\n");
-      return 1;
+      return finish(1);
     }
     int64_t bad = 0;
     for (int64_t i = 0; i < a->numel(); ++i) {
-      double x = a->at(i), y = b->at(i);
-      bool ok = (std::isnan(x) && std::isnan(y)) || x == y ||
-                std::fabs(x - y) <= atol + rtol * std::fabs(y);
-      if (!ok && bad++ < 10)
-        printf("element %lld: %.9g != %.9g\n", static_cast<long long>(i), x, y);
+      const uint64_t x = a->bitsAt(i), y = b->bitsAt(i);
+      if (!close(a->dtype, x, y, atol, rtol) && bad++ < 10)
+        printf("element %lld: %s != %s\n", static_cast<long long>(i),
+               valueText(a->dtype, x).c_str(), valueText(a->dtype, y).c_str());
     }
     if (bad) {
       printf("%lld of %lld elements differ\n", static_cast<long long>(bad),
              static_cast<long long>(a->numel()));
-      return 1;
+      return finish(1);
     }
     printf("equal (%lld elements)\n", static_cast<long long>(a->numel()));
-    return 0;
+    return finish(0);
   }
   return fail("unknown command '" + cmd + "'");
 }

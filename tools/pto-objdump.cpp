@@ -4,6 +4,7 @@
 #include "export/CppExport.h"
 #include "obj/Image.h"
 #include "obj/Object.h"
+#include "support/Escape.h"
 #include "support/FileIO.h"
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,9 @@
 #include <iostream>
 
 namespace {
+
+/// The largest source file -S reads (the assembler's own input limit).
+constexpr uint64_t kMaxSourceBytes = pto::obj::kDefaultMaxInputBytes;
 
 bool readFile(const std::string& path, std::vector<uint8_t>& bytes) {
   if (auto e = pto::obj::readInputFile(path, bytes)) {
@@ -22,6 +26,15 @@ bool readFile(const std::string& path, std::vector<uint8_t>& bytes) {
 
 bool isImage(const std::vector<uint8_t>& bytes) {
   return bytes.size() > 17 && bytes[16] == 2 && bytes[17] == 0;
+}
+
+/// The exit status, 1 when standard output lost some of the listing (a full disk, a closed pipe).
+int finish(int status) {
+  if (auto e = pto::obj::flushStandardOutput()) {
+    std::cerr << "pto-objdump: error: " << *e << "\n";
+    return 1;
+  }
+  return status;
 }
 
 /// --cpp / --cpp-host: the C++ export of each linked image (objects have no planned tiles).
@@ -41,22 +54,22 @@ int exportCpp(const std::vector<std::string>& files, bool host) {
     }
     auto img = pto::obj::readImage(bytes.data(), bytes.size());
     if (auto* err = std::get_if<std::string>(&img)) {
-      std::cerr << "pto-objdump: error: '" << path << "': " << *err << "\n";
+      std::cerr << "pto-objdump: error: '" << path << "': " << pto::support::visibleText(*err)
+                << "\n";
       status = 1;
       continue;
     }
     const auto& im = std::get<pto::obj::Image>(img);
     auto text = host ? pto::cppexport::exportCppHost(im) : pto::cppexport::exportCpp(im);
     if (auto* e = std::get_if<pto::cppexport::ExportError>(&text)) {
-      std::cerr << "pto-objdump: error: '" << path << "': cannot export C++: " << e->message
-                << "\n";
+      std::cerr << "pto-objdump: error: '" << path
+                << "': cannot export C++: " << pto::support::visibleText(e->message) << "\n";
       status = 1;
       continue;
     }
     std::cout << std::get<std::string>(text);
   }
-  std::cout.flush();
-  return status;
+  return finish(status);
 }
 
 } // namespace
@@ -85,6 +98,22 @@ int main(int argc, char** argv) {
   app.add_flag("--cpp", cpp, "A linked image as pto-isa C++ (docs/cpp-export.md); alone");
   app.add_flag("--cpp-host", cppHost, "The host launcher of a linked image's C++ export; alone");
   CLI11_PARSE(app, argc, argv);
+  // -S reads the source paths an object records: only regular files, bounded, and their lines
+  // escaped (a control character in a source line never reaches the terminal raw).
+  opts.readSource = [](const std::string& file) -> std::optional<std::string> {
+    std::string text;
+    if (pto::obj::readRegularFile(file, text, kMaxSourceBytes)) return std::nullopt;
+    std::string lines;
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      std::string_view line(text.data() + start, end - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      lines += pto::support::visibleText(line) + "\n";
+      start = end + 1;
+    }
+    return lines;
+  };
   if (cpp || cppHost) return exportCpp(files, cppHost);
   if (opts.blocks && !opts.source) opts.disassemble = true;
   if (!(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs ||
@@ -125,7 +154,8 @@ int main(int argc, char** argv) {
       r = pto::obj::readObject(bytes.data(), bytes.size());
     }
     if (auto* err = std::get_if<std::string>(&r)) {
-      std::cerr << "pto-objdump: error: '" << path << "': " << *err << "\n";
+      std::cerr << "pto-objdump: error: '" << path << "': " << pto::support::visibleText(*err)
+                << "\n";
       status = 1;
       continue;
     }
@@ -133,6 +163,5 @@ int main(int argc, char** argv) {
     if (i) std::cout << "\n";
     std::cout << pto::as::disassemble(std::get<pto::obj::ObjectFile>(r), opts, bytes);
   }
-  std::cout.flush();
-  return status;
+  return finish(status);
 }

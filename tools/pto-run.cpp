@@ -4,7 +4,9 @@
 #include "runtime/Npy.h"
 #include "runtime/Runtime.h"
 #include "runtime/npu/Report.h"
+#include "support/Escape.h"
 #include "support/FileIO.h"
+#include "tools/NumberOption.h"
 #include "tools/RunSource.h"
 #include "tools/ToolArgs.h"
 
@@ -25,8 +27,11 @@ using namespace pto::rt;
 
 namespace {
 
+/// Reports `msg` on stderr, escaped for the terminal (names come from the image or the source);
+/// a message of a library without its tool's name ("error: ...") gets it.
 int fail(const std::string& msg) {
-  fprintf(stderr, "%s\n", msg.c_str());
+  const std::string text = support::visibleText(msg, true);
+  fprintf(stderr, "%s%s\n", text.starts_with("error: ") ? "pto-run: " : "", text.c_str());
   return 1;
 }
 
@@ -52,7 +57,7 @@ std::string typeText(const Module::ParamInfo& p) {
 /// --list: every entry kernel's parameters with their type and extent.
 void listKernels(const Module& mod, const std::vector<std::string>& names) {
   for (const std::string& k : names) {
-    printf("@%s\n", k.c_str());
+    printf("@%s\n", support::visibleText(k).c_str());
     for (const auto& p : *mod.params(k)) {
       std::string what;
       if (p.kind == Module::ParamInfo::Kind::Pointer) {
@@ -67,9 +72,213 @@ void listKernels(const Module& mod, const std::vector<std::string>& names) {
       } else {
         what = "scalar";
       }
-      printf("  %%%-12s %-22s %s\n", p.name.c_str(), typeText(p).c_str(), what.c_str());
+      printf("  %%%-12s %-22s %s\n", support::visibleText(p.name).c_str(), typeText(p).c_str(),
+             what.c_str());
     }
   }
+}
+
+/// What the command line says.
+struct Options {
+  std::string image, kernel, backend = "cpu", arch, tracePath, autoArgs, outDir;
+  std::vector<std::string> argSpecs, randomSpecs, zeroSpecs, outSpecs, prints;
+  uint64_t seed = 0;
+  RunOptions run;
+  bool quiet = false, list = false, profile = false;
+  size_t profileTop = 20;
+  NamedSpecs args, randoms, zeros, outs; // the NAME=VALUE options split
+};
+
+void addOptions(CLI::App& app, Options& o) {
+  o.run.maxInstructions = 10'000'000'000ull; // per block: minutes of work; ends endless loops
+  app.set_version_flag("--version", std::string("pto-run (pto-toolchain) ") + PTO_VERSION);
+  app.add_option("image", o.image, "Linked image, or a .pto source file (reference interpreter)")
+      ->required();
+  app.add_option("--kernel", o.kernel,
+                 "The entry kernel to run (may be omitted when the image has one)");
+  app.add_option("--arg", o.argSpecs,
+                 "NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--random", o.randomSpecs,
+                 "NAME=SHAPE:DTYPE[:LO:HI]: a buffer of uniform random values in [LO, HI) (default "
+                 "[-1, 1) for floats, "
+                 "[-8, 8) / [0, 16) for integers) (repeatable)")
+      ->allow_extra_args(false);
+  app.add_flag("--auto-args{random}", o.autoArgs,
+               "Create every parameter not given: buffers sized from the extents the linker "
+               "recorded (--list), random "
+               "(default) or zeros (--auto-args=zeros); buffers whose values are used as indices "
+               "get zeros; scalars get 0")
+      ->check(CLI::IsMember({"random", "zeros"}));
+  app.add_flag("--list", o.list,
+               "Print every entry kernel's parameters with type and extent, and exit");
+  app.add_option("--out-dir", o.outDir,
+                 "Write every buffer parameter after the run as DIR/NAME.npy (NAME a safe file "
+                 "name: letters, digits, '_', '.', '+', '-')");
+  app.add_option("--zeros", o.zeroSpecs, "NAME=SHAPE:DTYPE: a buffer of zeros (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--out", o.outSpecs, "NAME=file.npy: write the buffer after the run (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--print", o.prints, "Print the buffer NAME after the run (repeatable)")
+      ->allow_extra_args(false);
+  tools::addIntegerOption(app, "--seed", o.seed, "Seed of --random (default 0)");
+  tools::addIntegerOption(app, "--blocks", o.run.blocks,
+                          "Blocks to launch (get_block_num); each is one simulated AI core", 1);
+  tools::addIntegerOption(app, "--threads", o.run.threads,
+                          "Worker threads (default: hardware threads)");
+  tools::addIntegerOption(app, "--max-instructions", o.run.maxInstructions,
+                          "Instructions a block may run before it is stopped as an endless loop "
+                          "(default 1e10; 0 = no limit)");
+  app.add_option("--backend", o.backend, "cpu (default) or npu");
+  app.add_option("--trace", o.tracePath,
+                 "npu: write a Chrome trace-event file (open it in Perfetto)");
+  app.add_flag("--profile", o.profile,
+               "npu: print the costliest ops and the longest stalls, with their source lines");
+  tools::addIntegerOption(app, "--profile-top", o.profileTop,
+                          "npu: how many rows --profile prints (default 20)", 1);
+  app.add_option("--arch", o.arch, "Require the image to be linked for this arch: a2a3 or a5");
+  app.add_flag("-q,--quiet", o.quiet, "No summary line on stderr");
+}
+
+/// The options that need no image: their syntax and how they combine.
+Status checkOptions(const CLI::App& app, Options& o) {
+  if (app.count("--profile-top")) o.profile = true;
+  if (!o.kernel.empty() && o.kernel[0] == '@') o.kernel = o.kernel.substr(1);
+  for (std::string& p : o.prints)
+    if (!p.empty() && p[0] == '%') p = p.substr(1);
+  for (auto [specs, flag, out] : {std::tuple{&o.argSpecs, "--arg", &o.args},
+                                  {&o.randomSpecs, "--random", &o.randoms},
+                                  {&o.zeroSpecs, "--zeros", &o.zeros},
+                                  {&o.outSpecs, "--out", &o.outs}})
+    if (auto st = splitNamedSpecs(*specs, flag, *out)) return st;
+  if (o.backend != "cpu" && o.backend != "npu")
+    return Error{"error: unknown backend '" + o.backend + "' (cpu or npu)"};
+  o.run.backend = o.backend == "npu" ? Backend::Npu : Backend::Cpu;
+  if ((app.count("--trace") || o.profile) && o.run.backend != Backend::Npu)
+    return Error{"error: --trace and --profile need --backend npu"};
+  o.run.recordOps = app.count("--trace") || o.profile;
+  return std::nullopt;
+}
+
+/// The kernel to run: --kernel, or the image's only entry kernel.
+Status chooseKernel(const Module& mod, Options& o) {
+  if (!o.kernel.empty()) return std::nullopt;
+  auto names = mod.kernelNames();
+  if (names.empty())
+    return Error{"error: '" + o.image +
+                 "' has no entry kernels (mark one pto.entry or link with --entry)"};
+  if (names.size() != 1) {
+    std::string list;
+    for (auto& n : names)
+      list += " @" + support::visibleText(n);
+    return Error{"error: the image has several kernels; choose one with --kernel:" + list};
+  }
+  o.kernel = names[0];
+  return std::nullopt;
+}
+
+/// Parameters not given. Scalars: 0 with --auto-args. Tensor views: zeros of their static
+/// shape. Pointers: with --auto-args, a 1-D buffer of the recorded extent. Everything still
+/// missing is reported in one error.
+Status createMissing(const Module& mod, Launch& L, const Options& o, std::mt19937_64& rng,
+                     GivenArgs& given) {
+  const auto& params = L.params();
+  std::vector<std::string> missing;
+  for (const auto& p : params) {
+    if (p.kind != Module::ParamInfo::Kind::Scalar && p.kind != Module::ParamInfo::Kind::Index)
+      continue;
+    if (given.scalars.count(p.name)) continue;
+    if (o.autoArgs.empty()) {
+      missing.push_back("%" + p.name + " (" + typeText(p) + ": --arg " + p.name + "=VALUE)");
+      continue;
+    }
+    if (auto st = L.bindScalar(p.name, int64_t{0})) return st;
+    if (!isa::isFloat(p.dtype)) given.intScalars.push_back({p.name, 0});
+  }
+  for (const auto& p : params) {
+    bool isBuffer =
+        p.kind == Module::ParamInfo::Kind::Pointer || p.kind == Module::ParamInfo::Kind::TensorView;
+    if (!isBuffer || given.buffers.count(p.name)) continue;
+    if (p.kind == Module::ParamInfo::Kind::TensorView) {
+      auto x = makeTensor(p.dtype, p.shape, "parameter %" + p.name);
+      if (!x) return x.error();
+      given.buffers[p.name] =
+          o.autoArgs == "random" ? randomTensor(std::move(x.value()), rng) : std::move(x.value());
+      continue;
+    }
+    auto n = mod.pointerElements(o.kernel, p.name, given.intScalars);
+    if (o.autoArgs.empty() || !n) {
+      std::string why = n ? std::to_string(n.value()) + " elements" : n.error().message;
+      missing.push_back("%" + p.name + " (" + typeText(p) + ", " + why + ")");
+      continue;
+    }
+    auto ext = mod.pointerExtent(o.kernel, p.name);
+    const int64_t elems = std::max<int64_t>(n.value(), 1);
+    auto x = makeTensor(p.dtype, {elems}, "parameter %" + p.name);
+    if (!x) return x.error();
+    if (o.autoArgs == "zeros" || (ext && ext->indexValues))
+      given.buffers[p.name] = std::move(x.value());
+    else
+      given.buffers[p.name] = randomTensor(std::move(x.value()), rng);
+  }
+  if (missing.empty()) return std::nullopt;
+  std::string msg =
+      "error: @" + o.kernel + " needs " + std::to_string(missing.size()) + " more parameter(s):";
+  for (const std::string& m : missing)
+    msg += "\n  " + m;
+  return Error{msg + "\n(give buffers with --arg, --random or --zeros, or let --auto-args create "
+                     "them; --list shows the extents)"};
+}
+
+/// The run's results: the npu warnings and trace (also after a failed run), TPRINT text, the
+/// outputs, --print, the npu summary and profile, and the summary line.
+int report(const Module& mod, const Options& o, const OutputPlan& plan, GivenArgs& given,
+           const RunStats& stats, const Status& runError, const std::vector<std::string>& inputs) {
+  if (o.run.backend == Backend::Npu) {
+    std::set<std::string> warned; // each block reports its own
+    for (const NpuBlock& b : stats.npu)
+      for (const std::string& w : b.warnings)
+        if (warned.insert(w).second) fprintf(stderr, "%s\n", w.c_str());
+    if (!plan.trace.empty())
+      if (auto err = obj::writeOutputFile(plan.trace, npu::chromeTrace(mod, stats), inputs))
+        return fail("pto-run: error: " + *err);
+  }
+  fputs(stats.output.c_str(), stdout); // TPRINT text, also when the run fails after it
+  if (runError) {
+    if (o.profile) printf("%s", npu::profile(mod, stats, o.profileTop).c_str());
+    fflush(stdout);
+    return fail(runError->message);
+  }
+  for (auto& [name, path] : plan.npy)
+    if (auto st = writeNpy(path, given.buffers.at(name), inputs))
+      return fail("pto-run: " + st->message);
+  for (auto& name : o.prints)
+    printTensor(name, given.buffers.at(name));
+  if (o.run.backend == Backend::Npu) {
+    printf("%s", npu::summary(mod, stats).c_str());
+    if (o.profile) printf("%s", npu::profile(mod, stats, o.profileTop).c_str());
+  }
+  if (auto e = obj::flushStandardOutput()) return fail("pto-run: error: " + *e);
+  if (!o.quiet)
+    fprintf(stderr, "pto-run: @%s: %u block(s), %llu tile ops, %llu scalar ops, %.3f ms (%s)\n",
+            support::visibleText(o.kernel).c_str(), o.run.blocks,
+            static_cast<unsigned long long>(stats.tileOps),
+            static_cast<unsigned long long>(stats.scalarOps), stats.seconds * 1e3,
+            o.backend.c_str());
+  return 0;
+}
+
+/// --list: the kernels' parameters, or the one --kernel names.
+int listMain(const Module& mod, const Options& o) {
+  auto names = mod.kernelNames();
+  if (!o.kernel.empty()) {
+    if (!mod.params(o.kernel))
+      return fail("pto-run: error: no entry kernel @" + support::visibleText(o.kernel));
+    names = {o.kernel};
+  }
+  listKernels(mod, names);
+  if (auto e = obj::flushStandardOutput()) return fail("pto-run: error: " + *e);
+  return 0;
 }
 
 } // namespace
@@ -83,299 +292,46 @@ int main(int argc, char** argv) {
       "A source file (pto-run kernel.pto ...) runs without assembling or linking, on the reference "
       "interpreter of the Kernel IR, with the same options (--backend npu excepted). "
       "docs/runtime.md, docs/npu-model.md."};
-  app.set_version_flag("--version", std::string("pto-run (pto-toolchain) ") + PTO_VERSION);
-  std::string image, kernel, backend = "cpu", arch, tracePath;
-  std::vector<std::string> argSpecs, randomSpecs, zeroSpecs, outSpecs, prints;
-  uint64_t seed = 0;
-  RunOptions opts;
-  opts.maxInstructions = 10'000'000'000ull; // per block: minutes of work; ends endless loops
-  bool quiet = false;
-  app.add_option("image", image, "Linked image, or a .pto source file (reference interpreter)")
-      ->required();
-  app.add_option("--kernel", kernel,
-                 "The entry kernel to run (may be omitted when the image has one)");
-  app.add_option("--arg", argSpecs,
-                 "NAME=file.npy | NAME=file.bin:SHAPE:DTYPE | NAME=VALUE (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--random", randomSpecs,
-                 "NAME=SHAPE:DTYPE[:LO:HI]: a buffer of uniform random values in [LO, HI) (default "
-                 "[-1, 1) for floats, "
-                 "[-8, 8) / [0, 16) for integers) (repeatable)")
-      ->allow_extra_args(false);
-  std::string autoArgs, outDir;
-  bool list = false;
-  app.add_flag("--auto-args{random}", autoArgs,
-               "Create every parameter not given: buffers sized from the extents the linker "
-               "recorded (--list), random "
-               "(default) or zeros (--auto-args=zeros); buffers whose values are used as indices "
-               "get zeros; scalars get 0")
-      ->check(CLI::IsMember({"random", "zeros"}));
-  app.add_flag("--list", list,
-               "Print every entry kernel's parameters with type and extent, and exit");
-  app.add_option("--out-dir", outDir, "Write every buffer parameter after the run as DIR/NAME.npy");
-  app.add_option("--zeros", zeroSpecs, "NAME=SHAPE:DTYPE: a buffer of zeros (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--out", outSpecs, "NAME=file.npy: write the buffer after the run (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--print", prints, "Print the buffer NAME after the run (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--seed", seed, "Seed of --random (default 0)");
-  app.add_option("--blocks", opts.blocks,
-                 "Blocks to launch (get_block_num); each is one simulated AI core")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--threads", opts.threads, "Worker threads (default: hardware threads)");
-  app.add_option("--max-instructions", opts.maxInstructions,
-                 "Instructions a block may run before it is stopped as an endless loop (default "
-                 "1e10; 0 = no limit)");
-  app.add_option("--backend", backend, "cpu (default) or npu");
-  app.add_option("--trace", tracePath,
-                 "npu: write a Chrome trace-event file (open it in Perfetto)");
-  bool profile = false;
-  size_t profileTop = 20;
-  app.add_flag("--profile", profile,
-               "npu: print the costliest ops and the longest stalls, with their source lines");
-  app.add_option("--profile-top", profileTop, "npu: how many rows --profile prints (default 20)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--arch", arch, "Require the image to be linked for this arch: a2a3 or a5");
-  app.add_flag("-q,--quiet", quiet, "No summary line on stderr");
+  Options o;
+  addOptions(app, o);
   CLI11_PARSE(app, argc, argv);
-
-  if (app.count("--profile-top")) profile = true;
-  if (!kernel.empty() && kernel[0] == '@') kernel = kernel.substr(1);
-  for (std::string& p : prints)
-    if (!p.empty() && p[0] == '%') p = p.substr(1);
-  NamedSpecs args, randoms, zeros, outs;
-  for (auto [specs, flag, out] : {std::tuple{&argSpecs, "--arg", &args},
-                                  {&randomSpecs, "--random", &randoms},
-                                  {&zeroSpecs, "--zeros", &zeros},
-                                  {&outSpecs, "--out", &outs}})
-    if (auto st = splitNamedSpecs(*specs, flag, *out)) return fail("pto-run: " + st->message);
-  if (backend != "cpu" && backend != "npu")
-    return fail("pto-run: error: unknown backend '" + backend + "' (cpu or npu)");
-  opts.backend = backend == "npu" ? Backend::Npu : Backend::Cpu;
-  if ((!tracePath.empty() || profile) && opts.backend != Backend::Npu)
-    return fail("pto-run: error: --trace and --profile need --backend npu");
-  opts.recordOps = !tracePath.empty() || profile;
-  auto mod = Module::open(image);
+  if (auto st = checkOptions(app, o)) return fail("pto-run: " + st->message);
+  auto mod = Module::open(o.image);
   if (!mod) return fail(mod.error().message);
-  if (!arch.empty()) {
-    auto want = isa::parseArch(arch);
-    if (!want) return fail("pto-run: error: unknown arch '" + arch + "' (a2a3 or a5)");
+  if (!o.arch.empty()) {
+    auto want = isa::parseArch(o.arch);
+    if (!want) return fail("pto-run: error: unknown arch '" + o.arch + "' (a2a3 or a5)");
     if (*want != mod->arch())
-      return fail("pto-run: error: '" + image + "' is linked for " +
-                  std::string(isa::spelling(mod->arch())) + ", not " + arch);
+      return fail("pto-run: error: '" + o.image + "' is linked for " +
+                  std::string(isa::spelling(mod->arch())) + ", not " + o.arch);
   }
-  if (list) {
-    auto names = mod->kernelNames();
-    if (!kernel.empty()) {
-      if (!mod->params(kernel)) return fail("pto-run: error: no entry kernel @" + kernel);
-      names = {kernel};
-    }
-    listKernels(mod.value(), names);
-    return 0;
-  }
-  if (kernel.empty()) {
-    auto names = mod->kernelNames();
-    if (names.empty())
-      return fail("pto-run: error: '" + image +
-                  "' has no entry kernels (mark one pto.entry or link with --entry)");
-    if (names.size() != 1) {
-      std::string list;
-      for (auto& n : names)
-        list += " @" + n;
-      return fail("pto-run: error: the image has several kernels; choose one with --kernel:" +
-                  list);
-    }
-    kernel = names[0];
-  }
-  auto launch = mod->launch(kernel);
+  if (o.list) return listMain(mod.value(), o);
+  if (auto st = chooseKernel(mod.value(), o)) return fail("pto-run: " + st->message);
+  auto launch = mod->launch(o.kernel);
   if (!launch) return fail(launch.error().message);
   Launch& L = launch.value();
   const auto& params = L.params();
-  std::map<std::string, Tensor> buffers; // by parameter name
-  std::mt19937_64 rng(seed);
-  auto paramOf = [&](const std::string& name) -> const Module::ParamInfo* {
-    for (const auto& p : params)
-      if (p.name == name) return &p;
-    return nullptr;
-  };
-  auto noParam = [&](const std::string& name) {
-    std::string list;
-    for (const auto& p : params)
-      list += " %" + p.name;
-    return fail("pto-run: error: kernel @" + kernel + " has no parameter %" + name +
-                " (parameters:" + list + ")");
-  };
-  for (auto& [name, spec] : randoms) {
-    const auto* p = paramOf(name);
-    if (!p) return noParam(name);
-    auto st = randomSpec(spec);
-    if (!st)
-      return fail("pto-run: error: --random " + name + "=" + spec +
-                  ": expected SHAPE:DTYPE or SHAPE:DTYPE:LO:HI with LO < HI, e.g. 64x64:f32 or "
-                  "64:i32:0:64");
-    auto x = makeTensor(st->dtype, st->shape, "--random " + name);
-    if (!x) return fail("pto-run: " + x.error().message);
-    buffers[name] = randomTensor(std::move(x.value()), rng, st->range);
-  }
-  for (auto& [name, spec] : zeros) {
-    if (!paramOf(name)) return noParam(name);
-    auto st = shapeAndType(spec);
-    if (!st)
-      return fail("pto-run: error: --zeros " + name + "=" + spec +
-                  ": expected SHAPE:DTYPE, e.g. 64x64:f32");
-    auto x = makeTensor(st->second, st->first, "--zeros " + name);
-    if (!x) return fail("pto-run: " + x.error().message);
-    buffers[name] = std::move(x.value());
-  }
-  std::set<std::string> scalarsGiven;
-  std::vector<std::pair<std::string, int64_t>> intScalars; // for the extents
-  for (auto& [name, spec] : args) {
-    const auto* p = paramOf(name);
-    if (!p) return noParam(name);
-    bool isBuffer = p->kind == Module::ParamInfo::Kind::Pointer ||
-                    p->kind == Module::ParamInfo::Kind::TensorView;
-    if (!isBuffer) {
-      Status st;
-      char* end = nullptr;
-      if (isa::isFloat(p->dtype)) {
-        double d = strtod(spec.c_str(), &end);
-        if (spec.empty() || *end)
-          return fail("pto-run: error: --arg " + name + ": '" + spec + "' is not a number");
-        st = L.bindScalar(name, d);
-      } else {
-        long long v = strtoll(spec.c_str(), &end, 0);
-        if (spec.empty() || *end)
-          return fail("pto-run: error: --arg " + name + ": '" + spec + "' is not an integer");
-        st = L.bindScalar(name, static_cast<int64_t>(v));
-        intScalars.push_back({name, static_cast<int64_t>(v)});
-      }
-      if (st) return fail("pto-run: " + st->message);
-      scalarsGiven.insert(name);
-      continue;
-    }
-    rt::Result<Tensor> t = Error{};
-    if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".npy") == 0) {
-      t = readNpy(spec);
-    } else {
-      // file.bin:SHAPE:DTYPE
-      auto c2 = spec.rfind(':');
-      auto c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : spec.rfind(':', c2 - 1);
-      if (c1 == std::string::npos)
-        return fail("pto-run: error: --arg " + name + "=" + spec +
-                    ": expected file.npy or file.bin:SHAPE:DTYPE");
-      auto st = shapeAndType(spec.substr(c1 + 1));
-      if (!st) return fail("pto-run: error: --arg " + name + "=" + spec + ": bad SHAPE:DTYPE");
-      t = readRaw(spec.substr(0, c1), st->second, st->first);
-    }
-    if (!t) return fail(t.error().message);
-    buffers[name] = std::move(t.value());
-  }
-  // Parameters not given. Scalars: 0 with --auto-args. Tensor views: zeros of their static
-  // shape. Pointers: with --auto-args, a 1-D buffer of the recorded extent. Everything still
-  // missing is reported in one error.
-  std::vector<std::string> missing;
-  for (const auto& p : params) {
-    if (p.kind == Module::ParamInfo::Kind::Scalar || p.kind == Module::ParamInfo::Kind::Index) {
-      if (scalarsGiven.count(p.name)) continue;
-      if (autoArgs.empty()) {
-        missing.push_back("%" + p.name + " (" + typeText(p) + ": --arg " + p.name + "=VALUE)");
-        continue;
-      }
-      if (auto st = L.bindScalar(p.name, int64_t{0})) return fail("pto-run: " + st->message);
-      if (!isa::isFloat(p.dtype)) intScalars.push_back({p.name, 0});
-    }
-  }
-  for (const auto& p : params) {
-    bool isBuffer =
-        p.kind == Module::ParamInfo::Kind::Pointer || p.kind == Module::ParamInfo::Kind::TensorView;
-    if (!isBuffer || buffers.count(p.name)) continue;
-    if (p.kind == Module::ParamInfo::Kind::TensorView) {
-      auto x = makeTensor(p.dtype, p.shape, "parameter %" + p.name);
-      if (!x) return fail("pto-run: " + x.error().message);
-      buffers[p.name] =
-          autoArgs == "random" ? randomTensor(std::move(x.value()), rng) : std::move(x.value());
-      continue;
-    }
-    auto n = mod->pointerElements(kernel, p.name, intScalars);
-    if (autoArgs.empty() || !n) {
-      std::string why = n ? std::to_string(n.value()) + " elements" : n.error().message;
-      missing.push_back("%" + p.name + " (" + typeText(p) + ", " + why + ")");
-      continue;
-    }
-    auto ext = mod->pointerExtent(kernel, p.name);
-    const int64_t elems = std::max<int64_t>(n.value(), 1);
-    auto x = makeTensor(p.dtype, {elems}, "parameter %" + p.name);
-    if (!x) return fail("pto-run: " + x.error().message);
-    if (autoArgs == "zeros" || (ext && ext->indexValues))
-      buffers[p.name] = std::move(x.value());
-    else
-      buffers[p.name] = randomTensor(std::move(x.value()), rng);
-  }
-  if (!missing.empty()) {
-    std::string msg = "pto-run: error: @" + kernel + " needs " + std::to_string(missing.size()) +
-                      " more parameter(s):";
-    for (const std::string& m : missing)
-      msg += "\n  " + m;
-    return fail(msg + "\n(give buffers with --arg, --random or --zeros, or let --auto-args create "
-                      "them; --list shows the extents)");
-  }
-  for (auto& [name, t] : buffers) {
-    const auto* p = paramOf(name);
-    if (auto st = adoptDType(t, p->dtype, name)) return fail("pto-run: " + st->message);
+  OutputPlan plan;
+  if (auto st = planOutputs(o.kernel, params, o.outs,
+                            app.count("--out-dir") ? std::optional(o.outDir) : std::nullopt,
+                            app.count("--trace") ? std::optional(o.tracePath) : std::nullopt, plan))
+    return fail("pto-run: " + st->message);
+  if (auto st = checkPrints(o.kernel, params, o.prints)) return fail("pto-run: " + st->message);
+  std::mt19937_64 rng(o.seed);
+  GivenArgs given;
+  auto bindBits = [&](const std::string& n, uint64_t bits) { return L.bindScalarBits(n, bits); };
+  if (auto st = readGivenArgs(o.kernel, params, o.args, o.randoms, o.zeros, rng, bindBits, given))
+    return fail("pto-run: " + st->message);
+  if (auto st = createMissing(mod.value(), L, o, rng, given))
+    return fail("pto-run: " + st->message);
+  for (auto& [name, t] : given.buffers) {
+    const std::string& key = name; // a lambda cannot capture a structured binding (clang 14)
+    const auto& p =
+        *std::find_if(params.begin(), params.end(), [&](auto& q) { return q.name == key; });
+    if (auto st = adoptDType(t, p.dtype, name)) return fail("pto-run: " + st->message);
     if (auto st = L.bind(name, &t)) return fail("pto-run: " + st->message);
   }
-  const std::vector<std::string> inputFiles = inputFilesOf(image, args);
   RunStats stats;
-  const Status runError = L.run(opts, &stats);
-  // The npu model's warnings, profile and trace are written even when the run fails (a race or
-  // a deadlock): that is when they help most.
-  if (opts.backend == Backend::Npu) {
-    std::set<std::string> warned; // each block reports its own
-    for (const NpuBlock& b : stats.npu)
-      for (const std::string& w : b.warnings)
-        if (warned.insert(w).second) fprintf(stderr, "%s\n", w.c_str());
-    if (!tracePath.empty()) {
-      const std::string json = npu::chromeTrace(mod.value(), stats);
-      if (auto err = obj::writeOutputFile(tracePath, json, inputFiles))
-        return fail("pto-run: error: " + *err);
-    }
-  }
-  fputs(stats.output.c_str(), stdout); // TPRINT text, also when the run fails after it
-  if (runError) {
-    if (profile) printf("%s", npu::profile(mod.value(), stats, profileTop).c_str());
-    fflush(stdout);
-    return fail(runError->message);
-  }
-  for (auto& [name, path] : outs) {
-    auto it = buffers.find(name);
-    if (it == buffers.end()) {
-      if (!paramOf(name)) return noParam(name);
-      return fail("pto-run: error: --out " + name + ": parameter %" + name + " is not a buffer");
-    }
-    if (auto st = writeNpy(path, it->second, inputFiles)) return fail("pto-run: " + st->message);
-  }
-  if (!outDir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(outDir, ec);
-    if (ec) return fail("pto-run: error: --out-dir " + outDir + ": " + ec.message());
-    for (auto& [name, t] : buffers)
-      if (auto st =
-              writeNpy((std::filesystem::path(outDir) / (name + ".npy")).string(), t, inputFiles))
-        return fail("pto-run: " + st->message);
-  }
-  for (auto& name : prints) {
-    auto it = buffers.find(name);
-    if (it == buffers.end()) return noParam(name);
-    printTensor(name, it->second);
-  }
-  if (opts.backend == Backend::Npu) {
-    printf("%s", npu::summary(mod.value(), stats).c_str());
-    if (profile) printf("%s", npu::profile(mod.value(), stats, profileTop).c_str());
-  }
-  if (!quiet)
-    fprintf(stderr, "pto-run: @%s: %u block(s), %llu tile ops, %llu scalar ops, %.3f ms (%s)\n",
-            kernel.c_str(), opts.blocks, static_cast<unsigned long long>(stats.tileOps),
-            static_cast<unsigned long long>(stats.scalarOps), stats.seconds * 1e3, backend.c_str());
-  return 0;
+  const Status runError = L.run(o.run, &stats);
+  return report(mod.value(), o, plan, given, stats, runError, inputFilesOf(o.image, o.args));
 }

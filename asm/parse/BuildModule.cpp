@@ -5,11 +5,41 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 namespace pto::as::detail {
 
+namespace {
+/// The functions of the module being built, by name, for beginFunction's redefinition check
+/// (it looked at every earlier function: 10k functions 4.9 s, 20k 30 s). Reset by begin(),
+/// indexed as functions are added; a hit is checked against the module's list.
+struct FunctionIndex {
+  const Module* mod = nullptr;
+  size_t indexed = 0;
+  std::unordered_map<std::string, size_t> byName; // the first definition's position
+
+  void reset(const Module* m) {
+    mod = m;
+    indexed = 0;
+    byName.clear();
+  }
+  const Function* find(const Module& m, const std::string& name) {
+    const auto& fs = m.functions;
+    if (mod != &m || indexed > fs.size()) reset(&m);
+    for (; indexed < fs.size(); ++indexed)
+      byName.try_emplace(fs[indexed]->name, indexed);
+    auto it = byName.find(name);
+    if (it == byName.end() || it->second >= fs.size() || fs[it->second]->name != name)
+      return nullptr;
+    return fs[it->second].get();
+  }
+};
+thread_local FunctionIndex functionIndex;
+} // namespace
+
 void Builder::begin() {
   mod_ = std::make_unique<Module>();
+  functionIndex.reset(mod_.get());
   mod_->fileName = src_.name();
 }
 
@@ -115,12 +145,10 @@ isa::Arch Builder::arch() const {
 }
 
 Function* Builder::beginFunction(std::string name, SrcLoc loc) {
-  for (auto& f : mod_->functions)
-    if (f->name == name) {
-      diags_.error(loc, "redefinition of function '@" + name + "'");
-      diags_.note(f->loc, "previous definition is here");
-      break;
-    }
+  if (const Function* f = functionIndex.find(*mod_, name)) {
+    diags_.error(loc, "redefinition of function '@" + name + "'");
+    diags_.note(f->loc, "previous definition is here");
+  }
   mod_->functions.push_back(std::make_unique<Function>());
   fn_ = mod_->functions.back().get();
   fn_->name = std::move(name);

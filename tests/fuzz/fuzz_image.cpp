@@ -5,12 +5,14 @@
 // model), never a crash, hang or leak. Every parameter gets data of its own type, as pto-run
 // would bind it: a tensor_view a zeroed buffer of its element type and static shape, a pointer a
 // zeroed buffer of its element type (4096 elements), a scalar zero; so bind() accepts them and
-// the kernel really runs (under an instruction budget).
+// the kernel really runs (under an instruction budget). The host launcher's text must hold every
+// entry parameter's name as an escaped literal (issue 34: names went into it raw).
 #include "export/CppExport.h"
 #include "isa/Isa.h"
 #include "obj/Image.h"
 #include "runtime/Npy.h"
 #include "runtime/Runtime.h"
+#include "support/Escape.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto* image = std::get_if<pto::obj::Image>(&img);
   if (!image) return 0;
   (void)pto::cppexport::exportCpp(*image);
+  // The host launcher: every entry kernel's parameter names reach its C++ only as escaped string
+  // literals of their own bytes (support/Escape.h), whatever bytes the names hold.
+  auto host = pto::cppexport::exportCppHost(*image);
+  if (const auto* text = std::get_if<std::string>(&host))
+    for (const pto::obj::ImageEntry& e : image->entries)
+      for (const pto::obj::Param& p : image->functions[e.function].params)
+        if (text->find(pto::support::cppStringLiteral(p.name)) == std::string::npos)
+          __builtin_trap();
   auto mod = pto::rt::Module::load(std::vector<uint8_t>(data, data + size), "fuzz.img");
   if (!mod) return 0;
   using Kind = pto::rt::Module::ParamInfo::Kind;
