@@ -260,6 +260,9 @@ Intrinsic intrinsicFor(isa::OpId op) {
     return {"TASSIGN", ""}; // pto-isa's TASSIGN(tile, addr), with a run-time addr
   case isa::OpId::TPACK:
     return {"", "pto-isa has no TPACK intrinsic"};
+  case isa::OpId::TDEINTERLEAVE:
+    return {"", "pto-isa's TDeInterleave takes its tiles as (dst1, dst0, src1, src0), an order the "
+                "export's calls (the block's operands, dst0 first) do not follow"};
   case isa::OpId::TTRI:
     return {"", "pto-isa's TTRI takes its orientation as a template argument, and the image "
                 "carries it in a register (B.IOR src1), not as a constant"};

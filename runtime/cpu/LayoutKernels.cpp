@@ -294,6 +294,33 @@ template <unsigned Bits> struct Concat {
   }
 };
 
+/// TDEINTERLEAVE: each row's stream, src0's valid columns followed (two sources) by src1's, split
+/// into its even elements (dst0) and its odd ones (dst1). With two sources each holds dst0's
+/// valid columns and the destinations take that many; with one, half of src0's valid columns.
+/// Elements of the destinations past those are left as they were.
+template <unsigned Bits> struct DeInterleave {
+  static void run(Core& c, const TileInst& t) {
+    const uint32_t vr = t.validRows(c);
+    const TileOperand &d0 = t.tiles[t.dst], &d1 = t.tiles[t.src2], &s0 = t.tiles[t.src0];
+    const bool two = t.src1 >= 0;
+    const uint32_t width = two ? t.validCols(c) : sourceRegion(c, t, s0).cols;
+    const uint32_t half = two ? width : width / 2;
+    if (!fits(c, t, s0, vr, width) || !fits(c, t, d0, vr, half) || !fits(c, t, d1, vr, half))
+      return;
+    if (two && !fits(c, t, t.tiles[t.src1], vr, width)) return;
+    uint8_t *b0 = bptr(c, d0), *b1 = bptr(c, d1);
+    const uint8_t* sb[2] = {bptr(c, s0), two ? bptr(c, t.tiles[t.src1]) : nullptr};
+    const TileOperand* so[2] = {&s0, two ? &t.tiles[t.src1] : nullptr};
+    for (uint32_t r = 0; r < vr; ++r)
+      for (uint32_t k = 0; k < half; ++k)
+        for (uint32_t parity = 0; parity < 2; ++parity) {
+          const uint32_t at = 2 * k + parity, which = at < width ? 0 : 1, col = at - which * width;
+          const uint64_t v = getBits(sb[which], Bits, so[which]->elemOffset(r, col));
+          setBits(parity ? b1 : b0, Bits, (parity ? d1 : d0).elemOffset(r, k), v);
+        }
+  }
+};
+
 /// TPACK (A5): dst[i,j] = the low bits of src[i,j] (b32 -> b16/b8, b16 -> b8), as the NPU's
 /// packing stores do.
 template <typename SU, typename DU> void kPack(Core& c, const TileInst& t) {
@@ -469,6 +496,12 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
   case OpId::TCONCAT:
     if (!(err = sourceRegionKnown(t, t.src0)) && !(err = sourceRegionKnown(t, t.src1)))
       err = selectRaw(t, {t.dst, t.src0, t.src1}, byWidth<Concat>(bits));
+    return true;
+  case OpId::TDEINTERLEAVE:
+    if ((err = need(t, {t.dst, t.src0, t.src2})) || (err = sourceRegionKnown(t, t.src0)))
+      return true;
+    err = t.src1 >= 0 ? selectRaw(t, {t.dst, t.src0, t.src1, t.src2}, byWidth<DeInterleave>(bits))
+                      : selectRaw(t, {t.dst, t.src0, t.src2}, byWidth<DeInterleave>(bits));
     return true;
   case OpId::TPACK:
     if ((err = need(t, {t.dst, t.src0}))) return true;

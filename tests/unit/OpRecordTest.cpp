@@ -32,6 +32,7 @@ const std::set<OpId> kNoExport = {
     OpId::TPIPE_INIT,      OpId::TPIPE_PUSH, OpId::TPIPE_POP, OpId::TPIPE_FREE, // docs/pipes.md 5
     OpId::TGATHER_CMP,     // pto-isa's compare form takes a per-row threshold tile, not a scalar
     OpId::TGET_SCALE_ADDR, // pto-isa's CPU simulator aliases instead of shifting the address
+    OpId::TDEINTERLEAVE,   // pto-isa's TDeInterleave takes (dst1, dst0, src1, src0)
 };
 
 // Ops without an encoding: none (EXT XOPs cover what 0.58.3 lacks; docs/encoding.md 5).
