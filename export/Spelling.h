@@ -57,9 +57,11 @@ std::optional<isa::CmpMode> cmpModeOfCode(unsigned code);
 
 // ------------------------------------------------------------------ op -> intrinsic
 
-/// The pto-isa intrinsic of an op: the mnemonic upper-cased with '.' -> '_' (tmatmul.acc ->
-/// TMATMUL_ACC), except for the few intrinsicFor names itself. An empty name says why the op has
-/// no C++ form.
+/// The pto-isa intrinsic of an op: its kSpellings row (export/Spelling.cpp; pto-isa's name,
+/// usually the mnemonic upper-cased with '.' -> '_': tmatmul.acc -> TMATMUL_ACC, written out,
+/// never derived), or the name or refusal intrinsicFor's switch gives. An empty name says why
+/// the op has no C++ form: a refusal, or no spelling at all, which
+/// OpRecord.EveryOpHasEveryLayer reports.
 struct Intrinsic {
   std::string name;
   std::string why;

@@ -12,6 +12,7 @@
 #include "asm/ir/IR.h"
 #include "runtime/Runtime.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,10 @@ struct Stats {
 /// The entry kernels of a module, as pto-ld picks them: the pto.entry functions, else the one
 /// function a module defines (unless private).
 std::vector<std::string> kernelNames(const ir::Module& m);
+
+/// Why the reference interpreter refuses an op's attribute ("key = value"; the rows of
+/// isa/OpAttrs.def whose Ref column is Refused, with a value other than the default), or nullopt.
+std::optional<std::string> unrunnableAttribute(const ir::Op& op);
 
 /// One kernel of a module, its parameters bound to host buffers and scalars.
 class Kernel {

@@ -4,6 +4,7 @@
 // registers of the interpreter's own rt::Core).
 #include "isa/Encoding.h"
 #include "isa/Numerics.h"
+#include "isa/OpAttrs.h"
 #include "isa/Random.h"
 #include "ref/Exec.h"
 #include "ref/Scalar.h"
@@ -231,28 +232,18 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
   }
 }
 
-namespace {
-
-/// Op attributes the cpu kernels have no field for: only their default value runs.
+/// Op attributes the reference interpreter does not run (the rows of isa/OpAttrs.def whose Ref
+/// column is Refused: every attribute pto-as refuses, and TGATHER's mask form): only their
+/// default value runs.
 std::optional<std::string> unrunnableAttribute(const Op& op) {
-  struct Fixed {
-    isa::OpId op;
-    std::string_view key, defaultValue; // "" = no value runs
-  };
-  static constexpr Fixed kFixed[] = {
-      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::THISTOGRAM, "isMSB", "true"},
-      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TGATHER, "maskPattern", ""},
-  };
-  for (const Fixed& x : kFixed) {
-    const ir::NamedAttr* a = x.op == op.tileOp ? op.attr(x.key) : nullptr;
-    if (a && (x.defaultValue.empty() || a->value != x.defaultValue))
-      return std::string(x.key) + " = " + a->value;
+  if (op.kind != OpKind::TileOp) return std::nullopt;
+  for (const isa::OpAttr& x : isa::opAttrs()) {
+    const ir::NamedAttr* a =
+        x.op == op.tileOp && x.ref == isa::AttrRef::Refused ? op.attr(x.key) : nullptr;
+    if (a && !isa::isDefaultAttrValue(x, a->value)) return std::string(x.key) + " = " + a->value;
   }
   return std::nullopt;
 }
-
-} // namespace
 
 /// TGET_SCALE_ADDR: the scaling tile is bound at the source's address >> 4 (pto-isa's
 /// SHIFT_MX_ADDR); no data moves.

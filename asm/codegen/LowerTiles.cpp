@@ -4,6 +4,7 @@
 #include "isa/Fixpipe.h"
 
 #include "isa/Numerics.h"
+#include "isa/OpAttrs.h"
 #include "isa/Random.h"
 #include "isa/ScalarFp.h"
 
@@ -396,37 +397,16 @@ std::pair<Dim, Dim> FunctionLowering::validOf(ValueId tile) {
   return {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
 }
 
-/// Op attributes the tile block has no field for: any value but the one the runtime and the
-/// NPU default to is refused here, at its source line, rather than dropped.
+/// Op attributes the tile block has no field for (the rows of isa/OpAttrs.def encoded as
+/// Refused: PTOAS's attributes with a meaning, such as a binary-tree column sum or TLOAD
+/// padding): any value but the one the runtime and the NPU default to is refused here, at its
+/// source line, rather than dropped. TMOV/TSTORE's fixpipe attributes are encoded
+/// (ir::fixpipeAttrs, docs/encoding.md 5.3).
 bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info) {
-  struct Unencoded {
-    isa::OpId op;
-    std::string_view key;
-    std::string_view defaultValue; // "" = no value is encodable
-  };
-  // PTOAS's attributes with a meaning (PTOOps.td): a value other than the default would change
-  // the result, so it is refused until it is encoded and executed (a binary-tree column sum,
-  // TLOAD padding, scatter modes, ...). TMOV/TSTORE's fixpipe attributes are encoded
-  // (ir::fixpipeAttrs, docs/encoding.md 5.3).
-  static constexpr Unencoded kUnencoded[] = {
-      {isa::OpId::TCI, "descending", "false"},      {isa::OpId::THISTOGRAM, "isMSB", "true"},
-      {isa::OpId::MGATHER, "gatherOob", ""},        {isa::OpId::MSCATTER, "scatterOob", ""},
-      {isa::OpId::MSCATTER, "scatterAtomicOp", ""}, {isa::OpId::TCOLSUM, "isBinary", "false"},
-      {isa::OpId::TLOAD, "pad_mode", ""},
-  };
-  // The value's last word: `#pto<relu_pre_mode no_relu>` and `no_relu` are the same value.
-  auto word = [](std::string_view v) {
-    if (const size_t colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
-    while (!v.empty() && (v.back() == '>' || v.back() == ' ' || v.back() == '"'))
-      v.remove_suffix(1);
-    const size_t cut = v.find_last_of(" <\"");
-    if (cut != std::string_view::npos) v.remove_prefix(cut + 1);
-    return v;
-  };
-  for (const Unencoded& u : kUnencoded) {
-    if (u.op != info.id) continue;
+  for (const isa::OpAttr& u : isa::opAttrs()) {
+    if (u.op != info.id || u.encoding != isa::AttrEncoding::Refused) continue;
     const NamedAttr* a = op.attr(u.key);
-    if (!a || (!u.defaultValue.empty() && word(a->value) == u.defaultValue)) continue;
+    if (!a || isa::isDefaultAttrValue(u, a->value)) continue;
     unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with " + std::string(u.key) +
                             " = " + a->value + " (the tile block has no field for it)");
     return false;

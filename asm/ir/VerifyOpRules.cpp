@@ -1,6 +1,8 @@
 // Verifier rules of single tile ops beyond the op table's columns: fixpipe attributes, store
 // counts, attribute scalars (TRANDOM rounds, TTRI, TMRGSORT lists, TGATHER's mask and compare
-// forms, TGET_SCALE_ADDR, TQUANT types); docs/verifier.md.
+// forms, TGET_SCALE_ADDR, TQUANT types); docs/verifier.md. The values of the attributes of
+// isa/OpAttrs.def are checked by attributeValueError, one case per row with an invalid value.
+#include "asm/ir/Verifier.h"
 #include "asm/ir/VerifierImpl.h"
 #include "isa/Fixpipe.h"
 #include "isa/Random.h"
@@ -18,6 +20,46 @@ std::string dt(DType t) {
 }
 
 } // namespace
+
+std::optional<std::string> attributeValueError(const Op& op, std::string_view key) {
+  const NamedAttr* a = op.kind == ir::OpKind::TileOp ? op.attr(key) : nullptr;
+  if (!a) return std::nullopt;
+  const std::string found = ", found " + a->value;
+  switch (op.tileOp) {
+  case isa::OpId::TRANDOM: // pto-isa's TRANDOM<Rounds>: Philox with 7 or 10 rounds
+    if (key == "rounds")
+      if (auto r = ir::attrInt(op, key); !r || !isa::trandom::roundsCode(static_cast<uint64_t>(*r)))
+        return "rounds must be 7 or 10" + found;
+    break;
+  case isa::OpId::TTRI:
+    if (key == "upperOrLower")
+      if (auto v = ir::attrInt(op, key); !v || (*v != 0 && *v != 1))
+        return "upperOrLower must be 0 (lower) or 1 (upper)" + found;
+    break;
+  case isa::OpId::TMRGSORT:
+    if (key == "exhausted")
+      if (auto v = ir::attrValueInt(op.attrs, key); !v || (*v != 0 && *v != 1))
+        return "exhausted must be true or false" + found;
+    break;
+  case isa::OpId::TGATHER_CMP: // pto-isa's uint32_t offset; PTOAS's i32 attribute
+    if (key == "offset")
+      if (auto v = ir::attrInt(op, key); !v || *v < 0 || *v > INT32_MAX)
+        return "offset must be an integer in 0..2147483647" + found;
+    break;
+  case isa::OpId::TGATHER:
+    if (key == "maskPattern" && !ir::maskPatternCode(a->value))
+      return "maskPattern must be one of P0101, P1010, P0001, P0010, P0100, P1000, P1111" + found;
+    break;
+  case isa::OpId::TQUANT:
+    if (key == "quant_type" && a->value.find("INT8_SYM") == std::string::npos &&
+        a->value.find("INT8_ASYM") == std::string::npos)
+      return "quant_type must be INT8_SYM or INT8_ASYM" + found;
+    break;
+  default:
+    break;
+  }
+  return std::nullopt;
+}
 
 void Verifier::checkFixpipe(const Op& op, const std::string& name,
                             const std::vector<Operand>& ops) {
@@ -112,18 +154,11 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TMRGSORT) checkMergeLists(op, name);
   if (op.tileOp == isa::OpId::TGATHER_CMP) checkGatherCompare(op, name);
   if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) checkScaleAddr(op, name);
-  if (op.tileOp == isa::OpId::TRANDOM && op.attr("rounds")) {
-    // pto-isa's TRANDOM<Rounds>: Philox with 7 or 10 rounds (its static_assert).
-    std::optional<int64_t> r = ir::attrInt(op, "rounds");
-    if (!r || !isa::trandom::roundsCode(static_cast<uint64_t>(*r)))
-      diags_.error(op.loc,
-                   "'" + name + "' rounds must be 7 or 10, found " + op.attr("rounds")->value);
-  }
-  if (op.tileOp != isa::OpId::TTRI || !op.attr("upperOrLower")) return;
-  std::optional<int64_t> v = ir::attrInt(op, "upperOrLower");
-  if (!v || (*v != 0 && *v != 1))
-    diags_.error(op.loc, "'" + name + "' upperOrLower must be 0 (lower) or 1 (upper), found " +
-                             op.attr("upperOrLower")->value);
+  if (op.tileOp == isa::OpId::TRANDOM)
+    if (auto e = attributeValueError(op, "rounds")) diags_.error(op.loc, "'" + name + "' " + *e);
+  if (op.tileOp == isa::OpId::TTRI)
+    if (auto e = attributeValueError(op, "upperOrLower"))
+      diags_.error(op.loc, "'" + name + "' " + *e);
 }
 
 /// TMRGSORT's list form (dst, tmp, 2-4 lists) may stop when a list runs out (`exhausted`) and
@@ -149,10 +184,7 @@ void Verifier::checkMergeLists(const Op& op, const std::string& name) {
     diags_.error(op.loc, "'" + name +
                              "' takes 'exhausted' and an executed-count output only when it "
                              "merges lists (dst, tmp and 2 to 4 sources)");
-  const NamedAttr* e = op.attr("exhausted");
-  const std::optional<int64_t> v = ir::attrValueInt(op.attrs, "exhausted");
-  if (e && (!v || (*v != 0 && *v != 1)))
-    diags_.error(op.loc, "'" + name + "' exhausted must be true or false, found " + e->value);
+  if (auto e = attributeValueError(op, "exhausted")) diags_.error(op.loc, "'" + name + "' " + *e);
 }
 
 /// TGET_SCALE_ADDR (PTOAS's verifier): the destination is a scaling tile with the source's shape
@@ -198,11 +230,7 @@ void Verifier::checkGatherCompare(const Op& op, const std::string& name) {
         mode != isa::CmpMode::EQ)
       diags_.error(op.operandLocs[i],
                    "'" + name + "' compare form takes an i32 source only with cmpMode eq on a2a3");
-  if (!op.attr("offset")) return;
-  const std::optional<int64_t> v = ir::attrInt(op, "offset");
-  if (!v || *v < 0 || *v > INT32_MAX)
-    diags_.error(op.loc, "'" + name + "' offset must be an integer in 0..2147483647, found " +
-                             op.attr("offset")->value);
+  if (auto e = attributeValueError(op, "offset")) diags_.error(op.loc, "'" + name + "' " + *e);
 }
 
 /// TGATHER's mask form (`maskPattern`) packs the selected columns of each row of its source; it
@@ -210,11 +238,8 @@ void Verifier::checkGatherCompare(const Op& op, const std::string& name) {
 void Verifier::checkMaskPattern(const Op& op, const std::string& name) {
   const NamedAttr* m = op.attr("maskPattern");
   if (!m) return;
-  if (!ir::maskPatternCode(m->value))
-    return diags_.error(op.loc, "'" + name +
-                                    "' maskPattern must be one of P0101, P1010, P0001, "
-                                    "P0010, P0100, P1000, P1111, found " +
-                                    m->value);
+  if (auto e = attributeValueError(op, "maskPattern"))
+    return diags_.error(op.loc, "'" + name + "' " + *e);
   const isa::OpInfo& info = isa::info(op.tileOp);
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const isa::Role& r = info.roles[op.operandRoles[i]];
@@ -239,9 +264,8 @@ void Verifier::checkQuantType(const Op& op, const std::string& name) {
   bool sym = !hasOffset;
   if (const NamedAttr* q = op.attr("quant_type")) {
     sym = q->value.find("INT8_SYM") != std::string::npos;
-    if (!sym && q->value.find("INT8_ASYM") == std::string::npos)
-      return diags_.error(
-          op.loc, "'" + name + "' quant_type must be INT8_SYM or INT8_ASYM, found " + q->value);
+    if (auto e = attributeValueError(op, "quant_type"))
+      return diags_.error(op.loc, "'" + name + "' " + *e);
     if (sym && hasOffset)
       return diags_.error(op.loc,
                           "'" + name + "' INT8_SYM quantization must not have an offset operand");

@@ -1,11 +1,17 @@
 // Each op one complete record (ARCHITECTURE.md 2.1): walks every row of isa/Ops.def and fails
 // unless the op has an encoding, a cpu kernel, an npu cost entry and a C++ export form, or is in
-// one of the explicit refusal lists below (each documented where the refusal lives). A new row
-// in Ops.def therefore fails here until every layer knows it (docs/development.md, "Adding an
-// op"). The builder, verifier, printer and lowering are table-driven and need no entry.
+// one of the explicit refusal lists below (each documented where the refusal lives), and unless
+// each of its attributes (isa/OpAttrs.def) is handled by every layer as its row says: a verifier
+// rule, its encoding or the lowering's refusal, the reference interpreter's run or refusal. A
+// new row in Ops.def or OpAttrs.def therefore fails here until every layer knows it
+// (docs/development.md, "Adding an op"). The builder, printer and lowering are table-driven.
+#include "asm/ir/IR.h"
+#include "asm/ir/Verifier.h"
 #include "export/CppExport.h"
 #include "isa/Encoding.h"
 #include "isa/Isa.h"
+#include "isa/OpAttrs.h"
+#include "ref/Interp.h"
 #include "runtime/Program.h"
 #include "runtime/npu/Cost.h"
 
@@ -102,6 +108,80 @@ std::optional<std::string> tryDTypes(const isa::OpInfo& op, const std::vector<in
   return why;
 }
 
+/// A tile op carrying one attribute, as the builder makes it.
+ir::Op opWith(OpId id, std::string_view key, std::string_view value) {
+  ir::Op op{};
+  op.kind = ir::OpKind::TileOp;
+  op.tileOp = id;
+  if (!value.empty()) op.attrs.push_back({std::string(key), std::string(value)});
+  return op;
+}
+
+/// Every layer handles the attribute `a` of its op as its row of isa/OpAttrs.def says; the
+/// failures name the layer and the file that lacks it.
+void checkAttribute(const isa::OpAttr& a) {
+  using isa::AttrEncoding;
+  using isa::AttrRef;
+  const std::string what = std::string(a.key) + " = " + std::string(a.validValue);
+  SCOPED_TRACE("attribute " + std::string(a.key) + " (isa/OpAttrs.def)");
+  const ir::Op absent = opWith(a.op, a.key, "");
+  const ir::Op dflt = opWith(a.op, a.key, a.defaultValue);
+  const ir::Op valid = opWith(a.op, a.key, a.validValue);
+  ASSERT_FALSE(a.validValue.empty()) << "the row needs a valid value other than the default";
+  ASSERT_FALSE(isa::isDefaultAttrValue(a, a.validValue)) << "its valid value is the default";
+  // Verifier (asm/ir/VerifyOpRules.cpp, as::verify::attributeValueError): the default and the
+  // valid value pass, the invalid one is refused; only an attribute pto-as refuses at lowering
+  // may go without a rule.
+  EXPECT_EQ(as::verify::attributeValueError(valid, a.key), std::nullopt)
+      << "verifier: refuses " << what;
+  EXPECT_EQ(as::verify::attributeValueError(dflt, a.key), std::nullopt)
+      << "verifier: refuses the default " << a.defaultValue;
+  if (!a.invalidValue.empty()) {
+    const ir::Op bad = opWith(a.op, a.key, a.invalidValue);
+    const auto e = as::verify::attributeValueError(bad, a.key);
+    EXPECT_TRUE(e) << "verifier: no rule refuses " << a.key << " = " << a.invalidValue
+                   << " (asm/ir/VerifyOpRules.cpp attributeValueError)";
+    if (e) {
+      EXPECT_NE(e->find(std::string(a.key)), std::string::npos) << *e;
+    }
+  } else {
+    EXPECT_EQ(a.encoding, AttrEncoding::Refused)
+        << "verifier: no rule for its values (asm/ir/VerifyOpRules.cpp attributeValueError), "
+           "and pto-as does not refuse it at lowering";
+  }
+  // Encoding: a B.IOR scalar that depends on the value (ir::attributeScalars), or the
+  // lowering's refusal of any value but the default (attributesEncodable, from the table),
+  // which the reference interpreter must then refuse too.
+  if (a.encoding == AttrEncoding::Ior) {
+    EXPECT_NE(ir::attributeScalars(valid), ir::attributeScalars(absent))
+        << "encoding: ir::attributeScalars (asm/ir/IR.cpp) adds no B.IOR scalar for " << what;
+    if (!a.defaultValue.empty()) {
+      EXPECT_EQ(ir::attributeScalars(dflt), ir::attributeScalars(absent))
+          << "encoding: the default " << a.defaultValue << " encodes unlike leaving it out";
+    }
+  }
+  if (a.encoding == AttrEncoding::Refused) {
+    EXPECT_EQ(a.ref, AttrRef::Refused)
+        << "reference interpreter: runs " << what << ", which pto-as refuses to encode";
+  }
+  // Execution (ref/Tiles.cpp, ref::unrunnableAttribute): a value it runs is not refused; a
+  // refused one is, with its name, and the default still runs.
+  const auto refused = ref::unrunnableAttribute(valid);
+  if (a.ref == AttrRef::Refused) {
+    EXPECT_TRUE(refused) << "reference interpreter: does not refuse " << what
+                         << " (ref/Tiles.cpp unrunnableAttribute)";
+    if (refused) {
+      EXPECT_NE(refused->find(std::string(a.key)), std::string::npos) << *refused;
+    }
+  } else {
+    EXPECT_FALSE(refused) << "reference interpreter: refuses " << what << ": " << *refused;
+  }
+  if (!a.defaultValue.empty()) {
+    EXPECT_FALSE(ref::unrunnableAttribute(dflt))
+        << "reference interpreter: refuses the default " << a.defaultValue;
+  }
+}
+
 TEST(OpRecord, EveryOpHasEveryLayer) {
   unsigned checked = 0;
   for (const isa::OpInfo& op : isa::allOps()) {
@@ -125,6 +205,9 @@ TEST(OpRecord, EveryOpHasEveryLayer) {
     // C++ export: the pto-isa intrinsic it calls.
     EXPECT_EQ(!cppexport::cppIntrinsic(op.id).empty(), !kNoExport.count(op.id))
         << "export intrinsic (export/Spelling.cpp: a kSpellings row, or intrinsicFor's refusal)";
+    // Its attributes (isa/OpAttrs.def), each in every layer.
+    for (const isa::OpAttr& a : isa::opAttrs())
+      if (a.op == op.id) checkAttribute(a);
     ++checked;
   }
   EXPECT_EQ(checked, isa::allOps().size());
