@@ -89,6 +89,13 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
               : (isLogic(m.s.op) ? xformLogic(r[m.s.rs2], m.s.rtype) : xform(r[m.s.rs2], m.s.rtype))
                     << m.s.shamt;
       if (m.s.shamt && m.s.op == AluOp::Add && !m.s.useImm) [[unlikely]] {
+        if (m.s.rd == kSinkReg && m.s.rs1 == 0) {
+          // The trap word (docs/abi.md): an scf.for whose step is not positive and that would
+          // run, as the reference interpreter reports it.
+          c.error = "scf.for step " + std::to_string(static_cast<int64_t>(r[m.s.rs2])) +
+                    " is not positive";
+          return fail(m);
+        }
         // An address formed from a pointer and a scaled index (the code generator's only use
         // of a shifted add): checked in exact arithmetic (Core::offsetAddress).
         const auto index = static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype));
