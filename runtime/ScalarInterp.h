@@ -55,6 +55,8 @@ inline void wideStep(Core& c, const obj::code::ScalarOp& s, uint64_t b) {
     exact = clamp(c.exactValue(s.rs1)) + clamp(c.exactValue(s.rs2));
   }
   c.r[s.rd] = bits;
+  constexpr WideInt kMax = WideInt{1} << 125;
+  exact = exact > kMax ? kMax : exact < -kMax ? -kMax : exact;
   if (exact != static_cast<WideInt>(static_cast<int64_t>(bits))) {
     c.wideReg = s.rd;
     c.wideExact = exact;
@@ -123,10 +125,13 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
         // An address formed from a pointer and a scaled index (the code generator's only use
         // of a shifted add): checked in exact arithmetic (Core::offsetAddress), with the
         // index's exact value when an offset computation left int64 (Core::wideReg).
-        const obj::WideInt index =
+        obj::WideInt index =
             m.s.rtype == RType::None
                 ? c.exactValue(m.s.rs2)
                 : static_cast<obj::WideInt>(static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype)));
+        // Scaled in 128 bits without overflow (a wide index is at most 2^125, a plain one 2^63).
+        const obj::WideInt cap = obj::WideInt{1} << (126 - m.s.shamt);
+        index = index > cap ? cap : index < -cap ? -cap : index;
         const uint8_t rd = m.s.rd;
         r[rd] = c.offsetAddress(r[m.s.rs1], index << m.s.shamt, uint64_t{1} << m.s.shamt);
         if (rd == c.wideReg) c.wideReg = Core::kNoWideReg;
