@@ -10,6 +10,8 @@
 #include "ref/Scalar.h"
 #include "support/Numbers.h"
 
+#include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cstring>
 
@@ -131,12 +133,20 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
                          std::to_string(v.shape.size()) + " view");
     // The offsets in exact arithmetic (each product fits 128 bits): an offset that leaves the
     // argument is an error at the access naming it, not a wrapped address (rt::Core).
+    // Beyond +-2^125 elements (+-2^(126 - log2 bytes) once scaled) the value is clamped, as
+    // the compiled code's (runtime/ScalarInterp.h): still outside any argument, never an
+    // overflow of 128 bits.
+    const unsigned bits = isa::bitWidth(v.elem);
+    const obj::WideInt cap = obj::WideInt{1}
+                             << std::min(125, 126 - std::countr_zero(std::max(1u, bits / 8)));
+    auto clamp = [&](obj::WideInt x) { return x > cap ? cap : x < -cap ? -cap : x; };
     obj::WideInt elems = 0;
     for (size_t i = 0; i < rank; ++i)
-      elems += static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[1 + i]))) *
-               v.strides[i];
-    const unsigned bits = isa::bitWidth(v.elem);
-    v.base = core_.offsetAddress(v.base, elems * bits / 8, std::max(1u, bits / 8));
+      elems = clamp(elems + clamp(static_cast<obj::WideInt>(
+                                      static_cast<int64_t>(scalar(f, op.operands[1 + i]))) *
+                                  static_cast<int64_t>(v.strides[i])));
+    v.base = core_.offsetAddress(v.base, bits >= 8 ? elems * (bits / 8) : elems / (8 / bits),
+                                 std::max(1u, bits / 8));
     for (size_t i = 0; i < rank; ++i)
       v.shape[i] = static_cast<int64_t>(scalar(f, op.operands[1 + rank + i]));
     f.v[op.results[0]] = v;

@@ -80,6 +80,18 @@ struct Core {
   /// address whose access is an error naming element offset / `elemBytes` of the argument.
   uint64_t offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes);
   std::vector<std::string> poisons; // what each poisoned address names (at most 1024)
+  /// A GM offset whose exact value left int64 (issue 34, item 11): the code generator computes
+  /// a partition's element offset as sum(offset_i * stride_i) with `mulu` (the bits of `mul`)
+  /// and `add`, and scales it into the address with a shifted add. Register `wideReg` holds the
+  /// wrapped bits, `wideExact` the exact value, until the register is written otherwise;
+  /// kNoWideReg when none.
+  static constexpr uint8_t kNoWideReg = 0xFF;
+  uint8_t wideReg = kNoWideReg;
+  obj::WideInt wideExact = 0;
+  /// The exact value of register `reg` (the wide one, or its bits as a signed integer).
+  obj::WideInt exactValue(uint8_t reg) const {
+    return reg == wideReg ? wideExact : static_cast<obj::WideInt>(static_cast<int64_t>(r[reg]));
+  }
   /// The argument region an address falls in (nullptr if none).
   const GmRegion* regionOf(uint64_t addr) const;
 };

@@ -310,6 +310,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
   auto resetCore = [&](Core& c, uint32_t b) {
     c.r.fill(0);
     c.cond = false;
+    c.wideReg = Core::kNoWideReg;
     c.scalarOps = c.tileOps = 0;
     c.crossFlags.fill(0);
     c.bufTokens.fill(0);

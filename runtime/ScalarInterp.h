@@ -39,6 +39,32 @@ inline uint64_t xformLogic(uint64_t v, RType rtype) {
 
 using isa::scalar::alu;
 
+/// `mulu` (an offset times a stride) or `add` (of such products) in exact arithmetic beside
+/// the wrapped bits: the result's exact value is kept when it leaves int64 (Core::wideReg).
+inline void wideStep(Core& c, const obj::code::ScalarOp& s, uint64_t b) {
+  using obj::WideInt;
+  const uint64_t bits = alu(s.op, c.r[s.rs1], b);
+  WideInt exact;
+  if (s.op == AluOp::MulU) {
+    exact = static_cast<WideInt>(static_cast<int64_t>(c.r[s.rs1])) *
+            static_cast<int64_t>(s.useImm ? b : xform(c.r[s.rs2], s.rtype));
+  } else {
+    // Sums of products stay far inside 128 bits: each operand is clamped to +-2^124.
+    constexpr WideInt kMax = WideInt{1} << 124;
+    auto clamp = [&](WideInt v) { return v > kMax ? kMax : v < -kMax ? -kMax : v; };
+    exact = clamp(c.exactValue(s.rs1)) + clamp(c.exactValue(s.rs2));
+  }
+  c.r[s.rd] = bits;
+  constexpr WideInt kMax = WideInt{1} << 125;
+  exact = exact > kMax ? kMax : exact < -kMax ? -kMax : exact;
+  if (exact != static_cast<WideInt>(static_cast<int64_t>(bits))) {
+    c.wideReg = s.rd;
+    c.wideExact = exact;
+  } else if (s.rd == c.wideReg) {
+    c.wideReg = Core::kNoWideReg;
+  }
+}
+
 inline bool isLogic(AluOp op) {
   return isa::isLogical(op);
 }
@@ -89,13 +115,34 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
               : (isLogic(m.s.op) ? xformLogic(r[m.s.rs2], m.s.rtype) : xform(r[m.s.rs2], m.s.rtype))
                     << m.s.shamt;
       if (m.s.shamt && m.s.op == AluOp::Add && !m.s.useImm) [[unlikely]] {
+        if (m.s.rd == kSinkReg && m.s.rs1 == 0) {
+          // The trap word (docs/abi.md): an scf.for whose step is not positive and that would
+          // run, as the reference interpreter reports it.
+          c.error = "scf.for step " + std::to_string(static_cast<int64_t>(r[m.s.rs2])) +
+                    " is not positive";
+          return fail(m);
+        }
         // An address formed from a pointer and a scaled index (the code generator's only use
-        // of a shifted add): checked in exact arithmetic (Core::offsetAddress).
-        const auto index = static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype));
-        r[m.s.rd] = c.offsetAddress(r[m.s.rs1], static_cast<obj::WideInt>(index) << m.s.shamt,
-                                    uint64_t{1} << m.s.shamt);
+        // of a shifted add): checked in exact arithmetic (Core::offsetAddress), with the
+        // index's exact value when an offset computation left int64 (Core::wideReg).
+        obj::WideInt index =
+            m.s.rtype == RType::None
+                ? c.exactValue(m.s.rs2)
+                : static_cast<obj::WideInt>(static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype)));
+        // Scaled in 128 bits without overflow (a wide index is at most 2^125, a plain one 2^63).
+        const obj::WideInt cap = obj::WideInt{1} << (126 - m.s.shamt);
+        index = index > cap ? cap : index < -cap ? -cap : index;
+        const uint8_t rd = m.s.rd;
+        r[rd] = c.offsetAddress(r[m.s.rs1], index << m.s.shamt, uint64_t{1} << m.s.shamt);
+        if (rd == c.wideReg) c.wideReg = Core::kNoWideReg;
+      } else if (m.s.op == AluOp::MulU || (c.wideReg != Core::kNoWideReg && !m.s.useImm &&
+                                           m.s.op == AluOp::Add && m.s.rtype == RType::None))
+          [[unlikely]] {
+        wideStep(c, m.s, b);
       } else {
         r[m.s.rd] = alu(m.s.op, r[m.s.rs1], b);
+        if (m.s.rd == c.wideReg) [[unlikely]]
+          c.wideReg = Core::kNoWideReg;
       }
       ++scalarOps;
       break;
@@ -110,10 +157,14 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
     }
     case MKind::Fpu:
       r[m.s.rd] = isa::scalarFp(m.s.fp, m.s.fpSrc, m.s.fpDst, r[m.s.rs1], r[m.s.rs2]);
+      if (m.s.rd == c.wideReg) [[unlikely]]
+        c.wideReg = Core::kNoWideReg;
       ++scalarOps;
       break;
     case MKind::Csel:
       r[m.s.rd] = r[m.s.rs3] != 0 ? r[m.s.rs1] : xform(r[m.s.rs2], m.s.rtype);
+      if (m.s.rd == c.wideReg) [[unlikely]]
+        c.wideReg = Core::kNoWideReg;
       ++scalarOps;
       break;
     case MKind::Load: {
@@ -131,6 +182,8 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
         v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
       }
       r[m.s.rd] = v;
+      if (m.s.rd == c.wideReg) [[unlikely]]
+        c.wideReg = Core::kNoWideReg;
       ++scalarOps;
       break;
     }
@@ -190,6 +243,8 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
                   : m.s.imm == 5 ? c.blockNum
                   : m.s.imm == 6 ? c.subblockIdx
                                  : c.subblockNum;
+      if (m.s.rd == c.wideReg) [[unlikely]]
+        c.wideReg = Core::kNoWideReg;
       break;
     case MKind::Jump:
       if (overBudget()) return budgetError(m);
@@ -219,6 +274,7 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
         return fail(m);
       }
       r[10] = m.textOffset + 4u; // ra: the word after the call
+      c.wideReg = Core::kNoWideReg;
       // In a cluster a cube function runs on the AIC only and a vector function on the AIVs
       // (the `#if defined(__DAV_CUBE__)` of the C++ PTOAS emits): elsewhere the call is empty.
       if (c.cluster && !laneRuns(c.lane, (*c.functions)[m.target].flags)) break;

@@ -385,6 +385,35 @@ void FunctionLowering::lowerFor(const Op& op) {
     if (!bindHome(body.args[i - 2], op.operands[i], op.operandLocs[i])) return;
     carried.push_back(body.args[i - 2]);
   }
+  // scf.for's step must be positive when the loop runs (MLIR; the reference interpreter's
+  // rule, issue 34 item 10). A constant step that is not positive, with constant bounds that
+  // make the loop run, is an error here; otherwise, unless the step is a positive constant, the
+  // loop's entry checks it at run time: when iv < ub and step <= 0 it traps (the trap word:
+  // `add` with a shift from x0 into x0, docs/abi.md), and the backends report the step at the
+  // loop's line.
+  const auto step = constantInt(op.operands[2]);
+  const auto lb = constantInt(op.operands[0]), ub = constantInt(op.operands[1]);
+  if (step && *step <= 0 && lb && ub && *lb < *ub) {
+    diags_.error(op.operandLocs.size() > 2 ? op.operandLocs[2] : op.loc,
+                 "scf.for step " + std::to_string(*step) + " is not positive, and the loop runs (" +
+                     std::to_string(*lb) + " to " + std::to_string(*ub) + ")");
+    ok_ = false;
+    return;
+  }
+  if (!step || (*step <= 0 && !(lb && ub))) {
+    const int stepOk = newLabel();
+    conditionalExit(stepOk, op.loc, [&] { // no trip: any step
+      scalar(FormId::S_SETC_GE, {}, {{"SrcL", iv, false}, {"SrcR", reg(op.operands[1]), false}});
+    });
+    conditionalExit(stepOk, op.loc, [&] { // 0 < step
+      scalar(FormId::S_SETC_LT, {{"SrcL", kZero}}, {{"SrcR", reg(op.operands[2]), false}});
+    });
+    pendingLoc_ = op.loc;
+    scalar(FormId::S_ADD, {{"shamt", 1}, {"SrcL", kZero}, {"RegDst", kZero}},
+           {{"SrcR", reg(op.operands[2]), false}});
+    placeLabel(stepOk);
+    inScalarBlock_ = false;
+  }
   int head = newLabel(), exit = newLabel();
   placeLabel(head);
   size_t loopStart = code_.size();

@@ -144,7 +144,9 @@ void FunctionLowering::lowerPartition(const Op& op) {
     VReg term = newVReg();
     VReg o = reg(off);
     VReg s = strideReg(v, i);
-    scalar(FormId::S_MUL, {}, {{"SrcL", o, false}, {"SrcR", s, false}, {"RegDst", term, true}});
+    // `mulu`: the bits of `mul`, and the backends keep the exact product and sum when it leaves
+    // int64, so that the bounds check of the access is exact (docs/abi.md, issue 34 item 11).
+    scalar(FormId::S_MULU, {}, {{"SrcL", o, false}, {"SrcR", s, false}, {"RegDst", term, true}});
     if (acc == kNoVReg)
       acc = term;
     else {

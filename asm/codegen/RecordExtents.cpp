@@ -14,6 +14,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace pto::as {
 
@@ -429,6 +431,10 @@ std::vector<PointerUse> pointerUses(const Function& fn) {
 }
 
 void recordExtents(const Module& m, obj::ObjectFile& object) {
+  // Functions by name, so that a module of many functions is matched in linear time (#34).
+  std::unordered_map<std::string_view, std::vector<const Function*>> defined;
+  for (const auto& g : m.functions)
+    if (!g->isDeclaration) defined[g->name].push_back(g.get());
   // Callees first, so that a caller knows what the pointers it passes on are used for (calls
   // never recurse: the verifier refuses cycles).
   Analysis::Callees done;
@@ -437,24 +443,29 @@ void recordExtents(const Module& m, obj::ObjectFile& object) {
     if (done.count(f.name) || !visiting.insert(f.name).second) return;
     walk(f.body, [&](const Op& op) {
       if (op.kind != OpKind::Call) return;
-      for (const auto& g : m.functions)
-        if (g->name == op.name && !g->isDeclaration) analyse(*g);
+      auto it = defined.find(op.name);
+      if (it == defined.end()) return;
+      for (const Function* g : it->second)
+        analyse(*g);
     });
     done[f.name] = Analysis(f, &done).run();
   };
   for (const auto& f : m.functions)
     if (!f->isDeclaration) analyse(*f);
+  std::unordered_map<std::string_view, std::vector<obj::Function*>> objectFunctions;
+  for (obj::Function& of : object.functions)
+    if (!(of.flags & obj::kDeclaration)) objectFunctions[of.name].push_back(&of);
   for (const auto& f : m.functions) {
     if (f->isDeclaration) continue;
-    for (obj::Function& of : object.functions) {
-      if (of.name != f->name || (of.flags & obj::kDeclaration) ||
-          of.params.size() != f->body.args.size())
-        continue;
+    auto it = objectFunctions.find(f->name);
+    if (it == objectFunctions.end()) continue;
+    for (obj::Function* of : it->second) {
+      if (of->params.size() != f->body.args.size()) continue;
       const std::vector<PointerUse>& uses = done[f->name];
-      for (size_t i = 0; i < of.params.size(); ++i) {
-        if (of.params[i].kind != obj::ParamKind::Pointer) continue;
-        of.params[i].extent = uses[i].extent;
-        of.params[i].indexValues = uses[i].indexValues;
+      for (size_t i = 0; i < of->params.size(); ++i) {
+        if (of->params[i].kind != obj::ParamKind::Pointer) continue;
+        of->params[i].extent = uses[i].extent;
+        of->params[i].indexValues = uses[i].indexValues;
       }
     }
   }
