@@ -649,10 +649,10 @@ private:
       const bool notify = op.name.ends_with("tnotify");
       line() << results(op) << op.name << "(" << name(ops[0]) << ", " << name(ops[1]) << " : "
              << typeOf(ops[0]) << ", " << typeOf(ops[1]) << ") {"
-             << (notify
-                     ? std::string("notifyOp = #pto<notify_op ") + (op.ints[0] == 1 ? "add" : "set")
-                     : std::string("cmp = #pto<wait_cmp ") +
-                           std::string(isa::spelling(static_cast<isa::CmpMode>(op.ints[0]))))
+             << (notify ? std::string("notifyOp = #pto<notify_op ") +
+                              (op.ints[0] == 1 ? "atomic_add" : "set")
+                        : std::string("cmp = #pto<wait_cmp ") +
+                              std::string(isa::spelling(static_cast<isa::CmpMode>(op.ints[0]))))
              << ">}\n";
       return;
     }

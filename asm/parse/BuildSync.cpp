@@ -177,7 +177,7 @@ void Builder::buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
 }
 
 /// Signals in GM, as PTOAS writes them (its comm ops; pto-isa's TNOTIFY / TWAIT / TTEST):
-/// `pto.comm.tnotify(%sig, %v : T, i32) {notifyOp = #pto<notify_op set|add>}`,
+/// `pto.comm.tnotify(%sig, %v : T, i32) {notifyOp = #pto<notify_op set|atomic_add>}`,
 /// `pto.comm.twait(%sig, %v : T, i32) {cmp = #pto<wait_cmp ge>}`, `%b = pto.ttest(...) {cmp}`,
 /// and the generic forms `"pto.tnotify"(%sig, %v) <{...}> : (T, i32) -> ()`. The signal is a
 /// one-element i32 view; a peer's signal is a view of its address like any other.
@@ -228,11 +228,12 @@ void Builder::buildSignal(const std::string& name, SrcLoc loc, Pieces& p,
       }
   int64_t mode = 0;
   if (base == "tnotify") {
-    if (word && *word != "set" && *word != "add") {
-      diags_.error(wordLoc, "unknown notifyOp '" + *word + "' (set, add)");
+    // PTOAS's NotifyOp: set, atomic_add (`add` is read as atomic_add).
+    if (word && *word != "set" && *word != "atomic_add" && *word != "add") {
+      diags_.error(wordLoc, "unknown notifyOp '" + *word + "' (set, atomic_add)");
       return;
     }
-    mode = word && *word == "add" ? 1 : 0;
+    mode = word && *word != "set" ? 1 : 0;
   } else {
     auto cmp = word ? isa::parseCmpMode(*word) : std::nullopt;
     if (!cmp) {
