@@ -427,8 +427,12 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   if (view) {
     const size_t rank = view->shape.size();
     const unsigned bits = isa::bitWidth(view->elem);
-    if (rank >= 2)
-      rowStride = static_cast<uint64_t>(view->strides[view->dn ? rank - 1 : rank - 2] * bits / 8);
+    // The stride register as the core computes it: modulo 2^64 (a run-time stride may be huge;
+    // the accesses themselves are checked in exact arithmetic).
+    if (rank >= 2) {
+      const auto s = static_cast<uint64_t>(view->strides[view->dn ? rank - 1 : rank - 2]);
+      rowStride = bits >= 8 ? s * (bits / 8) : s * bits / 8;
+    }
     for (size_t i = 0; i + 2 < rank; ++i)
       if (view->shape[i] != 1) outerDims.push_back(i);
     ior = {view->base, rowStride};
