@@ -279,22 +279,8 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
   std::string name = wordText(opName);
   SrcLoc loc = locOf(opName);
   Pieces p = collectStatement(g);
-  if (g->opName()->STRING()) {
-    // MLIR's generic form names the op in quotes; only tile ops are taken in it.
-    name = name.substr(1, name.size() - 2);
-    if (name == "pto.tnotify" || name == "pto.twait" || name == "pto.ttest")
-      return buildSignal(name, loc, p, results);
-    if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
-    const isa::OpInfo* info = isa::findOp(name);
-    if (!info) {
-      diags_.error(loc, "the generic form \"" + name + "\"(...) is accepted for tile ops only");
-      return;
-    }
-    p.generic = true;
-    using K = PieceKind;
-    if (!onlyPieces(diags_, p, name, {K::Paren, K::Props, K::Types, K::Arrow, K::Dict})) return;
-    return buildTileOp(*info, loc, p, results);
-  }
+  if (g->opName()->STRING())
+    return buildQuotedGeneric(name.substr(1, name.size() - 2), loc, p, results);
   std::string pred = g->predicate ? wordText(g->predicate) : "";
   SrcLoc predLoc = locOf(g->predicate);
 
@@ -347,6 +333,66 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
                ? buildReinterpretCast(loc, p, results)
                : void();
 
+  buildPtoOp(name, loc, p, results);
+}
+
+/// MLIR's `builtin.unrealized_conversion_cast %v : A to B`, as PTOAS leaves it between scalar
+/// types: the same bits under another type (a signless and an unsigned integer, an integer and
+/// a float of its width) is arith.bitcast; index and an integer is arith.index_cast. Other pairs
+/// have no meaning of their own and are refused.
+void Builder::buildUnrealizedCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  if (p.types.empty() || !p.toType) {
+    diags_.error(loc, "'builtin.unrealized_conversion_cast' needs '... : SrcType to DstType'");
+    return;
+  }
+  auto from = readType(p.types.back()), to = readType(p.toType);
+  if (!from || !to) return;
+  auto width = [](const Type& t) {
+    return t.kind == TypeKind::Scalar ? isa::bitWidth(t.elem) : 0u;
+  };
+  const bool fromIndex = from->kind == TypeKind::Index, toIndex = to->kind == TypeKind::Index;
+  std::string as;
+  if ((fromIndex && to->isIntLike() && !toIndex) || (toIndex && from->isIntLike() && !fromIndex))
+    as = "arith.index_cast";
+  else if (width(*from) != 0 && width(*from) == width(*to))
+    as = "arith.bitcast";
+  if (as.empty()) {
+    diags_.error(p.typesLoc, "'builtin.unrealized_conversion_cast' from " + toString(*from) +
+                                 " to " + toString(*to) +
+                                 " is not supported (scalars of one width, or index and an "
+                                 "integer)");
+    return;
+  }
+  buildArith(*findArith(as), as, loc, "", {}, p, results);
+}
+
+/// MLIR's generic form names the op in quotes (`"pto.tadd"(...) <{...}> : (...) -> ()`): taken
+/// for tile ops and the signals; the device comm ops are refused by name.
+void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
+                                 const std::vector<ResultName>& results) {
+  if (name == "pto.tnotify" || name == "pto.twait" || name == "pto.ttest")
+    return buildSignal(name, loc, p, results);
+  if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
+  const isa::OpInfo* info = isa::findOp(name);
+  if (!info) {
+    diags_.error(loc, "the generic form \"" + name + "\"(...) is accepted for tile ops only");
+    return;
+  }
+  p.generic = true;
+  using K = PieceKind;
+  if (!onlyPieces(diags_, p, name, {K::Paren, K::Props, K::Types, K::Arrow, K::Dict})) return;
+  buildTileOp(*info, loc, p, results);
+}
+
+/// A `pto.` op (or a PTO-AS mnemonic) that is not arith or structure: its builder by name, or a
+/// tile op of the op table.
+void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
+                         const std::vector<ResultName>& results) {
+  auto only = [&](std::initializer_list<PieceKind> kinds,
+                  std::initializer_list<std::string_view> words = {}) {
+    return onlyPieces(diags_, p, name, kinds, words);
+  };
+  using K = PieceKind;
   std::string base = name.starts_with("pto.") ? name.substr(4) : name;
   using Handler =
       void (Builder::*)(const std::string&, SrcLoc, Pieces&, const std::vector<ResultName>&);
@@ -442,36 +488,6 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
     return ok ? buildTileOp(*info, loc, p, results) : void();
   }
   diags_.error(loc, "unknown operation '" + name + "'");
-}
-
-/// MLIR's `builtin.unrealized_conversion_cast %v : A to B`, as PTOAS leaves it between scalar
-/// types: the same bits under another type (a signless and an unsigned integer, an integer and
-/// a float of its width) is arith.bitcast; index and an integer is arith.index_cast. Other pairs
-/// have no meaning of their own and are refused.
-void Builder::buildUnrealizedCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
-  if (p.types.empty() || !p.toType) {
-    diags_.error(loc, "'builtin.unrealized_conversion_cast' needs '... : SrcType to DstType'");
-    return;
-  }
-  auto from = readType(p.types.back()), to = readType(p.toType);
-  if (!from || !to) return;
-  auto width = [](const Type& t) {
-    return t.kind == TypeKind::Scalar ? isa::bitWidth(t.elem) : 0u;
-  };
-  const bool fromIndex = from->kind == TypeKind::Index, toIndex = to->kind == TypeKind::Index;
-  std::string as;
-  if ((fromIndex && to->isIntLike() && !toIndex) || (toIndex && from->isIntLike() && !fromIndex))
-    as = "arith.index_cast";
-  else if (width(*from) != 0 && width(*from) == width(*to))
-    as = "arith.bitcast";
-  if (as.empty()) {
-    diags_.error(p.typesLoc, "'builtin.unrealized_conversion_cast' from " + toString(*from) +
-                                 " to " + toString(*to) +
-                                 " is not supported (scalars of one width, or index and an "
-                                 "integer)");
-    return;
-  }
-  buildArith(*findArith(as), as, loc, "", {}, p, results);
 }
 
 void Builder::refuseDeviceComm(const std::string& name, SrcLoc loc) {

@@ -290,6 +290,10 @@ private:
                     const std::vector<ResultName>& results);
   /// `tile %a, %b : !pto.tile<...> [addr = 0x1000]`: declares tiles (like pto.alloc_tile).
   void buildTileDecl(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  void buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results);
+  void buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
+                  const std::vector<ResultName>& results);
   void refuseDeviceComm(const std::string& name, SrcLoc loc);
   void buildSignal(const std::string& name, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
