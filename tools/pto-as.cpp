@@ -102,6 +102,41 @@ bool reportDuplicateParams(const pto::as::SourceFile& src, const pto::obj::Objec
   return true;
 }
 
+/// Every error reported: "N errors generated." (or the warnings that count as errors), exit 1.
+int reportFailure(pto::as::DiagEngine& diags) {
+  if (diags.errors() > 0)
+    std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors") << " generated.\n";
+  else
+    std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
+  return 1;
+}
+
+/// Canonical block assembly to an object (no IR on the way).
+int assembleBlocks(pto::as::SourceFile& src, pto::as::DiagEngine& diags,
+                   std::optional<pto::isa::Arch> archFlag, bool verifyOnly,
+                   const std::string& input, const std::string& output) {
+  auto object = pto::as::assembleBlockText(src, diags);
+  if (object && object->functions.empty())
+    diags.warning({}, "no functions in '" + src.name() + "'");
+  diags.flush();
+  if (!object || diags.failed()) return reportFailure(diags);
+  if (archFlag) object->arch = *archFlag;
+  if (reportDuplicateParams(src, *object, diags)) return 1;
+  if (verifyOnly) return 0;
+  auto bytes = pto::obj::writeObject(*object);
+  if (auto* e = std::get_if<std::string>(&bytes)) {
+    std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
+    return 1;
+  }
+  auto& b = std::get<std::vector<uint8_t>>(bytes);
+  std::string err;
+  if (!writeOutput(output, std::string(b.begin(), b.end()), input, err)) {
+    std::cerr << "pto-as: error: " << err << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -159,35 +194,8 @@ int main(int argc, char** argv) {
   if (!archText.empty()) archFlag = pto::isa::parseArch(archText);
 
   // Canonical block assembly (what pto-objdump -d prints) assembles straight to an object.
-  if (pto::as::looksLikeBlockAssembly(src.text())) {
-    auto object = pto::as::assembleBlockText(src, diags);
-    if (object && object->functions.empty())
-      diags.warning({}, "no functions in '" + src.name() + "'");
-    diags.flush();
-    if (!object || diags.failed()) {
-      if (diags.errors() > 0)
-        std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
-                  << " generated.\n";
-      else
-        std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
-      return 1;
-    }
-    if (archFlag) object->arch = *archFlag;
-    if (reportDuplicateParams(src, *object, diags)) return 1;
-    if (verifyOnly) return 0;
-    auto bytes = pto::obj::writeObject(*object);
-    if (auto* e = std::get_if<std::string>(&bytes)) {
-      std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
-      return 1;
-    }
-    auto& b = std::get<std::vector<uint8_t>>(bytes);
-    std::string err;
-    if (!writeOutput(output, std::string(b.begin(), b.end()), input, err)) {
-      std::cerr << "pto-as: error: " << err << "\n";
-      return 1;
-    }
-    return 0;
-  }
+  if (pto::as::looksLikeBlockAssembly(src.text()))
+    return assembleBlocks(src, diags, archFlag, verifyOnly, input, output);
 
   pto::as::assumeOneParserThread(); // pto-as parses one file on this thread
   auto module = pto::as::parseModule(src, diags, archFlag);
@@ -214,23 +222,12 @@ int main(int argc, char** argv) {
       diags.warning({}, "no functions in '" + src.name() + "'");
   }
   diags.flush();
-  if (!module || diags.failed()) {
-    if (diags.errors() > 0)
-      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
-                << " generated.\n";
-    else
-      std::cerr << "pto-as: error: warnings treated as errors (--fatal-warnings)\n";
-    return 1;
-  }
+  if (!module || diags.failed()) return reportFailure(diags);
   // --verify-only runs every check that -o runs: the code generator's refusals included.
   if (verifyOnly) {
     auto object = pto::as::lowerModule(*module, pto::as::resolveArch(*module, archFlag), diags);
     diags.flush();
-    if (!object) {
-      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
-                << " generated.\n";
-      return 1;
-    }
+    if (!object) return reportFailure(diags);
     return 0;
   }
   std::string data;
@@ -238,11 +235,7 @@ int main(int argc, char** argv) {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     auto object = pto::as::lowerModule(*module, arch, diags);
     diags.flush();
-    if (!object) {
-      std::cerr << diags.errors() << (diags.errors() == 1 ? " error" : " errors")
-                << " generated.\n";
-      return 1;
-    }
+    if (!object) return reportFailure(diags);
     pto::as::recordExtents(*module, *object); // what each pointer parameter spans (obj/Extent.h)
     auto bytes = pto::obj::writeObject(*object);
     if (auto* e = std::get_if<std::string>(&bytes)) {
