@@ -27,6 +27,67 @@ bool writeOutput(const std::string& path, const void* data, size_t size,
   return true;
 }
 
+/// Every input read as an object; each one that cannot be read is reported (false then).
+bool readObjects(const std::vector<std::string>& inputs,
+                 std::vector<pto::link::InputObject>& objects) {
+  bool ok = true;
+  for (const std::string& path : inputs) {
+    std::vector<uint8_t> bytes;
+    if (auto e = pto::obj::readInputFile(path, bytes)) {
+      std::cerr << "pto-ld: error: " << *e << "\n";
+      ok = false;
+      continue;
+    }
+    auto r = pto::obj::readObject(bytes.data(), bytes.size());
+    if (auto* err = std::get_if<std::string>(&r)) {
+      std::cerr << "pto-ld: error: '" << path << "': " << *err << "\n";
+      ok = false;
+      continue;
+    }
+    objects.push_back({path, std::move(std::get<pto::obj::ObjectFile>(r))});
+  }
+  return ok;
+}
+
+/// The image (or its C++ export) to `output` and the map to `mapFile` when given.
+bool writeLinked(const pto::link::LinkResult& res, const std::string& emit, std::string output,
+                 const std::string& mapFile, const std::vector<std::string>& inputs) {
+  auto bytes = pto::obj::writeImage(*res.image);
+  if (auto* err = std::get_if<std::string>(&bytes)) {
+    std::cerr << "pto-ld: error: cannot write the image: " << *err << "\n";
+    return false;
+  }
+  if (emit != "image") { // the C++ export (docs/cpp-export.md) replaces the image as the output
+    auto text = emit == "cpp" ? pto::cppexport::exportCpp(*res.image)
+                              : pto::cppexport::exportCppHost(*res.image);
+    if (auto* e = std::get_if<pto::cppexport::ExportError>(&text)) {
+      std::cerr << "pto-ld: error: cannot export C++: " << e->message << "\n";
+      return false;
+    }
+    const std::string& cpp = std::get<std::string>(text);
+    bytes = std::vector<uint8_t>(cpp.begin(), cpp.end());
+  }
+  if (output.empty()) output = emit == "image" ? "a.img" : emit == "cpp" ? "a.cpp" : "a_host.cpp";
+  std::string err;
+  if (!mapFile.empty()) {
+    if (pto::obj::sameFile(mapFile, output)) {
+      std::cerr << "pto-ld: error: the map file '" << mapFile << "' is also the output\n";
+      return false;
+    }
+    std::string map = pto::link::formatMap(res);
+    if (!writeOutput(mapFile, map.data(), map.size(), inputs, err)) {
+      std::cerr << "pto-ld: error: " << err << "\n";
+      return false;
+    }
+  }
+  auto& data = std::get<std::vector<uint8_t>>(bytes);
+  if (!writeOutput(output, data.data(), data.size(), inputs, err)) {
+    std::cerr << "pto-ld: error: " << err << "\n";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -112,23 +173,7 @@ int main(int argc, char** argv) {
   };
   Clock::time_point start = Clock::now();
   std::vector<pto::link::InputObject> objects;
-  bool failed = false;
-  for (const std::string& path : inputs) {
-    std::vector<uint8_t> bytes;
-    if (auto e = pto::obj::readInputFile(path, bytes)) {
-      std::cerr << "pto-ld: error: " << *e << "\n";
-      failed = true;
-      continue;
-    }
-    auto r = pto::obj::readObject(bytes.data(), bytes.size());
-    if (auto* err = std::get_if<std::string>(&r)) {
-      std::cerr << "pto-ld: error: '" << path << "': " << *err << "\n";
-      failed = true;
-      continue;
-    }
-    objects.push_back({path, std::move(std::get<pto::obj::ObjectFile>(r))});
-  }
-  if (failed) return 1;
+  if (!readObjects(inputs, objects)) return 1;
   timed("read inputs", start);
   pto::link::LinkResult res = pto::link::link(objects, opts);
   times.insert(times.end(), res.passTimes.begin(), res.passTimes.end());
@@ -143,39 +188,7 @@ int main(int argc, char** argv) {
     report();
     return 1;
   }
-  auto bytes = pto::obj::writeImage(*res.image);
-  if (auto* err = std::get_if<std::string>(&bytes)) {
-    std::cerr << "pto-ld: error: cannot write the image: " << *err << "\n";
-    return 1;
-  }
-  if (emit != "image") { // the C++ export (docs/cpp-export.md) replaces the image as the output
-    auto text = emit == "cpp" ? pto::cppexport::exportCpp(*res.image)
-                              : pto::cppexport::exportCppHost(*res.image);
-    if (auto* e = std::get_if<pto::cppexport::ExportError>(&text)) {
-      std::cerr << "pto-ld: error: cannot export C++: " << e->message << "\n";
-      return 1;
-    }
-    const std::string& cpp = std::get<std::string>(text);
-    bytes = std::vector<uint8_t>(cpp.begin(), cpp.end());
-  }
-  if (output.empty()) output = emit == "image" ? "a.img" : emit == "cpp" ? "a.cpp" : "a_host.cpp";
-  std::string err;
-  if (!mapFile.empty()) {
-    if (pto::obj::sameFile(mapFile, output)) {
-      std::cerr << "pto-ld: error: the map file '" << mapFile << "' is also the output\n";
-      return 1;
-    }
-    std::string map = pto::link::formatMap(res);
-    if (!writeOutput(mapFile, map.data(), map.size(), inputs, err)) {
-      std::cerr << "pto-ld: error: " << err << "\n";
-      return 1;
-    }
-  }
-  auto& data = std::get<std::vector<uint8_t>>(bytes);
-  if (!writeOutput(output, data.data(), data.size(), inputs, err)) {
-    std::cerr << "pto-ld: error: " << err << "\n";
-    return 1;
-  }
+  if (!writeLinked(res, emit, output, mapFile, inputs)) return 1;
   timed("write output", start);
   report();
   return 0;
