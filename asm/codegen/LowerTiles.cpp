@@ -416,6 +416,35 @@ bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info
   return true;
 }
 
+namespace {
+/// A tile op's operands by role.
+struct RoleOperands {
+  std::vector<ValueId> tilesOut, tilesIn, scalars;
+  ValueId view = kNoValue, dst = kNoValue, src = kNoValue; // dst, src: the first of each
+  bool scalarOut = false; // TMRGSORT's executed counts: written to B.IOR RegDst
+};
+
+RoleOperands operandsByRole(const Op& op, const isa::OpInfo& info) {
+  RoleOperands r;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::Role& role = info.roles[op.operandRoles[i]];
+    ValueId v = op.operands[i];
+    if (role.isOutput && role.kind != isa::RoleKind::Tile && role.kind != isa::RoleKind::View) {
+      r.scalarOut = true;
+    } else if (role.kind == isa::RoleKind::Tile) {
+      (role.isOutput ? r.tilesOut : r.tilesIn).push_back(v);
+      if (role.isOutput && r.dst == kNoValue) r.dst = v;
+      if (!role.isOutput && r.src == kNoValue) r.src = v;
+    } else if (role.kind == isa::RoleKind::View) {
+      r.view = v;
+    } else {
+      r.scalars.push_back(v);
+    }
+  }
+  return r;
+}
+} // namespace
+
 void FunctionLowering::lowerTileOp(const Op& op) {
   const isa::OpInfo& info = isa::info(op.tileOp);
   if (!attributesEncodable(op, info)) return;
@@ -425,25 +454,7 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   // B.FPATR outside a matrix block and B.XATR are extensions (docs/encoding.md 5.3).
   if (eop->family == enc::TileFamily::EXT || fix.needsFpatr() || fix.needsXatr())
     obj_.usesExtensions = true;
-  // Operands by role.
-  std::vector<ValueId> tilesOut, tilesIn, scalars;
-  ValueId view = kNoValue, dst = kNoValue, src = kNoValue;
-  bool scalarOut = false; // TMRGSORT's executed counts: written to B.IOR RegDst
-  for (size_t i = 0; i < op.operands.size(); ++i) {
-    const isa::Role& role = info.roles[op.operandRoles[i]];
-    ValueId v = op.operands[i];
-    if (role.isOutput && role.kind != isa::RoleKind::Tile && role.kind != isa::RoleKind::View) {
-      scalarOut = true;
-    } else if (role.kind == isa::RoleKind::Tile) {
-      (role.isOutput ? tilesOut : tilesIn).push_back(v);
-      if (role.isOutput && dst == kNoValue) dst = v;
-      if (!role.isOutput && src == kNoValue) src = v;
-    } else if (role.kind == isa::RoleKind::View) {
-      view = v;
-    } else {
-      scalars.push_back(v);
-    }
-  }
+  auto [tilesOut, tilesIn, scalars, view, dst, src, scalarOut] = operandsByRole(op, info);
   // TGET_SCALE_ADDR places its destination at run time (from the source's address): later
   // uses of the tile name the descriptor the block binds.
   if (info.id == isa::OpId::TGET_SCALE_ADDR && dst != kNoValue) {
