@@ -21,6 +21,31 @@ using ir::TileType;
 using ir::Type;
 using ir::TypeKind;
 
+namespace {
+struct UsualLayout {
+  isa::BLayout blayout;
+  isa::SLayout slayout;
+  int64_t fractal;
+};
+/// A location's usual layout: what PTOAS's tile-config inference gives and pto-isa's TileLeft /
+/// TileRight / TileAcc / TileMat declare (vec, bias, scaling: row_major / none_box / 512).
+UsualLayout usualLayout(isa::Loc loc, bool a5) {
+  using isa::BLayout, isa::SLayout, isa::Loc;
+  switch (loc) {
+  case Loc::Mat:
+    return {BLayout::ColMajor, SLayout::RowMajor, 512};
+  case Loc::Left:
+    return {a5 ? BLayout::ColMajor : BLayout::RowMajor, SLayout::RowMajor, 512};
+  case Loc::Right:
+    return {BLayout::RowMajor, SLayout::ColMajor, 512};
+  case Loc::Acc:
+    return {BLayout::ColMajor, SLayout::RowMajor, 1024};
+  default:
+    return {BLayout::RowMajor, SLayout::NoneBox, 512};
+  }
+}
+} // namespace
+
 std::optional<Type> TypeReader::read(P::TypeContext* t) {
   if (!t) return std::nullopt;
   std::string key = textOf(t);
@@ -372,29 +397,15 @@ bool TypeReader::explicitConfigAgrees(const TileType& t, const std::vector<Angle
   });
   if (!configAttr && given == 3) return true;
   const bool a5 = arch_ && arch_() == isa::Arch::A5;
-  BLayout b;
-  SLayout s;
-  int64_t fractal = 512;
-  switch (t.loc) {
-  case Loc::Left:
-    b = a5 ? BLayout::ColMajor : BLayout::RowMajor, s = SLayout::RowMajor;
-    break;
-  case Loc::Right:
-    b = BLayout::RowMajor, s = SLayout::ColMajor;
-    break;
-  case Loc::Acc:
-    b = BLayout::ColMajor, s = SLayout::RowMajor, fractal = 1024;
-    break;
-  default:
-    return true;
-  }
+  if (t.loc != Loc::Left && t.loc != Loc::Right && t.loc != Loc::Acc) return true;
+  const auto [b, sl, fractal] = usualLayout(t.loc, a5);
   const char* where = t.loc == Loc::Left ? "left" : t.loc == Loc::Right ? "right" : "acc";
   for (const AngleParam& p : params) {
     std::string expected, got;
     if (p.key == "blayout" && t.blayout != b)
       expected = std::string(isa::spelling(b)), got = std::string(isa::spelling(t.blayout));
-    else if (p.key == "slayout" && t.slayout != s)
-      expected = std::string(isa::spelling(s)), got = std::string(isa::spelling(t.slayout));
+    else if (p.key == "slayout" && t.slayout != sl)
+      expected = std::string(isa::spelling(sl)), got = std::string(isa::spelling(t.slayout));
     else if ((p.key == "fractal" || p.key == "s_fractal_size") && t.fractal != fractal)
       expected = std::to_string(fractal), got = std::to_string(t.fractal);
     if (expected.empty()) continue;
@@ -532,29 +543,9 @@ bool TypeReader::tileFieldsDefaults(TileType& t, const std::vector<AngleParam>& 
     return std::any_of(params.begin(), params.end(),
                        [&](const AngleParam& p) { return p.key == key; });
   };
-  using isa::BLayout, isa::SLayout, isa::Loc;
-  BLayout b = BLayout::RowMajor;
-  SLayout s = SLayout::NoneBox;
-  int64_t fractal = 512;
-  switch (t.loc) {
-  case Loc::Mat:
-    b = BLayout::ColMajor, s = SLayout::RowMajor;
-    break;
-  case Loc::Left:
-    b = arch_ && arch_() == isa::Arch::A5 ? BLayout::ColMajor : BLayout::RowMajor;
-    s = SLayout::RowMajor;
-    break;
-  case Loc::Right:
-    s = SLayout::ColMajor;
-    break;
-  case Loc::Acc:
-    b = BLayout::ColMajor, s = SLayout::RowMajor, fractal = 1024;
-    break;
-  default:
-    break;
-  }
+  const auto [b, sl, fractal] = usualLayout(t.loc, arch_ && arch_() == isa::Arch::A5);
   if (!given("blayout")) t.blayout = b;
-  if (!given("slayout")) t.slayout = s;
+  if (!given("slayout")) t.slayout = sl;
   if (!given("fractal")) t.fractal = fractal;
   return true;
 }
