@@ -171,8 +171,9 @@ void FunctionEmitter::tiles(std::ostream& out) const {
     if (!tileUsed_.count(static_cast<uint32_t>(i))) continue;
     const TileDesc& t = fn_.tiles[i];
     out << "  Tile<" << tileType(t.loc) << ", " << cppType(t.dtype) << ", " << t.rows << ", "
-        << t.cols << ", " << blayout(t.blayout) << ", " << t.validRows << ", " << t.validCols
-        << ", " << slayout(t.slayout) << ", " << t.fractal << ", " << padValue(t.pad);
+        << t.cols << ", " << exportedBLayout(t.blayout, t.slayout, t.rows, t.cols) << ", "
+        << t.validRows << ", " << t.validCols << ", " << slayout(t.slayout) << ", " << t.fractal
+        << ", " << padValue(t.pad);
     if (t.compact != isa::CompactMode::Null) out << ", " << compactMode(t.compact);
     out << "> " << tileNames_[i];
     // A dynamic valid shape starts at the physical one; each op sets it from its B.DIM.
@@ -201,9 +202,10 @@ std::optional<std::string> FunctionEmitter::scratchLike(uint32_t like) {
   const TileDesc& t = fn_.tiles[like];
   const std::string type = "Tile<" + std::string(tileType(t.loc)) + ", " + cppType(t.dtype) + ", " +
                            std::to_string(t.rows) + ", " + std::to_string(t.cols) + ", " +
-                           blayout(t.blayout) + ", " + std::to_string(t.rows) + ", " +
-                           std::to_string(t.cols) + ", " + slayout(t.slayout) + ", " +
-                           std::to_string(t.fractal) + ", PadValue::Null>";
+                           exportedBLayout(t.blayout, t.slayout, t.rows, t.cols) + ", " +
+                           std::to_string(t.rows) + ", " + std::to_string(t.cols) + ", " +
+                           slayout(t.slayout) + ", " + std::to_string(t.fractal) +
+                           ", PadValue::Null>";
   for (const Scratch& s : scratch_)
     if (s.type == type) return s.name;
   const isa::BufferSpec& buf = isa::buffer(img_.arch, t.loc);

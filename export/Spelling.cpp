@@ -84,6 +84,13 @@ std::string tileType(isa::Loc l) {
 std::string blayout(isa::BLayout b) {
   return b == isa::BLayout::RowMajor ? "BLayout::RowMajor" : "BLayout::ColMajor";
 }
+std::string exportedBLayout(isa::BLayout b, isa::SLayout s, int64_t rows, int64_t cols) {
+  // pto-isa's Tile refuses a one-column ND tile (its row is under 32 bytes); the same bytes are
+  // its DN column vector, the type pto-isa's row reductions and expansions use.
+  if (b == isa::BLayout::RowMajor && s == isa::SLayout::NoneBox && cols == 1 && rows > 1)
+    return blayout(isa::BLayout::ColMajor);
+  return blayout(b);
+}
 std::string slayout(isa::SLayout s) {
   return s == isa::SLayout::NoneBox    ? "SLayout::NoneBox"
          : s == isa::SLayout::RowMajor ? "SLayout::RowMajor"

@@ -47,6 +47,9 @@ private:
 std::string cppType(isa::DType t);
 std::string tileType(isa::Loc l);
 std::string blayout(isa::BLayout b);
+/// The layout a tile is declared with in pto-isa C++: its own, except that a one-column
+/// row-major tile is declared as the column vector it is stored as.
+std::string exportedBLayout(isa::BLayout b, isa::SLayout s, int64_t rows, int64_t cols);
 std::string slayout(isa::SLayout s);
 std::string padValue(isa::PadValue p);
 std::string compactMode(isa::CompactMode c);

@@ -71,6 +71,11 @@ void Verifier::checkTileType(const TileType& t, SrcLoc loc, ValueId v) {
 void Verifier::checkTileBoxes(const TileType& t, SrcLoc loc, const std::string& what) {
   const unsigned bits = isa::bitWidth(t.dtype);
   if (t.slayout == isa::SLayout::NoneBox) {
+    // A one-column row-major tile (PTOAS writes them for per-row scalars: tquant's scales and
+    // exponents, row-reduction results) is stored exactly as the column vector of its rows; the
+    // linker places every tile at the buffer's alignment, so no row rule applies, and the C++
+    // export spells it as pto-isa's column vector (export/Spelling.cpp, exportedBLayout).
+    if (t.blayout == isa::BLayout::RowMajor && t.cols == 1 && t.rows > 1) return;
     if (t.blayout == isa::BLayout::RowMajor && (t.cols * bits / 8) % 32 != 0)
       diags_.error(loc, what + ": a row-major tile row must be a multiple of 32 bytes (" +
                             std::to_string(t.cols) + " x " + std::string(isa::spelling(t.dtype)) +

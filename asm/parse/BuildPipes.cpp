@@ -277,7 +277,7 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
     if (!p.parens.empty()) {
       Pieces args = collectPieces(piecesOf(p.parens[0]));
       for (const OperandRef& r : args.operands)
-        valid.push_back(scalarOperand(r, Type::index()));
+        valid.push_back(indexOperand(r));
       if (valid.size() != 2) {
         diags_.error(loc, "'" + name +
                               "' expects valid_row and valid_col operands to be provided together");

@@ -322,6 +322,27 @@ ValueId Builder::scalarOperand(const OperandRef& r, const Type& want) {
   return use(r);
 }
 
+/// An operand that is an index by the op's definition (an offset, a size, a valid shape).
+ValueId Builder::indexOperand(const OperandRef& r) {
+  ValueId v = scalarOperand(r, Type::index());
+  return v == kNoValue ? v : asIndex(v, r.loc);
+}
+
+/// PTOAS's index-input compatibility: an op operand that is an index (offsets, sizes, valid
+/// shapes, scalar addresses) may be given as an i8..i64 value; it is read through an
+/// `arith.index_cast` placed before the op. The arith ops keep MLIR's exact types.
+ValueId Builder::asIndex(ValueId v, SrcLoc loc) {
+  const Type t = fn_->type(v);
+  if (t.kind != TypeKind::Scalar || !t.isIntLike() || t.elem == isa::DType::I1) return v;
+  // A constant stays a constant, so what needs one (a dimension number, a static offset) has it.
+  if (auto c = integerConstant(v)) return constantInt(*c, Type::index(), loc);
+  Op& cast = emitBefore(OpKind::Arith, loc, "arith.index_cast");
+  addOperand(cast, v, loc);
+  ValueId id = fn_->addValue(fn_->value(v).name + "_index", Type::index(), loc);
+  cast.results.push_back(id);
+  return id;
+}
+
 void Builder::buildConstant(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
   if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Literal) {
     diags_.error(loc, "'arith.constant' expects one literal: 'arith.constant 0 : index'");
@@ -387,8 +408,7 @@ void Builder::buildLoadScalar(const std::string& name, SrcLoc loc, Pieces& p,
   if (!type) return;
   Op& op = emit(OpKind::LoadScalar, loc, name);
   addOperand(op, use(p.operands[0]), p.operands[0].loc);
-  addOperand(op, scalarOperand(p.operands[0].indices[0], Type::index()),
-             p.operands[0].indices[0].loc);
+  addOperand(op, indexOperand(p.operands[0].indices[0]), p.operands[0].indices[0].loc);
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 
@@ -407,8 +427,7 @@ void Builder::buildStoreScalar(const std::string& name, SrcLoc loc, Pieces& p,
   Op& op = emit(OpKind::StoreScalar, loc, name);
   addOperand(op, scalarOperand(p.operands[0], valueType), p.operands[0].loc);
   addOperand(op, use(p.operands[1]), p.operands[1].loc);
-  addOperand(op, scalarOperand(p.operands[1].indices[0], Type::index()),
-             p.operands[1].indices[0].loc);
+  addOperand(op, indexOperand(p.operands[1].indices[0]), p.operands[1].indices[0].loc);
 }
 
 void Builder::buildAddPtr(const std::string& name, SrcLoc loc, Pieces& p,
@@ -422,7 +441,7 @@ void Builder::buildAddPtr(const std::string& name, SrcLoc loc, Pieces& p,
   Op& op = emit(OpKind::AddPtr, loc, name);
   ValueId ptr = use(p.operands[0]);
   addOperand(op, ptr, p.operands[0].loc);
-  addOperand(op, scalarOperand(p.operands[1], Type::index()), p.operands[1].loc);
+  addOperand(op, indexOperand(p.operands[1]), p.operands[1].loc);
   if (ptr == kNoValue) return;
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {fn_->type(ptr)});
 }
@@ -452,7 +471,7 @@ void Builder::buildTGetVal(const std::string& name, SrcLoc loc, Pieces& p,
   }
   Op& op = emit(OpKind::TGetVal, loc, name);
   addOperand(op, use(in.operands[0]), in.operands[0].loc);
-  addOperand(op, scalarOperand(in.operands[1], Type::index()), in.operands[1].loc);
+  addOperand(op, indexOperand(in.operands[1]), in.operands[1].loc);
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 

@@ -742,7 +742,7 @@ ValueId Builder::memoryView(const OperandRef& r, const std::vector<Bound>& bound
   for (size_t i = 0; i + r.indices.size() < rank; ++i)
     offsets.push_back(constantInt(0, Type::index(), r.loc));
   for (auto& idx : r.indices) {
-    ValueId v = scalarOperand(idx, Type::index());
+    ValueId v = indexOperand(idx);
     if (v == kNoValue) return kNoValue;
     if (!fn_->type(v).isIntLike()) {
       diags_.error(idx.loc, "index '%" + idx.name + "' must be an integer or index, found " +

@@ -11,6 +11,12 @@ namespace pto::as::detail {
 std::optional<Type> Builder::singleType(const std::string& name, SrcLoc loc, Pieces& p) {
   P::TypeContext* t =
       !p.arrowTypes.empty() ? p.arrowTypes.back() : (!p.types.empty() ? p.types.back() : nullptr);
+  // PTOAS's index-input compatibility lists the integer type of index operands after the
+  // result type (`: !pto.tile_buf<...>, i32`): the result is then the first type.
+  if (p.arrowTypes.empty() && p.types.size() > 1) {
+    auto last = readType(p.types.back());
+    if (last && last->kind == TypeKind::Scalar && last->isIntLike()) t = p.types.front();
+  }
   if (!t) {
     diags_.error(loc, "'" + name + "' needs a result type annotation");
     return std::nullopt;
@@ -27,7 +33,7 @@ std::vector<ValueId> Builder::indexList(P::AttrValueContext* v, const std::strin
   }
   Pieces items = collectPieces(piecesOf(v->bracket()));
   for (auto& r : items.operands)
-    out.push_back(scalarOperand(r, Type::index()));
+    out.push_back(indexOperand(r));
   return out;
 }
 
@@ -114,7 +120,7 @@ void Builder::buildGetDim(const std::string& name, SrcLoc loc, Pieces& p,
   }
   Op& op = emit(OpKind::GetTensorViewDim, loc, name);
   addOperand(op, use(p.operands[0]), p.operands[0].loc);
-  addOperand(op, scalarOperand(p.operands[1], Type::index()), p.operands[1].loc);
+  addOperand(op, indexOperand(p.operands[1]), p.operands[1].loc);
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::index()});
 }
 
@@ -253,7 +259,7 @@ void Builder::buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<Result
   addOperand(op, src, p.operands[0].loc);
   if (rank == 1) addOperand(op, constantInt(0, Type::index(), loc), loc);
   for (const OperandRef& o : offsets)
-    addOperand(op, scalarOperand(o, Type::index()), o.loc);
+    addOperand(op, indexOperand(o), o.loc);
   TileType t = fn_->type(src).tile;
   t.rows = t.validRows = rank == 1 ? 1 : (*sizes)[0];
   t.cols = t.validCols = sizes->back();
@@ -368,7 +374,7 @@ ValueId Builder::keywordValue(const Keyword& kw, const Type& type) {
     OperandRef r;
     r.name = v->VALUE_ID()->getText().substr(1);
     r.loc = locOf(v->VALUE_ID());
-    return use(r);
+    return type.kind == TypeKind::Index ? indexOperand(r) : use(r);
   }
   if (v->literal()) return constant(v->literal(), type, locOf(v->literal())).value_or(kNoValue);
   diags_.error(locOf(v), "expected a value or an integer after '" + kw.key + " ='");
@@ -419,7 +425,7 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
   Op& op = emit(OpKind::Subset, loc, name);
   addOperand(op, src, p.operands[0].loc);
   for (auto& idx : p.operands[0].indices)
-    addOperand(op, scalarOperand(idx, Type::index()), idx.loc);
+    addOperand(op, indexOperand(idx), idx.loc);
   op.ints = sizes;
   TileType t = fn_->type(src).tile;
   t.rows = t.validRows = sizes[0];
@@ -448,7 +454,7 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
     Op& set = emit(OpKind::SetValidShape, locOf(p.validBracket), "pto.set_validshape");
     addOperand(set, op.results[0], loc);
     for (const OperandRef& v : valid)
-      addOperand(set, scalarOperand(v, Type::index()), v.loc);
+      addOperand(set, indexOperand(v), v.loc);
   }
   // PTOAS (since its subview stride fix) types a view with its parent's rows and columns and
   // the sizes as its valid shape: `!pto.tile_buf<vec, 16x16xf32, valid=8x8>`. Uses may annotate
@@ -553,7 +559,7 @@ void Builder::buildBindTile(const std::string& name, SrcLoc loc, Pieces& p,
     return;
   std::vector<ValueId> valid;
   for (size_t i = 1; i < p.operands.size(); ++i)
-    valid.push_back(scalarOperand(p.operands[i], Type::index()));
+    valid.push_back(indexOperand(p.operands[i]));
   if (valid.size() == 2) {
     const auto r = integerConstant(valid[0]), c = integerConstant(valid[1]);
     t.validRows = r ? *r : kDynamic;
@@ -608,7 +614,7 @@ void Builder::buildSetValidShape(const std::string& name, SrcLoc loc, Pieces& p,
   Op& op = emit(OpKind::SetValidShape, loc, name);
   addOperand(op, use(p.operands[0]), p.operands[0].loc);
   for (int i = 1; i < 3; ++i)
-    addOperand(op, scalarOperand(p.operands[i], Type::index()), p.operands[i].loc);
+    addOperand(op, indexOperand(p.operands[i]), p.operands[i].loc);
 }
 
 void Builder::buildTAssign(const std::string& name, SrcLoc loc, Pieces& p,

@@ -245,6 +245,8 @@ private:
   void buildArith(const ArithDef& def, const std::string& name, SrcLoc loc, const std::string& pred,
                   SrcLoc predLoc, Pieces& p, const std::vector<ResultName>& results);
   ValueId scalarOperand(const OperandRef& r, const Type& want);
+  ValueId indexOperand(const OperandRef& r);
+  ValueId asIndex(ValueId v, SrcLoc loc);
   void buildConstant(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildCondition(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   ValueId constantInt(int64_t v, const Type& type, SrcLoc loc);

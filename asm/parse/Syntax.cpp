@@ -196,7 +196,12 @@ namespace {
 constexpr int64_t kMaxDim = int64_t(1) << 40; // elements along one dimension
 } // namespace
 
-std::optional<ShapeSpec> parseShape(std::string_view text, std::string* why) {
+std::optional<ShapeSpec> parseShape(std::string_view written, std::string* why) {
+  // MLIR's printer writes `32x32xf16`; PTOAS's tests also write `32 x 32 x f16`.
+  std::string compact;
+  for (char c : written)
+    if (!std::isspace(static_cast<unsigned char>(c))) compact += c;
+  const std::string_view text = compact;
   ShapeSpec spec;
   size_t pos = 0;
   auto digits = [](std::string_view d) {
