@@ -67,7 +67,12 @@ isa::DType FunctionEmitter::scalarType(const isa::OpInfo& oi, const TileBlock& t
       if (oi.roles[r].id == want && at[r] >= 0)
         return fn_.tiles[t.tiles[static_cast<size_t>(at[r])]].dtype;
   for (size_t r = 0; r < oi.roles.size(); ++r)
-    if (at[r] >= 0 && !oi.roles[r].isOutput)
+    if (at[r] >= 0 && !oi.roles[r].isOutput && oi.roles[r].id != isa::RoleId::Tmp)
+      return fn_.tiles[t.tiles[static_cast<size_t>(at[r])]].dtype;
+  // No data source (TCI, TEXPANDS): the scalar has the destination's type; a tmp tile's
+  // element type is pto-isa's scratch, not the data's.
+  for (size_t r = 0; r < oi.roles.size(); ++r)
+    if (at[r] >= 0 && oi.roles[r].isOutput)
       return fn_.tiles[t.tiles[static_cast<size_t>(at[r])]].dtype;
   return t.tiles.empty() ? t.startType : fn_.tiles[t.tiles[0]].dtype;
 }
@@ -215,13 +220,25 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
       if (f.index() == 1) return fail(std::get<1>(f));
       targs = std::get<0>(f);
     }
-    // pto-isa's TCI<TileData, T, descending>: nothing deduces the last two (ascending here).
-    if (t.op == isa::OpId::TCI && !t.tiles.empty())
-      targs = "<decltype(" + args[0] + "), " + cppType(fn_.tiles[t.tiles[0]].dtype) + ", 0>";
-    call = in.name + targs + "(";
-    for (size_t i = 0; i < args.size(); ++i)
-      call += (i ? ", " : "") + args[i];
-    call += ")";
+    auto callWith = [&](const std::string& templateArgs) {
+      std::string c = in.name + templateArgs + "(";
+      for (size_t i = 0; i < args.size(); ++i)
+        c += (i ? ", " : "") + args[i];
+      return c + ")";
+    };
+    if (t.op == isa::OpId::TCI && !t.tiles.empty()) {
+      // pto-isa's TCI<TileData, T, descending>: nothing deduces the last two, and the direction
+      // is a template argument where the image has a register (B.IOR Direction), so a block
+      // with one calls both instantiations under a run-time test.
+      auto tci = [&](int descending) {
+        return callWith("<decltype(" + args[0] + "), " + cppType(fn_.tiles[t.tiles[0]].dtype) +
+                        ", " + std::to_string(descending) + ">");
+      };
+      call = iorRegs[1] == kZeroReg ? tci(0)
+                                    : "if (" + reg(iorRegs[1]) + ") " + tci(1) + "; else " + tci(0);
+    } else {
+      call = callWith(targs);
+    }
   }
   if (gmDecl.empty())
     body_ << "  " << call << ";\n";

@@ -209,6 +209,10 @@ std::vector<uint64_t> attributeScalars(const Op& op) {
   // TGATHER's compare form: the first index (B.IOR RegSrc1, after the compared scalar).
   if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER_CMP)
     return {static_cast<uint64_t>(attrInt(op, "offset").value_or(0))};
+  // TCI: B.IOR Start, Direction (0.58.3; 1 = descending, left out = ascending).
+  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TCI)
+    return attrValueInt(op.attrs, "descending") == 1 ? std::vector<uint64_t>{1}
+                                                     : std::vector<uint64_t>{};
   if (op.kind != OpKind::TileOp || op.tileOp != isa::OpId::TTRI) return {};
   std::optional<int64_t> upper = attrInt(op, "upperOrLower");
   if (!upper || *upper == 0) return {};

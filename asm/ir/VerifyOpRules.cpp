@@ -36,6 +36,11 @@ std::optional<std::string> attributeValueError(const Op& op, std::string_view ke
       if (auto v = ir::attrInt(op, key); !v || (*v != 0 && *v != 1))
         return "upperOrLower must be 0 (lower) or 1 (upper)" + found;
     break;
+  case isa::OpId::TCI:
+    if (key == "descending")
+      if (auto v = ir::attrValueInt(op.attrs, key); !v || (*v != 0 && *v != 1))
+        return "descending must be true or false" + found;
+    break;
   case isa::OpId::TMRGSORT:
     if (key == "exhausted")
       if (auto v = ir::attrValueInt(op.attrs, key); !v || (*v != 0 && *v != 1))
@@ -156,6 +161,9 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) checkScaleAddr(op, name);
   if (op.tileOp == isa::OpId::TRANDOM)
     if (auto e = attributeValueError(op, "rounds")) diags_.error(op.loc, "'" + name + "' " + *e);
+  if (op.tileOp == isa::OpId::TCI)
+    if (auto e = attributeValueError(op, "descending"))
+      diags_.error(op.loc, "'" + name + "' " + *e);
   if (op.tileOp == isa::OpId::TTRI)
     if (auto e = attributeValueError(op, "upperOrLower"))
       diags_.error(op.loc, "'" + name + "' " + *e);

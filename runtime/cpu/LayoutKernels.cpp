@@ -135,20 +135,22 @@ struct Random {
   }
 };
 
-/// TCI: dst = start + k over the valid region, k the row-major linear index (a one-row tile in
-/// practice: pto-isa uses the valid columns as the sequence length). Wraps in the element type.
-/// `descending` is not carried by the block (asm/codegen/Lower.cpp drops it), so the sequence
-/// ascends.
+/// TCI: dst = start + k (ascending) or start - k (descending: B.IOR Direction = 1) over the
+/// valid region, k the row-major linear index (a one-row tile in practice: pto-isa uses the valid
+/// columns as the sequence length). Wraps in the element type.
 template <unsigned Bits> struct Ci {
   static void run(Core& c, const TileInst& t) {
     const uint32_t vr = t.validRows(c), vc = t.validCols(c);
     const TileOperand& od = t.tiles[t.dst];
     if (!fits(c, t, od, vr, vc)) return;
     const uint64_t start = t.scalar(c, 0);
+    const bool descending = t.scalar(c, 1) != 0;
     uint8_t* db = bptr(c, od);
     for (uint32_t r = 0; r < vr; ++r)
-      for (uint32_t j = 0; j < vc; ++j)
-        Raw<Bits>::set(db, od.elemOffset(r, j), start + uint64_t{r} * vc + j);
+      for (uint32_t j = 0; j < vc; ++j) {
+        const uint64_t k = uint64_t{r} * vc + j;
+        Raw<Bits>::set(db, od.elemOffset(r, j), descending ? start - k : start + k);
+      }
   }
 };
 
