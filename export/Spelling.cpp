@@ -135,6 +135,7 @@ constexpr std::pair<isa::OpId, std::string_view> kSpellings[] = {
     {isa::OpId::TMOV_FP, "TMOV_FP"},
     {isa::OpId::TEXTRACT, "TEXTRACT"},
     {isa::OpId::TINSERT, "TINSERT"},
+    {isa::OpId::TCONCATIDX, "TCONCAT"}, // pto-isa's five-operand overload
     {isa::OpId::TTRANS, "TTRANS"},
     {isa::OpId::TFILLPAD, "TFILLPAD"},
     {isa::OpId::TFILLPAD_INPLACE, "TFILLPAD_INPLACE"},

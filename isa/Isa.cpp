@@ -276,6 +276,7 @@ const DTypeSet LoadA2 = {I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32};
 const DTypeSet LoadA5 = {I8,   I16, I32,    I64,    U8,   U16,  U32,      U64,      F16,
                          BF16, F32, F8E4M3, F8E5M2, HIF8, E8M0, F4E2M1X2, F4E1M2X2, I4};
 const DTypeSet RandomTypes = {I32, U32};
+const DTypeSet ConcatTypes = {I8, I16, I32, U8, U16, U32, F16, BF16, F32}; // pto-isa TCONCAT
 const DTypeSet DeinterleaveTypes = {I8,  I16, I32,  U8, U16,
                                     U32, F16, BF16, F32};           // pto-isa TDEINTERLEAVE
 const DTypeSet PrintTypes = {F32, F16, I8, I16, I32, U8, U16, U32}; // pto-isa TPRINT constraints

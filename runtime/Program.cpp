@@ -301,6 +301,7 @@ void assignSlots(TileInst& t, std::span<const int> roles) {
   t.src0 = isa::slotOperand(at, Slot::Src0);
   t.src1 = isa::slotOperand(at, Slot::Src1);
   t.src2 = isa::slotOperand(at, Slot::Src2);
+  t.src3 = isa::slotOperand(at, Slot::Src3);
   t.acc = isa::slotOperand(at, Slot::Acc);
   t.bias = isa::slotOperand(at, Slot::Bias);
   t.tmp = isa::slotOperand(at, Slot::Tmp);

@@ -101,6 +101,7 @@ private:
   /// Attributes the block carries as B.IOR scalars (ir::attributeScalars): their range.
   void checkAttributeScalars(const Op& op, const std::string& name);
   void checkGatherCompare(const Op& op, const std::string& name);
+  void checkConcatIdx(const Op& op, const std::string& name);
   void checkScaleAddr(const Op& op, const std::string& name);
   void checkGatherCompareTypes(const std::string& name, const std::vector<Operand>& ops);
   void checkQuantType(const Op& op, const std::string& name);

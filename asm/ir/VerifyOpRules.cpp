@@ -159,6 +159,7 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TMRGSORT) checkMergeLists(op, name);
   if (op.tileOp == isa::OpId::TGATHER_CMP) checkGatherCompare(op, name);
   if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) checkScaleAddr(op, name);
+  if (op.tileOp == isa::OpId::TCONCATIDX) checkConcatIdx(op, name);
   if (op.tileOp == isa::OpId::TRANDOM)
     if (auto e = attributeValueError(op, "rounds")) diags_.error(op.loc, "'" + name + "' " + *e);
   if (op.tileOp == isa::OpId::TCI)
@@ -198,6 +199,29 @@ void Verifier::checkMergeLists(const Op& op, const std::string& name) {
 /// TGET_SCALE_ADDR (PTOAS's verifier): the destination is a scaling tile with the source's shape
 /// and valid shape; the source lives in L0 (left or right), whose addresses map onto the scaling
 /// buffer by >> 4.
+/// TCONCATIDX's count tiles (pto-isa's TCONCAT static asserts): 8-, 16- or 32-bit integers,
+/// both of one type; each row's count is the element in its first column.
+void Verifier::checkConcatIdx(const Op& op, const std::string& name) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  const TileType* first = nullptr;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const isa::RoleId role = info.roles[op.operandRoles[i]].id;
+    if (role != isa::RoleId::Idx0 && role != isa::RoleId::Idx1) continue;
+    if (!type(op.operands[i]).isTile()) return;
+    const TileType& t = type(op.operands[i]).tile;
+    const isa::DTypeInfo& d = isa::info(t.dtype);
+    const bool integer = d.kind == isa::DTypeKind::SInt || d.kind == isa::DTypeKind::UInt;
+    if (!integer || (d.bits != 8 && d.bits != 16 && d.bits != 32))
+      return diags_.error(op.operandLocs[i], "'" + name + "' counts are 8-, 16- or 32-bit " +
+                                                 "integers, found " +
+                                                 std::string(isa::spelling(t.dtype)));
+    if (first && first->dtype != t.dtype)
+      return diags_.error(op.operandLocs[i], "'" + name + "' expects idx0 and idx1 of one type (" +
+                                                 std::string(isa::spelling(first->dtype)) + ")");
+    first = &t;
+  }
+}
+
 void Verifier::checkScaleAddr(const Op& op, const std::string& name) {
   const isa::OpInfo& info = isa::info(op.tileOp);
   const TileType *src = nullptr, *dst = nullptr;

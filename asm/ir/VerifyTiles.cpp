@@ -366,7 +366,9 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     inSet(*dst);
     for (const Operand& o : ops) {
       if (o.role->kind != isa::RoleKind::Tile || &o == dst) continue;
-      if (o.role->id == Tmp || o.role->id == Mask || o.role->id == Idx) continue;
+      if (o.role->id == Tmp || o.role->id == Mask || o.role->id == Idx || o.role->id == Idx0 ||
+          o.role->id == Idx1)
+        continue;
       if (tileOf(o).dtype != tileOf(*dst).dtype)
         dtypeError(o, name,
                    "operand '" + std::string(o.role->name) + "' is " + dt(tileOf(o).dtype) +

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 namespace pto::rt::cpu {
 namespace {
@@ -323,6 +324,43 @@ template <unsigned Bits> struct DeInterleave {
   }
 };
 
+/// TCONCATIDX: each row r of dst's valid rows takes src0's first n0 = min(idx0[r], vc) elements,
+/// then src1's first min(idx1[r], vc - n0), vc being dst's valid columns; the rest of the row is
+/// left as it was. A count is the first element of its row, read as pto-isa reads it (an
+/// unsigned of 32 bits: a negative count is a large one, clamped like any other).
+template <unsigned Bits> struct ConcatIdx {
+  static uint32_t count(Core& c, const TileOperand& o, uint32_t r) {
+    const unsigned bits = isa::bitWidth(o.dtype);
+    uint64_t v = getBits(bptr(c, o), bits, o.elemOffset(r, 0));
+    if (isa::info(o.dtype).kind == isa::DTypeKind::SInt && bits < 64 && (v >> (bits - 1) & 1))
+      v |= ~uint64_t{0} << bits;
+    return static_cast<uint32_t>(v);
+  }
+  static void run(Core& c, const TileInst& t) {
+    const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+    const TileOperand &od = t.tiles[t.dst], &s0 = t.tiles[t.src0], &s1 = t.tiles[t.src1];
+    const TileOperand &i0 = t.tiles[t.src2], &i1 = t.tiles[t.src3];
+    if (!fits(c, t, od, vr, vc) || !fits(c, t, i0, vr, 1) || !fits(c, t, i1, vr, 1)) return;
+    std::vector<std::pair<uint32_t, uint32_t>> n(vr);
+    uint32_t most0 = 0, most1 = 0;
+    for (uint32_t r = 0; r < vr; ++r) {
+      const uint32_t n0 = std::min(count(c, i0, r), vc);
+      n[r] = {n0, std::min(count(c, i1, r), vc - n0)};
+      most0 = std::max(most0, n[r].first);
+      most1 = std::max(most1, n[r].second);
+    }
+    if ((most0 && !fits(c, t, s0, vr, most0)) || (most1 && !fits(c, t, s1, vr, most1))) return;
+    uint8_t* db = bptr(c, od);
+    const uint8_t *b0 = bptr(c, s0), *b1 = bptr(c, s1);
+    for (uint32_t r = 0; r < vr; ++r) {
+      for (uint32_t j = 0; j < n[r].first; ++j)
+        setBits(db, Bits, od.elemOffset(r, j), getBits(b0, Bits, s0.elemOffset(r, j)));
+      for (uint32_t j = 0; j < n[r].second; ++j)
+        setBits(db, Bits, od.elemOffset(r, n[r].first + j), getBits(b1, Bits, s1.elemOffset(r, j)));
+    }
+  }
+};
+
 /// TPACK (A5): dst[i,j] = the low bits of src[i,j] (b32 -> b16/b8, b16 -> b8), as the NPU's
 /// packing stores do.
 template <typename SU, typename DU> void kPack(Core& c, const TileInst& t) {
@@ -498,6 +536,10 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
   case OpId::TCONCAT:
     if (!(err = sourceRegionKnown(t, t.src0)) && !(err = sourceRegionKnown(t, t.src1)))
       err = selectRaw(t, {t.dst, t.src0, t.src1}, byWidth<Concat>(bits));
+    return true;
+  case OpId::TCONCATIDX:
+    if (!(err = need(t, {t.dst, t.src0, t.src1, t.src2, t.src3})))
+      err = selectRaw(t, {t.dst, t.src0, t.src1, t.src2, t.src3}, byWidth<ConcatIdx>(bits));
     return true;
   case OpId::TDEINTERLEAVE:
     if ((err = need(t, {t.dst, t.src0, t.src2})) || (err = sourceRegionKnown(t, t.src0)))
