@@ -378,6 +378,10 @@ void placeTiles(LinkContext& ctx) {
     const FunctionCfg& cfg = *fw.cfg();
     const obj::Function& fn = ctx.inputs[fw.object].obj.functions[fw.function];
     fw.tiles = planTilesOf(fn);
+    auto groups = ctx.multiBuffer.groups.find({fw.object, fw.function});
+    if (groups != ctx.multiBuffer.groups.end())
+      for (size_t t = 0; t < fw.tiles.size() && t < groups->second.size(); ++t)
+        fw.tiles[t].group = groups->second[t];
     fw.plan = plan(cfg, fw.tiles, archFor(ctx, fw));
     if (ctx.planningSync()) continue; // the plan is the race pass's input; nothing to report
     FunctionDiags d(ctx, fw);
