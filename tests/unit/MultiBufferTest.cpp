@@ -1,14 +1,20 @@
 // Automatic multi-buffering (docs/sync.md section 5a): the choice of N from the bytes per pipe,
 // the planner keeping a rotation group on distinct bytes, which loops and tiles qualify, and the
 // unrolled loop linked and checked (no race left, the same link without it).
+#include "link/MultiBuffer.h"
 #include "link/Cfg.h"
 #include "link/Linker.h"
-#include "link/MultiBuffer.h"
 #include "link/Planner.h"
 
+#include "obj/Image.h"
+#include "runtime/Runtime.h"
 #include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <sstream>
 
 using namespace pto;
 using namespace pto::link;
@@ -22,9 +28,9 @@ TEST(MultiBuffer, CopiesFollowTheBusiestPipe) {
   // Two equal stages: double buffering.
   EXPECT_EQ(copiesForWork({{P::MTE2, 1000}, {P::V, 1000}}), 2u);
   // Six equal stages: at most 4 copies.
-  EXPECT_EQ(copiesForWork({{P::MTE2, 1}, {P::V, 1}, {P::MTE3, 1}, {P::M, 1}, {P::MTE1, 1},
-                           {P::FIX, 1}}),
-            4u);
+  EXPECT_EQ(
+      copiesForWork({{P::MTE2, 1}, {P::V, 1}, {P::MTE3, 1}, {P::M, 1}, {P::MTE1, 1}, {P::FIX, 1}}),
+      4u);
   // One pipe with 80% of the work or more, or a single pipe: none.
   EXPECT_EQ(copiesForWork({{P::MTE2, 200}, {P::V, 800}}), 1u);
   EXPECT_EQ(copiesForWork({{P::V, 4096}}), 1u);
@@ -138,6 +144,142 @@ TEST(MultiBuffer, TheUnrolledLoopLinksWithoutARaceAndNamesEveryCopy) {
   LinkOptions checked;
   checked.sync = SyncMode::Check;
   EXPECT_TRUE(link::link({{"k.o", ob}}, checked).multiBufferLog.empty());
+}
+
+/// A random load-compute-store loop over `rows` rows of 16 f32 (fresh tiles each iteration, so
+/// every one rotates), with the values it must write computed here from the ops' definitions.
+struct RandomLoop {
+  std::string source;
+  std::vector<float> x, z, want; // rows x 16
+  uint32_t rows = 0;
+};
+
+RandomLoop randomLoop(std::mt19937& rng) {
+  auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+  RandomLoop l;
+  l.rows = pick(8); // 0..7 iterations: zero, fewer than the copies, several rounds
+  const uint32_t tiles = 3 + pick(4);
+  std::ostringstream body;
+  // Per row: the value of each tile, by element (evaluated per row below).
+  struct Op {
+    std::string kind;
+    uint32_t dst = 0, a = 0, b = 0;
+    float k = 0;
+  };
+  std::vector<Op> ops;
+  // Two loads, then compute ops writing the other tiles from the ones written before them.
+  ops.push_back({"load_x", 0});
+  ops.push_back({"load_z", 1});
+  for (uint32_t t = 2; t < tiles; ++t) {
+    const char* kinds[] = {"tadd", "tsub", "tmul", "tadds"};
+    ops.push_back({kinds[pick(4)], t, pick(t), pick(t), static_cast<float>(pick(5)) - 2.0f});
+  }
+  const uint32_t stored = tiles - 1;
+  std::ostringstream src;
+  src << "kernel @k(%x: !pto.tensor_view<8x16xf32>, %z: !pto.tensor_view<8x16xf32>, "
+         "%y: !pto.tensor_view<8x16xf32>) {\n  tile ";
+  for (uint32_t t = 0; t < tiles; ++t)
+    src << (t ? ", " : "") << "%t" << t;
+  src << " : !pto.tile<f32, 1, 16>\n  %zero = arith.constant 0 : index\n"
+      << "  %one = arith.constant 1 : index\n  %n = arith.constant " << l.rows << " : index\n";
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == "tadds")
+      src << "  %k" << i << " = arith.constant " << ops[i].k << " : f32\n";
+  src << "  scf.for %r = %zero to %n step %one {\n";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& o = ops[i];
+    if (o.kind == "load_x" || o.kind == "load_z")
+      src << "    tload %t" << o.dst << ", %" << o.kind.back() << "[%r, 0]\n";
+    else if (o.kind == "tadds")
+      src << "    tadds %t" << o.dst << ", %t" << o.a << ", %k" << i << "\n";
+    else
+      src << "    " << o.kind << " %t" << o.dst << ", %t" << o.a << ", %t" << o.b << "\n";
+  }
+  src << "    tstore %y[%r, 0], %t" << stored << "\n  }\n}\n";
+  l.source = src.str();
+  l.x.resize(128);
+  l.z.resize(128);
+  l.want.assign(128, 0.0f);
+  for (uint32_t i = 0; i < 128; ++i) {
+    l.x[i] = static_cast<float>(static_cast<int>(pick(7)) - 3);
+    l.z[i] = static_cast<float>(static_cast<int>(pick(7)) - 3);
+  }
+  for (uint32_t r = 0; r < l.rows; ++r)
+    for (uint32_t c = 0; c < 16; ++c) {
+      std::vector<float> v(tiles, 0.0f);
+      for (const Op& o : ops) {
+        if (o.kind == "load_x")
+          v[o.dst] = l.x[r * 16 + c];
+        else if (o.kind == "load_z")
+          v[o.dst] = l.z[r * 16 + c];
+        else if (o.kind == "tadd")
+          v[o.dst] = v[o.a] + v[o.b];
+        else if (o.kind == "tsub")
+          v[o.dst] = v[o.a] - v[o.b];
+        else if (o.kind == "tmul")
+          v[o.dst] = v[o.a] * v[o.b];
+        else
+          v[o.dst] = v[o.a] + o.k;
+      }
+      l.want[r * 16 + c] = v[stored];
+    }
+  return l;
+}
+
+/// Runs kernel @k of `img` on `backend` with x, z bound and returns y; an empty vector on error.
+std::vector<float> runLoop(const obj::Image& img, const RandomLoop& l, rt::Backend backend) {
+  auto bytes = obj::writeImage(img);
+  if (bytes.index() != 0) return {};
+  auto mod = rt::Module::load(std::get<0>(bytes), "k.img");
+  if (!mod.ok()) return {};
+  auto launch = mod.value().launch("k");
+  if (!launch.ok()) return {};
+  std::vector<rt::Tensor> t(3, rt::Tensor::zeros(isa::DType::F32, {8, 16}));
+  for (int64_t i = 0; i < 128; ++i) {
+    uint32_t bx, bz;
+    std::memcpy(&bx, &l.x[static_cast<size_t>(i)], 4);
+    std::memcpy(&bz, &l.z[static_cast<size_t>(i)], 4);
+    t[0].setBits(i, bx);
+    t[1].setBits(i, bz);
+  }
+  for (const char* name : {"x", "z", "y"})
+    if (launch.value().bind(name, &t[static_cast<size_t>(name[0] == 'x'   ? 0
+                                                         : name[0] == 'z' ? 1
+                                                                          : 2)]))
+      return {};
+  rt::RunOptions opts;
+  opts.backend = backend;
+  if (launch.value().run(opts)) return {};
+  std::vector<float> y(128);
+  for (int64_t i = 0; i < 128; ++i) {
+    const auto bits = static_cast<uint32_t>(t[2].bitsAt(i));
+    std::memcpy(&y[static_cast<size_t>(i)], &bits, 4);
+  }
+  return y;
+}
+
+// 60 random load-compute-store loops of 0..7 iterations over 3..6 fresh tiles: multi-buffered
+// (the link says so), they write exactly what the ops compute, evaluated here, on the cpu
+// backend and on the npu model (whose own race and deadlock detection runs too).
+TEST(MultiBuffer, RandomLoopsComputeWhatTheirOpsDefine) {
+  std::mt19937 rng(2029);
+  for (int round = 0; round < 60; ++round) {
+    const RandomLoop l = randomLoop(rng);
+    SCOPED_TRACE(l.source);
+    const obj::ObjectFile ob = test::assembleText(l.source, isa::Arch::A2A3);
+    LinkResult r = link::link({{"k.o", ob}}, LinkOptions{});
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r.multiBufferLog.size(), 1u);
+    EXPECT_NE(r.multiBufferLog[0].find(" copies of %t0 %t1"), std::string::npos)
+        << r.multiBufferLog[0];
+    for (rt::Backend b : {rt::Backend::Cpu, rt::Backend::Npu}) {
+      const std::vector<float> y = runLoop(*r.image, l, b);
+      ASSERT_EQ(y.size(), 128u) << "the run failed";
+      for (size_t i = 0; i < 128; ++i)
+        ASSERT_EQ(y[i], l.want[i])
+            << "element " << i << (b == rt::Backend::Npu ? " (npu)" : " (cpu)");
+    }
+  }
 }
 
 } // namespace
