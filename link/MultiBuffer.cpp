@@ -141,9 +141,8 @@ std::vector<uint32_t> rotatableTiles(const obj::Function& fn, const FunctionCfg&
 }
 
 /// Bytes each pipe moves per iteration: per tile op, its largest operand.
-std::vector<std::pair<isa::Pipe, uint64_t>> pipeWork(const obj::Function& fn,
-                                                     const FunctionCfg& cfg, const RotatedLoop& l,
-                                                     isa::Arch arch) {
+std::vector<std::pair<isa::Pipe, uint64_t>>
+pipeWork(const obj::Function& fn, const FunctionCfg& cfg, const RotatedLoop& l, isa::Arch arch) {
   const auto pipes = blockPipes(cfg, fn.tiles, arch);
   std::map<isa::Pipe, uint64_t> work;
   for (uint32_t b = l.header; b <= l.latch; ++b) {
@@ -179,7 +178,8 @@ uint32_t fittingCopies(const obj::Function& fn, const std::vector<uint32_t>& rot
 
 /// Renames the tiles of the B.IOT word at `at` in `bytes` by `rename`; false when it does not
 /// encode again in the same size.
-bool renameTiles(std::vector<uint8_t>& bytes, uint64_t at, const std::map<uint32_t, uint32_t>& rename) {
+bool renameTiles(std::vector<uint8_t>& bytes, uint64_t at,
+                 const std::map<uint32_t, uint32_t>& rename) {
   size_t used = 0;
   auto in = enc::decodeBytes(std::span<const uint8_t>(bytes).subspan(at), used,
                              enc::DecodeOptions{.extensions = true});
@@ -215,7 +215,8 @@ bool fallThrough(std::vector<uint8_t>& bytes, uint64_t at) {
 
 /// The N - 1 copies in front of the loop (the original stays as the last copy): copy k's tiles
 /// renamed to its own descriptors, its exits aimed at the block after the loop (past the copies
-/// after it and the original), its back edge turned into a fall-through into the next copy. Empty when a word does not patch.
+/// after it and the original), its back edge turned into a fall-through into the next copy. Empty
+/// when a word does not patch.
 std::optional<Insertion> copiesOf(const obj::ObjectFile& ob, uint32_t function,
                                   const FunctionCfg& cfg, const RotatedLoop& l,
                                   const LoopWords& words,
@@ -269,15 +270,15 @@ bool onlyTileRelocs(const obj::ObjectFile& ob, uint64_t head, uint64_t end) {
 std::string pipeWorkText(const std::vector<std::pair<isa::Pipe, uint64_t>>& work) {
   std::string s;
   for (const auto& [pipe, bytes] : work)
-    s += (s.empty() ? "" : ", ") + std::string(isa::spelling(pipe)) + " " +
-         std::to_string(bytes) + " B";
+    s += (s.empty() ? "" : ", ") + std::string(isa::spelling(pipe)) + " " + std::to_string(bytes) +
+         " B";
   return s;
 }
 
 } // namespace
 
 FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function,
-                                    const FunctionCfg& cfg, isa::Arch arch) {
+                                    const FunctionCfg& cfg, isa::Arch arch, uint32_t maxCopies) {
   FunctionMultiBuffer out;
   const obj::Function& fn = ob.functions[function];
   out.groups.assign(fn.tiles.size(), -1);
@@ -304,11 +305,13 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
     const uint64_t head = cfg.blocks[l.header].offset, end = lb.end;
     l.work = pipeWork(fn, cfg, l, arch);
     l.tiles = rotatableTiles(fn, cfg, l);
-    const uint32_t wanted = copiesForWork(l.work);
+    const uint32_t wanted = std::min(copiesForWork(l.work), std::max(maxCopies, 1u));
     if (auto* why = std::get_if<std::string>(&words))
       l.reason = *why;
     else if (!onlyTileRelocs(ob, head, end))
       l.reason = "the loop has a call or a symbolic event";
+    else if (maxCopies < 2)
+      l.reason = "the copies' events ran out of hardware event ids";
     else if (wanted < 2)
       l.reason = "one pipe does most of the work (" + pipeWorkText(l.work) + ")";
     else if (l.tiles.empty())
@@ -345,8 +348,12 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
         out.groups.push_back(static_cast<int32_t>(t));
     out.added.insert(out.added.end(), added.begin(), added.end());
     out.insertions.push_back(std::move(*ins));
-    l.reason = "per iteration " + pipeWorkText(l.work) + ": " + std::to_string(l.copies) +
-               " stages keep the pipes busy";
+    l.reason = "per iteration " + pipeWorkText(l.work) + ": " +
+               std::to_string(copiesForWork(l.work)) + " stages keep the pipes busy";
+    if (l.copies < copiesForWork(l.work))
+      l.reason +=
+          "; " + std::to_string(l.copies) +
+          (maxCopies < copiesForWork(l.work) ? " for the hardware event ids" : " fit the buffers");
     out.loops.push_back(std::move(l));
   }
   return out;
@@ -375,6 +382,10 @@ void multiBuffer(LinkContext& ctx) {
   AutoSyncState& s = ctx.sync;
   if (mb.done || !ctx.opts.multiBuffer || s.stage != AutoSyncState::Stage::Plan) return;
   mb.done = true;
+  if (mb.original.empty()) mb.original = ctx.given;
+  mb.log.clear();
+  mb.groups.clear();
+  mb.copies.clear();
   std::vector<InputObject> objects(ctx.given.begin(), ctx.given.end());
   bool any = false;
   for (size_t o = 0; o < objects.size(); ++o) {
@@ -385,9 +396,13 @@ void multiBuffer(LinkContext& ctx) {
       const SyncDecision& d = s.fns[o][f];
       if (!d.insert || !d.built || !d.built->get()) continue;
       const FunctionCfg& cfg = *d.built->get();
-      FunctionMultiBuffer fm = planMultiBuffer(ob, f, cfg, ctx.arch);
-      for (const RotatedLoop& l : fm.loops)
+      auto cap = mb.cap.find({o, f});
+      FunctionMultiBuffer fm =
+          planMultiBuffer(ob, f, cfg, ctx.arch, cap == mb.cap.end() ? 4 : cap->second);
+      for (const RotatedLoop& l : fm.loops) {
         mb.log.push_back(loopLine(ob, ob.functions[f], cfg, l));
+        mb.copies[{o, f}] = std::max(mb.copies[{o, f}], l.copies);
+      }
       if (!fm.changed()) continue;
       all.insert(all.end(), fm.insertions.begin(), fm.insertions.end());
       planned.emplace(f, std::move(fm));
@@ -413,6 +428,25 @@ void multiBuffer(LinkContext& ctx) {
   ctx.sync = AutoSyncState{};
   ctx.knownCfgs.clear();
   ctx.rerunFrom = "check inputs"; // link the unrolled code
+}
+
+bool retryWithFewerCopies(LinkContext& ctx) {
+  MultiBufferState& mb = ctx.multiBuffer;
+  bool lowered = false;
+  for (const auto& [key, pairs] : ctx.sync.exhausted) {
+    auto it = mb.copies.find(key);
+    if (it == mb.copies.end() || it->second < 2) continue;
+    mb.cap[key] = it->second - 1; // 1: no multi-buffering for this function
+    lowered = true;
+  }
+  if (!lowered) return false;
+  ctx.given = mb.original;
+  ctx.inputs = ctx.given;
+  ctx.sync = AutoSyncState{};
+  ctx.knownCfgs.clear();
+  mb.done = false;
+  ctx.rerunFrom = "check inputs";
+  return true;
 }
 
 } // namespace pto::link

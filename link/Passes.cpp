@@ -605,6 +605,7 @@ void allocateEventIds(LinkContext& ctx) {
   // The feedback to auto-sync: the inserted pairs that ran out of ids are ordered by a PIPE_ALL
   // barrier instead, and the link runs again from the auto-sync pass.
   if (!ctx.sync.exhausted.empty()) {
+    if (retryWithFewerCopies(ctx)) return;
     for (auto& [key, ks] : ctx.sync.exhausted)
       ctx.sync.asBarrier[key].insert(ks.begin(), ks.end());
     ctx.sync.stage = AutoSyncState::Stage::Plan;

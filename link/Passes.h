@@ -138,7 +138,12 @@ struct MultiBufferState {
   /// (object, function) -> per descriptor: its rotation group (the planner keeps a group's
   /// tiles on distinct bytes), or -1.
   std::map<std::pair<size_t, uint32_t>, std::vector<int32_t>> groups;
-  std::vector<std::string> log; // the map's "Multi-buffer" lines
+  std::vector<std::string> log;          // the map's "Multi-buffer" lines
+  std::span<const InputObject> original; // the link's inputs, before any unrolling
+  /// (object, function) -> the most copies its loops got in the last try; and the cap for the
+  /// next one, lowered when the copies' events ran out of hardware ids (the link then starts
+  /// over from the original inputs rather than fall back to PIPE_ALL barriers).
+  std::map<std::pair<size_t, uint32_t>, uint32_t> copies, cap;
 };
 
 /// Everything one link works on. The passes fill it in order.
@@ -199,8 +204,12 @@ void buildCfgs(LinkContext& ctx);      // control flow of every function (or the
 void checkRecursion(LinkContext& ctx); // calls that come back to their caller
 void decideSync(LinkContext& ctx);     // per function: inserted or checked sync (AutoSync.cpp)
 void multiBuffer(LinkContext& ctx); // rotates pipelined loops' tiles over copies (MultiBuffer.cpp)
-void placeTiles(LinkContext& ctx);  // memory planning; map tiles and the buffer layout
-void checkRaces(LinkContext& ctx);  // dependencies between pipes that nothing orders
+/// The events pass's feedback when inserted pairs ran out of ids in a multi-buffered function:
+/// fewer copies for it, and the link starts over from the original inputs (true), rather than
+/// PIPE_ALL barriers in their place.
+bool retryWithFewerCopies(LinkContext& ctx);
+void placeTiles(LinkContext& ctx);       // memory planning; map tiles and the buffer layout
+void checkRaces(LinkContext& ctx);       // dependencies between pipes that nothing orders
 void insertAutoSync(LinkContext& ctx);   // orders the inserting functions' races (AutoSync.cpp)
 void collectEvents(LinkContext& ctx);    // symbolic events and the words that name them
 void allocateEventIds(LinkContext& ctx); // hardware ids, deadlocks; image and map events
