@@ -173,6 +173,43 @@ private:
     }
   }
 
+  /// The loop around `to` ... `from` (in address order) when it has the multi-buffered shape
+  /// (link/MultiBuffer.h): a straight body whose exit tests all branch to the block after its back
+  /// edge, entered only at its header, with no exit test between `to` and `from`. An exit then
+  /// leaves either before `to` (the last set is pending) or after `from` (this round's set is):
+  /// one wait at the exit block balances every path.
+  std::optional<Loop> unrolledLoop(uint32_t from, uint32_t to) const {
+    if (to >= from) return std::nullopt;
+    uint32_t latch = from;
+    while (latch < blocks_.size() &&
+           (blocks_[latch].transfer == Transfer::Fall || blocks_[latch].transfer == Transfer::Cond))
+      ++latch;
+    if (latch >= blocks_.size() || blocks_[latch].transfer != Transfer::Direct ||
+        blocks_[latch].succ[0] < 0 || static_cast<uint32_t>(blocks_[latch].succ[0]) > to)
+      return std::nullopt;
+    const auto h = static_cast<uint32_t>(blocks_[latch].succ[0]);
+    const int32_t exit = cfg_.blockAt(blocks_[latch].end);
+    if (exit < 0 || cfg_.predsOf(h).size() != 2) return std::nullopt;
+    bool exits = false;
+    for (uint32_t b = h; b < latch; ++b) {
+      const Block& cb = blocks_[b];
+      if (b != h)
+        for (uint32_t p : cfg_.predsOf(b))
+          if (p < h || p > latch) return std::nullopt;
+      if (cb.transfer == Transfer::Cond) {
+        if (cb.target != static_cast<int64_t>(blocks_[latch].end) || (b > to && b < from))
+          return std::nullopt;
+        exits = true;
+      } else if (cb.transfer != Transfer::Fall) {
+        return std::nullopt;
+      }
+    }
+    for (uint32_t p : cfg_.predsOf(static_cast<uint32_t>(exit)))
+      if (p < h || p > latch || blocks_[p].transfer != Transfer::Cond) return std::nullopt;
+    if (!exits) return std::nullopt;
+    return Loop{h, exit};
+  }
+
   struct PairPlan {
     isa::Pipe src, dst;
     uint32_t dep, dist;
@@ -188,7 +225,9 @@ private:
     PairPlan p{d.fromPipe, d.toPipe, k,  l.dist,        Spot{blocks_[d.from].end, false},
                l.wait,     {},       {}, SyncItem::Pair};
     if (!l.reachesTo && l.last >= 0) {
-      if (auto loop = loopTop(static_cast<uint32_t>(l.last), d.to)) {
+      auto loop = loopTop(static_cast<uint32_t>(l.last), d.to);
+      if (!loop) loop = unrolledLoop(d.from, d.to);
+      if (loop) {
         // Carried to the next iteration: wait at the top, set at the end; a set before the loop
         // satisfies the first wait and a wait after it consumes the last set.
         p.kind = SyncItem::LoopPair;
@@ -505,6 +544,7 @@ void recordSync(LinkContext& ctx) {
     r.diags.insert(r.diags.begin(), s.warnings.begin(), s.warnings.end());
     r.syncLog = std::move(ctx.sync.log);
   }
+  r.multiBufferLog = ctx.multiBuffer.log;
   r.syncMode = ctx.opts.sync;
   for (size_t o = 0; o < ctx.given.size(); ++o)
     for (uint32_t f = 0; f < ctx.given[o].obj.functions.size(); ++f) {

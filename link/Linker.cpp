@@ -119,6 +119,7 @@ constexpr Pass kPasses[] = {
     {"build CFGs", buildCfgs},
     {"check recursion", checkRecursion},
     {"sync modes", decideSync},
+    {"multi-buffer", multiBuffer},
     {"plan tiles", placeTiles},
     {"races", checkRaces},
     {"auto-sync", insertAutoSync},

@@ -34,6 +34,10 @@ struct LinkOptions {
   /// Keep --auto-sync's log of what it inserted where (LinkResult::syncLog, the map's "Auto-sync"
   /// section): a line per inserted pair, which pto-ld spells only when it writes a map.
   bool syncLog = true;
+  /// Automatic multi-buffering (docs/sync.md section 5a): in functions that get sync inserted,
+  /// a loop that moves tiles through several pipes gets its per-iteration tiles rotated over N
+  /// copies. --no-multibuf turns it off.
+  bool multiBuffer = true;
 };
 
 struct Diagnostic {
@@ -87,8 +91,11 @@ struct LinkResult {
   std::vector<MapEvent> events;
   std::vector<std::string> syncLog; // --auto-sync: what was inserted where (the map's "Auto-sync")
   std::vector<FunctionSync> functionSync; // per image function
-  SyncMode syncMode = SyncMode::Auto;     // the option the link ran with
-  std::vector<PassTime> passTimes;        // per pass of the table (link/Passes.h), in its order
+  /// Multi-buffering: a line per loop considered, what was done and why (the map's
+  /// "Multi-buffer" section, pto-ld -v).
+  std::vector<std::string> multiBufferLog;
+  SyncMode syncMode = SyncMode::Auto; // the option the link ran with
+  std::vector<PassTime> passTimes;    // per pass of the table (link/Passes.h), in its order
   bool ok() const { return image.has_value(); }
 };
 

@@ -85,6 +85,11 @@ std::string formatMap(const LinkResult& r) {
   out += "\nSync\n";
   for (size_t f = 0; f < r.functionSync.size() && f < img.functions.size(); ++f)
     out += "  @" + img.functions[f].name + "  " + r.functionSync[f].describe(r.syncMode) + "\n";
+  if (!r.multiBufferLog.empty()) {
+    out += "\nMulti-buffer\n";
+    for (const std::string& l : r.multiBufferLog)
+      out += "  " + l + "\n";
+  }
   if (!r.syncLog.empty()) {
     out += "\nAuto-sync\n";
     for (const std::string& l : r.syncLog)

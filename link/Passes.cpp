@@ -378,6 +378,10 @@ void placeTiles(LinkContext& ctx) {
     const FunctionCfg& cfg = *fw.cfg();
     const obj::Function& fn = ctx.inputs[fw.object].obj.functions[fw.function];
     fw.tiles = planTilesOf(fn);
+    auto groups = ctx.multiBuffer.groups.find({fw.object, fw.function});
+    if (groups != ctx.multiBuffer.groups.end())
+      for (size_t t = 0; t < fw.tiles.size() && t < groups->second.size(); ++t)
+        fw.tiles[t].group = groups->second[t];
     fw.plan = plan(cfg, fw.tiles, archFor(ctx, fw));
     if (ctx.planningSync()) continue; // the plan is the race pass's input; nothing to report
     FunctionDiags d(ctx, fw);
@@ -601,6 +605,7 @@ void allocateEventIds(LinkContext& ctx) {
   // The feedback to auto-sync: the inserted pairs that ran out of ids are ordered by a PIPE_ALL
   // barrier instead, and the link runs again from the auto-sync pass.
   if (!ctx.sync.exhausted.empty()) {
+    if (retryWithFewerCopies(ctx)) return;
     for (auto& [key, ks] : ctx.sync.exhausted)
       ctx.sync.asBarrier[key].insert(ks.begin(), ks.end());
     ctx.sync.stage = AutoSyncState::Stage::Plan;

@@ -130,6 +130,22 @@ struct AutoSyncState {
   std::map<std::pair<size_t, uint32_t>, FunctionSync> counts;
 };
 
+/// What multi-buffering (link/MultiBuffer.h) did, kept across the rounds of one link: it runs
+/// once, on the inputs as given, and the link then runs over the unrolled objects.
+struct MultiBufferState {
+  bool done = false;
+  std::vector<InputObject> objects; // the inputs with their loops unrolled (`given` from then on)
+  /// (object, function) -> per descriptor: its rotation group (the planner keeps a group's
+  /// tiles on distinct bytes), or -1.
+  std::map<std::pair<size_t, uint32_t>, std::vector<int32_t>> groups;
+  std::vector<std::string> log;          // the map's "Multi-buffer" lines
+  std::span<const InputObject> original; // the link's inputs, before any unrolling
+  /// (object, function) -> the most copies its loops got in the last try; and the cap for the
+  /// next one, lowered when the copies' events ran out of hardware ids (the link then starts
+  /// over from the original inputs rather than fall back to PIPE_ALL barriers).
+  std::map<std::pair<size_t, uint32_t>, uint32_t> copies, cap;
+};
+
 /// Everything one link works on. The passes fill it in order.
 struct LinkContext {
   LinkContext(const std::vector<InputObject>& in, const LinkOptions& o)
@@ -142,6 +158,7 @@ struct LinkContext {
   /// instead of decoding again); empty entries are built by buildCfgs.
   std::vector<std::vector<std::shared_ptr<const BuiltCfg>>> knownCfgs;
   AutoSyncState sync;           // kept across rounds
+  MultiBufferState multiBuffer; // kept across rounds
   std::vector<PassTime> timing; // per pass of the table, across rounds
 
   isa::Arch arch = isa::Arch::A2A3;
@@ -181,11 +198,16 @@ void checkInputs(LinkContext& ctx);    // inputs present, one arch, the extensio
 void resolveSymbols(LinkContext& ctx); // globals, duplicates, undefined symbols
 void layOutText(
     LinkContext& ctx); // image .text, functions and lines; one FunctionWork per definition
-void selectEntries(LinkContext& ctx);    // --entry or pto.entry
-void patchCalls(LinkContext& ctx);       // Call relocations
-void buildCfgs(LinkContext& ctx);        // control flow of every function (or the known one)
-void checkRecursion(LinkContext& ctx);   // calls that come back to their caller
-void decideSync(LinkContext& ctx);       // per function: inserted or checked sync (AutoSync.cpp)
+void selectEntries(LinkContext& ctx);  // --entry or pto.entry
+void patchCalls(LinkContext& ctx);     // Call relocations
+void buildCfgs(LinkContext& ctx);      // control flow of every function (or the known one)
+void checkRecursion(LinkContext& ctx); // calls that come back to their caller
+void decideSync(LinkContext& ctx);     // per function: inserted or checked sync (AutoSync.cpp)
+void multiBuffer(LinkContext& ctx); // rotates pipelined loops' tiles over copies (MultiBuffer.cpp)
+/// The events pass's feedback when inserted pairs ran out of ids in a multi-buffered function:
+/// fewer copies for it, and the link starts over from the original inputs (true), rather than
+/// PIPE_ALL barriers in their place.
+bool retryWithFewerCopies(LinkContext& ctx);
 void placeTiles(LinkContext& ctx);       // memory planning; map tiles and the buffer layout
 void checkRaces(LinkContext& ctx);       // dependencies between pipes that nothing orders
 void insertAutoSync(LinkContext& ctx);   // orders the inserting functions' races (AutoSync.cpp)

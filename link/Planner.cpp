@@ -135,6 +135,23 @@ std::vector<Interval> liveIntervals(const FunctionCfg& cfg,
   return out;
 }
 
+namespace {
+/// The roots of each rotation group live over the hull of their ranges (never sharing bytes).
+void holdGroupsTogether(std::span<const PlanTile> tiles, const std::vector<uint32_t>& root,
+                        std::vector<Interval>& live) {
+  std::map<int32_t, Interval> hull;
+  for (uint32_t i = 0; i < tiles.size(); ++i) {
+    if (tiles[i].group < 0 || root[i] != i || live[i].empty()) continue;
+    auto [it, fresh] = hull.try_emplace(tiles[i].group, live[i]);
+    if (fresh) continue;
+    it->second.start = std::min(it->second.start, live[i].start);
+    it->second.end = std::max(it->second.end, live[i].end);
+  }
+  for (uint32_t i = 0; i < tiles.size(); ++i)
+    if (tiles[i].group >= 0 && root[i] == i && !live[i].empty()) live[i] = hull[tiles[i].group];
+}
+} // namespace
+
 uint64_t tileBytes(const obj::TileDesc& t) {
   return (static_cast<uint64_t>(t.rows) * t.cols * isa::bitWidth(t.dtype) + 7) / 8;
 }
@@ -369,6 +386,7 @@ PlanResult plan(const FunctionCfg& cfg, std::span<const PlanTile> tiles, isa::Ar
     }
   }
   std::vector<Interval> live = liveIntervals(cfg, refs);
+  holdGroupsTogether(tiles, root, live);
   for (uint32_t i = 0; i < n; ++i)
     res.live[i] = live[root[i]];
   // Per buffer.

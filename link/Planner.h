@@ -48,6 +48,9 @@ struct PlanTile {
   int64_t manual = -1;  // fixed byte offset (obj::kUnplaced = -1: plan it)
   int32_t aliasOf = -1; // a view of this earlier tile
   uint64_t aliasOffset = 0;
+  /// A rotation group (multi-buffering, link/MultiBuffer.h): the roots of one group are all
+  /// live over the hull of their live ranges, so no two of them share bytes. -1: none.
+  int32_t group = -1;
 };
 
 /// The byte size of a descriptor (rows * cols * element bits, rounded up to whole bytes).

@@ -130,6 +130,10 @@ int main(int argc, char** argv) {
                "Say which sync mode each function got and what was inserted");
   app.add_flag("--allow-races", allowRaces,
                "Report a race (a dependency between pipes that no event orders) as a warning");
+  bool noMultiBuffer = false;
+  app.add_flag("--no-multibuf", noMultiBuffer,
+               "Do not rotate the tiles of pipelined loops over several copies in functions that "
+               "get sync inserted (automatic multi-buffering, docs/sync.md section 5a)");
   bool ptoPositions = false, timePasses = false;
   app.add_flag("--time-passes", timePasses,
                "Print the wall time of each pass of the link to stderr (as LLVM's -time-passes)");
@@ -161,6 +165,7 @@ int main(int argc, char** argv) {
   opts.allowRaces = allowRaces;
   opts.ptoPositions = ptoPositions;
   opts.syncLog = !mapFile.empty();
+  opts.multiBuffer = !noMultiBuffer;
   if (!archText.empty()) opts.arch = pto::isa::parseArch(archText);
   // --time-passes: reading the inputs and writing the output beside the passes of the link.
   using Clock = std::chrono::steady_clock;
@@ -184,6 +189,9 @@ int main(int argc, char** argv) {
     for (size_t f = 0; f < res.functionSync.size() && f < res.image->functions.size(); ++f)
       std::cerr << "pto-ld: @" << res.image->functions[f].name << ": "
                 << res.functionSync[f].describe(res.syncMode) << "\n";
+  if (verbose && res.image)
+    for (const std::string& line : res.multiBufferLog)
+      std::cerr << "pto-ld: " << line << "\n";
   if (!res.ok()) {
     report();
     return 1;

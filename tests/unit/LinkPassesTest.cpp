@@ -228,11 +228,11 @@ TEST(LinkPasses, TheTableNamesEveryPassInOrder) {
   std::vector<std::string_view> names;
   for (const Pass& p : linkPasses())
     names.push_back(p.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string_view>{
-                "check inputs", "resolve symbols", "lay out text", "select entries", "patch calls",
-                "build CFGs", "check recursion", "sync modes", "plan tiles", "races", "auto-sync",
-                "collect events", "allocate event ids", "patch events", "finish image"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{
+                       "check inputs", "resolve symbols", "lay out text", "select entries",
+                       "patch calls", "build CFGs", "check recursion", "sync modes", "multi-buffer",
+                       "plan tiles", "races", "auto-sync", "collect events", "allocate event ids",
+                       "patch events", "finish image"}));
 }
 
 TEST(LinkPasses, AutoSyncConsumesTheRacePassAndRunsTheTableAgain) {

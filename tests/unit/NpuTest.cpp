@@ -133,11 +133,22 @@ TEST(Npu, CalibrationMatchesAnchorsAndDocs) {
       << "docs/npu-calibration.md is stale; regenerate it with PTO_UPDATE_DOCS=1";
 }
 
-// The double-buffered sample overlaps its pipes; the single-buffered twin does not; both give
-// the cpu backend's bytes.
+// The double-buffered sample overlaps its pipes; the single-buffered twin does not when it is
+// linked without multi-buffering (--no-multibuf), and does when the linker rotates its tile over
+// copies (docs/sync.md 5a, the default); all give the cpu backend's bytes.
 TEST(Npu, PingPongOverlapsSingleBufferDoesNot) {
-  auto overlap = [](const std::string& file, std::vector<Tensor>& out) {
-    Module mod = buildKernel(sourcePath("samples/pingpong/" + file));
+  auto overlap = [](const std::string& file, bool multiBuffer, std::vector<Tensor>& out) {
+    const std::string path = sourcePath("samples/pingpong/" + file);
+    link::LinkOptions lo;
+    lo.sync = link::SyncMode::Insert;
+    lo.multiBuffer = multiBuffer;
+    link::LinkResult lr = link::link({{"k.o", test::assembleFile(path)}}, lo);
+    EXPECT_TRUE(lr.ok()) << file;
+    auto bytes = obj::writeImage(lr.ok() ? *lr.image : obj::Image{});
+    EXPECT_EQ(bytes.index(), 0u);
+    auto loaded = Module::load(std::get<0>(bytes), path);
+    EXPECT_TRUE(loaded.ok());
+    Module mod = std::move(loaded.value());
     RunOptions opts;
     opts.backend = Backend::Npu;
     RunStats s = runAll(mod, opts, out);
@@ -150,11 +161,15 @@ TEST(Npu, PingPongOverlapsSingleBufferDoesNot) {
     EXPECT_EQ(cpu.at(1).data, out.at(1).data) << file;
     return static_cast<double>(b.cycles) / static_cast<double>(sum);
   };
-  std::vector<Tensor> pp, single;
-  const double ppRatio = overlap("pingpong.pto", pp), singleRatio = overlap("single.pto", single);
+  std::vector<Tensor> pp, single, rotated;
+  const double ppRatio = overlap("pingpong.pto", true, pp);
+  const double singleRatio = overlap("single.pto", false, single);
+  const double rotatedRatio = overlap("single.pto", true, rotated);
   EXPECT_LT(ppRatio, 0.5) << "ping-pong: total cycles / sum of busy cycles";
   EXPECT_GT(singleRatio, 0.9) << "single buffer: total cycles / sum of busy cycles";
+  EXPECT_LT(rotatedRatio, 0.5) << "single buffer, multi-buffered by the linker";
   EXPECT_EQ(pp.at(1).data, single.at(1).data);
+  EXPECT_EQ(pp.at(1).data, rotated.at(1).data);
 }
 
 // The trace is Chrome trace-event JSON: named pipe tracks, one slice per op with its source
