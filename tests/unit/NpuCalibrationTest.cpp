@@ -150,9 +150,11 @@ std::string variantValue(const HwPoint& p, const std::string& key) {
 // ------------------------------------------------------------------ one kernel per point
 
 std::string ptoType(const std::string& dt) {
-  static const std::map<std::string, std::string> names = {
-      {"float8e4m3", "f8E4M3"}, {"float8e5m2", "f8E5M2"},     {"hfloat8", "hif8"},
-      {"float4e1m2", "f4E1M2x2"}, {"float4e2m1", "f4E2M1x2"}};
+  static const std::map<std::string, std::string> names = {{"float8e4m3", "f8E4M3"},
+                                                           {"float8e5m2", "f8E5M2"},
+                                                           {"hfloat8", "hif8"},
+                                                           {"float4e1m2", "f4E1M2x2"},
+                                                           {"float4e2m1", "f4E2M1x2"}};
   if (auto it = names.find(dt); it != names.end()) return it->second;
   if (dt[0] == 'u') return "ui" + dt.substr(1);
   return dt;
@@ -161,8 +163,8 @@ std::string ptoType(const std::string& dt) {
 std::string vecTile(const std::string& dt, int rows, int cols, int vr, int vc,
                     const std::string& extra = "") {
   std::ostringstream s;
-  s << "!pto.tile_buf<vec, " << rows << "x" << cols << "x" << ptoType(dt) << ", valid=" << vr
-    << "x" << vc << extra << ">";
+  s << "!pto.tile_buf<vec, " << rows << "x" << cols << "x" << ptoType(dt) << ", valid=" << vr << "x"
+    << vc << extra << ">";
   return s.str();
 }
 
@@ -195,10 +197,10 @@ struct Kernel {
 
 std::optional<Kernel> elementwise(const HwPoint& p) {
   static const std::set<std::string> binary = {"TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN"},
-                                     unary = {"TABS", "TEXP", "TNEG", "TSQRT", "TRSQRT",
+                                     unary = {"TABS",   "TEXP", "TNEG",  "TSQRT", "TRSQRT",
                                               "TRECIP", "TLOG", "TRELU", "TNOT"},
-                                     scalar = {"TADDS", "TSUBS", "TMULS", "TDIVS", "TMINS",
-                                               "TMAXS"};
+                                     scalar = {"TADDS", "TSUBS", "TMULS",
+                                               "TDIVS", "TMINS", "TMAXS"};
   const std::string op = lower(p.op),
                     t = vecTile(p.dtype, p.rows, p.cols, p.validRows, p.validCols);
   // Two tiles: the widest A5 shapes (20x1312 f32) do not fit three in UB; a binary op reads
@@ -207,11 +209,12 @@ std::optional<Kernel> elementwise(const HwPoint& p) {
   if (binary.count(p.op)) {
     k.body += "  " + op + " %d, %a, %a\n";
   } else if (unary.count(p.op)) {
-    k.body += p.variant == "inplace" ? "  " + op + " %a, %a\n  tmov %d, %a\n"
-                                     : "  " + op + " %d, %a\n";
+    k.body +=
+        p.variant == "inplace" ? "  " + op + " %a, %a\n  tmov %d, %a\n" : "  " + op + " %d, %a\n";
   } else if (scalar.count(p.op)) {
     k.body += "  %s = arith.constant " + scalarConst(p.dtype) + "\n";
-    k.body += p.variant == "scalar_tile" ? "  " + op + " %d, %s, %a\n" : "  " + op + " %d, %a, %s\n";
+    k.body +=
+        p.variant == "scalar_tile" ? "  " + op + " %d, %s, %a\n" : "  " + op + " %d, %a, %s\n";
   } else {
     return std::nullopt;
   }
@@ -246,8 +249,8 @@ std::optional<Kernel> layoutOp(const HwPoint& p) {
   if (p.op == "TCVT") {
     const std::string from = variantValue(p, "from");
     const std::string ts = vecTile(from, p.rows, p.cols, p.validRows, p.validCols);
-    return Kernel{"  tile %a : " + ts + "\n  tile %d : " + t + "\n  %d = tcvt %a <rmode=CAST_RINT> : " +
-                      ts + " -> " + t + "\n",
+    return Kernel{"  tile %a : " + ts + "\n  tile %d : " + t +
+                      "\n  %d = tcvt %a <rmode=CAST_RINT> : " + ts + " -> " + t + "\n",
                   p.dtype, p.validRows, p.validCols};
   }
   if (p.op == "TTRANS") {
@@ -268,8 +271,8 @@ std::optional<Kernel> layoutOp(const HwPoint& p) {
     };
     const size_t arrow = p.variant.find('>');
     if (arrow == std::string::npos) return std::nullopt;
-    return Kernel{"  tile %a : " + layout(p.variant.substr(0, arrow)) + "\n  tile %d : " +
-                      layout(p.variant.substr(arrow + 1)) + "\n  tmov %d, %a\n",
+    return Kernel{"  tile %a : " + layout(p.variant.substr(0, arrow)) +
+                      "\n  tile %d : " + layout(p.variant.substr(arrow + 1)) + "\n  tmov %d, %a\n",
                   p.dtype, p.validRows, p.validCols};
   }
   if (p.op == "TSEL") {
@@ -280,8 +283,8 @@ std::optional<Kernel> layoutOp(const HwPoint& p) {
   if (p.op == "TSORT32") {
     const std::string idx = vecTile("u32", p.rows, p.cols, p.validRows, p.validCols);
     const int outCols = p.cols * 8 / static_cast<int>(bytesOf(p.dtype));
-    return Kernel{"  tile %a : " + t + "\n  tile %i : " + idx + "\n  tile %d : " +
-                      vecTile(p.dtype, p.rows, outCols, p.validRows, outCols) +
+    return Kernel{"  tile %a : " + t + "\n  tile %i : " + idx +
+                      "\n  tile %d : " + vecTile(p.dtype, p.rows, outCols, p.validRows, outCols) +
                       "\n  tsort32 %d, %a, %i\n",
                   p.dtype, p.validRows, outCols};
   }
@@ -317,8 +320,8 @@ std::variant<std::string, std::monostate> kernelText(const HwPoint& p, std::stri
     std::ostringstream s;
     s << "kernel @point(%x: !pto.tensor_view<" << p.rows << "x" << p.validCols << "x"
       << ptoType(p.dtype) << ">, %z: !pto.tensor_view<" << perSlice << "x" << p.validCols << "x"
-      << ptoType(p.dtype) << ">) {\n  tile %t : "
-      << vecTile(p.dtype, perSlice, p.cols, perSlice, p.validCols) << "\n";
+      << ptoType(p.dtype)
+      << ">) {\n  tile %t : " << vecTile(p.dtype, perSlice, p.cols, perSlice, p.validCols) << "\n";
     for (int i = 0; i < slices; ++i)
       s << "  tload %t, %x[" << i * perSlice << ", 0]\n";
     s << "  tstore %z[0, 0], %t\n}\n";
@@ -486,7 +489,8 @@ std::map<std::string, Score> scores(const std::vector<Measured>& ms) {
 }
 
 std::string summary(const std::vector<Measured>& ms, const std::map<std::string, Score>& sc) {
-  std::string s = "| points | n | within 10% | within 25% | median error |\n|---|---:|---:|---:|---:|\n";
+  std::string s =
+      "| points | n | within 10% | within 25% | median error |\n|---|---:|---:|---:|---:|\n";
   for (const char* arch : {"a2a3", "a5"})
     for (const char* what : {" all", " held-out fifth"})
       if (sc.count(std::string(arch) + what))
@@ -512,7 +516,7 @@ std::string pointTable(const std::vector<Measured>& ms) {
                   "|\n|---|---|---|---|---|---|---:|---:|---:|---|\n";
   for (const Measured& m : ms) {
     char row[512];
-    std::string note = !m.model           ? m.why
+    std::string note = !m.model          ? m.why
                        : !plausible(m.p) ? "implausible (> 256 B/cycle)"
                        : heldOut(m.p)    ? "held out"
                                          : "";
@@ -524,9 +528,9 @@ std::string pointTable(const std::vector<Measured>& ms) {
       err = e;
     }
     snprintf(row, sizeof row, "| %s | %s | %s | %dx%d | %dx%d | %s | %g | %s | %s | %s |\n",
-             m.p.arch.c_str(), m.p.op.c_str(), m.p.dtype.c_str(), m.p.rows, m.p.cols,
-             m.p.validRows, m.p.validCols, m.p.variant.c_str(), m.p.cycles, model.c_str(),
-             err.c_str(), note.c_str());
+             m.p.arch.c_str(), m.p.op.c_str(), m.p.dtype.c_str(), m.p.rows, m.p.cols, m.p.validRows,
+             m.p.validCols, m.p.variant.c_str(), m.p.cycles, model.c_str(), err.c_str(),
+             note.c_str());
     s += row;
   }
   return s;
@@ -631,4 +635,65 @@ TEST(NpuHw, BlocksShareTheChipsGmBandwidth) {
   EXPECT_EQ(loadCycles(8), 776u);
   EXPECT_EQ(loadCycles(24), 948u);
   EXPECT_EQ(loadCycles(48), 948u);
+}
+
+// samples/gemm-performance: C = A x B on 24 blocks with pto-isa's gemm_performance tiling, at
+// the smallest size it takes (m = 512, k = 512, n = 1536: one 128 x 256 C tile a block, two L1
+// groups of four 64-wide k-blocks). Block 0 alone on the cpu backend, and all 24 on the npu model,
+// give the reference's C tile (per k-block one f32 fma chain from zero, the accumulator added
+// after, as tmatmul.acc does); on the model every block's MTE2 pays its share of the chip's GM
+// bandwidth and the cube its eight 518-cycle TMATMULs.
+TEST(NpuHw, GemmSampleMatchesReferenceOnBothBackends) {
+  Module mod = test::buildModule(sourcePath("samples/gemm-performance/gemm.pto"));
+  const int64_t m = 512, k = 512, n = 1536;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> d(-1, 1);
+  Tensor a = Tensor::zeros(isa::DType::F16, {m * k}), b = Tensor::zeros(isa::DType::F16, {k * n});
+  for (Tensor* t : {&a, &b})
+    for (int64_t i = 0; i < t->numel(); ++i)
+      t->setBits(i, isa::encodeFromDouble(isa::DType::F16, d(rng), isa::RoundMode::CAST_RINT,
+                                          isa::SatMode::ON));
+  auto reference = [&](int64_t i, int64_t j) {
+    float acc = 0;
+    for (int64_t k0 = 0; k0 < k; k0 += 64) {
+      float s = 0;
+      for (int64_t kk = k0; kk < k0 + 64; ++kk)
+        s = std::fma(static_cast<float>(a.at(i * k + kk)), static_cast<float>(b.at(kk * n + j)), s);
+      acc = k0 == 0 ? s : acc + s;
+    }
+    return acc;
+  };
+  for (Backend backend : {Backend::Cpu, Backend::Npu}) {
+    Tensor c = Tensor::zeros(isa::DType::F32, {m * n});
+    auto l = mod.launch("gemm");
+    ASSERT_TRUE(l.ok());
+    ASSERT_FALSE(l.value().bind("a", &a));
+    ASSERT_FALSE(l.value().bind("b", &b));
+    ASSERT_FALSE(l.value().bind("c", &c));
+    ASSERT_FALSE(l.value().bindScalar("m", m));
+    ASSERT_FALSE(l.value().bindScalar("k", k));
+    ASSERT_FALSE(l.value().bindScalar("n", n));
+    RunOptions opts;
+    opts.backend = backend;
+    opts.blocks = backend == Backend::Npu ? 24 : 1;
+    opts.recordOps = true;
+    RunStats stats;
+    auto st = l.value().run(opts, &stats);
+    ASSERT_FALSE(st) << st->message;
+    for (int64_t i = 0; i < 128; ++i) // block 0's C tile
+      for (int64_t j = 0; j < 256; ++j)
+        ASSERT_EQ(static_cast<float>(c.at(i * n + j)), reference(i, j))
+            << i << "," << j << (backend == Backend::Npu ? " npu" : " cpu");
+    if (backend != Backend::Npu) continue;
+    ASSERT_EQ(stats.npu.size(), 24u);
+    // Per block: 2 groups x 2 TLOADs (A 64 KiB, B 128 KiB) at 2300 / 24 B/cycle plus 264 each.
+    uint64_t load = 0, cube = 0;
+    for (const NpuOp& r : stats.npu.at(0).records) {
+      const std::string name = r.name;
+      if (name == "TLOAD") load += r.end - r.start;
+      if (name.rfind("TMATMUL", 0) == 0) cube += r.end - r.start;
+    }
+    EXPECT_NEAR(static_cast<double>(load), 2 * (2 * 264 + 196608 / (2300.0 / 24)), 4.0);
+    EXPECT_EQ(cube, 8u * 518u) << "8 TMATMULs of 6 + 8 x 4 x 16";
+  }
 }
