@@ -4,7 +4,10 @@
 #include "isa/Pipes.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <string_view>
+#include <vector>
 
 namespace pto::rt::npu {
 namespace {
@@ -12,20 +15,34 @@ namespace {
 using isa::Loc;
 using isa::OpId;
 
-// Transfers (reference 7.2, kA2A3ArchConfig bandwidths at 1.85 GHz). GM->UB is calibrated to
-// the whole-instruction anchors: 64 KiB contiguous = 776 cycles and the same bytes as 256 rows
-// of 256 B = 2624 cycles give 88 B/cycle, 24 fixed and 7.2 per extra burst.
+// Transfers (reference 7.2, kA2A3ArchConfig bandwidths at 1.85 GHz). GM->UB and GM->L1 (MTE2)
+// follow pto-isa's hardware-profiled TLOADs (tests/costmodel/st/testcase/tload): every transfer
+// pays 264 cycles and then streams 128 B/cycle -- `slices x (264 + bytes/128)` fits 8 of its 9
+// points within 4% (64 KiB in one slice = 776, the same bytes in 8 slices = 2624, 16 KiB in 32
+// slices = 8576). A row that is not back to back with the previous one adds no measured cost
+// (no profiled point is a strided 2-D load), so perBurst is 0.
+// The chip: A3 runs 24 cube cores at once (pto-isa kernels/manual/a2a3/gemm_performance launches
+// 24 blocks); their GM/L2 share comes from that kernel's published table. Each block loads 192 KiB
+// per group of four k-blocks (A 128x256 and B 256x256, f16, in two TLOADs); TLOAD busy 72.2% of
+// 0.0388 ms at 1536^3 (18 groups a block) and 95.2% of 1.506 ms at 6144^3 (1152 groups) leave,
+// after 2 x 264 fixed cycles, 84 and 111 B/cycle a block while all 24 stream: 2300 B/cycle for
+// the chip (96 a block) sits between them.
+// The same table times L0C->GM and L1->L0A/L0B (the reference's 40.6, 256 and 128 B/cycle are
+// pto-isa's model, not measurements): TSTORE's busy share is one 128 KiB f32 C tile every 1840
+// cycles at all four sizes (7.7%, 5.8%, 3.1%, 2.4% of 0.0388 / 0.2067 / 1.506 / 3.168 ms over
+// 3 / 12 / 48 / 75 tiles a block), 72 B/cycle; TEXTRACT's (42.2%, 68.1% at 1536^3, 6144^3) is
+// 415 cycles per k-step (16 KiB to L0A, 32 KiB to L0B): 205 and 105 B/cycle after 12 fixed each.
 CostTable makeA2A3() {
   CostTable t;
   t.arch = isa::Arch::A2A3;
-  t.gmToVec = {88.0, 24, 7.2};
-  t.gmToMat = {78.4, 24, 7.2};
+  t.gmToVec = {128, 264, 0};
+  t.gmToMat = {128, 264, 0};
   t.vecToGm = {109.4, 24, 7.2};
   t.matToGm = {18.6, 24, 7.2};
-  t.accToGm = {40.6, 24, 7.2};
+  t.accToGm = {72, 24, 0};
   t.accToMat = {74.3, 24, 0};
-  t.matToLeft = {256, 12, 0};
-  t.matToRight = {128, 12, 0};
+  t.matToLeft = {205, 12, 0};
+  t.matToRight = {105, 12, 0};
   t.matToOther = {18.6, 12, 0};
   t.vecToVec = {594, 12, 0};
   return t;
@@ -38,11 +55,23 @@ CostTable makeA5() {
   return t;
 }
 
-VecCost a2a3Vec(OpId op) {
+/// One-source elementwise ops: pto-isa runs them over the valid bytes as one run when the rows
+/// are back to back (TEXP f16 64x64 = 95 = 31 + 2 x 32 repeats, not 64 rows of one repeat).
+bool unaryElementwise(OpId op) {
+  const isa::OpInfo& i = isa::info(op);
+  const std::string_view sig = i.signature;
+  return i.rule == isa::TypeRule::SameAll && sig.starts_with("src:T") &&
+         sig.find("src1") == std::string_view::npos && sig.find("scalar") == std::string_view::npos;
+}
+
+/// The hand-set A2/A3 line of an op (NPU_VEC / NPU_DEFAULT): repeats row by row, as the
+/// reference's intrinsic lines count them, except one-source elementwise ops.
+VecLine handSetA2A3(OpId op) {
+  const RepeatCount count = unaryElementwise(op) ? RepeatCount::Flat : RepeatCount::Rows;
   switch (op) {
 #define NPU_VEC(Op, Slope, Fixed)                                                                  \
   case OpId::Op:                                                                                   \
-    return {Slope, Fixed};
+    return {Fixed, Slope, 0, count, false};
 #include "runtime/npu/CostTable.def"
   default:
     return {};
@@ -56,34 +85,117 @@ bool transferOrCube(OpId op) {
          op == OpId::TINSERT;
 }
 
-// The one A5 vector fit of the reference (TADD 1D: 1.247·x + 55.07 against 2.11·x + 24 on
-// A2/A3) scales every A2/A3 line: slope x 0.59, fixed + 31.
-VecCost a5Vec(OpId op) {
-  VecCost c = a2a3Vec(op);
-  return {c.slope * (1.247 / 2.11), c.fixed + 31};
+// An op without a fitted A5 line: the reference's one A5 vector fit (TADD 1D: 1.247·x + 55.07
+// against 2.11·x + 24 on A2/A3) scales its A2/A3 line: slope x 0.59, fixed + 31.
+VecLine derivedA5(const VecLine& a2a3) {
+  VecLine v = a2a3;
+  v.perRepeat *= 1.247 / 2.11;
+  v.perRow *= 1.247 / 2.11;
+  v.fixed += 31;
+  return v;
+}
+
+constexpr unsigned kOpCount = 0
+#define PTO_OP(Id, mnemonic, pipe, engine, signature, rule, a2a3, a5, flags) +1
+#include "isa/Ops.def"
+    ;
+
+/// Every op's vector line on one arch: the fitted rows of CostTable.def where the hardware points
+/// give one, else the hand-set (A2/A3) or derived (A5) line.
+struct VecLines {
+  std::array<VecLine, kOpCount> byOp{};
+  struct Cvt {
+    isa::DType from, to;
+    VecLine line;
+  };
+  std::vector<Cvt> cvt; // TCVT per (source, destination) dtype pair
+};
+
+VecLines makeLines(isa::Arch arch) {
+  VecLines l;
+  for (unsigned i = 0; i < kOpCount; ++i) {
+    const VecLine a2a3 = handSetA2A3(static_cast<OpId>(i));
+    l.byOp[i] = arch == isa::Arch::A5 ? derivedA5(a2a3) : a2a3;
+  }
+  const RepeatCount Flat = RepeatCount::Flat, Rows = RepeatCount::Rows;
+  const isa::Arch A2A3 = isa::Arch::A2A3, A5 = isa::Arch::A5;
+  using D = isa::DType;
+#define NPU_FIT(Arch, Op, Count, Wide16, Fixed, PerRepeat, PerRow)                                 \
+  if (Arch == arch)                                                                                \
+    l.byOp[static_cast<unsigned>(OpId::Op)] = {Fixed, PerRepeat, PerRow, Count, Wide16};
+#define NPU_FIT_CVT(Arch, From, To, Count, Wide16, Fixed, PerRepeat, PerRow)                       \
+  if (Arch == arch) l.cvt.push_back({D::From, D::To, {Fixed, PerRepeat, PerRow, Count, Wide16}});
+#define NPU_VEC(Op, Slope, Fixed)
+#include "runtime/npu/CostTable.def"
+  (void)Flat, (void)Rows, (void)A2A3, (void)A5;
+  return l;
+}
+
+const VecLines& linesOf(isa::Arch arch) {
+  static const VecLines a2a3 = makeLines(isa::Arch::A2A3), a5 = makeLines(isa::Arch::A5);
+  return arch == isa::Arch::A5 ? a5 : a2a3;
 }
 
 uint32_t dimOr(int32_t descriptor, uint32_t dynamicValue) {
   return descriptor >= 0 ? static_cast<uint32_t>(descriptor) : dynamicValue;
 }
 
-/// Repeats of the op: the largest operand's valid region in 256-byte repeats, row by row.
-uint64_t repeatsOf(const TileInst& t, const Core& c) {
-  uint64_t best = 1;
+/// The op's largest tile operand (valid bytes at the widest operand's element width): its valid
+/// rows and columns, tile columns, and that width in bits.
+struct VecShape {
+  uint64_t rows = 1, cols = 1, tileCols = 1;
+  unsigned bits = 8;
+};
+
+VecShape vecShape(const TileInst& t, const Core& c) {
+  VecShape best;
+  unsigned widest = 1;
+  uint64_t bestElems = 0;
   const uint32_t lbRows = t.validRows(c), lbCols = t.validCols(c);
   for (const TileOperand& o : t.tiles) {
-    const uint64_t rows = std::min(dimOr(o.validRows, lbRows), o.rows);
-    const uint64_t cols = std::min(dimOr(o.validCols, lbCols), o.cols);
-    const uint64_t rowBytes = (cols * isa::bitWidth(o.dtype) + 7) / 8;
-    best = std::max(best, rows * ((rowBytes + 255) / 256));
+    const uint64_t rows = std::min<uint64_t>(dimOr(o.validRows, lbRows), o.rows);
+    const uint64_t cols = std::min<uint64_t>(dimOr(o.validCols, lbCols), o.cols);
+    widest = std::max(widest, isa::bitWidth(o.dtype));
+    if (rows * cols * isa::bitWidth(o.dtype) > bestElems) {
+      bestElems = rows * cols * isa::bitWidth(o.dtype);
+      best = {rows, cols, o.cols, 0};
+    }
   }
+  best.bits = widest;
   return best;
+}
+
+/// `fixed + perRepeat * repeats + perRow * rows` of the line over the op's largest operand.
+double vecCycles(const VecLine& v, const VecShape& s) {
+  const unsigned bits = v.wide16 && s.bits == 16 ? 32 : s.bits;
+  const uint64_t rowBytes = (s.cols * bits + 7) / 8;
+  const bool flat = v.count == RepeatCount::Flat && (s.cols == s.tileCols || s.rows <= 1);
+  if (flat) return v.fixed + v.perRepeat * static_cast<double>((s.rows * rowBytes + 255) / 256);
+  return v.fixed + v.perRepeat * static_cast<double>(s.rows * ((rowBytes + 255) / 256)) +
+         v.perRow * static_cast<double>(s.rows);
+}
+
+const VecLine& lineOf(const TileInst& t, isa::Arch arch) {
+  const VecLines& l = linesOf(arch);
+  if (t.op == OpId::TCVT && t.dst >= 0 && t.src0 >= 0)
+    for (const VecLines::Cvt& cv : l.cvt)
+      if (cv.from == t.tiles[t.src0].dtype && cv.to == t.tiles[t.dst].dtype) return cv.line;
+  return l.byOp[static_cast<unsigned>(t.op)];
 }
 
 uint64_t move(const MoveCost& m, uint64_t bytes, uint64_t bursts) {
   const double cycles = m.fixed + static_cast<double>(bytes) / m.bytesPerCycle +
                         static_cast<double>(bursts > 0 ? bursts - 1 : 0) * m.perBurst;
   return static_cast<uint64_t>(std::llround(cycles));
+}
+
+/// A GM transfer's rate when `c.blockNum` blocks run together: the blocks that fit on the chip at
+/// once share its GM (L2) bandwidth, and no block streams faster than its own MTE.
+MoveCost sharedGm(const MoveCost& m, const Core& c, const CostTable& k) {
+  const uint32_t together = std::clamp<uint32_t>(c.blockNum, 1, k.cores);
+  MoveCost out = m;
+  out.bytesPerCycle = std::min(m.bytesPerCycle, k.chipGmBytesPerCycle / together);
+  return out;
 }
 
 /// TLOAD / TSTORE: rows of valid columns (columns of valid rows for a DN view), one burst when
@@ -144,15 +256,17 @@ uint64_t cyclesOf(const TileInst& t, const Core& c, isa::Arch arch) {
   case OpId::TLOAD:
   case OpId::TPREFETCH:
     if (t.dst < 0) break;
-    return gmTransfer(t, c, t.tiles[t.dst],
-                      static_cast<Loc>(t.tiles[t.dst].loc) == Loc::Mat ? k.gmToMat : k.gmToVec);
+    return gmTransfer(
+        t, c, t.tiles[t.dst],
+        sharedGm(static_cast<Loc>(t.tiles[t.dst].loc) == Loc::Mat ? k.gmToMat : k.gmToVec, c, k));
   case OpId::TSTORE: {
     if (t.src0 < 0) break;
     const Loc from = static_cast<Loc>(t.tiles[t.src0].loc);
     return gmTransfer(t, c, t.tiles[t.src0],
-                      from == Loc::Acc   ? k.accToGm
-                      : from == Loc::Mat ? k.matToGm
-                                         : k.vecToGm);
+                      sharedGm(from == Loc::Acc   ? k.accToGm
+                               : from == Loc::Mat ? k.matToGm
+                                                  : k.vecToGm,
+                               c, k));
   }
   case OpId::TMOV:
   case OpId::TEXTRACT:
@@ -165,9 +279,7 @@ uint64_t cyclesOf(const TileInst& t, const Core& c, isa::Arch arch) {
   default:
     break;
   }
-  const VecCost v = arch == isa::Arch::A5 ? a5Vec(t.op) : a2a3Vec(t.op);
-  return static_cast<uint64_t>(
-      std::llround(v.slope * static_cast<double>(repeatsOf(t, c)) + v.fixed));
+  return static_cast<uint64_t>(std::llround(vecCycles(lineOf(t, arch), vecShape(t, c))));
 }
 
 bool hasCostEntry(OpId op) {

@@ -10,15 +10,27 @@
 
 namespace pto::rt::npu {
 
-/// How a vector op is charged: `head + slope * repeats + tail` cycles, one repeat = 256 bytes of
-/// the widest operand. Whole-instruction costs of an isolated op on the NPU include head and tail.
-struct VecCost {
-  double slope = 2;
-  double fixed = 6; // head + tail
+/// How the repeats of a vector line are counted over its largest operand (docs/npu-model.md).
+enum class RepeatCount : uint8_t {
+  Flat, // rows back to back (valid cols = tile cols, or one row) are one run of bytes
+  Rows, // row by row, each row charged
+};
+
+/// A vector op's line: `fixed + perRepeat * repeats + perRow * rows` cycles, one repeat = 256
+/// bytes of the largest operand at the element width of the widest operand (16-bit data counted
+/// as 32-bit when `wide16`); `rows` are charged when the count goes row by row.
+/// Whole-instruction costs of an isolated op on the NPU: head and tail are in `fixed`.
+struct VecLine {
+  double fixed = 6;
+  double perRepeat = 2;
+  double perRow = 0;
+  RepeatCount count = RepeatCount::Rows;
+  bool wide16 = false;
 };
 
 /// A transfer: `fixed + bytes / bytesPerCycle + (bursts - 1) * perBurst`. A burst is one
-/// contiguous run of GM bytes (a row, or the whole tile when the rows are back to back).
+/// contiguous run of GM bytes (a row, or the whole tile when the rows are back to back); `fixed`
+/// is paid once per transfer (pto-isa's TLOAD pays it per slice of a 3-D to 5-D partition).
 struct MoveCost {
   double bytesPerCycle = 64;
   double fixed = 24;
@@ -33,6 +45,11 @@ struct CostTable {
   double cubeFixed = 6;    // TMATMUL: fixed + c * ceil(M/16) * ceil(K/(32/sizeof A)) * ceil(N/16)
   MoveCost gmToVec, gmToMat, vecToGm, matToGm, accToGm, accToMat, matToLeft, matToRight, matToOther,
       vecToVec;
+  // The chip: blocks up to `cores` run at the same time and share `chipGmBytesPerCycle` of GM (L2)
+  // bandwidth; a GM transfer streams at the smaller of its own rate and its block's share
+  // (docs/npu-model.md, "Cores that share the chip").
+  uint32_t cores = 24;
+  double chipGmBytesPerCycle = 2300;
 };
 
 const CostTable& costTable(isa::Arch arch);
