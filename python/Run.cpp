@@ -67,6 +67,27 @@ void checkBufferType(const std::string& kernel, const rt::Module::ParamInfo& p,
        "raw bits with dtypes={'" + p.name + "': '" + std::string(isa::spelling(p.dtype)) + "'})");
 }
 
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+/// A tensor view's array has the view's shape, or is flat with its element count: a transposed
+/// or otherwise reshaped array would be read in the wrong order.
+void checkViewShape(const std::string& kernel, const rt::Module::ParamInfo& p,
+                    const rt::Tensor& t) {
+  if (p.kind != Kind::TensorView || t.shape == p.shape) return;
+  int64_t need = 1;
+  for (int64_t d : p.shape)
+    need *= d;
+  if (t.shape.size() == 1 && t.numel() == need) return;
+  fail("error: parameter %" + p.name + " of @" + kernel + " is a " + rt::paramTypeText(p) +
+       ": the array's shape " + shapeText(t.shape) + " is neither " + shapeText(p.shape) +
+       " nor flat with " + std::to_string(need) + " elements");
+}
+
 /// Runs `work` on a thread of its own while this one polls `interrupted`; a true answer sets
 /// `cancel`, which stops the run at its next branch.
 rt::Status runInterruptibly(const std::function<rt::Status()>& work, std::atomic<bool>& cancel,
@@ -134,6 +155,7 @@ void takeBuffers(const std::string& kernel, const Params& params, RunRequest& re
       fail("error: parameter %" + name + " of @" + kernel + " is a scalar (" +
            rt::paramTypeText(*p) + "), not a buffer");
     checkBufferType(kernel, *p, t);
+    checkViewShape(kernel, *p, t);
     given.buffers[name] = std::move(t);
   }
 }

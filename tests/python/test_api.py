@@ -129,3 +129,41 @@ def test_dtypes(pto):
     assert pto.numpy_dtype("ui8") == np.uint8
     with pytest.raises(pto.Error):
         pto.numpy_dtype("f7")
+
+
+def test_block_assembly_assembles_as_pto_as_does(pto, vadd_image, tmp_path):
+    obj = pto.assemble(VADD, filename="vadd.pto")
+    (tmp_path / "vadd.o").write_bytes(obj.to_bytes())
+    listing = run_tool("pto-objdump", "-d", tmp_path / "vadd.o")
+    assert listing.returncode == 0, listing.stderr
+    (tmp_path / "vadd.s").write_text(listing.stdout)
+    again = pto.assemble(listing.stdout, filename="vadd.s")
+    r = run_tool("pto-as", "vadd.s", "-o", "again.o", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert again.to_bytes() == (tmp_path / "again.o").read_bytes()
+    x = np.arange(32, dtype=np.float32)
+    np.testing.assert_array_equal(pto.link([again]).run(x=x, y=x, n=2)["z"], 2 * x)
+
+
+def test_cmake_install_puts_the_package_in_site_packages(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import sysconfig
+
+    from tools import bin_dir
+
+    build = bin_dir().parent
+    r = subprocess.run(["cmake", "--install", str(build), "--prefix", str(tmp_path)],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    # The interpreter's own platform site-packages scheme, under the prefix.
+    site = sysconfig.get_path("platlib", vars={"platbase": str(tmp_path), "base": str(tmp_path)})
+    candidates = [site, site.replace(str(tmp_path) + "/local", str(tmp_path))]
+    installed = [c for c in candidates if os.path.isfile(os.path.join(c, "pto", "__init__.py"))]
+    assert installed, f"no pto package under {candidates}"
+    env = dict(os.environ, PYTHONPATH=installed[0])
+    r = subprocess.run([sys.executable, "-c", "import pto; print(pto.__file__); print(pto.compile(%r).kernels)" % ROWSUM],
+                       capture_output=True, text=True, env=env, check=False, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [os.path.join(installed[0], "pto", "__init__.py"), "['rowsum']"]

@@ -3,7 +3,7 @@ partial result. Diagnostics are compared with what the tools print for the same 
 import numpy as np
 import pytest
 
-from conftest import ROWSUM, VADD
+from conftest import REPO, ROWSUM, SPIN, VADD
 from tools import run_tool
 
 BAD_SYNTAX = """kernel @k(%x: !pto.tensor_view<16x16xf32>) {
@@ -174,3 +174,33 @@ kernel @widen(%x: !pto.tensor_view<16x16xbf16>, %y: !pto.tensor_view<16x16xf32>)
     ml = pytest.importorskip("ml_dtypes")
     r = img.run(x=want.astype(ml.bfloat16))
     np.testing.assert_array_equal(r["y"], want)
+
+
+def test_debug_locations_lead_the_reports(pto, tmp_path):
+    src = REPO / "tests" / "lit" / "locations" / "verifier-error.pto"
+    with pytest.raises(pto.Error) as info:
+        pto.compile(path=src)
+    tool = run_tool("pto-as", src, "-o", tmp_path / "k.o")
+    assert str(info.value) == tool.stderr.rstrip("\n")
+    d = info.value.diagnostics
+    assert d[0][:4] == ("rope.py", 23, 8, "error")
+    assert d[0].message.startswith("'pto.tadd' does not support bf16 on a2a3")
+    assert d[1] == pto.Diagnostic(None, None, None, "note", "called from layer.py:40:2")
+    assert d[2] == pto.Diagnostic(None, None, None, "note", "called from model.py:88:2")
+    assert d[3] == pto.Diagnostic(str(src), 9, 96, "note", "in the .pto here")
+    assert d[4][:4] == ("rope.py", 11, 4, "note")
+    assert d[5] == pto.Diagnostic(str(src), 8, 5, "note", "in the .pto here")
+    assert (d[6].file, d[6].line, d[6].column, d[6].severity) == (str(src), 10, 96, "error")
+
+
+def test_runtime_errors_carry_the_source_place(pto):
+    img = pto.compile(SPIN, filename="spin.pto")
+    for run in (lambda: img.run(n=300, max_instructions=1000),
+                lambda: img.run(backend="npu", n=300, max_instructions=1000),
+                lambda: pto.run_source(SPIN, filename="spin.pto", n=300, max_instructions=1000)):
+        with pytest.raises(pto.Error) as info:
+            run()
+        d = info.value.diagnostics[0]
+        assert (d.file, d.severity) == ("spin.pto", "error") and d.line is not None
+        assert "ran more than 1000" in d.message
+        assert ": runtime error: " in str(info.value)
