@@ -44,6 +44,7 @@ public:
   std::optional<Failure> runBlock(const ir::Function& fn, std::vector<Val> args, uint32_t blockIdx,
                                   uint32_t blockNum);
   uint64_t tileOps = 0, scalarOps = 0;
+  const std::atomic<bool>* cancel = nullptr; // Options::cancel
   /// What TPRINT printed so far, all blocks in order (the cpu kernel writes the core's output).
   const std::string& output() const { return core_.output; }
 

@@ -193,6 +193,7 @@ rt::Status Kernel::run(const Options& opts, Stats* stats) const {
   }
   const uint32_t blocks = std::max<uint32_t>(1, opts.blocks);
   Machine m(*mod_, arch_, regions, opts.maxOps);
+  m.cancel = opts.cancel;
   for (uint32_t b = 0; b < blocks; ++b) {
     auto fail = m.runBlock(*fn_, args, b, blocks);
     if (stats) {
@@ -339,6 +340,8 @@ std::optional<Failure> Machine::countOp(const Op& op) {
     return Failure{op.loc,
                    "the kernel ran more than " + std::to_string(maxOps_) +
                        " operations (an endless loop? raise the limit with --max-instructions)"};
+  if (cancel && cancel->load(std::memory_order_relaxed))
+    return Failure{op.loc, "the run was cancelled"};
   return std::nullopt;
 }
 

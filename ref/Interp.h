@@ -12,6 +12,7 @@
 #include "asm/ir/IR.h"
 #include "runtime/Runtime.h"
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,8 @@ namespace pto::ref {
 struct Options {
   uint32_t blocks = 1;                // get_block_num(); blocks run one after another
   uint64_t maxOps = 1'000'000'000ull; // per block; 0 = no limit (endless loops then never end)
+  /// Set from another thread to stop the run at its next operation ("the run was cancelled").
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct Stats {

@@ -53,6 +53,7 @@ struct Core {
   std::string output; // what TPRINT printed in this block (the launch collects it, block order)
   uint64_t tileOps = 0, scalarOps = 0;
   uint64_t instructionLimit = 0;                                  // 0 = none; checked at branches
+  const std::atomic<bool>* cancel = nullptr;                      // RunOptions::cancel
   const std::vector<struct DecodedFunction>* functions = nullptr; // call targets
   unsigned callDepth = 0;
   // A block with cross-core pipes runs as a cluster of three cores (runtime/Cluster.h): this

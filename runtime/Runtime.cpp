@@ -292,6 +292,7 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
     c.functions = &prog_->functions;
     c.blockNum = blocks;
     c.instructionLimit = opts.maxInstructions;
+    c.cancel = opts.cancel;
     c.storage.resize(7);
     for (unsigned l = 0; l < 7; ++l) {
       // 64-byte aligned, like the NPU's buffers: vector kernels never split a cache line.

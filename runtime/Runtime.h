@@ -14,6 +14,7 @@
 #include "support/Result.h"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,6 +62,9 @@ struct RunOptions {
   uint64_t maxInstructions = 0; // per block; 0 = no limit (an endless loop then never ends)
   Backend backend = Backend::Cpu;
   bool recordOps = false; // npu: keep every executed op (for a trace or a profile)
+  /// Set from another thread (the Python module on Ctrl-C) to stop the run: each block stops at
+  /// its next branch with the error "the run was cancelled".
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// npu backend: one executed op on one pipe, in cycles from the start of its block.

@@ -97,12 +97,16 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
   uint64_t branches = 0;
   auto overBudget = [&] {
     ++branches;
-    return c.instructionLimit &&
-           c.scalarOps + c.tileOps + scalarOps + tileOps + branches > c.instructionLimit;
+    return (c.instructionLimit &&
+            c.scalarOps + c.tileOps + scalarOps + tileOps + branches > c.instructionLimit) ||
+           (c.cancel && c.cancel->load(std::memory_order_relaxed));
   };
   auto budgetError = [&](const MOp& m) {
-    c.error = "the kernel ran more than " + std::to_string(c.instructionLimit) +
-              " instructions (an endless loop? raise the limit with --max-instructions)";
+    if (c.cancel && c.cancel->load(std::memory_order_relaxed))
+      c.error = "the run was cancelled";
+    else
+      c.error = "the kernel ran more than " + std::to_string(c.instructionLimit) +
+                " instructions (an endless loop? raise the limit with --max-instructions)";
     return fail(m);
   };
   for (;;) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the C++ formatting (scripts/check-format.sh), builds everything with -Werror and runs every test: unit (GoogleTest) and tool (lit + FileCheck),
+# Checks the C++ formatting (scripts/check-format.sh), builds everything with -Werror and runs every test: unit (GoogleTest), tool (lit + FileCheck) and Python (pytest, through ctest),
 # then both again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/sanitize-test.sh;
 # SKIP_SANITIZE=1 skips it), then a short libFuzzer smoke run in that same tree when clang built it. Installs missing Debian packages first.
 set -euo pipefail
@@ -13,6 +13,12 @@ flags=()
 [ -z "${CI:-}" ] || flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO_WERROR=ON "${flags[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
+# The Python module's tests (tests/python, samples/python) run inside ctest; setup-deps installed
+# what they need, so a tree without them is an error here, not a silent skip.
+if ! ctest --test-dir "$BUILD_DIR" -N -R '^python-(tests|sample)$' | grep -q 'Total Tests: 2'; then
+  echo "test.sh: the Python tests are not registered (is the pto module built? see docs/python.md)" >&2
+  exit 1
+fi
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)"
 # Differential smoke: random kernels (integer, f32/f16/bf16 scalar code, calls, tiles) against
 # their own evaluation on both backends and the reference interpreter (docs/development.md). A

@@ -15,58 +15,6 @@
 
 namespace pto::rt {
 
-/// The default range: [-1, 1) for floats, [-8, 8) for signed and [0, 16) for unsigned integers.
-Range defaultRange(isa::DType t) {
-  if (isa::isFloat(t)) return {-1, 1};
-  if (isa::info(t).kind == isa::DTypeKind::SInt) return {-8, 8};
-  return {0, 16};
-}
-
-/// The integer range [lo, hi) of an integer type as WideInt bounds [min, max].
-static std::pair<obj::WideInt, obj::WideInt> integerRange(isa::DType t) {
-  const unsigned w = isa::bitWidth(t);
-  const isa::DTypeKind kind = isa::info(t).kind;
-  if (kind == isa::DTypeKind::SInt)
-    return {-(obj::WideInt{1} << (w - 1)), (obj::WideInt{1} << (w - 1)) - 1};
-  if (kind == isa::DTypeKind::UInt) return {0, (obj::WideInt{1} << w) - 1};
-  return {0, 1}; // i1
-}
-
-/// ceil(d) for a finite d of magnitude at most 2^64, exactly (every such double converts to a
-/// 128-bit integer).
-static obj::WideInt ceilWide(double d) {
-  return static_cast<obj::WideInt>(std::ceil(d));
-}
-
-/// Uniform values in `r` (floats rounded to the type; integers the integers of [lo, hi), which
-/// randomSpec checked lie in the type's range). `x` is a zero tensor of the type and shape
-/// (made by makeTensor: size-checked).
-Tensor randomTensor(Tensor x, std::mt19937_64& rng, std::optional<Range> range) {
-  const isa::DType t = x.dtype;
-  const Range r = range.value_or(defaultRange(t));
-  std::uniform_real_distribution<double> fd(r.lo, r.hi);
-  obj::WideInt ilo = 0, ihi = 0;
-  if (!isa::isFloat(t)) {
-    auto [tmin, tmax] = integerRange(t);
-    ilo = std::max(tmin, ceilWide(r.lo));
-    ihi = std::min(tmax, std::max(ilo, ceilWide(r.hi) - 1));
-  }
-  // Offsets from ilo, drawn as unsigned 64-bit numbers: every integer type fits.
-  std::uniform_int_distribution<uint64_t> id(0, static_cast<uint64_t>(ihi - ilo));
-  const int64_t n = isa::bitWidth(t) == 4 ? static_cast<int64_t>(x.data.size()) * 2
-                                          : x.numel(); // packed: every nibble
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t bits;
-    if (isa::isFloat(t))
-      bits = isa::encodeFromDouble(t, fd(rng), isa::RoundMode::CAST_RINT, isa::SatMode::ON);
-    else
-      bits = static_cast<uint64_t>(ilo + static_cast<obj::WideInt>(id(rng)));
-    if (isa::bitWidth(t) < 64) bits &= (uint64_t{1} << isa::bitWidth(t)) - 1;
-    x.setBits(i, bits);
-  }
-  return x;
-}
-
 /// "SHAPE:DTYPE"
 std::optional<std::pair<std::vector<int64_t>, isa::DType>> shapeAndType(std::string_view s) {
   auto colon = s.rfind(':');
@@ -192,15 +140,6 @@ std::vector<std::string> inputFilesOf(const std::string& kernelFile, const Named
     if (spec.ends_with(".npy") || spec.find(':') != std::string::npos)
       files.push_back(spec.substr(0, spec.find(':')));
   return files;
-}
-
-Error noParameter(const std::string& kernel, const std::vector<Module::ParamInfo>& params,
-                  const std::string& name) {
-  std::string list;
-  for (const auto& p : params)
-    list += " %" + p.name;
-  return Error{"error: kernel @" + kernel + " has no parameter %" + name + " (parameters:" + list +
-               ")"};
 }
 
 namespace {

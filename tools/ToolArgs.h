@@ -1,8 +1,10 @@
 // Command-line helpers the runtime's tools share (pto-run on images, and on sources through
-// ref/RunSource): --random value ranges and specs, SHAPE:DTYPE parsing, printing a tensor. One
-// definition, so that `pto-run img` and `pto-run src.pto` give the same values for a seed.
+// ref/RunSource): --random specs (the values: runtime/Args.h), SHAPE:DTYPE parsing, printing a
+// tensor. One definition, so that `pto-run img` and `pto-run src.pto` give the same values for a
+// seed.
 #pragma once
 
+#include "runtime/Args.h"
 #include "runtime/Runtime.h"
 
 #include <functional>
@@ -16,18 +18,6 @@
 #include <vector>
 
 namespace pto::rt {
-
-/// A --random range: floats uniform in [lo, hi), integers uniform in [lo, hi) (hi exclusive).
-struct Range {
-  double lo, hi;
-};
-
-/// The default range: [-1, 1) for floats, [-8, 8) for signed and [0, 16) for unsigned integers.
-Range defaultRange(isa::DType t);
-
-/// Uniform values in `range` (floats rounded to the type; integers clamped to the type's range)
-/// into `x`, a zero tensor of the type and shape.
-Tensor randomTensor(Tensor x, std::mt19937_64& rng, std::optional<Range> range = {});
 
 /// "SHAPE:DTYPE"
 std::optional<std::pair<std::vector<int64_t>, isa::DType>> shapeAndType(std::string_view s);
@@ -58,13 +48,6 @@ Status splitNamedSpecs(const std::vector<std::string>& specs, const char* flag, 
 /// file an --arg reads (FILE.npy or FILE:SHAPE:DTYPE).
 std::vector<std::string> inputFilesOf(const std::string& kernelFile, const NamedSpecs& args);
 
-/// The parameters' values given on the command line: buffers by name, the scalars bound.
-struct GivenArgs {
-  std::map<std::string, Tensor> buffers;
-  std::set<std::string> scalars;
-  std::vector<std::pair<std::string, int64_t>> intScalars; // for pointer extents
-};
-
 /// Reads --random, --zeros and --arg for the kernel `kernel` with `params`: buffers into
 /// `given.buffers`, scalars through `bindBits`. The first error, naming the option and the
 /// parameter, is returned (prefixed "error: ").
@@ -73,10 +56,6 @@ Status readGivenArgs(const std::string& kernel, const std::vector<Module::ParamI
                      std::mt19937_64& rng,
                      const std::function<Status(const std::string&, uint64_t)>& bindBits,
                      GivenArgs& given);
-
-/// "error: kernel @K has no parameter %N (parameters: %a %b)".
-Error noParameter(const std::string& kernel, const std::vector<Module::ParamInfo>& params,
-                  const std::string& name);
 
 /// The files a run writes, checked before it starts: every path not empty, no two outputs on
 /// the same file (the trace, each --out, each --out-dir file), each --out naming a buffer

@@ -1,6 +1,7 @@
 // pto-run: load a linked PTO image and run one kernel on the cpu backend or the npu model
 // (docs/runtime.md; `pto-run --help` lists the options).
 #include "isa/Numerics.h"
+#include "runtime/Args.h"
 #include "runtime/Npy.h"
 #include "runtime/Runtime.h"
 #include "runtime/npu/Report.h"
@@ -35,46 +36,13 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-std::string typeText(const Module::ParamInfo& p) {
-  std::string t(isa::spelling(p.dtype));
-  switch (p.kind) {
-  case Module::ParamInfo::Kind::Pointer:
-    return "ptr<" + t + ">";
-  case Module::ParamInfo::Kind::Index:
-    return "index";
-  case Module::ParamInfo::Kind::Scalar:
-    return t;
-  case Module::ParamInfo::Kind::TensorView: {
-    std::string shape;
-    for (int64_t d : p.shape)
-      shape += std::to_string(d) + "x";
-    return "tensor_view<" + shape + t + ">";
-  }
-  }
-  return t;
-}
-
 /// --list: every entry kernel's parameters with their type and extent.
 void listKernels(const Module& mod, const std::vector<std::string>& names) {
   for (const std::string& k : names) {
     printf("@%s\n", support::visibleText(k).c_str());
-    for (const auto& p : *mod.params(k)) {
-      std::string what;
-      if (p.kind == Module::ParamInfo::Kind::Pointer) {
-        auto ext = mod.pointerExtent(k, p.name);
-        what = ext && !ext->expr.empty() ? "extent " + ext->expr + " elements" : "extent unknown";
-        if (ext && ext->indexValues) what += ", index values";
-      } else if (p.kind == Module::ParamInfo::Kind::TensorView) {
-        int64_t n = 1;
-        for (int64_t d : p.shape)
-          n *= d;
-        what = "extent " + std::to_string(n) + " elements";
-      } else {
-        what = "scalar";
-      }
-      printf("  %%%-12s %-22s %s\n", support::visibleText(p.name).c_str(), typeText(p).c_str(),
-             what.c_str());
-    }
+    for (const ParamDescription& d : describeParams(mod, k))
+      printf("  %%%-12s %-22s %s\n", support::visibleText(d.param->name).c_str(), d.type.c_str(),
+             d.extent.c_str());
   }
 }
 
@@ -177,55 +145,25 @@ Status chooseKernel(const Module& mod, Options& o) {
   return std::nullopt;
 }
 
-/// Parameters not given. Scalars: 0 with --auto-args. Tensor views: zeros of their static
-/// shape. Pointers: with --auto-args, a 1-D buffer of the recorded extent. Everything still
+/// Parameters not given (runtime/Args.h): with --auto-args, as it says; everything still
 /// missing is reported in one error.
 Status createMissing(const Module& mod, Launch& L, const Options& o, std::mt19937_64& rng,
                      GivenArgs& given) {
-  const auto& params = L.params();
-  std::vector<std::string> missing;
-  for (const auto& p : params) {
-    if (p.kind != Module::ParamInfo::Kind::Scalar && p.kind != Module::ParamInfo::Kind::Index)
-      continue;
-    if (given.scalars.count(p.name)) continue;
-    if (o.autoArgs.empty()) {
-      missing.push_back("%" + p.name + " (" + typeText(p) + ": --arg " + p.name + "=VALUE)");
-      continue;
-    }
-    if (auto st = L.bindScalar(p.name, int64_t{0})) return st;
-    if (!isa::isFloat(p.dtype)) given.intScalars.push_back({p.name, 0});
-  }
-  for (const auto& p : params) {
-    bool isBuffer =
-        p.kind == Module::ParamInfo::Kind::Pointer || p.kind == Module::ParamInfo::Kind::TensorView;
-    if (!isBuffer || given.buffers.count(p.name)) continue;
-    if (p.kind == Module::ParamInfo::Kind::TensorView) {
-      auto x = makeTensor(p.dtype, p.shape, "parameter %" + p.name);
-      if (!x) return x.error();
-      given.buffers[p.name] =
-          o.autoArgs == "random" ? randomTensor(std::move(x.value()), rng) : std::move(x.value());
-      continue;
-    }
-    auto n = mod.pointerElements(o.kernel, p.name, given.intScalars);
-    if (o.autoArgs.empty() || !n) {
-      std::string why = n ? std::to_string(n.value()) + " elements" : n.error().message;
-      missing.push_back("%" + p.name + " (" + typeText(p) + ", " + why + ")");
-      continue;
-    }
-    auto ext = mod.pointerExtent(o.kernel, p.name);
-    const int64_t elems = std::max<int64_t>(n.value(), 1);
-    auto x = makeTensor(p.dtype, {elems}, "parameter %" + p.name);
-    if (!x) return x.error();
-    if (o.autoArgs == "zeros" || (ext && ext->indexValues))
-      given.buffers[p.name] = std::move(x.value());
-    else
-      given.buffers[p.name] = randomTensor(std::move(x.value()), rng);
-  }
-  if (missing.empty()) return std::nullopt;
+  const AutoArgs mode = o.autoArgs.empty()      ? AutoArgs::None
+                        : o.autoArgs == "zeros" ? AutoArgs::Zeros
+                                                : AutoArgs::Random;
+  auto missing = createMissingArgs(mod, L, o.kernel, mode, rng, given);
+  if (!missing) return missing.error();
+  if (missing->empty()) return std::nullopt;
   std::string msg =
-      "error: @" + o.kernel + " needs " + std::to_string(missing.size()) + " more parameter(s):";
-  for (const std::string& m : missing)
-    msg += "\n  " + m;
+      "error: @" + o.kernel + " needs " + std::to_string(missing->size()) + " more parameter(s):";
+  for (const MissingParam& m : *missing) {
+    const auto& p = *m.param;
+    if (p.kind == Module::ParamInfo::Kind::Scalar || p.kind == Module::ParamInfo::Kind::Index)
+      msg += "\n  %" + p.name + " (" + paramTypeText(p) + ": --arg " + p.name + "=VALUE)";
+    else
+      msg += "\n  %" + p.name + " (" + paramTypeText(p) + ", " + m.why + ")";
+  }
   return Error{msg + "\n(give buffers with --arg, --random or --zeros, or let --auto-args create "
                      "them; --list shows the extents)"};
 }

@@ -20,6 +20,8 @@ ALLOWED = {
     "runtime": ["asm/mc", "obj", "isa", "support"],
     "export": ["asm/mc", "obj", "isa", "support"],
     "ref": ["asm/ir", "runtime", "asm/mc", "obj", "isa", "support"],
+    "python": ["asm/ir", "asm/parse", "asm/codegen", "asm/mc", "link", "runtime", "ref", "obj",
+               "isa", "support"],
 }
 UNRESTRICTED = ("tools", "tests", "bench")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
