@@ -61,6 +61,10 @@ struct RunOptions {
   uint64_t maxInstructions = 0; // per block; 0 = no limit (an endless loop then never ends)
   Backend backend = Backend::Cpu;
   bool recordOps = false; // npu: keep every executed op (for a trace or a profile)
+  // A multi-device run (runtime/Comm.h, docs/multi-device.md): the world the ranks share and
+  // this launch's rank in it; null = one device.
+  class World* world = nullptr;
+  uint32_t rank = 0;
 };
 
 /// npu backend: one executed op on one pipe, in cycles from the start of its block.
@@ -169,6 +173,7 @@ private:
   };
   std::vector<Binding> bindings_;
   std::optional<size_t> find(std::string_view param, Status& err) const;
+  Status runIn(const RunOptions& opts, RunStats* stats);
 };
 
 } // namespace pto::rt
