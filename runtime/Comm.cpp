@@ -119,8 +119,9 @@ std::string World::describe(const Waiter& w) const {
   std::string where = prog ? prog->locationAt(w.at) : std::string();
   std::string text = "  rank " + std::to_string(w.rank) + " block " + std::to_string(w.block) +
                      (where.empty() ? "" : " at " + where) + ": ";
-  if (w.syncall) return text + "syncall (" + std::to_string(arrived_) + " of " +
-                        std::to_string(live_) + " cores arrived)";
+  if (w.syncall)
+    return text + "syncall (" + std::to_string(arrived_) + " of " + std::to_string(live_) +
+           " cores arrived)";
   int32_t s = 0;
   std::memcpy(&s, w.signal, 4);
   return text + "twait on " + signalName(w.addr, w.rank) + " " + signalCmpName(w.cmp) + " " +
@@ -132,8 +133,8 @@ std::string World::signalName(uint64_t addr, uint32_t rank) const {
   if (auto r = rankTagOf(addr)) rank = *r;
   const uint64_t local = addr & ~kRankTagMask, region = local >> kRegionShift;
   if (rank < ranks_ && region >= 1 && region <= regions_[rank].size())
-    return "%" + regions_[rank][region - 1].name + "[" +
-           std::to_string((local & kRegionMask) / 4) + "] of rank " + std::to_string(rank);
+    return "%" + regions_[rank][region - 1].name + "[" + std::to_string((local & kRegionMask) / 4) +
+           "] of rank " + std::to_string(rank);
   char text[32];
   snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(addr));
   return std::string("signal ") + text;
@@ -141,7 +142,11 @@ std::string World::signalName(uint64_t addr, uint32_t rank) const {
 
 std::string World::deadlockReport() const {
   std::string text = "deadlock: every core of every rank waits, and nothing will change:";
-  for (const Waiter* w : waiters_)
+  std::vector<const Waiter*> byRank(waiters_.begin(), waiters_.end());
+  std::sort(byRank.begin(), byRank.end(), [](const Waiter* a, const Waiter* b) {
+    return std::pair(a->rank, a->block) < std::pair(b->rank, b->block);
+  });
+  for (const Waiter* w : byRank)
     text += "\n" + describe(*w);
   return text;
 }
@@ -184,8 +189,13 @@ bool World::wait(Core& c, uint64_t addr, int32_t value, unsigned cmp, uint32_t a
   int32_t* p = signalPtr(c, addr, false);
   if (!p) return false;
   std::unique_lock<std::mutex> lock(mu_);
-  Waiter w{.rank = c.rank, .block = c.blockIdx, .at = at, .signal = p, .addr = addr,
-           .value = value, .cmp = cmp};
+  Waiter w{.rank = c.rank,
+           .block = c.blockIdx,
+           .at = at,
+           .signal = p,
+           .addr = addr,
+           .value = value,
+           .cmp = cmp};
   if (!blockUntil(lock, c, w)) return false;
   for (const auto& [sig, t] : notifyTimes_)
     if (sig == p) c.simNotBefore = std::max(c.simNotBefore, t);
@@ -196,8 +206,8 @@ bool World::syncall(Core& c, uint32_t at) {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t now = c.simStart + c.simCost + kLinkLatencyCycles;
   roundTime_ = std::max(roundTime_, now);
-  Waiter w{.syncall = true, .rank = c.rank, .block = c.blockIdx, .at = at,
-           .generation = generation_};
+  Waiter w{
+      .syncall = true, .rank = c.rank, .block = c.blockIdx, .at = at, .generation = generation_};
   if (++arrived_ == live_) { // the last core to arrive releases the round
     arrived_ = 0;
     syncallTime_ = roundTime_;
@@ -212,12 +222,11 @@ bool World::syncall(Core& c, uint32_t at) {
 }
 
 uint64_t linkCycles(const TileInst& t, const Core& c) {
-  if ((t.op != isa::OpId::TLOAD && t.op != isa::OpId::TSTORE) || t.tiles.empty())
-    return 0;
+  if ((t.op != isa::OpId::TLOAD && t.op != isa::OpId::TSTORE) || t.tiles.empty()) return 0;
   const auto peer = rankTagOf(t.scalar(c, 0));
   if (!peer || *peer == c.rank) return 0; // the rank's own window: no link
-  const uint64_t bytes = uint64_t{t.validRows(c)} * t.validCols(c) *
-                         std::max(1u, isa::bitWidth(t.tiles[0].dtype) / 8);
+  const uint64_t bytes =
+      uint64_t{t.validRows(c)} * t.validCols(c) * std::max(1u, isa::bitWidth(t.tiles[0].dtype) / 8);
   return World::kLinkLatencyCycles +
          static_cast<uint64_t>(static_cast<double>(bytes) / World::kLinkBytesPerCycle + 0.999);
 }
