@@ -84,6 +84,8 @@ struct Core {
   /// than the exact sum (an argument's pointer and an offset beyond +-2^39 bytes), a poisoned
   /// address whose access is an error naming element offset / `elemBytes` of the argument.
   uint64_t offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes);
+  /// offsetAddress between ranks' windows (runtime/Comm.h); nullopt when no rank tag moves.
+  std::optional<uint64_t> peerAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes);
   std::vector<std::string> poisons; // what each poisoned address names (at most 1024)
   /// A GM offset whose exact value left int64 (issue 34, item 11): the code generator computes
   /// a partition's element offset as sum(offset_i * stride_i) with `mulu` (the bits of `mul`)

@@ -62,10 +62,25 @@ obj::WideInt rankPart(obj::WideInt offset) {
 }
 } // namespace
 
+/// A rank tag in `base` or an offset whose rank part moves it to another window (a tag of
+/// 0..126 after the move): the exact address, with the rank part checked apart. nullopt when
+/// neither, or when the move leaves every rank's tag (then the offset is an ordinary one, and
+/// far outside the argument).
+std::optional<uint64_t> Core::peerAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes) {
+  if ((base >> kRegionShift) == kPoisonRegion) return std::nullopt;
+  const obj::WideInt part = rankPart(offset);
+  if (!rankTagOf(base) && part == 0) return std::nullopt;
+  const obj::WideInt tag =
+      static_cast<obj::WideInt>((base & kRankTagMask) >> kRankShift) + (part >> kRankShift);
+  if (tag < 0 || tag > kMaxRanks) return std::nullopt;
+  const uint64_t local = offsetAddress(base & ~kRankTagMask, offset - part, elemBytes);
+  if ((local >> kRegionShift) == kPoisonRegion) return local;
+  return local | (static_cast<uint64_t>(tag) << kRankShift);
+}
+
 uint8_t* Core::access(uint64_t base, obj::WideInt offset, uint64_t bytes, const char* what,
                       bool write) {
-  if (rankTagOf(base) || rankPart(offset) != 0)
-    return translate(offsetAddress(base, offset, bytes), bytes, what, write);
+  if (auto peer = peerAddress(base, offset, bytes)) return translate(*peer, bytes, what, write);
   if (gm) {
     auto p = gmPosition(*gm, base, offset);
     if (p && (p->second < -kHalfRegion || p->second >= kHalfRegion)) {
@@ -79,17 +94,7 @@ uint8_t* Core::access(uint64_t base, obj::WideInt offset, uint64_t bytes, const 
 }
 
 uint64_t Core::offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes) {
-  if ((base >> kRegionShift) != kPoisonRegion && (rankTagOf(base) || rankPart(offset) != 0)) {
-    // Between windows: the rank tag moves by the offset's rank part, the rest is checked in
-    // exact arithmetic as within one window (a tag outside 0..126 is an address of no rank).
-    const obj::WideInt part = rankPart(offset);
-    const obj::WideInt tag =
-        static_cast<obj::WideInt>((base & kRankTagMask) >> kRankShift) + (part >> kRankShift);
-    const uint64_t local = offsetAddress(base & ~kRankTagMask, offset - part, elemBytes);
-    if (tag < 0 || tag > kMaxRanks || (local >> kRegionShift) == kPoisonRegion)
-      return tag < 0 || tag > kMaxRanks ? base + static_cast<uint64_t>(offset) : local;
-    return local | (static_cast<uint64_t>(tag) << kRankShift);
-  }
+  if (auto peer = peerAddress(base, offset, elemBytes)) return *peer;
   const uint64_t wrapped = base + static_cast<uint64_t>(offset);
   if (!gm) return wrapped;
   auto p = gmPosition(*gm, base, offset);
