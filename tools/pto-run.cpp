@@ -403,7 +403,14 @@ int ranksMain(const Module& mod, const CLI::App& app, const Options& o) {
 
 int main(int argc, char** argv) {
   // A source file (not an ELF image) runs on the reference interpreter of the Kernel IR.
-  if (ref::isSourceInput(argc, argv)) return ref::runSourceMain(argc, argv);
+  if (ref::isSourceInput(argc, argv)) {
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]).starts_with("--ranks"))
+        return fail("pto-run: error: --ranks runs a linked image: the reference interpreter (a "
+                    ".pto source) runs one device; assemble and link the kernel first "
+                    "(docs/multi-device.md)");
+    return ref::runSourceMain(argc, argv);
+  }
   CLI::App app{
       "pto-run: load a linked PTO image (pto-ld output) and run one kernel on the cpu backend "
       "(exact PTO semantics) or the npu model (pipes, events, cycles, races, deadlocks). "

@@ -493,9 +493,10 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
 
 void Builder::refuseDeviceComm(const std::string& name, SrcLoc loc) {
   diags_.error(loc, "'" + name +
-                        "' moves data between devices (a communication op): multi-device "
-                        "kernels are not supported yet; signals (pto.comm.tnotify, twait, "
-                        "ttest) and GM fences are");
+                        "' moves data between devices (a communication op): this op is not "
+                        "supported yet; a kernel moves data between ranks with tload/tstore on "
+                        "a peer's window and signals with pto.comm.tnotify/twait/ttest "
+                        "(docs/multi-device.md)");
 }
 
 } // namespace pto::as::detail

@@ -71,8 +71,7 @@ TEST(Comm, AtomicAddNotifiesFromManyThreadsLoseNothing) {
       for (uint32_t i = 0; i < kAdds; ++i) // every rank adds 1 to rank 0's signal
         ASSERT_TRUE(w.notify(c, Rank::addr(0), 1, 1));
       // then waits until all kRanks * kAdds adds arrived (ge = CmpMode 5)
-      ASSERT_TRUE(w.wait(c, Rank::addr(0), static_cast<int32_t>(kRanks * kAdds), 5, 0))
-          << c.error;
+      ASSERT_TRUE(w.wait(c, Rank::addr(0), static_cast<int32_t>(kRanks * kAdds), 5, 0)) << c.error;
       w.coreDone();
     });
   for (auto& t : threads)
