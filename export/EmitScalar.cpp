@@ -213,10 +213,49 @@ std::optional<ExportError> FunctionEmitter::control(const Block& b) {
     return error(b.offset, std::string(enc::name(c.ctl)) +
                                " cannot be exported: pto-isa's CPU simulator has no cross-core "
                                "flags or buffer tokens");
+  case enc::ExtCtl::COMM_NOTIFY:
+  case enc::ExtCtl::COMM_WAIT:
+  case enc::ExtCtl::COMM_TEST:
+    return signal(c);
+  case enc::ExtCtl::COMM_SYNCALL:
+    return error(b.offset, "COMM_SYNCALL (pto.syncall) cannot be exported: pto-isa has no "
+                           "all-rank barrier intrinsic of that name");
   case enc::ExtCtl::None:
     break;
   }
   return error(b.offset, "unknown extension control block");
+}
+
+/// A signal op as pto-isa's pto::comm::TNOTIFY / TWAIT / TTEST on a one-element i32
+/// GlobalTensor at the signal's address (docs/multi-device.md). pto-isa's WaitCmp orders its
+/// compares eq, ne, gt, ge, lt, le; the encoding's mode is isa::CmpMode (eq, ne, lt, le, gt, ge).
+std::optional<ExportError> FunctionEmitter::signal(const ControlBlock& c) {
+  static constexpr const char* kCmp[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  const uint32_t mode = c.event.present ? c.event.imm : 0;
+  const std::string sig = "SignalGT(reinterpret_cast<__gm__ int32_t*>(" + reg(c.ior[0]) + "))";
+  const std::string value = "static_cast<int32_t>(" + reg(c.ior[1]) + ")";
+  body_ << "  {\n    using SignalGT = GlobalTensor<int32_t, Shape<1, 1, 1, 1, 1>, "
+           "Stride<1, 1, 1, 1, 1>>;\n    SignalGT sig = "
+        << sig << ";\n";
+  if (c.ctl == enc::ExtCtl::COMM_NOTIFY) {
+    body_ << "    pto::comm::TNOTIFY(sig, " << value
+          << ", pto::comm::NotifyOp::" << (mode == 1 ? "AtomicAdd" : "Set") << ");\n  }\n";
+    return std::nullopt;
+  }
+  const std::string cmp = std::string("pto::comm::WaitCmp::") + kCmp[mode < 6 ? mode : 0];
+  if (c.ctl == enc::ExtCtl::COMM_WAIT) {
+    body_ << "    pto::comm::TWAIT(sig, " << value << ", " << cmp << ");\n  }\n";
+    return std::nullopt;
+  }
+  if (c.result != kZeroReg) {
+    body_ << "    " << dst(c.result) << " = pto::comm::TTEST(sig, " << value << ", " << cmp
+          << ") ? 1 : 0;\n";
+    known_[c.result] = std::nullopt;
+    stackMust_ &= ~(1u << c.result);
+    stackMay_ &= ~(1u << c.result);
+  }
+  body_ << "  }\n";
+  return std::nullopt;
 }
 
 } // namespace pto::cppexport::detail

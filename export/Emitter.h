@@ -105,6 +105,7 @@ private:
   std::optional<bool> memory(const ScalarOp& m) const;
   std::string bound(const Bound& b, uint32_t dflt);
   std::optional<ExportError> control(const Block& b);
+  std::optional<ExportError> signal(const ControlBlock& c);
 
   // ---------------------------------------------------------------- tile blocks (EmitTile.cpp)
   /// The element type a scalar operand is read as: the op's source tile, else its destination.

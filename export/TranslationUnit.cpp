@@ -121,6 +121,18 @@ void launcher(std::ostream& out, const Image& img, uint32_t f, const FunctionNam
   out << ");\n}\n#endif\n";
 }
 
+/// Whether a function uses a signal op (COMM_NOTIFY / WAIT / TEST): pto-isa declares
+/// pto::comm's TNOTIFY, TWAIT and TTEST in a header of their own.
+bool usesSignals(const std::vector<FunctionCode>& code) {
+  for (const FunctionCode& f : code)
+    for (const Block& b : f.blocks)
+      if (b.kind == BlockKind::Control && (b.control.ctl == isa::enc::ExtCtl::COMM_NOTIFY ||
+                                           b.control.ctl == isa::enc::ExtCtl::COMM_WAIT ||
+                                           b.control.ctl == isa::enc::ExtCtl::COMM_TEST))
+        return true;
+  return false;
+}
+
 } // namespace
 } // namespace detail
 
@@ -140,7 +152,9 @@ std::variant<std::string, ExportError> exportCpp(const obj::Image& img) {
          "compiler, or on a\n"
       << "// host with pto-isa's CPU simulator (-D__CPU_SIM): docs/cpp-export.md.\n"
       // <cstdint> first: pto-isa's headers use uint8_t... without including it themselves.
-      << "#include <cstdint>\n#include <pto/pto-inst.hpp>\n\nusing namespace pto;\n\n"
+      << "#include <cstdint>\n#include <pto/pto-inst.hpp>\n"
+      << (usesSignals(code) ? "#include <pto/comm/pto_comm_inst.hpp>\n" : "")
+      << "\nusing namespace pto;\n\n"
       << "#if defined(__CCE_AICORE__) || defined(__CPU_SIM)\n"
       << deviceHelpers();
   // Helpers (non-exported functions) first: kernels call them.

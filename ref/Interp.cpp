@@ -266,6 +266,12 @@ std::optional<Failure> Machine::coreSync(Frame& f, const Op& op) {
 /// interpreter runs one block at a time, so a twait whose condition does not hold can never be
 /// released: it is reported at once rather than spun on.
 std::optional<Failure> Machine::signal(Frame& f, const Op& op) {
+  if (op.name == "pto.syncall") {
+    if (core_.blockNum > 1)
+      return Failure{op.loc, "'pto.syncall' waits for every block, and the reference "
+                             "interpreter runs one block at a time: a deadlock"};
+    return std::nullopt; // one block of one rank: everyone has arrived
+  }
   const ViewVal& v = std::get<ViewVal>(f.v[op.operands[0]]);
   const bool notify = op.name.ends_with("tnotify");
   uint8_t* p = core_.translate(v.base, 4, "signal", notify);

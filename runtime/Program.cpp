@@ -230,6 +230,15 @@ private:
       m.s.rd = dstReg(c.result);
       m.s.imm = ctl;
       push(m, b.offset);
+    } else if (ctl >= 12 && ctl <= 15) { // COMM_NOTIFY / WAIT / TEST / SYNCALL
+      MOp m{.kind = MKind::Comm};
+      out_.usesComm = true;
+      m.target = ctl;
+      m.s.rs1 = c.ior[0];
+      m.s.rs2 = c.ior[1];
+      m.s.rd = dstReg(c.result);
+      m.s.imm = c.event.present ? c.event.imm : 0;
+      push(m, b.offset);
     } else {
       return "extension control " + std::to_string(ctl) + " is not supported by the runtime";
     }

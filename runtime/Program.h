@@ -59,6 +59,9 @@ struct Core {
   // A block with cross-core pipes runs as a cluster of three cores (runtime/Cluster.h): this
   // core's lane (0 = AIC, 1 = AIV0, 2 = AIV1) and its sub-block index and count.
   class Cluster* cluster = nullptr;
+  // A multi-device run (runtime/Comm.h): the ranks' shared world and this core's rank.
+  class World* world = nullptr;
+  uint32_t rank = 0;
   uint8_t lane = 0;
   uint32_t subblockIdx = 0, subblockNum = 1;
   // Cross-core flags raised and not yet taken (pto.sync.set/wait), and per A5 buffer id the
@@ -71,6 +74,8 @@ struct Core {
 
   /// Translates a GM/stack virtual address range; nullptr (and error set) when out of bounds.
   uint8_t* translate(uint64_t addr, uint64_t bytes, const char* what, bool write);
+  /// translate for an address with a rank tag (runtime/Comm.h): in rank r's window.
+  uint8_t* translatePeer(uint32_t r, uint64_t addr, uint64_t bytes, const char* what, bool write);
   /// The one GM bounds check in exact arithmetic, used by the cpu backend, the npu model and
   /// the reference interpreter: the access of `bytes` at pointer `base` plus `offset` bytes (the
   /// scaled index as an exact integer, not reduced mod 2^64). nullptr and the error set, naming
@@ -80,6 +85,8 @@ struct Core {
   /// than the exact sum (an argument's pointer and an offset beyond +-2^39 bytes), a poisoned
   /// address whose access is an error naming element offset / `elemBytes` of the argument.
   uint64_t offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes);
+  /// offsetAddress between ranks' windows (runtime/Comm.h); nullopt when no rank tag moves.
+  std::optional<uint64_t> peerAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes);
   std::vector<std::string> poisons; // what each poisoned address names (at most 1024)
   /// A GM offset whose exact value left int64 (issue 34, item 11): the code generator computes
   /// a partition's element offset as sum(offset_i * stride_i) with `mulu` (the bits of `mul`)
@@ -187,6 +194,8 @@ enum class MKind : uint8_t {
              // order and skips them; the npu model blocks and releases pipes on them)
   Bind,      // TASSIGN: descriptor `target` of the function is at byte address r[s.rs1] from now on
   BindScale, // TGET_SCALE_ADDR: descriptor `target` is at (descriptor s.imm's address) >> 4
+  Comm,      // COMM_NOTIFY/WAIT/TEST/SYNCALL (target = the ExtCtl): signal r[rs1], value r[rs2],
+             // mode imm, test result into rd (runtime/Comm.h)
 };
 
 using AluOp = obj::code::AluOp; // the scalar operations, as asm/mc/ImageCode decodes them
@@ -222,6 +231,7 @@ struct DecodedFunction {
   uint32_t frameSize = 0;
   uint32_t flags = 0;                   // obj::FunctionFlag (kernel kind: which cores run it)
   bool crossCore = false;               // uses a cross-core pipe op
+  bool usesComm = false;                // uses a signal op or syncall (runtime/Comm.h)
   std::array<uint64_t, 7> bufferUsed{}; // bytes to clear at block start
   // The function's tile descriptors when one is placed at run time (obj::kRuntimePlaced), else
   // empty: TASSIGN binds them and each op naming one resolves it (resolveTiles).

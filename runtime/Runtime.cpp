@@ -4,6 +4,7 @@
 #include "isa/Numerics.h"
 #include "obj/Extent.h"
 #include "obj/Image.h"
+#include "runtime/Comm.h"
 #include "runtime/Program.h"
 #include "runtime/ScalarInterp.h"
 #include "runtime/npu/Model.h"
@@ -249,6 +250,12 @@ Status Launch::bindScalar(std::string_view param, double value) {
 }
 
 Status Launch::run(const RunOptions& opts, RunStats* stats) {
+  Status s = runIn(opts, stats);
+  if (s && opts.world) opts.world->abort(opts.rank, s->message); // its peers stop waiting
+  return s;
+}
+
+Status Launch::runIn(const RunOptions& opts, RunStats* stats) {
   const DecodedFunction& fn = prog_->functions[function_];
   const auto& ps = fn.params;
   std::vector<GmRegion> regions(ps.size());
@@ -273,6 +280,20 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
   unsigned threads =
       opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, blocks);
+  // Signals and syncall (runtime/Comm.h): every block runs at once (a wait may need any other
+  // block), in the run's world or, on one device, in a world of its own.
+  const bool comm = std::any_of(prog_->functions.begin(), prog_->functions.end(),
+                                [](const DecodedFunction& f) { return f.usesComm; });
+  std::optional<World> ownWorld;
+  World* world = opts.world;
+  if (comm && !world) world = &ownWorld.emplace(1);
+  if (world) {
+    if (prog_->crossCore)
+      return Error{"error: @" + fn.name +
+                   " uses cross-core pipes: a multi-device run of it is not supported"};
+    threads = blocks;
+    if (auto e = world->join(opts.rank, regions, prog_.get(), blocks)) return Error{*e};
+  }
   std::atomic<uint32_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex mu;
@@ -289,6 +310,8 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
   // One simulated core: its buffers (reused from block to block) and its stack.
   auto setupCore = [&](Core& c) {
     c.gm = &regions;
+    c.world = world;
+    c.rank = opts.rank;
     c.functions = &prog_->functions;
     c.blockNum = blocks;
     c.instructionLimit = opts.maxInstructions;
@@ -374,6 +397,10 @@ Status Launch::run(const RunOptions& opts, RunStats* stats) {
       scalarOps += c.scalarOps;
       printed[b] = std::move(c.output);
       c.output.clear();
+      if (world) {
+        if (!ok) world->abort(opts.rank, c.error);
+        world->coreDone();
+      }
       if (!ok) {
         recordFailure(b, at, c.error, "");
         c.error.clear();

@@ -65,6 +65,10 @@ struct RunOptions {
   /// Set from another thread (the Python module on Ctrl-C) to stop the run: each block stops at
   /// its next branch with the error "the run was cancelled".
   const std::atomic<bool>* cancel = nullptr;
+  // A multi-device run (runtime/Comm.h, docs/multi-device.md): the world the ranks share and
+  // this launch's rank in it; null = one device.
+  class World* world = nullptr;
+  uint32_t rank = 0;
 };
 
 /// npu backend: one executed op on one pipe, in cycles from the start of its block.
@@ -173,6 +177,7 @@ private:
   };
   std::vector<Binding> bindings_;
   std::optional<size_t> find(std::string_view param, Status& err) const;
+  Status runIn(const RunOptions& opts, RunStats* stats);
 };
 
 } // namespace pto::rt

@@ -1,15 +1,23 @@
 // The scalar interpreter: runs one block (one simulated core) of a decoded function.
 #include "runtime/ScalarInterp.h"
 
+#include "runtime/Comm.h"
+
 #include <cstring>
 #include <optional>
 
 namespace pto::rt {
 
 const GmRegion* Core::regionOf(uint64_t addr) const {
+  const std::vector<GmRegion>* regions = gm;
+  if (auto r = rankTagOf(addr)) {
+    regions = world ? world->regionsOf(*r) : nullptr;
+    if (!regions) return nullptr;
+    addr &= ~kRankTagMask;
+  }
   uint64_t region = addr >> kRegionShift;
-  if (region == 0 || region > gm->size()) return nullptr;
-  return &(*gm)[region - 1];
+  if (region == 0 || region > regions->size()) return nullptr;
+  return &(*regions)[region - 1];
 }
 
 namespace {
@@ -45,8 +53,34 @@ std::string elementText(const GmRegion& g, obj::WideInt pos, uint64_t elemBytes)
 
 } // namespace
 
+namespace {
+/// The part of a byte offset that moves between ranks' windows: the multiple of kRankStride
+/// nearest to it (a peer's copy of a pointer is the pointer plus (rank + 1) * kRankStride).
+obj::WideInt rankPart(obj::WideInt offset) {
+  constexpr obj::WideInt kStride = static_cast<obj::WideInt>(kRankStride);
+  return ((offset + kStride / 2) >> kRankShift) * kStride;
+}
+} // namespace
+
+/// A rank tag in `base` or an offset whose rank part moves it to another window (a tag of
+/// 0..126 after the move): the exact address, with the rank part checked apart. nullopt when
+/// neither, or when the move leaves every rank's tag (then the offset is an ordinary one, and
+/// far outside the argument).
+std::optional<uint64_t> Core::peerAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes) {
+  if ((base >> kRegionShift) == kPoisonRegion) return std::nullopt;
+  const obj::WideInt part = rankPart(offset);
+  if (!rankTagOf(base) && part == 0) return std::nullopt;
+  const obj::WideInt tag =
+      static_cast<obj::WideInt>((base & kRankTagMask) >> kRankShift) + (part >> kRankShift);
+  if (tag < 0 || tag > kMaxRanks) return std::nullopt;
+  const uint64_t local = offsetAddress(base & ~kRankTagMask, offset - part, elemBytes);
+  if ((local >> kRegionShift) == kPoisonRegion) return local;
+  return local | (static_cast<uint64_t>(tag) << kRankShift);
+}
+
 uint8_t* Core::access(uint64_t base, obj::WideInt offset, uint64_t bytes, const char* what,
                       bool write) {
+  if (auto peer = peerAddress(base, offset, bytes)) return translate(*peer, bytes, what, write);
   if (gm) {
     auto p = gmPosition(*gm, base, offset);
     if (p && (p->second < -kHalfRegion || p->second >= kHalfRegion)) {
@@ -60,6 +94,7 @@ uint8_t* Core::access(uint64_t base, obj::WideInt offset, uint64_t bytes, const 
 }
 
 uint64_t Core::offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBytes) {
+  if (auto peer = peerAddress(base, offset, elemBytes)) return *peer;
   const uint64_t wrapped = base + static_cast<uint64_t>(offset);
   if (!gm) return wrapped;
   auto p = gmPosition(*gm, base, offset);
@@ -70,6 +105,7 @@ uint64_t Core::offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBy
 }
 
 uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool write) {
+  if (auto r = rankTagOf(addr)) return translatePeer(*r, addr, bytes, what, write);
   const uint64_t region = addr >> kRegionShift, off = addr & kRegionMask;
   if (region == kPoisonRegion && off < poisons.size()) {
     if (error.empty()) error = std::string(what) + (write ? " writes " : " reads ") + poisons[off];
@@ -112,6 +148,30 @@ uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool w
     return nullptr;
   }
   return g.data + off;
+}
+
+/// An address in rank r's window (docs/multi-device.md): checked against that rank's arguments,
+/// and an error naming the rank when it is outside them or the run has no such rank.
+uint8_t* Core::translatePeer(uint32_t r, uint64_t addr, uint64_t bytes, const char* what,
+                             bool write) {
+  const std::vector<GmRegion>* peer = world ? world->regionsOf(r) : nullptr;
+  if (!peer) {
+    if (error.empty()) {
+      char b[64];
+      snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(addr));
+      error = std::string(what) + (write ? " writes" : " reads") + " address " + b +
+              " in the window of rank " + std::to_string(r) + ", but the run has " +
+              std::to_string(world ? world->ranks() : 1) + " rank(s)";
+    }
+    return nullptr;
+  }
+  const std::vector<GmRegion>* own = gm;
+  gm = peer;
+  uint8_t* p = translate(addr & ~kRankTagMask, bytes, what, write);
+  gm = own;
+  if (!p && error.find(" of rank ") == std::string::npos)
+    error += " (in the window of rank " + std::to_string(r) + ", outside it)";
+  return p;
 }
 
 bool runBlock(const DecodedFunction& fn, Core& c, uint32_t& failedAt) {

@@ -4,6 +4,7 @@
 //   struct Exec {
 //     bool tile(Core&, const TileInst&, const MOp&);  // false = error (core.error set)
 //     bool sync(Core&, const SyncInst&, const MOp&);  // false = error
+//     bool comm(Core&, const MOp&);                    // a COMM_* op (runtime/Comm.h)
 //   };
 //
 // The cpu backend executes tile ops at once and skips sync ops (program order is its model);
@@ -73,6 +74,9 @@ inline bool isLogic(AluOp op) {
 
 /// Runs `fn` on `c` until its RET. Returns false on error (c.error set, failedAt = text offset).
 /// Calls run the callee on the same core with the same executor.
+/// A COMM_* micro-op (runtime/Comm.h) on the core's world; false with c.error set.
+bool commStep(Core& c, const MOp& m);
+
 template <class Exec>
 bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exec) {
   using namespace interp;
@@ -250,6 +254,11 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       if (m.s.rd == c.wideReg) [[unlikely]]
         c.wideReg = Core::kNoWideReg;
       break;
+    case MKind::Comm:
+      flush();
+      ++scalarOps;
+      if (!exec.comm(c, m)) return fail(m);
+      break;
     case MKind::Jump:
       if (overBudget()) return budgetError(m);
       pc = m.target;
@@ -300,6 +309,7 @@ struct CpuExec {
     return c.error.empty();
   }
   bool sync(Core&, const SyncInst&, const MOp&) { return true; }
+  bool comm(Core& c, const MOp& m) { return commStep(c, m); }
 };
 
 } // namespace pto::rt

@@ -2,6 +2,7 @@
 // (docs/runtime.md; `pto-run --help` lists the options).
 #include "isa/Numerics.h"
 #include "runtime/Args.h"
+#include "runtime/Comm.h"
 #include "runtime/Npy.h"
 #include "runtime/Runtime.h"
 #include "runtime/npu/Report.h"
@@ -21,6 +22,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 #include <tuple>
 
 using namespace pto;
@@ -51,6 +53,7 @@ struct Options {
   std::string image, kernel, backend = "cpu", arch, tracePath, autoArgs, outDir;
   std::vector<std::string> argSpecs, randomSpecs, zeroSpecs, outSpecs, prints;
   uint64_t seed = 0;
+  uint32_t ranks = 0; // --ranks N: a multi-device run (docs/multi-device.md); 0 = one device
   RunOptions run;
   bool quiet = false, list = false, profile = false;
   size_t profileTop = 20;
@@ -92,6 +95,11 @@ void addOptions(CLI::App& app, Options& o) {
   tools::addIntegerOption(app, "--seed", o.seed, "Seed of --random (default 0)");
   tools::addIntegerOption(app, "--blocks", o.run.blocks,
                           "Blocks to launch (get_block_num); each is one simulated AI core", 1);
+  tools::addIntegerOption(app, "--ranks", o.ranks,
+                          "Run on N simulated devices in this process, one thread each, with "
+                          "symmetric windows (docs/multi-device.md); '{rank}' in --arg and --out "
+                          "file names is the rank, --out-dir writes DIR/rankR/",
+                          1, kMaxRanks);
   tools::addIntegerOption(app, "--threads", o.run.threads,
                           "Worker threads (default: hardware threads)");
   tools::addIntegerOption(app, "--max-instructions", o.run.maxInstructions,
@@ -219,11 +227,128 @@ int listMain(const Module& mod, const Options& o) {
   return 0;
 }
 
+/// One launch of the kernel: on one device, or one rank of a --ranks run.
+struct RankRun {
+  std::optional<Launch> launch;
+  GivenArgs given;
+  OutputPlan plan;
+  RunStats stats;
+  Status error;
+};
+
+/// `text` with every "{rank}" replaced by the rank (per-rank input and output files).
+std::string withRank(std::string text, uint32_t rank) {
+  for (size_t at = text.find("{rank}"); at != std::string::npos; at = text.find("{rank}", at))
+    text.replace(at, 6, std::to_string(rank));
+  return text;
+}
+
+/// A --ranks run binds the scalar parameters %rank, %nranks and %rank_stride (the bytes
+/// between two ranks' copies of an address) when the command line does not
+/// (docs/multi-device.md).
+Status bindRankScalars(Launch& L, uint32_t rank, uint32_t ranks, GivenArgs& given) {
+  for (const auto& p : L.params()) {
+    if (p.kind != Module::ParamInfo::Kind::Scalar && p.kind != Module::ParamInfo::Kind::Index)
+      continue;
+    const int64_t value = p.name == "rank"          ? int64_t{rank}
+                          : p.name == "nranks"      ? int64_t{ranks}
+                          : p.name == "rank_stride" ? static_cast<int64_t>(kRankStride)
+                                                    : -1;
+    if (value < 0 || given.scalars.count(p.name)) continue;
+    if (auto st = L.bindScalar(p.name, value)) return st;
+    given.scalars.insert(p.name);
+    given.intScalars.push_back({p.name, value});
+  }
+  return std::nullopt;
+}
+
+/// The launch of rank `rank` (0 on one device): its outputs, its given and created arguments.
+Status prepareRank(const Module& mod, const CLI::App& app, const Options& o, uint32_t rank,
+                   RankRun& rr) {
+  auto launch = mod.launch(o.kernel);
+  if (!launch) return launch.error();
+  Launch& L = rr.launch.emplace(std::move(launch.value()));
+  const auto& params = L.params();
+  NamedSpecs args = o.args, outs = o.outs;
+  std::optional<std::string> outDir =
+      app.count("--out-dir") ? std::optional(o.outDir) : std::nullopt;
+  std::optional<std::string> trace =
+      app.count("--trace") ? std::optional(o.tracePath) : std::nullopt;
+  if (o.ranks > 0) {
+    for (auto* specs : {&args, &outs})
+      for (auto& spec : *specs)
+        spec.second = withRank(spec.second, rank);
+    if (outDir) *outDir += "/rank" + std::to_string(rank);
+    if (trace) *trace = withRank(*trace, rank);
+  }
+  if (auto st = planOutputs(o.kernel, params, outs, outDir, trace, rr.plan))
+    return Error{"pto-run: " + st->message};
+  if (auto st = checkPrints(o.kernel, params, o.prints)) return Error{"pto-run: " + st->message};
+  std::mt19937_64 rng(o.seed + rank); // each rank its own random inputs
+  auto bindBits = [&](const std::string& n, uint64_t bits) { return L.bindScalarBits(n, bits); };
+  if (auto st = readGivenArgs(o.kernel, params, args, o.randoms, o.zeros, rng, bindBits, rr.given))
+    return Error{"pto-run: " + st->message};
+  if (o.ranks > 0)
+    if (auto st = bindRankScalars(L, rank, o.ranks, rr.given))
+      return Error{"pto-run: " + st->message};
+  if (auto st = createMissing(mod, L, o, rng, rr.given)) return Error{"pto-run: " + st->message};
+  for (auto& [name, t] : rr.given.buffers) {
+    const std::string& key = name; // a lambda cannot capture a structured binding (clang 14)
+    const auto& p =
+        *std::find_if(params.begin(), params.end(), [&](auto& q) { return q.name == key; });
+    if (auto st = adoptDType(t, p.dtype, name)) return Error{"pto-run: " + st->message};
+    if (auto st = L.bind(name, &t)) return Error{"pto-run: " + st->message};
+  }
+  return std::nullopt;
+}
+
+/// --ranks N: every rank's launch on a thread of its own in one world; the error reported is
+/// the first rank's own failure (not a peer's "stopped: ..."), else each rank's results.
+int ranksMain(const Module& mod, const CLI::App& app, const Options& o) {
+  std::vector<RankRun> runs(o.ranks);
+  for (uint32_t r = 0; r < o.ranks; ++r)
+    if (auto st = prepareRank(mod, app, o, r, runs[r]))
+      return fail(st->message + " (rank " + std::to_string(r) + ")");
+  World world(o.ranks);
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < o.ranks; ++r)
+    threads.emplace_back([&, r] {
+      RunOptions opts = o.run;
+      opts.world = &world;
+      opts.rank = r;
+      runs[r].error = runs[r].launch->run(opts, &runs[r].stats);
+    });
+  for (auto& t : threads)
+    t.join();
+  const RankRun* culprit = nullptr;
+  for (const RankRun& rr : runs)
+    if (rr.error && (!culprit || (culprit->error->message.find("stopped: ") != std::string::npos &&
+                                  rr.error->message.find("stopped: ") == std::string::npos)))
+      culprit = &rr;
+  if (culprit) {
+    const auto r = static_cast<uint32_t>(culprit - runs.data());
+    return fail(culprit->error->message + " (rank " + std::to_string(r) + ")");
+  }
+  for (uint32_t r = 0; r < o.ranks; ++r) {
+    if (o.run.backend == Backend::Npu || !o.prints.empty()) printf("rank %u:\n", r);
+    const std::vector<std::string> inputs = inputFilesOf(o.image, o.args);
+    if (int rc = report(mod, o, runs[r].plan, runs[r].given, runs[r].stats, std::nullopt, inputs))
+      return rc;
+  }
+  return 0;
+}
 } // namespace
 
 int main(int argc, char** argv) {
   // A source file (not an ELF image) runs on the reference interpreter of the Kernel IR.
-  if (ref::isSourceInput(argc, argv)) return ref::runSourceMain(argc, argv);
+  if (ref::isSourceInput(argc, argv)) {
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]).starts_with("--ranks"))
+        return fail("pto-run: error: --ranks runs a linked image: the reference interpreter (a "
+                    ".pto source) runs one device; assemble and link the kernel first "
+                    "(docs/multi-device.md)");
+    return ref::runSourceMain(argc, argv);
+  }
   CLI::App app{
       "pto-run: load a linked PTO image (pto-ld output) and run one kernel on the cpu backend "
       "(exact PTO semantics) or the npu model (pipes, events, cycles, races, deadlocks). "
@@ -245,31 +370,10 @@ int main(int argc, char** argv) {
   }
   if (o.list) return listMain(mod.value(), o);
   if (auto st = chooseKernel(mod.value(), o)) return fail("pto-run: " + st->message);
-  auto launch = mod->launch(o.kernel);
-  if (!launch) return fail(launch.error().message);
-  Launch& L = launch.value();
-  const auto& params = L.params();
-  OutputPlan plan;
-  if (auto st = planOutputs(o.kernel, params, o.outs,
-                            app.count("--out-dir") ? std::optional(o.outDir) : std::nullopt,
-                            app.count("--trace") ? std::optional(o.tracePath) : std::nullopt, plan))
-    return fail("pto-run: " + st->message);
-  if (auto st = checkPrints(o.kernel, params, o.prints)) return fail("pto-run: " + st->message);
-  std::mt19937_64 rng(o.seed);
-  GivenArgs given;
-  auto bindBits = [&](const std::string& n, uint64_t bits) { return L.bindScalarBits(n, bits); };
-  if (auto st = readGivenArgs(o.kernel, params, o.args, o.randoms, o.zeros, rng, bindBits, given))
-    return fail("pto-run: " + st->message);
-  if (auto st = createMissing(mod.value(), L, o, rng, given))
-    return fail("pto-run: " + st->message);
-  for (auto& [name, t] : given.buffers) {
-    const std::string& key = name; // a lambda cannot capture a structured binding (clang 14)
-    const auto& p =
-        *std::find_if(params.begin(), params.end(), [&](auto& q) { return q.name == key; });
-    if (auto st = adoptDType(t, p.dtype, name)) return fail("pto-run: " + st->message);
-    if (auto st = L.bind(name, &t)) return fail("pto-run: " + st->message);
-  }
-  RunStats stats;
-  const Status runError = L.run(o.run, &stats);
-  return report(mod.value(), o, plan, given, stats, runError, inputFilesOf(o.image, o.args));
+  if (o.ranks > 0) return ranksMain(mod.value(), app, o);
+  RankRun one;
+  if (auto st = prepareRank(mod.value(), app, o, 0, one)) return fail(st->message);
+  const Status runError = one.launch->run(o.run, &one.stats);
+  return report(mod.value(), o, one.plan, one.given, one.stats, runError,
+                inputFilesOf(o.image, o.args));
 }

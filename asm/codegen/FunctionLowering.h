@@ -275,6 +275,7 @@ private:
   /// argument overwrites another), values live across the call are kept in the frame (the
   /// callee may use every register), and the result comes back in a0 (docs/abi.md).
   void lowerSignal(const Op& op);
+  void lowerSyncAll(const Op& op);
   void lowerCall(const Op& op);
 
   // ------------------------------------------------------------ views

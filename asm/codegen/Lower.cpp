@@ -353,7 +353,7 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::CoreSync:
     return lowerCoreSync(op);
   case OpKind::Signal:
-    return lowerSignal(op);
+    return op.name == "pto.syncall" ? lowerSyncAll(op) : lowerSignal(op);
   case OpKind::DeclareEventIdArray:
   case OpKind::EventIdArrayGet:
   case OpKind::EventIdArraySet:

@@ -313,61 +313,35 @@ void FunctionLowering::copyTile(uint32_t home, ValueId src, SrcLoc loc) {
   emit(enc::bstop());
 }
 
-/// A signal in GM (docs/abi.md, "Signals"), in scalar code on its one i32 element: tnotify stores
-/// (set) or adds to it (a load, an add and a store), ttest compares it once, twait loads and
-/// compares until the comparison holds (the spin pto-isa's TWAIT does; another block or a peer
-/// writes the signal).
+/// A signal in GM (docs/abi.md, "Signals"; docs/multi-device.md): one extension control block,
+/// BSTART.EXT COMM_NOTIFY / COMM_WAIT / COMM_TEST with the mode (notifyOp or cmp) in B.DIM and
+/// B.IOR signal address, value (-> the test's result). The runtime does the atomic add and
+/// blocks a wait, so a wait no core or rank will ever satisfy is a deadlock it reports.
 void FunctionLowering::lowerSignal(const Op& op) {
   auto part = parts_.find(op.operands[0]);
   if (part == parts_.end()) return missing(op.loc, "this signal view");
+  obj_.usesExtensions = true;
   const VReg addr = part->second.addr, value = reg(op.operands[1]);
-  const bool notify = op.name.ends_with("tnotify"), wait = op.name.ends_with("twait");
-  auto loadSignal = [&] {
-    VReg v = newVReg();
-    scalar(FormId::S_LW, {{"shamt", 0}, {"SrcR", kZero}},
-           {{"SrcL", addr, false}, {"RegDst", v, true}});
-    return v;
-  };
-  if (notify) {
-    VReg v = value;
-    if (op.ints[0] == 1) { // add
-      v = newVReg();
-      scalar(FormId::S_ADD, {},
-             {{"SrcL", loadSignal(), false}, {"SrcR", value, false}, {"RegDst", v, true}});
-    }
-    scalar(FormId::S_SW, {{"SrcR", kZero}}, {{"SrcD", v, false}, {"SrcL", addr, false}});
-    return;
-  }
-  // signal <cmp> value, as arith.cmpi's signed forms (gt and le swap their operands).
-  struct Form {
-    FormId form;
-    bool swap;
-  };
-  static constexpr Form kForms[] = {{FormId::S_CMP_EQ, false}, {FormId::S_CMP_NE, false},
-                                    {FormId::S_CMP_LT, false}, {FormId::S_CMP_GE, true},
-                                    {FormId::S_CMP_LT, true},  {FormId::S_CMP_GE, false}};
-  const Form f = kForms[op.ints[0]];
-  auto compare = [&](VReg into) {
-    VReg s = loadSignal();
-    scalar(f.form, {},
-           {{"SrcL", f.swap ? value : s, false},
-            {"SrcR", f.swap ? s : value, false},
-            {"RegDst", into, true}});
-  };
-  if (!wait) return compare(define(op.results[0]));
-  const int head = newLabel(), exit = newLabel();
-  placeLabel(head);
-  const size_t loopStart = code_.size();
+  const enc::ExtCtl ctl = op.name.ends_with("tnotify") ? enc::ExtCtl::COMM_NOTIFY
+                          : op.name.ends_with("twait") ? enc::ExtCtl::COMM_WAIT
+                                                       : enc::ExtCtl::COMM_TEST;
   inScalarBlock_ = false;
-  VReg holds = newVReg();
-  compare(holds);
-  conditionalExit(exit, op.loc, [&] {
-    scalar(FormId::S_SETC_NE, {{"SrcR", kZero}}, {{"SrcL", holds, false}});
-  });
-  startBranchBlock(head, false);
-  loops_.push_back({loopStart, code_.size() - 1});
-  placeLabel(exit);
+  pendingLoc_ = op.loc;
+  emit(enc::extControl(ctl));
+  emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.ints[0])));
+  std::vector<RegRef> refs = {{"RegSrc0", addr, false}, {"RegSrc1", value, false}};
+  if (ctl == enc::ExtCtl::COMM_TEST) refs.push_back({"RegDst", define(op.results[0]), true});
+  emit(enc::bIor(0, 0, 0, 0), refs);
+  emit(enc::bstop());
+}
+
+/// pto.syncall: BSTART.EXT COMM_SYNCALL ; BSTOP (every core of every rank meets).
+void FunctionLowering::lowerSyncAll(const Op& op) {
+  obj_.usesExtensions = true;
   inScalarBlock_ = false;
+  pendingLoc_ = op.loc;
+  emit(enc::extControl(enc::ExtCtl::COMM_SYNCALL));
+  emit(enc::bstop());
 }
 
 } // namespace pto::as::lower

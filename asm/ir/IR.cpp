@@ -650,6 +650,10 @@ private:
       return;
     }
     case OpKind::Signal: {
+      if (op.name == "pto.syncall") {
+        line() << "pto.syncall\n";
+        return;
+      }
       const bool notify = op.name.ends_with("tnotify");
       line() << results(op) << op.name << "(" << name(ops[0]) << ", " << name(ops[1]) << " : "
              << typeOf(ops[0]) << ", " << typeOf(ops[1]) << ") {"

@@ -544,6 +544,7 @@ private:
         open_->tile.iorDst = h.iorDst;
       } else if (inside(BlockKind::Control)) {
         open_->control.result = h.iorDst;
+        open_->control.ior = h.iorSrc;
       } else {
         return "B.IOR outside a tile block";
       }

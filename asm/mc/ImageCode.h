@@ -79,8 +79,9 @@ struct TileBlock {
 struct ControlBlock {
   isa::enc::ExtCtl ctl = isa::enc::ExtCtl::None;
   isa::Pipe pipeA = isa::Pipe::S, pipeB = isa::Pipe::S;
-  Bound event;        // SET_FLAG/WAIT_FLAG: B.DIM ->LB0 (absent: event 0)
-  uint8_t result = 0; // GET_BLOCK_IDX...: the B.IOR destination GPR
+  Bound event;                  // SET_FLAG/WAIT_FLAG: B.DIM ->LB0 (absent: event 0)
+  uint8_t result = 0;           // GET_BLOCK_IDX...: the B.IOR destination GPR
+  std::array<uint8_t, 3> ior{}; // COMM_*: the B.IOR source GPRs (signal address, value)
 };
 
 struct Block {

@@ -268,8 +268,7 @@ bool isDeviceCommOp(std::string_view name) {
                                               "pto.tget_async",
                                               "pto.build_async_session",
                                               "pto.wait_async_event",
-                                              "pto.test_async_event",
-                                              "pto.syncall"};
+                                              "pto.test_async_event"};
   return std::find(std::begin(kOps), std::end(kOps), name) != std::end(kOps);
 }
 } // namespace
@@ -372,6 +371,7 @@ void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
                                  const std::vector<ResultName>& results) {
   if (name == "pto.tnotify" || name == "pto.twait" || name == "pto.ttest")
     return buildSignal(name, loc, p, results);
+  if (name == "pto.syncall") return buildSyncAll(name, loc, p, results);
   if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
   const isa::OpInfo* info = isa::findOp(name);
   if (!info) {
@@ -413,6 +413,7 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
       {"tnotify", &Builder::buildSignal},
       {"twait", &Builder::buildSignal},
       {"ttest", &Builder::buildSignal},
+      {"syncall", &Builder::buildSyncAll},
       {"cmo.cacheinvalid", &Builder::buildMemoryFence},
       {"bitcast", &Builder::buildReshape},
       {"set_validshape", &Builder::buildSetValidShape},
@@ -492,9 +493,10 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
 
 void Builder::refuseDeviceComm(const std::string& name, SrcLoc loc) {
   diags_.error(loc, "'" + name +
-                        "' moves data between devices (a communication op): multi-device "
-                        "kernels are not supported yet; signals (pto.comm.tnotify, twait, "
-                        "ttest) and GM fences are");
+                        "' moves data between devices (a communication op): this op is not "
+                        "supported yet; a kernel moves data between ranks with tload/tstore on "
+                        "a peer's window and signals with pto.comm.tnotify/twait/ttest "
+                        "(docs/multi-device.md)");
 }
 
 } // namespace pto::as::detail

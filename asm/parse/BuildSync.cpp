@@ -251,6 +251,20 @@ void Builder::buildSignal(const std::string& name, SrcLoc loc, Pieces& p,
   if (test) defineResults(op, results, {Type::scalar(isa::DType::I1)});
 }
 
+/// `pto.syncall` (or `"pto.syncall"() : () -> ()`): every core of every rank waits until all
+/// have arrived (docs/multi-device.md). No operands, no results.
+void Builder::buildSyncAll(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results) {
+  using K = PieceKind;
+  if (!onlyPieces(diags_, p, name, {K::Paren, K::Types, K::Arrow})) return;
+  if (!p.parens.empty() && !collectPieces(piecesOf(p.parens[0])).operands.empty()) {
+    diags_.error(loc, "'" + name + "' takes no operands");
+    return;
+  }
+  if (!expectResults(name, loc, results, 0)) return;
+  emit(OpKind::Signal, loc, "pto.syncall");
+}
+
 /// GM memory ordering as PTOAS's newer kernels write it: `pto.fence.barrier_all
 /// #pto.fence_scope<gm>` and the data-cache maintenance `pto.cmo.cacheinvalid %view
 /// single_cache_line : T` / `pto.cmo.cacheinvalid all #pto.address_space<gm>`. The simulated GM

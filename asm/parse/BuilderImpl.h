@@ -297,6 +297,8 @@ private:
   void buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
                   const std::vector<ResultName>& results);
   void refuseDeviceComm(const std::string& name, SrcLoc loc);
+  void buildSyncAll(const std::string& name, SrcLoc loc, Pieces& p,
+                    const std::vector<ResultName>& results);
   void buildSignal(const std::string& name, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
   void buildMemoryFence(const std::string& name, SrcLoc loc, Pieces& p,

@@ -1,6 +1,8 @@
 // The npu model (docs/npu-model.md): pipes, events, simulated time, races and deadlocks.
 #include "runtime/npu/Model.h"
 
+#include "runtime/Comm.h"
+#include "runtime/ScalarInterp.h"
 #include "runtime/npu/Cost.h"
 
 #include <algorithm>
@@ -190,6 +192,32 @@ bool Simulator::sync(Core& c, const SyncInst& s, const MOp& m) {
   return issue(c, dst, e, m);
 }
 
+/// A signal op or syncall (runtime/Comm.h) orders every earlier op of the core, as pto-isa's
+/// TNOTIFY and TWAIT do with the pipe_barrier before them: the pipes drain, the op runs on the
+/// scalar unit, and a wait resumes no earlier than the notify that released it reached this
+/// rank (the link's latency after it was sent).
+bool Simulator::comm(Core& c, const MOp& m) {
+  catchUp(c);
+  if (!runUntil(
+          c, [&] { return drained(); }, m.textOffset))
+    return false;
+  uint64_t t = scalarTime_;
+  for (unsigned p = 0; p < kPipes; ++p)
+    t = std::max(t, freeAt_[p]);
+  const auto cost = static_cast<uint64_t>(costTable(arch_).syncCycles);
+  c.simStart = t;
+  c.simCost = cost;
+  c.simNotBefore = 0;
+  if (!commStep(c, m)) return false;
+  const uint64_t end = std::max(t + cost, c.simNotBefore);
+  addRecord({m.textOffset, isa::enc::name(static_cast<ExtCtl>(m.target)).data(), kS, t, end});
+  report.busy[kS] += cost;
+  ++report.ops[kS];
+  scalarTime_ = end;
+  freeAt_.fill(end);
+  return true;
+}
+
 bool Simulator::issue(Core& c, uint8_t pipe, Entry e, const MOp& m) {
   e.textOffset = m.textOffset;
   if (queues_[pipe].size() >= kQueueDepth) {
@@ -290,7 +318,7 @@ bool Simulator::execute(Core& c, uint8_t pipe, Entry& e, uint64_t start) {
   switch (e.kind) {
   case Kind::Tile: {
     std::swap(c.r, e.regs); // the registers of the issue, for shapes and strides
-    cost = cyclesOf(*e.tile, c, arch_);
+    cost = cyclesOf(*e.tile, c, arch_) + linkCycles(*e.tile, c); // a peer's GM: the link
     std::swap(c.r, e.regs);
     // A cross-core pipe op may find its tile or slot only later (another core's time).
     c.simStart = start;

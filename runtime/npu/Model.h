@@ -37,6 +37,7 @@ public:
   // The executor interface of interpret() (runtime/ScalarInterp.h).
   bool tile(Core& c, const TileInst& t, const MOp& m);
   bool sync(Core& c, const SyncInst& s, const MOp& m);
+  bool comm(Core& c, const MOp& m);
 
   /// Drains every pipe after the kernel's RET (a deadlock is found here too).
   bool finish(Core& c);

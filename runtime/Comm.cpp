@@ -1,0 +1,261 @@
+// The ranks of a multi-device run in one process (runtime/Comm.h, docs/multi-device.md).
+#include "runtime/Comm.h"
+
+#include "runtime/ScalarInterp.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+namespace pto::rt {
+
+bool signalHolds(int32_t signal, unsigned cmp, int32_t value) {
+  switch (static_cast<isa::CmpMode>(cmp)) {
+  case isa::CmpMode::EQ:
+    return signal == value;
+  case isa::CmpMode::NE:
+    return signal != value;
+  case isa::CmpMode::LT:
+    return signal < value;
+  case isa::CmpMode::LE:
+    return signal <= value;
+  case isa::CmpMode::GT:
+    return signal > value;
+  default:
+    return signal >= value;
+  }
+}
+
+const char* signalCmpName(unsigned cmp) {
+  static constexpr const char* kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  return cmp < 6 ? kNames[cmp] : "?";
+}
+
+World::World(uint32_t ranks) : ranks_(ranks), regions_(ranks), programs_(ranks, nullptr) {}
+
+std::optional<std::string> World::join(uint32_t rank, const std::vector<GmRegion>& regions,
+                                       const Program* prog, uint32_t cores) {
+  std::unique_lock<std::mutex> lock(mu_);
+  regions_[rank] = regions;
+  programs_[rank] = prog;
+  live_ += cores;
+  ++joined_;
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return joined_ == ranks_ || failed_; });
+  if (failed_) return "stopped: " + failure_;
+  return std::nullopt;
+}
+
+void World::abort(uint32_t rank, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_) {
+    failed_ = true;
+    failure_ = "rank " + std::to_string(rank) + " failed: " + why;
+  }
+  cv_.notify_all();
+}
+
+void World::coreDone() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (live_ > 0) --live_;
+  if (arrived_ > 0 && arrived_ >= live_) { // the cores left at a syncall are all there
+    arrived_ = 0;
+    syncallTime_ = roundTime_;
+    roundTime_ = 0;
+    ++generation_;
+  }
+  cv_.notify_all();
+}
+
+int32_t* World::signalPtr(Core& c, uint64_t addr, bool write) {
+  uint8_t* p = c.translate(addr, 4, "signal", write);
+  return reinterpret_cast<int32_t*>(p);
+}
+
+bool World::notify(Core& c, uint64_t addr, int32_t value, unsigned mode) {
+  int32_t* p = signalPtr(c, addr, true);
+  if (!p) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  int32_t v = value;
+  if (mode == 1) { // atomic add, two's complement wrap-around as the hardware's i32 add
+    int32_t old = 0;
+    std::memcpy(&old, p, 4);
+    v = static_cast<int32_t>(static_cast<uint32_t>(old) + static_cast<uint32_t>(value));
+  }
+  std::memcpy(p, &v, 4);
+  // npu model: the notify reaches a peer's signal after the link's latency
+  const uint64_t arrives = c.simStart + c.simCost + (rankTagOf(addr) ? kLinkLatencyCycles : 0);
+  bool found = false;
+  for (auto& [sig, t] : notifyTimes_)
+    if (sig == p) {
+      t = std::max(t, arrives);
+      found = true;
+    }
+  if (!found) notifyTimes_.emplace_back(p, arrives);
+  cv_.notify_all();
+  return true;
+}
+
+bool World::test(Core& c, uint64_t addr, int32_t value, unsigned cmp, bool& holds) {
+  int32_t* p = signalPtr(c, addr, false);
+  if (!p) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  int32_t s = 0;
+  std::memcpy(&s, p, 4);
+  holds = signalHolds(s, cmp, value);
+  return true;
+}
+
+bool World::satisfied(const Waiter& w) const {
+  if (w.syncall) return generation_ > w.generation;
+  int32_t s = 0;
+  std::memcpy(&s, w.signal, 4);
+  return signalHolds(s, w.cmp, w.value);
+}
+
+std::string World::describe(const Waiter& w) const {
+  const Program* prog = programs_[w.rank];
+  std::string where = prog ? prog->locationAt(w.at) : std::string();
+  std::string text = "  rank " + std::to_string(w.rank) + " block " + std::to_string(w.block) +
+                     (where.empty() ? "" : " at " + where) + ": ";
+  if (w.syncall)
+    return text + "syncall (" + std::to_string(arrived_) + " of " + std::to_string(live_) +
+           " cores arrived)";
+  int32_t s = 0;
+  std::memcpy(&s, w.signal, 4);
+  return text + "twait on " + signalName(w.addr, w.rank) + " " + signalCmpName(w.cmp) + " " +
+         std::to_string(w.value) + " (it is " + std::to_string(s) + ")";
+}
+
+/// "%sig[0] of rank 1": the argument and element a signal address names (or its address).
+std::string World::signalName(uint64_t addr, uint32_t rank) const {
+  if (auto r = rankTagOf(addr)) rank = *r;
+  const uint64_t local = addr & ~kRankTagMask, region = local >> kRegionShift;
+  if (rank < ranks_ && region >= 1 && region <= regions_[rank].size())
+    return "%" + regions_[rank][region - 1].name + "[" + std::to_string((local & kRegionMask) / 4) +
+           "] of rank " + std::to_string(rank);
+  char text[32];
+  snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(addr));
+  return std::string("signal ") + text;
+}
+
+std::string World::deadlockReport() const {
+  std::string text = "deadlock: every core of every rank waits, and nothing will change:";
+  std::vector<const Waiter*> byRank(waiters_.begin(), waiters_.end());
+  std::sort(byRank.begin(), byRank.end(), [](const Waiter* a, const Waiter* b) {
+    return std::pair(a->rank, a->block) < std::pair(b->rank, b->block);
+  });
+  for (const Waiter* w : byRank)
+    text += "\n" + describe(*w);
+  return text;
+}
+
+/// Waits until w is satisfied; false on a deadlock (every live core waits, none of them can go
+/// on) or when another rank failed. Re-checks every few milliseconds: a plain store (TSTORE, a
+/// scalar store) to a signal does not wake the waiters.
+bool World::blockUntil(std::unique_lock<std::mutex>& lock, Core& c, Waiter& w) {
+  w.waiting = true;
+  waiters_.push_back(&w);
+  ++waiting_;
+  bool ok = true;
+  for (;;) {
+    if (failed_) {
+      c.error = deadlock_ ? failure_ : "stopped: " + failure_; // each waiter names the deadlock
+      ok = false;
+      break;
+    }
+    if (satisfied(w)) break;
+    bool anyCanGo = false;
+    for (const Waiter* o : waiters_)
+      anyCanGo = anyCanGo || satisfied(*o);
+    if (waiting_ == live_ && !anyCanGo) {
+      failed_ = deadlock_ = true;
+      failure_ = deadlockReport();
+      c.error = failure_;
+      cv_.notify_all();
+      ok = false;
+      break;
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(2));
+  }
+  --waiting_;
+  std::erase(waiters_, &w);
+  w.waiting = false;
+  return ok;
+}
+
+bool World::wait(Core& c, uint64_t addr, int32_t value, unsigned cmp, uint32_t at) {
+  int32_t* p = signalPtr(c, addr, false);
+  if (!p) return false;
+  std::unique_lock<std::mutex> lock(mu_);
+  Waiter w{.rank = c.rank,
+           .block = c.blockIdx,
+           .at = at,
+           .signal = p,
+           .addr = addr,
+           .value = value,
+           .cmp = cmp};
+  if (!blockUntil(lock, c, w)) return false;
+  for (const auto& [sig, t] : notifyTimes_)
+    if (sig == p) c.simNotBefore = std::max(c.simNotBefore, t);
+  return true;
+}
+
+bool World::syncall(Core& c, uint32_t at) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t now = c.simStart + c.simCost + kLinkLatencyCycles;
+  roundTime_ = std::max(roundTime_, now);
+  Waiter w{
+      .syncall = true, .rank = c.rank, .block = c.blockIdx, .at = at, .generation = generation_};
+  if (++arrived_ == live_) { // the last core to arrive releases the round
+    arrived_ = 0;
+    syncallTime_ = roundTime_;
+    roundTime_ = 0;
+    ++generation_;
+    cv_.notify_all();
+  } else if (!blockUntil(lock, c, w)) {
+    return false;
+  }
+  c.simNotBefore = std::max(c.simNotBefore, syncallTime_);
+  return true;
+}
+
+uint64_t linkCycles(const TileInst& t, const Core& c) {
+  if ((t.op != isa::OpId::TLOAD && t.op != isa::OpId::TSTORE) || t.tiles.empty()) return 0;
+  const auto peer = rankTagOf(t.scalar(c, 0));
+  if (!peer || *peer == c.rank) return 0; // the rank's own window: no link
+  const uint64_t bytes =
+      uint64_t{t.validRows(c)} * t.validCols(c) * std::max(1u, isa::bitWidth(t.tiles[0].dtype) / 8);
+  return World::kLinkLatencyCycles +
+         static_cast<uint64_t>(static_cast<double>(bytes) / World::kLinkBytesPerCycle + 0.999);
+}
+
+bool commStep(Core& c, const MOp& m) {
+  using enum isa::enc::ExtCtl;
+  const auto ctl = static_cast<isa::enc::ExtCtl>(m.target);
+  if (!c.world) {
+    c.error = std::string(isa::enc::name(ctl)) + " outside a run (no world to signal in)";
+    return false;
+  }
+  const uint64_t addr = c.r[m.s.rs1];
+  const auto value = static_cast<int32_t>(c.r[m.s.rs2]);
+  const auto mode = static_cast<unsigned>(m.s.imm);
+  switch (ctl) {
+  case COMM_NOTIFY:
+    return c.world->notify(c, addr, value, mode);
+  case COMM_WAIT:
+    return c.world->wait(c, addr, value, mode, m.textOffset);
+  case COMM_TEST: {
+    bool holds = false;
+    if (!c.world->test(c, addr, value, mode, holds)) return false;
+    c.r[m.s.rd] = holds ? 1 : 0;
+    if (m.s.rd == c.wideReg) c.wideReg = Core::kNoWideReg;
+    return true;
+  }
+  default:
+    return c.world->syncall(c, m.textOffset);
+  }
+}
+
+} // namespace pto::rt
