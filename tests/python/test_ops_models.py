@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -77,7 +78,10 @@ def test_op_matches_model(op, arch, dtype):
         compiled = core.Compiled(case.source, arch)
         try:
             for backend in BACKENDS:
-                got = compiled.run(case.args, list(case.expect), backend)
+                args = dict(case.args)  # output buffers start as zeros (a fresh copy per run)
+                for name, want in case.expect.items():
+                    args[name] = np.array(args[name], copy=True) if name in args else np.zeros_like(want.value)
+                got = compiled.run(args, list(case.expect), backend)
                 errors = [e for e in (compare(n, x, got[n]) for n, x in case.expect.items()) if e]
                 assert not errors, f"{op} {dtype} {arch} {backend} [{case.note}]\n" + "\n".join(errors) + \
                     f"\ninputs: {case.args}\nkernel:\n{case.source}"
