@@ -325,7 +325,7 @@ class Compiled:
         for n, a in args.items():
             if isinstance(a, np.ndarray):
                 f = Path(self.dir, f"in_{n}.npy")
-                np.save(f, a)
+                np.save(f, np.ascontiguousarray(a))
                 cmd += ["--arg", f"{n}={f}"]
             else:
                 cmd += ["--arg", f"{n}={a}"]

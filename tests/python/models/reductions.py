@@ -86,7 +86,7 @@ def reduction_draw(name: str, axis: int):
             dst = core.Tile("d", dt, rows, core.row_align(dt), vr, 1)
             shape = (vr, 1)
         else:
-            dst = core.Tile("d", dt, 1, cols * core.nbytes(t) // core.nbytes(dt) if arg else cols, 1, vc)
+            dst = core.Tile("d", dt, 1, core.row_align(dt) * -(-vc // core.row_align(dt)), 1, vc)
             shape = (1, vc)
         specials = draw(st.booleans())
         if kind in ("sum", "prod") and t in core.FLOATS:
