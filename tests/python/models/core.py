@@ -98,10 +98,11 @@ def encode(t: str, v: np.ndarray) -> np.ndarray:
 
 
 def wrap(t: str, v) -> np.ndarray:
+    """Integers (any size) to t's carrier, keeping the low bits (two's complement)."""
     bits = BITS[t]
-    v = np.asarray(v).astype(object) if np.asarray(v).dtype == object else np.asarray(v)
-    u = (np.asarray(v, dtype=object) % (1 << bits)).astype(np.uint64) if v.dtype == object \
-        else np.asarray(v).astype(np.int64).astype(np.uint64) & np.uint64((1 << bits) - 1 if bits < 64 else 0xFFFFFFFFFFFFFFFF)
+    arr = np.asarray(v)
+    flat = [int(x) % (1 << bits) for x in arr.ravel()]
+    u = np.array(flat, dtype=np.uint64).reshape(arr.shape)
     return u.astype(UINT_OF_BITS[bits]).view(CARRIER[t])
 
 

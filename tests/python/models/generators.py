@@ -53,7 +53,13 @@ def ttri_draw(draw, t, arch):
     upper = draw(st.booleans())
     i, j = np.indices((vr, vc))
     ones = (j >= i + d) if upper else (j <= i + d)
-    one = core.encode(t, np.array(1.0)) if t in core.FLOATS else core.wrap(t, np.array(1, dtype=object))
+    if t in core.FLOATS:
+        one = core.encode(t, np.array(1.0))
+    elif t in core.INTS:
+        one = core.wrap(t, np.array(1, dtype=object))
+    else:  # 8-bit float formats: the encoding of 1.0
+        from .conversions import to_small_float
+        one = np.array(to_small_float(t, 1.0, "CAST_RINT", True, False) if t != "f8E8M0" else 127, dtype=np.uint8)
     zero = np.zeros((), dtype=core.CARRIER[t])
     want = np.where(ones, one, zero).astype(core.CARRIER[t])
     attr = " {upperOrLower = 1 : i32}" if upper else ""
