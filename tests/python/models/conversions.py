@@ -174,6 +174,8 @@ def to_small_float(t: str, v: float, mode: str, sat: bool, narrower: bool) -> in
         else:
             hi, hi_code = nxt, max_code + 1
         code = hi_code if choose(mode, negative, lo, hi, lo_code, hi_code, a) else lo_code
+        if code == max_code + 1 and mode == "CAST_ODD":
+            code = max_code  # ODD never overflows (docs/numerics.md): past max it gives max
         if code == max_code + 1:
             return overflow()
     if code == 0 and t == "hif8":
