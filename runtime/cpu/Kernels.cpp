@@ -48,7 +48,8 @@ struct ODiv {
 template <typename Op> struct Flip {
   template <typename C> static C f(C a, C b) { return Op::f(b, a); }
 };
-struct ORem {
+/// TFMOD: the remainder of the truncated quotient, with the dividend's sign (C's fmod, %).
+struct OFmod {
   template <typename C> static C f(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
       if (b == 0) return a;
@@ -58,6 +59,21 @@ struct ORem {
     } else {
       return std::fmod(a, b);
     }
+  }
+};
+/// TREM: a - floor(a / b) * b, the remainder of the floored quotient, which takes the
+/// divisor's sign (docs/isa/TREM.md: "corrected to match the sign of the divider"; unlike
+/// TFMOD): fmod's result moved by one divisor when the signs differ.
+struct ORem {
+  template <typename C> static C f(C a, C b) {
+    C r = OFmod::f(a, b);
+    if constexpr (std::is_integral_v<C>) {
+      if constexpr (std::is_signed_v<C>)
+        if (b != 0 && r != 0 && ((r < 0) != (b < 0))) r = static_cast<C>(r + b);
+    } else {
+      if (r != 0 && std::signbit(r) != std::signbit(b)) r = r + b;
+    }
+    return r;
   }
 };
 struct OMax {
@@ -640,7 +656,7 @@ std::optional<std::string> selectKernel(TileInst& t) {
   X(TMAX, TMAXS, OMax, true, true)                                                                 \
   X(TMIN, TMINS, OMin, true, true)                                                                 \
   X(TREM, TREMS, ORem, true, true)                                                                 \
-  X(TFMOD, TFMODS, ORem, false, true)                                                              \
+  X(TFMOD, TFMODS, OFmod, false, true)                                                             \
   X(TAND, TANDS, OAnd, true, false)                                                                \
   X(TOR, TORS, OOr, true, false)                                                                   \
   X(TXOR, TXORS, OXor, true, false)                                                                \

@@ -324,11 +324,18 @@ bool selectReduceKernel(TileInst& t, std::optional<std::string>& err) {
 #undef RED
 #undef RED_SIMD
   case OpId::TROWEXPAND:
-  case OpId::TCOLEXPAND:
+  case OpId::TCOLEXPAND: {
     if (sel.missing({t.dst, t.src0})) return true;
-    k = t.op == OpId::TROWEXPAND ? byType<ExpK<true>::template T>(sel.d, true, true)
-                                 : byType<ExpK<false>::template T>(sel.d, true, true);
+    // A broadcast copies bits: the 8-bit float formats (legal for it in isa/Ops.def) take the
+    // u8 kernel.
+    DType bits = sel.d;
+    if (bits == DType::F8E4M3 || bits == DType::F8E5M2 || bits == DType::HIF8 ||
+        bits == DType::E8M0)
+      bits = DType::U8;
+    k = t.op == OpId::TROWEXPAND ? byType<ExpK<true>::template T>(bits, true, true)
+                                 : byType<ExpK<false>::template T>(bits, true, true);
     break;
+  }
   case OpId::TCMP:
   case OpId::TCMPS:
     if (sel.missing({t.dst, t.src0})) return true;

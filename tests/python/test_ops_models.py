@@ -1,0 +1,94 @@
+"""Every op of the op table against its numpy model (tests/python/models), on both backends
+(cpu, npu), both arches (a2a3, a5), every legal dtype, random shapes, valid regions and
+special values. PTO_MODEL_EXAMPLES sets the examples per op, dtype and arch (default 50)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from models import MODELS, core  # noqa: E402
+from models.registry import compare  # noqa: E402
+
+EXAMPLES = int(os.environ.get("PTO_MODEL_EXAMPLES", 50))
+ARCHES = ("a2a3", "a5")
+BACKENDS = ("cpu", "npu")
+
+# Ops of the table that are not tile computations, so no model applies, with the reason.
+NOT_TILE_OPS = {
+    "tprint": "prints to the host log; it has no tile result",
+    "tassign.rt": "binds a tile to an address at run time; no data is computed",
+    "tget_scale_addr": "binds a scaling tile to a left/right tile's scale storage; no data is computed",
+    "tpipe.init": "cross-core pipe set-up (docs/pipes.md), not a tile computation",
+    "tpipe.push": "cross-core pipe transfer, tested by the pipe lit tests",
+    "tpipe.pop": "cross-core pipe transfer, tested by the pipe lit tests",
+    "tpipe.free": "cross-core pipe bookkeeping, no data",
+    "tprefetch": "a cache hint: no observable result",
+}
+
+TABLE = core.op_table()
+
+
+def legal_dtypes(op: str, arch: str) -> list[str]:
+    model = MODELS[op]
+    listed = model.dtypes(arch) if model.dtypes is not None else TABLE[op].dtypes[arch]
+    # a type TLOAD/TSTORE cannot move on the arch cannot be observed (f8 types on a2a3);
+    # pairs ("dst<-src") are the models' own per-arch lists
+    movable = set(TABLE["tload"].dtypes[arch]) & set(TABLE["tstore"].dtypes[arch])
+    return [t for t in listed if "<-" in t or (t in core.CARRIER and t in movable)]
+
+
+def a5_only(op: str) -> bool:
+    return "A5 only" in TABLE[op].constraints
+
+
+def cases():
+    only = os.environ.get("PTO_MODEL_OPS")
+    ops = only.split(",") if only else sorted(MODELS)
+    for op in ops:
+        for arch in ARCHES:
+            if arch != "a5" and a5_only(op):
+                continue
+            for t in legal_dtypes(op, arch):
+                yield pytest.param(op, arch, t, id=f"{op}-{arch}-{t.replace('<-', '_from_')}")
+
+
+def test_every_op_has_a_model():
+    missing = [op for op in TABLE if op not in MODELS and op not in NOT_TILE_OPS]
+    assert not missing, f"{len(missing)} ops of the table have no numpy model: {', '.join(missing)}"
+    stale = [op for op in MODELS if op not in TABLE]
+    assert not stale, f"models of ops not in the table: {stale}"
+
+
+@pytest.mark.parametrize("op,arch,dtype", list(cases()))
+def test_op_matches_model(op, arch, dtype):
+    model = MODELS[op]
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def check(data):
+        case = model.draw(data.draw, dtype, arch)
+        compiled = core.Compiled(case.source, arch)
+        try:
+            for backend in BACKENDS:
+                args = dict(case.args)  # output buffers start as zeros (a fresh copy per run)
+                for name, want in case.expect.items():
+                    args[name] = np.array(args[name], copy=True) if name in args else \
+                        np.zeros(want.value.shape, want.value.dtype)
+                got = compiled.run(args, list(case.expect), backend)
+                errors = [e for e in (compare(n, x, got[n]) for n, x in case.expect.items()) if e]
+                assert not errors, f"{op} {dtype} {arch} {backend} [{case.note}]: " + "; ".join(errors) + \
+                    f"\ninputs: {case.args}\nkernel:\n{case.source}"
+        finally:
+            compiled.close()
+
+    check()
