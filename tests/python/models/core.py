@@ -29,6 +29,7 @@ CARRIER = {
     "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
 }
 FLOATS = {"f32", "f16", "bf16"}
+RAW_BITS = {"bf16", "f8E4M3", "f8E5M2", "hif8", "f8E8M0"}  # carried as unsigned bits
 INTS = {"i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64"}
 BITS = {"f32": 32, "f16": 16, "bf16": 16, "f8E4M3": 8, "f8E5M2": 8, "hif8": 8, "f8E8M0": 8,
         "i8": 8, "i16": 16, "i32": 32, "i64": 64, "ui8": 8, "ui16": 16, "ui32": 32, "ui64": 64}
@@ -317,8 +318,11 @@ class Compiled:
     def run(self, args: dict, outs: list[str], backend: str) -> dict:
         if self.image is not None:
             import pto
+            # Types numpy has no dtype for (bf16, the fp8 family) travel as raw bits, declared.
+            raw = {p.name: p.dtype for p in self.image.params("k")
+                   if p.name in args and p.dtype in RAW_BITS}
             try:
-                r = self.image.run(backend=backend, **args)
+                r = self.image.run(backend=backend, dtypes=raw or None, **args)
             except pto.Error as e:
                 raise KernelError(f"run ({backend}): {e}\n{self.source}") from None
             return {n: np.asarray(r[n]) for n in outs}

@@ -1,5 +1,5 @@
 """Data movement (docs/isa/TLOAD.md, TSTORE.md, TMOV.md, TEXTRACT.md, TINSERT.md, TTRANS.md,
-TFILLPAD*.md, TCONCAT.md, TDEINTERLEAVE.md, TPACK.md): every result is a copy of source bits,
+TFILLPAD*.md, TCONCAT.md (with its five-operand form, TCONCATIDX), TDEINTERLEAVE.md, TPACK.md): every result is a copy of source bits,
 compared bit for bit (NaN payloads included)."""
 
 from __future__ import annotations
@@ -137,6 +137,40 @@ def tconcat_draw(draw, t, arch):
                 f"{vr} rows, {v0} + {v1} columns")
 
 
+COUNT_TYPES = ["i8", "i16", "i32", "ui8", "ui16", "ui32"]
+
+
+def tconcatidx_draw(draw, t, arch):
+    """TCONCATIDX (pto-isa's five-operand TCONCAT): per row, src0's first min(idx0[r], vc)
+    elements, then src1's first min(idx1[r], vc - n0); the rest of dst's row keeps its bits. A
+    count is column 0 of its row, read as a 32-bit unsigned (a negative count clamps to vc)."""
+    rng = rng_of(draw)
+    rows, cols, vr, vc = draw_shape(draw, t)
+    it = draw(st.sampled_from(COUNT_TYPES))
+    ia = core.row_align(it)
+    s0, s1 = core.Tile("s0", t, rows, cols, vr, vc), core.Tile("s1", t, rows, cols, vr, vc)
+    d = core.Tile("d", t, rows, cols, vr, vc)
+    i0, i1 = core.Tile("i0", it, rows, ia, vr, ia), core.Tile("i1", it, rows, ia, vr, ia)
+    a, b, init = (bits_of(rng, t, (vr, vc)) for _ in range(3))
+    lo = -2 if it.startswith("i") else 0
+    counts = []
+    for _ in range(2):
+        c = bits_of(rng, it, (vr, ia))
+        c[:, 0] = rng.integers(lo, vc + 4, size=vr)
+        counts.append(c)
+    want = init.copy()
+    for r in range(vr):
+        n0 = min(int(counts[0][r, 0]) & 0xFFFFFFFF, vc)
+        n1 = min(int(counts[1][r, 0]) & 0xFFFFFFFF, vc - n0)
+        want[r, :n0] = a[r, :n0]
+        want[r, n0:n0 + n1] = b[r, :n1]
+    body = [f"pto.tconcatidx ins(%s0, %s1, %i0, %i1 : {s0.type()}, {s1.type()}, {i0.type()}, "
+            f"{i1.type()}) outs(%d : {d.type()})"]
+    text = core.kernel([s0, s1, i0, i1, d], [d], body)
+    return Case(text, {"g_s0": a, "g_s1": b, "g_i0": counts[0], "g_i1": counts[1], "g_d": init},
+                {"o_d": Expect(t, want, nan_bits=True)}, f"{rows}x{cols} valid {vr}x{vc}, {it} counts")
+
+
 def tdeinterleave_draw(draw, t, arch):
     rng = rng_of(draw)
     rows = draw(st.integers(1, 6))
@@ -190,5 +224,6 @@ register("ttrans", "move", ttrans_draw, dtypes=table_dtypes("ttrans"))
 for _op in ("tfillpad", "tfillpad_inplace", "tfillpad_expand"):
     register(_op, "move", fillpad_draw(_op), dtypes=table_dtypes(_op))
 register("tconcat", "move", tconcat_draw, dtypes=table_dtypes("tconcat"))
+register("tconcatidx", "move", tconcatidx_draw, dtypes=table_dtypes("tconcatidx"))
 register("tdeinterleave", "move", tdeinterleave_draw)
 register("tpack", "move", tpack_draw, dtypes=lambda arch: list(PACK_PAIRS) if arch == "a5" else [])
