@@ -52,7 +52,8 @@ inline bool iequals(std::string_view a, std::string_view b) {
 }
 
 /// An integer literal of the assembly syntaxes: optional sign, decimal or 0x-hex, the whole
-/// text. Hex literals are bit patterns (0xFFFFFFFFFFFFFFFF is -1); decimals must fit in int64.
+/// text. Hex literals are bit patterns (0xFFFFFFFFFFFFFFFF is -1); decimals must fit in int64
+/// (-9223372036854775808 included).
 inline std::optional<int64_t> parseInt(std::string_view s) {
   bool neg = false;
   if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
@@ -68,7 +69,9 @@ inline std::optional<int64_t> parseInt(std::string_view s) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  if (base == 10 && v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  // A decimal fits in int64: up to 2^63 - 1, or 2^63 itself when negative (INT64_MIN).
+  const uint64_t limit = static_cast<uint64_t>(INT64_MAX) + (neg ? 1 : 0);
+  if (base == 10 && v > limit) return std::nullopt;
   const int64_t r = static_cast<int64_t>(v);
   return neg ? static_cast<int64_t>(0 - static_cast<uint64_t>(r)) : r;
 }

@@ -1,6 +1,7 @@
 // Scalar statements: scf.for / scf.if / scf.while and their terminators, literals and
 // constants, arith ops, scalar loads and stores, pointer arithmetic, block info and print.
 #include "asm/parse/BuilderImpl.h"
+#include "support/Numbers.h"
 
 #include <algorithm>
 
@@ -193,6 +194,10 @@ bool Builder::checkLiteral(const std::string& text, const Type& type, SrcLoc loc
       return false;
     }
     auto v = parseInt(text);
+    // A ui64 constant spans 0..2^64-1; it is kept as its 64 bits (normalizeLiteral).
+    if (!v && type.kind == TypeKind::Scalar && type.elem == isa::DType::U64 &&
+        obj::parseIntegerIn(text, 0, static_cast<obj::WideInt>(UINT64_MAX)))
+      return true;
     if (!v) {
       diags_.error(loc, "integer literal '" + text + "' is out of range");
       return false;
@@ -216,6 +221,9 @@ std::string Builder::normalizeLiteral(const std::string& text, const Type& type)
   if (type.kind == TypeKind::Vector) return denseCountsText(denseCountsBits(text).value_or(0));
   bool decimalInt = !text.empty() && text.find_first_of(".eExX") == std::string::npos;
   if (type.isFloatScalar() && decimalInt) return text + ".0";
+  if (type.kind == TypeKind::Scalar && type.elem == isa::DType::U64 && !parseInt(text))
+    if (auto v = obj::parseIntegerIn(text, 0, static_cast<obj::WideInt>(UINT64_MAX)))
+      return std::to_string(static_cast<int64_t>(static_cast<uint64_t>(*v)));
   return text;
 }
 
