@@ -19,6 +19,9 @@ from models import MODELS, core  # noqa: E402
 from models.registry import compare  # noqa: E402
 
 EXAMPLES = int(os.environ.get("PTO_MODEL_EXAMPLES", 50))
+# The same examples every run (a run you can repeat, and a CI that does not flake); set
+# PTO_MODEL_RANDOM=1 to draw new ones.
+REPEATABLE = not os.environ.get("PTO_MODEL_RANDOM")
 ARCHES = ("a2a3", "a5")
 BACKENDS = ("cpu", "npu")
 
@@ -72,7 +75,7 @@ def test_every_op_has_a_model():
 def test_op_matches_model(op, arch, dtype):
     model = MODELS[op]
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=REPEATABLE,
               suppress_health_check=list(HealthCheck))
     @given(data=st.data())
     def check(data):
