@@ -104,6 +104,11 @@ private:
   void checkConcatIdx(const Op& op, const std::string& name);
   void checkScaleAddr(const Op& op, const std::string& name);
   void checkGatherCompareTypes(const std::string& name, const std::vector<Operand>& ops);
+  static const Operand* roleTile(const std::vector<Operand>& ops, isa::RoleId role);
+  void checkInsertTypes(const std::string& name, const std::vector<Operand>& ops,
+                        const Operand* dst);
+  void checkGatherTypes(const std::string& name, const std::vector<Operand>& ops,
+                        const Operand* dst);
   void checkQuantType(const Op& op, const std::string& name);
   void checkMergeLists(const Op& op, const std::string& name);
   void checkMaskPattern(const Op& op, const std::string& name);

@@ -344,15 +344,18 @@ void Verifier::dtypeError(const Operand& o, const std::string& name, const std::
   noteDef(o.value, o.loc);
 }
 
+/// The operand of a tile role, or null.
+const Verifier::Operand* Verifier::roleTile(const std::vector<Operand>& ops, isa::RoleId role) {
+  for (const Operand& o : ops)
+    if (o.role->id == role && o.role->kind == isa::RoleKind::Tile) return &o;
+  return nullptr;
+}
+
 void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
                           const std::vector<Operand>& ops, const Operand* dst) {
   const isa::DTypeSet& allowed = info.types(arch_);
   using enum isa::RoleId;
-  auto tile = [&](isa::RoleId role) -> const Operand* {
-    for (const Operand& o : ops)
-      if (o.role->id == role && o.role->kind == isa::RoleKind::Tile) return &o;
-    return nullptr;
-  };
+  auto tile = [&](isa::RoleId role) { return roleTile(ops, role); };
   auto inSet = [&](const Operand& o) {
     DType t = tileOf(o).dtype;
     if (!allowed.contains(t))
@@ -423,33 +426,9 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
       dtypeError(*offset, name, "takes an f32 offset tile, found " + dt(tileOf(*offset).dtype));
     break;
   }
-  case isa::TypeRule::Insert: {
-    const Operand* src = tile(Src);
-    if (!src || !dst) return;
-    DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
-    if (tileOf(*src).loc == Loc::Acc) {
-      // The fixpipe converts on the way out of L0C: A2/A3 only narrows f32 to f16/bf16.
-      bool narrow = s == DType::F32 && (d == DType::F16 || d == DType::BF16);
-      bool keep = arch_ == isa::Arch::A5 &&
-                  ((s == DType::F32 && d == DType::F32) || (s == DType::I32 && d == DType::I32));
-      if (!narrow && !keep)
-        dtypeError(*dst, name,
-                   "from acc on " + archName() + " converts " +
-                       (arch_ == isa::Arch::A5 ? "f32 to f16/bf16/f32 or i32 to i32"
-                                               : "f32 to f16 or bf16") +
-                       ", found " + dt(s) + " to " + dt(d));
-      break;
-    }
-    bool supported = d == DType::F16 || d == DType::BF16 || d == DType::F32 ||
-                     isa::bitWidth(d) == 8 || d == DType::I32 || d == DType::U32;
-    if (s != d)
-      dtypeError(*dst, name,
-                 "copies " + dt(s) + " into " + article(dt(d)) + " tile; only acc sources convert");
-    else if (!supported)
-      dtypeError(*dst, name,
-                 "moves fp8, f16, bf16, f32, 8-bit or 32-bit integer elements, found " + dt(d));
+  case isa::TypeRule::Insert:
+    checkInsertTypes(name, ops, dst);
     break;
-  }
   case isa::TypeRule::Matmul:
     checkMatmul(name, ops, dst);
     break;
@@ -481,27 +460,63 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
                      " tile: element sizes must match");
     break;
   }
-  case isa::TypeRule::Gather: {
-    for (const Operand& o : ops) {
-      if (o.role->kind != isa::RoleKind::Tile) continue;
-      std::string_view r = o.role->name;
-      if (isa::isIndexRole(o.role->id)) {
-        DType i = tileOf(o).dtype;
-        if (i != DType::I32 && i != DType::I16 && i != DType::U32 && i != DType::U16)
-          dtypeError(o, name, "index tile must be i16, i32, ui16 or ui32, found " + dt(i));
-      } else if (dst && &o != dst && o.role->id != Tmp && tileOf(o).dtype != tileOf(*dst).dtype) {
-        dtypeError(o, name,
-                   "operand '" + std::string(r) + "' is " + dt(tileOf(o).dtype) +
-                       " but the destination is " + dt(tileOf(*dst).dtype));
-      }
-    }
+  case isa::TypeRule::Gather:
+    checkGatherTypes(name, ops, dst);
     break;
-  }
   case isa::TypeRule::GatherCmp:
     checkGatherCompareTypes(name, ops);
     break;
   case isa::TypeRule::Any:
     break;
+  }
+}
+
+/// TINSERT's element types: a conversion only out of acc (the fixpipe), else the same type of
+/// the widths pto-isa's TInsert moves.
+void Verifier::checkInsertTypes(const std::string& name, const std::vector<Operand>& ops,
+                                const Operand* dst) {
+  const Operand* src = roleTile(ops, isa::RoleId::Src);
+  if (!src || !dst) return;
+  DType s = tileOf(*src).dtype, d = tileOf(*dst).dtype;
+  if (tileOf(*src).loc == Loc::Acc) {
+    // The fixpipe converts on the way out of L0C: A2/A3 only narrows f32 to f16/bf16.
+    bool narrow = s == DType::F32 && (d == DType::F16 || d == DType::BF16);
+    bool keep = arch_ == isa::Arch::A5 &&
+                ((s == DType::F32 && d == DType::F32) || (s == DType::I32 && d == DType::I32));
+    if (!narrow && !keep)
+      dtypeError(*dst, name,
+                 "from acc on " + archName() + " converts " +
+                     (arch_ == isa::Arch::A5 ? "f32 to f16/bf16/f32 or i32 to i32"
+                                             : "f32 to f16 or bf16") +
+                     ", found " + dt(s) + " to " + dt(d));
+    return;
+  }
+  bool supported = d == DType::F16 || d == DType::BF16 || d == DType::F32 ||
+                   isa::bitWidth(d) == 8 || d == DType::I32 || d == DType::U32;
+  if (s != d)
+    dtypeError(*dst, name,
+               "copies " + dt(s) + " into " + article(dt(d)) + " tile; only acc sources convert");
+  else if (!supported)
+    dtypeError(*dst, name,
+               "moves fp8, f16, bf16, f32, 8-bit or 32-bit integer elements, found " + dt(d));
+}
+
+/// Gathers: index tiles of 16- or 32-bit integers, data of the destination's type.
+void Verifier::checkGatherTypes(const std::string& name, const std::vector<Operand>& ops,
+                                const Operand* dst) {
+  using enum isa::RoleId;
+  for (const Operand& o : ops) {
+    if (o.role->kind != isa::RoleKind::Tile) continue;
+    std::string_view r = o.role->name;
+    if (isa::isIndexRole(o.role->id)) {
+      DType i = tileOf(o).dtype;
+      if (i != DType::I32 && i != DType::I16 && i != DType::U32 && i != DType::U16)
+        dtypeError(o, name, "index tile must be i16, i32, ui16 or ui32, found " + dt(i));
+    } else if (dst && &o != dst && o.role->id != Tmp && tileOf(o).dtype != tileOf(*dst).dtype) {
+      dtypeError(o, name,
+                 "operand '" + std::string(r) + "' is " + dt(tileOf(o).dtype) +
+                     " but the destination is " + dt(tileOf(*dst).dtype));
+    }
   }
 }
 
