@@ -26,7 +26,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-# (name, hand source, pto-ld options for the hand version, extra pto-run args). The corpus ffn
+# (name, hand source, pto-ld options for the hand version, extra pto-run args[, pto-as options]).
+# The *_slots kernels are the multi-buffering PTOAS and PyPTO emit (one tile rebound per iteration
+# to base + (i mod n) * size, set_flag_dyn / wait_flag_dyn on the slot; docs/sync.md 2a), placed
+# by hand (--pto-level=level3); their hand-pipelined twins with static tiles are pingpong and
+# rows-3slot. The corpus ffn
 # kernel orders its cube section by hand and leaves its vector section to the linker; its hand
 # events also order a store to GM and a load of the same bytes, which the linker does not track
 # (docs/sync.md section 8), so the stripped copy races through GM on the npu model and its bytes
@@ -35,6 +39,8 @@ HAND = [
     ("matmul", "samples/matmul/matmul.pto", [], []),
     ("pingpong", "samples/pingpong/pingpong.pto", [], []),
     ("rows-3slot", "bench/sync-quality/rows_3slot.pto", [], []),
+    ("exp run-time slots", "bench/sync-quality/exp_slots.pto", [], [], ["--pto-level=level3"]),
+    ("rows run-time slots", "bench/sync-quality/rows_slots.pto", [], [], ["--pto-level=level3"]),
     ("ffn (corpus)", "@corpus/ffn__ffn__debug_probe2.pto", ["--auto-sync"], []),
 ]
 # (name, natural source, hand-pipelined source, extra pto-run args)
@@ -71,13 +77,13 @@ class Runner:
             raise RuntimeError(f"{name} {' '.join(args)}:\n{r.stdout}{r.stderr}")
         return r.stdout + r.stderr
 
-    def run(self, source_text, ld_opts, run_args):
+    def run(self, source_text, ld_opts, run_args, as_opts=()):
         """Assembles, links and runs `source_text`; returns (cycles, output dir, link log)."""
         self.n += 1
         base = os.path.join(self.work, f"k{self.n}")
         with open(base + ".pto", "w") as f:
             f.write(source_text)
-        self.tool("pto-as", base + ".pto", "-o", base + ".o")
+        self.tool("pto-as", *as_opts, base + ".pto", "-o", base + ".o")
         log = self.tool("pto-ld", base + ".o", "-o", base + ".img", "-v", *ld_opts)
         os.makedirs(base + ".out", exist_ok=True)
         out = self.tool("pto-run", base + ".img", "--backend", "npu", "--auto-args",
@@ -139,13 +145,14 @@ def main():
         os.makedirs(work, exist_ok=True)
         r = Runner(a.bin, work, a.ld_opt)
         rows = []
-        for name, src, hand_ld, args in HAND:
+        for name, src, hand_ld, args, *as_opts in HAND:
             path = resolve(src, corpus)
             if path is None:
                 continue
             text = open(path).read()
-            hc, hd, _ = r.run(text, hand_ld, args)
-            ac, ad, log = r.run(strip_sync(text), a.ld_opt, args)
+            as_opts = as_opts[0] if as_opts else []
+            hc, hd, _ = r.run(text, hand_ld, args, as_opts)
+            ac, ad, log = r.run(strip_sync(text), a.ld_opt, args, as_opts)
             rows.append((name, hc, ac, r.same_outputs(hd, ad), link_note(log)))
         ok1, gm1 = table("Hand-written sync vs the same kernel stripped, auto mode (target <= 1.05, mean <= 1.0)",
                          rows, 1.05)

@@ -4,6 +4,7 @@
 #include "link/Patch.h"
 #include "link/Planner.h"
 #include "link/Races.h"
+#include "link/Slots.h"
 
 #include "isa/Encoding.h"
 
@@ -261,6 +262,15 @@ std::optional<Insertion> copiesOf(const obj::ObjectFile& ob, uint32_t function,
   return ins;
 }
 
+/// A loop whose tassign addresses or dynamic event ids repeat every `period` iterations: that
+/// many copies (each copy's slots then constant), its own planned tiles rotated too when they fit.
+void slotCopies(const obj::Function& fn, RotatedLoop& l, uint32_t period, size_t alreadyAdded,
+                isa::Arch arch) {
+  l.copies = period;
+  if (!l.tiles.empty() && fittingCopies(fn, l.tiles, alreadyAdded, period, arch) < period)
+    l.tiles.clear();
+}
+
 bool onlyTileRelocs(const obj::ObjectFile& ob, uint64_t head, uint64_t end) {
   for (const obj::Reloc& r : ob.relocs)
     if (r.offset >= head && r.offset < end && r.type != obj::RelocType::Tile) return false;
@@ -282,6 +292,7 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
   FunctionMultiBuffer out;
   const obj::Function& fn = ob.functions[function];
   out.groups.assign(fn.tiles.size(), -1);
+  const std::map<uint32_t, uint32_t> periods = slotPeriods(cfg, ob);
   for (uint32_t latch = 0; latch < cfg.blocks.size(); ++latch) {
     const Block& lb = cfg.blocks[latch];
     if (lb.transfer != Transfer::Direct || lb.succ[0] < 0 ||
@@ -306,12 +317,21 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
     l.work = pipeWork(fn, cfg, l, arch);
     l.tiles = rotatableTiles(fn, cfg, l);
     const uint32_t wanted = std::min(copiesForWork(l.work), std::max(maxCopies, 1u));
+    // Run-time slots (docs/sync.md 2a): as many copies as the slot expressions' period makes
+    // each copy's slots constant, whatever the pipes' work.
+    const auto known = periods.find(l.latch);
+    const uint32_t period = known == periods.end() ? 1 : known->second;
     if (auto* why = std::get_if<std::string>(&words))
       l.reason = *why;
     else if (!onlyTileRelocs(ob, head, end))
       l.reason = "the loop has a call or a symbolic event";
     else if (maxCopies < 2)
       l.reason = "the copies' events ran out of hardware event ids";
+    else if (period >= 2 && period > maxCopies)
+      l.reason = "its " + std::to_string(period) +
+                 " run-time slots need more copies than the hardware event ids allow";
+    else if (period >= 2)
+      slotCopies(fn, l, period, out.added.size(), arch);
     else if (wanted < 2)
       l.reason = "one pipe does most of the work (" + pipeWorkText(l.work) + ")";
     else if (l.tiles.empty())
@@ -348,6 +368,12 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
         out.groups.push_back(static_cast<int32_t>(t));
     out.added.insert(out.added.end(), added.begin(), added.end());
     out.insertions.push_back(std::move(*ins));
+    if (period >= 2) {
+      l.reason = "its run-time slots repeat every " + std::to_string(period) +
+                 " iterations: each copy's slots are constant";
+      out.loops.push_back(std::move(l));
+      continue;
+    }
     l.reason = "per iteration " + pipeWorkText(l.work) + ": " +
                std::to_string(copiesForWork(l.work)) + " stages keep the pipes busy";
     if (l.copies < copiesForWork(l.work))
@@ -369,7 +395,8 @@ std::string loopLine(const obj::ObjectFile& ob, const obj::Function& fn, const F
   SourceLines lines(ob);
   std::string s = "@" + fn.name + ": loop at " + lines.at(cfg.blocks[l.header].offset);
   if (l.copies < 2) return s + ": not multi-buffered: " + l.reason;
-  s += ": " + std::to_string(l.copies) + " copies of";
+  s += ": " + std::to_string(l.copies) + " copies";
+  if (!l.tiles.empty()) s += " of";
   for (uint32_t t : l.tiles)
     s += " %" + fn.tiles[t].name;
   return s + " (" + l.reason + ")";
@@ -398,7 +425,7 @@ void multiBuffer(LinkContext& ctx) {
       const FunctionCfg& cfg = *d.built->get();
       auto cap = mb.cap.find({o, f});
       FunctionMultiBuffer fm =
-          planMultiBuffer(ob, f, cfg, ctx.arch, cap == mb.cap.end() ? 4 : cap->second);
+          planMultiBuffer(ob, f, cfg, ctx.arch, cap == mb.cap.end() ? 16 : cap->second);
       for (const RotatedLoop& l : fm.loops) {
         mb.log.push_back(loopLine(ob, ob.functions[f], cfg, l));
         mb.copies[{o, f}] = std::max(mb.copies[{o, f}], l.copies);

@@ -1,6 +1,7 @@
 // The passes of the link (link/Passes.h, docs/linking.md "The passes"); the table that runs
 // them, and link(), are link/Linker.cpp; the sync passes are link/AutoSync.cpp.
 #include "link/Passes.h"
+#include "link/Slots.h"
 
 #include "link/Patch.h"
 #include "support/Text.h"
@@ -505,8 +506,16 @@ void checkRaces(LinkContext& ctx) {
     const FunctionCfg& cfg = *fw.cfg();
     const obj::Function& fn = ctx.inputs[fw.object].obj.functions[fw.function];
     const isa::Arch arch = archFor(ctx, fw);
-    auto pipes = blockPipes(cfg, fn.tiles, arch);
-    fw.deps = unorderedDependencies(cfg, pipes, tileSpans(fn, fw.tiles, fw.plan, arch), arch);
+    const std::vector<TileSpan> spans = tileSpans(fn, fw.tiles, fw.plan, arch);
+    // Run-time slots (docs/sync.md 2a): the loops that rotate a tile over slots read unrolled.
+    if (auto view = resolveSlots(cfg, ctx.inputs[fw.object].obj, fw.function, spans, arch)) {
+      auto pipes = blockPipes(view->cfg, view->tiles, arch);
+      fw.deps =
+          originalDependencies(*view, unorderedDependencies(view->cfg, pipes, view->spans, arch));
+    } else {
+      auto pipes = blockPipes(cfg, fn.tiles, arch);
+      fw.deps = unorderedDependencies(cfg, pipes, spans, arch);
+    }
     if (ctx.planningSync()) continue; // the auto-sync pass orders them
     reportRaces(ctx, fw);
   }

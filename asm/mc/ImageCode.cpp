@@ -613,6 +613,10 @@ std::optional<size_t> FunctionCode::blockAt(uint64_t offset, uint64_t functionEn
   return static_cast<size_t>(it - blocks.begin());
 }
 
+std::variant<ScalarOp, std::string> decodeScalar(const isa::enc::Inst& in) {
+  return ScalarDecoder(in).run();
+}
+
 std::variant<FunctionCode, CodeError> decodeFunction(const Image& img, uint32_t function) {
   if (function >= img.functions.size()) return CodeError{function, 0, "no such function"};
   return Decoder(img, function).run();

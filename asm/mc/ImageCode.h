@@ -110,6 +110,10 @@ struct CodeError {
   std::string message;
 };
 
+/// What the scalar instruction `in` does (its form in the scalar group), or why it has no
+/// operation here: the decoding the runtime runs, for the linker's reading of slot addresses.
+std::variant<ScalarOp, std::string> decodeScalar(const isa::enc::Inst& in);
+
 /// Decodes one function of a validated image into blocks. Branch targets are checked to be
 /// block starts of the function; call targets to be function starts.
 std::variant<FunctionCode, CodeError> decodeFunction(const Image& img, uint32_t function);
