@@ -5,12 +5,16 @@ writes the same bytes, on the cpu backend and on the npu model.
 For each .pto file given (or found under the directories given): pto-as, then pto-ld twice, then
 pto-run with the same generated arguments (--auto-args, seed 0) on both backends; every buffer
 parameter is compared with pto-npy at atol 0. Prints one line per kernel (how many loops were
-multi-buffered, from pto-ld -v) and exits 1 on any difference or tool failure.
+multi-buffered, from pto-ld -v) and exits 1 on any difference or tool failure. A kernel that
+assembles only with manual placement (PTOAS's level3: run-time tassign addresses) is assembled so.
+--strip-sync removes every sync op first (the kernel then gets its sync, and its multi-buffering,
+from the linker; sync_quality.strip_sync).
 
-Usage: multibuf_check.py [--bin build/bin] PATH... [--blocks N]
+Usage: multibuf_check.py [--bin build/bin] PATH... [--blocks N] [--strip-sync]
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,10 +40,19 @@ def kernels(paths):
             yield p
 
 
-def check(bindir, src, work, blocks):
+def check(bindir, src, work, blocks, strip=False):
     """'same', 'skip: why' or 'DIFFERENT: why'; and the number of multi-buffered loops."""
     obj = os.path.join(work, "k.o")
+    if strip:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from sync_quality import strip_sync
+        stripped = os.path.join(work, "stripped.pto")
+        with open(src) as f, open(stripped, "w") as g:
+            g.write(strip_sync(f.read()))
+        src = stripped
     rc, out = tool(bindir, "pto-as", src, "-o", obj)
+    if rc:
+        rc, out = tool(bindir, "pto-as", "--pto-level=level3", src, "-o", obj)
     if rc:
         return "skip: does not assemble", 0
     outs = {}
@@ -50,7 +63,7 @@ def check(bindir, src, work, blocks):
         if rc:
             return ("skip: does not link" if mode == "mb" else "DIFFERENT: links only with it"), 0
         if mode == "mb":
-            loops = out.count(" copies of ")
+            loops = len(re.findall(r": \d+ copies[ (]", out))
         rc, listing = tool(bindir, "pto-run", img, "--list")
         kernels_ = [l.split()[0][1:] for l in listing.splitlines() if l.startswith("@")]
         for k in kernels_:
@@ -80,6 +93,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", help="the tools' directory (default: where pto-ld is on PATH)")
     ap.add_argument("--blocks", type=int, default=1)
+    ap.add_argument("--strip-sync", action="store_true", help="remove every sync op first")
     ap.add_argument("paths", nargs="+")
     a = ap.parse_args()
     if not a.bin:
@@ -90,7 +104,7 @@ def main():
     bad = total = rotated = 0
     for src in kernels(a.paths):
         with tempfile.TemporaryDirectory() as work:
-            verdict, loops = check(a.bin, src, work, a.blocks)
+            verdict, loops = check(a.bin, src, work, a.blocks, a.strip_sync)
         total += 1
         rotated += loops > 0
         bad += verdict.startswith("DIFFERENT")

@@ -41,6 +41,7 @@ HAND = [
     ("rows-3slot", "bench/sync-quality/rows_3slot.pto", [], []),
     ("exp run-time slots", "bench/sync-quality/exp_slots.pto", [], [], ["--pto-level=level3"]),
     ("rows run-time slots", "bench/sync-quality/rows_slots.pto", [], [], ["--pto-level=level3"]),
+    ("rows 8 run-time slots", "bench/sync-quality/rows_8slots.pto", [], [], ["--pto-level=level3"]),
     ("ffn (corpus)", "@corpus/ffn__ffn__debug_probe2.pto", ["--auto-sync"], []),
 ]
 # (name, natural source, hand-pipelined source, extra pto-run args)

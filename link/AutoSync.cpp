@@ -5,7 +5,9 @@
 #include "isa/Encoding.h"
 
 #include <array>
+#include <map>
 #include <optional>
+#include <tuple>
 
 namespace pto::link {
 
@@ -266,11 +268,77 @@ private:
       else if (pairList[i].second.dist < pairs_.back().dist)
         pairs_.back() = pairList[i].second;
     }
+    dropCovered();
     std::stable_sort(barrierList.begin(), barrierList.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i < barrierList.size(); ++i)
       if (i == 0 || barrierList[i - 1].first != barrierList[i].first)
         barriers_.push_back(barrierList[i]);
+  }
+
+  /// Pairs of one kind and pipe pair that set at the same spot (after the same op) order their
+  /// later ops with the first of their waits: every path from the set passes it before the others
+  /// (a straight line, or the top of the same loop body), and a wait holds every later op of its
+  /// pipe. The others are dropped (a tadd that reads two loaded tiles needs one loop-carried
+  /// pair, not one per tile). Kept in their order.
+  void dropCovered() {
+    auto key = [](const PairPlan& p) {
+      return std::tuple(static_cast<int>(p.kind), static_cast<int>(p.src), static_cast<int>(p.dst),
+                        p.set, p.preSet, p.postWait);
+    };
+    auto earlier = [](const PairPlan& a, const PairPlan& b) {
+      return a.kind == SyncItem::LoopPair ? a.wait.offset < b.wait.offset : a.dist < b.dist;
+    };
+    std::map<decltype(key(pairs_[0])), size_t> first;
+    std::vector<uint8_t> drop(pairs_.size(), 0);
+    for (size_t i = 0; i < pairs_.size(); ++i) {
+      auto [it, fresh] = first.try_emplace(key(pairs_[i]), i);
+      if (fresh) continue;
+      if (earlier(pairs_[i], pairs_[it->second])) {
+        drop[it->second] = 1;
+        it->second = i;
+      } else {
+        drop[i] = 1;
+      }
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < pairs_.size(); ++i)
+      if (!drop[i]) pairs_[w++] = pairs_[i];
+    pairs_.resize(w);
+  }
+
+  /// Pair k ran out of event ids: merged into another pair j of its kind and pipes, the nearest,
+  /// when the pair that sets after the later of their ops and waits before the earlier of their
+  /// consumers orders both dependencies: in-line pairs whose sets and waits lie on one straight
+  /// line, both sets before both waits; loop-carried pairs of the same loop whose ops lie on one
+  /// straight line and whose consumers do. nullopt when there is none (then a PIPE_ALL barrier).
+  std::optional<size_t> mergePartner(size_t k, const std::set<uint32_t>& asBarrier,
+                                     const std::vector<uint8_t>& gone) const {
+    const PairPlan& pk = pairs_[k];
+    const Ends dk = ends_[k];
+    std::optional<size_t> best;
+    uint32_t bestGap = UINT32_MAX;
+    auto on = [&](uint32_t x, uint32_t y) { return x == y || lineAfter(x, y).reachesTo; };
+    for (size_t j = 0; j < pairs_.size(); ++j) {
+      const PairPlan& pj = pairs_[j];
+      if (j == k || gone[j] || asBarrier.count(static_cast<uint32_t>(j)) || pj.kind != pk.kind ||
+          pj.src != pk.src || pj.dst != pk.dst || pj.preSet != pk.preSet ||
+          pj.postWait != pk.postWait)
+        continue;
+      const Ends dj = ends_[j];
+      const uint32_t a = std::min(dk.from, dj.from), b = std::max(dk.from, dj.from);
+      const uint32_t to = std::min(dk.to, dj.to), late = std::max(dk.to, dj.to);
+      if (!on(a, b)) continue;
+      if (pk.kind == SyncItem::Pair) {
+        if (!lineAfter(dk.from, dk.to).reachesTo || !lineAfter(dj.from, dj.to).reachesTo ||
+            !lineAfter(b, to).reachesTo)
+          continue;
+      } else if (!on(to, late)) {
+        continue;
+      }
+      if (b - a < bestGap) bestGap = b - a, best = j;
+    }
+    return best;
   }
 
   /// The pattern of each kind of block, found once.
@@ -298,10 +366,32 @@ private:
     plan_.events.reserve(pairs_.size());
     // An event's Event relocation is on the B.DIM word after the 32-bit BSTART.EXT.
     insertions_.eventWord = 4;
+    // Pairs out of ids merge into another before any falls back to a PIPE_ALL barrier.
+    std::vector<uint8_t> gone(pairs_.size(), 0);
+    std::vector<int32_t> mergedInto(pairs_.size(), -1);
+    ends_.clear();
+    for (const PairPlan& p : pairs_)
+      ends_.push_back({deps_[p.dep].from, deps_[p.dep].to});
+    for (uint32_t k : asBarrier) {
+      if (k >= pairs_.size()) continue;
+      auto j = mergePartner(k, asBarrier, gone);
+      if (!j) continue;
+      PairPlan& pj = pairs_[*j];
+      Ends &ek = ends_[k], &ej = ends_[*j];
+      if (ek.from > ej.from) pj.set = pairs_[k].set, ej.from = ek.from;
+      if (ek.to < ej.to) pj.wait = pairs_[k].wait, ej.to = ek.to;
+      gone[k] = 1;
+      mergedInto[k] = static_cast<int32_t>(*j);
+    }
     uint32_t n = 0;
     for (const PairPlan& p : pairs_) {
       uint32_t k = n++;
       std::string name = prefix + std::to_string(k);
+      if (gone[k]) {
+        plan_.items.push_back(
+            {SyncItem::Merged, p.src, p.dst, p.dep, prefix + std::to_string(mergedInto[k])});
+        continue;
+      }
       if (asBarrier.count(k)) {
         insert(p.set, barrierPattern(isa::Pipe::All), std::nullopt);
         plan_.items.push_back({SyncItem::AllBarrier, p.src, p.dst, p.dep, name});
@@ -322,6 +412,12 @@ private:
     }
   }
 
+  /// Per pair: the blocks its set follows and its wait precedes (a merged pair's: the later
+  /// set's op and the earlier consumer).
+  struct Ends {
+    uint32_t from = 0, to = 0;
+  };
+  std::vector<Ends> ends_;
   using BarrierKey = std::pair<int, uint64_t>;
   const FunctionCfg& cfg_;
   const std::vector<Block>& blocks_;
@@ -421,6 +517,12 @@ struct FunctionReport {
       s.log.push_back(std::move(line));
       break;
     }
+    case SyncItem::Merged:
+      s.log.push_back(head + "@" + it.eventName + " " + pair + " also orders " + at(d.from) +
+                      " before " + at(d.to) +
+                      " (event ids exhausted: the two pairs merged, its set after the later op, "
+                      "its wait before the earlier consumer)");
+      break;
     case SyncItem::Barrier:
       s.log.push_back(head + "pipe_barrier(" + std::string(isa::spelling(it.src)) + ") before " +
                       at(d.to) + ", after " + at(d.from));
@@ -484,7 +586,7 @@ std::optional<std::string> insertIntoObject(LinkContext& ctx, size_t o) {
     for (const SyncItem& it : sp.items) {
       if (it.kind == SyncItem::Barrier || it.kind == SyncItem::AllBarrier)
         ++count.barriers;
-      else
+      else if (it.kind != SyncItem::Merged)
         ++count.pairs;
       report.item(it, d.deps[it.dep], s);
     }

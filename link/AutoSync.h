@@ -14,7 +14,8 @@ namespace pto::link {
 
 /// What --auto-sync puts into one function.
 struct SyncItem {
-  enum Kind : uint8_t { Pair, LoopPair, Barrier, AllBarrier } kind = Pair;
+  /// Merged: a pair that ran out of event ids, ordered by the pair `eventName` instead.
+  enum Kind : uint8_t { Pair, LoopPair, Barrier, AllBarrier, Merged } kind = Pair;
   isa::Pipe src = isa::Pipe::S, dst = isa::Pipe::S;
   uint32_t dep = 0;      // the dependency that needed it (index into the input)
   std::string eventName; // Pair / LoopPair: the symbolic event

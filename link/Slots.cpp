@@ -31,8 +31,8 @@ struct Step {
   explicit Step(const ScalarOp& s) : op(s) {}
   explicit Step(Kind k, uint8_t r = 0, uint32_t t = 0, uint32_t i = 0)
       : kind(k), reg(r), tile(t), imm(i) {}
-  ScalarOp op;      // Scalar
-  uint8_t reg = 0;  // Clobber: the register; Bind: the address; Flag: the id's register
+  ScalarOp op;       // Scalar
+  uint8_t reg = 0;   // Clobber: the register; Bind: the address; Flag: the id's register
   uint32_t tile = 0; // Bind: the descriptor
   uint32_t imm = 0;  // Flag: the id's immediate
 };
@@ -292,11 +292,13 @@ bool straightLoop(const FunctionCfg& cfg, uint32_t h, uint32_t latch) {
     if (b != h)
       for (uint32_t p : cfg.predsOf(b))
         if (p < h || p > latch) return false;
-    if (b == latch) return blk.transfer == Transfer::Direct && blk.succ[0] == static_cast<int32_t>(h);
+    if (b == latch)
+      return blk.transfer == Transfer::Direct && blk.succ[0] == static_cast<int32_t>(h);
     if (blk.transfer == Transfer::Call || blk.transfer == Transfer::Direct ||
         blk.transfer == Transfer::Ret)
       return false;
-    if (blk.transfer == Transfer::Cond && blk.target >= static_cast<int64_t>(cfg.blocks[h].offset) &&
+    if (blk.transfer == Transfer::Cond &&
+        blk.target >= static_cast<int64_t>(cfg.blocks[h].offset) &&
         blk.target < static_cast<int64_t>(cfg.blocks[latch].end))
       return false;
   }
@@ -411,8 +413,8 @@ private:
     else if (d[s.rs2].reg == konst)
       b = static_cast<int64_t>(operandB(s, static_cast<uint64_t>(d[s.rs2].c)));
     if (a.reg == konst && b) {
-      d[s.rd] = {konst, static_cast<int64_t>(isa::scalar::alu(
-                            s.op, static_cast<uint64_t>(a.c), static_cast<uint64_t>(*b)))};
+      d[s.rd] = {konst, static_cast<int64_t>(isa::scalar::alu(s.op, static_cast<uint64_t>(a.c),
+                                                              static_cast<uint64_t>(*b)))};
     } else if (a.reg >= 0 && a.reg != konst && b && (s.op == AluOp::Add || s.op == AluOp::Sub)) {
       int64_t c = 0;
       if (s.op == AluOp::Add ? __builtin_add_overflow(a.c, *b, &c)
@@ -464,12 +466,12 @@ private:
   std::vector<Regs> entry_;
 };
 
-
 /// Whether the function has a TASSIGN or a dynamic set/wait at all (most have neither: their
 /// words are not read again).
 bool hasSlotBlocks(const FunctionCfg& cfg) {
   return std::any_of(cfg.blocks.begin(), cfg.blocks.end(), [](const Block& b) {
-    return (b.kind == BlockKind::Tile && b.op == isa::OpId::TASSIGN) || (isFlag(b) && b.dynamicEvent);
+    return (b.kind == BlockKind::Tile && b.op == isa::OpId::TASSIGN) ||
+           (isFlag(b) && b.dynamicEvent);
   });
 }
 

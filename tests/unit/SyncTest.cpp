@@ -18,7 +18,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -510,4 +512,131 @@ TEST(Sync, SequentialLoopsStayLinear) {
   EXPECT_EQ(c64.visits - c32.visits, 2 * (c32.visits - c16.visits));
   EXPECT_EQ(c64.pending, c16.pending);
   EXPECT_LE(c64.deps, 64u * 8);
+}
+
+namespace {
+
+/// A loop over rows lb, lb + step, ... < ub of y = x + 1 (1 x cols f32 tiles), written as PTOAS
+/// and PyPTO write multi-buffering (docs/sync.md 2a): %a and %c rebound each iteration to
+/// (i mod n) * size and 0x8000 + (i mod n) * size, the events set_flag_dyn / wait_flag_dyn on
+/// the slot i mod n. `sync` false: the same kernel with no sync at all.
+std::string slotKernel(int n, int cols, int size, int lb, int step, int ub, bool sync) {
+  std::ostringstream s;
+  const std::string tile = "!pto.tile<f32, 1, " + std::to_string(cols) + ">";
+  auto flag = [&](const char* what, const char* src, const char* dst, const std::string& id) {
+    if (sync) s << "    pto." << what << "[<" << src << ">, <" << dst << ">, " << id << "]\n";
+  };
+  s << "kernel @k(%x: !pto.tensor_view<" << ub << "x" << cols << "xf32>, %y: !pto.tensor_view<"
+    << ub << "x" << cols << "xf32>) {\n"
+    << "  tile %a : " << tile << " addr = 0x0\n  tile %c : " << tile << " addr = 0x8000\n"
+    << "  %lb = arith.constant " << lb << " : index\n  %ub = arith.constant " << ub
+    << " : index\n  %st = arith.constant " << step << " : index\n  %n = arith.constant " << n
+    << " : index\n  %bytes = arith.constant " << size << " : index\n"
+    << "  %cBase = arith.constant 32768 : index\n  %f1 = arith.constant 1.0 : f32\n";
+  for (int k = 0; k < n && sync; ++k)
+    s << "  pto.set_flag[<PIPE_V>, <PIPE_MTE2>, <EVENT_ID" << k << ">]\n"
+      << "  pto.set_flag[<PIPE_MTE3>, <PIPE_V>, <EVENT_ID" << k << ">]\n";
+  s << "  scf.for %i = %lb to %ub step %st {\n    %k = arith.remui %i, %n : index\n"
+    << "    %aAddr = arith.muli %k, %bytes : index\n"
+    << "    %cAddr = arith.addi %aAddr, %cBase : index\n"
+    << "    %as = pto.tassign %a, %aAddr : " << tile << ", index\n"
+    << "    %cs = pto.tassign %c, %cAddr : " << tile << ", index\n";
+  flag("wait_flag_dyn", "PIPE_V", "PIPE_MTE2", "%k");
+  s << "    tload %as, %x[%i, 0]\n";
+  flag("set_flag_dyn", "PIPE_MTE2", "PIPE_V", "%k");
+  flag("wait_flag_dyn", "PIPE_MTE2", "PIPE_V", "%k");
+  flag("wait_flag_dyn", "PIPE_MTE3", "PIPE_V", "%k");
+  s << "    tadds %cs, %as, %f1\n";
+  flag("set_flag_dyn", "PIPE_V", "PIPE_MTE2", "%k");
+  flag("set_flag_dyn", "PIPE_V", "PIPE_MTE3", "%k");
+  flag("wait_flag_dyn", "PIPE_V", "PIPE_MTE3", "%k");
+  s << "    tstore %y[%i, 0], %cs\n";
+  flag("set_flag_dyn", "PIPE_MTE3", "PIPE_V", "%k");
+  s << "  }\n";
+  for (int k = 0; k < n && sync; ++k)
+    s << "  pto.wait_flag[<PIPE_V>, <PIPE_MTE2>, <EVENT_ID" << k << ">]\n"
+      << "  pto.wait_flag[<PIPE_MTE3>, <PIPE_V>, <EVENT_ID" << k << ">]\n";
+  return s.str() + "}\n";
+}
+
+/// Runs @k of image `img` on `backend` with x = `x` (ub x cols); returns y, or the error.
+std::variant<std::vector<float>, std::string> runSlots(const obj::Image& img, rt::Backend backend,
+                                                       const std::vector<float>& x, int ub,
+                                                       int cols) {
+  auto bytes = obj::writeImage(img);
+  auto mod = rt::Module::load(std::get<0>(bytes), "k.img");
+  if (!mod.ok()) return std::string("load");
+  auto l = mod.value().launch("k");
+  if (!l.ok()) return std::string("launch");
+  rt::Tensor tx = rt::Tensor::zeros(isa::DType::F32, {ub, cols});
+  rt::Tensor ty = rt::Tensor::zeros(isa::DType::F32, {ub, cols});
+  std::memcpy(tx.data.data(), x.data(), x.size() * sizeof(float));
+  EXPECT_FALSE(l.value().bind("x", &tx));
+  EXPECT_FALSE(l.value().bind("y", &ty));
+  rt::RunOptions ro;
+  ro.backend = backend;
+  ro.maxInstructions = 1000000;
+  if (auto st = l.value().run(ro, nullptr)) return st->message;
+  std::vector<float> y(x.size());
+  std::memcpy(y.data(), ty.data.data(), y.size() * sizeof(float));
+  return y;
+}
+
+} // namespace
+
+// Random run-time slot kernels (docs/sync.md 2a): n slots `size` bytes apart, a random first
+// iteration and step. With their hand-written dynamic events they link in checked mode exactly
+// when no two slots the loop uses overlap (computed here from the slot numbers, the size and the
+// tile's bytes), and then run race-free on the npu model with y = x + 1 in the rows the loop
+// visits (0 elsewhere), computed here; stripped of their sync they link in auto mode and give
+// the same y on both backends, overlapping slots or not.
+TEST(Sync, RunTimeSlotKernels) {
+  std::mt19937 rng(29);
+  int linked = 0, refused = 0, unrolled = 0;
+  for (int iter = 0; iter < 40; ++iter) {
+    const int n = 2 + static_cast<int>(rng() % 3), cols = 8 << (rng() % 3), bytes = cols * 4;
+    const int size = 32 * (1 + static_cast<int>(rng() % (2 * bytes / 32)));
+    const int lb = static_cast<int>(rng() % 3), step = 1 + static_cast<int>(rng() % 3);
+    const int ub = lb + step * (2 + static_cast<int>(rng() % 6));
+    std::set<int> used;
+    for (int i = lb; i < ub; i += step)
+      used.insert(i % n);
+    bool overlap = false;
+    for (int s1 : used)
+      for (int s2 : used)
+        overlap |= s1 != s2 && std::abs(s1 - s2) * size < bytes;
+    std::vector<float> x(static_cast<size_t>(ub * cols)), want(x.size(), 0.0f);
+    for (float& v : x)
+      v = static_cast<float>(rng() % 1000);
+    for (int i = lb; i < ub; i += step)
+      for (int c = 0; c < cols; ++c)
+        want[static_cast<size_t>(i * cols + c)] = x[static_cast<size_t>(i * cols + c)] + 1.0f;
+    const std::string hand = slotKernel(n, cols, size, lb, step, ub, true);
+    link::LinkOptions checked;
+    checked.sync = link::SyncMode::Check;
+    link::LinkResult r = link::link({{"k.o", compile(hand)}}, checked);
+    EXPECT_EQ(r.ok(), !overlap) << hand << diagsOf(r);
+    if (r.ok() && !overlap) {
+      ++linked;
+      auto y = runSlots(*r.image, rt::Backend::Npu, x, ub, cols);
+      ASSERT_EQ(y.index(), 0u) << std::get<1>(y) << "\n" << hand;
+      EXPECT_EQ(std::get<0>(y), want) << hand;
+    } else if (!r.ok()) {
+      ++refused;
+      EXPECT_NE(diagsOf(r).find("race"), std::string::npos) << diagsOf(r);
+    }
+    const std::string stripped = slotKernel(n, cols, size, lb, step, ub, false);
+    link::LinkResult a = link::link({{"k.o", compile(stripped)}}, link::LinkOptions{});
+    ASSERT_TRUE(a.ok()) << stripped << diagsOf(a);
+    for (const std::string& line : a.multiBufferLog)
+      unrolled += line.find("run-time slots repeat") != std::string::npos;
+    for (rt::Backend b : {rt::Backend::Npu, rt::Backend::Cpu}) {
+      auto y = runSlots(*a.image, b, x, ub, cols);
+      ASSERT_EQ(y.index(), 0u) << std::get<1>(y) << "\n" << stripped;
+      EXPECT_EQ(std::get<0>(y), want) << stripped;
+    }
+  }
+  EXPECT_GE(linked, 10);
+  EXPECT_GE(refused, 5);
+  EXPECT_GE(unrolled, 10);
 }
