@@ -271,8 +271,12 @@ Val valueB(const ScalarOp& s, const Val& r2) {
     return periodic(std::move(v));
   }
   if (r2.k != Val::K::Lin || s.shamt > 30) return {};
-  if (s.rtype == RType::None) return lin(r2.a << s.shamt, r2.b << s.shamt);
-  if (s.rtype == RType::NegOrNot && !isa::isLogical(s.op)) return lin(-r2.a, -r2.b);
+  const int64_t scale = int64_t{1} << s.shamt;
+  int64_t a = 0, b = 0;
+  if (__builtin_mul_overflow(r2.a, scale, &a) || __builtin_mul_overflow(r2.b, scale, &b)) return {};
+  if (s.rtype == RType::None) return lin(a, b);
+  if (s.rtype == RType::NegOrNot && !isa::isLogical(s.op) && a != INT64_MIN && b != INT64_MIN)
+    return lin(-a, -b);
   return {};
 }
 
