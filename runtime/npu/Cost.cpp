@@ -109,6 +109,11 @@ struct VecLines {
     VecLine line;
   };
   std::vector<Cvt> cvt; // TCVT per (source, destination) dtype pair
+  struct WithTmp {
+    OpId op;
+    VecLine line;
+  };
+  std::vector<WithTmp> tmp; // an op run through a scratch tile (TCOLSUM's binary tree)
 };
 
 VecLines makeLines(isa::Arch arch) {
@@ -117,17 +122,23 @@ VecLines makeLines(isa::Arch arch) {
     const VecLine a2a3 = handSetA2A3(static_cast<OpId>(i));
     l.byOp[i] = arch == isa::Arch::A5 ? derivedA5(a2a3) : a2a3;
   }
-  const RepeatCount Flat = RepeatCount::Flat, Rows = RepeatCount::Rows;
+  const RepeatCount Flat = RepeatCount::Flat, Rows = RepeatCount::Rows,
+                    ColReduce = RepeatCount::ColReduce;
   const isa::Arch A2A3 = isa::Arch::A2A3, A5 = isa::Arch::A5;
   using D = isa::DType;
-#define NPU_FIT(Arch, Op, Count, Wide16, Fixed, PerRepeat, PerRow)                                 \
-  if (Arch == arch)                                                                                \
-    l.byOp[static_cast<unsigned>(OpId::Op)] = {Fixed, PerRepeat, PerRow, Count, Wide16};
-#define NPU_FIT_CVT(Arch, From, To, Count, Wide16, Fixed, PerRepeat, PerRow)                       \
-  if (Arch == arch) l.cvt.push_back({D::From, D::To, {Fixed, PerRepeat, PerRow, Count, Wide16}});
+#define NPU_LINE(Count, Unit, Wide16, Fixed, PerRepeat, PerRow, WideAbove, WidePerRepeat,          \
+                 WidePerRow)                                                                       \
+  VecLine{Fixed, PerRepeat, PerRow, Count, Wide16, Unit, WideAbove, WidePerRepeat, WidePerRow}
+#define NPU_FIT(Arch, Op, ...)                                                                     \
+  if (Arch == arch) l.byOp[static_cast<unsigned>(OpId::Op)] = NPU_LINE(__VA_ARGS__);
+#define NPU_FIT_TMP(Arch, Op, ...)                                                                 \
+  if (Arch == arch) l.tmp.push_back({OpId::Op, NPU_LINE(__VA_ARGS__)});
+#define NPU_FIT_CVT(Arch, From, To, ...)                                                           \
+  if (Arch == arch) l.cvt.push_back({D::From, D::To, NPU_LINE(__VA_ARGS__)});
 #define NPU_VEC(Op, Slope, Fixed)
 #include "runtime/npu/CostTable.def"
-  (void)Flat, (void)Rows, (void)A2A3, (void)A5;
+#undef NPU_LINE
+  (void)Flat, (void)Rows, (void)ColReduce, (void)A2A3, (void)A5;
   return l;
 }
 
@@ -168,11 +179,21 @@ VecShape vecShape(const TileInst& t, const Core& c) {
 /// `fixed + perRepeat * repeats + perRow * rows` of the line over the op's largest operand.
 double vecCycles(const VecLine& v, const VecShape& s) {
   const unsigned bits = v.wide16 && s.bits == 16 ? 32 : s.bits;
-  const uint64_t rowBytes = (s.cols * bits + 7) / 8;
+  const uint64_t rowBytes = (s.cols * bits + 7) / 8, unit = std::max(1u, v.unitBytes);
+  const uint64_t perRow = (rowBytes + unit - 1) / unit;
+  const double rows = static_cast<double>(s.rows);
+  if (v.count == RepeatCount::ColReduce) {
+    const double further = static_cast<double>(s.rows > 0 ? s.rows - 1 : 0);
+    return v.fixed + static_cast<double>((rowBytes + 31) / 32) +
+           v.perRepeat * further * static_cast<double>(perRow) + v.perRow * further;
+  }
   const bool flat = v.count == RepeatCount::Flat && (s.cols == s.tileCols || s.rows <= 1);
-  if (flat) return v.fixed + v.perRepeat * static_cast<double>((s.rows * rowBytes + 255) / 256);
-  return v.fixed + v.perRepeat * static_cast<double>(s.rows * ((rowBytes + 255) / 256)) +
-         v.perRow * static_cast<double>(s.rows);
+  if (flat)
+    return v.fixed + v.perRepeat * static_cast<double>((s.rows * rowBytes + unit - 1) / unit);
+  const double repeats = rows * static_cast<double>(perRow);
+  if (v.wideAbove > 0 && perRow > v.wideAbove)
+    return v.fixed + v.widePerRepeat * repeats + v.widePerRow * rows;
+  return v.fixed + v.perRepeat * repeats + v.perRow * rows;
 }
 
 const VecLine& lineOf(const TileInst& t, isa::Arch arch) {
@@ -180,6 +201,9 @@ const VecLine& lineOf(const TileInst& t, isa::Arch arch) {
   if (t.op == OpId::TCVT && t.dst >= 0 && t.src0 >= 0)
     for (const VecLines::Cvt& cv : l.cvt)
       if (cv.from == t.tiles[t.src0].dtype && cv.to == t.tiles[t.dst].dtype) return cv.line;
+  if (t.tmp >= 0)
+    for (const VecLines::WithTmp& w : l.tmp)
+      if (w.op == t.op) return w.line;
   return l.byOp[static_cast<unsigned>(t.op)];
 }
 

@@ -12,13 +12,18 @@ namespace pto::rt::npu {
 
 /// How the repeats of a vector line are counted over its largest operand (docs/npu-model.md).
 enum class RepeatCount : uint8_t {
-  Flat, // rows back to back (valid cols = tile cols, or one row) are one run of bytes
-  Rows, // row by row, each row charged
+  Flat,      // rows back to back (valid cols = tile cols, or one row) are one run of bytes
+  Rows,      // row by row, each row charged
+  ColReduce, // a column reduction: the first row copied (one 32-byte block a cycle), then one
+             // instruction a further row folding it in: repeats and rows counted over rows - 1
 };
 
-/// A vector op's line: `fixed + perRepeat * repeats + perRow * rows` cycles, one repeat = 256
-/// bytes of the largest operand at the element width of the widest operand (16-bit data counted
-/// as 32-bit when `wide16`); `rows` are charged when the count goes row by row.
+/// A vector op's line: `fixed + perRepeat * repeats + perRow * rows` cycles, one repeat =
+/// `unitBytes` (a 256-byte vector repeat, or a 32-byte block for copies through UB's MTE) of the
+/// largest operand at the element width of the widest operand (16-bit data counted as 32-bit when
+/// `wide16`); `rows` are charged when the count goes row by row. A row-by-row (2-D) run whose rows
+/// are longer than `wideAbove` units (0: never) takes `widePerRepeat` and `widePerRow` instead
+/// (A5's narrowing TCVTs to 8- and 4-bit types store a row piece by piece beyond two repeats).
 /// Whole-instruction costs of an isolated op on the NPU: head and tail are in `fixed`.
 struct VecLine {
   double fixed = 6;
@@ -26,6 +31,9 @@ struct VecLine {
   double perRow = 0;
   RepeatCount count = RepeatCount::Rows;
   bool wide16 = false;
+  unsigned unitBytes = 256;
+  unsigned wideAbove = 0;
+  double widePerRepeat = 0, widePerRow = 0;
 };
 
 /// A transfer: `fixed + bytes / bytesPerCycle + (bursts - 1) * perBurst`. A burst is one

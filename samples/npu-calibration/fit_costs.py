@@ -7,20 +7,26 @@ One line per (arch, op) -- per (arch, source dtype, destination dtype) for TCVT:
     cycles = fixed + perRepeat * repeats + perRow * rows
 
 over the op's largest tile operand (valid rows x valid columns, element width of the widest
-operand, 16-bit data counted as 32-bit where the line says `Wide16`). A repeat is 256 bytes. The
-count is `Flat` (rows back to back -- valid columns = tile columns, or one row -- are one run of
-bytes: repeats = ceil(bytes / 256), no per-row charge; otherwise row by row) or `Rows` (always
-row by row: repeats = rows * ceil(row bytes / 256), rows charged). Runtime/npu/Cost.cpp computes
-the same quantities (vecShape / vecCycles).
+operand, 16-bit data counted as 32-bit where the line says `Wide16`). A repeat is `Unit` bytes:
+256 (a vector repeat) or 32 (a block, for copies through UB's MTE). The count is `Flat` (rows back
+to back -- valid columns = tile columns, or one row -- are one run of bytes: repeats =
+ceil(bytes / Unit), no per-row charge; otherwise row by row), `Rows` (always row by row: repeats =
+rows * ceil(row bytes / Unit), rows charged) or `ColReduce` (a column reduction: the first row
+copied at one 32-byte block a cycle, then repeats and rows counted over the further rows). On A5 a
+row-by-row run may go serial beyond `WideAbove` units a row, with a perRepeat and perRow of its own
+(worth it only when it saves a point beyond 10% or 1% of median error). Runtime/npu/Cost.cpp
+computes the same quantities (vecShape / vecCycles).
 
 The fit uses the plausible points (no faster than 256 B/cycle) outside the held-out fifth (FNV-1a
 of the point's line modulo 5 == 0, as tests/unit/NpuCalibrationTest.cpp splits them): weighted
 least squares on relative error, all coefficients non-negative, the fixed part fitted or kept at
-the hand-set line's (A5: + 31); the count, Wide16 and the coefficients fitted chosen by the
-training error, then the fewest coefficients. A group of one training point gets a line through the origin (cycles
-proportional to repeats); ops with no training point keep their hand-set line.
+the hand-set line's (A5: + 31); the count, unit, Wide16 and the coefficients fitted chosen by the
+training error, then the fewest coefficients. Ops that share one pto-isa implementation are one
+group (POOL); ops with no training point keep their hand-set line or take their family's (FAMILY).
 
     /usr/bin/python3 fit_costs.py hw-points.txt ../../runtime/npu/CostTable.def > fitted.def
+    /usr/bin/python3 fit_costs.py hw-points.txt ../../runtime/npu/CostTable.def --score
+      (the lines' own figures and the training points beyond 10%, on stderr)
 
 (numpy needed; the .def gives each op's hand-set head + tail, the fixed part a fit keeps when its
 points cannot identify one; in-place variants are scored but not fitted, the model does not tell
@@ -78,6 +84,8 @@ def read(path):
 def op_of(p):
     if p['op'] == 'TDIVS' and p['var'] == 'scalar_tile':
         return 'TDIVS_SF'
+    if p['op'] == 'TCOLSUM' and p['var'] == 'binary':
+        return 'TCOLSUM_TMP'  # the binary-tree sum through a scratch tile
     return p['op']
 
 
@@ -94,15 +102,29 @@ def plausible(p):
     return p['cyc'] >= p['vr'] * p['vc'] * BITS[p['dt']] / 8 / 256
 
 
-def features(p, count, wide16):
+def features(p, form):
+    """(charged, [1, repeats, rows], units a row, 2-D) of a point under a line's form
+    (count, unit bytes, Wide16): `charged` is paid at a fixed rate outside the fitted
+    coefficients (ColReduce's copy of the first row, one 32-byte block a cycle)."""
+    count, unit, wide16 = form
     vr, vc, cols, bits = shape(p)
     if wide16 and bits == 16:
         bits = 32
     row_bytes = math.ceil(vc * bits / 8)
-    flat = count == 'Flat' and (vc == cols or vr <= 1)
-    if flat:
-        return [1.0, math.ceil(vr * row_bytes / 256), 0.0]
-    return [1.0, vr * math.ceil(row_bytes / 256), float(vr)]
+    per_row = math.ceil(row_bytes / unit)
+    if count == 'ColReduce':
+        return math.ceil(row_bytes / 32), [1.0, (vr - 1) * per_row, float(vr - 1)], per_row, False
+    if count == 'Flat' and (vc == cols or vr <= 1):
+        return 0, [1.0, math.ceil(vr * row_bytes / unit), 0.0], per_row, False
+    return 0, [1.0, vr * per_row, float(vr)], per_row, True
+
+
+def predict(p, line):
+    form, sol, serial = line
+    charged, x, per_row, two_d = features(p, form)
+    if serial and two_d and per_row > serial[0]:
+        return charged + sol[0] + serial[1] * x[1] + serial[2] * x[2]
+    return charged + float(np.dot(x, sol))
 
 
 def priors(def_path):
@@ -118,14 +140,21 @@ def priors(def_path):
     return out
 
 
-def fit(group, count, wide16, prior_fixed):
-    """The best line: the fixed part either fitted or pinned at the op's hand-set head + tail
-    (`prior_fixed`), with each subset of (perRepeat, perRow). Ranked by the points beyond 10%,
-    then the median error, then the fewest fitted coefficients -- so where the points cannot tell
-    the fixed part from the slope (all of one size), the measured head + tail stays."""
-    X = np.array([features(p, count, wide16) for p in group])
-    y = np.array([p['cyc'] for p in group])
-    w = 1 / y
+def rank(group, line):
+    err = np.array([abs(predict(p, line) - p['cyc']) / p['cyc'] for p in group])
+    return round(float(np.mean(err > 0.10)), 6), round(float(np.median(err)), 4)
+
+
+def fit_line(group, form, prior_fixed):
+    """The best (fixed, perRepeat, perRow) of one form: the fixed part either fitted or pinned at
+    the op's hand-set head + tail (`prior_fixed`), with each subset of (perRepeat, perRow).
+    Weighted least squares on relative error, coefficients non-negative. Ranked by the points
+    beyond 10%, then the median error, then the fewest fitted coefficients -- so where the points
+    cannot tell the fixed part from the slope (all of one size), the measured head + tail stays."""
+    feats = [features(p, form) for p in group]
+    X = np.array([f[1] for f in feats])
+    y = np.array([p['cyc'] - f[0] for p, f in zip(group, feats)])
+    w = 1 / np.array([p['cyc'] for p in group])
     best = None
     for free_fixed in (False, True):
         for n in (1, 2):
@@ -141,48 +170,147 @@ def fit(group, count, wide16, prior_fixed):
                 sol[list(use)] = s
                 if not free_fixed:
                     sol[0] = prior_fixed
-                err = np.abs(X @ sol - y) / y
-                score = (round(float(np.mean(err > 0.10)), 6), round(float(np.median(err)), 4),
-                         len(use))
+                score = rank(group, (form, sol, None)) + (len(use),)
                 if best is None or score < best[0]:
                     best = (score, sol)
     return best
 
 
-def main():
-    prior = priors(sys.argv[2])
-    pts = [p for p in read(sys.argv[1]) if plausible(p) and op_of(p) not in NOT_LINES
+def fit_serial(group, form, sol, above):
+    """A 2-D path that goes serial beyond `above` units a row (A5's narrowing TCVTs): its own
+    perRepeat and perRow over those points, the fixed part shared."""
+    pts = [p for p in group if features(p, form)[3] and features(p, form)[2] > above]
+    if len(pts) < 3:
+        return None
+    X = np.array([features(p, form)[1][1:] for p in pts])
+    y = np.array([p['cyc'] - sol[0] for p in pts])
+    w = 1 / np.array([p['cyc'] for p in pts])
+    s, *_ = np.linalg.lstsq(X * w[:, None], y * w, rcond=None)
+    if (s < 0).any():
+        return None
+    return (above, float(s[0]), float(s[1]))
+
+
+def forms(key, has16):
+    """The line forms a group may take: its repeat count (one-source elementwise ops try Flat
+    first; column reductions are ColReduce: pto-isa copies the first row and folds each further
+    row into it, one instruction a row), the repeat unit (256-byte vector repeats, or 32-byte
+    blocks for copies through the MTE of UB) and whether 16-bit data counts as 32-bit."""
+    if key[1].startswith('TCOL') and not key[1].startswith('TCOLEXPAND'):
+        counts = ('ColReduce',)
+    else:
+        counts = ('Flat', 'Rows') if key[1] in UNARY else ('Rows', 'Flat')
+    return [(c, u, w) for c in counts for u in (256, 32) for w in ((False, True) if has16 else
+                                                                    (False,))]
+
+
+def fit_group(key, train, prior_fixed):
+    """The best line of a group over its forms; on A5, a 2-D path may go serial beyond 1, 2, 4
+    or 8 units a row, the base line then fitted to the points below it."""
+    has16 = any(shape(p)[3] == 16 for p in train)
+    best = None
+    for form in forms(key, has16):
+        for above in (None, 1, 2, 4, 8) if key[0] == 'a5' and form[0] != 'ColReduce' else (None,):
+            slow = [p for p in train if above is not None and features(p, form)[3] and
+                    features(p, form)[2] > above]
+            if above is not None and len(slow) < 3:
+                continue
+            fast = [p for p in train if p not in slow]
+            r = fit_line(fast, form, prior_fixed) if fast else None
+            if r is None:
+                continue
+            serial = fit_serial(slow, form, r[1], above) if slow else None
+            if slow and not serial:
+                continue
+            line = (form, r[1], serial)
+            miss, median = rank(train, line)
+            if serial:  # two more coefficients: worth a point fewer beyond 10%, or 1% of median
+                miss, median = miss + 0.5 / len(train), median + 0.01
+            score = (miss, median, r[0][2] + (2 if serial else 0))
+            if best is None or score < best[0]:
+                best = (score, line)
+    return best[1]
+
+
+# Ops that share one pto-isa implementation on an arch and are fitted as one group: A2/A3
+# divides tile by scalar and scalar by tile alike (vector_dup, then vdiv; TDivS.hpp).
+POOL = {('a2a3', 'TDIVS_SF'): 'TDIVS', ('a2a3', 'TMULS'): 'TADDS'}
+
+
+def fit_all(points, prior):
+    pts = [p for p in points if plausible(p) and op_of(p) not in NOT_LINES
            and p['var'] not in ('hp', 'inplace')]
     groups = {}
     for p in pts:
-        key = (p['arch'], op_of(p), p['src'] if p['op'] == 'TCVT' else '',
+        op = POOL.get((p['arch'], op_of(p)), op_of(p))
+        key = (p['arch'], op, p['src'] if p['op'] == 'TCVT' else '',
                p['dt'] if p['op'] == 'TCVT' else '')
         groups.setdefault(key, []).append(p)
-    print('// BEGIN fit_costs.py (generated from samples/npu-calibration/hw-points.txt)')
     for arch in ('a2a3', 'a5'):
         for op, parent in FAMILY.items():
             own = [p for p in groups.get((arch, op, '', ''), []) if not p['held']]
             if len(own) < 2 and (arch, parent, '', '') in groups:
                 groups[(arch, op, '', '')] = groups[(arch, parent, '', '')]
+    lines = {}
     for key in sorted(groups):
         train = [p for p in groups[key] if not p['held']]
         if not train:
             continue
-        has16 = any(shape(p)[3] == 16 for p in train)
-        counts = ('Flat', 'Rows') if key[1] in UNARY else ('Rows', 'Flat')
         pf = prior.get(key[1], 6.0) + (31 if key[0] == 'a5' else 0)
-        best = min((fit(train, c, w, pf) + (c, w) for c, w in
-                    itertools.product(counts, (False, True) if has16 else (False,))),
-                   key=lambda t: t[0])
-        _, sol, count, wide = best
+        lines[key] = fit_group(key, train, pf)
+    for (arch, op), pooled in POOL.items():
+        if (arch, pooled, '', '') in lines:
+            lines[(arch, op, '', '')] = lines[(arch, pooled, '', '')]
+    return lines
+
+
+def emit(lines):
+    print('// BEGIN fit_costs.py (generated from samples/npu-calibration/hw-points.txt)')
+    for key, (form, sol, serial) in sorted(lines.items()):
         arch = 'A5' if key[0] == 'a5' else 'A2A3'
-        nums = '%.4g, %.4g, %.4g' % tuple(sol)
+        count, unit, wide = form
+        nums = '%s, %d, %d, %.4g, %.4g, %.4g' % (count, unit, wide, *sol)
+        nums += ', %d, %.4g, %.4g' % serial if serial else ', 0, 0, 0'
         if key[1] == 'TCVT':
-            print('NPU_FIT_CVT(%s, %s, %s, %s, %d, %s)' % (arch, CPP_DT[key[2]], CPP_DT[key[3]],
-                                                          count, wide, nums))
+            print('NPU_FIT_CVT(%s, %s, %s, %s)' % (arch, CPP_DT[key[2]], CPP_DT[key[3]], nums))
+        elif key[1].endswith('_TMP'):
+            print('NPU_FIT_TMP(%s, %s, %s)' % (arch, key[1][:-4], nums))
         else:
-            print('NPU_FIT(%s, %s, %s, %d, %s)' % (arch, key[1], count, wide, nums))
+            print('NPU_FIT(%s, %s, %s)' % (arch, key[1], nums))
     print('// END fit_costs.py')
+
+
+def score(points, lines):
+    """The fitted lines' own figures on the points they cover (the unit test measures every
+    point through the tools; this is the fitter's quick view)."""
+    for arch in ('a2a3', 'a5'):
+        for held in (False, True):
+            errs = []
+            for p in points:
+                key = (p['arch'], POOL.get((p['arch'], op_of(p)), op_of(p)),
+                       p['src'] if p['op'] == 'TCVT' else '', p['dt'] if p['op'] == 'TCVT' else '')
+                scored = (p['arch'] == arch and key in lines and plausible(p) and p['var'] != 'hp'
+                          and (p['held'] or not held))
+                if not scored:
+                    continue
+                e = (predict(p, lines[key]) - p['cyc']) / p['cyc']
+                errs.append(abs(e))
+                if abs(e) > 0.10 and not held:
+                    print('  miss %-60s model %7.1f %+.1f%%' % (p['line'], predict(p, lines[key]),
+                                                              100 * e), file=sys.stderr)
+            errs = np.array(errs)
+            print('%s %s: n=%d within 10%% %.0f%% median %.1f%%' % (
+                arch, 'held-out' if held else 'all', len(errs), 100 * np.mean(errs <= 0.10),
+                100 * np.median(errs)), file=sys.stderr)
+
+
+def main():
+    points = read(sys.argv[1])
+    lines = fit_all(points, priors(sys.argv[2]))
+    if '--score' in sys.argv:
+        score(points, lines)
+    else:
+        emit(lines)
 
 
 if __name__ == '__main__':
