@@ -35,6 +35,8 @@ grammar PTO;
   bool bareWord() {
     if (_input->LA(1) != IDENT || _input->LA(2) == EQUALS) return false;
     const std::string w = _input->LT(1)->getText();
+    // `buf(%ping, %pong)`: the staging tiles of PTOAS's pto.comm.tput / tget (a paren follows).
+    if (w == "buf") return _input->LT(2)->getText() == "(";
     return w == "single_cache_line" || w == "all";
   }
   /// Whether the next tokens are a result list and `=` (`%a =`, `%a, %b =`, `%a:2 =`): the start

@@ -408,6 +408,7 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
   case OpKind::If:
   case OpKind::While:
   case OpKind::Section:
+  case OpKind::Comm:
     return structured(f, op);
   case OpKind::Call: {
     const ir::Function* callee = nullptr;
@@ -496,6 +497,7 @@ Machine::Step Machine::structured(Frame& f, const Op& op) {
   };
   switch (op.kind) {
   case OpKind::Section:
+  case OpKind::Comm: // a put, get or collective: its TLOAD / TSTORE steps
     return runRegion(f, op.regions[0], &term);
   case OpKind::If: {
     const bool c = scalar(f, op.operands[0]) & 1;

@@ -311,6 +311,8 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::Section:
     out_.flags |= op.name.ends_with("cube") ? obj::kKernelCube : obj::kKernelVector;
     return lowerRegion(op.regions[0]);
+  case OpKind::Comm: // a put, get or collective: its TLOAD / TSTORE steps (BuildComm.cpp)
+    return lowerRegion(op.regions[0]);
   case OpKind::MakeTensorView:
     return lowerMakeView(op);
   case OpKind::ReinterpretView:

@@ -417,6 +417,34 @@ private:
     return s + "]";
   }
 
+  /// A data-moving comm op as PTOAS writes it (asm/parse/BuildComm.cpp): the custom form
+  /// `pto.comm.tput(%dst, %src, buf(%ping) : A, B, C) {atomicType = ...}` or the generic one
+  /// `"pto.treduce"(...) <{operandSegmentSizes = array<i32: ...>, ...}> : (...) -> ()`. Its
+  /// region (what it does in machine ops) is not printed: the builder makes it again.
+  void commOp(const Op& op) {
+    const auto& ops = op.operands;
+    if (op.ints.size() == 3 && op.ints[0] == 1) {
+      line() << op.name << "(" << name(ops[0]) << ", " << name(ops[1]) << ", buf("
+             << operandList(ops, 2) << ") : " << typeList(ops) << ")";
+      if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+      out_ << "\n";
+      return;
+    }
+    std::vector<NamedAttr> props;
+    if (op.ints.size() == 3 && op.ints[2] > 0) { // a collective: its operand segments
+      const bool reduce = op.attr("reduceOp") != nullptr;
+      const int64_t pong = op.ints[1] - (reduce ? 2 : 1);
+      props.push_back({"operandSegmentSizes",
+                       "array<i32: 1, 1, " + std::string(reduce ? "1, " : "") +
+                           std::to_string(pong) + ", " + std::to_string(op.ints[2]) + ">"});
+    }
+    for (const NamedAttr& a : op.attrs)
+      props.push_back(a);
+    line() << "\"" << op.name << "\"(" << operandList(ops) << ")";
+    if (!props.empty()) out_ << " <" << attrDict(props) << ">";
+    out_ << " : (" << typeList(ops) << ") -> ()\n";
+  }
+
   void op(const Op& op) {
     const auto& ops = op.operands;
     switch (op.kind) {
@@ -664,6 +692,8 @@ private:
              << ">}\n";
       return;
     }
+    case OpKind::Comm:
+      return commOp(op);
     case OpKind::Barrier:
       if (const NamedAttr* form = op.attr("form")) { // a memory fence (BuildSync.cpp)
         line() << op.name;

@@ -198,6 +198,11 @@ enum class OpKind : uint8_t {
   // one-element i32 view), the value; ints {mode}: for tnotify 0 set, 1 add; for twait and ttest
   // the comparison, an isa::CmpMode. ttest has an i1 result.
   Signal,
+  // PTOAS's data-moving comm ops (pto.tput, pto.tget, the collectives; asm/parse/BuildComm.cpp):
+  // name as written; operands in PTOAS's order; ints {custom form, tiles, group size}; attrs
+  // atomicType / reduceOp / root. regions[0] is what it does in machine ops (TLOAD, TSTORE,
+  // TADD/TMAX/TMIN, barriers), lowered and interpreted in its place.
+  Comm,
 };
 
 /// Event id of a set/wait: a constant hardware id, a symbolic name resolved by the linker,

@@ -253,22 +253,19 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
 }
 
 namespace {
-/// PTOAS's communication ops that move data between devices or run collectives: refused by
-/// name until multi-device execution exists (the signals, tnotify / twait / ttest, run).
+/// PTOAS's asynchronous communication sessions: refused by name (the puts, gets and
+/// collectives are BuildComm.cpp's; the signals BuildSync.cpp's).
 bool isDeviceCommOp(std::string_view name) {
-  static constexpr std::string_view kOps[] = {"pto.tput",
-                                              "pto.tget",
-                                              "pto.comm.tput",
-                                              "pto.comm.tget",
-                                              "pto.tbroadcast",
-                                              "pto.comm_tgather",
-                                              "pto.comm_tscatter",
-                                              "pto.treduce",
-                                              "pto.tput_async",
+  static constexpr std::string_view kOps[] = {"pto.tput_async",
                                               "pto.tget_async",
                                               "pto.build_async_session",
                                               "pto.wait_async_event",
-                                              "pto.test_async_event"};
+                                              "pto.test_async_event",
+                                              "pto.comm.tput_async",
+                                              "pto.comm.tget_async",
+                                              "pto.comm.build_async_session",
+                                              "pto.comm.wait_async_event",
+                                              "pto.comm.test_async_event"};
   return std::find(std::begin(kOps), std::end(kOps), name) != std::end(kOps);
 }
 } // namespace
@@ -372,6 +369,7 @@ void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
   if (name == "pto.tnotify" || name == "pto.twait" || name == "pto.ttest")
     return buildSignal(name, loc, p, results);
   if (name == "pto.syncall") return buildSyncAll(name, loc, p, results);
+  if (commKindOf(name)) return buildComm(name, loc, p, results);
   if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
   const isa::OpInfo* info = isa::findOp(name);
   if (!info) {
@@ -478,6 +476,7 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
                           "pto.tassign");
     return;
   }
+  if (commKindOf(name)) return buildComm(name, loc, p, results);
   if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
   if (auto it = kHandlers.find(base); it != kHandlers.end())
     return (this->*(it->second))("pto." + base, loc, p, results);
@@ -493,10 +492,9 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
 
 void Builder::refuseDeviceComm(const std::string& name, SrcLoc loc) {
   diags_.error(loc, "'" + name +
-                        "' moves data between devices (a communication op): this op is not "
-                        "supported yet; a kernel moves data between ranks with tload/tstore on "
-                        "a peer's window and signals with pto.comm.tnotify/twait/ttest "
-                        "(docs/multi-device.md)");
+                        "' is an asynchronous communication op (sessions and events): this op is "
+                        "not supported yet; write the synchronous pto.tput / pto.tget (or "
+                        "tload/tstore on a peer's window) and signals (docs/multi-device.md)");
 }
 
 } // namespace pto::as::detail
