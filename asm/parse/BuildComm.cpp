@@ -13,7 +13,9 @@
 namespace pto::as::detail {
 
 namespace {
-std::string typeText(const Type& t) { return toString(t); }
+std::string typeText(const Type& t) {
+  return toString(t);
+}
 
 int64_t elementCount(const Type& t) {
   int64_t n = 1;
@@ -220,8 +222,7 @@ bool Builder::checkComm(CommOperands& c) {
   for (size_t k : c.tiles) {
     if (!T(k).isTile()) return fail(c.locs[k], "expects a tile here, found " + typeText(T(k)));
     if (T(k).tile.loc != isa::Loc::Vec)
-      return fail(c.locs[k], "stages data in UB: its tiles need loc=vec, found " +
-                                 typeText(T(k)));
+      return fail(c.locs[k], "stages data in UB: its tiles need loc=vec, found " + typeText(T(k)));
   }
   for (size_t k = 0; k < c.values.size(); ++k)
     if (T(k).elem != elem)
@@ -232,8 +233,8 @@ bool Builder::checkComm(CommOperands& c) {
   const size_t firstStage = c.kind == CommKind::Reduce ? 1 : 0;
   for (size_t k = firstStage + 1; k < c.tiles.size(); ++k)
     if (!(T(c.tiles[k]) == T(c.tiles[firstStage])))
-      return fail(c.locs[c.tiles[k]], "needs its pong tile of the ping's type " +
-                                          typeText(T(c.tiles[firstStage])));
+      return fail(c.locs[c.tiles[k]],
+                  "needs its pong tile of the ping's type " + typeText(T(c.tiles[firstStage])));
   const TileType& stage = T(c.tiles[firstStage]).tile;
   const int64_t stageElems = stage.validRows * stage.validCols;
   auto viewElems = [&](size_t k) -> std::optional<int64_t> {
@@ -256,7 +257,8 @@ bool Builder::checkComm(CommOperands& c) {
     if (c.group.empty()) return fail(c.loc, "needs a group: one view per member after the tiles");
     if (!c.root) return fail(c.loc, "needs a root: {root = N : i32}");
     if (*c.root < 0 || *c.root >= static_cast<int64_t>(c.group.size()))
-      return fail(c.rootLoc, "root " + std::to_string(*c.root) + " is not a member of its group of " +
+      return fail(c.rootLoc, "root " + std::to_string(*c.root) +
+                                 " is not a member of its group of " +
                                  std::to_string(c.group.size()));
     for (size_t k : c.group)
       if (!(T(k).shape == T(c.group[0]).shape))
@@ -264,8 +266,8 @@ bool Builder::checkComm(CommOperands& c) {
                                    ", found " + typeText(T(k)));
     if (!viewElems(c.group[0])) return false;
     if (c.kind == CommKind::Reduce && !(T(c.tiles[0]) == T(c.tiles[1])))
-      return fail(c.locs[c.tiles[0]], "needs its acc tile of the recv tile's type " +
-                                          typeText(T(c.tiles[1])));
+      return fail(c.locs[c.tiles[0]],
+                  "needs its acc tile of the recv tile's type " + typeText(T(c.tiles[1])));
     if (c.kind == CommKind::Reduce && !c.reduceOp)
       return fail(c.loc, "needs a reduceOp: {reduceOp = #pto<reduce_op sum|max|min>}");
   }
@@ -284,8 +286,8 @@ bool Builder::checkComm(CommOperands& c) {
         c.unitCols % stage.validCols != 0 || !outerOnes)
       return fail(c.locs[c.tiles[firstStage]],
                   "moves " + std::to_string(c.unitRows) + "x" + std::to_string(c.unitCols) +
-                      " per transfer through a staging tile of " +
-                      std::to_string(stage.validRows) + "x" + std::to_string(stage.validCols) +
+                      " per transfer through a staging tile of " + std::to_string(stage.validRows) +
+                      "x" + std::to_string(stage.validCols) +
                       " valid elements: pto-isa's chunked mode needs the tile's valid rows and "
                       "columns to divide the transfer's (and no other dimension above 1)");
     c.chunked = true;
@@ -325,12 +327,10 @@ void Builder::emitCommBarrier(SrcLoc loc) {
 /// tensor view. Used for gather's and scatter's rows and for the chunks of pto-isa's chunked
 /// mode.
 std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, SrcLoc viewLoc,
-                                          int64_t row0, int64_t col0, int64_t rows,
-                                          int64_t cols) {
+                                          int64_t row0, int64_t col0, int64_t rows, int64_t cols) {
   const Op* def = nullptr;
   walk(fn_->body, [&](const Op& op) {
-    if (op.kind == OpKind::PartitionView && !op.results.empty() && op.results[0] == view)
-      def = &op;
+    if (op.kind == OpKind::PartitionView && !op.results.empty() && op.results[0] == view) def = &op;
   });
   const Type& lt = fn_->type(view);
   const size_t rank = lt.shape.size();
@@ -351,8 +351,8 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
   }
   if (!fits || (tvRank < 2 && (row0 != 0 || rows != 1)) || tvRank < 1) {
     diags_.error(viewLoc, "'" + c.name + "' moves rows [" + std::to_string(row0) + ", " +
-                              std::to_string(row0 + rows) + ") x columns [" +
-                              std::to_string(col0) + ", " + std::to_string(col0 + cols) +
+                              std::to_string(row0 + rows) + ") x columns [" + std::to_string(col0) +
+                              ", " + std::to_string(col0 + cols) +
                               ") of this view, which has not got them (a gather's or scatter's "
                               "local view needs N x H rows, pto-isa's DIM_3 >= N x H), found " +
                               typeText(lt));
@@ -431,8 +431,7 @@ void Builder::expandComm(CommOperands& c) {
 }
 
 /// One chunk (rows [i, i + tr) x columns [j, j + tc) of the unit transfer) of a comm op.
-bool Builder::expandCommChunk(const CommOperands& c, int64_t i, int64_t j, int64_t tr,
-                              int64_t tc) {
+bool Builder::expandCommChunk(const CommOperands& c, int64_t i, int64_t j, int64_t tr, int64_t tc) {
   const SrcLoc at = c.loc;
   auto V = [&](size_t k) { return c.values[k]; };
   // The chunk of operand k, rows shifted by `rowBase` (gather's and scatter's stacking).

@@ -252,24 +252,6 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
   return true;
 }
 
-namespace {
-/// PTOAS's asynchronous communication sessions: refused by name (the puts, gets and
-/// collectives are BuildComm.cpp's; the signals BuildSync.cpp's).
-bool isDeviceCommOp(std::string_view name) {
-  static constexpr std::string_view kOps[] = {"pto.tput_async",
-                                              "pto.tget_async",
-                                              "pto.build_async_session",
-                                              "pto.wait_async_event",
-                                              "pto.test_async_event",
-                                              "pto.comm.tput_async",
-                                              "pto.comm.tget_async",
-                                              "pto.comm.build_async_session",
-                                              "pto.comm.wait_async_event",
-                                              "pto.comm.test_async_event"};
-  return std::find(std::begin(kOps), std::end(kOps), name) != std::end(kOps);
-}
-} // namespace
-
 void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>& results) {
   P::OpNameContext* opName = g->opName();
   std::string name = wordText(opName);
@@ -370,7 +352,7 @@ void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
     return buildSignal(name, loc, p, results);
   if (name == "pto.syncall") return buildSyncAll(name, loc, p, results);
   if (commKindOf(name)) return buildComm(name, loc, p, results);
-  if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
+  if (isAsyncCommOp(name)) return buildAsyncComm(name, loc, p, results);
   const isa::OpInfo* info = isa::findOp(name);
   if (!info) {
     diags_.error(loc, "the generic form \"" + name + "\"(...) is accepted for tile ops only");
@@ -477,7 +459,7 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
     return;
   }
   if (commKindOf(name)) return buildComm(name, loc, p, results);
-  if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
+  if (isAsyncCommOp(name)) return buildAsyncComm(name, loc, p, results);
   if (auto it = kHandlers.find(base); it != kHandlers.end())
     return (this->*(it->second))("pto." + base, loc, p, results);
   if (const isa::OpInfo* info = isa::findOp(name)) {
@@ -488,13 +470,6 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
     return ok ? buildTileOp(*info, loc, p, results) : void();
   }
   diags_.error(loc, "unknown operation '" + name + "'");
-}
-
-void Builder::refuseDeviceComm(const std::string& name, SrcLoc loc) {
-  diags_.error(loc, "'" + name +
-                        "' is an asynchronous communication op (sessions and events): this op is "
-                        "not supported yet; write the synchronous pto.tput / pto.tget (or "
-                        "tload/tstore on a peer's window) and signals (docs/multi-device.md)");
 }
 
 } // namespace pto::as::detail

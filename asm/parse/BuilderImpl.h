@@ -296,7 +296,6 @@ private:
                           const std::vector<ResultName>& results);
   void buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
                   const std::vector<ResultName>& results);
-  void refuseDeviceComm(const std::string& name, SrcLoc loc);
 
   // -------- data-moving comm ops: tput / tget and the collectives (BuildComm.cpp)
   enum class CommKind { Put, Get, Broadcast, Gather, Scatter, Reduce };
@@ -330,6 +329,24 @@ private:
                                    int64_t row0, int64_t col0, int64_t rows, int64_t cols);
   void expandComm(CommOperands& c);
   bool expandCommChunk(const CommOperands& c, int64_t i, int64_t j, int64_t tr, int64_t tc);
+  // -------- asynchronous sessions and events (BuildAsyncComm.cpp)
+  struct AsyncOperands {
+    std::string name;
+    SrcLoc loc;
+    std::vector<ValueId> values;
+    std::vector<SrcLoc> locs;
+  };
+  static bool isAsyncCommOp(std::string_view name);
+  void buildAsyncComm(const std::string& name, SrcLoc loc, Pieces& p,
+                      const std::vector<ResultName>& results);
+  bool readAsyncAttr(const AsyncOperands& a, P::AttrEntryContext* e, bool session,
+                     std::vector<NamedAttr>& attrs);
+  bool checkAsyncSession(const AsyncOperands& a);
+  bool checkAsyncTransfer(const AsyncOperands& a);
+  bool checkAsyncWait(const AsyncOperands& a);
+  std::optional<ValueId> asyncSlice(const AsyncOperands& a, size_t k, int64_t off, int64_t len);
+  ValueId asyncStageTile(const AsyncOperands& a, isa::DType elem, int64_t len);
+  void expandAsyncTransfer(const AsyncOperands& a, Op& op);
   void buildSyncAll(const std::string& name, SrcLoc loc, Pieces& p,
                     const std::vector<ResultName>& results);
   void buildSignal(const std::string& name, SrcLoc loc, Pieces& p,

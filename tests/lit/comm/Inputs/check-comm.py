@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a --ranks run of a kernel of comm-ops.pto against the ops' definitions.
 
-usage: check-comm.py put|putc|get|bcast|gather|scatter|reduce OUT_DIR NRANKS
+usage: check-comm.py put|putc|get|async|bcast|gather|scatter|reduce OUT_DIR NRANKS
 
 OUT_DIR holds rank0/ .. rankN-1/ as pto-run --out-dir writes them (inputs and outputs). The
 expected values follow pto-isa's definitions of TPUT / TGET / TBROADCAST / TGATHER / TSCATTER /
@@ -40,6 +40,11 @@ def expected(op, out, n):
     elif op == "get":
         for r in range(n):
             want[(r, "z")] = x[(r + 1) % n]
+    elif op == "async":  # async-ops.pto: a put to the next rank, a get from it, both complete
+        for r in range(n):
+            want[(r, "y")] = x[(r - 1) % n]
+            want[(r, "z")] = x[(r + 1) % n]
+            want[(r, "ok")] = [1, 1]
     elif op == "bcast":
         for r in range(n):
             want[(r, "y")] = x[1]
