@@ -427,6 +427,16 @@ private:
   /// region (what it does in machine ops) is not printed: the builder makes it again.
   void commOp(const Op& op) {
     const auto& ops = op.operands;
+    if (op.ints.size() == 3 && op.ints[0] == 1 && op.ints[2] > 0) { // a collective's custom form
+      const size_t fixed = op.attr("reduceOp") ? 2 : 1;             // the local view, treduce's acc
+      const size_t group = ops.size() - static_cast<size_t>(op.ints[2]);
+      line() << op.name << "(" << operandList(ops, 0, fixed) << ", recv("
+             << operandList(ops, fixed, group) << "), group(" << operandList(ops, group)
+             << ") : " << typeList(ops) << ")";
+      if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+      out_ << "\n";
+      return;
+    }
     if (op.ints.size() == 3 && op.ints[0] == 1) {
       line() << op.name << "(" << name(ops[0]) << ", " << name(ops[1]) << ", buf("
              << operandList(ops, 2) << ") : " << typeList(ops) << ")";

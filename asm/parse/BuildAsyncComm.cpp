@@ -79,8 +79,8 @@ void Builder::buildAsyncComm(const std::string& name, SrcLoc loc, Pieces& p,
   auto rt = readType(p.arrowTypes[0]);
   if (!rt) return;
   if (!(*rt == resultType)) {
-    diags_.error(locOf(p.arrowTypes[0]), "'" + name + "' yields " + toString(resultType) +
-                                             ", found " + toString(*rt));
+    diags_.error(locOf(p.arrowTypes[0]),
+                 "'" + name + "' yields " + toString(resultType) + ", found " + toString(*rt));
     return;
   }
   std::vector<NamedAttr> attrs;
@@ -89,8 +89,9 @@ void Builder::buildAsyncComm(const std::string& name, SrcLoc loc, Pieces& p,
   for (auto* d : dicts)
     for (auto* e : d->attrEntry())
       if (!readAsyncAttr(a, e, session, attrs)) return;
-  const bool ok = session ? checkAsyncSession(a) : transfer ? checkAsyncTransfer(a)
-                                                            : checkAsyncWait(a);
+  const bool ok = session    ? checkAsyncSession(a)
+                  : transfer ? checkAsyncTransfer(a)
+                             : checkAsyncWait(a);
   if (!ok || !expectResults(name, loc, results, 1)) return;
   Op& op = emit(OpKind::AsyncComm, loc, name);
   for (size_t i = 0; i < a.values.size(); ++i)
@@ -170,7 +171,8 @@ bool Builder::checkAsyncTransfer(const AsyncOperands& a) {
     const Type& t = fn_->type(a.values[k]);
     bool flat = t.isView() && !t.shape.empty();
     for (size_t i = 0; flat && i < t.shape.size(); ++i)
-      flat = t.shape[i] != kDynamic && t.shape[i] > 0 && (i + 1 == t.shape.size() || t.shape[i] == 1);
+      flat =
+          t.shape[i] != kDynamic && t.shape[i] > 0 && (i + 1 == t.shape.size() || t.shape[i] == 1);
     if (!flat) {
       diags_.error(a.locs[k], "'" + a.name + "' expects " + role[k] +
                                   " to be a static flat contiguous logical 1D GM view or "

@@ -62,14 +62,20 @@ void Builder::buildComm(const std::string& name, SrcLoc loc, Pieces& p,
   const bool custom = !inner.bareWords.empty();
   std::vector<OperandRef> refs = inner.operands;
   if (custom) {
-    // `buf(%ping[, %pong])` after the views: the staging tiles.
-    if (inner.bareWords.size() != 1 || inner.bareWords[0] != "buf" || inner.parens.size() != 1 ||
-        (kind != CommKind::Put && kind != CommKind::Get)) {
-      diags_.error(loc, "expected '" + name + "(%dst, %src, buf(%ping[, %pong]) : ...)'");
+    // `buf(%ping[, %pong])` after a put's or get's views: the staging tiles; `recv(%ping[,
+    // %pong]), group(%m0, ...)` after a collective's local view (and treduce's acc).
+    const bool p2p = kind == CommKind::Put || kind == CommKind::Get;
+    const std::vector<std::string> words =
+        p2p ? std::vector<std::string>{"buf"} : std::vector<std::string>{"recv", "group"};
+    if (inner.bareWords != words || inner.parens.size() != words.size()) {
+      diags_.error(loc, "expected '" + name +
+                            (p2p ? "(%dst, %src, buf(%ping[, %pong]) : ...)'"
+                                 : "(%local, [%acc, ]recv(%ping[, %pong]), group(...) : ...)'"));
       return;
     }
-    for (const OperandRef& r : collectPieces(piecesOf(inner.parens[0])).operands)
-      refs.push_back(r);
+    for (auto* paren : inner.parens)
+      for (const OperandRef& r : collectPieces(piecesOf(paren)).operands)
+        refs.push_back(r);
   }
   std::vector<P::TypeContext*> types = custom ? inner.types : p.types;
   if (types.size() != refs.size()) {
