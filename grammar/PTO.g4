@@ -35,6 +35,9 @@ grammar PTO;
   bool bareWord() {
     if (_input->LA(1) != IDENT || _input->LA(2) == EQUALS) return false;
     const std::string w = _input->LT(1)->getText();
+    // `buf(%ping, %pong)`: the staging tiles of PTOAS's pto.comm.tput / tget; `recv(...)` and
+    // `group(...)`: a collective's staging tiles and members (a paren follows).
+    if (w == "buf" || w == "recv" || w == "group") return _input->LT(2)->getText() == "(";
     return w == "single_cache_line" || w == "all";
   }
   /// Whether the next tokens are a result list and `=` (`%a =`, `%a, %b =`, `%a:2 =`): the start

@@ -408,6 +408,8 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
   case OpKind::If:
   case OpKind::While:
   case OpKind::Section:
+  case OpKind::Comm:
+  case OpKind::AsyncComm:
     return structured(f, op);
   case OpKind::Call: {
     const ir::Function* callee = nullptr;
@@ -496,6 +498,11 @@ Machine::Step Machine::structured(Frame& f, const Op& op) {
   };
   switch (op.kind) {
   case OpKind::Section:
+  case OpKind::Comm: // a put, get or collective: its TLOAD / TSTORE steps
+    return runRegion(f, op.regions[0], &term);
+  case OpKind::AsyncComm: // a put's or get's copy, complete when issued: a wait or test is true
+    if (op.name.ends_with("_async_event")) f.v[op.results[0]] = Val{uint64_t{1}};
+    if (op.regions.empty()) return Flow::Next;
     return runRegion(f, op.regions[0], &term);
   case OpKind::If: {
     const bool c = scalar(f, op.operands[0]) & 1;

@@ -311,6 +311,12 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::Section:
     out_.flags |= op.name.ends_with("cube") ? obj::kKernelCube : obj::kKernelVector;
     return lowerRegion(op.regions[0]);
+  case OpKind::Comm: // a put, get or collective: its TLOAD / TSTORE steps (BuildComm.cpp)
+    return lowerRegion(op.regions[0]);
+  case OpKind::AsyncComm: // a put's or get's copy; a wait or test of its event yields true
+    if (!op.regions.empty()) lowerRegion(op.regions[0]);
+    if (op.name.ends_with("_async_event")) constants_[op.results[0]] = 1;
+    return;
   case OpKind::MakeTensorView:
     return lowerMakeView(op);
   case OpKind::ReinterpretView:

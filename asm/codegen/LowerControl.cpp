@@ -182,6 +182,8 @@ bool FunctionLowering::bindHome(ValueId home, ValueId from, SrcLoc loc) {
   }
   case TypeKind::EventIdArray:
   case TypeKind::Pipe:
+  case TypeKind::AsyncSession:
+  case TypeKind::AsyncEvent:
   case TypeKind::None:
     unsupported(loc, "carrying " + toString(t) + " across a region");
     return false;

@@ -65,6 +65,10 @@ std::string toString(const Type& t) {
     return "!pto.eventid_array<" + std::to_string(t.shape.at(0)) + ">";
   case TypeKind::Pipe:
     return "!pto.pipe";
+  case TypeKind::AsyncSession:
+    return "!pto.async_session";
+  case TypeKind::AsyncEvent:
+    return "!pto.async_event";
   case TypeKind::Vector:
     return "vector<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
   case TypeKind::Tile: {
@@ -417,6 +421,62 @@ private:
     return s + "]";
   }
 
+  /// A data-moving comm op as PTOAS writes it (asm/parse/BuildComm.cpp): the custom form
+  /// `pto.comm.tput(%dst, %src, buf(%ping) : A, B, C) {atomicType = ...}` or the generic one
+  /// `"pto.treduce"(...) <{operandSegmentSizes = array<i32: ...>, ...}> : (...) -> ()`. Its
+  /// region (what it does in machine ops) is not printed: the builder makes it again.
+  void commOp(const Op& op) {
+    const auto& ops = op.operands;
+    if (op.ints.size() == 3 && op.ints[0] == 1 && op.ints[2] > 0) { // a collective's custom form
+      const size_t fixed = op.attr("reduceOp") ? 2 : 1;             // the local view, treduce's acc
+      const size_t group = ops.size() - static_cast<size_t>(op.ints[2]);
+      line() << op.name << "(" << operandList(ops, 0, fixed) << ", recv("
+             << operandList(ops, fixed, group) << "), group(" << operandList(ops, group)
+             << ") : " << typeList(ops) << ")";
+      if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+      out_ << "\n";
+      return;
+    }
+    if (op.ints.size() == 3 && op.ints[0] == 1) {
+      line() << op.name << "(" << name(ops[0]) << ", " << name(ops[1]) << ", buf("
+             << operandList(ops, 2) << ") : " << typeList(ops) << ")";
+      if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+      out_ << "\n";
+      return;
+    }
+    std::vector<NamedAttr> props;
+    if (op.ints.size() == 3 && op.ints[2] > 0) { // a collective: its operand segments
+      const bool reduce = op.attr("reduceOp") != nullptr;
+      const int64_t pong = op.ints[1] - (reduce ? 2 : 1);
+      props.push_back({"operandSegmentSizes",
+                       "array<i32: 1, 1, " + std::string(reduce ? "1, " : "") +
+                           std::to_string(pong) + ", " + std::to_string(op.ints[2]) + ">"});
+    }
+    for (const NamedAttr& a : op.attrs)
+      props.push_back(a);
+    line() << "\"" << op.name << "\"(" << operandList(ops) << ")";
+    if (!props.empty()) out_ << " <" << attrDict(props) << ">";
+    out_ << " : (" << typeList(ops) << ") -> ()\n";
+  }
+
+  /// An asynchronous comm op as written (asm/parse/BuildAsyncComm.cpp): custom
+  /// `%e = pto.tput_async(%d, %s, %sess : A, B, !pto.async_session) -> !pto.async_event` or
+  /// generic `%e = "pto.tput_async"(%d, %s, %sess) : (...) -> !pto.async_event`. Its region
+  /// (the copy) is not printed: the builder makes it again.
+  void asyncCommOp(const Op& op) {
+    const auto& ops = op.operands;
+    const std::string rt = op.results.empty() ? "()" : typeOf(op.results[0]);
+    if (op.ints.size() == 1 && op.ints[0] == 1) {
+      line() << results(op) << "\"" << op.name << "\"(" << operandList(ops) << ")";
+      if (!op.attrs.empty()) out_ << " <" << attrDict(op.attrs) << ">";
+      out_ << " : (" << typeList(ops) << ") -> " << rt << "\n";
+      return;
+    }
+    line() << results(op) << op.name << "(" << operandList(ops) << " : " << typeList(ops) << ")";
+    if (!op.attrs.empty()) out_ << " " << attrDict(op.attrs);
+    out_ << " -> " << rt << "\n";
+  }
+
   void op(const Op& op) {
     const auto& ops = op.operands;
     switch (op.kind) {
@@ -664,6 +724,10 @@ private:
              << ">}\n";
       return;
     }
+    case OpKind::Comm:
+      return commOp(op);
+    case OpKind::AsyncComm:
+      return asyncCommOp(op);
     case OpKind::Barrier:
       if (const NamedAttr* form = op.attr("form")) { // a memory fence (BuildSync.cpp)
         line() << op.name;

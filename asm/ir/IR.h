@@ -47,6 +47,8 @@ enum class TypeKind : uint8_t {
   EventIdArray, // !pto.eventid_array<N> (shape[0] = N)
   Pipe,         // !pto.pipe: a cross-core pipe, defined by its init op (never flows)
   Vector,       // vector<4xi16>: tmrgsort's executed-count list, 64 bits in one register
+  AsyncSession, // !pto.async_session: defined by pto.build_async_session (never flows)
+  AsyncEvent,   // !pto.async_event: defined by pto.tput_async / tget_async (never flows)
 };
 
 struct Type {
@@ -198,6 +200,17 @@ enum class OpKind : uint8_t {
   // one-element i32 view), the value; ints {mode}: for tnotify 0 set, 1 add; for twait and ttest
   // the comparison, an isa::CmpMode. ttest has an i1 result.
   Signal,
+  // PTOAS's data-moving comm ops (pto.tput, pto.tget, the collectives; asm/parse/BuildComm.cpp):
+  // name as written; operands in PTOAS's order; ints {custom form, tiles, group size}; attrs
+  // atomicType / reduceOp / root. regions[0] is what it does in machine ops (TLOAD, TSTORE,
+  // TADD/TMAX/TMIN, barriers), lowered and interpreted in its place.
+  Comm,
+  // PTOAS's asynchronous comm ops (pto.build_async_session, pto.tput_async / tget_async,
+  // pto.wait_async_event / test_async_event, also pto.comm.*; asm/parse/BuildAsyncComm.cpp):
+  // name as written; ints {generic form}; attrs the session's as written. A put's or get's
+  // regions[0] is its copy (TLOAD, TSTORE, barriers), complete when issued; a wait or test
+  // yields true.
+  AsyncComm,
 };
 
 /// Event id of a set/wait: a constant hardware id, a symbolic name resolved by the linker,

@@ -252,27 +252,6 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
   return true;
 }
 
-namespace {
-/// PTOAS's communication ops that move data between devices or run collectives: refused by
-/// name until multi-device execution exists (the signals, tnotify / twait / ttest, run).
-bool isDeviceCommOp(std::string_view name) {
-  static constexpr std::string_view kOps[] = {"pto.tput",
-                                              "pto.tget",
-                                              "pto.comm.tput",
-                                              "pto.comm.tget",
-                                              "pto.tbroadcast",
-                                              "pto.comm_tgather",
-                                              "pto.comm_tscatter",
-                                              "pto.treduce",
-                                              "pto.tput_async",
-                                              "pto.tget_async",
-                                              "pto.build_async_session",
-                                              "pto.wait_async_event",
-                                              "pto.test_async_event"};
-  return std::find(std::begin(kOps), std::end(kOps), name) != std::end(kOps);
-}
-} // namespace
-
 void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>& results) {
   P::OpNameContext* opName = g->opName();
   std::string name = wordText(opName);
@@ -372,7 +351,8 @@ void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
   if (name == "pto.tnotify" || name == "pto.twait" || name == "pto.ttest")
     return buildSignal(name, loc, p, results);
   if (name == "pto.syncall") return buildSyncAll(name, loc, p, results);
-  if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
+  if (commKindOf(name)) return buildComm(name, loc, p, results);
+  if (isAsyncCommOp(name)) return buildAsyncComm(name, loc, p, results);
   const isa::OpInfo* info = isa::findOp(name);
   if (!info) {
     diags_.error(loc, "the generic form \"" + name + "\"(...) is accepted for tile ops only");
@@ -478,7 +458,8 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
                           "pto.tassign");
     return;
   }
-  if (isDeviceCommOp(name)) return refuseDeviceComm(name, loc);
+  if (commKindOf(name)) return buildComm(name, loc, p, results);
+  if (isAsyncCommOp(name)) return buildAsyncComm(name, loc, p, results);
   if (auto it = kHandlers.find(base); it != kHandlers.end())
     return (this->*(it->second))("pto." + base, loc, p, results);
   if (const isa::OpInfo* info = isa::findOp(name)) {
@@ -489,14 +470,6 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
     return ok ? buildTileOp(*info, loc, p, results) : void();
   }
   diags_.error(loc, "unknown operation '" + name + "'");
-}
-
-void Builder::refuseDeviceComm(const std::string& name, SrcLoc loc) {
-  diags_.error(loc, "'" + name +
-                        "' moves data between devices (a communication op): this op is not "
-                        "supported yet; a kernel moves data between ranks with tload/tstore on "
-                        "a peer's window and signals with pto.comm.tnotify/twait/ttest "
-                        "(docs/multi-device.md)");
 }
 
 } // namespace pto::as::detail

@@ -188,7 +188,8 @@ void Builder::buildSignal(const std::string& name, SrcLoc loc, Pieces& p,
   if (!onlyPieces(diags_, p, name, {K::Paren, K::Dict, K::Props, K::Types, K::Arrow})) return;
   Pieces inner;
   if (p.parens.size() == 1) inner = collectPieces(piecesOf(p.parens[0]));
-  const bool generic = !p.types.empty() || p.hasArrow;
+  // The generic form's types follow the parentheses (the custom ttest ends in `-> i1` too).
+  const bool generic = !p.types.empty();
   std::vector<P::TypeContext*> types = generic ? p.types : inner.types;
   if (p.parens.size() != 1 || inner.operands.size() != 2 || types.size() != 2) {
     diags_.error(loc, "expected '" + name + "(%signal, %value : T, i32) {...}'");

@@ -296,7 +296,57 @@ private:
                           const std::vector<ResultName>& results);
   void buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
                   const std::vector<ResultName>& results);
-  void refuseDeviceComm(const std::string& name, SrcLoc loc);
+
+  // -------- data-moving comm ops: tput / tget and the collectives (BuildComm.cpp)
+  enum class CommKind { Put, Get, Broadcast, Gather, Scatter, Reduce };
+  struct CommOperands {
+    std::string name;
+    SrcLoc loc;
+    CommKind kind = CommKind::Put;
+    bool custom = false; // written as pto.comm.tput(..., buf(...) : ...)
+    std::vector<ValueId> values;
+    std::vector<SrcLoc> locs;
+    std::vector<size_t> views, tiles, group; // indexes into values
+    std::optional<isa::AtomicType> atomic;
+    std::optional<int64_t> root;
+    SrcLoc rootLoc, segmentsLoc;
+    std::optional<std::string> reduceOp;
+    std::vector<int64_t> segments; // operandSegmentSizes as written
+    // One transfer (a put's view, a collective's member) as rows x cols, and the staging
+    // tile's valid shape; chunked when the tile is smaller (pto-isa's chunked mode).
+    int64_t unitRows = 0, unitCols = 0, tileRows = 0, tileCols = 0;
+    bool chunked = false;
+  };
+  static std::optional<CommKind> commKindOf(std::string_view name);
+  void buildComm(const std::string& name, SrcLoc loc, Pieces& p,
+                 const std::vector<ResultName>& results);
+  bool readCommAttr(CommOperands& c, P::AttrEntryContext* e);
+  bool splitCommOperands(CommOperands& c);
+  bool checkComm(CommOperands& c);
+  Op& emitCommTileOp(isa::OpId id, SrcLoc loc, std::initializer_list<ValueId> operands);
+  void emitCommBarrier(SrcLoc loc);
+  std::optional<ValueId> commSlice(const CommOperands& c, ValueId view, SrcLoc viewLoc,
+                                   int64_t row0, int64_t col0, int64_t rows, int64_t cols);
+  void expandComm(CommOperands& c);
+  bool expandCommChunk(const CommOperands& c, int64_t i, int64_t j, int64_t tr, int64_t tc);
+  // -------- asynchronous sessions and events (BuildAsyncComm.cpp)
+  struct AsyncOperands {
+    std::string name;
+    SrcLoc loc;
+    std::vector<ValueId> values;
+    std::vector<SrcLoc> locs;
+  };
+  static bool isAsyncCommOp(std::string_view name);
+  void buildAsyncComm(const std::string& name, SrcLoc loc, Pieces& p,
+                      const std::vector<ResultName>& results);
+  bool readAsyncAttr(const AsyncOperands& a, P::AttrEntryContext* e, bool session,
+                     std::vector<NamedAttr>& attrs);
+  bool checkAsyncSession(const AsyncOperands& a);
+  bool checkAsyncTransfer(const AsyncOperands& a);
+  bool checkAsyncWait(const AsyncOperands& a);
+  std::optional<ValueId> asyncSlice(const AsyncOperands& a, size_t k, int64_t off, int64_t len);
+  ValueId asyncStageTile(const AsyncOperands& a, isa::DType elem, int64_t len);
+  void expandAsyncTransfer(const AsyncOperands& a, Op& op);
   void buildSyncAll(const std::string& name, SrcLoc loc, Pieces& p,
                     const std::vector<ResultName>& results);
   void buildSignal(const std::string& name, SrcLoc loc, Pieces& p,

@@ -285,6 +285,13 @@ std::optional<Type> TypeReader::readBang(const std::string& name,
     return Type{name == "!pto.tensor_view" ? TypeKind::TensorView : TypeKind::PartView,
                 *shape->elem, shape->dims};
   }
+  if (name == "!pto.async_session" || name == "!pto.async_event") {
+    if (hasAngle) {
+      diags_.error(loc, "'" + name + "' takes no parameters");
+      return std::nullopt;
+    }
+    return Type{name == "!pto.async_event" ? TypeKind::AsyncEvent : TypeKind::AsyncSession};
+  }
   if (name == "!pto.pipe") {
     if (hasAngle) {
       diags_.error(loc, "'!pto.pipe' takes no parameters");
