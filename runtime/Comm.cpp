@@ -32,22 +32,33 @@ const char* signalCmpName(unsigned cmp) {
   return cmp < 6 ? kNames[cmp] : "?";
 }
 
-World::World(uint32_t ranks) : ranks_(ranks), regions_(ranks), programs_(ranks, nullptr) {}
+uint8_t* World::remote(Core& c, uint32_t rank, size_t, uint64_t, uint64_t, bool, const GmRows*) {
+  if (c.error.empty())
+    c.error = "the memory of rank " + std::to_string(rank) + " is not reachable in this run";
+  return nullptr;
+}
 
-std::optional<std::string> World::join(uint32_t rank, const std::vector<GmRegion>& regions,
-                                       const Program* prog, uint32_t cores) {
+bool World::finishRemote(Core& c) {
+  c.remote.clear();
+  return true;
+}
+
+LocalWorld::LocalWorld(uint32_t ranks) : World(ranks), regions_(ranks), programs_(ranks, nullptr) {}
+
+std::optional<std::string> LocalWorld::join(uint32_t rank, std::vector<GmRegion>& regions,
+                                            const Program* prog, uint32_t cores) {
   std::unique_lock<std::mutex> lock(mu_);
   regions_[rank] = regions;
   programs_[rank] = prog;
   live_ += cores;
   ++joined_;
   cv_.notify_all();
-  cv_.wait(lock, [&] { return joined_ == ranks_ || failed_; });
+  cv_.wait(lock, [&] { return joined_ == ranks() || failed_; });
   if (failed_) return "stopped: " + failure_;
   return std::nullopt;
 }
 
-void World::abort(uint32_t rank, const std::string& why) {
+void LocalWorld::abort(uint32_t rank, const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!failed_) {
     failed_ = true;
@@ -56,7 +67,7 @@ void World::abort(uint32_t rank, const std::string& why) {
   cv_.notify_all();
 }
 
-void World::coreDone() {
+void LocalWorld::coreDone() {
   std::lock_guard<std::mutex> lock(mu_);
   if (live_ > 0) --live_;
   if (arrived_ > 0 && arrived_ >= live_) { // the cores left at a syncall are all there
@@ -68,12 +79,12 @@ void World::coreDone() {
   cv_.notify_all();
 }
 
-int32_t* World::signalPtr(Core& c, uint64_t addr, bool write) {
+int32_t* LocalWorld::signalPtr(Core& c, uint64_t addr, bool write) {
   uint8_t* p = c.translate(addr, 4, "signal", write);
   return reinterpret_cast<int32_t*>(p);
 }
 
-bool World::notify(Core& c, uint64_t addr, int32_t value, unsigned mode) {
+bool LocalWorld::notify(Core& c, uint64_t addr, int32_t value, unsigned mode) {
   int32_t* p = signalPtr(c, addr, true);
   if (!p) return false;
   std::lock_guard<std::mutex> lock(mu_);
@@ -97,7 +108,7 @@ bool World::notify(Core& c, uint64_t addr, int32_t value, unsigned mode) {
   return true;
 }
 
-bool World::test(Core& c, uint64_t addr, int32_t value, unsigned cmp, bool& holds) {
+bool LocalWorld::test(Core& c, uint64_t addr, int32_t value, unsigned cmp, bool& holds) {
   int32_t* p = signalPtr(c, addr, false);
   if (!p) return false;
   std::lock_guard<std::mutex> lock(mu_);
@@ -107,40 +118,49 @@ bool World::test(Core& c, uint64_t addr, int32_t value, unsigned cmp, bool& hold
   return true;
 }
 
-bool World::satisfied(const Waiter& w) const {
+bool LocalWorld::satisfied(const Waiter& w) const {
   if (w.syncall) return generation_ > w.generation;
   int32_t s = 0;
   std::memcpy(&s, w.signal, 4);
   return signalHolds(s, w.cmp, w.value);
 }
 
-std::string World::describe(const Waiter& w) const {
-  const Program* prog = programs_[w.rank];
-  std::string where = prog ? prog->locationAt(w.at) : std::string();
-  std::string text = "  rank " + std::to_string(w.rank) + " block " + std::to_string(w.block) +
-                     (where.empty() ? "" : " at " + where) + ": ";
-  if (w.syncall)
-    return text + "syncall (" + std::to_string(arrived_) + " of " + std::to_string(live_) +
-           " cores arrived)";
+std::string waitLine(const World& world, const Program* prog, uint32_t rank, uint32_t block,
+                     uint32_t at, uint64_t addr, int32_t value, unsigned cmp, int32_t seen) {
+  std::string where = prog ? prog->locationAt(at) : std::string();
+  return "  rank " + std::to_string(rank) + " block " + std::to_string(block) +
+         (where.empty() ? "" : " at " + where) + ": twait on " + signalName(world, addr, rank) +
+         " " + signalCmpName(cmp) + " " + std::to_string(value) + " (it is " +
+         std::to_string(seen) + ")";
+}
+
+std::string LocalWorld::describe(const Waiter& w) const {
+  if (w.syncall) {
+    const Program* prog = programs_[w.rank];
+    std::string where = prog ? prog->locationAt(w.at) : std::string();
+    return "  rank " + std::to_string(w.rank) + " block " + std::to_string(w.block) +
+           (where.empty() ? "" : " at " + where) + ": syncall (" + std::to_string(arrived_) +
+           " of " + std::to_string(live_) + " cores arrived)";
+  }
   int32_t s = 0;
   std::memcpy(&s, w.signal, 4);
-  return text + "twait on " + signalName(w.addr, w.rank) + " " + signalCmpName(w.cmp) + " " +
-         std::to_string(w.value) + " (it is " + std::to_string(s) + ")";
+  return waitLine(*this, programs_[w.rank], w.rank, w.block, w.at, w.addr, w.value, w.cmp, s);
 }
 
 /// "%sig[0] of rank 1": the argument and element a signal address names (or its address).
-std::string World::signalName(uint64_t addr, uint32_t rank) const {
+std::string signalName(const World& world, uint64_t addr, uint32_t rank) {
   if (auto r = rankTagOf(addr)) rank = *r;
   const uint64_t local = addr & ~kRankTagMask, region = local >> kRegionShift;
-  if (rank < ranks_ && region >= 1 && region <= regions_[rank].size())
-    return "%" + regions_[rank][region - 1].name + "[" + std::to_string((local & kRegionMask) / 4) +
+  const std::vector<GmRegion>* regions = world.regionsOf(rank);
+  if (regions && region >= 1 && region <= regions->size())
+    return "%" + (*regions)[region - 1].name + "[" + std::to_string((local & kRegionMask) / 4) +
            "] of rank " + std::to_string(rank);
   char text[32];
   snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(addr));
   return std::string("signal ") + text;
 }
 
-std::string World::deadlockReport() const {
+std::string LocalWorld::deadlockReport() const {
   std::string text = "deadlock: every core of every rank waits, and nothing will change:";
   std::vector<const Waiter*> byRank(waiters_.begin(), waiters_.end());
   std::sort(byRank.begin(), byRank.end(), [](const Waiter* a, const Waiter* b) {
@@ -154,7 +174,7 @@ std::string World::deadlockReport() const {
 /// Waits until w is satisfied; false on a deadlock (every live core waits, none of them can go
 /// on) or when another rank failed. Re-checks every few milliseconds: a plain store (TSTORE, a
 /// scalar store) to a signal does not wake the waiters.
-bool World::blockUntil(std::unique_lock<std::mutex>& lock, Core& c, Waiter& w) {
+bool LocalWorld::blockUntil(std::unique_lock<std::mutex>& lock, Core& c, Waiter& w) {
   w.waiting = true;
   waiters_.push_back(&w);
   ++waiting_;
@@ -185,7 +205,7 @@ bool World::blockUntil(std::unique_lock<std::mutex>& lock, Core& c, Waiter& w) {
   return ok;
 }
 
-bool World::wait(Core& c, uint64_t addr, int32_t value, unsigned cmp, uint32_t at) {
+bool LocalWorld::wait(Core& c, uint64_t addr, int32_t value, unsigned cmp, uint32_t at) {
   int32_t* p = signalPtr(c, addr, false);
   if (!p) return false;
   std::unique_lock<std::mutex> lock(mu_);
@@ -202,7 +222,7 @@ bool World::wait(Core& c, uint64_t addr, int32_t value, unsigned cmp, uint32_t a
   return true;
 }
 
-bool World::syncall(Core& c, uint32_t at) {
+bool LocalWorld::syncall(Core& c, uint32_t at) {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t now = c.simStart + c.simCost + kLinkLatencyCycles;
   roundTime_ = std::max(roundTime_, now);

@@ -39,6 +39,33 @@ struct GmRegion {
 struct TileInst;
 struct Program;
 
+/// The rows of GM a TLOAD or TSTORE touches (`rows` of `rowBytes` bytes, `stride` bytes apart):
+/// what a remote access (World::remote) reads or sends, and nothing between the rows. An
+/// atomic add of `dtype` elements sets atomicAdd; the world then answers `staged` = true when
+/// the op must write its addends, not sums, to the staging copy (the add happens at the rank).
+struct GmRows {
+  uint64_t rows = 1, rowBytes = 0, stride = 0;
+  bool atomicAdd = false;
+  isa::DType dtype = isa::DType::U8;
+  mutable bool staged = false;
+};
+
+/// Where a GM address is: the rank whose window it is in, the argument (index into the
+/// rank's regions) and the byte offset in it.
+struct GmPlace {
+  uint32_t rank = 0;
+  size_t region = 0;
+  uint64_t offset = 0;
+};
+
+/// A staging copy of remote GM an op reads or writes (World::remote), sent when the op ends.
+struct RemoteStage {
+  GmPlace place;
+  bool write = false;
+  GmRows rows; // rows.rows == 0: one contiguous span of data.size() bytes
+  std::vector<uint8_t> data;
+};
+
 /// One simulated AI core (one block). Buffers are reused from block to block.
 struct Core {
   std::array<uint64_t, kNumRegs> r{};
@@ -73,9 +100,16 @@ struct Core {
   uint64_t simStart = 0, simCost = 0, simNotBefore = 0;
 
   /// Translates a GM/stack virtual address range; nullptr (and error set) when out of bounds.
-  uint8_t* translate(uint64_t addr, uint64_t bytes, const char* what, bool write);
-  /// translate for an address with a rank tag (runtime/Comm.h): in rank r's window.
-  uint8_t* translatePeer(uint32_t r, uint64_t addr, uint64_t bytes, const char* what, bool write);
+  /// `rows`: the rows a TLOAD/TSTORE touches in it (what a remote access sends, GmRows).
+  uint8_t* translate(uint64_t addr, uint64_t bytes, const char* what, bool write,
+                     const GmRows* rows = nullptr);
+  /// The argument and offset a GM address range is in (a rank tag names a peer's window,
+  /// runtime/Comm.h), checked to lie inside it; nullopt with the error set when it does not.
+  std::optional<GmPlace> locate(uint64_t addr, uint64_t bytes, const char* what, bool write);
+  /// Staging copies of remote GM the current op reads or writes (World::remote).
+  std::vector<RemoteStage> remote;
+  /// Ends an op that staged remote GM (World::finishRemote); false with the error set.
+  bool finishRemote();
   /// The one GM bounds check in exact arithmetic, used by the cpu backend, the npu model and
   /// the reference interpreter: the access of `bytes` at pointer `base` plus `offset` bytes (the
   /// scaled index as an exact integer, not reduced mod 2^64). nullptr and the error set, naming

@@ -284,7 +284,7 @@ Status Launch::runIn(const RunOptions& opts, RunStats* stats) {
   // block), in the run's world or, on one device, in a world of its own.
   const bool comm = std::any_of(prog_->functions.begin(), prog_->functions.end(),
                                 [](const DecodedFunction& f) { return f.usesComm; });
-  std::optional<World> ownWorld;
+  std::optional<LocalWorld> ownWorld;
   World* world = opts.world;
   if (comm && !world) world = &ownWorld.emplace(1);
   if (world) {

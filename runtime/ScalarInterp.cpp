@@ -3,6 +3,7 @@
 
 #include "runtime/Comm.h"
 
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -104,74 +105,109 @@ uint64_t Core::offsetAddress(uint64_t base, obj::WideInt offset, uint64_t elemBy
   return (kPoisonRegion << kRegionShift) | (poisons.size() - 1);
 }
 
-uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool write) {
-  if (auto r = rankTagOf(addr)) return translatePeer(*r, addr, bytes, what, write);
+uint8_t* Core::translate(uint64_t addr, uint64_t bytes, const char* what, bool write,
+                         const GmRows* rows) {
+  const bool peer = rankTagOf(addr).has_value();
   const uint64_t region = addr >> kRegionShift, off = addr & kRegionMask;
-  if (region == kPoisonRegion && off < poisons.size()) {
-    if (error.empty()) error = std::string(what) + (write ? " writes " : " reads ") + poisons[off];
-    return nullptr;
-  }
-  if (region == kStackRegion) {
+  if (!peer && region == kStackRegion) {
     if (off + bytes <= stack.size() && off + bytes >= off) return stack.data() + off;
     if (error.empty())
       error = std::string(what) + (write ? " writes" : " reads") + " outside the stack frame";
     return nullptr;
   }
+  auto place = locate(addr, bytes, what, write);
+  if (!place) return nullptr;
+  const std::vector<GmRegion>& regions = peer ? *world->regionsOf(place->rank) : *gm;
+  const GmRegion& g = regions[place->region];
+  // Memory of another process, or an atomic add other processes make to the same memory: the
+  // world stages it (runtime/Comm.h).
+  if (world &&
+      ((!g.data && g.size > 0) || (rows && rows->atomicAdd && world->atomicsThroughWorld())))
+    return world->remote(*this, place->rank, place->region, place->offset, bytes, write, rows);
+  return g.data + place->offset;
+}
+
+namespace {
+/// The checks of a GM address (tag removed) against `gm`: the argument and offset, or nullopt
+/// with `error` set (when empty) naming the access.
+std::optional<GmPlace> locateIn(const std::vector<GmRegion>& gm,
+                                const std::vector<std::string>& poisons, uint64_t addr,
+                                uint64_t bytes, const char* what, bool write, std::string& error) {
+  const uint64_t region = addr >> kRegionShift, off = addr & kRegionMask;
+  const char* verb = write ? " writes" : " reads";
+  if (region == kPoisonRegion && off < poisons.size()) {
+    if (error.empty()) error = std::string(what) + verb + " " + poisons[off];
+    return std::nullopt;
+  }
+  if (region == kStackRegion) {
+    if (error.empty()) error = std::string(what) + verb + " the stack, where GM is needed";
+    return std::nullopt;
+  }
   // An offset in the upper half of a region's address space is a negative offset from the next
   // region's base (argument i + 1): name that argument, not the one before it.
   constexpr uint64_t kHalf = uint64_t{1} << (kRegionShift - 1);
-  if (off >= kHalf && region < gm->size()) {
+  if (off >= kHalf && region < gm.size()) {
     if (error.empty()) {
-      const GmRegion& next = (*gm)[region];
+      const GmRegion& next = gm[region];
       const uint64_t before = (uint64_t{1} << kRegionShift) - off;
-      error = std::string(what) + (write ? " writes" : " reads") +
-              " before the start of argument %" + next.name + " (byte offset -" +
-              std::to_string(before) + ")";
+      error = std::string(what) + verb + " before the start of argument %" + next.name +
+              " (byte offset -" + std::to_string(before) + ")";
     }
-    return nullptr;
+    return std::nullopt;
   }
-  if (region == 0 || region > gm->size()) {
+  if (region == 0 || region > gm.size()) {
     if (error.empty()) {
       char b[64];
       snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(addr));
-      error = std::string(what) + (write ? " writes" : " reads") + " address " + b +
-              ", which is not in any argument";
+      error = std::string(what) + verb + " address " + b + ", which is not in any argument";
     }
-    return nullptr;
+    return std::nullopt;
   }
-  const GmRegion& g = (*gm)[region - 1];
+  const GmRegion& g = gm[region - 1];
   if (off > g.size || bytes > g.size - off) {
     if (error.empty())
-      error = std::string(what) + (write ? " writes" : " reads") + " past the end of argument %" +
-              g.name + " (bytes " + std::to_string(off) + ".." + std::to_string(off + bytes) +
-              " of " + std::to_string(g.size) + ")";
-    return nullptr;
+      error = std::string(what) + verb + " past the end of argument %" + g.name + " (bytes " +
+              std::to_string(off) + ".." + std::to_string(off + bytes) + " of " +
+              std::to_string(g.size) + ")";
+    return std::nullopt;
   }
-  return g.data + off;
+  return GmPlace{0, static_cast<size_t>(region - 1), off};
 }
+} // namespace
 
-/// An address in rank r's window (docs/multi-device.md): checked against that rank's arguments,
-/// and an error naming the rank when it is outside them or the run has no such rank.
-uint8_t* Core::translatePeer(uint32_t r, uint64_t addr, uint64_t bytes, const char* what,
-                             bool write) {
-  const std::vector<GmRegion>* peer = world ? world->regionsOf(r) : nullptr;
+/// An address with a rank tag is in that rank's window (docs/multi-device.md): checked against
+/// that rank's arguments, and an error naming the rank when it is outside them or the run has
+/// no such rank.
+std::optional<GmPlace> Core::locate(uint64_t addr, uint64_t bytes, const char* what, bool write) {
+  const auto peer = rankTagOf(addr);
   if (!peer) {
+    auto place = locateIn(*gm, poisons, addr, bytes, what, write, error);
+    if (place) place->rank = rank;
+    return place;
+  }
+  const std::vector<GmRegion>* regions = world ? world->regionsOf(*peer) : nullptr;
+  if (!regions) {
     if (error.empty()) {
       char b[64];
       snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(addr));
       error = std::string(what) + (write ? " writes" : " reads") + " address " + b +
-              " in the window of rank " + std::to_string(r) + ", but the run has " +
+              " in the window of rank " + std::to_string(*peer) + ", but the run has " +
               std::to_string(world ? world->ranks() : 1) + " rank(s)";
     }
-    return nullptr;
+    return std::nullopt;
   }
-  const std::vector<GmRegion>* own = gm;
-  gm = peer;
-  uint8_t* p = translate(addr & ~kRankTagMask, bytes, what, write);
-  gm = own;
-  if (!p && error.find(" of rank ") == std::string::npos)
-    error += " (in the window of rank " + std::to_string(r) + ", outside it)";
-  return p;
+  auto place = locateIn(*regions, poisons, addr & ~kRankTagMask, bytes, what, write, error);
+  if (!place) {
+    if (error.find(" of rank ") == std::string::npos)
+      error += " (in the window of rank " + std::to_string(*peer) + ", outside it)";
+    return std::nullopt;
+  }
+  place->rank = *peer;
+  return place;
+}
+
+bool Core::finishRemote() {
+  return remote.empty() || world->finishRemote(*this);
 }
 
 bool runBlock(const DecodedFunction& fn, Core& c, uint32_t& failedAt) {

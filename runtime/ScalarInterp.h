@@ -185,6 +185,7 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       if (!p) return fail(m);
       uint64_t v = 0;
       std::memcpy(&v, p, m.s.size);
+      if (!c.finishRemote()) return fail(m);
       if (m.s.isSigned && m.s.size < 8) {
         const unsigned sh = 64 - 8 * m.s.size;
         v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
@@ -204,6 +205,7 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       if (!p) return fail(m);
       uint64_t v = r[m.s.rs3];
       std::memcpy(p, &v, m.s.size);
+      if (!c.finishRemote()) return fail(m);
       ++scalarOps;
       break;
     }
@@ -306,7 +308,7 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
 struct CpuExec {
   bool tile(Core& c, const TileInst& t, const MOp&) {
     t.kernel(c, t);
-    return c.error.empty();
+    return c.finishRemote() && c.error.empty();
   }
   bool sync(Core&, const SyncInst&, const MOp&) { return true; }
   bool comm(Core& c, const MOp& m) { return commStep(c, m); }

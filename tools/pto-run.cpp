@@ -11,19 +11,25 @@
 #include "tools/NumberOption.h"
 #include "tools/RunSource.h"
 #include "tools/ToolArgs.h"
+#ifdef PTO_HAVE_MPI
+#include "runtime/MpiWorld.h"
+#endif
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
 #include <thread>
 #include <tuple>
+#include <unistd.h>
 
 using namespace pto;
 using namespace pto::rt;
@@ -309,7 +315,7 @@ int ranksMain(const Module& mod, const CLI::App& app, const Options& o) {
   for (uint32_t r = 0; r < o.ranks; ++r)
     if (auto st = prepareRank(mod, app, o, r, runs[r]))
       return fail(st->message + " (rank " + std::to_string(r) + ")");
-  World world(o.ranks);
+  LocalWorld world(o.ranks);
   std::vector<std::thread> threads;
   for (uint32_t r = 0; r < o.ranks; ++r)
     threads.emplace_back([&, r] {
@@ -337,11 +343,120 @@ int ranksMain(const Module& mod, const CLI::App& app, const Options& o) {
   }
   return 0;
 }
+/// The number of processes of the mpirun job this process is one of (Open MPI's
+/// OMPI_COMM_WORLD_SIZE), or 0 when mpirun did not start it.
+uint32_t mpirunSize() {
+  const char* size = getenv("OMPI_COMM_WORLD_SIZE");
+  return size && *size ? static_cast<uint32_t>(std::max(1, atoi(size))) : 0;
+}
+
+/// This process's rank in the mpirun job (before MPI starts), 0 when it is not in one.
+[[maybe_unused]] uint32_t mpirunRank() {
+  const char* rank = getenv("OMPI_COMM_WORLD_RANK");
+  return rank && *rank ? static_cast<uint32_t>(std::max(0, atoi(rank))) : 0;
+}
+
+#ifdef PTO_HAVE_MPI
+/// What `print` writes to standard output, kept (in a temporary file under descriptor 1) rather
+/// than written; its return value in `rc`.
+std::string captureStdout(const std::function<int()>& print, int& rc) {
+  fflush(stdout);
+  FILE* tmp = tmpfile();
+  const int saved = tmp ? dup(fileno(stdout)) : -1;
+  if (saved < 0 || dup2(fileno(tmp), fileno(stdout)) < 0) {
+    if (tmp) fclose(tmp);
+    if (saved >= 0) close(saved);
+    rc = print(); // written at once: the order of the ranks' output is then mpirun's
+    return {};
+  }
+  rc = print();
+  fflush(stdout);
+  dup2(saved, fileno(stdout));
+  close(saved);
+  std::string text;
+  rewind(tmp);
+  char chunk[4096];
+  for (size_t n; (n = fread(chunk, 1, sizeof chunk, tmp)) > 0;)
+    text.append(chunk, n);
+  fclose(tmp);
+  return text;
+}
+
+/// What every rank of an mpirun job checks before the ranks start: the options, the image, the
+/// kernel, and that --ranks (when given) is the job's size.
+Status mpiSetup(const CLI::App& app, Options& o, uint32_t size, std::optional<Module>& mod) {
+  if (auto st = checkOptions(app, o)) return st;
+  if (o.ranks > 0 && o.ranks != size)
+    return Error{"error: --ranks " + std::to_string(o.ranks) + ", but mpirun started " +
+                 std::to_string(size) + " process(es): under mpirun each process is one rank"};
+  if (o.list) return Error{"error: --list under mpirun: run it without mpirun"};
+  auto m = Module::open(o.image);
+  if (!m) return m.error();
+  if (!o.arch.empty()) {
+    auto want = isa::parseArch(o.arch);
+    if (!want) return Error{"error: unknown arch '" + o.arch + "' (a2a3 or a5)"};
+    if (*want != m->arch())
+      return Error{"error: '" + o.image + "' is linked for " +
+                   std::string(isa::spelling(m->arch())) + ", not " + o.arch};
+  }
+  if (auto st = chooseKernel(m.value(), o)) return st;
+  o.ranks = size;
+  mod.emplace(std::move(m.value()));
+  return std::nullopt;
+}
+
+/// Under mpirun (docs/multi-device.md, "Under mpirun"): this process is rank R of the job; its
+/// peers' memory is reached with MPI one-sided operations (runtime/MpiWorld.h). An error of one
+/// rank stops every rank; the rank whose failure stopped the run reports it, and every rank
+/// exits 1.
+int mpiMain(CLI::App& app, Options& o, int argc, char** argv) {
+  std::string why;
+  auto world = MpiWorld::start(&argc, &argv, why);
+  if (!world) return fail("pto-run: error: MPI did not start: " + why);
+  const uint32_t me = world->rank();
+  std::optional<Module> mod;
+  Status setup = mpiSetup(app, o, world->ranks(), mod);
+  if (setup && setup->message.starts_with("error: ")) setup->message = "pto-run: " + setup->message;
+  if (const uint32_t first = world->firstFailing(setup.has_value()); first < world->ranks())
+    return first == me ? fail(setup->message) : 1;
+  world->open(mod->params(o.kernel)->size(), std::max<uint32_t>(1, o.run.blocks));
+  RankRun rr;
+  Status error = prepareRank(*mod, app, o, me, rr);
+  if (const uint32_t first = world->firstFailing(error.has_value()); first < world->ranks())
+    return first == me ? fail(error->message + " (rank " + std::to_string(me) + ")") : 1;
+  RunOptions opts = o.run;
+  opts.world = world.get();
+  opts.rank = me;
+  error = rr.launch->run(opts, &rr.stats);
+  if (auto culprit = world->finish()) {
+    if (*culprit == me && error) fail(error->message + " (rank " + std::to_string(me) + ")");
+    return 1;
+  }
+  // Each rank's results; rank 0 prints them all, in rank order.
+  int rc = 0;
+  const std::string text = captureStdout(
+      [&] {
+        if (o.run.backend == Backend::Npu || !o.prints.empty()) printf("rank %u:\n", me);
+        return report(*mod, o, rr.plan, rr.given, rr.stats, std::nullopt,
+                      inputFilesOf(o.image, o.args));
+      },
+      rc);
+  world->printInRankOrder(text);
+  fflush(stdout);
+  return world->firstFailing(rc != 0) < world->ranks() ? 1 : 0;
+}
+#endif
 } // namespace
 
 int main(int argc, char** argv) {
   // A source file (not an ELF image) runs on the reference interpreter of the Kernel IR.
   if (ref::isSourceInput(argc, argv)) {
+    if (mpirunSize())
+      return mpirunRank() == 0
+                 ? fail("pto-run: error: under mpirun pto-run runs a linked image: the reference "
+                        "interpreter (a .pto source) runs one device; assemble and link the "
+                        "kernel first (docs/multi-device.md)")
+                 : 1;
     for (int i = 1; i < argc; ++i)
       if (std::string_view(argv[i]).starts_with("--ranks"))
         return fail("pto-run: error: --ranks runs a linked image: the reference interpreter (a "
@@ -358,6 +473,18 @@ int main(int argc, char** argv) {
   Options o;
   addOptions(app, o);
   CLI11_PARSE(app, argc, argv);
+  if (const uint32_t size = mpirunSize()) {
+#ifdef PTO_HAVE_MPI
+    return mpiMain(app, o, argc, argv);
+#else
+    // Every process of the job says the same: rank 0 alone prints it.
+    (void)size;
+    if (mpirunRank() != 0) return 1;
+    return fail("pto-run: error: this pto-run was built without MPI, so it cannot run as a rank "
+                "of an mpirun job (build it with MPI installed: Debian's libopenmpi-dev), or run "
+                "the ranks in one process with --ranks N (docs/multi-device.md)");
+#endif
+  }
   if (auto st = checkOptions(app, o)) return fail("pto-run: " + st->message);
   auto mod = Module::open(o.image);
   if (!mod) return fail(mod.error().message);

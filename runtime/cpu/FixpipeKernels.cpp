@@ -54,19 +54,23 @@ void kStoreFix(Core& c, const TileInst& t) {
   if (t.datr && t.datr->dataType != enc::kDataTypeNone && t.datr->dataType != 0)
     if (auto d = enc::dtypeOfCode(t.datr->dataType)) gm = *d;
   const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gm);
-  uint8_t* dst = c.translate(addr, (vr - 1) * stride + uint64_t{vc} * gbits / 8, "TSTORE", true);
+  const bool atomic = t.fix.atomic == isa::AtomicType::Add;
+  const GmRows rows{vr, uint64_t{vc} * gbits / 8, stride, atomic, gm};
+  uint8_t* dst =
+      c.translate(addr, (vr - 1) * stride + uint64_t{vc} * gbits / 8, "TSTORE", true, &rows);
   if (!dst) return;
   const uint8_t* sb = c.buf[os.loc] + os.offset;
   const bool relu = t.fix.relu == isa::ReluPreMode::NormalRelu;
-  const bool atomic = t.fix.atomic == isa::AtomicType::Add;
   const Words word{t, c};
+  // Staged for a remote atomic add (World::remote): the addends go there, the rank adds them.
+  const bool addHere = atomic && !rows.staged;
   std::unique_lock<std::mutex> lock(atomicMutex(), std::defer_lock);
-  if (atomic) lock.lock();
+  if (addHere) lock.lock();
   for (uint32_t r = 0; r < vr; ++r)
     for (uint32_t j = 0; j < vc; ++j) {
       uint64_t v = fix::apply(t.fix.quant, os.dtype, gm, getBits(sb, sbits, os.elemOffset(r, j)),
                               word(j), relu);
-      if (atomic) v = fix::atomicAdd(gm, getBits(dst + r * stride, gbits, j), v);
+      if (addHere) v = fix::atomicAdd(gm, getBits(dst + r * stride, gbits, j), v);
       setBits(dst + r * stride, gbits, j, v);
     }
 }

@@ -73,7 +73,8 @@ constexpr uint64_t kStreamBytes = uint64_t{64} << 20;
                                                     uint64_t rowBytes) {
   if (stride != rowBytes) return nullptr;
   const GmRegion* g = c.regionOf(addr);
-  if (!g || g->size < kStreamBytes || src + 2 * span > g->data + g->size) return nullptr;
+  if (!g || !g->data || g->size < kStreamBytes || src + 2 * span > g->data + g->size)
+    return nullptr;
   return src + span;
 }
 
@@ -90,7 +91,8 @@ void kLoad(Core& c, const TileInst& t) {
   if (vr == 0 || vc == 0) return;
   const uint64_t span =
       (vr - 1) * stride + (uint64_t{vc} * bits + 7) / 8; // packed 4-bit rows round up
-  const uint8_t* src = c.translate(addr, span, "TLOAD", false);
+  const GmRows rows{vr, (uint64_t{vc} * bits + 7) / 8, stride};
+  const uint8_t* src = c.translate(addr, span, "TLOAD", false, &rows);
   if (!src) return;
   if (od.plainRowMajor() && bits >= 8) {
 #ifdef PTO_X86_SIMD
@@ -121,7 +123,8 @@ void kLoadDn(Core& c, const TileInst& t) {
   uint8_t* db = c.buf[od.loc] + od.offset;
   fillOutsideWithPad(db, od, vr, vc);
   if (vr == 0 || vc == 0) return;
-  const uint8_t* src = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * eb, "TLOAD", false);
+  const GmRows rows{vc, uint64_t{vr} * eb, stride};
+  const uint8_t* src = c.translate(addr, (vc - 1) * stride + rows.rowBytes, "TLOAD", false, &rows);
   if (!src) return;
   for (uint32_t j = 0; j < vc; ++j)
     for (uint32_t r = 0; r < vr; ++r)
@@ -138,7 +141,8 @@ void kStoreDn(Core& c, const TileInst& t) {
   if (t.datr && t.datr->dataType != enc::kDataTypeNone && t.datr->dataType != 0)
     if (auto d = enc::dtypeOfCode(t.datr->dataType)) gmType = *d;
   const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType);
-  uint8_t* dst = c.translate(addr, (vc - 1) * stride + uint64_t{vr} * (gbits / 8), "TSTORE", true);
+  const GmRows rows{vc, uint64_t{vr} * (gbits / 8), stride};
+  uint8_t* dst = c.translate(addr, (vc - 1) * stride + rows.rowBytes, "TSTORE", true, &rows);
   if (!dst) return;
   const uint8_t* sb = c.buf[os.loc] + os.offset;
   const isa::Converter cv(os.dtype, gmType, isa::RoundMode::CAST_RINT);
@@ -164,7 +168,8 @@ void kStore(Core& c, const TileInst& t) {
   const unsigned sbits = isa::bitWidth(os.dtype), gbits = isa::bitWidth(gmType), geb = gbits / 8;
   const uint64_t span =
       (vr - 1) * stride + (uint64_t{vc} * gbits + 7) / 8; // packed 4-bit rows round up
-  uint8_t* dst = c.translate(addr, span, "TSTORE", true);
+  const GmRows rows{vr, (uint64_t{vc} * gbits + 7) / 8, stride};
+  uint8_t* dst = c.translate(addr, span, "TSTORE", true, &rows);
   if (!dst) return;
   const uint8_t* sb = c.buf[os.loc] + os.offset;
   if (gmType == os.dtype) {

@@ -514,7 +514,7 @@ bool Simulator::executeTile(Core& c, uint8_t pipe, Entry& e) {
   bool ok = checkRaces(c, pipe, touched, e);
   if (ok) {
     e.tile->kernel(c, *e.tile);
-    ok = c.error.empty();
+    ok = c.finishRemote() && c.error.empty();
     if (!ok) errorAt = e.textOffset;
   }
   std::swap(c.r, e.regs);

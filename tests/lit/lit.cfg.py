@@ -30,3 +30,23 @@ if os.path.isdir(config.pto_shared_dir):
 elif os.environ.get("CI"):
     # Under CI the tests that need ../shared must run, never pass by being skipped.
     lit_config.fatal("../shared is required under CI but missing: " + config.pto_shared_dir)
+
+# MPI (docs/multi-device.md, "Under mpirun"): feature "mpi" when the build found MPI (pto-run
+# has its mpirun mode), "mpirun" when Open MPI's mpirun is on PATH. The tests under mpirun need
+# both and skip without them, except under CI, where they must run. %mpirun starts the ranks on
+# this host, as root in a container too: no ssh, more ranks than cores, no single-copy transfers
+# (they need ptrace rights containers lack); `timeout` turns a hang into a failure.
+import shutil
+if getattr(config, "pto_have_mpi", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("mpi")
+if shutil.which("mpirun", path=config.environment["PATH"]):
+    config.available_features.add("mpirun")
+if os.environ.get("CI") and not {"mpi", "mpirun"} <= config.available_features:
+    lit_config.fatal("MPI is required under CI: this build did not find it or mpirun is missing "
+                     "(Debian: libopenmpi-dev openmpi-bin, scripts/setup-deps.sh)")
+mpirun = ("timeout 120 mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent false"
+          " --mca btl_vader_single_copy_mechanism none")
+if getattr(config, "pto_sanitize", ""):
+    # Open MPI's own allocations are not freed at exit: LeakSanitizer would report them.
+    mpirun += " -x ASAN_OPTIONS=detect_leaks=0"
+config.substitutions.append(("%mpirun", mpirun))

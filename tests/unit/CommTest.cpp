@@ -38,7 +38,7 @@ TEST(Comm, RankTags) {
 }
 
 TEST(Comm, PeerAccessIsCheckedAgainstThePeersWindow) {
-  World w(2);
+  LocalWorld w(2);
   Rank r0(w, 0, 4), r1(w, 1, 2);
   std::thread t([&] { EXPECT_EQ(w.join(1, r1.regions, nullptr, 1), std::nullopt); });
   EXPECT_EQ(w.join(0, r0.regions, nullptr, 1), std::nullopt);
@@ -59,7 +59,7 @@ TEST(Comm, PeerAccessIsCheckedAgainstThePeersWindow) {
 
 TEST(Comm, AtomicAddNotifiesFromManyThreadsLoseNothing) {
   constexpr uint32_t kRanks = 4, kAdds = 2000;
-  World w(kRanks);
+  LocalWorld w(kRanks);
   std::vector<std::unique_ptr<Rank>> ranks;
   for (uint32_t r = 0; r < kRanks; ++r)
     ranks.push_back(std::make_unique<Rank>(w, r, 1));
@@ -81,7 +81,7 @@ TEST(Comm, AtomicAddNotifiesFromManyThreadsLoseNothing) {
 
 TEST(Comm, SyncallReleasesWhenAllArrived) {
   constexpr uint32_t kRanks = 3;
-  World w(kRanks);
+  LocalWorld w(kRanks);
   std::vector<std::unique_ptr<Rank>> ranks;
   for (uint32_t r = 0; r < kRanks; ++r)
     ranks.push_back(std::make_unique<Rank>(w, r, 1));
@@ -104,7 +104,7 @@ TEST(Comm, SyncallReleasesWhenAllArrived) {
 
 TEST(Comm, EveryRankWaitingIsADeadlockNamingEachWait) {
   constexpr uint32_t kRanks = 2;
-  World w(kRanks);
+  LocalWorld w(kRanks);
   std::vector<std::unique_ptr<Rank>> ranks;
   for (uint32_t r = 0; r < kRanks; ++r)
     ranks.push_back(std::make_unique<Rank>(w, r, 1));
