@@ -51,6 +51,12 @@ std::string memType(const ScalarOp& m) {
   return m.size == 8 ? "int64_t" : m.size == 4 ? "int32_t" : m.size == 2 ? "int16_t" : "int8_t";
 }
 
+/// The trap word (docs/abi.md): `add zero, s<<k, ->zero`, which the code generator emits only
+/// where an scf.for whose step is not positive would run.
+bool isStepTrap(const ScalarOp& m) {
+  return m.op == AluOp::Add && !m.useImm && m.shamt != 0 && m.rd == kZeroReg && m.rs1 == kZeroReg;
+}
+
 } // namespace
 
 std::string FunctionEmitter::xform(const ScalarOp& m) {
@@ -111,6 +117,11 @@ std::optional<ExportError> FunctionEmitter::scalar(const ScalarInst& s) {
   std::string stmt;
   switch (m.kind) {
   case ScalarKind::Alu:
+    if (isStepTrap(m)) {
+      // Without it a step of 0 would loop forever and a negative one wrap for 2^64 trips.
+      stmt = "__builtin_trap(); /* scf.for step " + reg(m.rs2) + " is not positive */";
+      break;
+    }
     if (m.rd == kZeroReg) break;
     // addi zero, k is how constants are made: print the constant.
     if ((m.op == AluOp::Add || m.op == AluOp::Or) && m.rs1 == kZeroReg)

@@ -23,9 +23,15 @@
 
 namespace {
 
+/// pto-as reads sources of up to 1 GiB, four times the other tools' limit: the listing
+/// pto-objdump -d prints of an object is about 3.6 times its size (a million tile ops: a 120 MB
+/// object, a 430 MB listing), and that listing must assemble back (#34 item 5). The lexer's
+/// 32-bit positions still fit.
+constexpr uint64_t kMaxSourceBytes = uint64_t{1} << 30;
+
 /// Writes the output through the one writer (support/FileIO.h): atomic for regular files, in place
 /// for devices and FIFOs, never over the input.
-bool writeOutput(const std::string& path, const std::string& data, const std::string& input,
+bool writeOutput(const std::string& path, std::string_view data, const std::string& input,
                  std::string& err) {
   if (auto e = pto::obj::writeOutputFile(path, data, {input})) {
     err = *e;
@@ -130,7 +136,7 @@ int assembleBlocks(pto::as::SourceFile& src, pto::as::DiagEngine& diags,
   }
   auto& b = std::get<std::vector<uint8_t>>(bytes);
   std::string err;
-  if (!writeOutput(output, std::string(b.begin(), b.end()), input, err)) {
+  if (!writeOutput(output, {reinterpret_cast<const char*>(b.data()), b.size()}, input, err)) {
     std::cerr << "pto-as: error: " << err << "\n";
     return 1;
   }
@@ -181,7 +187,7 @@ int main(int argc, char** argv) {
                             : std::filesystem::path(input).stem().string() + ".o";
 
   std::string text;
-  if (auto e = pto::obj::readInputFile(input, text)) {
+  if (auto e = pto::obj::readInputFile(input, text, kMaxSourceBytes)) {
     std::cerr << "pto-as: error: " << *e << "\n";
     return 1;
   }
@@ -225,7 +231,8 @@ int main(int argc, char** argv) {
   if (!module || diags.failed()) return reportFailure(diags);
   // --verify-only runs every check that -o runs: the code generator's refusals included.
   if (verifyOnly) {
-    auto object = pto::as::lowerModule(*module, pto::as::resolveArch(*module, archFlag), diags);
+    auto object =
+        pto::as::lowerModuleReleasing(*module, pto::as::resolveArch(*module, archFlag), diags);
     diags.flush();
     if (!object) return reportFailure(diags);
     return 0;
@@ -233,17 +240,30 @@ int main(int argc, char** argv) {
   std::string data;
   if (emit == "obj") {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
-    auto object = pto::as::lowerModule(*module, arch, diags);
+    // What each pointer parameter spans (obj/Extent.h), from the bodies the lowering frees.
+    const pto::as::ModuleExtents extents = pto::as::collectExtents(*module);
+    auto object = pto::as::lowerModuleReleasing(*module, arch, diags);
     diags.flush();
     if (!object) return reportFailure(diags);
-    pto::as::recordExtents(*module, *object); // what each pointer parameter spans (obj/Extent.h)
+    pto::as::applyExtents(*module, extents, *object);
+    // Nothing more is reported against the module: it goes before the object's bytes are made,
+    // and the object before they are written (each was a copy at pto-as's peak, #34 item 5).
+    diags.setLocator(nullptr);
+    locator.reset();
+    module.reset();
     auto bytes = pto::obj::writeObject(*object);
+    object.reset();
     if (auto* e = std::get_if<std::string>(&bytes)) {
       std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
       return 1;
     }
     auto& b = std::get<std::vector<uint8_t>>(bytes);
-    data.assign(b.begin(), b.end());
+    std::string err;
+    if (!writeOutput(output, {reinterpret_cast<const char*>(b.data()), b.size()}, input, err)) {
+      std::cerr << "pto-as: error: " << err << "\n";
+      return 1;
+    }
+    return 0;
   } else {
     if (archFlag) pto::ir::setTargetArch(*module, *archFlag);
     data = pto::ir::print(*module);

@@ -17,4 +17,11 @@ namespace pto::as {
 /// reported with their source location; the result is then empty.
 std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags);
 
+/// lowerModule that frees each function's ops as they are lowered (pto-as: the IR and the
+/// machine code built from it were both whole at its peak, #34 item 5). The functions keep
+/// their signatures and values but their bodies are empty afterwards: what needs the bodies
+/// (collectExtents, RecordExtents.h) is computed first.
+std::optional<obj::ObjectFile> lowerModuleReleasing(ir::Module& m, isa::Arch arch,
+                                                    DiagEngine& diags);
+
 } // namespace pto::as

@@ -29,110 +29,138 @@ void FunctionLowering::layout() {
   }
   patchFrameOffsets(frame);
   placeFrameCode(frame);
-  // Word sizes, label addresses.
+  // Label addresses; the words' addresses are counted again as they are encoded (a table of
+  // them would cost 8 bytes a word).
+  // The text, relocations and line entries are sized exactly: growing them by doubling would
+  // leave room for as many again at pto-as's peak.
   std::map<int, uint64_t> labelAt;
-  std::vector<uint64_t> addr(code_.size());
   uint64_t pc = 0;
-  for (size_t i = 0; i < code_.size(); ++i) {
-    addr[i] = pc;
-    const MInst& m = code_[i];
-    if (m.kind == MInst::Label)
+  size_t nrelocs = 0, nlines = 0;
+  for (const MInst& m : code_) {
+    if (m.kind == MInst::Label) {
       labelAt[m.label] = pc;
-    else
-      pc += wordBytes(m);
+      continue;
+    }
+    pc += wordBytes(m);
+    nrelocs += m.relocCount;
+    if (const MInstExtra* x = extraOf(m); x && !x->callee.empty()) ++nrelocs;
+    if (m.loc.valid()) ++nlines;
   }
+  text_.reserve(pc);
+  relocs_.reserve(nrelocs);
+  lines_.reserve(nlines);
+  pc = 0;
   for (size_t i = 0; i < code_.size() && ok_; ++i) {
     MInst& m = code_[i];
     if (m.kind == MInst::Label) continue;
+    const uint64_t at = pc;
+    pc += wordBytes(m);
+    enc::Inst inst = instOf(m);
     if (m.kind == MInst::Jump || m.kind == MInst::CondJump) {
-      int64_t delta = static_cast<int64_t>(labelAt[m.label]) - static_cast<int64_t>(addr[i]);
-      m.inst = m.kind == MInst::Jump ? enc::bstartDirect(delta) : enc::bstartCond(delta);
+      int64_t delta = static_cast<int64_t>(labelAt[m.label]) - static_cast<int64_t>(at);
+      inst = m.kind == MInst::Jump ? enc::bstartDirect(delta) : enc::bstartCond(delta);
     }
-    auto e = enc::encode(m.inst);
+    auto e = enc::encode(inst);
     if (!e) {
       diags_.error(m.loc.valid() ? m.loc : currentLoc_,
-                   "internal encoding error: " + e.error().message + " (" + enc::format(m.inst) +
+                   "internal encoding error: " + e.error().message + " (" + enc::format(inst) +
                        ")");
       ok_ = false;
       return;
     }
-    if (m.loc.valid()) lines_.push_back({addr[i], obj_source_, m.loc.line, m.loc.col, {}});
-    if (!m.callee.empty()) {
+    if (m.loc.valid()) lines_.push_back({at, obj_source_, m.loc.line, m.loc.col, {}});
+    if (const MInstExtra* x = extraOf(m); x && !x->callee.empty()) {
       obj::Reloc r;
-      r.offset = addr[i];
+      r.offset = at;
       r.type = obj::RelocType::Call;
       r.function = index_;
-      r.symbol = m.callee;
-      relocs_.push_back(r);
+      r.symbol = x->callee;
+      relocs_.push_back(std::move(r));
     }
-    for (auto& [type, index] : m.relocs) {
+    for (uint32_t k = m.relocAt; k < m.relocAt + m.relocCount; ++k) {
       obj::Reloc r;
-      r.offset = addr[i];
-      r.type = type;
+      r.offset = at;
+      r.type = mrelocs_[k].first;
       r.function = index_;
-      r.index = index;
-      relocs_.push_back(r);
+      r.index = mrelocs_[k].second;
+      relocs_.push_back(std::move(r));
     }
     for (unsigned b = 0; b < e->bits / 8; ++b)
       text_.push_back(static_cast<uint8_t>(e->value >> (8 * b)));
   }
+  releaseCode();
 }
 
 /// Stack parameters sit just above the frame; event-id arrays follow the spill slots; call
 /// arguments use the call-argument area.
 void FunctionLowering::patchFrameOffsets(uint32_t frame) {
   for (MInst& m : code_) {
-    if (m.stackParam >= 0)
-      m.inst.put(enc::Field::simm12, frame + 8 * static_cast<int64_t>(m.stackParam));
-    if (m.arrayBase >= 0)
-      m.inst.put(enc::Field::uimm12, static_cast<int64_t>(spillSlots_) * 8 + m.arrayBase);
-    if (m.outArg >= 0)
-      m.inst.put(enc::Field::simm12, callArea_ + 8 * static_cast<int64_t>(m.outArg));
+    const MInstExtra* x = extraOf(m);
+    if (!x) continue;
+    enc::Inst inst = instOf(m);
+    if (x->stackParam >= 0)
+      inst.put(enc::Field::simm12, frame + 8 * static_cast<int64_t>(x->stackParam));
+    if (x->arrayBase >= 0)
+      inst.put(enc::Field::uimm12, static_cast<int64_t>(spillSlots_) * 8 + x->arrayBase);
+    if (x->outArg >= 0)
+      inst.put(enc::Field::simm12, callArea_ + 8 * static_cast<int64_t>(x->outArg));
+    setInst(m, inst);
   }
 }
 
+/// The machine code is encoded: its memory goes before the object is built from the function.
+void FunctionLowering::releaseCode() {
+  std::vector<MInst>().swap(code_);
+  std::vector<MInstExtra>().swap(extras_);
+  std::vector<MReloc>().swap(mrelocs_);
+}
+
 /// With a frame, the function starts by reserving it (and saving ra when it calls) and every
-/// return releases it; without one, the placeholders emitted at returns are dropped.
+/// return releases it; without one, the placeholders emitted at returns are dropped. In place:
+/// a copy of code_ cost 28 bytes a word at pto-as's peak.
 void FunctionLowering::placeFrameCode(uint32_t frame) {
   uint32_t raSlot = callArea_ + 8 * kMaxRegParams;
-  std::vector<MInst> out;
-  // Sized once: growing it by doubling kept the old and the new buffer alive beside code_ (3.6 KB
-  // per tile op at pto-as's peak on a module of 1e5 tile ops).
-  out.reserve(code_.size() + 3);
-  if (frame > 0) {
-    MInst start, adjust;
-    start.inst = make(FormId::BSTART_STD_FALL, {});
-    adjust.inst = make(FormId::S_SUBI, {{"SrcL", kSp}, {"uimm12", frame}, {"RegDst", kSp}});
-    out.push_back(std::move(start));
-    out.push_back(std::move(adjust));
-    if (hasCalls_) {
-      MInst save;
-      save.inst = make(FormId::S_SDI, {{"SrcL", kRa}, {"SrcR", kSp}, {"simm12", raSlot}});
-      out.push_back(std::move(save));
-    }
-  }
+  size_t kept = 0;
   for (MInst& m : code_) {
     switch (m.frame) {
     case MInst::BlockStart:
     case MInst::SpAdjust:
       if (frame == 0) continue;
-      if (m.frame == MInst::SpAdjust) m.inst.put(enc::Field::uimm12, frame);
+      if (m.frame == MInst::SpAdjust) {
+        enc::Inst inst = instOf(m);
+        inst.put(enc::Field::uimm12, frame);
+        setInst(m, inst);
+      }
       break;
     case MInst::RaRestore:
       if (!hasCalls_) continue;
-      m.inst.put(enc::Field::simm12, raSlot);
+      {
+        enc::Inst inst = instOf(m);
+        inst.put(enc::Field::simm12, raSlot);
+        setInst(m, inst);
+      }
       break;
     default:
       break;
     }
-    out.push_back(std::move(m));
+    code_[kept++] = m;
   }
-  code_ = std::move(out);
+  code_.resize(kept);
+  if (frame > 0) {
+    std::vector<MInst> prologue;
+    prologue.push_back(word(make(FormId::BSTART_STD_FALL, {})));
+    prologue.push_back(
+        word(make(FormId::S_SUBI, {{"SrcL", kSp}, {"uimm12", frame}, {"RegDst", kSp}})));
+    if (hasCalls_)
+      prologue.push_back(
+          word(make(FormId::S_SDI, {{"SrcL", kRa}, {"SrcR", kSp}, {"simm12", raSlot}})));
+    code_.insert(code_.begin(), prologue.begin(), prologue.end());
+  }
 }
 
-unsigned FunctionLowering::wordBytes(const MInst& m) {
+unsigned FunctionLowering::wordBytes(const MInst& m) const {
   if (m.kind == MInst::Jump || m.kind == MInst::CondJump) return 4;
-  return enc::info(m.inst.form).bits / 8;
+  return enc::info(instOf(m).form).bits / 8;
 }
 
 /// B.IOT words naming `idx` in order, two per word, `last` on the final one. B.IOT's fields hold
@@ -155,7 +183,7 @@ void FunctionLowering::bindTiles(const std::vector<uint32_t>& idx, const std::ve
     if (pair) second = idx[i + 1] % enc::kTilesPerBank;
     MInst& w = emit(enc::bIot(idx[i] % enc::kTilesPerBank, second, i + count >= idx.size()));
     for (size_t k = i; k < i + count; ++k)
-      if (reloc[k]) w.relocs.push_back({obj::RelocType::Tile, idx[k]});
+      if (reloc[k]) addReloc(w, obj::RelocType::Tile, idx[k]);
     i += count;
   }
 }

@@ -43,28 +43,62 @@ struct RegRef {
   bool def;
 };
 
-struct MInst {
-  enum Kind : uint8_t { Word, Label, Jump, CondJump, ParamDef } kind = Word;
-  enc::Inst inst;
+/// What few machine instructions carry beyond their word: register operands, a callee, and
+/// frame offsets known only after allocation. Kept beside the instructions
+/// (FunctionLowering::extras_) so that the many words without any cost none of it.
+struct MInstExtra {
   std::vector<RegRef> regs;
-  int label = -1; // Label: its id; Jump/CondJump: the target
-  SrcLoc loc;     // first word of a source op carries it (line table)
-  std::vector<std::pair<obj::RelocType, uint32_t>> relocs;
   unsigned paramReg = 0; // ParamDef: the ABI register holding the parameter on entry
   // Frame offsets known only after allocation: a stack parameter's index, or the byte offset
   // of an event-id array in the array area (which follows the spill slots).
   int stackParam = -1;
   int arrayBase = -1;
-  int outArg = -1;           // a call's outgoing argument slot (the call-argument area)
-  bool clobbersRegs = false; // a call, or the argument loads right before it
+  int outArg = -1;    // a call's outgoing argument slot (the call-argument area)
+  std::string callee; // Call relocation target
+};
+
+/// The distinct words of one function, each kept once (a function of a million tile ops has a
+/// few dozen distinct words): a machine instruction names its word by index. Index 0 is the
+/// default enc::Inst.
+class InstPool {
+public:
+  InstPool() { intern(enc::Inst{}); }
+  uint32_t intern(const enc::Inst& inst);
+  const enc::Inst& operator[](uint32_t i) const { return insts_[i]; }
+  size_t size() const { return insts_.size(); }
+
+private:
+  static size_t hash(const enc::Inst& inst);
+  void grow();
+  std::vector<enc::Inst> insts_;
+  std::vector<uint32_t> slots_; // open addressing: an index into insts_, or ~0u
+};
+
+/// A relocation of a word: its type and the tile or event index.
+using MReloc = std::pair<obj::RelocType, uint32_t>;
+
+/// A machine instruction in 32 bytes (issue #34 item 5: 6 of them per tile op): its kind, its
+/// word (an index into the function's InstPool), a label, the source location its first word
+/// carries (line table), its relocations (a run of the function's MReloc list: most tile ops
+/// have a few, so they are not extras), and what rarely goes with it (an index into the
+/// function's extras).
+struct MInst {
+  static constexpr uint32_t kNoExtra = ~0u;
+  enum Kind : uint8_t { Word, Label, Jump, CondJump, ParamDef } kind = Word;
   enum Frame : uint8_t {
     None,
     BlockStart,
     SpAdjust,
     RaSave,
     RaRestore
-  } frame = None;     // prologue/epilogue
-  std::string callee; // Call relocation target
+  } frame = None;            // prologue/epilogue
+  bool clobbersRegs = false; // a call, or the argument loads right before it
+  uint8_t relocCount = 0;    // relocations at relocAt in the function's MReloc list
+  uint32_t inst = 0;         // index into the function's InstPool
+  int label = -1;            // Label: its id; Jump/CondJump: the target
+  SrcLoc loc;                // first word of a source op carries it (line table)
+  uint32_t extra = kNoExtra; // index into the function's MInstExtra, or kNoExtra
+  uint32_t relocAt = 0;
 };
 
 /// A GM view in registers: base address, and per dimension the stride in elements.
@@ -116,6 +150,8 @@ public:
 
   bool run();
 
+  /// run() frees the top-level ops of `body` (the function's own, writable) as it lowers them.
+  void releaseOpsOf(Region* body) { release_ = body; }
   obj::Function& result() { return out_; }
   std::vector<uint8_t>& text() { return text_; }
   std::vector<obj::Reloc>& relocs() { return relocs_; }
@@ -134,6 +170,22 @@ private:
   VReg newVReg() { return nextVReg_++; }
 
   MInst& emit(enc::Inst inst, std::vector<RegRef> regs = {});
+  /// A word not yet in code_.
+  MInst word(const enc::Inst& inst) {
+    MInst m;
+    m.inst = pool_.intern(inst);
+    return m;
+  }
+  const enc::Inst& instOf(const MInst& m) const { return pool_[m.inst]; }
+  void setInst(MInst& m, const enc::Inst& inst) { m.inst = pool_.intern(inst); }
+  /// The instruction's extras, made on first use.
+  MInstExtra& extra(MInst& m);
+  const MInstExtra* extraOf(const MInst& m) const {
+    return m.extra == MInst::kNoExtra ? nullptr : &extras_[m.extra];
+  }
+  const std::vector<RegRef>& regsOf(const MInst& m) const;
+  /// Gives `m` one more relocation (kept in one run with its others).
+  void addReloc(MInst& m, obj::RelocType type, uint32_t index);
 
   enc::Inst make(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields);
 
@@ -183,6 +235,8 @@ private:
   void addParam(ValueId a);
 
   void lowerParams();
+  /// lowerRegion of the function's body that frees each op once it is lowered.
+  void lowerReleasing(Region& body);
 
   // ------------------------------------------------------------ regions and ops
   void lowerRegion(const Region& r);
@@ -395,8 +449,8 @@ private:
   /// with loads before and stores after the instruction.
   /// A word that belongs to a block's header (B.DIM, B.IOR, B.IOT, B.DATR, ...): scalar code for
   /// it cannot go next to it, only before the block starts or after it ends.
-  static bool isHeaderWord(const MInst& m);
-  static bool startsBlock(const MInst& m);
+  bool isHeaderWord(const MInst& m) const;
+  bool startsBlock(const MInst& m) const;
 
   /// Replaces virtual registers by physical ones; spilled values go through the scratch
   /// registers x1..x3: loaded before the instruction and stored after it. For the header words
@@ -415,7 +469,8 @@ private:
   /// return releases it; without one, the placeholders emitted at returns are dropped.
   void placeFrameCode(uint32_t frame);
 
-  static unsigned wordBytes(const MInst& m);
+  unsigned wordBytes(const MInst& m) const;
+  void releaseCode();
 
   const Function& fn_;
   uint32_t index_;
@@ -427,7 +482,11 @@ private:
   std::vector<obj::LineEntry> lines_;
   std::string obj_source_;
   bool ok_ = true;
+  Region* release_ = nullptr; // releaseOpsOf
   std::vector<MInst> code_;
+  InstPool pool_;
+  std::vector<MInstExtra> extras_;
+  std::vector<MReloc> mrelocs_; // the words' relocations, a run per word (MInst::relocAt)
   VReg nextVReg_ = 0;
   int nextLabel_ = 0;
   bool inScalarBlock_ = false;

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <unordered_map>
 
 namespace pto::as::lower {
 
@@ -30,8 +31,11 @@ bool FunctionLowering::run() {
   if (!fn_.isDeclaration) {
     markSubblockZero(obj_.arch);
     lowerParams();
-    lowerRegion(fn_.body);
-    bool returns = !fn_.body.ops.empty() && fn_.body.ops.back()->kind == OpKind::Return;
+    const bool returns = !fn_.body.ops.empty() && fn_.body.ops.back()->kind == OpKind::Return;
+    if (release_)
+      lowerReleasing(*release_);
+    else
+      lowerRegion(fn_.body);
     if (ok_ && !returns) emitReturn(fn_.loc);
     if (ok_) allocateRegisters();
     if (ok_) layout();
@@ -53,10 +57,65 @@ void FunctionLowering::missing(SrcLoc loc, const std::string& what) {
   if (ok_) unsupported(loc, what);
 }
 
+size_t InstPool::hash(const enc::Inst& inst) {
+  size_t h = static_cast<size_t>(inst.form) * 0x9E3779B97F4A7C15ull;
+  for (int64_t f : inst.field)
+    h = (h ^ static_cast<uint64_t>(f)) * 0x100000001B3ull + (h >> 29);
+  return h;
+}
+
+void InstPool::grow() {
+  slots_.assign(slots_.empty() ? 64 : slots_.size() * 2, ~0u);
+  const size_t mask = slots_.size() - 1;
+  for (uint32_t i = 0; i < insts_.size(); ++i) {
+    size_t at = hash(insts_[i]) & mask;
+    while (slots_[at] != ~0u)
+      at = (at + 1) & mask;
+    slots_[at] = i;
+  }
+}
+
+uint32_t InstPool::intern(const enc::Inst& inst) {
+  if ((insts_.size() + 1) * 2 > slots_.size()) grow(); // at most half full
+  const size_t mask = slots_.size() - 1;
+  size_t at = hash(inst) & mask;
+  for (; slots_[at] != ~0u; at = (at + 1) & mask)
+    if (insts_[slots_[at]] == inst) return slots_[at];
+  slots_[at] = static_cast<uint32_t>(insts_.size());
+  insts_.push_back(inst);
+  return slots_[at];
+}
+
+MInstExtra& FunctionLowering::extra(MInst& m) {
+  if (m.extra == MInst::kNoExtra) {
+    m.extra = static_cast<uint32_t>(extras_.size());
+    extras_.emplace_back();
+  }
+  return extras_[m.extra];
+}
+
+void FunctionLowering::addReloc(MInst& m, obj::RelocType type, uint32_t index) {
+  if (m.relocCount > 0 && m.relocAt + m.relocCount != mrelocs_.size()) {
+    // Another word's relocations came since: the run moves to the end (the old one is dropped).
+    const uint32_t from = m.relocAt;
+    m.relocAt = static_cast<uint32_t>(mrelocs_.size());
+    for (uint32_t k = 0; k < m.relocCount; ++k)
+      mrelocs_.push_back(mrelocs_[from + k]);
+  }
+  if (m.relocCount == 0) m.relocAt = static_cast<uint32_t>(mrelocs_.size());
+  mrelocs_.push_back({type, index});
+  ++m.relocCount;
+}
+
+const std::vector<RegRef>& FunctionLowering::regsOf(const MInst& m) const {
+  static const std::vector<RegRef> none;
+  const MInstExtra* e = extraOf(m);
+  return e ? e->regs : none;
+}
+
 MInst& FunctionLowering::emit(enc::Inst inst, std::vector<RegRef> regs) {
-  MInst m;
-  m.inst = inst;
-  m.regs = std::move(regs);
+  MInst m = word(inst);
+  if (!regs.empty()) extra(m).regs = std::move(regs);
   if (pendingLoc_.valid()) {
     m.loc = pendingLoc_;
     pendingLoc_ = {};
@@ -241,15 +300,15 @@ void FunctionLowering::lowerParams() {
     if (i < kMaxRegParams) {
       MInst m;
       m.kind = MInst::ParamDef;
-      m.paramReg = kA0 + static_cast<unsigned>(i);
-      m.regs.push_back({"", r, true});
+      extra(m).paramReg = kA0 + static_cast<unsigned>(i);
+      extra(m).regs.push_back({"", r, true});
       code_.push_back(std::move(m));
     } else {
       // Parameters beyond a0..a7 are passed in the caller's frame: [sp + frame + 8*(i-8)],
       // loaded once here (the offset is patched when the frame size is known).
       needScalarBlock();
-      emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}}), {{"RegDst", r, true}}).stackParam =
-          static_cast<int>(i - kMaxRegParams);
+      extra(emit(make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}}), {{"RegDst", r, true}}))
+          .stackParam = static_cast<int>(i - kMaxRegParams);
     }
     if (tile) {
       obj::TileDesc d = descOf(t.tile);
@@ -276,6 +335,16 @@ void FunctionLowering::lowerRegion(const Region& r) {
     pendingLoc_ = op->loc;
     lowerOp(*op);
   }
+}
+
+void FunctionLowering::lowerReleasing(Region& body) {
+  for (auto& op : body.ops) {
+    currentLoc_ = op->loc;
+    pendingLoc_ = op->loc;
+    lowerOp(*op);
+    op.reset();
+  }
+  std::vector<std::unique_ptr<Op>>().swap(body.ops);
 }
 
 void FunctionLowering::lowerOp(const Op& op) {
@@ -409,17 +478,17 @@ void FunctionLowering::lowerCall(const Op& op) {
   for (size_t i = 0; i < op.operands.size(); ++i) {
     VReg v = reg(op.operands[i]);
     scalar(FormId::S_SDI, {{"SrcR", kSp}, {"simm12", 0}}, {{"SrcL", v, false}});
-    code_.back().outArg = static_cast<int>(i);
+    extra(code_.back()).outArg = static_cast<int>(i);
   }
   for (size_t i = 0; i < op.operands.size(); ++i) {
     scalar(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kA0 + static_cast<int64_t>(i)}},
            {});
-    code_.back().outArg = static_cast<int>(i);
+    extra(code_.back()).outArg = static_cast<int>(i);
     code_.back().clobbersRegs = true;
   }
   MInst& call = emit(make(FormId::BSTART_CALL, {{"simm12", 0}, {"uimm5", 1}}));
   call.clobbersRegs = true;
-  call.callee = op.name;
+  extra(call).callee = op.name;
   inScalarBlock_ = false; // the callee returns to the next word, which starts a block
   if (!op.results.empty())
     scalar(FormId::S_ADDI, {{"SrcL", kA0}, {"uimm12", 0}},
@@ -432,16 +501,44 @@ namespace pto::as {
 
 using lower::FunctionLowering;
 
-std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags) {
+namespace {
+
+/// Appends `from` to `to`, taking its buffer when `to` is empty; `from` is left empty.
+template <typename T> void appendMoved(std::vector<T>& to, std::vector<T>& from) {
+  if (to.empty()) {
+    to.swap(from);
+  } else {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  }
+  std::vector<T>().swap(from);
+}
+
+/// The writable function behind each function to lower: the module's own, or the inlined copy.
+std::unordered_map<const ir::Function*, ir::Function*> writable(ir::Module& m,
+                                                                lower::InlinedModule& inlined) {
+  std::unordered_map<const ir::Function*, ir::Function*> out;
+  for (auto& f : m.functions)
+    out[f.get()] = f.get();
+  for (auto& f : inlined.owned)
+    out[f.get()] = f.get();
+  return out;
+}
+
+std::optional<obj::ObjectFile> lowerFunctions(const ir::Module& m, isa::Arch arch,
+                                              DiagEngine& diags, ir::Module* release) {
   obj::ObjectFile obj;
   obj.arch = arch;
   // Each line entry records its op's debug location beside the .pto position.
   const std::vector<uint32_t> frontByLine = ir::frontLocsByLine(m);
-  const lower::InlinedModule inlined = lower::inlineTileCalls(m, diags);
+  lower::InlinedModule inlined = lower::inlineTileCalls(m, diags);
+  std::unordered_map<const ir::Function*, ir::Function*> bodies;
+  if (release) bodies = writable(*release, inlined);
   bool ok = inlined.ok;
   for (size_t i = 0; i < inlined.functions.size(); ++i) {
     FunctionLowering fl(*inlined.functions[i], static_cast<uint32_t>(i), arch, diags, obj);
     fl.setSourceName(m.fileName);
+    if (auto it = bodies.find(inlined.functions[i]); it != bodies.end())
+      fl.releaseOpsOf(&it->second->body);
     if (!fl.run()) {
       ok = false;
       continue;
@@ -451,20 +548,32 @@ std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, 
     uint64_t base = obj.text.size();
     f.textOffset = base;
     f.textSize = fl.text().size();
-    obj.text.insert(obj.text.end(), fl.text().begin(), fl.text().end());
-    for (obj::Reloc r : fl.relocs()) {
+    for (obj::Reloc& r : fl.relocs())
       r.offset += base;
-      obj.relocs.push_back(r);
-    }
-    for (obj::LineEntry l : fl.lines()) {
+    for (obj::LineEntry& l : fl.lines()) {
       l.textOffset += base;
       if (l.line < frontByLine.size()) l.frontend = m.placeLine(frontByLine[l.line]);
-      obj.lines.push_back(l);
     }
+    // Moved, not copied: a copy of a function's relocations and line entries (a million each in
+    // a function of a million tile ops) would double them at pto-as's peak.
+    appendMoved(obj.text, fl.text());
+    appendMoved(obj.relocs, fl.relocs());
+    appendMoved(obj.lines, fl.lines());
     obj.functions.push_back(std::move(f));
   }
   if (!ok) return std::nullopt;
   return obj;
+}
+
+} // namespace
+
+std::optional<obj::ObjectFile> lowerModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags) {
+  return lowerFunctions(m, arch, diags, nullptr);
+}
+
+std::optional<obj::ObjectFile> lowerModuleReleasing(ir::Module& m, isa::Arch arch,
+                                                    DiagEngine& diags) {
+  return lowerFunctions(m, arch, diags, &m);
 }
 
 } // namespace pto::as

@@ -693,7 +693,7 @@ void FunctionLowering::lowerSync(const Op& op) {
     break;
   case EventRef::Kind::Symbolic: {
     MInst& w = emit(enc::bDim(0, kZero, 0));
-    w.relocs.push_back({obj::RelocType::Event, eventIndex(op)});
+    addReloc(w, obj::RelocType::Event, eventIndex(op));
     break;
   }
   }
@@ -757,7 +757,7 @@ void FunctionLowering::lowerEventArray(const Op& op) {
   scalar(FormId::S_ADD, {{"shamt", 3}, {"SrcL", kSp}},
          {{"SrcR", idx, false}, {"RegDst", addr, true}});
   scalar(FormId::S_ADDI, {{"uimm12", 0}}, {{"SrcL", addr, false}, {"RegDst", addr, true}});
-  code_.back().arrayBase = static_cast<int>(base->second);
+  extra(code_.back()).arrayBase = static_cast<int>(base->second);
   if (op.kind == OpKind::EventIdArraySet)
     scalar(FormId::S_SD, {{"SrcR", kZero}},
            {{"SrcD", reg(op.operands[2]), false}, {"SrcL", addr, false}});

@@ -430,7 +430,7 @@ std::vector<PointerUse> pointerUses(const Function& fn) {
   return Analysis(fn).run();
 }
 
-void recordExtents(const Module& m, obj::ObjectFile& object) {
+ModuleExtents collectExtents(const Module& m) {
   // Functions by name, so that a module of many functions is matched in linear time (#34).
   std::unordered_map<std::string_view, std::vector<const Function*>> defined;
   for (const auto& g : m.functions)
@@ -452,6 +452,10 @@ void recordExtents(const Module& m, obj::ObjectFile& object) {
   };
   for (const auto& f : m.functions)
     if (!f->isDeclaration) analyse(*f);
+  return done;
+}
+
+void applyExtents(const Module& m, const ModuleExtents& done, obj::ObjectFile& object) {
   std::unordered_map<std::string_view, std::vector<obj::Function*>> objectFunctions;
   for (obj::Function& of : object.functions)
     if (!(of.flags & obj::kDeclaration)) objectFunctions[of.name].push_back(&of);
@@ -461,7 +465,9 @@ void recordExtents(const Module& m, obj::ObjectFile& object) {
     if (it == objectFunctions.end()) continue;
     for (obj::Function* of : it->second) {
       if (of->params.size() != f->body.args.size()) continue;
-      const std::vector<PointerUse>& uses = done[f->name];
+      auto found = done.find(f->name);
+      if (found == done.end()) continue;
+      const std::vector<PointerUse>& uses = found->second;
       for (size_t i = 0; i < of->params.size(); ++i) {
         if (of->params[i].kind != obj::ParamKind::Pointer) continue;
         of->params[i].extent = uses[i].extent;
@@ -469,6 +475,10 @@ void recordExtents(const Module& m, obj::ObjectFile& object) {
       }
     }
   }
+}
+
+void recordExtents(const Module& m, obj::ObjectFile& object) {
+  applyExtents(m, collectExtents(m), object);
 }
 
 } // namespace pto::as

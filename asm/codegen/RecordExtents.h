@@ -5,6 +5,8 @@
 #include "asm/ir/IR.h"
 #include "obj/Object.h"
 
+#include <map>
+
 namespace pto::as {
 
 /// For each pointer parameter of function `fn`: the element extent as an obj/Extent.h expression
@@ -19,5 +21,12 @@ std::vector<PointerUse> pointerUses(const ir::Function& fn);
 /// Fills Param::extent / Param::indexValues of every pointer parameter of the object's
 /// functions from the module they were lowered from (matched by name).
 void recordExtents(const ir::Module& m, obj::ObjectFile& object);
+
+/// recordExtents in two steps, for a module whose bodies go before the object is made
+/// (lowerModuleReleasing): the pointer uses of every defined function by name, then their
+/// extents filled in (from the functions' signatures only).
+using ModuleExtents = std::map<std::string, std::vector<PointerUse>>;
+ModuleExtents collectExtents(const ir::Module& m);
+void applyExtents(const ir::Module& m, const ModuleExtents& extents, obj::ObjectFile& object);
 
 } // namespace pto::as

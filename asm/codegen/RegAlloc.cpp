@@ -35,14 +35,14 @@ void FunctionLowering::allocateRegisters() {
   // Live intervals over the linear code; values live into a loop stay live through it.
   std::map<VReg, Interval> iv;
   for (size_t i = 0; i < code_.size(); ++i)
-    for (const RegRef& r : code_[i].regs) {
+    for (const RegRef& r : regsOf(code_[i])) {
       auto [it, inserted] = iv.try_emplace(r.v, Interval{r.v, i, i});
       if (!inserted) {
         it->second.start = std::min(it->second.start, i);
         it->second.end = std::max(it->second.end, i);
       }
       if (code_[i].kind == MInst::ParamDef)
-        it->second.fixedReg = static_cast<int>(code_[i].paramReg);
+        it->second.fixedReg = static_cast<int>(extraOf(code_[i])->paramReg);
     }
   bool changed = true;
   while (changed) {
@@ -125,13 +125,13 @@ void FunctionLowering::allocateRegisters() {
 /// with loads before and stores after the instruction.
 /// A word that belongs to a block's header (B.DIM, B.IOR, B.IOT, B.DATR, ...): scalar code for
 /// it cannot go next to it, only before the block starts or after it ends.
-bool FunctionLowering::isHeaderWord(const MInst& m) {
-  return m.kind == MInst::Word && obj::code::isHeaderForm(enc::info(m.inst.form));
+bool FunctionLowering::isHeaderWord(const MInst& m) const {
+  return m.kind == MInst::Word && obj::code::isHeaderForm(enc::info(instOf(m).form));
 }
 
-bool FunctionLowering::startsBlock(const MInst& m) {
+bool FunctionLowering::startsBlock(const MInst& m) const {
   if (m.kind == MInst::Jump || m.kind == MInst::CondJump) return true;
-  return m.kind == MInst::Word && enc::info(m.inst.form).startsBlock();
+  return m.kind == MInst::Word && enc::info(instOf(m).form).startsBlock();
 }
 
 /// Replaces virtual registers by physical ones; spilled values go through the scratch
@@ -139,24 +139,32 @@ bool FunctionLowering::startsBlock(const MInst& m) {
 /// of a block the loads go before the block (in a scalar block of their own) and the stores
 /// after its BSTOP, since scalar instructions inside a tile block would end it.
 void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
+  if (spillSlots_ == 0) { // nothing spilled: no code goes in, so the registers are set in place
+    size_t kept = 0;
+    for (MInst& m : code_) {
+      if (m.kind == MInst::ParamDef) continue;
+      if (const MInstExtra* x = extraOf(m); x && !x->regs.empty()) {
+        enc::Inst inst = instOf(m);
+        for (const RegRef& r : x->regs)
+          setRegister(inst, r.field, iv[r.v].reg);
+        setInst(m, inst);
+      }
+      code_[kept++] = m;
+    }
+    code_.resize(kept);
+    return;
+  }
   std::vector<MInst> out;
   out.reserve(code_.size());
   auto spillOffset = [](int slot) { return static_cast<int64_t>(slot) * 8; };
   auto load = [&](unsigned reg, int slot) {
-    MInst ld;
-    ld.inst = make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", spillOffset(slot)}, {"RegDst", reg}});
-    return ld;
+    return word(
+        make(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", spillOffset(slot)}, {"RegDst", reg}}));
   };
   auto store = [&](unsigned reg, int slot) {
-    MInst st;
-    st.inst = make(FormId::S_SDI, {{"SrcL", reg}, {"SrcR", kSp}, {"simm12", spillOffset(slot)}});
-    return st;
+    return word(make(FormId::S_SDI, {{"SrcL", reg}, {"SrcR", kSp}, {"simm12", spillOffset(slot)}}));
   };
-  auto scalarBlockStart = [&] {
-    MInst b;
-    b.inst = make(FormId::BSTART_STD_FALL, {});
-    return b;
-  };
+  auto scalarBlockStart = [&] { return word(make(FormId::BSTART_STD_FALL, {})); };
   size_t blockStart = 0;                 // index in `out` of the current block's BSTART
   std::map<VReg, unsigned> blockScratch; // spilled header operands of the current block
   std::vector<MInst> blockLoads, blockStores;
@@ -200,27 +208,30 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
   for (size_t pos = 0; pos < code_.size(); ++pos) {
     MInst& m = code_[pos];
     if (m.kind == MInst::ParamDef) {
-      const Interval& in = iv[m.regs[0].v];
-      if (in.slot >= 0) out.push_back(store(m.paramReg, in.slot));
+      const MInstExtra& x = *extraOf(m);
+      const Interval& in = iv[x.regs[0].v];
+      if (in.slot >= 0) out.push_back(store(x.paramReg, in.slot));
       continue;
     }
     if (startsBlock(m)) {
       blockStart = out.size();
-      blockIsTile = m.kind == MInst::Word && m.inst.form != FormId::BSTART_STD_FALL;
+      blockIsTile = m.kind == MInst::Word && instOf(m).form != FormId::BSTART_STD_FALL;
       blockFirst = blockLast = pos;
       while (blockIsTile && blockLast + 1 < code_.size() &&
              !(code_[blockLast].kind == MInst::Word &&
-               enc::info(code_[blockLast].inst.form).stopsBlock()))
+               enc::info(instOf(code_[blockLast]).form).stopsBlock()))
         ++blockLast;
     }
     bool header = isHeaderWord(m) && blockIsTile;
     std::vector<MInst> before, after;
     std::map<VReg, unsigned> scratchOf;
     unsigned nextScratch = 0;
-    for (const RegRef& r : m.regs) {
+    const std::vector<RegRef>& regs = regsOf(m);
+    enc::Inst inst = instOf(m);
+    for (const RegRef& r : regs) {
       const Interval& in = iv[r.v];
       if (in.reg >= 0) {
-        setRegister(m.inst, r.field, in.reg);
+        setRegister(inst, r.field, in.reg);
         continue;
       }
       std::map<VReg, unsigned>& scratch = header ? blockScratch : scratchOf;
@@ -237,18 +248,19 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
         }
         s = scratch.emplace(r.v, static_cast<unsigned>(reg)).first;
         bool used = false, defined = false;
-        for (const RegRef& o : m.regs)
+        for (const RegRef& o : regs)
           if (o.v == r.v) (o.def ? defined : used) = true;
         if (used) (header ? blockLoads : before).push_back(load(s->second, in.slot));
         if (defined) (header ? blockStores : after).push_back(store(s->second, in.slot));
       }
-      setRegister(m.inst, r.field, s->second);
+      setRegister(inst, r.field, s->second);
     }
+    if (!regs.empty()) setInst(m, inst);
     if (!before.empty() && m.loc.valid()) {
       before.front().loc = m.loc;
       m.loc = {};
     }
-    bool ends = m.kind == MInst::Word && enc::info(m.inst.form).stopsBlock();
+    bool ends = m.kind == MInst::Word && enc::info(inst.form).stopsBlock();
     for (MInst& b : before)
       out.push_back(std::move(b));
     out.push_back(std::move(m));

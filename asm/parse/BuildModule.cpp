@@ -61,11 +61,22 @@ void Builder::moduleAttrsStreamed(P::ModuleOpContext* m) {
   readModuleAttrs(m->attrDict());
 }
 
+void Builder::fragmentStmtStreamed(P::StmtContext* s) {
+  if (!fragmentOpen_) beginFragment(s);
+  buildStmt(s);
+}
+
 std::unique_ptr<Module> Builder::finish(P::FileContext* file) {
   std::vector<P::StmtContext*> fragmentStmts;
   for (auto* item : file->item())
     buildItem(item, fragmentStmts);
-  if (!fragmentStmts.empty()) buildFragment(fragmentStmts);
+  if (fragmentOpen_) {
+    for (auto* s : fragmentStmts) // none: a file is streamed only when it has nothing else
+      buildStmt(s);
+    endFragment();
+  } else if (!fragmentStmts.empty()) {
+    buildFragment(fragmentStmts);
+  }
   resolveLocations(*mod_, diags_);
   return std::move(mod_);
 }
@@ -218,6 +229,13 @@ void Builder::buildKernel(P::KernelOpContext* k) {
 }
 
 void Builder::buildFragment(const std::vector<P::StmtContext*>& stmts) {
+  beginFragment(stmts.front());
+  for (auto* s : stmts)
+    buildStmt(s);
+  endFragment();
+}
+
+void Builder::beginFragment(P::StmtContext* first) {
   std::string stem = src_.name();
   if (auto slash = stem.find_last_of('/'); slash != std::string::npos)
     stem = stem.substr(slash + 1);
@@ -226,14 +244,17 @@ void Builder::buildFragment(const std::vector<P::StmtContext*>& stmts) {
   for (char c : stem)
     name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "fragment_" + name;
-  Function* fn = beginFunction(name, locOf(stmts.front()));
+  Function* fn = beginFunction(name, locOf(first));
   fn->isFragment = true;
   fn->attrs.push_back({"pto.entry", ""});
   regions_.push_back(&fn->body);
-  for (auto* s : stmts)
-    buildStmt(s);
+  fragmentOpen_ = true;
+}
+
+void Builder::endFragment() {
   regions_.pop_back();
   finishFunction();
+  fragmentOpen_ = false;
 }
 
 void Builder::finishFunction() {

@@ -259,17 +259,22 @@ void boundParserCaches(ptogen::PTOParser& parser) {
 /// when a function starts, so the nodes made inside it can be deleted together when it ends.
 class FunctionStreamer final : public antlr4::tree::ParseTreeListener {
 public:
-  FunctionStreamer(ptogen::PTOParser& parser, LexedTokenStream& tokens, detail::Builder& builder)
-      : parser_(parser), tokens_(tokens), builder_(builder) {}
+  /// `fragment`: the file holds bare statements only (onlyStatements), streamed one at a time.
+  FunctionStreamer(ptogen::PTOParser& parser, LexedTokenStream& tokens, detail::Builder& builder,
+                   bool fragment)
+      : parser_(parser), tokens_(tokens), builder_(builder), fragment_(fragment) {}
   FunctionStreamer(const FunctionStreamer&) = delete;
   FunctionStreamer& operator=(const FunctionStreamer&) = delete;
   ~FunctionStreamer() override {
     for (antlr4::tree::ParseTreeTracker& t : kept_)
       t.reset();
+    done_.reset();
   }
 
   void enterEveryRule(antlr4::ParserRuleContext* ctx) override {
-    if (isFunction(ctx))
+    // A file of statements: the file's node is kept, every item's nodes go to a tracker of
+    // their own, emptied as each item is built.
+    if (isFunction(ctx) || (fragment_ && ctx->getRuleIndex() == P::RuleFile))
       kept_.push_back(std::exchange(parser_.getTreeTracker(), std::move(spare_)));
   }
   void exitEveryRule(antlr4::ParserRuleContext* ctx) override {
@@ -282,6 +287,7 @@ public:
       builder_.moduleAttrsStreamed(static_cast<P::ModuleOpContext*>(ctx->parent));
     if (rule == P::RuleTypeAlias)
       builder_.typeAliasStreamed(static_cast<P::TypeAliasContext*>(ctx));
+    if (fragment_ && rule == P::RuleItem) return streamStatement(static_cast<P::ItemContext*>(ctx));
     if (!isFunction(ctx)) return;
     builder_.buildStreamed(ctx);
     // The tracker's list is kept for the next function: freeing a list this long made malloc
@@ -299,6 +305,29 @@ public:
   void visitErrorNode(antlr4::tree::ErrorNode*) override {}
 
 private:
+  /// A top-level statement of a file of statements: built into the fragment, then its item
+  /// taken out of the file's node and its nodes and tokens freed (a million statements took
+  /// 3 KB each of parse tree and tokens at pto-as's peak, #34 item 5). The last token read is
+  /// kept until the next item is built: the parser may still look back at it.
+  void streamStatement(P::ItemContext* item) {
+    auto* file = static_cast<antlr4::ParserRuleContext*>(item->parent);
+    P::StmtContext* stmt = item->stmt();
+    if (!stmt || !file || file->children.empty() || file->children.back() != item) {
+      // Not a statement after all (onlyStatements is a conservative test of the text): its
+      // nodes stay for finish(), the next item's go to a fresh tracker.
+      kept_.push_back(std::exchange(parser_.getTreeTracker(), std::move(spare_)));
+      return;
+    }
+    builder_.fragmentStmtStreamed(stmt);
+    file->children.pop_back();
+    // The parser still reads the item's node as it leaves the rule: the item's nodes wait in
+    // done_ until the next item is built, the previous item's go now.
+    done_.reset();
+    std::swap(parser_.getTreeTracker(), done_);
+    const size_t last = item->stop ? item->stop->getTokenIndex() : 0;
+    if (last > keptFrom_) tokens_.releaseTokens(keptFrom_, last - 1);
+    keptFrom_ = std::max(keptFrom_, last);
+  }
   static bool isFunction(antlr4::ParserRuleContext* ctx) {
     return ctx->getRuleIndex() == P::RuleFuncOp || ctx->getRuleIndex() == P::RuleKernelOp;
   }
@@ -307,7 +336,34 @@ private:
   detail::Builder& builder_;
   std::vector<antlr4::tree::ParseTreeTracker> kept_; // the nodes outside functions
   antlr4::tree::ParseTreeTracker spare_;             // empty, with room
+  antlr4::tree::ParseTreeTracker done_;              // the nodes of the last item built
+  bool fragment_ = false;
+  size_t keptFrom_ = 1; // tokens before it are released (token 0 starts the file's node)
 };
+
+/// Whether a file can hold nothing but bare statements (and the fragment be built as they are
+/// read): no module, function or kernel, no type or location alias (an alias may be defined
+/// after its use, the statements are then built after every alias). Conservative: a word in a
+/// comment or a string only makes the file parsed whole.
+bool onlyStatements(std::string_view text) {
+  for (std::string_view word : {"module", "func.func", "kernel"})
+    if (text.find(word) != std::string_view::npos) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '=') continue;
+    size_t j = i + 1; // `= loc(`: a location alias
+    while (j < text.size() && (text[j] == ' ' || text[j] == '\t'))
+      ++j;
+    if (text.substr(j, 4) == "loc(") return false;
+    size_t k = i; // `!name =`: a type alias
+    while (k > 0 && (text[k - 1] == ' ' || text[k - 1] == '\t'))
+      --k;
+    while (k > 0 && (std::isalnum(static_cast<unsigned char>(text[k - 1])) || text[k - 1] == '_' ||
+                     text[k - 1] == '.' || text[k - 1] == '$' || text[k - 1] == '-'))
+      --k;
+    if (k > 0 && text[k - 1] == '!') return false;
+  }
+  return true;
+}
 
 /// Everything a parse allocates, the parse tree included, in the order it must be destroyed.
 struct ParseState {
@@ -363,7 +419,7 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   auto builder = std::make_unique<detail::Builder>(src, diags, arch);
   builder->begin();
-  FunctionStreamer streamer(parser, tokens, *builder);
+  FunctionStreamer streamer(parser, tokens, *builder, onlyStatements(src.text()));
   parser.addParseListener(&streamer);
   diags.hold();
   P::FileContext* tree = nullptr;

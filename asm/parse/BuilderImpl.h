@@ -146,6 +146,9 @@ public:
   void buildStreamed(antlr4::ParserRuleContext* f);
   void typeAliasStreamed(P::TypeAliasContext* a);
   void moduleAttrsStreamed(P::ModuleOpContext* m);
+  /// A statement of a file of bare statements (FunctionStreamer streams one only when the file
+  /// holds nothing else): built into the fragment at once, which finish() closes.
+  void fragmentStmtStreamed(P::StmtContext* s);
   std::unique_ptr<Module> finish(P::FileContext* file);
 
 private:
@@ -193,6 +196,8 @@ private:
   void buildFunc(P::FuncOpContext* f);
   void buildKernel(P::KernelOpContext* k);
   void buildFragment(const std::vector<P::StmtContext*>& stmts);
+  void beginFragment(P::StmtContext* first);
+  void endFragment();
   void finishFunction();
   ValueId define(const std::string& name, Type type, SrcLoc loc);
   std::optional<ValueId> lookup(const std::string& name) const;
@@ -477,6 +482,7 @@ private:
   std::set<std::string> ssaResultNames_;
   // Functions, kernels and modules (their attributes) built while parsing.
   std::set<const antlr4::ParserRuleContext*> streamed_;
+  bool fragmentOpen_ = false; // statements streamed into the fragment, which finish() ends
 };
 
 } // namespace pto::as::detail

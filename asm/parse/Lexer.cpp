@@ -206,9 +206,9 @@ const Tables& tables() {
 ///
 /// Not a CommonToken: that is 112 bytes (a std::string for text set by hand, size_t fields),
 /// and tokens were half of pto-as's peak memory. The same observable token in 48 bytes: inputs
-/// are at most 256 MiB (support/FileIO.h), so indexes, lines and columns fit 32 bits, and the
-/// all-ones value stands for ANTLR's size_t(-1) (EOF's type, an unset token index, the stop
-/// index of EOF at offset 0); a text set by hand (nothing here does) is kept by the lexer.
+/// are at most 1 GiB (tools/pto-as.cpp, kMaxSourceBytes), so indexes, lines and columns fit 32
+/// bits, and the all-ones value stands for ANTLR's size_t(-1) (EOF's type, an unset token index,
+/// the stop index of EOF at offset 0); a text set by hand (nothing here does) is kept by the lexer.
 class ArenaToken final : public antlr4::WritableToken {
 public:
   ArenaToken(HandLexer* lexer, uint32_t chunk, size_t type, size_t start, size_t stop, size_t line,
