@@ -507,7 +507,13 @@ uint8_t* MpiWorld::remote(Core& c, uint32_t rank, size_t region, uint64_t off, u
     s.rows = GmRows{1, bytes, bytes};
   s.data.assign(std::max<uint64_t>(bytes, 1), 0);
   if (rows && rows->atomicAdd && write) {
-    rows->staged = true; // the op writes its addends; finishRemote adds them at the rank
+    // The op writes its addends; finishRemote adds them at the rank. Both the op's rows and
+    // the stage's own copy say so: the copy alone decides, at the end, between an add and a
+    // plain put (a put there would overwrite the other ranks' adds).
+    rows->staged = true;
+    s.rows.atomicAdd = true;
+    s.rows.dtype = rows->dtype;
+    s.rows.staged = true;
   } else if (bytes > 0) {
     // A write reads the rows first: a row whose last byte is half written (4-bit elements)
     // keeps the other half.
