@@ -29,6 +29,22 @@ void setRegister(enc::Inst& in, std::string_view field, int64_t reg) {
   std::abort();
 }
 
+/// A register no interval holds over code positions [lo, hi]: extra scratch for a block or an
+/// instruction with more spilled operands than x1..x3 (found only then, so rarely searched).
+template <class Intervals> // std::map<VReg, FunctionLowering::Interval>
+int freeOver(const Intervals& iv, size_t lo, size_t hi, const std::map<VReg, unsigned>& taken) {
+  for (unsigned cand = kA0; cand <= kX0; ++cand) {
+    if (cand == kRa) continue;
+    bool busy = false;
+    for (auto& [v, t] : taken)
+      busy |= t == cand;
+    for (auto it = iv.begin(); !busy && it != iv.end(); ++it)
+      busy = it->second.reg == static_cast<int>(cand) && it->second.start <= hi &&
+             it->second.end >= lo;
+    if (!busy) return static_cast<int>(cand);
+  }
+  return -1;
+}
 } // namespace
 
 void FunctionLowering::allocateRegisters() {
@@ -181,21 +197,6 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
     blockStores.clear();
     blockScratch.clear();
   };
-  // A register no interval holds over code positions [lo, hi]: extra scratch for a block or an
-  // instruction with more spilled operands than x1..x3 (found only then, so rarely searched).
-  auto freeOver = [&](size_t lo, size_t hi, const std::map<VReg, unsigned>& taken) -> int {
-    for (unsigned cand = kA0; cand <= kX0; ++cand) {
-      if (cand == kRa) continue;
-      bool busy = false;
-      for (auto& [v, t] : taken)
-        busy |= t == cand;
-      for (auto it = iv.begin(); !busy && it != iv.end(); ++it)
-        busy = it->second.reg == static_cast<int>(cand) && it->second.start <= hi &&
-               it->second.end >= lo;
-      if (!busy) return static_cast<int>(cand);
-    }
-    return -1;
-  };
   size_t blockFirst = 0, blockLast = 0; // code_ positions of the current tile block
   for (size_t pos = 0; pos < code_.size(); ++pos) {
     MInst& m = code_[pos];
@@ -227,8 +228,9 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
       auto s = scratch.find(r.v);
       if (s == scratch.end()) {
         unsigned next = header ? static_cast<unsigned>(blockScratch.size()) : nextScratch++;
-        int reg = next < 3 ? static_cast<int>(kScratch[next])
-                           : freeOver(header ? blockFirst : pos, header ? blockLast : pos, scratch);
+        int reg = next < 3
+                      ? static_cast<int>(kScratch[next])
+                      : freeOver(iv, header ? blockFirst : pos, header ? blockLast : pos, scratch);
         if (reg < 0) {
           diags_.error(m.loc.valid() ? m.loc : currentLoc_,
                        "internal error: too many spilled operands in one block");

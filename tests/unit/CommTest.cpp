@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -29,6 +30,26 @@ struct Rank {
     return r ? own + (uint64_t{*r} + 1) * kRankStride : own;
   }
 };
+
+/// Runs `body(r, core)` for each of `n` ranks of `w` on a thread of its own, after the rank joined
+/// the world with one block and before it reports that block done; returns the ranks.
+template <class Body>
+std::vector<std::unique_ptr<Rank>> onEveryRank(World& w, uint32_t n, Body body) {
+  std::vector<std::unique_ptr<Rank>> ranks;
+  for (uint32_t r = 0; r < n; ++r)
+    ranks.push_back(std::make_unique<Rank>(w, r, 1));
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      Core& c = ranks[r]->core;
+      ASSERT_EQ(w.join(r, ranks[r]->regions, nullptr, 1), std::nullopt);
+      body(r, c);
+      w.coreDone();
+    });
+  for (auto& t : threads)
+    t.join();
+  return ranks;
+}
 
 TEST(Comm, RankTags) {
   EXPECT_EQ(rankTagOf(Rank::addr(std::nullopt)), std::nullopt);
@@ -60,66 +81,36 @@ TEST(Comm, PeerAccessIsCheckedAgainstThePeersWindow) {
 TEST(Comm, AtomicAddNotifiesFromManyThreadsLoseNothing) {
   constexpr uint32_t kRanks = 4, kAdds = 2000;
   World w(kRanks);
-  std::vector<std::unique_ptr<Rank>> ranks;
-  for (uint32_t r = 0; r < kRanks; ++r)
-    ranks.push_back(std::make_unique<Rank>(w, r, 1));
-  std::vector<std::thread> threads;
-  for (uint32_t r = 0; r < kRanks; ++r)
-    threads.emplace_back([&, r] {
-      Core& c = ranks[r]->core;
-      ASSERT_EQ(w.join(r, ranks[r]->regions, nullptr, 1), std::nullopt);
-      for (uint32_t i = 0; i < kAdds; ++i) // every rank adds 1 to rank 0's signal
-        ASSERT_TRUE(w.notify(c, Rank::addr(0), 1, 1));
-      // then waits until all kRanks * kAdds adds arrived (ge = CmpMode 5)
-      ASSERT_TRUE(w.wait(c, Rank::addr(0), static_cast<int32_t>(kRanks * kAdds), 5, 0)) << c.error;
-      w.coreDone();
-    });
-  for (auto& t : threads)
-    t.join();
+  auto ranks = onEveryRank(w, kRanks, [&](uint32_t, Core& c) {
+    for (uint32_t i = 0; i < kAdds; ++i) // every rank adds 1 to rank 0's signal
+      ASSERT_TRUE(w.notify(c, Rank::addr(0), 1, 1));
+    // then waits until all kRanks * kAdds adds arrived (ge = CmpMode 5)
+    ASSERT_TRUE(w.wait(c, Rank::addr(0), static_cast<int32_t>(kRanks * kAdds), 5, 0)) << c.error;
+  });
   EXPECT_EQ(ranks[0]->words[0], static_cast<int32_t>(kRanks * kAdds));
 }
 
 TEST(Comm, SyncallReleasesWhenAllArrived) {
   constexpr uint32_t kRanks = 3;
   World w(kRanks);
-  std::vector<std::unique_ptr<Rank>> ranks;
-  for (uint32_t r = 0; r < kRanks; ++r)
-    ranks.push_back(std::make_unique<Rank>(w, r, 1));
-  std::vector<std::thread> threads;
-  for (uint32_t r = 0; r < kRanks; ++r)
-    threads.emplace_back([&, r] {
-      Core& c = ranks[r]->core;
-      ASSERT_EQ(w.join(r, ranks[r]->regions, nullptr, 1), std::nullopt);
-      ASSERT_TRUE(w.notify(c, Rank::addr(std::nullopt), 7, 0)); // set own signal
-      ASSERT_TRUE(w.syncall(c, 0)) << c.error;
-      // After the syncall every rank's signal is set: read the next rank's.
-      bool holds = false;
-      ASSERT_TRUE(w.test(c, Rank::addr((r + 1) % kRanks), 7, 0, holds));
-      EXPECT_TRUE(holds);
-      w.coreDone();
-    });
-  for (auto& t : threads)
-    t.join();
+  onEveryRank(w, kRanks, [&](uint32_t r, Core& c) {
+    ASSERT_TRUE(w.notify(c, Rank::addr(std::nullopt), 7, 0)); // set own signal
+    ASSERT_TRUE(w.syncall(c, 0)) << c.error;
+    // After the syncall every rank's signal is set: read the next rank's.
+    bool holds = false;
+    ASSERT_TRUE(w.test(c, Rank::addr((r + 1) % kRanks), 7, 0, holds));
+    EXPECT_TRUE(holds);
+  });
 }
 
 TEST(Comm, EveryRankWaitingIsADeadlockNamingEachWait) {
   constexpr uint32_t kRanks = 2;
   World w(kRanks);
-  std::vector<std::unique_ptr<Rank>> ranks;
-  for (uint32_t r = 0; r < kRanks; ++r)
-    ranks.push_back(std::make_unique<Rank>(w, r, 1));
   std::vector<std::string> errors(kRanks);
-  std::vector<std::thread> threads;
-  for (uint32_t r = 0; r < kRanks; ++r)
-    threads.emplace_back([&, r] {
-      Core& c = ranks[r]->core;
-      ASSERT_EQ(w.join(r, ranks[r]->regions, nullptr, 1), std::nullopt);
-      EXPECT_FALSE(w.wait(c, Rank::addr(std::nullopt), 1, 0, 0)); // signal == 1: never
-      errors[r] = c.error;
-      w.coreDone();
-    });
-  for (auto& t : threads)
-    t.join();
+  onEveryRank(w, kRanks, [&](uint32_t r, Core& c) {
+    EXPECT_FALSE(w.wait(c, Rank::addr(std::nullopt), 1, 0, 0)); // signal == 1: never
+    errors[r] = c.error;
+  });
   for (const std::string& e : errors) {
     EXPECT_NE(e.find("deadlock"), std::string::npos) << e;
     EXPECT_NE(e.find("rank 0 block 0: twait on %sig[0] of rank 0 eq 1 (it is 0)"),
