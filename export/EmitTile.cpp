@@ -124,6 +124,48 @@ std::optional<std::string> FunctionEmitter::globalTensor(const Block& b, isa::DT
   return std::nullopt;
 }
 
+std::variant<std::string, FunctionEmitter::Why>
+FunctionEmitter::callText(const TileBlock& t, const std::string& intrinsic,
+                          const std::vector<std::string>& args) {
+  const std::array<uint8_t, 3> iorRegs = t.ior.value_or(std::array<uint8_t, 3>{0, 0, 0});
+  std::string call;
+  if (t.op == isa::OpId::TSETVAL && args.size() < 3)
+    return Why{"it needs a tile, an offset and a value"};
+  if (t.op == isa::OpId::TSETVAL) {
+    // dst.SetValue(offset, value): the destination is args[0].
+    call = args[0] + ".SetValue(" + args[1] + ", " + args[2] + ")";
+  } else {
+    std::string targs = t.op == isa::OpId::TSQRT ? "<SqrtAlgorithm::DEFAULT>" : "";
+    if (t.fix != isa::fix::Attrs{} || (t.op == isa::OpId::TMOV && t.tiles.size() > 2)) {
+      const auto kind = isa::fix::kindOf(t.fix.quant);
+      auto f = fixpipeTemplate(t, args, kind == isa::fix::QuantKind::Scalar,
+                               kind == isa::fix::QuantKind::Vector);
+      if (f.index() == 1) return Why{std::get<1>(f)};
+      targs = std::get<0>(f);
+    }
+    auto callWith = [&](const std::string& templateArgs) {
+      std::string c = intrinsic + templateArgs + "(";
+      for (size_t i = 0; i < args.size(); ++i)
+        c += (i ? ", " : "") + args[i];
+      return c + ")";
+    };
+    if (t.op == isa::OpId::TCI && !t.tiles.empty()) {
+      // pto-isa's TCI<TileData, T, descending>: nothing deduces the last two, and the direction
+      // is a template argument where the image has a register (B.IOR Direction), so a block
+      // with one calls both instantiations under a run-time test.
+      auto tci = [&](int descending) {
+        return callWith("<decltype(" + args[0] + "), " + cppType(fn_.tiles[t.tiles[0]].dtype) +
+                        ", " + std::to_string(descending) + ">");
+      };
+      call = iorRegs[1] == kZeroReg ? tci(0)
+                                    : "if (" + reg(iorRegs[1]) + ") " + tci(1) + "; else " + tci(0);
+    } else {
+      call = callWith(targs);
+    }
+  }
+  return call;
+}
+
 std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
   const TileBlock& t = b.tile;
   const isa::OpInfo& oi = isa::info(t.op);
@@ -205,41 +247,9 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
   for (const std::string& a : std::get<std::vector<std::string>>(extra))
     args.push_back(a);
   setValidShapes(b, oi, at);
-  std::string call;
-  if (t.op == isa::OpId::TSETVAL && args.size() < 3)
-    return fail("it needs a tile, an offset and a value");
-  if (t.op == isa::OpId::TSETVAL) {
-    // dst.SetValue(offset, value): the destination is args[0].
-    call = args[0] + ".SetValue(" + args[1] + ", " + args[2] + ")";
-  } else {
-    std::string targs = t.op == isa::OpId::TSQRT ? "<SqrtAlgorithm::DEFAULT>" : "";
-    if (t.fix != isa::fix::Attrs{} || (t.op == isa::OpId::TMOV && t.tiles.size() > 2)) {
-      const auto kind = isa::fix::kindOf(t.fix.quant);
-      auto f = fixpipeTemplate(t, args, kind == isa::fix::QuantKind::Scalar,
-                               kind == isa::fix::QuantKind::Vector);
-      if (f.index() == 1) return fail(std::get<1>(f));
-      targs = std::get<0>(f);
-    }
-    auto callWith = [&](const std::string& templateArgs) {
-      std::string c = in.name + templateArgs + "(";
-      for (size_t i = 0; i < args.size(); ++i)
-        c += (i ? ", " : "") + args[i];
-      return c + ")";
-    };
-    if (t.op == isa::OpId::TCI && !t.tiles.empty()) {
-      // pto-isa's TCI<TileData, T, descending>: nothing deduces the last two, and the direction
-      // is a template argument where the image has a register (B.IOR Direction), so a block
-      // with one calls both instantiations under a run-time test.
-      auto tci = [&](int descending) {
-        return callWith("<decltype(" + args[0] + "), " + cppType(fn_.tiles[t.tiles[0]].dtype) +
-                        ", " + std::to_string(descending) + ">");
-      };
-      call = iorRegs[1] == kZeroReg ? tci(0)
-                                    : "if (" + reg(iorRegs[1]) + ") " + tci(1) + "; else " + tci(0);
-    } else {
-      call = callWith(targs);
-    }
-  }
+  auto made = callText(t, in.name, args);
+  if (auto* why = std::get_if<1>(&made)) return fail(why->text);
+  const std::string& call = std::get<0>(made);
   if (gmDecl.empty())
     body_ << "  " << call << ";\n";
   else

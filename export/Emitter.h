@@ -113,6 +113,14 @@ private:
                         const std::vector<int>& at) const;
   std::optional<std::string> globalTensor(const Block& b, isa::DType elem, std::string& decl);
   std::optional<ExportError> tile(const Block& b);
+  /// Why a tile block cannot be exported (the text after "cannot be exported: ").
+  struct Why {
+    std::string text;
+  };
+  /// The intrinsic call of a tile block with its arguments `args` (destination first), or why
+  /// there is none.
+  std::variant<std::string, Why> callText(const TileBlock& t, const std::string& intrinsic,
+                                          const std::vector<std::string>& args);
   std::optional<ExportError> assign(const Block& b);
   std::string scalarArg(const isa::Role& role, uint8_t r, isa::DType type);
   /// The template arguments of a TMOV/TSTORE with fixpipe attributes (pto-isa's overloads

@@ -108,6 +108,76 @@ std::variant<std::vector<uint8_t>, std::string> writeKernels(const std::vector<F
   return o.bytes;
 }
 
+namespace {
+/// One record of the parameter table (`i` its index, for messages); errors through `in`.
+Param readParam(In& in, const std::vector<uint8_t>& strtab, uint32_t i) {
+  Param p;
+  auto name = strAt(strtab, in.u32());
+  uint8_t kind = in.u8(), dtype = in.u8(), rank = in.u8();
+  in.u8();
+  int64_t shape[5];
+  for (auto& v : shape)
+    v = in.i64();
+  in.u64();
+  if (!name)
+    in.fail("parameter " + std::to_string(i) + " has a bad name offset");
+  else
+    p.name = *name;
+  if (kind > static_cast<uint8_t>(ParamKind::Index))
+    in.fail("parameter '" + p.name + "' has a bad kind");
+  if (dtype >= isa::kNumDTypes) in.fail("parameter '" + p.name + "' has a bad dtype");
+  if (rank > 5) in.fail("parameter '" + p.name + "' has rank " + std::to_string(rank));
+  p.kind = static_cast<ParamKind>(kind);
+  p.dtype = static_cast<isa::DType>(dtype);
+  for (uint8_t k = 0; k < rank && k < 5; ++k)
+    p.shape.push_back(shape[k]);
+  if (auto bad = checkParamShape(p.shape)) in.fail("parameter '" + p.name + "' " + *bad);
+  return p;
+}
+
+/// One record of .pto.tiles with the function it belongs to (`i` its index, for messages);
+/// errors through `in`.
+std::pair<uint32_t, TileDesc> readTileDesc(In& in, const std::vector<uint8_t>& strtab, uint32_t i,
+                                           size_t numFunctions) {
+  uint32_t fn = in.u32();
+  TileDesc t;
+  auto name = strAt(strtab, in.u32());
+  uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(),
+          compact = in.u8();
+  t.fractal = in.u16();
+  t.rows = in.u32();
+  t.cols = in.u32();
+  t.validRows = in.i32();
+  t.validCols = in.i32();
+  t.placement = in.i64();
+  t.aliasOf = static_cast<int32_t>(in.u32() - 1u); // 0 (not a view) -> -1, without signed overflow
+  t.aliasOffset = in.u32();
+  std::string what = "tile " + std::to_string(i);
+  if (!name)
+    in.fail(what + " has a bad name offset");
+  else
+    t.name = *name;
+  if (fn >= numFunctions) in.fail(what + " belongs to missing function " + std::to_string(fn));
+  if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes ||
+      bl >= isa::spellingsBLayout().size() || sl >= isa::spellingsSLayout().size() ||
+      pad >= isa::spellingsPadValue().size() || compact >= isa::spellingsCompactMode().size())
+    in.fail(what + " has an out-of-range enum field");
+  if ((t.validRows < 0 && t.validRows != kDynamicDim) ||
+      (t.validCols < 0 && t.validCols != kDynamicDim) ||
+      t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
+    in.fail(what + " has a bad valid shape");
+  if (t.placement < kRuntimePlaced) in.fail(what + " has a bad placement");
+  if (t.aliasOf < -1) in.fail(what + " is a view of a missing tile");
+  t.loc = static_cast<isa::Loc>(loc);
+  t.dtype = static_cast<isa::DType>(dtype);
+  t.blayout = static_cast<isa::BLayout>(bl);
+  t.slayout = static_cast<isa::SLayout>(sl);
+  t.pad = static_cast<isa::PadValue>(pad);
+  t.compact = static_cast<isa::CompactMode>(compact);
+  return {fn, std::move(t)};
+}
+} // namespace
+
 std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
                                          const std::vector<uint8_t>& tiles,
                                          const std::vector<uint8_t>& strtab, size_t textSize,
@@ -149,30 +219,8 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
       ranges.push_back(r);
     }
     uint32_t nparams = in.ok() ? in.header(kParamsMagic, kParamRecord, version) : 0;
-    for (uint32_t i = 0; i < nparams && in.ok(); ++i) {
-      Param p;
-      auto name = str(in.u32(), "param");
-      uint8_t kind = in.u8(), dtype = in.u8(), rank = in.u8();
-      in.u8();
-      int64_t shape[5];
-      for (auto& v : shape)
-        v = in.i64();
-      in.u64();
-      if (!name)
-        in.fail("parameter " + std::to_string(i) + " has a bad name offset");
-      else
-        p.name = *name;
-      if (kind > static_cast<uint8_t>(ParamKind::Index))
-        in.fail("parameter '" + p.name + "' has a bad kind");
-      if (dtype >= isa::kNumDTypes) in.fail("parameter '" + p.name + "' has a bad dtype");
-      if (rank > 5) in.fail("parameter '" + p.name + "' has rank " + std::to_string(rank));
-      p.kind = static_cast<ParamKind>(kind);
-      p.dtype = static_cast<isa::DType>(dtype);
-      for (uint8_t k = 0; k < rank && k < 5; ++k)
-        p.shape.push_back(shape[k]);
-      if (auto bad = checkParamShape(p.shape)) in.fail("parameter '" + p.name + "' " + *bad);
-      params.push_back(std::move(p));
-    }
+    for (uint32_t i = 0; i < nparams && in.ok(); ++i)
+      params.push_back(readParam(in, strtab, i));
     if (!in.ok()) return in.error();
     for (size_t i = 0; i < ranges.size(); ++i) {
       const FnRange& r = ranges[i];
@@ -187,46 +235,8 @@ std::optional<std::string> readFunctions(const std::vector<uint8_t>& kernels,
     In in(tiles.data(), tiles.size(), ".pto.tiles");
     uint32_t count = in.header(kTilesMagic, kTileRecord, version);
     std::vector<std::pair<uint32_t, TileDesc>> tiles;
-    for (uint32_t i = 0; i < count && in.ok(); ++i) {
-      uint32_t fn = in.u32();
-      TileDesc t;
-      auto name = str(in.u32(), "tile");
-      uint8_t loc = in.u8(), dtype = in.u8(), bl = in.u8(), sl = in.u8(), pad = in.u8(),
-              compact = in.u8();
-      t.fractal = in.u16();
-      t.rows = in.u32();
-      t.cols = in.u32();
-      t.validRows = in.i32();
-      t.validCols = in.i32();
-      t.placement = in.i64();
-      t.aliasOf =
-          static_cast<int32_t>(in.u32() - 1u); // 0 (not a view) -> -1, without signed overflow
-      t.aliasOffset = in.u32();
-      std::string what = "tile " + std::to_string(i);
-      if (!name)
-        in.fail(what + " has a bad name offset");
-      else
-        t.name = *name;
-      if (fn >= functions.size())
-        in.fail(what + " belongs to missing function " + std::to_string(fn));
-      if (loc >= isa::spellingsLoc().size() || dtype >= isa::kNumDTypes ||
-          bl >= isa::spellingsBLayout().size() || sl >= isa::spellingsSLayout().size() ||
-          pad >= isa::spellingsPadValue().size() || compact >= isa::spellingsCompactMode().size())
-        in.fail(what + " has an out-of-range enum field");
-      if ((t.validRows < 0 && t.validRows != kDynamicDim) ||
-          (t.validCols < 0 && t.validCols != kDynamicDim) ||
-          t.validRows > static_cast<int64_t>(t.rows) || t.validCols > static_cast<int64_t>(t.cols))
-        in.fail(what + " has a bad valid shape");
-      if (t.placement < kRuntimePlaced) in.fail(what + " has a bad placement");
-      if (t.aliasOf < -1) in.fail(what + " is a view of a missing tile");
-      t.loc = static_cast<isa::Loc>(loc);
-      t.dtype = static_cast<isa::DType>(dtype);
-      t.blayout = static_cast<isa::BLayout>(bl);
-      t.slayout = static_cast<isa::SLayout>(sl);
-      t.pad = static_cast<isa::PadValue>(pad);
-      t.compact = static_cast<isa::CompactMode>(compact);
-      tiles.push_back({fn, std::move(t)});
-    }
+    for (uint32_t i = 0; i < count && in.ok(); ++i)
+      tiles.push_back(readTileDesc(in, strtab, i, functions.size()));
     if (!in.ok()) return in.error();
     size_t next = 0;
     for (size_t i = 0; i < ranges.size(); ++i) {

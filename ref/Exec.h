@@ -64,10 +64,36 @@ private:
   std::optional<Failure> arith(Frame& f, const ir::Op& op);
   Step structured(Frame& f, const ir::Op& op);
   std::optional<Failure> tileOp(Frame& f, const ir::Op& op);
+  /// A tile op's operands by role: tile outputs, tile inputs, the GM view, scalars.
+  struct TileArg {
+    ir::ValueId v;
+    int role; // index into the op's roles
+  };
+  struct TileOperands {
+    std::vector<TileArg> outs, ins;
+    std::vector<uint64_t> scalars; // scalar operands, then the op's B.IOR attributes
+    const ViewVal* view = nullptr;
+    ir::ValueId dst = ir::kNoValue, src = ir::kNoValue; // the first tile output and input
+    bool scalarOut = false;                             // TMRGSORT's counts
+  };
+  TileOperands tileOperands(Frame& f, const ir::Op& op, const isa::OpInfo& info);
+  /// The instruction's name for messages (its encoding's, else the mnemonic upper-cased).
+  const std::string& instName(const ir::Op& op, const isa::OpInfo& info);
+  /// B.DATR: destination type, rounding, saturation, compare mode, GM layout.
+  void setDatr(const Frame& f, const ir::Op& op, const isa::OpInfo& info, const TileOperands& o,
+               rt::TileInst& t) const;
+  std::optional<Failure> runKernel(const ir::Op& op, const rt::TileInst& inst);
+  /// A partition with more than two non-unit dimensions: one op per 2-D slice.
+  std::optional<Failure> runSlices(const ir::Op& op, const std::string& opName,
+                                   const rt::TileInst& t, const ViewVal& view,
+                                   const std::vector<size_t>& outerDims, bool scalars);
   std::optional<Failure> scaleAddress(Frame& f, const ir::Op& op);
   std::optional<Failure> coreSync(Frame& f, const ir::Op& op);
   std::optional<Failure> signal(Frame& f, const ir::Op& op);
   std::optional<Failure> viewOp(Frame& f, const ir::Op& op);
+  std::optional<Failure> makeView(Frame& f, const ir::Op& op);
+  std::optional<Failure> partitionView(Frame& f, const ir::Op& op);
+  std::optional<Failure> scalarMemory(Frame& f, const ir::Op& op);
   std::optional<Failure> tileAlloc(Frame& f, const ir::Op& op);
   std::optional<Failure> countOp(const ir::Op& op);
 

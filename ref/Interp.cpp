@@ -21,7 +21,7 @@ std::vector<std::string> kernelNames(const ir::Module& m) {
   std::vector<std::string> marked, defined;
   for (const auto& f : m.functions) {
     if (f->isDeclaration) continue;
-    if (f->hasAttr("pto.entry") || f->isFragment) marked.push_back(f->name);
+    if (f->isEntry || f->isFragment) marked.push_back(f->name);
     if (!f->isPrivate || f->isFragment) defined.push_back(f->name);
   }
   size_t definitions = 0;
@@ -248,10 +248,10 @@ Machine::Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRe
 /// core's flags and tokens.
 std::optional<Failure> Machine::coreSync(Frame& f, const Op& op) {
   rt::SyncInst s;
-  s.kind = op.name == "pto.sync.set"    ? isa::enc::ExtCtl::SYNC_SET
-           : op.name == "pto.sync.wait" ? isa::enc::ExtCtl::SYNC_WAIT
-           : op.name == "pto.get_buf"   ? isa::enc::ExtCtl::GET_BUF
-                                        : isa::enc::ExtCtl::RLS_BUF;
+  s.kind = op.named == ir::NamedOp::SyncSet    ? isa::enc::ExtCtl::SYNC_SET
+           : op.named == ir::NamedOp::SyncWait ? isa::enc::ExtCtl::SYNC_WAIT
+           : op.named == ir::NamedOp::GetBuf   ? isa::enc::ExtCtl::GET_BUF
+                                               : isa::enc::ExtCtl::RLS_BUF;
   s.src = s.dst = op.srcPipe;
   s.event.present = true;
   s.event.reg = 0; // the zero register: the id is the immediate
@@ -266,14 +266,14 @@ std::optional<Failure> Machine::coreSync(Frame& f, const Op& op) {
 /// interpreter runs one block at a time, so a twait whose condition does not hold can never be
 /// released: it is reported at once rather than spun on.
 std::optional<Failure> Machine::signal(Frame& f, const Op& op) {
-  if (op.name == "pto.syncall") {
+  if (op.named == ir::NamedOp::SyncAll) {
     if (core_.blockNum > 1)
       return Failure{op.loc, "'pto.syncall' waits for every block, and the reference "
                              "interpreter runs one block at a time: a deadlock"};
     return std::nullopt; // one block of one rank: everyone has arrived
   }
   const ViewVal& v = std::get<ViewVal>(f.v[op.operands[0]]);
-  const bool notify = op.name.ends_with("tnotify");
+  const bool notify = op.named == ir::NamedOp::Notify;
   uint8_t* p = core_.translate(v.base, 4, "signal", notify);
   if (!p) {
     Failure e{op.loc, core_.error};
@@ -312,7 +312,7 @@ std::optional<Failure> Machine::signal(Frame& f, const Op& op) {
     holds = sig >= value;
     break;
   }
-  if (op.name.ends_with("ttest")) {
+  if (op.named == ir::NamedOp::Test) {
     f.v[op.results[0]] = static_cast<uint64_t>(holds);
     return std::nullopt;
   }
@@ -431,10 +431,10 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
     *term = &op;
     return Flow::Return;
   case OpKind::BlockInfo: {
-    const uint64_t v = op.name == "pto.get_block_idx"      ? core_.blockIdx
-                       : op.name == "pto.get_block_num"    ? core_.blockNum
-                       : op.name == "pto.get_subblock_idx" ? 0
-                                                           : 1;
+    const uint64_t v = op.named == ir::NamedOp::GetBlockIdx      ? core_.blockIdx
+                       : op.named == ir::NamedOp::GetBlockNum    ? core_.blockNum
+                       : op.named == ir::NamedOp::GetSubblockIdx ? 0
+                                                                 : 1;
     f.v[op.results[0]] = v;
     return Flow::Next;
   }
@@ -467,7 +467,7 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
     if (auto e = signal(f, op)) return *e;
     return Flow::Next;
   case OpKind::Print:
-    if (op.name == "pto.trap") return Failure{op.loc, "pto.trap executed"};
+    if (op.named == ir::NamedOp::Trap) return Failure{op.loc, "pto.trap executed"};
     return Failure{op.loc, "'" + op.name + "' is not supported by the reference interpreter"};
   case OpKind::TGetVal:
     return Failure{op.loc, "'pto.tgetval' is not supported by the reference interpreter"};
@@ -570,8 +570,8 @@ Machine::Step Machine::structured(Frame& f, const Op& op) {
 
 // ------------------------------------------------------------------ arith
 std::optional<Failure> Machine::arith(Frame& f, const Op& op) {
-  std::string_view name = op.name;
-  if (name.starts_with("arith.")) name.remove_prefix(6);
+  using ir::ArithOp;
+  const ArithOp arith = op.arith;
   const ir::Type& rt = f.fn->type(op.results[0]);
   auto widthOf = [](const ir::Type& t) {
     return t.kind == TypeKind::Index ? 64u : isa::bitWidth(t.elem);
@@ -586,69 +586,70 @@ std::optional<Failure> Machine::arith(Frame& f, const Op& op) {
   const uint64_t b = op.operands.size() > 1 && std::holds_alternative<uint64_t>(f.v[op.operands[1]])
                          ? scalar(f, op.operands[1])
                          : 0;
-  if (name == "select") {
+  if (arith == ArithOp::Select) {
     // select may pick any kind of value (tiles and views too).
     f.v[op.results[0]] = (a & 1) ? f.v[op.operands[1]] : f.v[op.operands[2]];
     return std::nullopt;
   }
-  if (name == "cmpi" || name == "cmpf") {
-    const ir::NamedAttr* p = op.attr("predicate");
-    const std::string pred = p ? p->value : "";
-    auto r = name == "cmpi"
+  if (arith == ArithOp::CmpI || arith == ArithOp::CmpF) {
+    const ir::CmpPredicate pred = op.predicate;
+    auto r = arith == ArithOp::CmpI
                  ? intCompare(pred, a, b, widthOf(t0))
                  : (isScalarFloat(t0.elem) ? floatCompare(pred, t0.elem, a, b) : std::nullopt);
-    if (!r) return unsupported(" with predicate '" + pred + "' on " + ir::toString(t0));
+    if (!r)
+      return unsupported(" with predicate '" + std::string(ir::spelling(pred)) + "' on " +
+                         ir::toString(t0));
     out = *r;
     return std::nullopt;
   }
-  if (name == "negf") {
+  if (arith == ArithOp::NegF) {
     if (!isScalarFloat(rt.elem)) return unsupported(" on " + ir::toString(rt));
     out = a ^ (uint64_t{1} << (isa::bitWidth(rt.elem) - 1));
     return std::nullopt;
   }
   if (auto r =
-          rt.isIntLike() && t0.isIntLike() ? intBinary(name, a, b, widthOf(rt)) : std::nullopt) {
+          rt.isIntLike() && t0.isIntLike() ? intBinary(arith, a, b, widthOf(rt)) : std::nullopt) {
     out = *r;
     return std::nullopt;
   }
   if (rt.isFloatScalar() && isScalarFloat(rt.elem) && op.operands.size() == 2) {
-    if (name == "remf") return unsupported("");
-    if (auto r = floatBinary(name, rt.elem, a, b)) {
+    if (arith == ArithOp::RemF) return unsupported("");
+    if (auto r = floatBinary(arith, rt.elem, a, b)) {
       out = *r;
       return std::nullopt;
     }
   }
   // Casts.
   const unsigned wi = t0.isIntLike() ? widthOf(t0) : 0, wo = rt.isIntLike() ? widthOf(rt) : 0;
-  if (name == "index_cast" || name == "extsi" || name == "trunci") {
+  if (arith == ArithOp::IndexCast || arith == ArithOp::ExtSI || arith == ArithOp::TruncI) {
     if (!wi || !wo) return unsupported(" on " + ir::toString(t0));
     out = truncBits(static_cast<uint64_t>(signedValue(a, wi)), wo);
     return std::nullopt;
   }
-  if (name == "index_castui" || name == "extui") {
+  if (arith == ArithOp::IndexCastUI || arith == ArithOp::ExtUI) {
     if (!wi || !wo) return unsupported(" on " + ir::toString(t0));
     out = truncBits(truncBits(a, wi), wo);
     return std::nullopt;
   }
-  if (name == "bitcast") {
+  if (arith == ArithOp::Bitcast) {
     out = truncBits(a, rt.kind == TypeKind::Index ? 64 : isa::bitWidth(rt.elem));
     return std::nullopt;
   }
-  if (name == "sitofp" || name == "uitofp") {
+  if (arith == ArithOp::SIToFP || arith == ArithOp::UIToFP) {
     if (!wi || !isScalarFloat(rt.elem))
       return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
     const uint64_t v =
-        name == "sitofp" ? static_cast<uint64_t>(signedValue(a, wi)) : truncBits(a, wi);
-    out = intToFloat(rt.elem, v, name == "sitofp");
+        arith == ArithOp::SIToFP ? static_cast<uint64_t>(signedValue(a, wi)) : truncBits(a, wi);
+    out = intToFloat(rt.elem, v, arith == ArithOp::SIToFP);
     return std::nullopt;
   }
-  if (name == "fptosi" || name == "fptoui") {
+  if (arith == ArithOp::FPToSI || arith == ArithOp::FPToUI) {
     if (!wo || !isScalarFloat(t0.elem))
       return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
-    out = floatToInt(t0.elem, a, wo, name == "fptosi");
+    out = floatToInt(t0.elem, a, wo, arith == ArithOp::FPToSI);
     return std::nullopt;
   }
-  if (name == "extf" || name == "truncf") {
+  if (arith == ArithOp::ExtF || arith == ArithOp::TruncF) {
     if (!isScalarFloat(t0.elem) || !isScalarFloat(rt.elem))
       return unsupported(" from " + ir::toString(t0) + " to " + ir::toString(rt));
     out = doubleToFloat(rt.elem, floatToDouble(t0.elem, a)); // extf is exact; truncf rounds once

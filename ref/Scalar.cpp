@@ -101,7 +101,8 @@ int64_t signedValue(uint64_t v, unsigned w) {
   return static_cast<int64_t>(v << sh) >> sh;
 }
 
-std::optional<uint64_t> intBinary(std::string_view op, uint64_t a, uint64_t b, unsigned w) {
+std::optional<uint64_t> intBinary(ir::ArithOp op, uint64_t a, uint64_t b, unsigned w) {
+  using ir::ArithOp;
   a = truncBits(a, w);
   b = truncBits(b, w);
   const int64_t sa = signedValue(a, w), sb = signedValue(b, w);
@@ -109,62 +110,63 @@ std::optional<uint64_t> intBinary(std::string_view op, uint64_t a, uint64_t b, u
   const uint64_t ones = truncBits(~uint64_t{0}, w);
   auto r = [&](uint64_t v) { return truncBits(v, w); };
   auto rs = [&](int64_t v) { return truncBits(static_cast<uint64_t>(v), w); };
-  if (op == "addi") return r(a + b);
-  if (op == "subi") return r(a - b);
-  if (op == "muli") return r(a * b);
-  if (op == "andi") return a & b;
-  if (op == "ori") return a | b;
-  if (op == "xori") return a ^ b;
-  if (op == "minsi") return sa < sb ? a : b;
-  if (op == "maxsi") return sa > sb ? a : b;
-  if (op == "minui") return a < b ? a : b;
-  if (op == "maxui") return a > b ? a : b;
+  if (op == ArithOp::AddI) return r(a + b);
+  if (op == ArithOp::SubI) return r(a - b);
+  if (op == ArithOp::MulI) return r(a * b);
+  if (op == ArithOp::AndI) return a & b;
+  if (op == ArithOp::OrI) return a | b;
+  if (op == ArithOp::XOrI) return a ^ b;
+  if (op == ArithOp::MinSI) return sa < sb ? a : b;
+  if (op == ArithOp::MaxSI) return sa > sb ? a : b;
+  if (op == ArithOp::MinUI) return a < b ? a : b;
+  if (op == ArithOp::MaxUI) return a > b ? a : b;
   // Division: by zero -> all ones (quotients) / the dividend (remainders); the one signed
   // overflow (INT_MIN / -1) -> INT_MIN, remainder 0.
   const bool overflow = sa == smin && sb == -1;
-  if (op == "divui") return b == 0 ? ones : a / b;
-  if (op == "remui") return b == 0 ? a : a % b;
-  if (op == "ceildivui") return b == 0 ? ones : a / b + (a % b != 0);
-  if (op == "divsi") return b == 0 ? ones : overflow ? rs(smin) : rs(sa / sb);
-  if (op == "remsi") return b == 0 ? a : overflow ? 0 : rs(sa % sb);
-  if (op == "ceildivsi" || op == "floordivsi") {
+  if (op == ArithOp::DivUI) return b == 0 ? ones : a / b;
+  if (op == ArithOp::RemUI) return b == 0 ? a : a % b;
+  if (op == ArithOp::CeilDivUI) return b == 0 ? ones : a / b + (a % b != 0);
+  if (op == ArithOp::DivSI) return b == 0 ? ones : overflow ? rs(smin) : rs(sa / sb);
+  if (op == ArithOp::RemSI) return b == 0 ? a : overflow ? 0 : rs(sa % sb);
+  if (op == ArithOp::CeilDivSI || op == ArithOp::FloorDivSI) {
     if (b == 0) return ones;
     if (overflow) return rs(smin);
     int64_t q = sa / sb;
     const int64_t rem = sa % sb;
     if (rem != 0) {
       const bool positive = (rem < 0) == (sb < 0); // the exact quotient is positive
-      if (op == "ceildivsi" && positive) ++q;
-      if (op == "floordivsi" && !positive) --q;
+      if (op == ArithOp::CeilDivSI && positive) ++q;
+      if (op == ArithOp::FloorDivSI && !positive) --q;
     }
     return rs(q);
   }
   // Shifts: the amount is unsigned, taken modulo 64 (the register width of the ISA's shifts);
   // an amount of the width or more (up to 63) shifts every bit out: 0, or the sign for shrsi.
-  if (op == "shli" || op == "shrui" || op == "shrsi") {
+  if (op == ArithOp::ShLI || op == ArithOp::ShRUI || op == ArithOp::ShRSI) {
     const uint64_t s = b & 63;
-    if (s >= w) return op == "shrsi" ? (sa < 0 ? ones : 0) : 0;
-    if (op == "shli") return r(a << s);
-    if (op == "shrui") return a >> s;
+    if (s >= w) return op == ArithOp::ShRSI ? (sa < 0 ? ones : 0) : 0;
+    if (op == ArithOp::ShLI) return r(a << s);
+    if (op == ArithOp::ShRUI) return a >> s;
     return rs(sa >> s);
   }
   return std::nullopt;
 }
 
-std::optional<bool> intCompare(std::string_view p, uint64_t a, uint64_t b, unsigned w) {
+std::optional<bool> intCompare(ir::CmpPredicate p, uint64_t a, uint64_t b, unsigned w) {
+  using ir::CmpPredicate;
   a = truncBits(a, w);
   b = truncBits(b, w);
   const int64_t sa = signedValue(a, w), sb = signedValue(b, w);
-  if (p == "eq") return a == b;
-  if (p == "ne") return a != b;
-  if (p == "slt") return sa < sb;
-  if (p == "sle") return sa <= sb;
-  if (p == "sgt") return sa > sb;
-  if (p == "sge") return sa >= sb;
-  if (p == "ult") return a < b;
-  if (p == "ule") return a <= b;
-  if (p == "ugt") return a > b;
-  if (p == "uge") return a >= b;
+  if (p == CmpPredicate::IEq) return a == b;
+  if (p == CmpPredicate::INe) return a != b;
+  if (p == CmpPredicate::ISlt) return sa < sb;
+  if (p == CmpPredicate::ISle) return sa <= sb;
+  if (p == CmpPredicate::ISgt) return sa > sb;
+  if (p == CmpPredicate::ISge) return sa >= sb;
+  if (p == CmpPredicate::IUlt) return a < b;
+  if (p == CmpPredicate::IUle) return a <= b;
+  if (p == CmpPredicate::IUgt) return a > b;
+  if (p == CmpPredicate::IUge) return a >= b;
   return std::nullopt;
 }
 
@@ -232,53 +234,55 @@ uint64_t floatToInt(isa::DType from, uint64_t bits, unsigned w, bool isSigned) {
   return static_cast<uint64_t>(d);
 }
 
-std::optional<uint64_t> floatBinary(std::string_view op, isa::DType t, uint64_t a, uint64_t b) {
+std::optional<uint64_t> floatBinary(ir::ArithOp op, isa::DType t, uint64_t a, uint64_t b) {
+  using ir::ArithOp;
   const double x = floatToDouble(t, a), y = floatToDouble(t, b);
   // +, -, *, / of f16/bf16/f32 operands computed in double and rounded once are correctly
   // rounded: 53 >= 2p + 2 for p = 24 (double rounding is innocuous).
-  if (op == "addf") return doubleToFloat(t, x + y);
-  if (op == "subf") return doubleToFloat(t, x - y);
-  if (op == "mulf") return doubleToFloat(t, x * y);
-  if (op == "divf") return doubleToFloat(t, x / y);
+  if (op == ArithOp::AddF) return doubleToFloat(t, x + y);
+  if (op == ArithOp::SubF) return doubleToFloat(t, x - y);
+  if (op == ArithOp::MulF) return doubleToFloat(t, x * y);
+  if (op == ArithOp::DivF) return doubleToFloat(t, x / y);
   const bool xn = std::isnan(x), yn = std::isnan(y);
   // -0 orders below +0 for all four.
   auto less = [](double p, double q) {
     return p < q || (p == 0 && q == 0 && std::signbit(p) && !std::signbit(q));
   };
-  if (op == "maximumf" || op == "minimumf") {
+  if (op == ArithOp::MaximumF || op == ArithOp::MinimumF) {
     if (xn || yn) return canonicalNan(t);
-    const bool pickX = op == "maximumf" ? !less(x, y) : !less(y, x);
+    const bool pickX = op == ArithOp::MaximumF ? !less(x, y) : !less(y, x);
     return pickX ? a : b;
   }
-  if (op == "maxnumf" || op == "minnumf") {
+  if (op == ArithOp::MaxNumF || op == ArithOp::MinNumF) {
     if (xn && yn) return canonicalNan(t);
     if (xn) return b;
     if (yn) return a;
-    const bool pickX = op == "maxnumf" ? !less(x, y) : !less(y, x);
+    const bool pickX = op == ArithOp::MaxNumF ? !less(x, y) : !less(y, x);
     return pickX ? a : b;
   }
   return std::nullopt;
 }
 
-std::optional<bool> floatCompare(std::string_view p, isa::DType t, uint64_t a, uint64_t b) {
+std::optional<bool> floatCompare(ir::CmpPredicate p, isa::DType t, uint64_t a, uint64_t b) {
+  using ir::CmpPredicate;
   const double x = floatToDouble(t, a), y = floatToDouble(t, b);
   const bool uno = std::isnan(x) || std::isnan(y);
-  if (p == "false") return false;
-  if (p == "true") return true;
-  if (p == "ord") return !uno;
-  if (p == "uno") return uno;
-  if (p == "oeq") return !uno && x == y;
-  if (p == "ogt") return !uno && x > y;
-  if (p == "oge") return !uno && x >= y;
-  if (p == "olt") return !uno && x < y;
-  if (p == "ole") return !uno && x <= y;
-  if (p == "one") return !uno && x != y;
-  if (p == "ueq") return uno || x == y;
-  if (p == "ugt") return uno || x > y;
-  if (p == "uge") return uno || x >= y;
-  if (p == "ult") return uno || x < y;
-  if (p == "ule") return uno || x <= y;
-  if (p == "une") return uno || x != y;
+  if (p == CmpPredicate::FFalse) return false;
+  if (p == CmpPredicate::FTrue) return true;
+  if (p == CmpPredicate::FOrd) return !uno;
+  if (p == CmpPredicate::FUno) return uno;
+  if (p == CmpPredicate::FOeq) return !uno && x == y;
+  if (p == CmpPredicate::FOgt) return !uno && x > y;
+  if (p == CmpPredicate::FOge) return !uno && x >= y;
+  if (p == CmpPredicate::FOlt) return !uno && x < y;
+  if (p == CmpPredicate::FOle) return !uno && x <= y;
+  if (p == CmpPredicate::FOne) return !uno && x != y;
+  if (p == CmpPredicate::FUeq) return uno || x == y;
+  if (p == CmpPredicate::FUgt) return uno || x > y;
+  if (p == CmpPredicate::FUge) return uno || x >= y;
+  if (p == CmpPredicate::FUlt) return uno || x < y;
+  if (p == CmpPredicate::FUle) return uno || x <= y;
+  if (p == CmpPredicate::FUne) return uno || x != y;
   return std::nullopt;
 }
 

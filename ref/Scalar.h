@@ -4,6 +4,7 @@
 // zero-extended to 64 (docs/runtime.md, "The reference interpreter").
 #pragma once
 
+#include "asm/ir/IR.h"
 #include "isa/Isa.h"
 
 #include <cstdint>
@@ -20,10 +21,10 @@ uint64_t truncBits(uint64_t v, unsigned w);
 /// v's low `w` bits as a signed number.
 int64_t signedValue(uint64_t v, unsigned w);
 
-/// Integer binary ops (addi ... shrui) at width w; nullopt for an unknown name.
-std::optional<uint64_t> intBinary(std::string_view op, uint64_t a, uint64_t b, unsigned w);
-/// cmpi predicates (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge); nullopt for an unknown one.
-std::optional<bool> intCompare(std::string_view pred, uint64_t a, uint64_t b, unsigned w);
+/// Integer binary ops (addi ... shrui) at width w; nullopt for another op.
+std::optional<uint64_t> intBinary(ir::ArithOp op, uint64_t a, uint64_t b, unsigned w);
+/// cmpi predicates (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge); nullopt for a cmpf one.
+std::optional<bool> intCompare(ir::CmpPredicate pred, uint64_t a, uint64_t b, unsigned w);
 
 /// Floats: f16, bf16, f32, f64 only.
 bool isScalarFloat(isa::DType t);
@@ -35,10 +36,11 @@ uint64_t intToFloat(isa::DType t, uint64_t v, bool isSigned);
 /// Float to an integer of width w, toward zero, saturating; NaN gives 0.
 uint64_t floatToInt(isa::DType from, uint64_t bits, unsigned w, bool isSigned);
 
-/// Float binary ops (addf subf mulf divf maximumf minimumf maxnumf minnumf); nullopt if unknown.
-std::optional<uint64_t> floatBinary(std::string_view op, isa::DType t, uint64_t a, uint64_t b);
-/// cmpf predicates (false oeq ogt oge olt ole one ord ueq ugt uge ult ule une uno true).
-std::optional<bool> floatCompare(std::string_view pred, isa::DType t, uint64_t a, uint64_t b);
+/// Float binary ops (addf subf mulf divf maximumf minimumf maxnumf minnumf); nullopt for another.
+std::optional<uint64_t> floatBinary(ir::ArithOp op, isa::DType t, uint64_t a, uint64_t b);
+/// cmpf predicates (false oeq ogt oge olt ole one ord ueq ugt uge ult ule une uno true); nullopt
+/// for a cmpi one.
+std::optional<bool> floatCompare(ir::CmpPredicate pred, isa::DType t, uint64_t a, uint64_t b);
 
 /// The bits of an arith.constant's text ("true", "42", "-1", "0x7fc00000", "1.5e-3") as `t`
 /// (integers truncated to the width, floats rounded to nearest even, hex as raw bits).

@@ -89,69 +89,115 @@ std::optional<Failure> Machine::tileAlloc(Frame& f, const Op& op) {
   return std::nullopt;
 }
 
+namespace {
+Failure unsupported(const Op& op, const std::string& what) {
+  return Failure{op.loc, what + " is not supported by the reference interpreter"};
+}
+} // namespace
+
+/// make_tensor_view: ptr, shape..., strides...; memref.reinterpret_cast: view, offset (in
+/// elements from the view's base), sizes..., strides...
+std::optional<Failure> Machine::makeView(Frame& f, const Op& op) {
+  const bool cast = op.kind == OpKind::ReinterpretView;
+  const size_t rank = static_cast<size_t>(op.ints[0]), at = cast ? 2 : 1;
+  ViewVal v;
+  v.elem = f.fn->type(op.results[0]).elem;
+  if (cast) // the offset in exact arithmetic (rt::Core::offsetAddress)
+    v.base = core_.offsetAddress(
+        std::get<ViewVal>(f.v[op.operands[0]]).base,
+        static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[1]))) *
+            (isa::bitWidth(v.elem) / 8),
+        std::max(1u, isa::bitWidth(v.elem) / 8));
+  else
+    v.base = scalar(f, op.operands[0]);
+  for (size_t i = 0; i < rank; ++i)
+    v.shape.push_back(static_cast<int64_t>(scalar(f, op.operands[at + i])));
+  for (size_t i = 0; i < rank; ++i)
+    v.strides.push_back(static_cast<int64_t>(scalar(f, op.operands[at + rank + i])));
+  if (op.layout == ir::ViewLayout::Unsupported)
+    return unsupported(op, "a tensor view with layout " + op.attr("layout")->value);
+  v.dn = op.layout == ir::ViewLayout::DN;
+  // Without the attribute, constant strides with a unit outer stride mean DN (PTOAS's inference).
+  if (op.layout == ir::ViewLayout::Inferred && rank >= 2 &&
+      constantOperand(f, op.operands[at + 2 * rank - 1]) &&
+      constantOperand(f, op.operands[at + 2 * rank - 2]))
+    v.dn = v.strides[rank - 2] == 1 && v.strides[rank - 1] != 1;
+  f.v[op.results[0]] = v;
+  return std::nullopt;
+}
+
+std::optional<Failure> Machine::partitionView(Frame& f, const Op& op) {
+  ViewVal v = std::get<ViewVal>(f.v[op.operands[0]]);
+  const size_t rank = static_cast<size_t>(op.ints[0]);
+  if (rank != v.shape.size())
+    return unsupported(op, "a partition of rank " + std::to_string(rank) + " of a rank " +
+                               std::to_string(v.shape.size()) + " view");
+  // The offsets in exact arithmetic (each product fits 128 bits): an offset that leaves the
+  // argument is an error at the access naming it, not a wrapped address (rt::Core).
+  // Beyond +-2^125 elements (+-2^(126 - log2 bytes) once scaled) the value is clamped, as
+  // the compiled code's (runtime/ScalarInterp.h): still outside any argument, never an
+  // overflow of 128 bits.
+  const unsigned bits = isa::bitWidth(v.elem);
+  const obj::WideInt cap = obj::WideInt{1}
+                           << std::min(125, 126 - std::countr_zero(std::max(1u, bits / 8)));
+  auto clamp = [&](obj::WideInt x) { return x > cap ? cap : x < -cap ? -cap : x; };
+  obj::WideInt elems = 0;
+  for (size_t i = 0; i < rank; ++i)
+    elems =
+        clamp(elems +
+              clamp(static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[1 + i]))) *
+                    static_cast<int64_t>(v.strides[i])));
+  v.base = core_.offsetAddress(v.base, bits >= 8 ? elems * (bits / 8) : elems / (8 / bits),
+                               std::max(1u, bits / 8));
+  for (size_t i = 0; i < rank; ++i)
+    v.shape[i] = static_cast<int64_t>(scalar(f, op.operands[1 + rank + i]));
+  f.v[op.results[0]] = v;
+  return std::nullopt;
+}
+
+/// load_scalar, store_scalar, addptr.
+std::optional<Failure> Machine::scalarMemory(Frame& f, const Op& op) {
+  const bool load = op.kind == OpKind::LoadScalar, store = op.kind == OpKind::StoreScalar;
+  const ir::ValueId ptr = op.operands[store ? 1 : 0];
+  const isa::DType elem = f.fn->type(ptr).elem;
+  const unsigned bits = isa::bitWidth(elem);
+  if (bits < 8)
+    return unsupported(op,
+                       "'" + op.name + "' on " + std::string(isa::spelling(elem)) + " elements");
+  // The index in exact arithmetic, through the runtime's one check (rt::Core::access).
+  const obj::WideInt offset =
+      static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[store ? 2 : 1]))) *
+      (bits / 8);
+  if (op.kind == OpKind::AddPtr) {
+    f.v[op.results[0]] = core_.offsetAddress(scalar(f, ptr), offset, bits / 8);
+    return std::nullopt;
+  }
+  uint8_t* p =
+      core_.access(scalar(f, ptr), offset, bits / 8, load ? "scalar load" : "scalar store", store);
+  if (!p) {
+    Failure e{op.loc, core_.error};
+    core_.error.clear();
+    return e;
+  }
+  if (load) {
+    uint64_t v = 0;
+    std::memcpy(&v, p, bits / 8);
+    const ir::Type& rt = f.fn->type(op.results[0]);
+    f.v[op.results[0]] = rt.kind == TypeKind::Index ? v : truncBits(v, isa::bitWidth(rt.elem));
+  } else {
+    const uint64_t v = scalar(f, op.operands[0]);
+    std::memcpy(p, &v, bits / 8);
+  }
+  return std::nullopt;
+}
+
 std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
-  auto unsupported = [&](const std::string& what) {
-    return Failure{op.loc, what + " is not supported by the reference interpreter"};
-  };
   switch (op.kind) {
   case OpKind::MakeTensorView:
-  case OpKind::ReinterpretView: {
-    // make_tensor_view: ptr, shape..., strides...; memref.reinterpret_cast: view, offset (in
-    // elements from the view's base), sizes..., strides...
-    const bool cast = op.kind == OpKind::ReinterpretView;
-    const size_t rank = static_cast<size_t>(op.ints[0]), at = cast ? 2 : 1;
-    ViewVal v;
-    v.elem = f.fn->type(op.results[0]).elem;
-    if (cast) // the offset in exact arithmetic (rt::Core::offsetAddress)
-      v.base = core_.offsetAddress(
-          std::get<ViewVal>(f.v[op.operands[0]]).base,
-          static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[1]))) *
-              (isa::bitWidth(v.elem) / 8),
-          std::max(1u, isa::bitWidth(v.elem) / 8));
-    else
-      v.base = scalar(f, op.operands[0]);
-    for (size_t i = 0; i < rank; ++i)
-      v.shape.push_back(static_cast<int64_t>(scalar(f, op.operands[at + i])));
-    for (size_t i = 0; i < rank; ++i)
-      v.strides.push_back(static_cast<int64_t>(scalar(f, op.operands[at + rank + i])));
-    if (op.layout == ir::ViewLayout::Unsupported)
-      return unsupported("a tensor view with layout " + op.attr("layout")->value);
-    v.dn = op.layout == ir::ViewLayout::DN;
-    // Without the attribute, constant strides with a unit outer stride mean DN (PTOAS's inference).
-    if (op.layout == ir::ViewLayout::Inferred && rank >= 2 &&
-        constantOperand(f, op.operands[at + 2 * rank - 1]) &&
-        constantOperand(f, op.operands[at + 2 * rank - 2]))
-      v.dn = v.strides[rank - 2] == 1 && v.strides[rank - 1] != 1;
-    f.v[op.results[0]] = v;
-    return std::nullopt;
-  }
-  case OpKind::PartitionView: {
-    ViewVal v = std::get<ViewVal>(f.v[op.operands[0]]);
-    const size_t rank = static_cast<size_t>(op.ints[0]);
-    if (rank != v.shape.size())
-      return unsupported("a partition of rank " + std::to_string(rank) + " of a rank " +
-                         std::to_string(v.shape.size()) + " view");
-    // The offsets in exact arithmetic (each product fits 128 bits): an offset that leaves the
-    // argument is an error at the access naming it, not a wrapped address (rt::Core).
-    // Beyond +-2^125 elements (+-2^(126 - log2 bytes) once scaled) the value is clamped, as
-    // the compiled code's (runtime/ScalarInterp.h): still outside any argument, never an
-    // overflow of 128 bits.
-    const unsigned bits = isa::bitWidth(v.elem);
-    const obj::WideInt cap = obj::WideInt{1}
-                             << std::min(125, 126 - std::countr_zero(std::max(1u, bits / 8)));
-    auto clamp = [&](obj::WideInt x) { return x > cap ? cap : x < -cap ? -cap : x; };
-    obj::WideInt elems = 0;
-    for (size_t i = 0; i < rank; ++i)
-      elems = clamp(elems + clamp(static_cast<obj::WideInt>(
-                                      static_cast<int64_t>(scalar(f, op.operands[1 + i]))) *
-                                  static_cast<int64_t>(v.strides[i])));
-    v.base = core_.offsetAddress(v.base, bits >= 8 ? elems * (bits / 8) : elems / (8 / bits),
-                                 std::max(1u, bits / 8));
-    for (size_t i = 0; i < rank; ++i)
-      v.shape[i] = static_cast<int64_t>(scalar(f, op.operands[1 + rank + i]));
-    f.v[op.results[0]] = v;
-    return std::nullopt;
-  }
+  case OpKind::ReinterpretView:
+    return makeView(f, op);
+  case OpKind::PartitionView:
+    return partitionView(f, op);
   case OpKind::GetTensorViewDim: {
     const ViewVal& v = std::get<ViewVal>(f.v[op.operands[0]]);
     const uint64_t d = scalar(f, op.operands[1]);
@@ -169,7 +215,7 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     TileVal t{f.fn->type(op.results[0]).tile, src.offset, 0, 0};
     if (op.kind == OpKind::Subset) {
       if (src.type.slayout != isa::SLayout::NoneBox)
-        return unsupported("'" + op.name + "' of a boxed tile");
+        return unsupported(op, "'" + op.name + "' of a boxed tile");
       // A view keeps its parent's pitch (rows per column for a column-major parent).
       const bool colMajor = src.type.blayout == isa::BLayout::ColMajor;
       const uint64_t r = scalar(f, op.operands[1]), c = scalar(f, op.operands[2]);
@@ -204,41 +250,10 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
   }
   case OpKind::LoadScalar:
   case OpKind::StoreScalar:
-  case OpKind::AddPtr: {
-    const bool load = op.kind == OpKind::LoadScalar, store = op.kind == OpKind::StoreScalar;
-    const ir::ValueId ptr = op.operands[store ? 1 : 0];
-    const isa::DType elem = f.fn->type(ptr).elem;
-    const unsigned bits = isa::bitWidth(elem);
-    if (bits < 8)
-      return unsupported("'" + op.name + "' on " + std::string(isa::spelling(elem)) + " elements");
-    // The index in exact arithmetic, through the runtime's one check (rt::Core::access).
-    const obj::WideInt offset =
-        static_cast<obj::WideInt>(static_cast<int64_t>(scalar(f, op.operands[store ? 2 : 1]))) *
-        (bits / 8);
-    if (op.kind == OpKind::AddPtr) {
-      f.v[op.results[0]] = core_.offsetAddress(scalar(f, ptr), offset, bits / 8);
-      return std::nullopt;
-    }
-    uint8_t* p = core_.access(scalar(f, ptr), offset, bits / 8,
-                              load ? "scalar load" : "scalar store", store);
-    if (!p) {
-      Failure e{op.loc, core_.error};
-      core_.error.clear();
-      return e;
-    }
-    if (load) {
-      uint64_t v = 0;
-      std::memcpy(&v, p, bits / 8);
-      const ir::Type& rt = f.fn->type(op.results[0]);
-      f.v[op.results[0]] = rt.kind == TypeKind::Index ? v : truncBits(v, isa::bitWidth(rt.elem));
-    } else {
-      const uint64_t v = scalar(f, op.operands[0]);
-      std::memcpy(p, &v, bits / 8);
-    }
-    return std::nullopt;
-  }
+  case OpKind::AddPtr:
+    return scalarMemory(f, op);
   default:
-    return unsupported("'" + op.name + "'");
+    return unsupported(op, "'" + op.name + "'");
   }
 }
 
@@ -273,68 +288,47 @@ std::optional<Failure> Machine::scaleAddress(Frame& f, const Op& op) {
   return std::nullopt;
 }
 
-std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
-  const isa::OpInfo& info = isa::info(op.tileOp);
-  const std::string opName = "'pto." + std::string(info.mnemonic) + "'";
-  if (!info.supports(arch_))
-    return Failure{op.loc, opName + " is not available on " + std::string(isa::spelling(arch_))};
-  if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) return scaleAddress(f, op);
-  if (auto a = unrunnableAttribute(op))
-    return Failure{op.loc, opName + " with " + *a + " is not supported by the cpu kernels"};
-  ++tileOps;
-  std::string& instName = names_[&op];
-  if (instName.empty()) {
+const std::string& Machine::instName(const Op& op, const isa::OpInfo& info) {
+  std::string& name = names_[&op];
+  if (name.empty()) {
     const enc::TileOpInfo* eop = enc::tileOpFor(op.tileOp);
     if (eop)
-      instName = std::string(enc::info(eop->op).name);
+      name = std::string(enc::info(eop->op).name);
     else
       for (char ch : info.mnemonic)
-        instName += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        name += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   }
-  // Operands by role: tile outputs, tile inputs, the GM view, scalars.
-  struct TileArg {
-    ir::ValueId v;
-    int role; // index into info.roles
-  };
-  std::vector<TileArg> outs, ins;
-  std::vector<uint64_t> scalars;
-  const ViewVal* view = nullptr;
-  ir::ValueId dst = ir::kNoValue, src = ir::kNoValue;
-  bool scalarOut = false;
+  return name;
+}
+
+Machine::TileOperands Machine::tileOperands(Frame& f, const Op& op, const isa::OpInfo& info) {
+  TileOperands o;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const isa::Role& role = info.roles[static_cast<size_t>(op.operandRoles[i])];
     const ir::ValueId v = op.operands[i];
     if (role.kind == isa::RoleKind::Tile) {
-      (role.isOutput ? outs : ins).push_back({v, op.operandRoles[i]});
-      if (role.isOutput && dst == ir::kNoValue) dst = v;
-      if (!role.isOutput && src == ir::kNoValue) src = v;
+      (role.isOutput ? o.outs : o.ins).push_back({v, op.operandRoles[i]});
+      if (role.isOutput && o.dst == ir::kNoValue) o.dst = v;
+      if (!role.isOutput && o.src == ir::kNoValue) o.src = v;
     } else if (role.kind == isa::RoleKind::View) {
-      view = &std::get<ViewVal>(f.v[v]);
+      o.view = &std::get<ViewVal>(f.v[v]);
     } else if (role.isOutput) {
-      scalarOut = true; // TMRGSORT's counts
+      o.scalarOut = true; // TMRGSORT's counts
     } else {
-      scalars.push_back(scalar(f, v));
+      o.scalars.push_back(scalar(f, v));
     }
   }
-  for (uint64_t imm : ir::attributeScalars(op))
-    scalars.push_back(imm);
-  auto tileOf = [&](ir::ValueId v) -> const TileVal& { return std::get<TileVal>(f.v[v]); };
-  rt::TileInst t;
-  t.op = op.tileOp;
-  if (scalarOut) t.iorDst = 7; // a register of their own, as the code generator gives them
-  t.name = instName.c_str();
-  // The tile whose valid shape bounds the op: the destination, else (reductions, compares,
-  // ops without a tile output: stores, TPRINT) the source.
-  const ir::ValueId shapeTile =
-      isa::shapeFrom(info, dst != ir::kNoValue) == isa::ShapeFrom::Source && src != ir::kNoValue
-          ? src
-          : dst;
-  t.startType = f.fn->type(ir::startTypeTile(op, info, shapeTile, src)).tile.dtype;
-  // B.DATR: destination type, rounding, saturation, compare mode, GM layout.
+  for (uint64_t imm : op.modes.ior)
+    o.scalars.push_back(imm);
+  return o;
+}
+
+void Machine::setDatr(const Frame& f, const Op& op, const isa::OpInfo& info, const TileOperands& o,
+                      rt::TileInst& t) const {
   auto code = [](isa::DType d) { return enc::dataTypeCode(d).value_or(0); };
   switch (info.id) {
   case isa::OpId::TCVT: {
-    const isa::DType s = f.fn->type(src).tile.dtype, d = f.fn->type(dst).tile.dtype;
+    const isa::DType s = f.fn->type(o.src).tile.dtype, d = f.fn->type(o.dst).tile.dtype;
     enc::Datr datr{.dataType = code(d)};
     datr.rmode = enc::rmodeCode(op.modes.round.value_or(isa::RoundMode::CAST_RINT));
     datr.sat = op.modes.sat ? *op.modes.sat == isa::SatMode::ON : isa::cvtSaturatesByDefault(s, d);
@@ -344,33 +338,115 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
   case isa::OpId::TCMP:
   case isa::OpId::TCMPS:
   case isa::OpId::TGATHER_CMP:
-    t.datr = enc::Datr{.dataType = code(f.fn->type(src).tile.dtype)};
+    t.datr = enc::Datr{.dataType = code(f.fn->type(o.src).tile.dtype)};
     t.datr->cmode = enc::cmodeCode(op.modes.cmp.value_or(isa::CmpMode::EQ));
     break;
   case isa::OpId::TDEQUANT:
   case isa::OpId::TQUANT:
-    t.datr = enc::Datr{.dataType = code(f.fn->type(dst).tile.dtype)};
+    t.datr = enc::Datr{.dataType = code(f.fn->type(o.dst).tile.dtype)};
     break;
   case isa::OpId::TRANDOM:
-    if (const auto rounds = ir::attrInt(op, "rounds"))
+    if (const auto rounds = op.modes.rounds)
       if (const auto code = isa::trandom::roundsCode(static_cast<uint64_t>(*rounds)); code && *code)
         t.datr = enc::Datr{.rmode = *code};
     break;
   case isa::OpId::TLOAD:
   case isa::OpId::TPREFETCH:
   case isa::OpId::TSTORE:
-    if (view) {
+    if (o.view) {
       // The GM element type (a converting store names it).
-      t.datr = enc::Datr{.dataType = code(view->elem)};
-      t.gmDn = view->dn;
+      t.datr = enc::Datr{.dataType = code(o.view->elem)};
+      t.gmDn = o.view->dn;
     }
     break;
   default:
     break;
   }
+}
+
+std::optional<Failure> Machine::runKernel(const Op& op, const rt::TileInst& inst) {
+  inst.kernel(core_, inst);
+  if (core_.error.empty()) return std::nullopt;
+  Failure e{op.loc, core_.error};
+  core_.error.clear();
+  return e;
+}
+
+std::optional<Failure> Machine::runSlices(const Op& op, const std::string& opName,
+                                          const rt::TileInst& t, const ViewVal& view,
+                                          const std::vector<size_t>& outerDims, bool scalars) {
+  // Slices: the last two dimensions, into consecutive rows of a row-major tile.
+  if (t.tiles.size() != 1 || scalars || t.tiles[0].blayout != isa::BLayout::RowMajor ||
+      t.tiles[0].slayout != isa::SLayout::NoneBox)
+    return Failure{op.loc, opName + " with a partition of more than two non-unit dimensions needs "
+                                    "one row-major tile and no scalars"};
+  const size_t rank = view.shape.size();
+  const int64_t sliceRows = view.shape[rank - 2], sliceCols = view.shape[rank - 1];
+  int64_t slices = 1;
+  for (size_t d : outerDims)
+    slices *= view.shape[d];
+  const rt::TileOperand whole = t.tiles[0];
+  if (slices * sliceRows > whole.rows || sliceCols > whole.cols)
+    return Failure{op.loc, "the partition's " + std::to_string(slices) + " slices of " +
+                               std::to_string(sliceRows) + "x" + std::to_string(sliceCols) +
+                               " do not fit the tile"};
+  const unsigned bits = isa::bitWidth(view.elem);
+  for (int64_t s = 0; s < slices; ++s) {
+    uint64_t addr = view.base;
+    int64_t rest = s;
+    for (size_t k = outerDims.size(); k-- > 0;) {
+      const int64_t idx = rest % view.shape[outerDims[k]];
+      rest /= view.shape[outerDims[k]];
+      addr += static_cast<uint64_t>(idx * view.strides[outerDims[k]] * bits / 8);
+    }
+    rt::TileInst slice = t;
+    rt::TileOperand& o = slice.tiles[0];
+    o.offset = whole.offset +
+               static_cast<uint32_t>(s * sliceRows * whole.cols * isa::bitWidth(whole.dtype) / 8);
+    o.rows = static_cast<uint32_t>(sliceRows);
+    o.validRows = static_cast<int32_t>(sliceRows);
+    o.validCols = static_cast<int32_t>(sliceCols);
+    o.name = whole.name + "." + std::to_string(s);
+    core_.r[1] = static_cast<uint64_t>(sliceCols);
+    core_.r[2] = static_cast<uint64_t>(sliceRows);
+    core_.r[3] = whole.cols;
+    slice.dim[2].present = sliceCols != static_cast<int64_t>(whole.cols);
+    core_.r[4] = addr;
+    if (auto e = runKernel(op, slice)) return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  const std::string opName = "'pto." + std::string(info.mnemonic) + "'";
+  if (!info.supports(arch_))
+    return Failure{op.loc, opName + " is not available on " + std::string(isa::spelling(arch_))};
+  if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) return scaleAddress(f, op);
+  if (auto a = unrunnableAttribute(op))
+    return Failure{op.loc, opName + " with " + *a + " is not supported by the cpu kernels"};
+  ++tileOps;
+  const std::string& name = instName(op, info);
+  // Operands by role: tile outputs, tile inputs, the GM view, scalars.
+  TileOperands o = tileOperands(f, op, info);
+  const ViewVal* view = o.view;
+  auto tileOf = [&](ir::ValueId v) -> const TileVal& { return std::get<TileVal>(f.v[v]); };
+  rt::TileInst t;
+  t.op = op.tileOp;
+  if (o.scalarOut) t.iorDst = 7; // a register of their own, as the code generator gives them
+  t.name = name.c_str();
+  // The tile whose valid shape bounds the op: the destination, else (reductions, compares,
+  // ops without a tile output: stores, TPRINT) the source.
+  const ir::ValueId shapeTile =
+      isa::shapeFrom(info, o.dst != ir::kNoValue) == isa::ShapeFrom::Source && o.src != ir::kNoValue
+          ? o.src
+          : o.dst;
+  t.startType = f.fn->type(ir::startTypeTile(op, info, shapeTile, o.src)).tile.dtype;
+  // B.DATR: destination type, rounding, saturation, compare mode, GM layout.
+  setDatr(f, op, info, o, t);
   // Tiles, destination first (as B.IOT lists them), and their roles.
-  std::vector<TileArg> order = outs;
-  order.insert(order.end(), ins.begin(), ins.end());
+  std::vector<TileArg> order = o.outs;
+  order.insert(order.end(), o.ins.begin(), o.ins.end());
   std::vector<int> roles;
   for (const TileArg& a : order) {
     t.tiles.push_back(operand(tileOf(a.v), f.fn->value(a.v).name));
@@ -438,6 +514,7 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
     ior = {view->base, rowStride};
     outer = outerDims.size();
   }
+  std::vector<uint64_t>& scalars = o.scalars;
   if (info.id == isa::OpId::TRANDOM && scalars.size() == 6) // key, counter: isa/Random.h
     scalars = {isa::trandom::pack(scalars[0], scalars[1]),
                isa::trandom::pack(scalars[2], scalars[3]),
@@ -451,54 +528,8 @@ std::optional<Failure> Machine::tileOp(Frame& f, const Op& op) {
     core_.r[4 + i] = ior[i];
     t.ior[i] = static_cast<uint8_t>(4 + i);
   }
-  auto run = [&](const rt::TileInst& inst) -> std::optional<Failure> {
-    inst.kernel(core_, inst);
-    if (core_.error.empty()) return std::nullopt;
-    Failure e{op.loc, core_.error};
-    core_.error.clear();
-    return e;
-  };
-  if (outer == 0) return run(t);
-  // Slices: the last two dimensions, into consecutive rows of a row-major tile.
-  if (t.tiles.size() != 1 || !scalars.empty() || t.tiles[0].blayout != isa::BLayout::RowMajor ||
-      t.tiles[0].slayout != isa::SLayout::NoneBox)
-    return Failure{op.loc, opName + " with a partition of more than two non-unit dimensions needs "
-                                    "one row-major tile and no scalars"};
-  const size_t rank = view->shape.size();
-  const int64_t sliceRows = view->shape[rank - 2], sliceCols = view->shape[rank - 1];
-  int64_t slices = 1;
-  for (size_t d : outerDims)
-    slices *= view->shape[d];
-  const rt::TileOperand whole = t.tiles[0];
-  if (slices * sliceRows > whole.rows || sliceCols > whole.cols)
-    return Failure{op.loc, "the partition's " + std::to_string(slices) + " slices of " +
-                               std::to_string(sliceRows) + "x" + std::to_string(sliceCols) +
-                               " do not fit the tile"};
-  const unsigned bits = isa::bitWidth(view->elem);
-  for (int64_t s = 0; s < slices; ++s) {
-    uint64_t addr = view->base;
-    int64_t rest = s;
-    for (size_t k = outerDims.size(); k-- > 0;) {
-      const int64_t idx = rest % view->shape[outerDims[k]];
-      rest /= view->shape[outerDims[k]];
-      addr += static_cast<uint64_t>(idx * view->strides[outerDims[k]] * bits / 8);
-    }
-    rt::TileInst slice = t;
-    rt::TileOperand& o = slice.tiles[0];
-    o.offset = whole.offset +
-               static_cast<uint32_t>(s * sliceRows * whole.cols * isa::bitWidth(whole.dtype) / 8);
-    o.rows = static_cast<uint32_t>(sliceRows);
-    o.validRows = static_cast<int32_t>(sliceRows);
-    o.validCols = static_cast<int32_t>(sliceCols);
-    o.name = whole.name + "." + std::to_string(s);
-    core_.r[1] = static_cast<uint64_t>(sliceCols);
-    core_.r[2] = static_cast<uint64_t>(sliceRows);
-    core_.r[3] = whole.cols;
-    slice.dim[2].present = sliceCols != static_cast<int64_t>(whole.cols);
-    core_.r[4] = addr;
-    if (auto e = run(slice)) return e;
-  }
-  return std::nullopt;
+  if (outer == 0) return runKernel(op, t);
+  return runSlices(op, opName, t, *view, outerDims, !scalars.empty());
 }
 
 } // namespace pto::ref

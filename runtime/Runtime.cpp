@@ -4,20 +4,15 @@
 #include "isa/Numerics.h"
 #include "obj/Extent.h"
 #include "obj/Image.h"
+#include "runtime/BlockRun.h"
 #include "runtime/Comm.h"
 #include "runtime/Program.h"
-#include "runtime/ScalarInterp.h"
-#include "runtime/npu/Model.h"
 #include "support/FileIO.h"
 #include "support/Numbers.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
-#include <mutex>
 #include <thread>
 
 namespace pto::rt {
@@ -294,219 +289,9 @@ Status Launch::runIn(const RunOptions& opts, RunStats* stats) {
     threads = blocks;
     if (auto e = world->join(opts.rank, regions, prog_.get(), blocks)) return Error{*e};
   }
-  std::atomic<uint32_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex mu;
-  std::string firstError;
-  uint32_t firstBlock = UINT32_MAX;
-  std::atomic<uint64_t> tileOps{0}, scalarOps{0};
-  std::vector<NpuBlock> npuBlocks(opts.backend == Backend::Npu ? blocks : 0);
-  std::vector<std::string> printed(blocks); // TPRINT text, by block
-
-  const isa::Arch arch = prog_->image.arch;
-  const size_t stackParams = ps.size() > 8 ? ps.size() - 8 : 0;
-  constexpr size_t kCalleeStack = 64 * 1024;
-
-  // One simulated core: its buffers (reused from block to block) and its stack.
-  auto setupCore = [&](Core& c) {
-    c.gm = &regions;
-    c.world = world;
-    c.rank = opts.rank;
-    c.functions = &prog_->functions;
-    c.blockNum = blocks;
-    c.instructionLimit = opts.maxInstructions;
-    c.cancel = opts.cancel;
-    c.storage.resize(7);
-    for (unsigned l = 0; l < 7; ++l) {
-      // 64-byte aligned, like the NPU's buffers: vector kernels never split a cache line.
-      const size_t capacity =
-          std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32);
-      c.storage[l].assign(capacity + 64, 0);
-      const auto base = reinterpret_cast<uintptr_t>(c.storage[l].data());
-      c.buf[l] = c.storage[l].data() + ((64 - base % 64) % 64);
-      c.bufSize[l] = capacity;
-    }
-    // The stack grows down (docs/abi.md): the kernel's prologue reserves its frame below the
-    // initial sp, callees reserve theirs below that; stack parameters sit above the initial sp.
-    c.stack.assign(kCalleeStack + fn.frameSize + 8 * stackParams, 0);
-  };
-  // A core at the start of block b: registers, arguments, stack and used buffers cleared.
-  auto resetCore = [&](Core& c, uint32_t b) {
-    c.r.fill(0);
-    c.cond = false;
-    c.wideReg = Core::kNoWideReg;
-    c.scalarOps = c.tileOps = 0;
-    c.crossFlags.fill(0);
-    c.bufTokens.fill(0);
-    c.blockIdx = b;
-    const size_t top = kCalleeStack + fn.frameSize; // sp on entry
-    c.r[1] = (kStackRegion << kRegionShift) + top;
-    for (size_t i = 0; i < ps.size() && i < 8; ++i)
-      c.r[2 + i] = argBits[i];
-    std::fill(c.stack.begin(), c.stack.end(), 0);
-    for (size_t i = 8; i < ps.size(); ++i)
-      std::memcpy(c.stack.data() + top + 8 * (i - 8), &argBits[i], 8);
-    for (unsigned l = 0; l < 7; ++l)
-      if (fn.bufferUsed[l])
-        std::memset(c.buf[l], 0, std::min<size_t>(fn.bufferUsed[l], c.bufSize[l]));
-  };
-  // Runs the kernel on one core; false with c.error set and `at` the failing word.
-  auto runCore = [&](Core& c, uint32_t b, uint32_t& at, NpuBlock* report) {
-    bool ok;
-    if (opts.backend == Backend::Npu) {
-      // Op records for the trace and profile: 4M in all, at least 100k per block.
-      npu::Simulator sim(*prog_, opts.recordOps, std::max<size_t>(100'000, 4'000'000 / blocks));
-      ok = interpret(fn, c, at, sim) && sim.finish(c);
-      if (!ok && sim.errorAt) at = *sim.errorAt;
-      if (report) *report = std::move(sim.report);
-    } else {
-      ok = runBlock(fn, c, at);
-    }
-    (void)b;
-    return ok;
-  };
-  auto recordFailure = [&](uint32_t b, uint32_t at, const std::string& error,
-                           const std::string& core) {
-    failed = true;
-    std::lock_guard<std::mutex> lock(mu);
-    if (b < firstBlock) {
-      firstBlock = b;
-      firstError = prog_->locationAt(at) + ": runtime error: " + error;
-      if (blocks > 1 || !core.empty())
-        firstError += " (" + (blocks > 1 ? "block " + std::to_string(b) : std::string()) +
-                      (blocks > 1 && !core.empty() ? ", " : "") + core + ")";
-    }
-  };
-
-  auto worker = [&] {
-    Core c;
-    setupCore(c);
-    for (;;) {
-      if (failed.load(std::memory_order_relaxed)) break;
-      uint32_t b = next.fetch_add(1);
-      if (b >= blocks) break;
-      resetCore(c, b);
-      uint32_t at = 0;
-      NpuBlock report;
-      bool ok = runCore(c, b, at, opts.backend == Backend::Npu ? &report : nullptr);
-      if (opts.backend == Backend::Npu) {
-        std::lock_guard<std::mutex> lock(mu);
-        npuBlocks[b] = std::move(report);
-      }
-      tileOps += c.tileOps;
-      scalarOps += c.scalarOps;
-      printed[b] = std::move(c.output);
-      c.output.clear();
-      if (world) {
-        if (!ok) world->abort(opts.rank, c.error);
-        world->coreDone();
-      }
-      if (!ok) {
-        recordFailure(b, at, c.error, "");
-        c.error.clear();
-        break;
-      }
-    }
-  };
-
-  // A kernel with cross-core pipes: each block is a cluster of the AIC and two AIVs, each on a
-  // thread of its own (a core may wait for another in a pipe op). docs/pipes.md.
-  auto clusterWorker = [&] {
-    std::array<Core, kLanes> lanes;
-    for (unsigned l = 0; l < kLanes; ++l)
-      setupCore(lanes[l]);
-    for (;;) {
-      if (failed.load(std::memory_order_relaxed)) break;
-      uint32_t b = next.fetch_add(1);
-      if (b >= blocks) break;
-      Cluster cluster(arch);
-      std::array<uint32_t, kLanes> at{};
-      std::array<bool, kLanes> ok{};
-      std::array<NpuBlock, kLanes> reports;
-      auto runLane = [&](unsigned l) {
-        Core& c = lanes[l];
-        resetCore(c, b);
-        c.cluster = &cluster;
-        c.lane = static_cast<uint8_t>(l);
-        c.subblockIdx = l == 0 ? 0 : l - 1;
-        c.subblockNum = l == 0 ? 1 : 2;
-        ok[l] = !laneRuns(l, fn.flags) ||
-                runCore(c, b, at[l], opts.backend == Backend::Npu ? &reports[l] : nullptr);
-        cluster.finish(l, !ok[l]);
-      };
-      std::thread v0(runLane, 1u), v1(runLane, 2u);
-      runLane(0);
-      v0.join();
-      v1.join();
-      std::string out;
-      for (unsigned l = 0; l < kLanes; ++l) {
-        tileOps += lanes[l].tileOps;
-        scalarOps += lanes[l].scalarOps;
-        out += lanes[l].output;
-        lanes[l].output.clear();
-      }
-      printed[b] = std::move(out);
-      if (opts.backend == Backend::Npu) {
-        // The block takes as long as its slowest core; pipe busy time and ops add up.
-        NpuBlock merged = std::move(reports[0]);
-        for (unsigned l = 1; l < kLanes; ++l) {
-          merged.cycles = std::max(merged.cycles, reports[l].cycles);
-          for (size_t p = 0; p < merged.busy.size(); ++p) {
-            merged.busy[p] += reports[l].busy[p];
-            merged.ops[p] += reports[l].ops[p];
-          }
-          merged.records.insert(merged.records.end(), reports[l].records.begin(),
-                                reports[l].records.end());
-          merged.recordsTruncated = merged.recordsTruncated || reports[l].recordsTruncated;
-          merged.warnings.insert(merged.warnings.end(), reports[l].warnings.begin(),
-                                 reports[l].warnings.end());
-        }
-        std::lock_guard<std::mutex> lock(mu);
-        npuBlocks[b] = std::move(merged);
-      }
-      // The error to report: a core's own failure before a consequence of it ("stopped: ...").
-      int culprit = -1;
-      for (unsigned l = 0; l < kLanes; ++l)
-        if (!ok[l] && (culprit < 0 || (lanes[culprit].error.starts_with("stopped:") &&
-                                       !lanes[l].error.starts_with("stopped:"))))
-          culprit = static_cast<int>(l);
-      for (Core& c : lanes) {
-        c.cluster = nullptr;
-        if (culprit < 0) c.error.clear();
-      }
-      if (culprit >= 0) {
-        recordFailure(b, at[culprit], lanes[culprit].error,
-                      laneName(static_cast<unsigned>(culprit)));
-        for (Core& c : lanes)
-          c.error.clear();
-        break;
-      }
-    }
-  };
-
-  auto t0 = std::chrono::steady_clock::now();
-  if (threads <= 1) {
-    prog_->crossCore ? clusterWorker() : worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back(prog_->crossCore ? std::function<void()>(clusterWorker)
-                                         : std::function<void()>(worker));
-    for (auto& t : pool)
-      t.join();
-  }
-  auto t1 = std::chrono::steady_clock::now();
-  if (stats) {
-    stats->seconds = std::chrono::duration<double>(t1 - t0).count();
-    stats->tileOps = tileOps;
-    stats->scalarOps = scalarOps;
-    stats->npu = std::move(npuBlocks);
-    stats->output.clear();
-    for (const std::string& p : printed)
-      stats->output += p;
-  }
-  if (failed) return Error{firstError};
-  return std::nullopt;
+  // The blocks on their cores (runtime/BlockRun.cpp).
+  BlockRun blockRun(*prog_, fn, opts, regions, std::move(argBits), world, blocks);
+  return blockRun.run(threads, stats);
 }
 
 } // namespace pto::rt

@@ -70,6 +70,155 @@ inline bool isLogic(AluOp op) {
   return isa::isLogical(op);
 }
 
+/// A register written by an op that is not exact arithmetic: its exact value is its bits.
+inline void setReg(Core& c, uint8_t rd, uint64_t v) {
+  c.r[rd] = v;
+  if (rd == c.wideReg) [[unlikely]]
+    c.wideReg = Core::kNoWideReg;
+}
+
+/// The shifted add (m.s.shamt != 0): the trap word, or an address formed from a pointer and a
+/// scaled index. False with c.error set on the trap.
+inline bool scaledAdd(Core& c, const obj::code::ScalarOp& s) {
+  uint64_t* r = c.r.data();
+  if (s.rd == kSinkReg && s.rs1 == 0) {
+    // The trap word (docs/abi.md): an scf.for whose step is not positive and that would
+    // run, as the reference interpreter reports it.
+    c.error = "scf.for step " + std::to_string(static_cast<int64_t>(r[s.rs2])) + " is not positive";
+    return false;
+  }
+  // An address formed from a pointer and a scaled index (the code generator's only use
+  // of a shifted add): checked in exact arithmetic (Core::offsetAddress), with the
+  // index's exact value when an offset computation left int64 (Core::wideReg).
+  obj::WideInt index =
+      s.rtype == RType::None
+          ? c.exactValue(s.rs2)
+          : static_cast<obj::WideInt>(static_cast<int64_t>(xform(r[s.rs2], s.rtype)));
+  // Scaled in 128 bits without overflow (a wide index is at most 2^125, a plain one 2^63).
+  const obj::WideInt cap = obj::WideInt{1} << (126 - s.shamt);
+  index = index > cap ? cap : index < -cap ? -cap : index;
+  const uint8_t rd = s.rd;
+  r[rd] = c.offsetAddress(r[s.rs1], index << s.shamt, uint64_t{1} << s.shamt);
+  if (rd == c.wideReg) c.wideReg = Core::kNoWideReg;
+  return true;
+}
+
+/// An ALU op; false with c.error set (the trap word).
+inline bool aluStep(Core& c, const obj::code::ScalarOp& s) {
+  uint64_t* r = c.r.data();
+  uint64_t b = s.useImm ? static_cast<uint64_t>(s.imm)
+                        : (isLogic(s.op) ? xformLogic(r[s.rs2], s.rtype) : xform(r[s.rs2], s.rtype))
+                              << s.shamt;
+  if (s.shamt && s.op == AluOp::Add && !s.useImm) [[unlikely]]
+    return scaledAdd(c, s);
+  if (s.op == AluOp::MulU || (c.wideReg != Core::kNoWideReg && !s.useImm && s.op == AluOp::Add &&
+                              s.rtype == RType::None)) [[unlikely]] {
+    wideStep(c, s, b);
+    return true;
+  }
+  setReg(c, s.rd, alu(s.op, r[s.rs1], b));
+  return true;
+}
+
+/// A compare into the condition bit.
+inline void setcStep(Core& c, const obj::code::ScalarOp& s) {
+  const uint64_t* r = c.r.data();
+  uint64_t b = s.useImm
+                   ? static_cast<uint64_t>(s.imm)
+                   : (isLogic(s.op) ? xformLogic(r[s.rs2], s.rtype) : xform(r[s.rs2], s.rtype));
+  c.cond = alu(s.op, r[s.rs1], b) != 0;
+}
+
+/// A scalar load; false with c.error set (an access out of bounds).
+inline bool loadStep(Core& c, const obj::code::ScalarOp& s) {
+  // The scaled index in exact arithmetic: index 2^62 + 2 of a 4-element buffer is not a[2].
+  const obj::WideInt offset =
+      s.useImm
+          ? static_cast<obj::WideInt>(s.imm)
+          : static_cast<obj::WideInt>(static_cast<int64_t>(xform(c.r[s.rs2], s.rtype))) << s.shamt;
+  const uint8_t* p = c.access(c.r[s.rs1], offset, s.size, "scalar load", false);
+  if (!p) return false;
+  uint64_t v = 0;
+  std::memcpy(&v, p, s.size);
+  if (!c.finishRemote()) return false;
+  if (s.isSigned && s.size < 8) {
+    const unsigned sh = 64 - 8 * s.size;
+    v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
+  }
+  setReg(c, s.rd, v);
+  return true;
+}
+
+/// A scalar store; false with c.error set (an access out of bounds).
+inline bool storeStep(Core& c, const obj::code::ScalarOp& s) {
+  const obj::WideInt offset =
+      s.useImm ? static_cast<obj::WideInt>(s.imm)
+               : static_cast<obj::WideInt>(static_cast<int64_t>(xform(c.r[s.rs2], s.rtype)));
+  uint8_t* p = c.access(c.r[s.rs1], offset, s.size, "scalar store", true);
+  if (!p) return false;
+  uint64_t v = c.r[s.rs3];
+  std::memcpy(p, &v, s.size);
+  return c.finishRemote();
+}
+
+/// get_block_idx (4), get_block_num (5), get_subblockid (6), get_subblockdim.
+inline uint64_t blockInfo(const Core& c, int64_t which) {
+  return which == 4   ? c.blockIdx
+         : which == 5 ? c.blockNum
+         : which == 6 ? c.subblockIdx
+                      : c.subblockNum;
+}
+
+/// A tile op handed to the executor, its operands placed at run time bound first; false with
+/// c.error set.
+template <class Exec>
+bool tileStep(const DecodedFunction& fn, Core& c, const TileBindings& bindings, const MOp& m,
+              Exec& exec) {
+  const TileInst& t = fn.tiles[m.target];
+  if (!t.runtimeTiles) return exec.tile(c, t, m);
+  TileInst placed = t; // operands placed at run time take their bound offsets now
+  if (auto e = resolveTiles(fn, bindings, placed)) {
+    c.error = *e;
+    return false;
+  }
+  return exec.tile(c, placed, m);
+}
+
+/// TASSIGN of a tile (Bind) or of a scale tile (BindScale); false with c.error set.
+inline bool bindStep(const DecodedFunction& fn, Core& c, TileBindings& bindings, const MOp& m) {
+  auto e = m.kind == MKind::Bind
+               ? bindTile(fn, bindings, m.target, c.r[m.s.rs1])
+               : bindScaleTile(fn, bindings, m.target, static_cast<uint32_t>(m.s.imm));
+  if (!e) return true;
+  c.error = *e;
+  return false;
+}
+
+/// A sync op: the core-to-core ones step the core's cross-core state, then the executor has it;
+/// false with c.error set.
+template <class Exec> bool syncStep(const DecodedFunction& fn, Core& c, const MOp& m, Exec& exec) {
+  if (isCoreSync(fn.syncs[m.target].kind))
+    if (auto e = coreSyncStep(c, fn.syncs[m.target])) {
+      c.error = *e;
+      return false;
+    }
+  return exec.sync(c, fn.syncs[m.target], m);
+}
+
+/// Why a call cannot run (c.error set): no such function, or too deep.
+inline bool callRefused(Core& c, const MOp& m) {
+  constexpr unsigned kMaxCallDepth = 256;
+  if (!c.functions || m.target >= c.functions->size()) {
+    c.error = "call to a function the program does not have";
+    return true;
+  }
+  if (c.callDepth >= kMaxCallDepth) {
+    c.error = "call depth exceeds " + std::to_string(kMaxCallDepth);
+    return true;
+  }
+  return false;
+}
+
 } // namespace interp
 
 /// Runs `fn` on `c` until its RET. Returns false on error (c.error set, failedAt = text offset).
@@ -81,7 +230,6 @@ template <class Exec>
 bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exec) {
   using namespace interp;
   const MOp* code = fn.code.data();
-  const TileInst* tiles = fn.tiles.data();
   size_t pc = 0;
   uint64_t* r = c.r.data();
   uint64_t scalarOps = 0, tileOps = 0;
@@ -116,145 +264,46 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
   for (;;) {
     const MOp& m = code[pc++];
     switch (m.kind) {
-    case MKind::Alu: {
-      uint64_t b =
-          m.s.useImm
-              ? static_cast<uint64_t>(m.s.imm)
-              : (isLogic(m.s.op) ? xformLogic(r[m.s.rs2], m.s.rtype) : xform(r[m.s.rs2], m.s.rtype))
-                    << m.s.shamt;
-      if (m.s.shamt && m.s.op == AluOp::Add && !m.s.useImm) [[unlikely]] {
-        if (m.s.rd == kSinkReg && m.s.rs1 == 0) {
-          // The trap word (docs/abi.md): an scf.for whose step is not positive and that would
-          // run, as the reference interpreter reports it.
-          c.error = "scf.for step " + std::to_string(static_cast<int64_t>(r[m.s.rs2])) +
-                    " is not positive";
-          return fail(m);
-        }
-        // An address formed from a pointer and a scaled index (the code generator's only use
-        // of a shifted add): checked in exact arithmetic (Core::offsetAddress), with the
-        // index's exact value when an offset computation left int64 (Core::wideReg).
-        obj::WideInt index =
-            m.s.rtype == RType::None
-                ? c.exactValue(m.s.rs2)
-                : static_cast<obj::WideInt>(static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype)));
-        // Scaled in 128 bits without overflow (a wide index is at most 2^125, a plain one 2^63).
-        const obj::WideInt cap = obj::WideInt{1} << (126 - m.s.shamt);
-        index = index > cap ? cap : index < -cap ? -cap : index;
-        const uint8_t rd = m.s.rd;
-        r[rd] = c.offsetAddress(r[m.s.rs1], index << m.s.shamt, uint64_t{1} << m.s.shamt);
-        if (rd == c.wideReg) c.wideReg = Core::kNoWideReg;
-      } else if (m.s.op == AluOp::MulU || (c.wideReg != Core::kNoWideReg && !m.s.useImm &&
-                                           m.s.op == AluOp::Add && m.s.rtype == RType::None))
-          [[unlikely]] {
-        wideStep(c, m.s, b);
-      } else {
-        r[m.s.rd] = alu(m.s.op, r[m.s.rs1], b);
-        if (m.s.rd == c.wideReg) [[unlikely]]
-          c.wideReg = Core::kNoWideReg;
-      }
+    case MKind::Alu:
+      if (!aluStep(c, m.s)) return fail(m);
       ++scalarOps;
       break;
-    }
-    case MKind::Setc: {
-      uint64_t b = m.s.useImm ? static_cast<uint64_t>(m.s.imm)
-                              : (isLogic(m.s.op) ? xformLogic(r[m.s.rs2], m.s.rtype)
-                                                 : xform(r[m.s.rs2], m.s.rtype));
-      c.cond = alu(m.s.op, r[m.s.rs1], b) != 0;
+    case MKind::Setc:
+      setcStep(c, m.s);
       ++scalarOps;
       break;
-    }
     case MKind::Fpu:
-      r[m.s.rd] = isa::scalarFp(m.s.fp, m.s.fpSrc, m.s.fpDst, r[m.s.rs1], r[m.s.rs2]);
-      if (m.s.rd == c.wideReg) [[unlikely]]
-        c.wideReg = Core::kNoWideReg;
+      setReg(c, m.s.rd, isa::scalarFp(m.s.fp, m.s.fpSrc, m.s.fpDst, r[m.s.rs1], r[m.s.rs2]));
       ++scalarOps;
       break;
     case MKind::Csel:
-      r[m.s.rd] = r[m.s.rs3] != 0 ? r[m.s.rs1] : xform(r[m.s.rs2], m.s.rtype);
-      if (m.s.rd == c.wideReg) [[unlikely]]
-        c.wideReg = Core::kNoWideReg;
+      setReg(c, m.s.rd, r[m.s.rs3] != 0 ? r[m.s.rs1] : xform(r[m.s.rs2], m.s.rtype));
       ++scalarOps;
       break;
-    case MKind::Load: {
-      // The scaled index in exact arithmetic: index 2^62 + 2 of a 4-element buffer is not a[2].
-      const obj::WideInt offset =
-          m.s.useImm ? static_cast<obj::WideInt>(m.s.imm)
-                     : static_cast<obj::WideInt>(static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype)))
-                           << m.s.shamt;
-      const uint8_t* p = c.access(r[m.s.rs1], offset, m.s.size, "scalar load", false);
-      if (!p) return fail(m);
-      uint64_t v = 0;
-      std::memcpy(&v, p, m.s.size);
-      if (!c.finishRemote()) return fail(m);
-      if (m.s.isSigned && m.s.size < 8) {
-        const unsigned sh = 64 - 8 * m.s.size;
-        v = static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
-      }
-      r[m.s.rd] = v;
-      if (m.s.rd == c.wideReg) [[unlikely]]
-        c.wideReg = Core::kNoWideReg;
+    case MKind::Load:
+      if (!loadStep(c, m.s)) return fail(m);
       ++scalarOps;
       break;
-    }
-    case MKind::Store: {
-      const obj::WideInt offset =
-          m.s.useImm
-              ? static_cast<obj::WideInt>(m.s.imm)
-              : static_cast<obj::WideInt>(static_cast<int64_t>(xform(r[m.s.rs2], m.s.rtype)));
-      uint8_t* p = c.access(r[m.s.rs1], offset, m.s.size, "scalar store", true);
-      if (!p) return fail(m);
-      uint64_t v = r[m.s.rs3];
-      std::memcpy(p, &v, m.s.size);
-      if (!c.finishRemote()) return fail(m);
+    case MKind::Store:
+      if (!storeStep(c, m.s)) return fail(m);
       ++scalarOps;
       break;
-    }
-    case MKind::Tile: {
+    case MKind::Tile:
       ++tileOps;
       flush(); // the npu model reads the counts to charge the scalar unit's time
-      const TileInst& t = tiles[m.target];
-      if (!t.runtimeTiles) {
-        if (!exec.tile(c, t, m)) return fail(m);
-        break;
-      }
-      TileInst placed = t; // operands placed at run time take their bound offsets now
-      if (auto e = resolveTiles(fn, bindings, placed)) {
-        c.error = *e;
-        return fail(m);
-      }
-      if (!exec.tile(c, placed, m)) return fail(m);
+      if (!tileStep(fn, c, bindings, m, exec)) return fail(m);
       break;
-    }
     case MKind::Bind:
-      ++scalarOps;
-      if (auto e = bindTile(fn, bindings, m.target, r[m.s.rs1])) {
-        c.error = *e;
-        return fail(m);
-      }
-      break;
     case MKind::BindScale:
       ++scalarOps;
-      if (auto e = bindScaleTile(fn, bindings, m.target, static_cast<uint32_t>(m.s.imm))) {
-        c.error = *e;
-        return fail(m);
-      }
+      if (!bindStep(fn, c, bindings, m)) return fail(m);
       break;
     case MKind::Sync:
       flush();
-      if (isCoreSync(fn.syncs[m.target].kind))
-        if (auto e = coreSyncStep(c, fn.syncs[m.target])) {
-          c.error = *e;
-          return fail(m);
-        }
-      if (!exec.sync(c, fn.syncs[m.target], m)) return fail(m);
+      if (!syncStep(fn, c, m, exec)) return fail(m);
       break;
     case MKind::BlockInfo:
-      r[m.s.rd] = m.s.imm == 4   ? c.blockIdx
-                  : m.s.imm == 5 ? c.blockNum
-                  : m.s.imm == 6 ? c.subblockIdx
-                                 : c.subblockNum;
-      if (m.s.rd == c.wideReg) [[unlikely]]
-        c.wideReg = Core::kNoWideReg;
+      setReg(c, m.s.rd, blockInfo(c, m.s.imm));
       break;
     case MKind::Comm:
       flush();
@@ -279,15 +328,7 @@ bool interpret(const DecodedFunction& fn, Core& c, uint32_t& failedAt, Exec& exe
       return true;
     case MKind::Call: {
       // The callee runs on the same core (registers, stack); it returns with its own RET.
-      constexpr unsigned kMaxCallDepth = 256;
-      if (!c.functions || m.target >= c.functions->size()) {
-        c.error = "call to a function the program does not have";
-        return fail(m);
-      }
-      if (c.callDepth >= kMaxCallDepth) {
-        c.error = "call depth exceeds " + std::to_string(kMaxCallDepth);
-        return fail(m);
-      }
+      if (callRefused(c, m)) return fail(m);
       r[10] = m.textOffset + 4u; // ra: the word after the call
       c.wideReg = Core::kNoWideReg;
       // In a cluster a cube function runs on the AIC only and a vector function on the AIVs

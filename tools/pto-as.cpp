@@ -108,6 +108,27 @@ bool reportDuplicateParams(const pto::as::SourceFile& src, const pto::obj::Objec
   return true;
 }
 
+/// Writes text to the output (atomically, docs/reliability.md): 0, or 1 with the error printed.
+int writeText(const std::string& output, std::string_view data, const std::string& input) {
+  std::string err;
+  if (!writeOutput(output, data, input, err)) {
+    std::cerr << "pto-as: error: " << err << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+/// Writes an object's bytes (or reports why they could not be made): 0, or 1.
+int writeObjectBytes(const std::variant<std::vector<uint8_t>, std::string>& bytes,
+                     const std::string& output, const std::string& input) {
+  if (auto* e = std::get_if<std::string>(&bytes)) {
+    std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
+    return 1;
+  }
+  const auto& b = std::get<std::vector<uint8_t>>(bytes);
+  return writeText(output, {reinterpret_cast<const char*>(b.data()), b.size()}, input);
+}
+
 /// Every error reported: "N errors generated." (or the warnings that count as errors), exit 1.
 int reportFailure(pto::as::DiagEngine& diags) {
   if (diags.errors() > 0)
@@ -129,18 +150,7 @@ int assembleBlocks(pto::as::SourceFile& src, pto::as::DiagEngine& diags,
   if (archFlag) object->arch = *archFlag;
   if (reportDuplicateParams(src, *object, diags)) return 1;
   if (verifyOnly) return 0;
-  auto bytes = pto::obj::writeObject(*object);
-  if (auto* e = std::get_if<std::string>(&bytes)) {
-    std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
-    return 1;
-  }
-  auto& b = std::get<std::vector<uint8_t>>(bytes);
-  std::string err;
-  if (!writeOutput(output, {reinterpret_cast<const char*>(b.data()), b.size()}, input, err)) {
-    std::cerr << "pto-as: error: " << err << "\n";
-    return 1;
-  }
-  return 0;
+  return writeObjectBytes(pto::obj::writeObject(*object), output, input);
 }
 
 } // namespace
@@ -237,7 +247,6 @@ int main(int argc, char** argv) {
     if (!object) return reportFailure(diags);
     return 0;
   }
-  std::string data;
   if (emit == "obj") {
     pto::isa::Arch arch = pto::as::resolveArch(*module, archFlag);
     // What each pointer parameter spans (obj/Extent.h), from the bodies the lowering frees.
@@ -253,25 +262,8 @@ int main(int argc, char** argv) {
     module.reset();
     auto bytes = pto::obj::writeObject(*object);
     object.reset();
-    if (auto* e = std::get_if<std::string>(&bytes)) {
-      std::cerr << "pto-as: error: cannot write the object: " << *e << "\n";
-      return 1;
-    }
-    auto& b = std::get<std::vector<uint8_t>>(bytes);
-    std::string err;
-    if (!writeOutput(output, {reinterpret_cast<const char*>(b.data()), b.size()}, input, err)) {
-      std::cerr << "pto-as: error: " << err << "\n";
-      return 1;
-    }
-    return 0;
-  } else {
-    if (archFlag) pto::ir::setTargetArch(*module, *archFlag);
-    data = pto::ir::print(*module);
+    return writeObjectBytes(bytes, output, input);
   }
-  std::string err;
-  if (!writeOutput(output, data, input, err)) {
-    std::cerr << "pto-as: error: " << err << "\n";
-    return 1;
-  }
-  return 0;
+  if (archFlag) pto::ir::setTargetArch(*module, *archFlag);
+  return writeText(output, pto::ir::print(*module), input);
 }

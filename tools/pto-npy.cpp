@@ -180,6 +180,127 @@ int finish(int status = 0) {
   return status;
 }
 
+int writeCommand(int argc, char** argv) {
+  std::string err;
+  if (argc < 5) return fail("write needs OUT.npy DTYPE SHAPE values");
+  auto made = tensorOf(argv[3], argv[4], err);
+  if (!made) return fail(err);
+  Tensor& x = *made;
+  const auto t = x.dtype;
+  int64_t n = x.numel();
+  if (argc - 5 != n && argc - 5 != 1)
+    return fail("expected " + std::to_string(n) + " values, got " + std::to_string(argc - 5));
+  for (int64_t i = 0; i < n; ++i) {
+    const char* v = argv[5 + (argc - 5 == 1 ? 0 : i)];
+    auto bits = valueBits(t, v, err);
+    if (!bits) return fail(err);
+    x.setBits(i, *bits);
+  }
+  if (auto e = writeNpy(argv[2], x)) return fail(e->message);
+  return 0;
+}
+
+int rangeCommand(int argc, char** argv) {
+  std::string err;
+  if (argc != 7) return fail("range needs OUT.npy DTYPE SHAPE START STEP");
+  auto start = obj::parseDouble(argv[5]), step = obj::parseDouble(argv[6]);
+  if (!start || !step || !std::isfinite(*start) || !std::isfinite(*step))
+    return fail("START and STEP must be finite numbers");
+  auto made = tensorOf(argv[3], argv[4], err);
+  if (!made) return fail(err);
+  Tensor& x = *made;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    double v = *start + static_cast<double>(i) * *step;
+    // Integer types take the value rounded toward zero (as documented); the range is checked.
+    if (isa::info(x.dtype).kind != isa::DTypeKind::Float) v = std::trunc(v);
+    auto bits = encodeChecked(x.dtype, v, err);
+    if (!bits) return fail("element " + std::to_string(i) + ": " + err);
+    x.setBits(i, *bits);
+  }
+  if (auto e = writeNpy(argv[2], x)) return fail(e->message);
+  return 0;
+}
+
+int convertCommand(int argc, char** argv) {
+  std::string err;
+  // The explicit conversion a kernel parameter of another element type needs (pto-run refuses
+  // to reinterpret the bits): each value converted, rounded to nearest even, range-checked.
+  if (argc != 5) return fail("convert needs IN.npy OUT.npy DTYPE");
+  auto in = readNpy(argv[2]);
+  if (!in) return fail(in.error().message);
+  auto t = isa::parseDType(argv[4]);
+  if (!t) return fail(std::string("unknown element type '") + argv[4] + "'");
+  auto out = makeTensor(*t, in->shape, argv[2]);
+  if (!out) return fail(out.error().message);
+  for (int64_t i = 0; i < in->numel(); ++i) {
+    const uint64_t b = in->bitsAt(i);
+    const unsigned w = isa::bitWidth(in->dtype);
+    std::optional<uint64_t> bits;
+    if (isa::info(in->dtype).kind == isa::DTypeKind::SInt && w == 64 && *t == isa::DType::I64)
+      bits = b;
+    else if (isa::info(in->dtype).kind == isa::DTypeKind::UInt && w == 64 && *t == isa::DType::U64)
+      bits = b;
+    else
+      bits = encodeChecked(*t, in->at(i), err);
+    if (!bits) return fail("element " + std::to_string(i) + ": " + err);
+    out->setBits(i, *bits);
+  }
+  if (auto e = writeNpy(argv[3], out.value(), {argv[2]})) return fail(e->message);
+  return 0;
+}
+
+int printCommand(int argc, char** argv) {
+  auto x = readNpy(argv[2]);
+  if (!x) return fail(x.error().message);
+  if (argc >= 5 && std::string(argv[3]) == "--dtype") {
+    auto t = isa::parseDType(argv[4]);
+    if (!t || !retag(x.value(), *t)) return fail("cannot view the data as " + std::string(argv[4]));
+  }
+  for (int64_t i = 0; i < x->numel(); ++i)
+    printf("%s\n", valueText(x->dtype, x->bitsAt(i)).c_str());
+  return finish();
+}
+
+int compareCommand(int argc, char** argv) {
+  std::string err;
+  if (argc < 4) return fail("compare needs two files");
+  double atol = 0, rtol = 0;
+  for (int i = 4; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag != "--atol" && flag != "--rtol") return fail("unknown option " + flag);
+    if (i + 1 >= argc) return fail(flag + " needs a value");
+    auto v = tolerance(argv[i], argv[i + 1], err);
+    if (!v) return fail(err);
+    (flag == "--atol" ? atol : rtol) = *v;
+  }
+  auto a = readNpy(argv[2]), b = readNpy(argv[3]);
+  if (!a) return fail(a.error().message);
+  if (!b) return fail(b.error().message);
+  if (a->dtype != b->dtype) {
+    printf("element type mismatch: %s and %s\n", std::string(isa::spelling(a->dtype)).c_str(),
+           std::string(isa::spelling(b->dtype)).c_str());
+    return finish(1);
+  }
+  if (a->shape != b->shape || a->numel() != b->numel()) {
+    printf("shape mismatch\n");
+    return finish(1);
+  }
+  int64_t bad = 0;
+  for (int64_t i = 0; i < a->numel(); ++i) {
+    const uint64_t x = a->bitsAt(i), y = b->bitsAt(i);
+    if (!close(a->dtype, x, y, atol, rtol) && bad++ < 10)
+      printf("element %lld: %s != %s\n", static_cast<long long>(i), valueText(a->dtype, x).c_str(),
+             valueText(a->dtype, y).c_str());
+  }
+  if (bad) {
+    printf("%lld of %lld elements differ\n", static_cast<long long>(bad),
+           static_cast<long long>(a->numel()));
+    return finish(1);
+  }
+  printf("equal (%lld elements)\n", static_cast<long long>(a->numel()));
+  return finish(0);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -192,120 +313,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string cmd = argv[1];
-  std::string err;
-  if (cmd == "write") {
-    if (argc < 5) return fail("write needs OUT.npy DTYPE SHAPE values");
-    auto made = tensorOf(argv[3], argv[4], err);
-    if (!made) return fail(err);
-    Tensor& x = *made;
-    const auto t = x.dtype;
-    int64_t n = x.numel();
-    if (argc - 5 != n && argc - 5 != 1)
-      return fail("expected " + std::to_string(n) + " values, got " + std::to_string(argc - 5));
-    for (int64_t i = 0; i < n; ++i) {
-      const char* v = argv[5 + (argc - 5 == 1 ? 0 : i)];
-      auto bits = valueBits(t, v, err);
-      if (!bits) return fail(err);
-      x.setBits(i, *bits);
-    }
-    if (auto e = writeNpy(argv[2], x)) return fail(e->message);
-    return 0;
-  }
-  if (cmd == "range") {
-    if (argc != 7) return fail("range needs OUT.npy DTYPE SHAPE START STEP");
-    auto start = obj::parseDouble(argv[5]), step = obj::parseDouble(argv[6]);
-    if (!start || !step || !std::isfinite(*start) || !std::isfinite(*step))
-      return fail("START and STEP must be finite numbers");
-    auto made = tensorOf(argv[3], argv[4], err);
-    if (!made) return fail(err);
-    Tensor& x = *made;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      double v = *start + static_cast<double>(i) * *step;
-      // Integer types take the value rounded toward zero (as documented); the range is checked.
-      if (isa::info(x.dtype).kind != isa::DTypeKind::Float) v = std::trunc(v);
-      auto bits = encodeChecked(x.dtype, v, err);
-      if (!bits) return fail("element " + std::to_string(i) + ": " + err);
-      x.setBits(i, *bits);
-    }
-    if (auto e = writeNpy(argv[2], x)) return fail(e->message);
-    return 0;
-  }
-  if (cmd == "convert") {
-    // The explicit conversion a kernel parameter of another element type needs (pto-run refuses
-    // to reinterpret the bits): each value converted, rounded to nearest even, range-checked.
-    if (argc != 5) return fail("convert needs IN.npy OUT.npy DTYPE");
-    auto in = readNpy(argv[2]);
-    if (!in) return fail(in.error().message);
-    auto t = isa::parseDType(argv[4]);
-    if (!t) return fail(std::string("unknown element type '") + argv[4] + "'");
-    auto out = makeTensor(*t, in->shape, argv[2]);
-    if (!out) return fail(out.error().message);
-    for (int64_t i = 0; i < in->numel(); ++i) {
-      const uint64_t b = in->bitsAt(i);
-      const unsigned w = isa::bitWidth(in->dtype);
-      std::optional<uint64_t> bits;
-      if (isa::info(in->dtype).kind == isa::DTypeKind::SInt && w == 64 && *t == isa::DType::I64)
-        bits = b;
-      else if (isa::info(in->dtype).kind == isa::DTypeKind::UInt && w == 64 &&
-               *t == isa::DType::U64)
-        bits = b;
-      else
-        bits = encodeChecked(*t, in->at(i), err);
-      if (!bits) return fail("element " + std::to_string(i) + ": " + err);
-      out->setBits(i, *bits);
-    }
-    if (auto e = writeNpy(argv[3], out.value(), {argv[2]})) return fail(e->message);
-    return 0;
-  }
-  if (cmd == "print") {
-    auto x = readNpy(argv[2]);
-    if (!x) return fail(x.error().message);
-    if (argc >= 5 && std::string(argv[3]) == "--dtype") {
-      auto t = isa::parseDType(argv[4]);
-      if (!t || !retag(x.value(), *t))
-        return fail("cannot view the data as " + std::string(argv[4]));
-    }
-    for (int64_t i = 0; i < x->numel(); ++i)
-      printf("%s\n", valueText(x->dtype, x->bitsAt(i)).c_str());
-    return finish();
-  }
-  if (cmd == "compare") {
-    if (argc < 4) return fail("compare needs two files");
-    double atol = 0, rtol = 0;
-    for (int i = 4; i < argc; i += 2) {
-      const std::string flag = argv[i];
-      if (flag != "--atol" && flag != "--rtol") return fail("unknown option " + flag);
-      if (i + 1 >= argc) return fail(flag + " needs a value");
-      auto v = tolerance(argv[i], argv[i + 1], err);
-      if (!v) return fail(err);
-      (flag == "--atol" ? atol : rtol) = *v;
-    }
-    auto a = readNpy(argv[2]), b = readNpy(argv[3]);
-    if (!a) return fail(a.error().message);
-    if (!b) return fail(b.error().message);
-    if (a->dtype != b->dtype) {
-      printf("element type mismatch: %s and %s\n", std::string(isa::spelling(a->dtype)).c_str(),
-             std::string(isa::spelling(b->dtype)).c_str());
-      return finish(1);
-    }
-    if (a->shape != b->shape || a->numel() != b->numel()) {
-      printf("shape mismatch\n");
-      return finish(1);
-    }
-    int64_t bad = 0;
-    for (int64_t i = 0; i < a->numel(); ++i) {
-      const uint64_t x = a->bitsAt(i), y = b->bitsAt(i);
-      if (!close(a->dtype, x, y, atol, rtol) && bad++ < 10)
-        printf("element %lld: %s != %s\n", static_cast<long long>(i),
-               valueText(a->dtype, x).c_str(), valueText(a->dtype, y).c_str());
-    }
-    if (bad) {
-      printf("%lld of %lld elements differ\n", static_cast<long long>(bad),
-             static_cast<long long>(a->numel()));
-      return finish(1);
-    }
-    printf("equal (%lld elements)\n", static_cast<long long>(a->numel()));
-    return finish(0);
-  }
+  if (cmd == "write") return writeCommand(argc, argv);
+  if (cmd == "range") return rangeCommand(argc, argv);
+  if (cmd == "convert") return convertCommand(argc, argv);
+  if (cmd == "print") return printCommand(argc, argv);
+  if (cmd == "compare") return compareCommand(argc, argv);
   return fail("unknown command '" + cmd + "'");
 }

@@ -268,8 +268,8 @@ private:
 
   static bool scalarFloat(isa::DType t);
 
-  void lowerFloat(const Op& op, std::string_view name);
-  bool foldConstant(const Op& op, std::string_view name);
+  void lowerFloat(const Op& op, ArithOp arith);
+  bool foldConstant(const Op& op, ArithOp arith);
 
   /// cmpf: the FSU compares are ordered (a NaN operand gives 0); the unordered predicates are
   /// their complements, ord/uno test each operand against itself.
@@ -283,7 +283,7 @@ private:
 
   /// ceil/floor division from DIV and REM: q + (r != 0 && (r < 0) == (b < 0)) for ceil,
   /// q - (r != 0 && (r < 0) != (b < 0)) for floor.
-  void lowerRoundingDiv(const Op& op, std::string_view name);
+  void lowerRoundingDiv(const Op& op, ArithOp arith);
 
   void lowerCmp(const Op& op);
 
@@ -457,6 +457,7 @@ private:
   /// of a block the loads go before the block (in a scalar block of their own) and the stores
   /// after its BSTOP, since scalar instructions inside a tile block would end it.
   void rewrite(std::map<VReg, Interval>& iv);
+  void assignInPlace(std::map<VReg, Interval>& iv);
 
   // ------------------------------------------------------------ layout and encoding
   void layout();

@@ -54,11 +54,15 @@ std::unique_ptr<Op> cloneOp(const Op& op, Renamer& rename) {
   copy->loc = op.loc;
   copy->name = op.name;
   copy->tileOp = op.tileOp;
+  copy->arith = op.arith;
+  copy->predicate = op.predicate;
+  copy->named = op.named;
   copy->operandLocs = op.operandLocs;
   copy->operandRoles = op.operandRoles;
   copy->attrs = op.attrs;
   copy->modes = op.modes;
   copy->layout = op.layout;
+  copy->pipe = op.pipe;
   copy->ints = op.ints;
   copy->typeLoc = op.typeLoc;
   copy->frontLoc = op.frontLoc;
@@ -82,6 +86,8 @@ std::unique_ptr<Function> cloneFunction(const Function& f) {
   copy->isDeclaration = f.isDeclaration;
   copy->isPrivate = f.isPrivate;
   copy->isFragment = f.isFragment;
+  copy->isEntry = f.isEntry;
+  copy->kernelKind = f.kernelKind;
   copy->frontLoc = f.frontLoc;
   copy->attrs = f.attrs;
   copy->resultTypes = f.resultTypes;

@@ -21,13 +21,12 @@ namespace pto::as::lower {
 
 bool FunctionLowering::run() {
   out_.name = fn_.name;
-  if (fn_.hasAttr("pto.entry") || fn_.isFragment) out_.flags |= obj::kEntry;
+  if (fn_.isEntry || fn_.isFragment) out_.flags |= obj::kEntry;
   if (fn_.isPrivate) out_.flags |= obj::kPrivate;
   if (fn_.isDeclaration) out_.flags |= obj::kDeclaration;
-  for (const NamedAttr& a : fn_.attrs)
-    if (a.key == "pto.kernel_kind")
-      out_.flags |=
-          a.value.find("cube") != std::string::npos ? obj::kKernelCube : obj::kKernelVector;
+  if (fn_.kernelKind != Function::KernelKind::None)
+    out_.flags |=
+        fn_.kernelKind == Function::KernelKind::Cube ? obj::kKernelCube : obj::kKernelVector;
   if (!fn_.isDeclaration) {
     markSubblockZero(obj_.arch);
     lowerParams();
@@ -378,7 +377,7 @@ void FunctionLowering::lowerOp(const Op& op) {
     }
     return emitReturn(op.loc);
   case OpKind::Section:
-    out_.flags |= op.name.ends_with("cube") ? obj::kKernelCube : obj::kKernelVector;
+    out_.flags |= op.named == NamedOp::SectionCube ? obj::kKernelCube : obj::kKernelVector;
     return lowerRegion(op.regions[0]);
   case OpKind::Comm: // a put, get or collective: its TLOAD / TSTORE steps (BuildComm.cpp)
     return lowerRegion(op.regions[0]);
@@ -428,7 +427,7 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::CoreSync:
     return lowerCoreSync(op);
   case OpKind::Signal:
-    return op.name == "pto.syncall" ? lowerSyncAll(op) : lowerSignal(op);
+    return op.named == NamedOp::SyncAll ? lowerSyncAll(op) : lowerSignal(op);
   case OpKind::DeclareEventIdArray:
   case OpKind::EventIdArrayGet:
   case OpKind::EventIdArraySet:

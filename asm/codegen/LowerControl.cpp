@@ -324,9 +324,9 @@ void FunctionLowering::lowerSignal(const Op& op) {
   if (part == parts_.end()) return missing(op.loc, "this signal view");
   obj_.usesExtensions = true;
   const VReg addr = part->second.addr, value = reg(op.operands[1]);
-  const enc::ExtCtl ctl = op.name.ends_with("tnotify") ? enc::ExtCtl::COMM_NOTIFY
-                          : op.name.ends_with("twait") ? enc::ExtCtl::COMM_WAIT
-                                                       : enc::ExtCtl::COMM_TEST;
+  const enc::ExtCtl ctl = op.named == NamedOp::Notify ? enc::ExtCtl::COMM_NOTIFY
+                          : op.named == NamedOp::Wait ? enc::ExtCtl::COMM_WAIT
+                                                      : enc::ExtCtl::COMM_TEST;
   inScalarBlock_ = false;
   pendingLoc_ = op.loc;
   emit(enc::extControl(ctl));

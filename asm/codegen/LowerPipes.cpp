@@ -11,28 +11,21 @@
 
 namespace pto::as::lower {
 
-namespace {
-std::optional<int64_t> pipeAttr(const Op& op, std::string_view key) {
-  return ir::attrValueInt(op.attrs, key);
-}
-} // namespace
-
 void FunctionLowering::lowerReserve(const Op& op) {
   if (op.kind == OpKind::ImportReserved) {
     imported_.insert(op.results[0]);
     pendingLoc_ = {};
     return;
   }
-  const NamedAttr* location = op.attr("location");
-  const bool mat = location && location->value.find("mat") != std::string::npos;
+  const bool mat = op.pipe.location == isa::Loc::Mat;
   obj::TileDesc d;
   d.loc = mat ? isa::Loc::Mat : isa::Loc::Vec;
   d.dtype = isa::DType::U8;
   d.rows = 1;
-  d.cols = static_cast<uint32_t>(pipeAttr(op, "size").value_or(0));
+  d.cols = static_cast<uint32_t>(op.pipe.size.value_or(0));
   d.validRows = 1;
   d.validCols = static_cast<int32_t>(d.cols);
-  if (pipeAttr(op, "auto").value_or(0) == 0) d.placement = pipeAttr(op, "base").value_or(0);
+  if (op.pipe.autoAlloc.value_or(0) == 0) d.placement = op.pipe.base.value_or(0);
   addTile(op.results[0], d);
   pendingLoc_ = {};
 }
@@ -40,21 +33,19 @@ void FunctionLowering::lowerReserve(const Op& op) {
 /// The kernel kind of this function decides a push's or pop's direction: the cube pushes to the
 /// vector cores (C2V) and pops from them (V2C).
 bool FunctionLowering::isCubeFunction() const {
-  for (const NamedAttr& a : fn_.attrs)
-    if (a.key == "pto.kernel_kind") return a.value.find("cube") != std::string::npos;
-  return false;
+  return fn_.kernelKind == Function::KernelKind::Cube;
 }
 
 void FunctionLowering::lowerPipeInit(const Op& op) {
   isa::xcore::InitConfig c;
-  c.dirMask = static_cast<uint8_t>(pipeAttr(op, "dir_mask").value_or(1));
-  c.slotSize = static_cast<uint32_t>(pipeAttr(op, "slot_size").value_or(0));
-  c.slotNum = static_cast<uint8_t>(pipeAttr(op, "slot_num").value_or(8));
+  c.dirMask = static_cast<uint8_t>(op.pipe.dirMask.value_or(1));
+  c.slotSize = static_cast<uint32_t>(op.pipe.slotSize.value_or(0));
+  c.slotNum = static_cast<uint8_t>(op.pipe.slotNum.value_or(8));
   c.gmPath = op.ints[0] != 0;
-  c.localSlotNum = static_cast<uint8_t>(pipeAttr(op, "local_slot_num").value_or(c.slotNum));
+  c.localSlotNum = static_cast<uint8_t>(op.pipe.localSlotNum.value_or(c.slotNum));
   if (!c.gmPath) c.localSlotNum = c.slotNum;
-  c.flagBase = static_cast<uint8_t>(pipeAttr(op, "flag_base").value_or(0));
-  c.noSplit = pipeAttr(op, "nosplit").value_or(0) != 0;
+  c.flagBase = static_cast<uint8_t>(op.pipe.flagBase.value_or(0));
+  c.noSplit = op.pipe.noSplit.value_or(0) != 0;
   PipeState pipe{c.flagBase, c.dirMask, std::nullopt, false};
   VReg gm = kNoVReg, local = kNoVReg;
   size_t k = 0;
@@ -152,7 +143,7 @@ void FunctionLowering::markSubblockZero(isa::Arch arch) {
          op.kind == OpKind::PipeFree) &&
         op.ints[0] == 0)
       unsplit = true;
-    if (op.kind == OpKind::BlockInfo && op.name.find("subblock") != std::string::npos)
+    if (op.named == NamedOp::GetSubblockIdx || op.named == NamedOp::GetSubblockNum)
       asksSubblock = true;
   });
   if (unsplit && !asksSubblock) out_.flags |= obj::kSubblockZeroOnly;

@@ -15,12 +15,11 @@
 namespace pto::as::lower {
 
 void FunctionLowering::lowerArith(const Op& op) {
-  std::string_view name = op.name;
-  name.remove_prefix(6); // "arith."
+  const ArithOp arith = op.arith;
   const Type& rt = fn_.type(op.results[0]);
   // Registers hold raw bits, so a bitcast is a copy whatever the types, then the result kept as
   // its type is (a narrow integer sign-extended, a narrow float zero-extended).
-  if (name == "bitcast") {
+  if (arith == ArithOp::Bitcast) {
     VReg d = define(op.results[0]);
     copy(d, reg(op.operands[0]));
     if (rt.isFloatScalar())
@@ -30,13 +29,13 @@ void FunctionLowering::lowerArith(const Op& op) {
     return;
   }
   // i1 is kept as 0/1: sign-extending it makes true -1.
-  if (name == "extsi" && fn_.type(op.operands[0]).kind == TypeKind::Scalar &&
+  if (arith == ArithOp::ExtSI && fn_.type(op.operands[0]).kind == TypeKind::Scalar &&
       fn_.type(op.operands[0]).elem == isa::DType::I1) {
     scalar(FormId::S_SUB, {{"SrcL", kZero}},
            {{"SrcR", reg(op.operands[0]), false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
-  if (name == "select") {
+  if (arith == ArithOp::Select) {
     VReg c = reg(op.operands[0]), a = reg(op.operands[1]), b = reg(op.operands[2]);
     scalar(FormId::S_CSEL, {},
            {{"SrcP", c, false},
@@ -46,31 +45,34 @@ void FunctionLowering::lowerArith(const Op& op) {
     return;
   }
   if (rt.isFloatScalar() || (!op.operands.empty() && fn_.type(op.operands[0]).isFloatScalar()))
-    return lowerFloat(op, name);
-  if (foldConstant(op, name)) return;
-  static const std::map<std::string_view, FormId> kBinary = {
-      {"addi", FormId::S_ADD},   {"subi", FormId::S_SUB},   {"muli", FormId::S_MUL},
-      {"divsi", FormId::S_DIV},  {"divui", FormId::S_DIVU}, {"remsi", FormId::S_REM},
-      {"remui", FormId::S_REMU}, {"minsi", FormId::S_MIN},  {"minui", FormId::S_MINU},
-      {"maxsi", FormId::S_MAX},  {"maxui", FormId::S_MAXU}, {"andi", FormId::S_AND},
-      {"ori", FormId::S_OR},     {"xori", FormId::S_XOR},   {"shli", FormId::S_SLL},
-      {"shrsi", FormId::S_SRA},  {"shrui", FormId::S_SRL}};
-  if (auto it = kBinary.find(name); it != kBinary.end()) {
+    return lowerFloat(op, arith);
+  if (foldConstant(op, arith)) return;
+  static const std::map<ArithOp, FormId> kBinary = {
+      {ArithOp::AddI, FormId::S_ADD},   {ArithOp::SubI, FormId::S_SUB},
+      {ArithOp::MulI, FormId::S_MUL},   {ArithOp::DivSI, FormId::S_DIV},
+      {ArithOp::DivUI, FormId::S_DIVU}, {ArithOp::RemSI, FormId::S_REM},
+      {ArithOp::RemUI, FormId::S_REMU}, {ArithOp::MinSI, FormId::S_MIN},
+      {ArithOp::MinUI, FormId::S_MINU}, {ArithOp::MaxSI, FormId::S_MAX},
+      {ArithOp::MaxUI, FormId::S_MAXU}, {ArithOp::AndI, FormId::S_AND},
+      {ArithOp::OrI, FormId::S_OR},     {ArithOp::XOrI, FormId::S_XOR},
+      {ArithOp::ShLI, FormId::S_SLL},   {ArithOp::ShRSI, FormId::S_SRA},
+      {ArithOp::ShRUI, FormId::S_SRL}};
+  if (auto it = kBinary.find(arith); it != kBinary.end()) {
     VReg a = reg(op.operands[0]), b = reg(op.operands[1]);
     // Narrow integers are kept sign-extended: the unsigned ops read them zero-extended.
-    if (name == "divui" || name == "remui" || name == "shrui") {
+    if (arith == ArithOp::DivUI || arith == ArithOp::RemUI || arith == ArithOp::ShRUI) {
       a = zeroExtended(a, rt);
-      if (name != "shrui") b = zeroExtended(b, rt);
+      if (arith != ArithOp::ShRUI) b = zeroExtended(b, rt);
     }
     VReg d = define(op.results[0]);
     scalar(it->second, {}, {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", d, true}});
     return normalize(d, rt);
   }
-  if (name == "ceildivsi" || name == "floordivsi" || name == "ceildivui")
-    return lowerRoundingDiv(op, name);
-  if (name == "cmpi") return lowerCmp(op);
-  if (name == "index_cast" || name == "index_castui" || name == "extsi" || name == "extui" ||
-      name == "trunci" || name == "bitcast") {
+  if (arith == ArithOp::CeilDivSI || arith == ArithOp::FloorDivSI || arith == ArithOp::CeilDivUI)
+    return lowerRoundingDiv(op, arith);
+  if (arith == ArithOp::CmpI) return lowerCmp(op);
+  if (arith == ArithOp::IndexCast || arith == ArithOp::IndexCastUI || arith == ArithOp::ExtSI ||
+      arith == ArithOp::ExtUI || arith == ArithOp::TruncI || arith == ArithOp::Bitcast) {
     VReg s = reg(op.operands[0]);
     VReg d = define(op.results[0]);
     copy(d, s);
@@ -80,7 +82,7 @@ void FunctionLowering::lowerArith(const Op& op) {
     const auto width = [](const Type& t) {
       return t.kind == TypeKind::Index ? 64u : isa::bitWidth(t.elem);
     };
-    if ((name == "extui" || name == "index_castui") && width(st) < width(rt))
+    if ((arith == ArithOp::ExtUI || arith == ArithOp::IndexCastUI) && width(st) < width(rt))
       return zeroExtend(d, st);
     return normalize(d, rt);
   }
@@ -158,23 +160,25 @@ bool FunctionLowering::scalarFloat(isa::DType t) {
          t == isa::DType::F64;
 }
 
-void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
+void FunctionLowering::lowerFloat(const Op& op, ArithOp arith) {
   const Type& rt = fn_.type(op.results[0]);
   const Type& st = fn_.type(op.operands[0]);
   for (const Type* t : {&rt, &st})
     if (t->isFloatScalar() && !scalarFloat(t->elem))
       return unsupported(op.loc, "scalar " + std::string(isa::spelling(t->elem)) +
                                      " arithmetic (f16, bf16, f32 and f64 are)");
-  static const std::map<std::string_view, FormId> kBinary = {
-      {"addf", FormId::S_FADD},     {"subf", FormId::S_FSUB},    {"mulf", FormId::S_FMUL},
-      {"divf", FormId::S_FDIV},     {"maxnumf", FormId::S_FMAX}, {"minnumf", FormId::S_FMIN},
-      {"maximumf", FormId::S_FMAX}, {"minimumf", FormId::S_FMIN}};
-  if (auto it = kBinary.find(name); it != kBinary.end()) {
+  static const std::map<ArithOp, FormId> kBinary = {
+      {ArithOp::AddF, FormId::S_FADD},     {ArithOp::SubF, FormId::S_FSUB},
+      {ArithOp::MulF, FormId::S_FMUL},     {ArithOp::DivF, FormId::S_FDIV},
+      {ArithOp::MaxNumF, FormId::S_FMAX},  {ArithOp::MinNumF, FormId::S_FMIN},
+      {ArithOp::MaximumF, FormId::S_FMAX}, {ArithOp::MinimumF, FormId::S_FMIN}};
+  if (auto it = kBinary.find(arith); it != kBinary.end()) {
     const unsigned ct = computeType(st.elem);
     VReg a = widen(reg(op.operands[0]), st.elem), b = widen(reg(op.operands[1]), st.elem);
     VReg r = newVReg();
     fpu(it->second, ct, {a, b}, r);
-    if (name == "maximumf" || name == "minimumf") { // NaN-propagating: any NaN operand gives NaN
+    // maximumf / minimumf propagate NaN: any NaN operand gives NaN.
+    if (arith == ArithOp::MaximumF || arith == ArithOp::MinimumF) {
       VReg oa = newVReg(), ob = newVReg(),
            nan = constant(ct == isa::kFpSrcF32 ? 0x7FC00000 : 0x7FF8000000000000ull);
       fpu(FormId::S_FEQ, ct, {a, a}, oa);
@@ -185,7 +189,7 @@ void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
     }
     return narrowInto(define(op.results[0]), r, st.elem, rt.elem);
   }
-  if (name == "negf") { // a sign flip on the raw bits, NaN included
+  if (arith == ArithOp::NegF) { // a sign flip on the raw bits, NaN included
     const unsigned bits = isa::bitWidth(rt.elem);
     VReg d = define(op.results[0]);
     scalar(FormId::S_XOR, {},
@@ -194,8 +198,8 @@ void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
             {"RegDst", d, true}});
     return;
   }
-  if (name == "cmpf") return lowerCmpF(op);
-  if (name == "extf" || name == "truncf") {
+  if (arith == ArithOp::CmpF) return lowerCmpF(op);
+  if (arith == ArithOp::ExtF || arith == ArithOp::TruncF) {
     VReg w = widen(reg(op.operands[0]), st.elem);
     VReg d = define(op.results[0]);
     if (rt.elem == isa::DType::F32) // f16/bf16 widened exactly; fmax x, x makes a NaN canonical,
@@ -208,9 +212,9 @@ void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
     }
     return narrowInto(d, w, st.elem, rt.elem);
   }
-  if (name == "sitofp" || name == "uitofp") {
+  if (arith == ArithOp::SIToFP || arith == ArithOp::UIToFP) {
     const bool wide = st.kind == TypeKind::Index || isa::bitWidth(st.elem) > 32;
-    const bool sgn = name == "sitofp";
+    const bool sgn = arith == ArithOp::SIToFP;
     VReg src = reg(op.operands[0]);
     if (sgn && st.kind == TypeKind::Scalar && st.elem == isa::DType::I1) { // signed i1 true is -1
       VReg neg = newVReg();
@@ -228,8 +232,8 @@ void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
            {{"SrcL", src, false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
-  if (name == "fptosi" || name == "fptoui") {
-    const bool sgn = name == "fptosi";
+  if (arith == ArithOp::FPToSI || arith == ArithOp::FPToUI) {
+    const bool sgn = arith == ArithOp::FPToSI;
     const unsigned bits = rt.kind == TypeKind::Index ? 64 : isa::bitWidth(rt.elem);
     isa::DType target = bits == 64   ? (sgn ? isa::DType::I64 : isa::DType::U64)
                         : bits == 32 ? (sgn ? isa::DType::I32 : isa::DType::U32)
@@ -250,39 +254,41 @@ void FunctionLowering::lowerFloat(const Op& op, std::string_view name) {
 /// cmpf: the FSU compares are ordered (a NaN operand gives 0); the unordered predicates are
 /// their complements, ord/uno test each operand against itself.
 void FunctionLowering::lowerCmpF(const Op& op) {
-  const std::string pred = op.attr("predicate")->value;
+  const CmpPredicate pred = op.predicate;
   const isa::DType t = fn_.type(op.operands[0]).elem;
   const unsigned ct = computeType(t);
   VReg d = define(op.results[0]);
-  if (pred == "false" || pred == "true") {
-    copy(d, constant(pred == "true"));
+  if (pred == CmpPredicate::FFalse || pred == CmpPredicate::FTrue) {
+    copy(d, constant(pred == CmpPredicate::FTrue));
     return;
   }
   VReg a = widen(reg(op.operands[0]), t), b = widen(reg(op.operands[1]), t);
-  if (pred == "ord" || pred == "uno") {
+  if (pred == CmpPredicate::FOrd || pred == CmpPredicate::FUno) {
     VReg ob = newVReg();
     fpu(FormId::S_FEQ, ct, {a, a}, d);
     fpu(FormId::S_FEQ, ct, {b, b}, ob);
     scalar(FormId::S_AND, {}, {{"SrcL", d, false}, {"SrcR", ob, false}, {"RegDst", d, true}});
   } else {
     struct P {
-      std::string_view name;
+      CmpPredicate pred;
       FormId form;
       bool swap;
     };
     // Ordered predicate, and for the unordered ones the ordered predicate they complement.
     static const P kPreds[] = {
-        {"oeq", FormId::S_FEQ, false}, {"one", FormId::S_FNE, false}, {"olt", FormId::S_FLT, false},
-        {"ogt", FormId::S_FLT, true},  {"oge", FormId::S_FGE, false}, {"ole", FormId::S_FGE, true},
-        {"une", FormId::S_FEQ, false}, {"ueq", FormId::S_FNE, false}, {"uge", FormId::S_FLT, false},
-        {"ule", FormId::S_FLT, true},  {"ult", FormId::S_FGE, false}, {"ugt", FormId::S_FGE, true}};
+        {CmpPredicate::FOeq, FormId::S_FEQ, false}, {CmpPredicate::FOne, FormId::S_FNE, false},
+        {CmpPredicate::FOlt, FormId::S_FLT, false}, {CmpPredicate::FOgt, FormId::S_FLT, true},
+        {CmpPredicate::FOge, FormId::S_FGE, false}, {CmpPredicate::FOle, FormId::S_FGE, true},
+        {CmpPredicate::FUne, FormId::S_FEQ, false}, {CmpPredicate::FUeq, FormId::S_FNE, false},
+        {CmpPredicate::FUge, FormId::S_FLT, false}, {CmpPredicate::FUle, FormId::S_FLT, true},
+        {CmpPredicate::FUlt, FormId::S_FGE, false}, {CmpPredicate::FUgt, FormId::S_FGE, true}};
     const P* p = nullptr;
     for (const P& k : kPreds)
-      if (k.name == pred) p = &k;
-    if (!p) return unsupported(op.loc, "'arith.cmpf " + pred + "'");
+      if (k.pred == pred) p = &k;
+    if (!p) return unsupported(op.loc, "'arith.cmpf " + std::string(ir::spelling(pred)) + "'");
     fpu(p->form, ct, {p->swap ? b : a, p->swap ? a : b}, d);
   }
-  if (pred[0] == 'u')
+  if (ir::spelling(pred)[0] == 'u') // the unordered predicates
     scalar(FormId::S_XORI, {{"simm12", 1}}, {{"SrcL", d, false}, {"RegDst", d, true}});
 }
 
@@ -319,9 +325,9 @@ void FunctionLowering::zeroExtend(VReg r, const Type& from) {
 
 /// ceil/floor division from DIV and REM: q + (r != 0 && (r < 0) == (b < 0)) for ceil,
 /// q - (r != 0 && (r < 0) != (b < 0)) for floor.
-void FunctionLowering::lowerRoundingDiv(const Op& op, std::string_view name) {
+void FunctionLowering::lowerRoundingDiv(const Op& op, ArithOp arith) {
   const Type& rt = fn_.type(op.results[0]);
-  bool isUnsigned = name == "ceildivui";
+  bool isUnsigned = arith == ArithOp::CeilDivUI;
   VReg a = reg(op.operands[0]), b = reg(op.operands[1]);
   if (isUnsigned) {
     a = zeroExtended(a, rt);
@@ -350,7 +356,7 @@ void FunctionLowering::lowerRoundingDiv(const Op& op, std::string_view name) {
   scalar(FormId::S_CMP_LT, {{"SrcR", kZero}}, {{"SrcL", r, false}, {"RegDst", rn, true}});
   scalar(FormId::S_CMP_LT, {{"SrcR", kZero}}, {{"SrcL", b, false}, {"RegDst", bn, true}});
   scalar(FormId::S_XOR, {}, {{"SrcL", rn, false}, {"SrcR", bn, false}, {"RegDst", diff, true}});
-  if (name == "ceildivsi") {
+  if (arith == ArithOp::CeilDivSI) {
     scalar(FormId::S_XORI, {{"simm12", 1}}, {{"SrcL", diff, false}, {"RegDst", diff, true}});
     scalar(FormId::S_AND, {}, {{"SrcL", nz, false}, {"SrcR", diff, false}, {"RegDst", adj, true}});
     scalar(FormId::S_ADD, {}, {{"SrcL", q, false}, {"SrcR", adj, false}, {"RegDst", d, true}});
@@ -362,38 +368,43 @@ void FunctionLowering::lowerRoundingDiv(const Op& op, std::string_view name) {
 }
 
 void FunctionLowering::lowerCmp(const Op& op) {
-  std::string pred = op.attr("predicate")->value;
+  const CmpPredicate pred = op.predicate;
   struct P {
-    std::string_view name;
+    CmpPredicate pred;
     FormId form;
     bool swap;
   };
-  static const P kPreds[] = {{"eq", FormId::S_CMP_EQ, false},   {"ne", FormId::S_CMP_NE, false},
-                             {"slt", FormId::S_CMP_LT, false},  {"sge", FormId::S_CMP_GE, false},
-                             {"sgt", FormId::S_CMP_LT, true},   {"sle", FormId::S_CMP_GE, true},
-                             {"ult", FormId::S_CMP_LTU, false}, {"uge", FormId::S_CMP_GEU, false},
-                             {"ugt", FormId::S_CMP_LTU, true},  {"ule", FormId::S_CMP_GEU, true}};
+  static const P kPreds[] = {{CmpPredicate::IEq, FormId::S_CMP_EQ, false},
+                             {CmpPredicate::INe, FormId::S_CMP_NE, false},
+                             {CmpPredicate::ISlt, FormId::S_CMP_LT, false},
+                             {CmpPredicate::ISge, FormId::S_CMP_GE, false},
+                             {CmpPredicate::ISgt, FormId::S_CMP_LT, true},
+                             {CmpPredicate::ISle, FormId::S_CMP_GE, true},
+                             {CmpPredicate::IUlt, FormId::S_CMP_LTU, false},
+                             {CmpPredicate::IUge, FormId::S_CMP_GEU, false},
+                             {CmpPredicate::IUgt, FormId::S_CMP_LTU, true},
+                             {CmpPredicate::IUle, FormId::S_CMP_GEU, true}};
   for (const P& p : kPreds) {
-    if (p.name != pred) continue;
+    if (p.pred != pred) continue;
     VReg a = reg(op.operands[p.swap ? 1 : 0]), b = reg(op.operands[p.swap ? 0 : 1]);
     scalar(p.form, {},
            {{"SrcL", a, false}, {"SrcR", b, false}, {"RegDst", define(op.results[0]), true}});
     return;
   }
-  unsupported(op.loc, "'arith.cmpi " + pred + "'");
+  unsupported(op.loc, "'arith.cmpi " + std::string(ir::spelling(pred)) + "'");
 }
 
 /// Integer add, subtract and multiply of constants are constants (wrapping, then kept as the
 /// result type is): addresses and subset offsets that a frontend computes from constants need
 /// no code, and a `pto.subset` at such an offset has a static descriptor.
-bool FunctionLowering::foldConstant(const Op& op, std::string_view name) {
-  if (name != "addi" && name != "subi" && name != "muli") return false;
+bool FunctionLowering::foldConstant(const Op& op, ArithOp arith) {
+  if (arith != ArithOp::AddI && arith != ArithOp::SubI && arith != ArithOp::MulI) return false;
   if (op.operands.size() != 2 || op.results.size() != 1) return false;
   auto a = constantInt(op.operands[0]), b = constantInt(op.operands[1]);
   const Type& rt = fn_.type(op.results[0]);
   if (!a || !b || !rt.isIntLike()) return false;
   const uint64_t x = static_cast<uint64_t>(*a), y = static_cast<uint64_t>(*b);
-  uint64_t v = name == "addi" ? x + y : name == "subi" ? x - y : x * y;
+  uint64_t v = arith == ArithOp::AddI ? x + y : arith == ArithOp::SubI ? x - y : x * y;
   const unsigned bits = rt.kind == TypeKind::Index ? 64 : isa::bitWidth(rt.elem);
   if (bits < 64) {
     const bool isUnsigned = isa::info(rt.elem).kind == isa::DTypeKind::UInt;

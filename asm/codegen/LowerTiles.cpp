@@ -493,7 +493,7 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   }
   for (ValueId s : scalars)
     iorRegs.push_back(reg(s));
-  for (uint64_t imm : ir::attributeScalars(op))
+  for (uint64_t imm : op.modes.ior)
     iorRegs.push_back(constant(imm));
   if (iorRegs.size() > 3)
     return unsupported(op.loc, "'pto." + std::string(info.mnemonic) +
@@ -611,7 +611,7 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
     d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
     return d;
   case isa::OpId::TRANDOM: { // the round count (isa/Random.h); 10 needs no B.DATR
-    const auto rounds = ir::attrInt(op, "rounds").value_or(isa::trandom::kDefaultRounds);
+    const auto rounds = op.modes.rounds.value_or(isa::trandom::kDefaultRounds);
     const auto code = isa::trandom::roundsCode(static_cast<uint64_t>(rounds));
     if (!code || *code == 0) return std::nullopt;
     d.rmode = *code;
@@ -658,10 +658,10 @@ uint32_t FunctionLowering::eventIndex(const Op& op) {
 /// like SET_FLAG's event id (constant or a register).
 void FunctionLowering::lowerCoreSync(const Op& op) {
   obj_.usesExtensions = true;
-  const enc::ExtCtl ctl = op.name == "pto.sync.set"    ? enc::ExtCtl::SYNC_SET
-                          : op.name == "pto.sync.wait" ? enc::ExtCtl::SYNC_WAIT
-                          : op.name == "pto.get_buf"   ? enc::ExtCtl::GET_BUF
-                                                       : enc::ExtCtl::RLS_BUF;
+  const enc::ExtCtl ctl = op.named == NamedOp::SyncSet    ? enc::ExtCtl::SYNC_SET
+                          : op.named == NamedOp::SyncWait ? enc::ExtCtl::SYNC_WAIT
+                          : op.named == NamedOp::GetBuf   ? enc::ExtCtl::GET_BUF
+                                                          : enc::ExtCtl::RLS_BUF;
   VReg dynamic = op.event.kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
   inScalarBlock_ = false;
   emit(enc::extControl(ctl, op.srcPipe));
@@ -702,10 +702,10 @@ void FunctionLowering::lowerSync(const Op& op) {
 
 void FunctionLowering::lowerBlockInfo(const Op& op) {
   obj_.usesExtensions = true;
-  enc::ExtCtl c = op.name == "pto.get_block_idx"      ? enc::ExtCtl::GET_BLOCK_IDX
-                  : op.name == "pto.get_block_num"    ? enc::ExtCtl::GET_BLOCK_NUM
-                  : op.name == "pto.get_subblock_idx" ? enc::ExtCtl::GET_SUBBLOCK_IDX
-                                                      : enc::ExtCtl::GET_SUBBLOCK_NUM;
+  enc::ExtCtl c = op.named == NamedOp::GetBlockIdx      ? enc::ExtCtl::GET_BLOCK_IDX
+                  : op.named == NamedOp::GetBlockNum    ? enc::ExtCtl::GET_BLOCK_NUM
+                  : op.named == NamedOp::GetSubblockIdx ? enc::ExtCtl::GET_SUBBLOCK_IDX
+                                                        : enc::ExtCtl::GET_SUBBLOCK_NUM;
   inScalarBlock_ = false;
   emit(enc::extControl(c));
   emit(enc::bIor(0, 0, 0, 0), {{"RegDst", define(op.results[0]), true}});

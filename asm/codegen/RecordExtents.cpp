@@ -110,170 +110,179 @@ public:
   std::vector<PointerUse> run() {
     const auto& args = fn_.body.args;
     std::vector<PointerUse> out(args.size());
-    std::map<ValueId, std::vector<std::optional<Poly>>> accesses; // by pointer parameter
-    std::map<ValueId, ValueId> tileSource; // tile -> pointer parameter it was loaded from
-    std::set<ValueId> indexParams;
-    std::set<ValueId> viewed,
-        unboundedScalar; // pointers with a tensor view; with a scalar access at an unbounded index
     walk(fn_.body, [&](const Op& op) {
       switch (op.kind) {
-      case OpKind::MakeTensorView: {
-        auto [base, off] = pointer(op.operands[0]);
-        if (base == kNoValue) break;
-        size_t n = op.ints.empty() ? 0 : static_cast<size_t>(op.ints[0]);
-        std::optional<Poly> e = off;
-        bool empty = false;
-        if (e) *e = *e + Poly::constant(1);
-        for (size_t i = 0; i < n && e; ++i) {
-          auto s = upper(op.operands[1 + i]);
-          auto t = 1 + n + i < op.operands.size() ? upper(op.operands[1 + n + i]) : std::nullopt;
-          if (!s || !t) {
-            e.reset();
-            break;
-          }
-          if (s->asConstant() && *s->asConstant() <= 0) empty = true;
-          *e = *e + (*s - Poly::constant(1)) * *t;
-        }
-        for (size_t i = 1; i < op.operands.size(); ++i)
-          markIndex(op.operands[i], indexParams);
-        if (!empty) accesses[base].push_back(e);
-        viewed.insert(base);
-        if (!op.results.empty()) viewBase_[op.results[0]] = base;
-        break;
-      }
+      case OpKind::MakeTensorView:
+        return tensorView(op);
       case OpKind::PartitionView:
         if (auto it = viewBase_.find(op.operands[0]); it != viewBase_.end() && !op.results.empty())
           viewBase_[op.results[0]] = it->second;
         for (size_t i = 1; i < op.operands.size(); ++i)
-          markIndex(op.operands[i], indexParams);
+          markIndex(op.operands[i], indexParams_);
         break;
       case OpKind::LoadScalar:
-      case OpKind::StoreScalar: {
-        const size_t p = op.kind == OpKind::LoadScalar ? 0 : 1;
-        if (op.operands.size() < p + 2) break;
-        auto [base, off] = pointer(op.operands[p]);
-        if (base == kNoValue) break;
-        auto i = upper(op.operands[p + 1]);
-        if (!(off && i)) {
-          unboundedScalar.insert(base); // data-dependent: bounded by the views, if any
-          markIndex(op.operands[p + 1], indexParams);
-          if (op.kind == OpKind::LoadScalar && !op.results.empty())
-            loadedFrom_[op.results[0]] = base;
-          break;
-        }
-        accesses[base].push_back(off && i ? std::optional<Poly>(*off + *i + Poly::constant(1))
-                                          : std::nullopt);
-        markIndex(op.operands[p + 1], indexParams);
-        if (op.kind == OpKind::LoadScalar && !op.results.empty()) loadedFrom_[op.results[0]] = base;
-        break;
-      }
+      case OpKind::StoreScalar:
+        return scalarAccess(op);
       case OpKind::AddPtr:
-        if (op.operands.size() > 1) markIndex(op.operands[1], indexParams);
+        if (op.operands.size() > 1) markIndex(op.operands[1], indexParams_);
         break;
       case OpKind::For:
         for (size_t i = 0; i < 3 && i < op.operands.size(); ++i)
-          markIndex(op.operands[i], indexParams);
+          markIndex(op.operands[i], indexParams_);
         break;
-      case OpKind::Call: {
-        // A pointer handed to another function of the module touches what that function's
-        // parameter does (when its extent is a constant); otherwise it is not known here.
-        const std::vector<PointerUse>* callee = nullptr;
-        if (callees_)
-          if (auto it = callees_->find(op.name); it != callees_->end()) callee = &it->second;
-        for (size_t k = 0; k < op.operands.size(); ++k) {
-          auto [base, off] = pointer(op.operands[k]);
-          if (base == kNoValue) continue;
-          std::optional<int64_t> n;
-          if (callee && k < callee->size()) {
-            n = support::parseInt((*callee)[k].extent);
-            if ((*callee)[k].indexValues) indexParams.insert(base);
-          }
-          accesses[base].push_back(n && off ? std::optional<Poly>(*off + Poly::constant(*n))
-                                            : std::nullopt);
-        }
-        break;
-      }
-      case OpKind::PipeInit: {
-        // A GM slot ring (initialize_l2g2l_pipe): slot_num slots of slot_size bytes, twice that
-        // for a two-way pipe (docs/pipes.md).
-        if (op.ints.empty() || !op.ints[0] || op.operands.empty()) break;
-        auto [base, off] = pointer(op.operands[0]);
-        if (base == kNoValue) break;
-        const auto slots = attrValueInt(op.attrs, "slot_num");
-        const auto size = attrValueInt(op.attrs, "slot_size");
-        const auto dir = attrValueInt(op.attrs, "dir_mask");
-        const int64_t elemBytes = std::max(1u, isa::bitWidth(fn_.type(base).elem) / 8);
-        if (!slots || !size || !dir || !off) {
-          accesses[base].push_back(std::nullopt);
-          break;
-        }
-        const int64_t bytes = *slots * *size * (*dir == 3 ? 2 : 1);
-        accesses[base].push_back(*off + Poly::constant((bytes + elemBytes - 1) / elemBytes));
-        break;
-      }
-      case OpKind::TileOp: {
-        const isa::OpInfo& info = isa::info(op.tileOp);
-        for (size_t i = 0; i < op.operands.size() && i < op.operandRoles.size(); ++i) {
-          if (op.operandRoles[i] < 0) continue;
-          using enum isa::RoleId;
-          const isa::RoleId role = info.roles[static_cast<size_t>(op.operandRoles[i])].id;
-          ValueId v = op.operands[i];
-          if (isa::isIndexRole(role))
-            if (auto it = tileSource.find(v); it != tileSource.end())
-              indexParams.insert(it->second);
-          if (role == Row || role == Col || role == Offset || role == Start)
-            markIndex(v, indexParams); // positions inside a tile
-        }
-        if (op.tileOp == isa::OpId::TLOAD) {
-          ValueId src = roleValue(op, isa::RoleId::Src), dst = roleValue(op, isa::RoleId::Dst);
-          if (auto it = viewBase_.find(src); it != viewBase_.end() && dst != kNoValue)
-            tileSource[dst] = it->second;
-        }
-        break;
-      }
+      case OpKind::Call:
+        return call(op);
+      case OpKind::PipeInit:
+        return pipeInit(op);
+      case OpKind::TileOp:
+        return tileOp(op);
       default:
         break;
       }
     });
     for (size_t i = 0; i < args.size(); ++i) {
       if (fn_.type(args[i]).kind != TypeKind::Ptr) continue;
-      out[i].indexValues = indexParams.count(args[i]) > 0;
+      out[i].indexValues = indexParams_.count(args[i]) > 0;
       // A scalar access at an index that cannot be bounded (one loaded from memory) is trusted
       // to stay inside the tensor the kernel declares for that pointer; with no view, the extent
       // is unknown.
-      if (unboundedScalar.count(args[i]) && !viewed.count(args[i])) continue;
-      auto it = accesses.find(args[i]);
-      if (it == accesses.end()) {
+      if (unboundedScalar_.count(args[i]) && !viewed_.count(args[i])) continue;
+      auto it = accesses_.find(args[i]);
+      if (it == accesses_.end()) {
         out[i].extent = "0";
         continue;
       }
-      int64_t best = 0;
-      std::vector<std::string> symbolic;
-      bool unknown = false;
-      for (const auto& e : it->second) {
-        if (!e)
-          unknown = true;
-        else if (auto c = e->asConstant())
-          best = std::max(best, *c);
-        else if (std::find(symbolic.begin(), symbolic.end(), e->text()) == symbolic.end())
-          symbolic.push_back(e->text());
-      }
-      if (unknown) continue;
-      if (symbolic.empty()) {
-        out[i].extent = std::to_string(best);
-      } else if (symbolic.size() == 1 && best == 0) {
-        out[i].extent = symbolic[0];
-      } else {
-        std::string s = "max(";
-        for (const std::string& t : symbolic)
-          s += t + ",";
-        out[i].extent = s + std::to_string(best) + ")";
-      }
+      if (auto e = extentOf(it->second)) out[i].extent = *e;
     }
     return out;
   }
 
 private:
+  std::map<ValueId, std::vector<std::optional<Poly>>> accesses_; // by pointer parameter
+  std::map<ValueId, ValueId> tileSource_; // tile -> pointer parameter it was loaded from
+  std::set<ValueId> indexParams_;
+  std::set<ValueId> viewed_;          // pointers with a tensor view
+  std::set<ValueId> unboundedScalar_; // with a scalar access at an unbounded index
+
+  void tensorView(const Op& op) {
+    auto [base, off] = pointer(op.operands[0]);
+    if (base == kNoValue) return;
+    size_t n = op.ints.empty() ? 0 : static_cast<size_t>(op.ints[0]);
+    std::optional<Poly> e = off;
+    bool empty = false;
+    if (e) *e = *e + Poly::constant(1);
+    for (size_t i = 0; i < n && e; ++i) {
+      auto s = upper(op.operands[1 + i]);
+      auto t = 1 + n + i < op.operands.size() ? upper(op.operands[1 + n + i]) : std::nullopt;
+      if (!s || !t) {
+        e.reset();
+        break;
+      }
+      if (s->asConstant() && *s->asConstant() <= 0) empty = true;
+      *e = *e + (*s - Poly::constant(1)) * *t;
+    }
+    for (size_t i = 1; i < op.operands.size(); ++i)
+      markIndex(op.operands[i], indexParams_);
+    if (!empty) accesses_[base].push_back(e);
+    viewed_.insert(base);
+    if (!op.results.empty()) viewBase_[op.results[0]] = base;
+  }
+
+  void scalarAccess(const Op& op) {
+    const size_t p = op.kind == OpKind::LoadScalar ? 0 : 1;
+    if (op.operands.size() < p + 2) return;
+    auto [base, off] = pointer(op.operands[p]);
+    if (base == kNoValue) return;
+    auto i = upper(op.operands[p + 1]);
+    if (!(off && i)) {
+      unboundedScalar_.insert(base); // data-dependent: bounded by the views, if any
+      markIndex(op.operands[p + 1], indexParams_);
+      if (op.kind == OpKind::LoadScalar && !op.results.empty()) loadedFrom_[op.results[0]] = base;
+      return;
+    }
+    accesses_[base].push_back(off && i ? std::optional<Poly>(*off + *i + Poly::constant(1))
+                                       : std::nullopt);
+    markIndex(op.operands[p + 1], indexParams_);
+    if (op.kind == OpKind::LoadScalar && !op.results.empty()) loadedFrom_[op.results[0]] = base;
+  }
+
+  void call(const Op& op) {
+    // A pointer handed to another function of the module touches what that function's
+    // parameter does (when its extent is a constant); otherwise it is not known here.
+    const std::vector<PointerUse>* callee = nullptr;
+    if (callees_)
+      if (auto it = callees_->find(op.name); it != callees_->end()) callee = &it->second;
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      auto [base, off] = pointer(op.operands[k]);
+      if (base == kNoValue) continue;
+      std::optional<int64_t> n;
+      if (callee && k < callee->size()) {
+        n = support::parseInt((*callee)[k].extent);
+        if ((*callee)[k].indexValues) indexParams_.insert(base);
+      }
+      accesses_[base].push_back(n && off ? std::optional<Poly>(*off + Poly::constant(*n))
+                                         : std::nullopt);
+    }
+  }
+
+  void pipeInit(const Op& op) {
+    // A GM slot ring (initialize_l2g2l_pipe): slot_num slots of slot_size bytes, twice that
+    // for a two-way pipe (docs/pipes.md).
+    if (op.ints.empty() || !op.ints[0] || op.operands.empty()) return;
+    auto [base, off] = pointer(op.operands[0]);
+    if (base == kNoValue) return;
+    const auto slots = op.pipe.slotNum;
+    const auto size = op.pipe.slotSize;
+    const auto dir = op.pipe.dirMask;
+    const int64_t elemBytes = std::max(1u, isa::bitWidth(fn_.type(base).elem) / 8);
+    if (!slots || !size || !dir || !off) {
+      accesses_[base].push_back(std::nullopt);
+      return;
+    }
+    const int64_t bytes = *slots * *size * (*dir == 3 ? 2 : 1);
+    accesses_[base].push_back(*off + Poly::constant((bytes + elemBytes - 1) / elemBytes));
+  }
+
+  void tileOp(const Op& op) {
+    const isa::OpInfo& info = isa::info(op.tileOp);
+    for (size_t i = 0; i < op.operands.size() && i < op.operandRoles.size(); ++i) {
+      if (op.operandRoles[i] < 0) continue;
+      using enum isa::RoleId;
+      const isa::RoleId role = info.roles[static_cast<size_t>(op.operandRoles[i])].id;
+      ValueId v = op.operands[i];
+      if (isa::isIndexRole(role))
+        if (auto it = tileSource_.find(v); it != tileSource_.end()) indexParams_.insert(it->second);
+      if (role == Row || role == Col || role == Offset || role == Start)
+        markIndex(v, indexParams_); // positions inside a tile
+    }
+    if (op.tileOp == isa::OpId::TLOAD) {
+      ValueId src = roleValue(op, isa::RoleId::Src), dst = roleValue(op, isa::RoleId::Dst);
+      if (auto it = viewBase_.find(src); it != viewBase_.end() && dst != kNoValue)
+        tileSource_[dst] = it->second;
+    }
+  }
+
+  /// The extent of a pointer parameter from its accesses: the largest constant, one expression,
+  /// or max(...) of them; nullopt when one access is unbounded.
+  static std::optional<std::string> extentOf(const std::vector<std::optional<Poly>>& accesses) {
+    int64_t best = 0;
+    std::vector<std::string> symbolic;
+    for (const auto& e : accesses) {
+      if (!e)
+        return std::nullopt;
+      else if (auto c = e->asConstant())
+        best = std::max(best, *c);
+      else if (std::find(symbolic.begin(), symbolic.end(), e->text()) == symbolic.end())
+        symbolic.push_back(e->text());
+    }
+    if (symbolic.empty()) return std::to_string(best);
+    if (symbolic.size() == 1 && best == 0) return symbolic[0];
+    std::string s = "max(";
+    for (const std::string& t : symbolic)
+      s += t + ",";
+    return s + std::to_string(best) + ")";
+  }
+
   const Function& fn_;
   const Callees* callees_ = nullptr;
   std::set<ValueId> scalarParam_;
@@ -340,20 +349,20 @@ private:
       return c ? std::optional<Poly>(Poly::constant(*c)) : std::nullopt;
     }
     if (op.kind != OpKind::Arith) return std::nullopt;
-    const std::string& n = op.name;
+    const ArithOp n = op.arith;
     if (isCast(n) && op.operands.size() == 1) return exact(op.operands[0]);
     if (op.operands.size() != 2) return std::nullopt;
     auto a = exact(op.operands[0]), b = exact(op.operands[1]);
     if (!a || !b) return std::nullopt;
-    if (n == "arith.addi") return *a + *b;
-    if (n == "arith.subi") return *a - *b;
-    if (n == "arith.muli") return *a * *b;
+    if (n == ArithOp::AddI) return *a + *b;
+    if (n == ArithOp::SubI) return *a - *b;
+    if (n == ArithOp::MulI) return *a * *b;
     return std::nullopt;
   }
 
-  static bool isCast(const std::string& n) {
-    return n == "arith.index_cast" || n == "arith.index_castui" || n == "arith.extsi" ||
-           n == "arith.extui" || n == "arith.trunci";
+  static bool isCast(ArithOp n) {
+    return n == ArithOp::IndexCast || n == ArithOp::IndexCastUI || n == ArithOp::ExtSI ||
+           n == ArithOp::ExtUI || n == ArithOp::TruncI;
   }
 
   /// An upper bound of an integer scalar (parameters taken as non-negative).
@@ -378,21 +387,21 @@ private:
     auto it = def_.find(v);
     if (it == def_.end() || it->second->kind != OpKind::Arith) return std::nullopt;
     const Op& op = *it->second;
-    const std::string& n = op.name;
+    const ArithOp n = op.arith;
     if (isCast(n) && op.operands.size() == 1) return upper(op.operands[0]);
     if (op.operands.size() != 2) return std::nullopt;
-    if (n == "arith.addi" || n == "arith.muli") {
+    if (n == ArithOp::AddI || n == ArithOp::MulI) {
       auto a = upper(op.operands[0]), b = upper(op.operands[1]);
       if (!a || !b) return std::nullopt;
-      return n == "arith.addi" ? *a + *b : *a * *b;
+      return n == ArithOp::AddI ? *a + *b : *a * *b;
     }
-    if (n == "arith.subi") {
+    if (n == ArithOp::SubI) {
       auto a = upper(op.operands[0]);
       auto b = exact(op.operands[1]);
       if (!a) return std::nullopt;
       return b ? *a - *b : *a; // subtracting something not negative
     }
-    if (n == "arith.minui" || n == "arith.minsi") {
+    if (n == ArithOp::MinUI || n == ArithOp::MinSI) {
       auto a = upper(op.operands[0]), b = upper(op.operands[1]);
       if (a && b && a->asConstant() && b->asConstant())
         return Poly::constant(std::min(*a->asConstant(), *b->asConstant()));
@@ -400,22 +409,23 @@ private:
       if (b && b->asConstant()) return b;
       return a ? a : b;
     }
-    if (n == "arith.maxui" || n == "arith.maxsi") {
+    if (n == ArithOp::MaxUI || n == ArithOp::MaxSI) {
       auto a = upper(op.operands[0]), b = upper(op.operands[1]);
       if (a && b && a->asConstant() && b->asConstant())
         return Poly::constant(std::max(*a->asConstant(), *b->asConstant()));
       return std::nullopt;
     }
-    if (n == "arith.divsi" || n == "arith.divui" || n == "arith.ceildivsi" ||
-        n == "arith.ceildivui" || n == "arith.floordivsi") {
+    if (n == ArithOp::DivSI || n == ArithOp::DivUI || n == ArithOp::CeilDivSI ||
+        n == ArithOp::CeilDivUI || n == ArithOp::FloorDivSI) {
       auto a = upper(op.operands[0]);
       auto b = exact(op.operands[1]);
       if (!a || !a->asConstant() || !b || !b->asConstant() || *b->asConstant() <= 0)
         return std::nullopt;
       int64_t x = *a->asConstant(), d = *b->asConstant();
-      return Poly::constant(n.find("ceil") != std::string::npos ? (x + d - 1) / d : x / d);
+      return Poly::constant(n == ArithOp::CeilDivSI || n == ArithOp::CeilDivUI ? (x + d - 1) / d
+                                                                               : x / d);
     }
-    if (n == "arith.remsi" || n == "arith.remui") {
+    if (n == ArithOp::RemSI || n == ArithOp::RemUI) {
       auto b = exact(op.operands[1]);
       if (!b || !b->asConstant() || *b->asConstant() <= 0) return std::nullopt;
       return Poly::constant(*b->asConstant() - 1);

@@ -29,6 +29,22 @@ void setRegister(enc::Inst& in, std::string_view field, int64_t reg) {
   std::abort();
 }
 
+/// A register no interval holds over code positions [lo, hi]: extra scratch for a block or an
+/// instruction with more spilled operands than x1..x3 (found only then, so rarely searched).
+template <class Intervals> // std::map<VReg, FunctionLowering::Interval>
+int freeOver(const Intervals& iv, size_t lo, size_t hi, const std::map<VReg, unsigned>& taken) {
+  for (unsigned cand = kA0; cand <= kX0; ++cand) {
+    if (cand == kRa) continue;
+    bool busy = false;
+    for (auto& [v, t] : taken)
+      busy |= t == cand;
+    for (auto it = iv.begin(); !busy && it != iv.end(); ++it)
+      busy = it->second.reg == static_cast<int>(cand) && it->second.start <= hi &&
+             it->second.end >= lo;
+    if (!busy) return static_cast<int>(cand);
+  }
+  return -1;
+}
 } // namespace
 
 void FunctionLowering::allocateRegisters() {
@@ -121,8 +137,6 @@ void FunctionLowering::allocateRegisters() {
   rewrite(iv);
 }
 
-/// Replaces virtual registers by physical ones; spilled values go through scratch registers
-/// with loads before and stores after the instruction.
 /// A word that belongs to a block's header (B.DIM, B.IOR, B.IOT, B.DATR, ...): scalar code for
 /// it cannot go next to it, only before the block starts or after it ends.
 bool FunctionLowering::isHeaderWord(const MInst& m) const {
@@ -134,26 +148,29 @@ bool FunctionLowering::startsBlock(const MInst& m) const {
   return m.kind == MInst::Word && enc::info(instOf(m).form).startsBlock();
 }
 
+/// Nothing spilled: no code goes in, so the registers are set in place (and the parameter
+/// markers dropped).
+void FunctionLowering::assignInPlace(std::map<VReg, Interval>& iv) {
+  size_t kept = 0;
+  for (MInst& m : code_) {
+    if (m.kind == MInst::ParamDef) continue;
+    if (const MInstExtra* x = extraOf(m); x && !x->regs.empty()) {
+      enc::Inst inst = instOf(m);
+      for (const RegRef& r : x->regs)
+        setRegister(inst, r.field, iv[r.v].reg);
+      setInst(m, inst);
+    }
+    code_[kept++] = m;
+  }
+  code_.resize(kept);
+}
+
 /// Replaces virtual registers by physical ones; spilled values go through the scratch
 /// registers x1..x3: loaded before the instruction and stored after it. For the header words
 /// of a block the loads go before the block (in a scalar block of their own) and the stores
 /// after its BSTOP, since scalar instructions inside a tile block would end it.
 void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
-  if (spillSlots_ == 0) { // nothing spilled: no code goes in, so the registers are set in place
-    size_t kept = 0;
-    for (MInst& m : code_) {
-      if (m.kind == MInst::ParamDef) continue;
-      if (const MInstExtra* x = extraOf(m); x && !x->regs.empty()) {
-        enc::Inst inst = instOf(m);
-        for (const RegRef& r : x->regs)
-          setRegister(inst, r.field, iv[r.v].reg);
-        setInst(m, inst);
-      }
-      code_[kept++] = m;
-    }
-    code_.resize(kept);
-    return;
-  }
+  if (spillSlots_ == 0) return assignInPlace(iv);
   std::vector<MInst> out;
   out.reserve(code_.size());
   auto spillOffset = [](int slot) { return static_cast<int64_t>(slot) * 8; };
@@ -189,21 +206,6 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
     blockStores.clear();
     blockScratch.clear();
   };
-  // A register no interval holds over code positions [lo, hi]: extra scratch for a block or an
-  // instruction with more spilled operands than x1..x3 (found only then, so rarely searched).
-  auto freeOver = [&](size_t lo, size_t hi, const std::map<VReg, unsigned>& taken) -> int {
-    for (unsigned cand = kA0; cand <= kX0; ++cand) {
-      if (cand == kRa) continue;
-      bool busy = false;
-      for (auto& [v, t] : taken)
-        busy |= t == cand;
-      for (auto it = iv.begin(); !busy && it != iv.end(); ++it)
-        busy = it->second.reg == static_cast<int>(cand) && it->second.start <= hi &&
-               it->second.end >= lo;
-      if (!busy) return static_cast<int>(cand);
-    }
-    return -1;
-  };
   size_t blockFirst = 0, blockLast = 0; // code_ positions of the current tile block
   for (size_t pos = 0; pos < code_.size(); ++pos) {
     MInst& m = code_[pos];
@@ -238,8 +240,9 @@ void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
       auto s = scratch.find(r.v);
       if (s == scratch.end()) {
         unsigned next = header ? static_cast<unsigned>(blockScratch.size()) : nextScratch++;
-        int reg = next < 3 ? static_cast<int>(kScratch[next])
-                           : freeOver(header ? blockFirst : pos, header ? blockLast : pos, scratch);
+        int reg = next < 3
+                      ? static_cast<int>(kScratch[next])
+                      : freeOver(iv, header ? blockFirst : pos, header ? blockLast : pos, scratch);
         if (reg < 0) {
           diags_.error(m.loc.valid() ? m.loc : currentLoc_,
                        "internal error: too many spilled operands in one block");

@@ -141,6 +141,59 @@ ValueId roleValue(const Op& op, isa::RoleId role) {
   return kNoValue;
 }
 
+namespace {
+constexpr ArithDef kArith[] = {
+#define PTO_ARITH(id, spelling, cls) {ArithOp::id, spelling, ArithClass::cls},
+#include "asm/ir/Arith.def"
+#undef PTO_ARITH
+};
+struct PredicateRow {
+  CmpPredicate id;
+  bool isFloat;
+  std::string_view spelling;
+};
+constexpr PredicateRow kPredicates[] = {
+#define PTO_CMPI_PRED(id, spelling) {CmpPredicate::I##id, false, spelling},
+#define PTO_CMPF_PRED(id, spelling) {CmpPredicate::F##id, true, spelling},
+#include "asm/ir/Arith.def"
+#undef PTO_CMPI_PRED
+#undef PTO_CMPF_PRED
+};
+} // namespace
+
+NamedOp findNamedOp(std::string_view name) {
+  static constexpr std::pair<std::string_view, NamedOp> kNamed[] = {
+#define PTO_NAMED_OP(id, name) {name, NamedOp::id},
+#include "asm/ir/NamedOps.def"
+#undef PTO_NAMED_OP
+  };
+  for (const auto& [spelling, id] : kNamed)
+    if (spelling == name) return id;
+  return NamedOp::None;
+}
+
+const ArithDef* findArith(std::string_view name) {
+  if (!name.starts_with("arith.")) return nullptr;
+  name.remove_prefix(6);
+  for (const ArithDef& d : kArith)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+const ArithDef& arithDef(ArithOp op) {
+  return kArith[static_cast<size_t>(op) - 1];
+}
+
+std::optional<CmpPredicate> findCmpPredicate(bool isFloat, std::string_view spelling) {
+  for (const PredicateRow& p : kPredicates)
+    if (p.isFloat == isFloat && p.spelling == spelling) return p.id;
+  return std::nullopt;
+}
+
+std::string_view spelling(CmpPredicate p) {
+  return p == CmpPredicate::None ? "" : kPredicates[static_cast<size_t>(p) - 1].spelling;
+}
+
 std::optional<int64_t> attrValueInt(const std::vector<NamedAttr>& attrs, std::string_view key) {
   for (const NamedAttr& a : attrs) {
     if (a.key != key) continue;
@@ -159,6 +212,39 @@ std::optional<int64_t> attrInt(const Op& op, std::string_view key) {
   std::string_view v = a->value;
   if (auto colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
   return support::parseInt(v);
+}
+
+PipeAttrs readPipeAttrs(const std::vector<NamedAttr>& attrs) {
+  auto text = [&](std::string_view key) {
+    for (const NamedAttr& a : attrs)
+      if (a.key == key) {
+        std::string v = a.value;
+        if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+        if (!v.empty() && v.front() == '@') v = v.substr(1);
+        return v;
+      }
+    return std::string();
+  };
+  PipeAttrs p;
+  p.name = text("name");
+  p.peerFunc = text("peer_func");
+  p.frontend = text("frontend");
+  p.size = attrValueInt(attrs, "size");
+  p.autoAlloc = attrValueInt(attrs, "auto");
+  p.base = attrValueInt(attrs, "base");
+  for (const NamedAttr& a : attrs)
+    if (a.key == "location") {
+      const std::string& loc = a.value;
+      if (loc.find("<vec>") != std::string::npos || loc == "vec") p.location = isa::Loc::Vec;
+      if (loc.find("<mat>") != std::string::npos || loc == "mat") p.location = isa::Loc::Mat;
+    }
+  p.dirMask = attrValueInt(attrs, "dir_mask");
+  p.slotSize = attrValueInt(attrs, "slot_size");
+  p.slotNum = attrValueInt(attrs, "slot_num");
+  p.localSlotNum = attrValueInt(attrs, "local_slot_num");
+  p.flagBase = attrValueInt(attrs, "flag_base");
+  p.noSplit = attrValueInt(attrs, "nosplit");
+  return p;
 }
 
 /// TGATHER's mask pattern (PTOAS's #pto.mask_pattern<Pxxxx>, pto-isa's MaskPattern): the code
@@ -478,6 +564,61 @@ private:
   }
 
   void op(const Op& op) {
+    switch (op.kind) {
+    case OpKind::Constant:
+    case OpKind::Arith:
+    case OpKind::For:
+    case OpKind::If:
+    case OpKind::While:
+    case OpKind::Condition:
+    case OpKind::Yield:
+    case OpKind::Return:
+    case OpKind::Call:
+    case OpKind::Section:
+      return controlOp(op);
+    case OpKind::MakeTensorView:
+    case OpKind::ReinterpretView:
+    case OpKind::PartitionView:
+    case OpKind::GetTensorViewDim:
+    case OpKind::AllocTile:
+    case OpKind::Subset:
+    case OpKind::Reshape:
+    case OpKind::Bitcast:
+    case OpKind::SetValidShape:
+    case OpKind::TAssign:
+    case OpKind::LoadScalar:
+    case OpKind::StoreScalar:
+    case OpKind::AddPtr:
+      return viewOp(op);
+    case OpKind::BlockInfo:
+    case OpKind::TGetVal:
+    case OpKind::DeclareEventIdArray:
+    case OpKind::ReserveBuffer:
+    case OpKind::ImportReserved:
+    case OpKind::PipeInit:
+    case OpKind::PipePush:
+    case OpKind::PipePop:
+    case OpKind::PipeFree:
+    case OpKind::EventIdArrayGet:
+    case OpKind::EventIdArraySet:
+    case OpKind::Print:
+    case OpKind::TileOp:
+      return tileAndPipeOp(op);
+    case OpKind::SetFlag:
+    case OpKind::WaitFlag:
+    case OpKind::Signal:
+    case OpKind::Barrier:
+    case OpKind::CoreSync:
+      return syncOp(op);
+    case OpKind::Comm:
+      return commOp(op);
+    case OpKind::AsyncComm:
+      return asyncCommOp(op);
+    }
+  }
+
+  /// Scalar constants and arithmetic, structured control flow, calls, sections.
+  void controlOp(const Op& op) {
     const auto& ops = op.operands;
     switch (op.kind) {
     case OpKind::Constant:
@@ -486,11 +627,11 @@ private:
       return;
     case OpKind::Arith: {
       line() << results(op) << op.name << " ";
-      if (const NamedAttr* p = op.attr("predicate")) out_ << p->value << ", ";
+      if (op.predicate != CmpPredicate::None) out_ << spelling(op.predicate) << ", ";
       out_ << operandList(ops);
-      if (op.name == "arith.select")
+      if (op.arith == ArithOp::Select)
         out_ << " : " << typeOf(ops[1]) << "\n";
-      else if (ops.size() == 1 && op.attr("predicate") == nullptr && op.name != "arith.negf")
+      else if (ops.size() == 1 && op.predicate == CmpPredicate::None && op.arith != ArithOp::NegF)
         out_ << " : " << typeOf(ops[0]) << " to " << typeOf(op.results[0]) << "\n";
       else
         out_ << " : " << typeOf(ops[0]) << "\n";
@@ -563,6 +704,15 @@ private:
       region(op.regions[0]);
       line() << "}\n";
       return;
+    default:
+      return;
+    }
+  }
+
+  /// Tensor views, tile values and their placement, scalar memory.
+  void viewOp(const Op& op) {
+    const auto& ops = op.operands;
+    switch (op.kind) {
     case OpKind::MakeTensorView: {
       size_t n = op.ints[0], m = op.ints[1];
       line() << results(op) << op.name << " " << name(ops[0]) << ", shape = ["
@@ -636,6 +786,15 @@ private:
       line() << results(op) << op.name << " " << operandList(ops) << " : " << typeOf(ops[0])
              << " -> " << typeOf(op.results[0]) << "\n";
       return;
+    default:
+      return;
+    }
+  }
+
+  /// Tile ops, prints, block info, reserved buffers, cross-core pipes, event id arrays.
+  void tileAndPipeOp(const Op& op) {
+    const auto& ops = op.operands;
+    switch (op.kind) {
     case OpKind::BlockInfo:
       line() << results(op) << op.name << "\n";
       return;
@@ -702,6 +861,15 @@ private:
       out_ << "\n";
       return;
     }
+    default:
+      return;
+    }
+  }
+
+  /// Flags, signals, barriers and core-to-core sync.
+  void syncOp(const Op& op) {
+    const auto& ops = op.operands;
+    switch (op.kind) {
     case OpKind::SetFlag:
     case OpKind::WaitFlag: {
       bool dyn = op.event.kind == EventRef::Kind::Dynamic;
@@ -710,11 +878,11 @@ private:
       return;
     }
     case OpKind::Signal: {
-      if (op.name == "pto.syncall") {
+      if (op.named == NamedOp::SyncAll) {
         line() << "pto.syncall\n";
         return;
       }
-      const bool notify = op.name.ends_with("tnotify");
+      const bool notify = op.named == NamedOp::Notify;
       line() << results(op) << op.name << "(" << name(ops[0]) << ", " << name(ops[1]) << " : "
              << typeOf(ops[0]) << ", " << typeOf(ops[1]) << ") {"
              << (notify ? std::string("notifyOp = #pto<notify_op ") +
@@ -742,12 +910,14 @@ private:
     case OpKind::CoreSync: {
       const std::string id = op.event.kind == EventRef::Kind::Dynamic ? name(op.operands[0])
                                                                       : std::to_string(op.event.id);
-      if (op.name == "pto.get_buf" || op.name == "pto.rls_buf")
+      if (op.named == NamedOp::GetBuf || op.named == NamedOp::RlsBuf)
         line() << op.name << " [#pto.pipe<" << isa::spelling(op.srcPipe) << ">, " << id << "]\n";
       else
         line() << op.name << " <" << isa::spelling(op.srcPipe) << ">, " << id << "\n";
       return;
     }
+    default:
+      return;
     }
   }
 

@@ -140,6 +140,10 @@ struct TileModes {
   std::optional<isa::RoundMode> round; // rmode: TCVT's rounding (absent: CAST_RINT)
   std::optional<isa::SatMode> sat;     // sat_mode: TCVT's saturation (absent: the pair's default)
   std::optional<isa::CmpMode> cmp;     // cmpMode: TCMP/TCMPS's comparison (absent: eq)
+  std::optional<int64_t> rounds;       // rounds: TRANDOM's Philox rounds (absent: the default)
+  /// The attributes encoded as B.IOR scalars after the operands' (attributeScalars: exhausted,
+  /// maskPattern, offset, descending, upperOrLower), read once by the parser.
+  std::vector<uint64_t> ior;
   // The fixpipe attributes of TMOV/TSTORE (absent: the default, isa/Fixpipe.h).
   std::optional<isa::ReluPreMode> relu;      // reluPreMode
   std::optional<isa::AtomicType> atomic;     // atomicType (TSTORE)
@@ -147,10 +151,61 @@ struct TileModes {
   std::optional<isa::AccToVecMode> accToVec; // accToVecMode (TMOV acc -> vec)
 };
 
+/// The ops that share an OpKind and differ by name (asm/ir/NamedOps.def); None for the others.
+enum class NamedOp : uint8_t {
+  None,
+#define PTO_NAMED_OP(id, name) id,
+#include "asm/ir/NamedOps.def"
+#undef PTO_NAMED_OP
+};
+/// The row of an op name ("pto.syncall"), or None.
+NamedOp findNamedOp(std::string_view name);
+
+/// The arith ops (asm/ir/Arith.def); None for an op that is not one.
+enum class ArithOp : uint8_t {
+  None,
+#define PTO_ARITH(id, spelling, cls) id,
+#include "asm/ir/Arith.def"
+#undef PTO_ARITH
+};
+/// What an arith op's operands are: integers, floats, a compare, select, a cast.
+enum class ArithClass : uint8_t { IntBinary, FloatBinary, FloatUnary, CmpI, CmpF, Select, Cast };
+struct ArithDef {
+  ArithOp op;
+  std::string_view name; // after "arith."
+  ArithClass cls;
+};
+/// The arith op `name` ("arith.addi"...), or null when it is not an arith op.
+const ArithDef* findArith(std::string_view name);
+const ArithDef& arithDef(ArithOp op);
+/// The predicates of arith.cmpi (I*) and arith.cmpf (F*) (asm/ir/Arith.def).
+enum class CmpPredicate : uint8_t {
+  None,
+#define PTO_CMPI_PRED(id, spelling) I##id,
+#define PTO_CMPF_PRED(id, spelling) F##id,
+#include "asm/ir/Arith.def"
+#undef PTO_CMPI_PRED
+#undef PTO_CMPF_PRED
+};
+/// The predicate `spelling` of a cmpi (float false) or cmpf (float true), or nullopt.
+std::optional<CmpPredicate> findCmpPredicate(bool isFloat, std::string_view spelling);
+std::string_view spelling(CmpPredicate p);
+
+/// The attributes of pto.reserve_buffer / import_reserved_buffer and of the pipe init ops, read
+/// from their text once by the parser (readPipeAttrs); absent ones are nullopt / empty.
+struct PipeAttrs {
+  std::string name, peerFunc; // the buffer's name and the importing function's peer (no @)
+  std::string frontend;       // "aic" / "aiv": the front-end init op an internal one came from
+  std::optional<int64_t> size, autoAlloc, base; // reserve_buffer (autoAlloc: `auto`)
+  std::optional<isa::Loc> location;             // #pto.address_space<vec|mat> (else absent)
+  std::optional<int64_t> dirMask, slotSize, slotNum, localSlotNum, flagBase, noSplit; // init
+};
+
 enum class OpKind : uint8_t {
   // scalar
   Constant, // attrs: value text; result type
-  Arith,    // name = "arith.addi" etc.; binary, unary casts, cmpi/cmpf (predicate), select
+  Arith,    // name = "arith.addi" etc. (Op::arith); binary, unary casts, cmpi/cmpf (Op::predicate),
+            // select
   // control flow
   For,       // operands: lb, ub, step, inits...; regions[0] args: iv, iter values
   If,        // operands: cond; regions: then, else (else may be empty)
@@ -230,8 +285,11 @@ struct Region {
 struct Op {
   OpKind kind;
   SrcLoc loc;
-  std::string name;   // arith op name, section kind, block-info name, callee...
-  isa::OpId tileOp{}; // for TileOp
+  std::string name;              // arith op name, section kind, block-info name, callee...
+  isa::OpId tileOp{};            // for TileOp
+  ArithOp arith = ArithOp::None; // for Arith: which op, from its name
+  CmpPredicate predicate = CmpPredicate::None; // for cmpi / cmpf
+  NamedOp named = NamedOp::None;               // the ops told apart by name only
   std::vector<ValueId> operands;
   std::vector<SrcLoc> operandLocs;   // parallel to operands
   std::vector<int16_t> operandRoles; // TileOp: index into OpInfo::roles per operand
@@ -240,6 +298,7 @@ struct Op {
   std::vector<NamedAttr> attrs; // canonical attribute text (rmode, sat_mode, cmpMode, ...)
   TileModes modes;              // TileOp: the attributes with meaning, typed
   ViewLayout layout = ViewLayout::Inferred; // MakeTensorView, ReinterpretCast
+  PipeAttrs pipe;                           // ReserveBuffer, ImportReserved, PipeInit
   std::vector<int64_t> ints; // small integer payload (subset sizes, view shape counts)
   SrcLoc typeLoc;            // the type annotation, for type errors
   uint32_t frontLoc = 0;     // its debug location: index into Module::frontLocs (0: none)
@@ -256,7 +315,11 @@ struct Function {
   bool isDeclaration = false;
   bool isPrivate = false;
   bool isFragment = false; // synthesised from bare top-level statements
-  uint32_t frontLoc = 0;   // index into Module::frontLocs (0: none)
+  bool isEntry = false;    // marked pto.entry (a `kernel`, a fragment)
+  /// pto.kernel_kind: absent, #pto.kernel_kind<vector> or <cube>, or another value (Invalid,
+  /// which the verifier reports).
+  enum class KernelKind : uint8_t { None, Vector, Cube, Invalid } kernelKind = KernelKind::None;
+  uint32_t frontLoc = 0; // index into Module::frontLocs (0: none)
   std::vector<NamedAttr> attrs;
   std::vector<Type> resultTypes;
   Region body;               // body.args are the function arguments
@@ -336,6 +399,8 @@ isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op);
 /// An integer attribute of a list (`true`/`false` read as 1/0, a `: type` suffix ignored).
 std::optional<int64_t> attrValueInt(const std::vector<NamedAttr>& attrs, std::string_view key);
 std::optional<int64_t> attrInt(const Op& op, std::string_view key);
+/// The typed PipeAttrs of a reserve / import / pipe init op's attribute text (for the parser).
+PipeAttrs readPipeAttrs(const std::vector<NamedAttr>& attrs);
 
 /// Scalars an op's attributes add to its block's B.IOR after the scalar operands, where the
 /// 0.58.3 block has the field: TTRI's upperOrLower is "B.IOR Diagonal, Orientation" (an absent

@@ -34,21 +34,18 @@ void Verifier::run() {
 void Verifier::checkEntries() {
   bool anyMarked = false;
   for (const auto& f : mod_.functions)
-    anyMarked = anyMarked || f->hasAttr("pto.entry");
+    anyMarked = anyMarked || f->isEntry;
   for (const auto& f : mod_.functions) {
-    if (f->hasAttr("pto.entry") && !f->resultTypes.empty())
+    if (f->isEntry && !f->resultTypes.empty())
       diags_.error(f->loc, "entry function '@" + f->name + "' must not return values");
     // A module's only function is its entry when none is marked (as in PTOAS).
     if (!anyMarked && mod_.functions.size() == 1 && !f->resultTypes.empty())
       diags_.error(f->loc,
                    "entry function '@" + f->name +
                        "' must not return values (a module's only function is its entry kernel)");
-    if (const NamedAttr* kk = findAttr(f->attrs, "pto.kernel_kind")) {
-      if (kk->value.find("vector") == std::string::npos &&
-          kk->value.find("cube") == std::string::npos)
-        diags_.error(f->loc,
-                     "pto.kernel_kind must be #pto.kernel_kind<vector> or #pto.kernel_kind<cube>");
-    }
+    if (f->kernelKind == Function::KernelKind::Invalid)
+      diags_.error(f->loc,
+                   "pto.kernel_kind must be #pto.kernel_kind<vector> or #pto.kernel_kind<cube>");
   }
 }
 

@@ -212,6 +212,7 @@ void Builder::buildFunc(P::FuncOpContext* f) {
   readArgs(f->funcArg(), fn->body);
   if (!f->region()) {
     fn->isDeclaration = true;
+    readFunctionAttrs(); // a declaration's flags reach its object too
     return;
   }
   buildRegionBody(f->region(), fn->body, false);
@@ -257,8 +258,19 @@ void Builder::endFragment() {
   fragmentOpen_ = false;
 }
 
+void Builder::readFunctionAttrs() {
+  fn_->isEntry = fn_->hasAttr("pto.entry");
+  for (const NamedAttr& a : fn_->attrs)
+    if (a.key == "pto.kernel_kind")
+      fn_->kernelKind = a.value.find("cube") != std::string::npos ? Function::KernelKind::Cube
+                        : a.value.find("vector") != std::string::npos
+                            ? Function::KernelKind::Vector
+                            : Function::KernelKind::Invalid;
+}
+
 void Builder::finishFunction() {
   resolveEvents();
+  readFunctionAttrs();
   for (auto& [name, p] : pendingPlacements_)
     diags_.error(p.loc, "'%" + name + "' is placed with tassign but never used as a tile");
   pendingPlacements_.clear();
@@ -307,11 +319,20 @@ std::optional<int64_t> Builder::integerConstant(ValueId v) const {
   return std::nullopt;
 }
 
+namespace {
+/// The kinds whose ops are told apart by name (asm/ir/NamedOps.def).
+bool namedOpKind(OpKind k) {
+  return k == OpKind::Section || k == OpKind::BlockInfo || k == OpKind::CoreSync ||
+         k == OpKind::Signal || k == OpKind::Print;
+}
+} // namespace
+
 Op& Builder::emit(OpKind kind, SrcLoc loc, std::string name) {
   auto op = std::make_unique<Op>();
   op->kind = kind;
   op->loc = loc;
   op->name = std::move(name);
+  op->named = namedOpKind(kind) ? findNamedOp(op->name) : NamedOp::None;
   op->frontLoc = curFrontLoc_;
   cur().ops.push_back(std::move(op));
   building_ = cur().ops.back().get();
@@ -323,6 +344,7 @@ Op& Builder::emitBefore(OpKind kind, SrcLoc loc, std::string name) {
   op->kind = kind;
   op->loc = loc;
   op->name = std::move(name);
+  op->named = namedOpKind(kind) ? findNamedOp(op->name) : NamedOp::None;
   op->frontLoc = curFrontLoc_;
   auto& ops = cur().ops;
   if (building_ && !ops.empty() && ops.back().get() == building_) {

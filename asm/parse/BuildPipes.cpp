@@ -75,6 +75,7 @@ void Builder::buildReserve(const std::string& name, SrcLoc loc, Pieces& p,
   for (NamedAttr& a : attrs)
     if (a.key == "autoAlloc") a.key = "auto";
   op.attrs = std::move(attrs);
+  op.pipe = readPipeAttrs(op.attrs);
   if (expectResults(name, loc, results, 1))
     defineResults(op, results, {Type::scalar(isa::DType::I32)});
 }
@@ -106,6 +107,7 @@ void Builder::buildPipeInit(const std::string& name, SrcLoc loc, Pieces& p,
   if (!expectResults(name, loc, results, 1)) return;
   Op& op = emit(OpKind::PipeInit, loc, name);
   op.attrs = std::move(attrs);
+  op.pipe = readPipeAttrs(op.attrs);
   op.ints = {gm ? 1 : 0};
   for (size_t i = 0; i < values.size(); ++i)
     addOperand(op, values[i], args.operands[i].loc);
@@ -183,6 +185,7 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
   if (const NamedAttr* ns = findNamed(attrs, "nosplit")) op.attrs.push_back(*ns);
   // Which kernel kind the front-end op belongs to, for the verifier.
   op.attrs.push_back({"frontend", name == "pto.aic_initialize_pipe" ? "\"aic\"" : "\"aiv\""});
+  op.pipe = readPipeAttrs(op.attrs);
   if (!a5) addOperand(op, bufs["gm_slot_buffer"].first, bufs["gm_slot_buffer"].second);
   // One way: the consumer's buffer of that direction; both ways: C2V's, then V2C's.
   if (*dir == 2) {

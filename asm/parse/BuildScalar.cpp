@@ -6,50 +6,6 @@
 #include <algorithm>
 
 namespace pto::as::detail {
-namespace {
-
-// clang-format off
-constexpr ArithDef kArith[] = {
-    {"addi", ArithClass::IntBinary},      {"subi", ArithClass::IntBinary},
-    {"muli", ArithClass::IntBinary},      {"divsi", ArithClass::IntBinary},
-    {"divui", ArithClass::IntBinary},     {"remsi", ArithClass::IntBinary},
-    {"remui", ArithClass::IntBinary},     {"ceildivsi", ArithClass::IntBinary},
-    {"ceildivui", ArithClass::IntBinary}, {"floordivsi", ArithClass::IntBinary},
-    {"minsi", ArithClass::IntBinary},     {"minui", ArithClass::IntBinary},
-    {"maxsi", ArithClass::IntBinary},     {"maxui", ArithClass::IntBinary},
-    {"andi", ArithClass::IntBinary},      {"ori", ArithClass::IntBinary},
-    {"xori", ArithClass::IntBinary},      {"shli", ArithClass::IntBinary},
-    {"shrsi", ArithClass::IntBinary},     {"shrui", ArithClass::IntBinary},
-    {"addf", ArithClass::FloatBinary},    {"subf", ArithClass::FloatBinary},
-    {"mulf", ArithClass::FloatBinary},    {"divf", ArithClass::FloatBinary},
-    {"remf", ArithClass::FloatBinary},    {"maximumf", ArithClass::FloatBinary},
-    {"minimumf", ArithClass::FloatBinary}, {"maxnumf", ArithClass::FloatBinary},
-    {"minnumf", ArithClass::FloatBinary}, {"negf", ArithClass::FloatUnary},
-    {"cmpi", ArithClass::CmpI},           {"cmpf", ArithClass::CmpF},
-    {"select", ArithClass::Select},       {"index_cast", ArithClass::Cast},
-    {"index_castui", ArithClass::Cast},   {"bitcast", ArithClass::Cast},
-    {"extf", ArithClass::Cast},           {"truncf", ArithClass::Cast},
-    {"extsi", ArithClass::Cast},          {"extui", ArithClass::Cast},
-    {"trunci", ArithClass::Cast},         {"sitofp", ArithClass::Cast},
-    {"uitofp", ArithClass::Cast},         {"fptosi", ArithClass::Cast},
-    {"fptoui", ArithClass::Cast},
-};
-// clang-format on
-constexpr std::string_view kCmpIPreds[] = {"eq",  "ne",  "slt", "sle", "sgt",
-                                           "sge", "ult", "ule", "ugt", "uge"};
-constexpr std::string_view kCmpFPreds[] = {"false", "oeq", "ogt", "oge", "olt", "ole",
-                                           "one",   "ord", "ueq", "ugt", "uge", "ult",
-                                           "ule",   "une", "uno", "true"};
-
-} // namespace
-
-const ArithDef* findArith(std::string_view name) {
-  if (!name.starts_with("arith.")) return nullptr;
-  name.remove_prefix(6);
-  for (const ArithDef& d : kArith)
-    if (d.name == name) return &d;
-  return nullptr;
-}
 
 std::optional<ValueId> Builder::operandValue(P::OperandContext* o, const Type& want) {
   if (o->VALUE_ID()) {
@@ -239,14 +195,10 @@ void Builder::buildArith(const ArithDef& def, const std::string& name, SrcLoc lo
                          const std::string& pred, SrcLoc predLoc, Pieces& p,
                          const std::vector<ResultName>& results) {
   bool isCmp = def.cls == ArithClass::CmpI || def.cls == ArithClass::CmpF;
+  std::optional<CmpPredicate> predicate;
   if (isCmp) {
-    bool ok = false;
-    if (def.cls == ArithClass::CmpI)
-      for (auto pr : kCmpIPreds)
-        ok |= pr == pred;
-    else
-      for (auto pr : kCmpFPreds)
-        ok |= pr == pred;
+    predicate = findCmpPredicate(def.cls == ArithClass::CmpF, pred);
+    const bool ok = predicate.has_value();
     if (pred.empty()) {
       diags_.error(loc, "'" + name + "' needs a predicate: '" + name + " <pred>, %a, %b : T'");
       return;
@@ -298,7 +250,8 @@ void Builder::buildArith(const ArithDef& def, const std::string& name, SrcLoc lo
     return;
   }
   Op& op = emit(OpKind::Arith, loc, name);
-  if (isCmp) op.attrs.push_back({"predicate", pred});
+  op.arith = def.op;
+  if (isCmp) op.predicate = *predicate;
   for (size_t i = 0; i < p.operands.size(); ++i) {
     Type want =
         (def.cls == ArithClass::Select && i == 0) ? Type::scalar(isa::DType::I1) : operandType;
@@ -345,6 +298,7 @@ ValueId Builder::asIndex(ValueId v, SrcLoc loc) {
   // A constant stays a constant, so what needs one (a dimension number, a static offset) has it.
   if (auto c = integerConstant(v)) return constantInt(*c, Type::index(), loc);
   Op& cast = emitBefore(OpKind::Arith, loc, "arith.index_cast");
+  cast.arith = ArithOp::IndexCast;
   addOperand(cast, v, loc);
   ValueId id = fn_->addValue(fn_->value(v).name + "_index", Type::index(), loc);
   cast.results.push_back(id);

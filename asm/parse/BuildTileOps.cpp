@@ -121,41 +121,137 @@ const isa::OpInfo& Builder::scalarFirstVariant(const isa::OpInfo& info, Pieces& 
   return first && kindOf(*first) == Kind::Scalar ? isa::info(*twin) : info;
 }
 
-void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
-                          const std::vector<ResultName>& results) {
-  const isa::OpInfo& info = scalarFirstVariant(baseInfo, p, !results.empty());
+namespace {
+/// The op's input and output roles, each in table order.
+std::pair<std::vector<const isa::Role*>, std::vector<const isa::Role*>>
+inOutRoles(const isa::OpInfo& info) {
   std::vector<const isa::Role*> inRoles, outRoles;
   for (const auto& r : info.roles)
     (r.isOutput ? outRoles : inRoles).push_back(&r);
+  return {inRoles, outRoles};
+}
+} // namespace
+
+bool Builder::bindRoles(const isa::OpInfo& info, const std::vector<OperandRef>& ops,
+                        const std::vector<const isa::Role*>& roles,
+                        const std::vector<std::optional<Type>>& annotations,
+                        std::vector<Bound>& bound) {
+  std::vector<Kind> kinds;
+  for (auto& o : ops)
+    kinds.push_back(kindOf(o));
+  std::vector<int> assign(ops.size(), -1);
+  if (!matchRoles(roles, kinds, 0, 0, assign)) return false;
+  for (size_t i = 0; i < ops.size(); ++i)
+    bound.push_back({ops[i], static_cast<int>(roles[assign[i]] - info.roles.data()),
+                     i < annotations.size() ? annotations[i] : std::nullopt});
+  return true;
+}
+
+std::vector<std::optional<Type>> Builder::readTypeList(const std::vector<P::TypeContext*>& ts,
+                                                       bool& bad) {
+  std::vector<std::optional<Type>> out;
+  for (auto* t : ts) {
+    out.push_back(readType(t));
+    bad |= !out.back();
+  }
+  return out;
+}
+
+bool Builder::bindDpsForm(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results, std::vector<Bound>& bound,
+                          TileAttrs& attrs) {
+  // DPS form: ins(operands [{attrs}] : types) outs(operands : types) [{attrs}]
+  P::CallPieceContext* ins = p.call("ins");
+  P::CallPieceContext* outs = p.call("outs");
+  if (!results.empty())
+    diags_.error(results.front().loc,
+                 "'pto." + std::string(info.mnemonic) + "' in DPS form produces no results");
+  Pieces in = ins ? collectPieces(piecesOf(ins)) : Pieces{};
+  Pieces out = outs ? collectPieces(piecesOf(outs)) : Pieces{};
+  bool badType = false;
+  auto inTypes = readTypeList(in.types, badType);
+  auto outTypes = readTypeList(out.types, badType);
+  if (badType) return false;
+  if (!in.types.empty() && inTypes.size() != in.operands.size()) {
+    if (inTypes.size() == 1)
+      inTypes.resize(in.operands.size(), inTypes[0]);
+    else
+      diags_.error(in.typesLoc, "ins() has " + std::to_string(in.operands.size()) +
+                                    " operands but " + std::to_string(inTypes.size()) + " types");
+  }
+  const auto [inRoles, outRoles] = inOutRoles(info);
+  if (!bindRoles(info, in.operands, inRoles, inTypes, bound) ||
+      !bindRoles(info, out.operands, outRoles, outTypes, bound)) {
+    diags_.error(loc, "operands do not match '" + signatureHelp(info) + "'");
+    return false;
+  }
+  if (info.id == isa::OpId::TMRGSORT) moveMergeScratch(info, bound);
+  for (auto* d : in.dicts)
+    readTileAttrs(d, attrs);
+  for (auto* d : p.dicts)
+    readTileAttrs(d, attrs);
+  return true;
+}
+
+bool Builder::bindPositionalForm(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
+                                 const std::vector<ResultName>& results, std::vector<Bound>& bound,
+                                 TileAttrs& attrs) {
+  // PTO-AS (`op %dst, %src...`) or SSA (`%dst = op %src...`) form: types come as a pool.
+  bool badType = false;
+  std::vector<std::optional<Type>> pool = readTypeList(p.types, badType);
+  std::vector<std::optional<Type>> arrow = readTypeList(p.arrowTypes, badType);
+  if (badType) return false;
+  const auto [inRoles, outRoles] = inOutRoles(info);
+  const std::vector<OperandRef>& inOps = p.operands;
+  if (!results.empty()) { // SSA
+    for (auto& r : results)
+      ssaResultNames_.insert(r.name);
+    if (!bindRoles(info, inOps, inRoles, {}, bound)) {
+      diags_.error(loc, "operands do not match '" + signatureHelp(info) + "'");
+      return false;
+    }
+    if (results.size() != outRoles.size()) {
+      diags_.error(results.front().loc, "'pto." + std::string(info.mnemonic) + "' produces " +
+                                            std::to_string(outRoles.size()) + " result(s) but " +
+                                            std::to_string(results.size()) + " name(s) are given");
+      return false;
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      OperandRef o;
+      o.name = results[i].name;
+      o.loc = results[i].loc;
+      bound.push_back({o, static_cast<int>(outRoles[i] - info.roles.data()),
+                       i < arrow.size() ? arrow[i] : std::nullopt});
+    }
+  } else {
+    // Destination first (the C++ intrinsic order); loads/stores may name the view either side.
+    std::vector<const isa::Role*> order = outRoles;
+    order.insert(order.end(), inRoles.begin(), inRoles.end());
+    std::vector<const isa::Role*> alt = inRoles;
+    alt.insert(alt.end(), outRoles.begin(), outRoles.end());
+    if (!bindRoles(info, inOps, order, {}, bound) && !bindRoles(info, inOps, alt, {}, bound)) {
+      diags_.error(loc, "operands do not match '" + std::string(info.mnemonic) + " " +
+                            asmSignature(info) + "'");
+      return false;
+    }
+  }
+  // Type pool: operands without a known type take the next annotation of their kind.
+  assignPoolTypes(info, bound, pool, p.typesLoc);
+  for (auto* d : p.dicts)
+    readTileAttrs(d, attrs);
+  for (auto* h : p.hashes)
+    readHashAttr(h, attrs);
+  for (auto* a : p.angles)
+    readAngleAttrs(a, attrs);
+  return true;
+}
+
+void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results) {
+  const isa::OpInfo& info = scalarFirstVariant(baseInfo, p, !results.empty());
   std::vector<Bound> bound;
   TileAttrs attrs;
   std::vector<std::pair<std::string, SrcLoc>> waits, records;
-  std::string opName = "pto." + std::string(info.mnemonic);
-
-  auto roleIndex = [&](const isa::Role* r) { return static_cast<int>(r - info.roles.data()); };
-  auto bindList = [&](const std::vector<OperandRef>& ops,
-                      const std::vector<const isa::Role*>& roles,
-                      std::vector<std::optional<Type>> annotations, SrcLoc at) -> bool {
-    std::vector<Kind> kinds;
-    for (auto& o : ops)
-      kinds.push_back(kindOf(o));
-    std::vector<int> assign(ops.size(), -1);
-    if (!matchRoles(roles, kinds, 0, 0, assign)) return false;
-    for (size_t i = 0; i < ops.size(); ++i)
-      bound.push_back({ops[i], roleIndex(roles[assign[i]]),
-                       i < annotations.size() ? annotations[i] : std::nullopt});
-    (void)at;
-    return true;
-  };
-  bool badType = false;
-  auto readTypes = [&](const std::vector<P::TypeContext*>& ts) {
-    std::vector<std::optional<Type>> out;
-    for (auto* t : ts) {
-      out.push_back(readType(t));
-      badType |= !out.back();
-    }
-    return out;
-  };
 
   // Event chains and attributes, whatever the form.
   for (auto* c : p.calls) {
@@ -166,88 +262,17 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
       (kw == "wait" ? waits : records).push_back({r.name, r.loc});
   }
 
-  P::CallPieceContext* ins = p.call("ins");
-  P::CallPieceContext* outs = p.call("outs");
-  if (p.generic) {
-    if (!bindGeneric(info, loc, p, bound, attrs)) return;
-  } else if (ins || outs) {
-    // DPS form: ins(operands [{attrs}] : types) outs(operands : types) [{attrs}]
-    if (!results.empty())
-      diags_.error(results.front().loc, "'" + opName + "' in DPS form produces no results");
-    Pieces in = ins ? collectPieces(piecesOf(ins)) : Pieces{};
-    Pieces out = outs ? collectPieces(piecesOf(outs)) : Pieces{};
-    auto inTypes = readTypes(in.types), outTypes = readTypes(out.types);
-    if (badType) return;
-    if (!in.types.empty() && inTypes.size() != in.operands.size()) {
-      if (inTypes.size() == 1)
-        inTypes.resize(in.operands.size(), inTypes[0]);
-      else
-        diags_.error(in.typesLoc, "ins() has " + std::to_string(in.operands.size()) +
-                                      " operands but " + std::to_string(inTypes.size()) + " types");
-    }
-    if (!bindList(in.operands, inRoles, inTypes, locOf(ins)) ||
-        !bindList(out.operands, outRoles, outTypes, locOf(outs))) {
-      diags_.error(loc, "operands do not match '" + signatureHelp(info) + "'");
-      return;
-    }
-    if (info.id == isa::OpId::TMRGSORT) moveMergeScratch(info, bound);
-    for (auto* d : in.dicts)
-      readTileAttrs(d, attrs);
-    for (auto* d : p.dicts)
-      readTileAttrs(d, attrs);
-  } else {
-    // PTO-AS (`op %dst, %src...`) or SSA (`%dst = op %src...`) form: types come as a pool.
-    std::vector<std::optional<Type>> pool = readTypes(p.types);
-    std::vector<std::optional<Type>> arrow = readTypes(p.arrowTypes);
-    if (badType) return;
-    bool ssa = !results.empty();
-    std::vector<OperandRef> outOps, inOps = p.operands;
-    if (ssa) {
-      for (auto& r : results) {
-        OperandRef o;
-        o.name = r.name;
-        o.loc = r.loc;
-        outOps.push_back(o);
-      }
-      for (auto& r : results)
-        ssaResultNames_.insert(r.name);
-      if (!bindList(inOps, inRoles, {}, loc)) {
-        diags_.error(loc, "operands do not match '" + signatureHelp(info) + "'");
-        return;
-      }
-      if (outOps.size() != outRoles.size()) {
-        diags_.error(results.front().loc, "'" + opName + "' produces " +
-                                              std::to_string(outRoles.size()) + " result(s) but " +
-                                              std::to_string(outOps.size()) + " name(s) are given");
-        return;
-      }
-      for (size_t i = 0; i < outOps.size(); ++i)
-        bound.push_back(
-            {outOps[i], roleIndex(outRoles[i]), i < arrow.size() ? arrow[i] : std::nullopt});
-    } else {
-      // Destination first (the C++ intrinsic order); loads/stores may name the view either side.
-      std::vector<const isa::Role*> order = outRoles;
-      order.insert(order.end(), inRoles.begin(), inRoles.end());
-      std::vector<const isa::Role*> alt = inRoles;
-      alt.insert(alt.end(), outRoles.begin(), outRoles.end());
-      if (!bindList(inOps, order, {}, loc) && !bindList(inOps, alt, {}, loc)) {
-        diags_.error(loc, "operands do not match '" + std::string(info.mnemonic) + " " +
-                              asmSignature(info) + "'");
-        return;
-      }
-    }
-    // Type pool: operands without a known type take the next annotation of their kind.
-    assignPoolTypes(info, bound, pool, p.typesLoc);
-    for (auto* d : p.dicts)
-      readTileAttrs(d, attrs);
-    for (auto* h : p.hashes)
-      readHashAttr(h, attrs);
-    for (auto* a : p.angles)
-      readAngleAttrs(a, attrs);
-  }
+  bool ok;
+  if (p.generic)
+    ok = bindGeneric(info, loc, p, bound, attrs);
+  else if (p.call("ins") || p.call("outs"))
+    ok = bindDpsForm(info, loc, p, results, bound, attrs);
+  else
+    ok = bindPositionalForm(info, loc, p, results, bound, attrs);
+  if (!ok) return;
   if (!p.keywords.empty())
-    diags_.error(p.keywords[0].loc,
-                 "unsupported clause '" + p.keywords[0].key + "' on '" + opName + "'");
+    diags_.error(p.keywords[0].loc, "unsupported clause '" + p.keywords[0].key + "' on 'pto." +
+                                        std::string(info.mnemonic) + "'");
   finishTileOp(info, loc, bound, attrs, waits, records, p.typesLoc);
   ssaResultNames_.clear();
 }
@@ -618,6 +643,9 @@ void Builder::finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Boun
   op.tileOp = info.id;
   op.attrs = std::move(attrs.list);
   op.modes = attrs.modes;
+  // The attributes whose values become B.IOR scalars or B.DATR fields, read from their text once.
+  op.modes.ior = attributeScalars(op);
+  if (info.id == isa::OpId::TRANDOM) op.modes.rounds = attrInt(op, "rounds");
   op.typeLoc = typesLoc;
   // Operands in signature order (DPS: inputs then outputs).
   std::vector<size_t> order(bound.size());

@@ -119,15 +119,6 @@ bool onlyPieces(DiagEngine& diags, const Pieces& p, const std::string& op,
                 std::initializer_list<PieceKind> kinds,
                 std::initializer_list<std::string_view> words = {});
 
-// ---------------------------------------------------------------- arith table
-enum class ArithClass { IntBinary, FloatBinary, AnyBinary, FloatUnary, CmpI, CmpF, Select, Cast };
-struct ArithDef {
-  std::string_view name;
-  ArithClass cls;
-};
-/// The arith op `name` ("arith.addi"...), or null when it is not an arith op.
-const ArithDef* findArith(std::string_view name);
-
 // ---------------------------------------------------------------- the builder
 class Builder {
 public:
@@ -198,6 +189,9 @@ private:
   void buildFragment(const std::vector<P::StmtContext*>& stmts);
   void beginFragment(P::StmtContext* first);
   void endFragment();
+  /// The function attributes with a meaning, read once into Function::isEntry and kernelKind
+  /// (asm/ir/IR.h), for definitions and declarations alike.
+  void readFunctionAttrs();
   void finishFunction();
   ValueId define(const std::string& name, Type type, SrcLoc loc);
   std::optional<ValueId> lookup(const std::string& name) const;
@@ -380,6 +374,22 @@ private:
   const isa::OpInfo& scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa);
   void buildTileOp(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
+  /// Binds `ops` to `roles` in order (matchRoles), each with its annotated type if any; false,
+  /// binding nothing, when they do not match.
+  bool bindRoles(const isa::OpInfo& info, const std::vector<OperandRef>& ops,
+                 const std::vector<const isa::Role*>& roles,
+                 const std::vector<std::optional<Type>>& annotations, std::vector<Bound>& bound);
+  /// The types of `ts`; `bad` set when one does not read (diagnosed).
+  std::vector<std::optional<Type>> readTypeList(const std::vector<P::TypeContext*>& ts, bool& bad);
+  /// The DPS form `ins(...) outs(...)`; false when the op is not built (diagnosed).
+  bool bindDpsForm(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
+                   const std::vector<ResultName>& results, std::vector<Bound>& bound,
+                   TileAttrs& attrs);
+  /// The PTO-AS form `op %dst, %src...` or the SSA form `%dst = op %src...`; false when the op is
+  /// not built (diagnosed).
+  bool bindPositionalForm(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results, std::vector<Bound>& bound,
+                          TileAttrs& attrs);
   /// MLIR's generic form: operands in `(...)` grouped by `operandSegmentSizes`, the properties
   /// `<{...}>` as attributes, the types of the function type.
   bool bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::vector<Bound>& bound,

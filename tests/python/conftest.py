@@ -46,22 +46,9 @@ kernel @rowsum(%x: !pto.tensor_view<16x64xf32>, %s: !pto.tensor_view<16x1xf32>) 
 }
 """
 
-# An endless loop (scalar code only): for the Ctrl-C test.
-SPIN = """
-module {
-  func.func @spin(%n: index) {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    scf.for %i = %c0 to %n step %c1 {
-      scf.for %j = %c0 to %n step %c1 {
-        scf.for %k = %c0 to %n step %c1 {
-        }
-      }
-    }
-    return
-  }
-}
-"""
+# An endless loop (scalar code only): for the Ctrl-C test (tests/inputs/spin.pto, shared with
+# tests/unit/HostArgsTest.cpp).
+SPIN = (REPO / "tests" / "inputs" / "spin.pto").read_text()
 
 
 @pytest.fixture(scope="session")

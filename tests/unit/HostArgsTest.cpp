@@ -12,6 +12,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 using namespace pto;
@@ -42,20 +44,15 @@ const char* kAbs = R"(module {
   }
 })";
 
-// Three nested loops of %n iterations each: long enough to be cancelled.
-const char* kSpin = R"(module {
-  func.func @spin(%n: index) {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    scf.for %i = %c0 to %n step %c1 {
-      scf.for %j = %c0 to %n step %c1 {
-        scf.for %k = %c0 to %n step %c1 {
-        }
-      }
-    }
-    return
-  }
-})";
+// Three nested loops of %n iterations each: long enough to be cancelled (the kernel the Python
+// tests cancel too).
+std::string spinKernel() {
+  std::ifstream in(std::string(PTO_SOURCE_DIR) + "/tests/inputs/spin.pto");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty()) << "tests/inputs/spin.pto is missing";
+  return text.str();
+}
 
 /// pto-as (with the extents pto-as records) and pto-ld in process.
 Module build(const char* text) {
@@ -166,7 +163,8 @@ Status runCancelled(const Module& m, Backend backend, std::chrono::milliseconds 
 } // namespace
 
 TEST(HostArgs, CancelStopsARunOnBothBackends) {
-  Module m = build(kSpin);
+  const std::string spin = spinKernel();
+  Module m = build(spin.c_str());
   for (Backend b : {Backend::Cpu, Backend::Npu}) {
     const auto start = std::chrono::steady_clock::now();
     Status st = runCancelled(m, b, std::chrono::milliseconds(50));
@@ -178,7 +176,8 @@ TEST(HostArgs, CancelStopsARunOnBothBackends) {
 }
 
 TEST(HostArgs, CancelStopsTheReferenceInterpreter) {
-  as::SourceFile src("spin.pto", kSpin);
+  const std::string spin = spinKernel();
+  as::SourceFile src("spin.pto", spin);
   std::ostringstream err;
   as::DiagEngine diags(src, err);
   auto mod = as::parseModule(src, diags);

@@ -30,80 +30,84 @@ uint64_t f64(double v) {
 }
 
 TEST(RefScalar, IntegerDivisionEdges) {
-  EXPECT_EQ(*ref::intBinary("divsi", kI32Min, i32(-1), 32), kI32Min);
-  EXPECT_EQ(*ref::intBinary("remsi", kI32Min, i32(-1), 32), 0u);
-  EXPECT_EQ(*ref::intBinary("divsi", 7, 0, 32), 0xFFFFFFFFu);
-  EXPECT_EQ(*ref::intBinary("remsi", i32(-7), 0, 32), i32(-7));
-  EXPECT_EQ(*ref::intBinary("divui", 0xFFFFFFFFu, 2, 32),
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::DivSI, kI32Min, i32(-1), 32), kI32Min);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::RemSI, kI32Min, i32(-1), 32), 0u);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::DivSI, 7, 0, 32), 0xFFFFFFFFu);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::RemSI, i32(-7), 0, 32), i32(-7));
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::DivUI, 0xFFFFFFFFu, 2, 32),
             0x7FFFFFFFu); // not the sign-extended 64-bit quotient
-  EXPECT_EQ(*ref::intBinary("remui", 0xFFFFFFFFu, 10, 32), 5u); // 4294967295 % 10
-  EXPECT_EQ(*ref::intBinary("divsi", i32(-7), 2, 32), i32(-3));
-  EXPECT_EQ(*ref::intBinary("remsi", i32(-7), 2, 32), i32(-1));
-  EXPECT_EQ(*ref::intBinary("ceildivsi", 7, 2, 32), 4u);
-  EXPECT_EQ(*ref::intBinary("ceildivsi", i32(-7), 2, 32), i32(-3));
-  EXPECT_EQ(*ref::intBinary("floordivsi", i32(-7), 2, 32), i32(-4));
-  EXPECT_EQ(*ref::intBinary("floordivsi", 7, i32(-2), 32), i32(-4));
-  EXPECT_EQ(*ref::intBinary("ceildivsi", 7, i32(-2), 32), i32(-3));
-  EXPECT_EQ(*ref::intBinary("floordivsi", 6, i32(-2), 32), i32(-3));
-  EXPECT_EQ(*ref::intBinary("ceildivui", 7, 2, 32), 4u);
-  EXPECT_EQ(*ref::intBinary("ceildivui", 0xFFFFFFFFu, 0xFFFFFFFEu, 32), 2u);
-  EXPECT_EQ(*ref::intBinary("divsi", uint64_t{1} << 63, ~uint64_t{0}, 64), uint64_t{1} << 63);
-  EXPECT_EQ(*ref::intBinary("addi", 0x7FFFFFFFu, 1, 32), kI32Min);
-  EXPECT_EQ(*ref::intBinary("muli", 0x10000u, 0x10000u, 32), 0u);
-  EXPECT_EQ(*ref::intBinary("addi", 1, 1, 1), 0u); // i1 wraps
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::RemUI, 0xFFFFFFFFu, 10, 32), 5u); // 4294967295 % 10
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::DivSI, i32(-7), 2, 32), i32(-3));
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::RemSI, i32(-7), 2, 32), i32(-1));
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::CeilDivSI, 7, 2, 32), 4u);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::CeilDivSI, i32(-7), 2, 32), i32(-3));
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::FloorDivSI, i32(-7), 2, 32), i32(-4));
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::FloorDivSI, 7, i32(-2), 32), i32(-4));
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::CeilDivSI, 7, i32(-2), 32), i32(-3));
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::FloorDivSI, 6, i32(-2), 32), i32(-3));
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::CeilDivUI, 7, 2, 32), 4u);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::CeilDivUI, 0xFFFFFFFFu, 0xFFFFFFFEu, 32), 2u);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::DivSI, uint64_t{1} << 63, ~uint64_t{0}, 64),
+            uint64_t{1} << 63);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::AddI, 0x7FFFFFFFu, 1, 32), kI32Min);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::MulI, 0x10000u, 0x10000u, 32), 0u);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::AddI, 1, 1, 1), 0u); // i1 wraps
 }
 
 TEST(RefScalar, Shifts) {
-  EXPECT_EQ(*ref::intBinary("shli", 1, 31, 32), kI32Min);
-  EXPECT_EQ(*ref::intBinary("shli", 1, 32, 32), 0u); // the width or more: all bits out
-  EXPECT_EQ(*ref::intBinary("shrsi", kI32Min, 40, 32), 0xFFFFFFFFu);
-  EXPECT_EQ(*ref::intBinary("shrsi", 0x40000000u, 40, 32), 0u);
-  EXPECT_EQ(*ref::intBinary("shrui", kI32Min, 31, 32), 1u); // zeros shifted in at bit 31
-  EXPECT_EQ(*ref::intBinary("shrui", 0xFFu, 4, 8), 0x0Fu);
-  EXPECT_EQ(*ref::intBinary("shrsi", 0x80u, 7, 8), 0xFFu);
-  EXPECT_EQ(*ref::intBinary("shli", 5, 64, 64), 5u); // amounts are taken modulo 64
-  EXPECT_EQ(*ref::intBinary("shli", 5, 65, 64), 10u);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShLI, 1, 31, 32), kI32Min);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShLI, 1, 32, 32), 0u); // the width or more: all bits out
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShRSI, kI32Min, 40, 32), 0xFFFFFFFFu);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShRSI, 0x40000000u, 40, 32), 0u);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShRUI, kI32Min, 31, 32), 1u); // zeros shifted in at bit 31
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShRUI, 0xFFu, 4, 8), 0x0Fu);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShRSI, 0x80u, 7, 8), 0xFFu);
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShLI, 5, 64, 64), 5u); // amounts are taken modulo 64
+  EXPECT_EQ(*ref::intBinary(ir::ArithOp::ShLI, 5, 65, 64), 10u);
 }
 
 TEST(RefScalar, Compares) {
-  EXPECT_FALSE(*ref::intCompare("ult", 0xFFFFFFFFu, 1, 32));
-  EXPECT_TRUE(*ref::intCompare("slt", 0xFFFFFFFFu, 1, 32));
-  EXPECT_TRUE(*ref::intCompare("ugt", kI32Min, 0x7FFFFFFFu, 32));
-  EXPECT_TRUE(*ref::intCompare("sle", kI32Min, 0x7FFFFFFFu, 32));
+  EXPECT_FALSE(*ref::intCompare(ir::CmpPredicate::IUlt, 0xFFFFFFFFu, 1, 32));
+  EXPECT_TRUE(*ref::intCompare(ir::CmpPredicate::ISlt, 0xFFFFFFFFu, 1, 32));
+  EXPECT_TRUE(*ref::intCompare(ir::CmpPredicate::IUgt, kI32Min, 0x7FFFFFFFu, 32));
+  EXPECT_TRUE(*ref::intCompare(ir::CmpPredicate::ISle, kI32Min, 0x7FFFFFFFu, 32));
   const uint64_t nan = 0x7FC00000u, one = f32(1.0f);
-  for (auto [p, want] : std::vector<std::pair<const char*, bool>>{{"oeq", false},
-                                                                  {"one", false},
-                                                                  {"olt", false},
-                                                                  {"ord", false},
-                                                                  {"ueq", true},
-                                                                  {"une", true},
-                                                                  {"ult", true},
-                                                                  {"uno", true},
-                                                                  {"true", true},
-                                                                  {"false", false}})
-    EXPECT_EQ(*ref::floatCompare(p, DType::F32, nan, one), want) << p;
-  EXPECT_TRUE(*ref::floatCompare("oeq", DType::F32, f32(-0.0f), f32(0.0f)));
-  EXPECT_FALSE(*ref::floatCompare("olt", DType::F32, f32(-0.0f), f32(0.0f)));
-  EXPECT_TRUE(*ref::floatCompare("one", DType::F32, one, f32(2.0f)));
-  EXPECT_FALSE(ref::floatCompare("bogus", DType::F32, one, one).has_value());
+  for (auto [p, want] :
+       std::vector<std::pair<ir::CmpPredicate, bool>>{{ir::CmpPredicate::FOeq, false},
+                                                      {ir::CmpPredicate::FOne, false},
+                                                      {ir::CmpPredicate::FOlt, false},
+                                                      {ir::CmpPredicate::FOrd, false},
+                                                      {ir::CmpPredicate::FUeq, true},
+                                                      {ir::CmpPredicate::FUne, true},
+                                                      {ir::CmpPredicate::FUlt, true},
+                                                      {ir::CmpPredicate::FUno, true},
+                                                      {ir::CmpPredicate::FTrue, true},
+                                                      {ir::CmpPredicate::FFalse, false}})
+    EXPECT_EQ(*ref::floatCompare(p, DType::F32, nan, one), want) << ir::spelling(p);
+  EXPECT_TRUE(*ref::floatCompare(ir::CmpPredicate::FOeq, DType::F32, f32(-0.0f), f32(0.0f)));
+  EXPECT_FALSE(*ref::floatCompare(ir::CmpPredicate::FOlt, DType::F32, f32(-0.0f), f32(0.0f)));
+  EXPECT_TRUE(*ref::floatCompare(ir::CmpPredicate::FOne, DType::F32, one, f32(2.0f)));
+  EXPECT_FALSE(
+      ref::floatCompare(ir::CmpPredicate::IEq, DType::F32, one, one).has_value()); // cmpi's
 }
 
 TEST(RefScalar, FloatMinMaxAndZeros) {
   const uint64_t pz = f32(0.0f), nz = f32(-0.0f), nan = 0x7FC00001u, one = f32(1.0f);
-  EXPECT_EQ(*ref::floatBinary("maximumf", DType::F32, nz, pz), pz);
-  EXPECT_EQ(*ref::floatBinary("maximumf", DType::F32, pz, nz), pz);
-  EXPECT_EQ(*ref::floatBinary("minimumf", DType::F32, pz, nz), nz);
-  EXPECT_EQ(*ref::floatBinary("maximumf", DType::F32, one, nan), 0x7FC00000u); // the canonical NaN
-  EXPECT_EQ(*ref::floatBinary("minimumf", DType::F32, 0x7F800001u, one),
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MaximumF, DType::F32, nz, pz), pz);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MaximumF, DType::F32, pz, nz), pz);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MinimumF, DType::F32, pz, nz), nz);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MaximumF, DType::F32, one, nan),
+            0x7FC00000u); // the canonical NaN
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MinimumF, DType::F32, 0x7F800001u, one),
             0x7FC00000u); // signalling too
-  EXPECT_EQ(*ref::floatBinary("maxnumf", DType::F32, nan, one), one);
-  EXPECT_EQ(*ref::floatBinary("minnumf", DType::F32, one, nan), one);
-  EXPECT_EQ(*ref::floatBinary("addf", DType::F32, nz, nz), nz);
-  EXPECT_EQ(*ref::floatBinary("addf", DType::F32, nz, pz), pz);
-  EXPECT_EQ(*ref::floatBinary("subf", DType::F32, pz, pz), pz);
-  EXPECT_EQ(*ref::floatBinary("mulf", DType::F32, nz, f32(5.0f)), nz);
-  EXPECT_EQ(*ref::floatBinary("divf", DType::F32, one, nz), f32(-INFINITY));
-  EXPECT_EQ(*ref::floatBinary("addf", DType::F64, f64(0.1), f64(0.2)), f64(0.1 + 0.2));
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MaxNumF, DType::F32, nan, one), one);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MinNumF, DType::F32, one, nan), one);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::AddF, DType::F32, nz, nz), nz);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::AddF, DType::F32, nz, pz), pz);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::SubF, DType::F32, pz, pz), pz);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MulF, DType::F32, nz, f32(5.0f)), nz);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::DivF, DType::F32, one, nz), f32(-INFINITY));
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::AddF, DType::F64, f64(0.1), f64(0.2)), f64(0.1 + 0.2));
 }
 
 TEST(RefScalar, HalfAndBfloatRounding) {
@@ -121,9 +125,9 @@ TEST(RefScalar, HalfAndBfloatRounding) {
             0x0400u); // rounds up to the smallest normal
   EXPECT_EQ(ref::doubleToFloat(DType::F16, -0.0), 0x8000u);
   // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: even is 1. In f16 arithmetic too.
-  EXPECT_EQ(*ref::floatBinary("addf", DType::F16, 0x3C00, 0x1000), 0x3C00u);
-  EXPECT_EQ(*ref::floatBinary("addf", DType::F16, 0x3C01, 0x1000), 0x3C02u);
-  EXPECT_EQ(*ref::floatBinary("mulf", DType::F16, 0x7BFF, 0x4000), 0x7C00u); // 65504 * 2
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::AddF, DType::F16, 0x3C00, 0x1000), 0x3C00u);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::AddF, DType::F16, 0x3C01, 0x1000), 0x3C02u);
+  EXPECT_EQ(*ref::floatBinary(ir::ArithOp::MulF, DType::F16, 0x7BFF, 0x4000), 0x7C00u); // 65504 * 2
   // bf16: 8 significant bits.
   EXPECT_EQ(ref::doubleToFloat(DType::BF16, 1.0 + std::ldexp(1.0, -8)), 0x3F80u);
   EXPECT_EQ(ref::doubleToFloat(DType::BF16, 1.0 + std::ldexp(3.0, -8)), 0x3F82u);
