@@ -231,15 +231,10 @@ Machine::Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRe
     });
   }
   core_.gm = &gm;
-  core_.storage.resize(7);
   for (unsigned l = 0; l < 7; ++l) {
     const uint64_t capacity =
         std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32);
-    const uint64_t size = (capacity + 63) / 64 * 64 + extra[l];
-    core_.storage[l].assign(size + 64, 0);
-    const auto base = reinterpret_cast<uintptr_t>(core_.storage[l].data());
-    core_.buf[l] = core_.storage[l].data() + ((64 - base % 64) % 64);
-    core_.bufSize[l] = size;
+    core_.allocateBuffer(l, (capacity + 63) / 64 * 64 + extra[l]);
     nextFree_[l] = (capacity + 63) / 64 * 64;
   }
 }
@@ -335,7 +330,7 @@ std::optional<Failure> Machine::runBlock(const ir::Function& fn, std::vector<Val
   core_.bufTokens.fill(0);
   core_.error.clear();
   for (unsigned l = 0; l < 7; ++l)
-    std::fill(core_.storage[l].begin(), core_.storage[l].end(), 0);
+    std::memset(core_.buf[l], 0, core_.bufSize[l]);
   std::vector<Val> results;
   return call(fn, std::move(args), results, fn.loc);
 }

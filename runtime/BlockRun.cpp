@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <new>
 #include <thread>
 
 namespace pto::rt {
@@ -28,16 +30,9 @@ void BlockRun::setupCore(Core& c) const {
   c.blockNum = blocks_;
   c.instructionLimit = opts_.maxInstructions;
   c.cancel = opts_.cancel;
-  c.storage.resize(7);
-  for (unsigned l = 0; l < 7; ++l) {
-    // 64-byte aligned, like the NPU's buffers: vector kernels never split a cache line.
-    const size_t capacity =
-        std::max<uint32_t>(isa::buffer(prog_.image.arch, static_cast<isa::Loc>(l)).capacity, 32);
-    c.storage[l].assign(capacity + 64, 0);
-    const auto base = reinterpret_cast<uintptr_t>(c.storage[l].data());
-    c.buf[l] = c.storage[l].data() + ((64 - base % 64) % 64);
-    c.bufSize[l] = capacity;
-  }
+  for (unsigned l = 0; l < 7; ++l)
+    c.allocateBuffer(l, std::max<uint32_t>(
+                            isa::buffer(prog_.image.arch, static_cast<isa::Loc>(l)).capacity, 32));
   // The stack grows down (docs/abi.md): the kernel's prologue reserves its frame below the
   // initial sp, callees reserve theirs below that; stack parameters sit above the initial sp.
   c.stack.assign(kCalleeStack + fn_.frameSize + 8 * stackParams_, 0);

@@ -8,6 +8,7 @@
 #include "obj/Image.h"
 #include "runtime/Runtime.h"
 #include "support/Numbers.h"
+#include "support/ZeroedPages.h"
 
 #include <array>
 #include <cstdint>
@@ -70,9 +71,20 @@ struct RemoteStage {
 struct Core {
   std::array<uint64_t, kNumRegs> r{};
   bool cond = false;
-  std::array<uint8_t*, 7> buf{};             // by isa::Loc
-  std::array<size_t, 7> bufSize{};           // bytes of each buffer (the arch's capacity)
-  std::vector<std::vector<uint8_t>> storage; // backing of buf (64 bytes more, for alignment)
+  std::array<uint8_t*, 7> buf{};   // by isa::Loc
+  std::array<size_t, 7> bufSize{}; // bytes of each buffer (the arch's capacity)
+  // Backing of buf: anonymous mappings, zero pages the kernel never touches never faulted in.
+  // A zero-filled vector (or calloc, which glibc serves from its heap once a buffer has been
+  // freed) wrote every byte of every buffer (1-2 MB a core) at each launch: most of a small
+  // kernel's run time.
+  std::array<support::ZeroedPages, 7> storage;
+  /// Buffer `loc` as `bytes` zeroed bytes, page-aligned (the NPU's buffers are 64-byte aligned:
+  /// vector kernels never split a cache line).
+  void allocateBuffer(unsigned loc, size_t bytes) {
+    storage[loc] = support::ZeroedPages(bytes);
+    buf[loc] = storage[loc].data();
+    bufSize[loc] = bytes;
+  }
   std::vector<uint8_t> stack;                // frame + stack parameters
   const std::vector<GmRegion>* gm = nullptr; // region i+1 = argument i
   uint32_t blockIdx = 0, blockNum = 1;
