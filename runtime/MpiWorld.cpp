@@ -37,6 +37,14 @@ void backoff(unsigned& polls) {
 struct MpiWorld::Header {
   int64_t ticket, live, waiting, epoch, arrived, generation, roundTime, syncallTime, confirmEpoch,
       confirmCount, failed, joined, deadlock, spare[2], serving;
+
+  /// Every live core is at the syncall: release the round (its time is the latest arrival's).
+  void releaseRound() {
+    arrived = 0;
+    syncallTime = roundTime;
+    roundTime = 0;
+    ++generation;
+  }
 };
 
 /// What a waiting core publishes in its slot (for the deadlock report).
@@ -214,12 +222,8 @@ void MpiWorld::coreDone() {
   lockCtl();
   Header h = readHeader();
   if (h.live > 0) --h.live;
-  if (h.arrived > 0 && h.arrived >= h.live) { // the cores left at a syncall are all there
-    h.arrived = 0;
-    h.syncallTime = h.roundTime;
-    h.roundTime = 0;
-    ++h.generation;
-  }
+  if (h.arrived > 0 && h.arrived >= h.live) // the cores left at a syncall are all there
+    h.releaseRound();
   ++h.epoch;
   writeHeader(h);
   unlockCtl();
@@ -463,10 +467,7 @@ bool MpiWorld::syncall(Core& c, uint32_t at) {
     slot.gen = h.generation;
     const bool last = ++h.arrived == h.live; // the last core to arrive releases the round
     if (last) {
-      h.arrived = 0;
-      h.syncallTime = h.roundTime;
-      h.roundTime = 0;
-      ++h.generation;
+      h.releaseRound();
       ++h.epoch;
     }
     writeHeader(h);
