@@ -12,7 +12,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 flags=()
 # CI also draws fewer op-model examples (20 per op, dtype and arch instead of 50: about 1.5
 # minutes of one core instead of 3.5), which keeps the whole run inside CI's 30 minutes.
-[ -z "${CI:-}" ] || flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DPTO_MODEL_EXAMPLES=25)
+[ -z "${CI:-}" ] || flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DPTO_MODEL_EXAMPLES=20)
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO_WERROR=ON "${flags[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 # The Python module's tests (tests/python, samples/python) run inside ctest; setup-deps installed
