@@ -219,18 +219,18 @@ bool Builder::checkAsyncWait(const AsyncOperands& a) {
 std::optional<ValueId> Builder::asyncSlice(const AsyncOperands& a, size_t k, int64_t off,
                                            int64_t len) {
   const ValueId v = a.values[k];
-  const Type& t = fn_->type(v);
+  const Type t = fn_->type(v); // a copy: the values added below may move the type storage
   if (t.kind == TypeKind::TensorView) {
     const Type idx = Type::index();
-    Op& slice = emit(OpKind::PartitionView, a.loc, "pto.partition_view");
-    slice.typeLoc = a.loc;
-    addOperand(slice, v, a.loc);
     const size_t rank = t.shape.size();
-    std::vector<ValueId> offs, sizes;
+    std::vector<ValueId> offs, sizes; // the constants first: emitting them may move the ops
     for (size_t i = 0; i < rank; ++i) {
       offs.push_back(constantInt(i + 1 == rank ? off : 0, idx, a.loc));
       sizes.push_back(constantInt(i + 1 == rank ? len : 1, idx, a.loc));
     }
+    Op& slice = emit(OpKind::PartitionView, a.loc, "pto.partition_view");
+    slice.typeLoc = a.loc;
+    addOperand(slice, v, a.loc);
     for (ValueId o : offs)
       addOperand(slice, o, a.loc);
     for (ValueId s : sizes)
@@ -274,7 +274,7 @@ void Builder::expandAsyncTransfer(const AsyncOperands& a, Op& op) {
   op.regions.emplace_back();
   Op* asyncOp = &op;
   regions_.push_back(&op.regions[0]);
-  const Type& t = fn_->type(a.values[0]);
+  const Type t = fn_->type(a.values[0]); // a copy: the ops emitted below add values
   const int64_t n = t.shape.back();
   const int64_t chunk = std::min<int64_t>(n, kStageBytes * 8 / isa::bitWidth(t.elem));
   emitCommBarrier(a.loc);

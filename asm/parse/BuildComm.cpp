@@ -338,7 +338,8 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
   walk(fn_->body, [&](const Op& op) {
     if (op.kind == OpKind::PartitionView && !op.results.empty() && op.results[0] == view) def = &op;
   });
-  const Type& lt = fn_->type(view);
+  // Copies: the ops and values emitted below may move the function's op and type storage.
+  const Type lt = fn_->type(view);
   const size_t rank = lt.shape.size();
   bool fits = def && rank >= 1 && lt.shape.back() != kDynamic && lt.shape.back() >= col0 + cols;
   for (size_t i = 0; fits && i + 2 < rank; ++i)
@@ -378,10 +379,12 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
     add.results.push_back(sum);
     return sum;
   };
+  const std::vector<ValueId> defOperands = def->operands;
+  def = nullptr;
   std::vector<ValueId> offsets, sizes;
   for (size_t i = 0; i < tvRank; ++i) {
-    ValueId off = def->operands[1 + i];
-    ValueId size = def->operands[1 + tvRank + i];
+    ValueId off = defOperands[1 + i];
+    ValueId size = defOperands[1 + tvRank + i];
     if (i == tvRank - 1) {
       off = shifted(off, col0);
       size = constantInt(cols, idx, c.loc);
@@ -397,7 +400,7 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
   if (rank >= 2) st.shape[rank - 2] = rows;
   Op& slice = emit(OpKind::PartitionView, c.loc, "pto.partition_view");
   slice.typeLoc = c.loc;
-  addOperand(slice, def->operands[0], c.loc);
+  addOperand(slice, defOperands[0], c.loc);
   for (ValueId v : offsets)
     addOperand(slice, v, c.loc);
   for (ValueId v : sizes)
