@@ -611,5 +611,4 @@ std::string print(const Module& m) {
   return Printer().module(m);
 }
 
-
 } // namespace pto::ir
