@@ -18,6 +18,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models import MODELS, core  # noqa: E402
 from models.registry import compare  # noqa: E402
 
+
+def _memoise_hypothesis_call_names() -> None:
+    """Hypothesis names the function behind every mapped draw by reading its source again
+    (control.record_call -> get_pretty_function_description, twice per example through given's
+    own keyword lambda): about a tenth of this test's time. The name of a code object never
+    changes, so it is remembered per code object. Harmless where hypothesis differs."""
+    try:
+        from hypothesis import control
+    except ImportError:
+        return
+    describe = getattr(control, "get_pretty_function_description", None)
+    if describe is None or getattr(describe, "_pto_memo", False):
+        return
+    names = {}
+
+    def memo(f):
+        key = getattr(f, "__code__", None)
+        if key is None:
+            return describe(f)
+        if key not in names:
+            names[key] = describe(f)
+        return names[key]
+
+    memo._pto_memo = True
+    control.get_pretty_function_description = memo
+
+
+_memoise_hypothesis_call_names()
 EXAMPLES = int(os.environ.get("PTO_MODEL_EXAMPLES", 50))
 # The same examples every run (a run you can repeat, and a CI that does not flake); set
 # PTO_MODEL_RANDOM=1 to draw new ones.
