@@ -3,6 +3,7 @@
 #include "asm/mc/BlockHeader.h"
 #include "asm/mc/Blocks.h"
 #include "isa/Encoding.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -67,15 +68,9 @@ std::vector<TileUse> classifyOperands(std::optional<isa::OpId> op,
 
 namespace {
 
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 std::string at(uint64_t off, uint64_t* errorOffset) {
   if (errorOffset) *errorOffset = off;
-  return hex(off);
+  return support::hex0x(off);
 }
 
 /// The CFG being built from the function's blocks as the one block decoder finds them
@@ -221,7 +216,8 @@ std::optional<std::string> connectBlocks(FunctionCfg& cfg, const std::string& wh
       tb = t >= 0 ? cfg.blockAt(static_cast<uint64_t>(t)) : -1;
       if (tb < 0 || cfg.blocks[static_cast<size_t>(tb)].offset != static_cast<uint64_t>(t))
         return where + ": the branch at " + at(b.offset, errorOffset) + " targets " +
-               hex(static_cast<uint64_t>(t)) + ", which is not a block start in the function";
+               support::hex0x(static_cast<uint64_t>(t)) +
+               ", which is not a block start in the function";
     }
     switch (b.transfer) {
     case Transfer::Fall:

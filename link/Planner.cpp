@@ -1,4 +1,5 @@
 #include "link/Planner.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,12 +10,6 @@
 namespace pto::link {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 uint64_t alignUp(uint64_t v, uint64_t a) {
   return a <= 1 ? v : (v + a - 1) / a * a;
@@ -268,8 +263,8 @@ uint64_t keepManual(std::span<const PlanTile> tiles, const std::vector<uint32_t>
       e.kind = PlanError::Kind::Misaligned;
       e.loc = loc;
       e.tiles = {m};
-      e.message = "tile %" + tiles[m].name + " is placed at " + hex(off) + " in " + bufName +
-                  ", which is not " + std::to_string(align) + "-byte aligned";
+      e.message = "tile %" + tiles[m].name + " is placed at " + support::hex0x(off) + " in " +
+                  bufName + ", which is not " + std::to_string(align) + "-byte aligned";
       res.errors.push_back(std::move(e));
     }
     if (off + storage[m] > cap) {
@@ -279,9 +274,10 @@ uint64_t keepManual(std::span<const PlanTile> tiles, const std::vector<uint32_t>
       e.tiles = {m};
       e.needed = off + storage[m];
       e.available = cap;
-      e.message = "tile %" + tiles[m].name + " at " + hex(off) + " (" + std::to_string(storage[m]) +
-                  " bytes) ends at " + hex(off + storage[m]) + ", past the end of " + bufName +
-                  " (" + std::to_string(cap) + " bytes)";
+      e.message = "tile %" + tiles[m].name + " at " + support::hex0x(off) + " (" +
+                  std::to_string(storage[m]) + " bytes) ends at " +
+                  support::hex0x(off + storage[m]) + ", past the end of " + bufName + " (" +
+                  std::to_string(cap) + " bytes)";
       res.errors.push_back(std::move(e));
     }
   }

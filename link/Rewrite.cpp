@@ -2,6 +2,7 @@
 
 #include "asm/mc/Blocks.h"
 #include "link/Patch.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -33,15 +34,7 @@ uint64_t OffsetMap::after(uint64_t off) const {
   return off + prefix_[i];
 }
 
-namespace {
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-} // namespace
+namespace {} // namespace
 
 namespace {
 
@@ -179,7 +172,7 @@ public:
   std::variant<Relaid, std::string> run() {
     for (const Item* i : ins_)
       if (i->offset > in_.text.size())
-        return "insertion at " + hex(i->offset) + " is past the end of .text";
+        return "insertion at " + support::hex0x(i->offset) + " is past the end of .text";
     copy();
     // Functions and their branches.
     result_.cfgs.resize(in_.functions.size());
@@ -281,7 +274,7 @@ private:
           patchWord(out.text, newPos, PatchField::Label,
                     (static_cast<int64_t>(newTarget) - static_cast<int64_t>(newPos)) / 2);
       if (p.ok()) return std::nullopt;
-      return "@" + fn.name + ": the branch at " + hex(offset) +
+      return "@" + fn.name + ": the branch at " + support::hex0x(offset) +
              " cannot reach its target after inserting words" +
              (p.status == PatchStatus::DoesNotEncode ? ": " + p.detail : std::string());
     };
@@ -296,7 +289,8 @@ private:
         if (auto e = patch(b.offset, *b.target)) return *e;
       }
       if (const auto& e = scan.error())
-        return "@" + fn.name + ": cannot decode the word at " + hex(e->offset) + ": " + e->message;
+        return "@" + fn.name + ": cannot decode the word at " + support::hex0x(e->offset) + ": " +
+               e->message;
       return std::nullopt;
     }
     for (const Block& b : cfg->blocks)

@@ -19,7 +19,7 @@ namespace {
 
 using namespace detail;
 
-constexpr uint32_t kEventsMagic = 0x45495450;             // "PTIE": image events (with ids)
+constexpr uint32_t kImageEventsMagic = 0x45495450;        // "PTIE": image events (with ids)
 constexpr uint32_t kEntriesMagic = 0x4e495450;            // "PTIN"
 constexpr uint32_t kLayoutMagic = 0x4c495450;             // "PTIL"
 constexpr uint32_t kEntryRecord = 16, kLayoutRecord = 24; // tiles, kernels, lines: obj/Binary.cpp
@@ -46,7 +46,7 @@ std::variant<std::vector<uint8_t>, std::string> writeImage(const Image& img) {
     secs.push_back({".pto.kernels", SHT_PROGBITS, 0, 8, std::get<std::vector<uint8_t>>(kernels)});
   }
   secs.push_back({".pto.events", SHT_PROGBITS, 0, 8,
-                  writeEvents(kEventsMagic, kImageVersion, img.events, strs,
+                  writeEvents(kImageEventsMagic, kImageVersion, img.events, strs,
                               [](const ImageEvent& e) { return e.id; })});
   {
     Out o;
@@ -167,7 +167,7 @@ std::variant<Image, std::string> readImage(const uint8_t* data, size_t size) {
       in.fail("event '" + e.name + "' has id " + std::to_string(id) + " (at most " +
               std::to_string(hw - 1) + ")");
   };
-  if (auto e = detail::readEvents(s.data[".pto.events"], kEventsMagic, kImageVersion, strtab,
+  if (auto e = detail::readEvents(s.data[".pto.events"], kImageEventsMagic, kImageVersion, strtab,
                                   img.functions.size(), img.events, takeId))
     return *e;
   {

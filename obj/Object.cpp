@@ -21,7 +21,7 @@ namespace {
 
 using namespace detail;
 
-constexpr uint32_t kEventsMagic = 0x45545450; // "PTTE"; tiles, kernels, lines: obj/Binary.cpp
+constexpr uint32_t kObjectEventsMagic = 0x45545450; // "PTTE"; tiles, kernels, lines: obj/Binary.cpp
 
 } // namespace
 
@@ -56,7 +56,7 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
     if (e.function >= obj.functions.size())
       return std::string("event '" + e.name + "' names a missing function");
   secs.push_back({".pto.events", SHT_PROGBITS, 0, 8,
-                  writeEvents(kEventsMagic, kFormatVersion, obj.events, strs,
+                  writeEvents(kObjectEventsMagic, kFormatVersion, obj.events, strs,
                               [](const Event&) { return uint8_t{0}; })});
   secs.push_back({".pto.lines", SHT_PROGBITS, 0, 8, writeLines(obj.lines, strs, kFormatVersion)});
   {
@@ -170,7 +170,7 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
     return *e;
   if (s.data.count(".pto.extents"))
     if (auto e = detail::readExtents(s.data[".pto.extents"], strtab, obj.functions)) return *e;
-  if (auto e = detail::readEvents(s.data[".pto.events"], kEventsMagic, kFormatVersion, strtab,
+  if (auto e = detail::readEvents(s.data[".pto.events"], kObjectEventsMagic, kFormatVersion, strtab,
                                   obj.functions.size(), obj.events,
                                   [](Event&, uint8_t, In&) {})) // objects carry no ids yet
     return *e;

@@ -21,6 +21,11 @@ namespace pto::as::verify {
 
 using namespace pto::ir;
 
+/// A dtype's spelling in messages ("f16").
+inline std::string dt(isa::DType t) {
+  return std::string(isa::spelling(t));
+}
+
 class Verifier {
 public:
   Verifier(const Module& m, isa::Arch arch, DiagEngine& d) : mod_(m), arch_(arch), diags_(d) {}

@@ -13,14 +13,6 @@ namespace pto::as::verify {
 using isa::DType;
 using isa::Loc;
 
-namespace {
-
-std::string dt(DType t) {
-  return std::string(isa::spelling(t));
-}
-
-} // namespace
-
 std::optional<std::string> attributeValueError(const Op& op, std::string_view key) {
   const NamedAttr* a = op.kind == ir::OpKind::TileOp ? op.attr(key) : nullptr;
   if (!a) return std::nullopt;

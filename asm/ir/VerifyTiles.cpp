@@ -25,10 +25,6 @@ std::string article(std::string_view word) {
   return std::string(an ? "an " : "a ") + std::string(word);
 }
 
-std::string dt(DType t) {
-  return std::string(isa::spelling(t));
-}
-
 } // namespace
 
 void Verifier::checkValueType(ValueId v) {

@@ -78,12 +78,12 @@ void kStoreFix(Core& c, const TileInst& t) {
 /// What this core receives of an acc-to-vector TMOV (docs/runtime.md): source rows
 /// [row0, row0 + rows) and columns [col0, col0 + cols), written from the destination's (0, 0).
 /// The core without a cluster is AIV0.
-struct Part {
+struct AccPart {
   uint32_t row0 = 0, rows = 0, col0 = 0, cols = 0;
 };
-std::optional<Part> partOf(const Core& c, const TileInst& t, uint32_t vr, uint32_t vc) {
+std::optional<AccPart> partOf(const Core& c, const TileInst& t, uint32_t vr, uint32_t vc) {
   const bool vec1 = c.cluster && c.lane == 2;
-  Part p{0, vr, 0, vc};
+  AccPart p{0, vr, 0, vc};
   switch (t.fix.accToVec) {
   case isa::AccToVecMode::SingleVec0:
     if (vec1) p.rows = 0;
@@ -112,7 +112,7 @@ void kMovFix(Core& c, const TileInst& t) {
   if (!fits(c, t, os, vr, vc)) return;
   if (fix::kindOf(t.fix.quant) == fix::QuantKind::Vector && !fits(c, t, t.tiles[t.src1], 1, vc))
     return;
-  Part p{0, vr, 0, vc};
+  AccPart p{0, vr, 0, vc};
   if (od.loc == static_cast<uint8_t>(isa::Loc::Vec) &&
       os.loc == static_cast<uint8_t>(isa::Loc::Acc)) {
     // In a cluster the acc is the cube core's and the destination the vector cores' UB: that

@@ -99,6 +99,13 @@ inline int64_t intValue(isa::DType d, uint64_t raw) {
 struct Region {
   uint32_t rows = 0, cols = 0;
 };
+/// The error of a kernel selection whose op lacks one of the tile operands (a negative role).
+inline std::optional<std::string> need(const TileInst& t, std::initializer_list<int> roles) {
+  for (int r : roles)
+    if (r < 0) return std::string(t.name) + ": missing tile operand";
+  return std::nullopt;
+}
+
 inline Region sourceRegion(const Core& c, const TileInst& t, const TileOperand& o) {
   Region r{o.validRows >= 0 ? static_cast<uint32_t>(o.validRows) : t.validRows(c),
            o.validCols >= 0 ? static_cast<uint32_t>(o.validCols) : t.validCols(c)};

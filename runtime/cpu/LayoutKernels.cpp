@@ -473,12 +473,6 @@ TileKernel packKernel(unsigned sbits, unsigned dbits) {
   return nullptr;
 }
 
-std::optional<std::string> need(const TileInst& t, std::initializer_list<int> roles) {
-  for (int r : roles)
-    if (r < 0) return std::string(t.name) + ": missing tile operand";
-  return std::nullopt;
-}
-
 /// The kernel for ops whose data moves as raw elements of the destination's width.
 std::optional<std::string> selectRaw(TileInst& t, std::initializer_list<int> roles, TileKernel k) {
   if (auto e = need(t, roles)) return e;

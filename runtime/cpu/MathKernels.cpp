@@ -212,11 +212,6 @@ void kMatmulMx(Core& c, const TileInst& t) {
 }
 
 // ------------------------------------------------------------------ selection
-std::optional<std::string> need(const TileInst& t, std::initializer_list<int> roles) {
-  for (int r : roles)
-    if (r < 0) return std::string(t.name) + ": missing tile operand";
-  return std::nullopt;
-}
 std::string unsupported(const TileInst& t, DType d) {
   return std::string(t.name) + " on " + std::string(isa::spelling(d)) +
          " tiles is not supported by the cpu backend";

@@ -1,6 +1,7 @@
 """Every op of the op table against its numpy model (tests/python/models), on both backends
 (cpu, npu), both arches (a2a3, a5), every legal dtype, random shapes, valid regions and
-special values. PTO_MODEL_EXAMPLES sets the examples per op, dtype and arch (default 50)."""
+special values. PTO_MODEL_EXAMPLES sets the examples per op and dtype (default 100), shared
+evenly between the arches that have the dtype; PTO_MODEL_SHARD=i/n runs every n-th case."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _memoise_hypothesis_call_names() -> None:
 
 
 _memoise_hypothesis_call_names()
-EXAMPLES = int(os.environ.get("PTO_MODEL_EXAMPLES", 50))
+EXAMPLES = int(os.environ.get("PTO_MODEL_EXAMPLES", 100))
 # The same examples every run (a run you can repeat, and a CI that does not flake); set
 # PTO_MODEL_RANDOM=1 to draw new ones.
 REPEATABLE = not os.environ.get("PTO_MODEL_RANDOM")
@@ -81,7 +82,17 @@ def a5_only(op: str) -> bool:
     return "A5 only" in TABLE[op].constraints
 
 
-def cases():
+def arches_with(op: str, dtype: str) -> int:
+    return sum(1 for arch in ARCHES if (arch == "a5" or not a5_only(op)) and dtype in legal_dtypes(op, arch))
+
+
+def examples_per_case(op: str, dtype: str) -> int:
+    """EXAMPLES per op and dtype, split between its arches (rounded up)."""
+    arches = arches_with(op, dtype)
+    return -(-EXAMPLES // arches)
+
+
+def all_cases():
     only = os.environ.get("PTO_MODEL_OPS")
     ops = only.split(",") if only else sorted(MODELS)
     for op in ops:
@@ -92,7 +103,24 @@ def cases():
                 yield pytest.param(op, arch, t, id=f"{op}-{arch}-{t.replace('<-', '_from_')}")
 
 
+def shard() -> tuple[int, int]:
+    """PTO_MODEL_SHARD=i/n keeps every n-th case from the i-th (0-based): ctest runs the shards as
+    separate tests, side by side on a machine's cores."""
+    spec = os.environ.get("PTO_MODEL_SHARD", "0/1")
+    index, count = (int(x) for x in spec.split("/"))
+    if not 0 <= index < count:
+        raise ValueError(f"PTO_MODEL_SHARD={spec}: want i/n with 0 <= i < n")
+    return index, count
+
+
+def cases():
+    index, count = shard()
+    return [c for i, c in enumerate(all_cases()) if i % count == index]
+
+
 def test_every_op_has_a_model():
+    if shard()[0] != 0:
+        pytest.skip("checked by shard 0")
     missing = [op for op in TABLE if op not in MODELS and op not in NOT_TILE_OPS]
     assert not missing, f"{len(missing)} ops of the table have no numpy model: {', '.join(missing)}"
     stale = [op for op in MODELS if op not in TABLE]
@@ -103,7 +131,7 @@ def test_every_op_has_a_model():
 def test_op_matches_model(op, arch, dtype):
     model = MODELS[op]
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=REPEATABLE,
+    @settings(max_examples=examples_per_case(op, dtype), deadline=None, database=None, derandomize=REPEATABLE,
               suppress_health_check=list(HealthCheck))
     @given(data=st.data())
     def check(data):
