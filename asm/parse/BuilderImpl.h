@@ -3,6 +3,7 @@
 // named at each group of declarations below.
 #pragma once
 
+#include "asm/parse/Structurize.h"
 #include "asm/parse/Syntax.h"
 
 #include <initializer_list>
@@ -53,7 +54,8 @@ enum class PieceKind {
   WordBracket, // `valid [%r, %c]` (pto.subview's run-time valid shape)
   BareWord,    // `single_cache_line`, `all` (pto.cmo.cacheinvalid)
   OutsType,
-  Props, // `<{...}>`: MLIR's properties dictionary of the generic form
+  Props,     // `<{...}>`: MLIR's properties dictionary of the generic form
+  Successor, // `^bb1`, `^bb1(%x : i32)`: a cf branch's successor
   Comma
 };
 
@@ -85,7 +87,8 @@ struct Pieces {
   P::WordBracketPieceContext* validBracket = nullptr; // `valid [..]`
   std::vector<std::string> bareWords;                 // `single_cache_line`, `all`
   P::TypeContext* outsType = nullptr;
-  P::AttrDictContext* props = nullptr; // `<{...}>` (generic form)
+  P::AttrDictContext* props = nullptr;               // `<{...}>` (generic form)
+  std::vector<P::SuccessorPieceContext*> successors; // a cf branch's
   bool generic = false; // the op name was quoted: `"pto.tmov"(%a, %b) : (A, B) -> ()`
 
   P::CallPieceContext* call(std::string_view kw) const {
@@ -221,6 +224,27 @@ private:
   /// `op %a, %b : A, B`: the annotated types must match the operands' types.
   void checkAnnotatedTypes(Op& op, Pieces& p);
   void buildCall(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  /// A call of `callee` with `args`'s operands and its arrow types as results.
+  void buildCallTo(const std::string& callee, SrcLoc calleeLoc, SrcLoc loc, Pieces& args,
+                   const std::vector<ResultName>& results);
+
+  // -------- the generic form of the ops that are not tile ops (BuildGenericForm.cpp)
+  Pieces customPieces(const std::string& name, const Pieces& p);
+  bool buildGenericScalar(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results);
+
+  // -------- cf blocks and scf.execute_region (BuildBlocks.cpp)
+  /// Whether a region is written as several blocks (a label after a statement, or two labels).
+  static bool hasBlocks(P::RegionContext* r);
+  /// Builds a region of blocks and appends its structured form to `out` (Structurize.h); the
+  /// values its exits pass, or nullopt after an error.
+  std::optional<std::vector<ValueId>> buildBlocks(P::RegionContext* r, Region& out,
+                                                  bool functionBody,
+                                                  const std::vector<Type>& exitTypes);
+  void buildBranch(const std::string& name, SrcLoc loc, Pieces& p,
+                   const std::vector<ResultName>& results);
+  void buildExecuteRegion(P::ScfExecuteContext* e, const std::vector<ResultName>& results);
+  CfgBlock* curBlock_ = nullptr; // the block being built (its terminator is a cf branch)
 
   // -------- generic statements: the per-op dispatch (BuildGeneric.cpp)
   void buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>& results);
