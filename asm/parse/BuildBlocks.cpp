@@ -108,8 +108,8 @@ void Builder::buildBranch(const std::string& name, SrcLoc loc, Pieces& p,
   if (cond) {
     t.cond = scalarOperand(p.operands[0], Type::scalar(isa::DType::I1));
     if (t.cond != kNoValue && !(fn_->type(t.cond) == Type::scalar(isa::DType::I1))) {
-      diags_.error(p.operands[0].loc, "the condition of 'cf.cond_br' is an i1, not " +
-                                          toString(fn_->type(t.cond)));
+      diags_.error(p.operands[0].loc,
+                   "the condition of 'cf.cond_br' is an i1, not " + toString(fn_->type(t.cond)));
       return;
     }
   }

@@ -308,7 +308,8 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
   if (name == "memref.alloc")
     return only({K::Paren, K::Types}) ? buildMemrefAlloc(loc, p, results) : void();
   if (name == "memref.subview")
-    return only({K::Operand, K::Bracket, K::Types}) ? buildMemrefSubview(loc, p, results) : void();
+    return only({K::Operand, K::Bracket, K::Types, K::Dict}) ? buildMemrefSubview(loc, p, results)
+                                                             : void();
   if (name == "memref.dealloc")
     return only({K::Operand, K::Types}) ? buildMemrefDealloc(loc, p, results) : void();
   if (name == "memref.reinterpret_cast")
@@ -454,6 +455,8 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
       {"tpop", &Builder::buildPipeData},
       {"tfree", &Builder::buildPipeData},
       {"tpush_to_aiv", &Builder::buildFrontendData},
+      {"talloc_to_aiv", &Builder::buildTAllocSlot},
+      {"talloc_to_aic", &Builder::buildTAllocSlot},
       {"tpush_to_aic", &Builder::buildFrontendData},
       {"tpop_from_aic", &Builder::buildFrontendData},
       {"tpop_from_aiv", &Builder::buildFrontendData},

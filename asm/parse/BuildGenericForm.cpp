@@ -41,8 +41,10 @@ void scalarMemoryPieces(const std::string& name, Pieces& c) {
   mem.indices = {c.operands[1]};
   c.operands = store ? std::vector<OperandRef>{c.operands[2], mem} : std::vector<OperandRef>{mem};
   if (c.types.size() == (store ? 3u : 2u)) {
-    if (store) c.types = {c.types[0], c.types[2]};
-    else c.types.pop_back();
+    if (store)
+      c.types = {c.types[0], c.types[2]};
+    else
+      c.types.pop_back();
   }
 }
 
@@ -106,8 +108,9 @@ bool Builder::buildGenericScalar(const std::string& name, SrcLoc loc, Pieces& p,
       auto n = k ? parseInt(k->value->getText()) : std::nullopt;
       pred = n ? predicateSpelling(a->cls == ArithClass::CmpF, *n) : "";
       if (pred.empty()) {
-        diags_.error(k ? k->loc : loc, "'\"" + name + "\"' needs <{predicate = N : i64}>, N "
-                                       "one of MLIR's predicate numbers");
+        diags_.error(k ? k->loc : loc, "'\"" + name +
+                                           "\"' needs <{predicate = N : i64}>, N "
+                                           "one of MLIR's predicate numbers");
         return true;
       }
     }
@@ -125,8 +128,7 @@ bool Builder::buildGenericScalar(const std::string& name, SrcLoc loc, Pieces& p,
       return true;
     }
     Op& op = emit(OpKind::Condition, loc, "scf.condition");
-    addOperand(op, scalarOperand(c.operands[0], Type::scalar(isa::DType::I1)),
-               c.operands[0].loc);
+    addOperand(op, scalarOperand(c.operands[0], Type::scalar(isa::DType::I1)), c.operands[0].loc);
     for (size_t i = 1; i < c.operands.size(); ++i)
       addOperand(op, scalarOperand(c.operands[i], Type::index()), c.operands[i].loc);
     return true;

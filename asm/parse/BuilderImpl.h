@@ -378,6 +378,7 @@ private:
                         const std::vector<ResultName>& results);
   void buildPointerCast(const std::string& name, SrcLoc loc, Pieces& p,
                         const std::vector<ResultName>& results);
+  void buildGmSubview(SrcLoc loc, ValueId src, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
@@ -460,6 +461,9 @@ private:
                          const std::vector<ResultName>& results);
   void buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
                      const std::vector<ResultName>& results);
+  static std::string gmTensorPipeRefusal(const std::string& what);
+  void buildTAllocSlot(const std::string& name, SrcLoc loc, Pieces& p,
+                       const std::vector<ResultName>& results);
   void buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
                          const std::vector<ResultName>& results);
   void buildDeclareTile(const std::string& name, SrcLoc loc, Pieces& p,

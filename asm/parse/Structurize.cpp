@@ -48,8 +48,10 @@ std::vector<int> immediateDominators(int root, const Graph& next, const Graph& p
   idom[root] = root;
   auto intersect = [&](int a, int b) {
     while (a != b) {
-      while (rpoIndex[a] > rpoIndex[b]) a = idom[a];
-      while (rpoIndex[b] > rpoIndex[a]) b = idom[b];
+      while (rpoIndex[a] > rpoIndex[b])
+        a = idom[a];
+      while (rpoIndex[b] > rpoIndex[a])
+        b = idom[b];
     }
     return a;
   };
@@ -88,8 +90,9 @@ private:
   int exitNode() const { return static_cast<int>(blocks_.size()); }
   /// `'^bb1'`, or "the entry block" for an unlabelled one.
   std::string nameOf(int b) const {
-    return b == exitNode() ? "the exit" : blocks_[b].label.empty() ? "the entry block"
-                                                                   : "'" + blocks_[b].label + "'";
+    return b == exitNode()            ? "the exit"
+           : blocks_[b].label.empty() ? "the entry block"
+                                      : "'" + blocks_[b].label + "'";
   }
   /// `block '^bb1'`, or "the entry block".
   std::string blockName(int b) const {
@@ -254,7 +257,8 @@ bool Structurizer::analyse() {
   // A reachable block that never reaches an exit: report the loop it is caught in.
   int stuck = kNone;
   for (size_t b = 0; b < blocks_.size(); ++b)
-    if (idom_[b] != kNone && ipdom_[b] == kNone && (stuck == kNone || (isHead_[b] && !isHead_[stuck])))
+    if (idom_[b] != kNone && ipdom_[b] == kNone &&
+        (stuck == kNone || (isHead_[b] && !isHead_[stuck])))
       stuck = static_cast<int>(b);
   if (stuck != kNone) {
     diags_.error(blocks_[stuck].loc, blockName(stuck) + " never reaches " +

@@ -25,9 +25,9 @@ struct CfgTerm {
   enum Kind : uint8_t { None, Br, CondBr, Exit } kind = None;
   SrcLoc loc;
   ValueId cond = kNoValue;
-  std::string dest[2];             // the successors' labels (with '^')
-  SrcLoc destLoc[2];               // where each is written
-  std::vector<ValueId> args[2];    // the values each successor receives (Exit: args[0])
+  std::string dest[2];          // the successors' labels (with '^')
+  SrcLoc destLoc[2];            // where each is written
+  std::vector<ValueId> args[2]; // the values each successor receives (Exit: args[0])
   std::vector<SrcLoc> argLocs[2];
 };
 
