@@ -212,7 +212,10 @@ piece
   | 'outs' ':' type                           # outsTypePiece
   | word ':' attrValue                        # colonKeywordPiece
   | 'to'                                      # toPiece
-  | '(' piece* ')'                            # parenPiece
+  // MLIR's generic form of an op with regions (`"scf.if"(%c) ({ ... }, { ... }) : ...`): read so
+  // that the builder can refuse it by name.
+  | {_input->LA(1) == LPAREN && _input->LA(2) == LBRACE}? '(' region (',' region)* ')'   # regionsPiece
+  | {!(_input->LA(1) == LPAREN && _input->LA(2) == LBRACE)}? '(' piece* ')'              # parenPiece
   | {successorStart()}? CARET_ID ('(' piece* ')')?   # successorPiece
   ;
 

@@ -56,6 +56,7 @@ PieceKind kindOf(P::PieceContext* piece) {
       {typeid(P::ToPieceContext), PieceKind::To},
       {typeid(P::PropsPieceContext), PieceKind::Props},
       {typeid(P::SuccessorPieceContext), PieceKind::Successor},
+      {typeid(P::RegionsPieceContext), PieceKind::Regions},
   };
   const std::type_info& type = typeid(*piece);
   for (const Entry& e : kKinds)
@@ -222,6 +223,8 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     case PieceKind::Successor:
       out.successors.push_back(static_cast<P::SuccessorPieceContext*>(piece));
       break;
+    case PieceKind::Regions:
+      break;
     case PieceKind::Comma:
     case PieceKind::To:
       break;
@@ -356,6 +359,12 @@ void Builder::buildUnrealizedCast(SrcLoc loc, Pieces& p, const std::vector<Resul
 /// their custom form's builder (BuildGenericForm.cpp).
 void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
                                  const std::vector<ResultName>& results) {
+  for (const PieceSeen& seen : p.seen)
+    if (seen.kind == PieceKind::Regions) {
+      diags_.error(seen.loc, "the generic form of '" + name +
+                                 "' with regions is not supported: write its custom form");
+      return;
+    }
   if (name == "pto.tnotify" || name == "pto.twait" || name == "pto.ttest")
     return buildSignal(name, loc, p, results);
   if (name == "pto.syncall") return buildSyncAll(name, loc, p, results);

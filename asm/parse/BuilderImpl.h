@@ -56,6 +56,7 @@ enum class PieceKind {
   OutsType,
   Props,     // `<{...}>`: MLIR's properties dictionary of the generic form
   Successor, // `^bb1`, `^bb1(%x : i32)`: a cf branch's successor
+  Regions,   // `({ ... }, { ... })`: the regions of an op in MLIR's generic form
   Comma
 };
 

@@ -27,8 +27,7 @@ Parsed parse(const std::string& body, const std::string& signature = "(%x: i32) 
   as::DiagEngine diags(src, out);
   Parsed p;
   p.module = as::parseModule(src, diags, isa::Arch::A2A3);
-  if (p.module && diags.errors() == 0)
-    as::verifyModule(*p.module, isa::Arch::A2A3, diags);
+  if (p.module && diags.errors() == 0) as::verifyModule(*p.module, isa::Arch::A2A3, diags);
   p.diagnostics = out.str();
   p.errors = diags.errors();
   return p;
@@ -122,6 +121,5 @@ TEST(Structurize, RefusesTwoExitsAndUnreachableExits) {
   Parsed spin = parse(R"(    cf.br ^spin
   ^spin:
     cf.br ^spin)");
-  EXPECT_NE(spin.diagnostics.find("never reaches a return"), std::string::npos)
-      << spin.diagnostics;
+  EXPECT_NE(spin.diagnostics.find("never reaches a return"), std::string::npos) << spin.diagnostics;
 }
