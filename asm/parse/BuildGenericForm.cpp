@@ -9,6 +9,7 @@
 #include "support/Numbers.h"
 
 #include <iterator>
+#include <typeinfo>
 
 namespace pto::as::detail {
 namespace {
@@ -133,6 +134,10 @@ bool Builder::buildGenericScalar(const std::string& name, SrcLoc loc, Pieces& p,
       addOperand(op, scalarOperand(c.operands[i], Type::index()), c.operands[i].loc);
     return true;
   }
+  if (name == "cf.br" || name == "cf.cond_br") {
+    buildGenericBranch(name, loc, p, c, results);
+    return true;
+  }
   if (name == "func.call" || name == "call") {
     const Keyword* callee = keyword("callee");
     if (!callee || !callee->value->SYMBOL()) {
@@ -143,6 +148,68 @@ bool Builder::buildGenericScalar(const std::string& name, SrcLoc loc, Pieces& p,
     return true;
   }
   return false;
+}
+
+/// `"cf.br"(%args)[^dest] : (T...) -> ()` and `"cf.cond_br"(%c, %t..., %f...)[^t, ^f]
+/// <{operandSegmentSizes = array<i32: 1, NT, NF>}> : (i1, T...) -> ()`: the terminator of the
+/// block being built, as buildBranch makes it from the custom form.
+void Builder::buildGenericBranch(const std::string& name, SrcLoc loc, const Pieces& p,
+                                 const Pieces& c, const std::vector<ResultName>& results) {
+  expectResults(name, loc, results, 0);
+  const bool cond = name == "cf.cond_br";
+  std::vector<P::SuccessorPieceContext*> succ;
+  for (P::BracketContext* b : p.brackets)
+    for (P::PieceContext* piece : piecesOf(b))
+      if (typeid(*piece) == typeid(P::SuccessorPieceContext))
+        succ.push_back(static_cast<P::SuccessorPieceContext*>(piece));
+  // The operand groups: [condition,] the true successor's, the false successor's.
+  std::vector<size_t> groups{c.operands.size()};
+  if (cond) {
+    groups.clear();
+    P::AttrDictContext* props = p.props ? p.props : p.dicts.empty() ? nullptr : p.dicts[0];
+    for (P::AttrEntryContext* e : props ? props->attrEntry() : std::vector<P::AttrEntryContext*>{})
+      if (entryKey(e) == "operandSegmentSizes" && e->attrValue()) {
+        std::string text = e->attrValue()->getText();
+        const size_t colon = text.find(':');
+        for (size_t i = colon == std::string::npos ? text.size() : colon + 1; i < text.size();) {
+          size_t j = text.find_first_of(",>", i);
+          if (auto n = parseInt(text.substr(i, j - i))) groups.push_back(static_cast<size_t>(*n));
+          i = j == std::string::npos ? text.size() : j + 1;
+        }
+      }
+  }
+  size_t total = 0;
+  for (size_t g : groups)
+    total += g;
+  if (!curBlock_ || curBlock_->term.kind != CfgTerm::None || succ.size() != (cond ? 2u : 1u) ||
+      groups.size() != (cond ? 3u : 1u) || (cond && groups[0] != 1) || total != c.operands.size() ||
+      c.types.size() != c.operands.size()) {
+    diags_.error(loc, cond ? "expected '\"cf.cond_br\"(%c, %t..., %f...)[^t, ^f] <{"
+                             "operandSegmentSizes = array<i32: 1, NT, NF>}> : (i1, T...) -> ()' "
+                             "ending a block"
+                           : "expected '\"cf.br\"(%args)[^dest] : (T...) -> ()' ending a block");
+    return;
+  }
+  CfgTerm t;
+  t.kind = cond ? CfgTerm::CondBr : CfgTerm::Br;
+  t.loc = loc;
+  size_t at = 0;
+  if (cond) {
+    t.cond = scalarOperand(c.operands[0], Type::scalar(isa::DType::I1));
+    at = 1;
+  }
+  for (size_t k = 0; k < succ.size(); ++k) {
+    t.dest[k] = succ[k]->CARET_ID()->getText();
+    t.destLoc[k] = locOf(succ[k]->CARET_ID());
+    for (size_t n = groups[cond ? k + 1 : 0]; n > 0; --n, ++at) {
+      auto ty = readType(c.types[at]);
+      ValueId v = scalarOperand(c.operands[at], ty.value_or(Type::index()));
+      if (v == kNoValue) return;
+      t.args[k].push_back(v);
+      t.argLocs[k].push_back(c.operands[at].loc);
+    }
+  }
+  curBlock_->term = std::move(t);
 }
 
 } // namespace pto::as::detail

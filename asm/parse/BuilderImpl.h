@@ -233,6 +233,8 @@ private:
   Pieces customPieces(const std::string& name, const Pieces& p);
   bool buildGenericScalar(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results);
+  void buildGenericBranch(const std::string& name, SrcLoc loc, const Pieces& p, const Pieces& c,
+                          const std::vector<ResultName>& results);
 
   // -------- cf blocks and scf.execute_region (BuildBlocks.cpp)
   /// Whether a region is written as several blocks (a label after a statement, or two labels).
