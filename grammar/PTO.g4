@@ -25,6 +25,20 @@ grammar PTO;
     if ((t == KW_WAIT || t == KW_RECORD || t == KW_INS || t == KW_OUTS) && _input->LA(2) == LPAREN) return true;
     return t != VALUE_ID && _input->LA(2) == EQUALS;
   }
+  /// A branch's successor (`^bb1`, `^bb1(%x : i32)`), not the label of the next block (`^bb1:`,
+  /// `^bb1(%x: i32):`, a ':' after the label or its argument list).
+  bool successorStart() {
+    if (_input->LA(1) != CARET_ID) return false;
+    if (_input->LA(2) != LPAREN) return _input->LA(2) != COLON;
+    int depth = 0;
+    for (ssize_t k = 2;; ++k) {
+      antlr4::Token* t = _input->LT(k);
+      if (t->getType() == antlr4::Token::EOF) return false;
+      const std::string text = t->getText();
+      if (text == "(") ++depth;
+      else if (text == ")" && --depth == 0) return _input->LA(k + 1) != COLON;
+    }
+  }
   /// `valid [..]` (pto.subview's run-time valid shape): the one word that takes a bracket. Any
   /// other word before '[' starts the next statement (`pto.set_flag[<PIPE_V>, ...]`).
   bool validClause() {
@@ -130,11 +144,13 @@ funcResults : '->' (type | '(' (type (',' type)*)? ')') ;
 // Hand-written PTO-AS kernels: `kernel @name(%x: !pto.ptr<f32>, %n: index) { ... }`.
 kernelOp : 'kernel' SYMBOL '(' (funcArg (',' funcArg)*)? ')' ('attributes' attrDict)? region LOC? ;
 
-region : '{' blockLabel? stmt* '}' ;
+// A region is one block or, with the cf dialect, several (`^bb1(%x: i32):` starts each after
+// the first); asm/parse/Structurize.cpp turns the blocks into scf.if / scf.while.
+region : '{' blockLabel? stmt* (blockLabel stmt*)* '}' ;
 blockLabel : CARET_ID ('(' (funcArg (',' funcArg)*)? ')')? ':' ;
 
 stmt
-  : ((resultList '=')? (scfFor | scfIf | scfWhile | genericOp) | section | blockInsn) LOC?
+  : ((resultList '=')? (scfFor | scfIf | scfWhile | scfExecute | genericOp) | section | blockInsn) LOC?
   ;
 
 resultList : resultGroup (',' resultGroup)* ;
@@ -150,6 +166,8 @@ scfWhile
   : 'scf.while' '(' (iterArg (',' iterArg)*)? ')' ':' type region 'do' region
   ;
 typeGroup : type | '(' (type (',' type)*)? ')' ;
+// `scf.execute_region [-> types] { blocks } [{attrs}]`: its ops run in place, once.
+scfExecute : 'scf.execute_region' ('->' typeGroup)? region attrDict? ;
 
 section : kind=('pto.section.vector' | 'pto.section.cube') region ;
 
@@ -194,7 +212,11 @@ piece
   | 'outs' ':' type                           # outsTypePiece
   | word ':' attrValue                        # colonKeywordPiece
   | 'to'                                      # toPiece
-  | '(' piece* ')'                            # parenPiece
+  // MLIR's generic form of an op with regions (`"scf.if"(%c) ({ ... }, { ... }) : ...`): read so
+  // that the builder can refuse it by name.
+  | {_input->LA(1) == LPAREN && _input->LA(2) == LBRACE}? '(' region (',' region)* ')'   # regionsPiece
+  | {!(_input->LA(1) == LPAREN && _input->LA(2) == LBRACE)}? '(' piece* ')'              # parenPiece
+  | {successorStart()}? CARET_ID ('(' piece* ')')?   # successorPiece
   ;
 
 bracket : '[' piece* ']' ;

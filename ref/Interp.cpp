@@ -433,20 +433,29 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
     f.v[op.results[0]] = v;
     return Flow::Next;
   }
-  case OpKind::DeclareEventIdArray:
-    f.v[op.results[0]] = std::make_shared<std::vector<uint64_t>>(
-        static_cast<size_t>(std::max<int64_t>(
-            0, f.fn->type(op.results[0]).shape.empty() ? 0 : f.fn->type(op.results[0]).shape[0])),
-        0);
+  case OpKind::DeclareEventIdArray: {
+    // An event-id array or a local array (one slot per element, its dimensions row-major).
+    int64_t n = 1;
+    for (int64_t d : f.fn->type(op.results[0]).shape)
+      n *= std::max<int64_t>(d, 0);
+    f.v[op.results[0]] = std::make_shared<std::vector<uint64_t>>(static_cast<size_t>(n), 0);
     return Flow::Next;
+  }
   case OpKind::EventIdArrayGet:
   case OpKind::EventIdArraySet: {
     auto& arr = *std::get<EventArray>(f.v[op.operands[0]]);
-    const uint64_t i = scalar(f, op.operands[1]);
-    if (i >= arr.size())
-      return Failure{op.loc, "event id array index " + std::to_string(i) + " is out of range"};
-    if (op.kind == OpKind::EventIdArraySet)
-      arr[i] = scalar(f, op.operands[2]);
+    const ir::Type& at = f.fn->type(op.operands[0]);
+    const bool set = op.kind == OpKind::EventIdArraySet;
+    uint64_t i = 0;
+    for (size_t k = 0; k < at.shape.size(); ++k) {
+      const uint64_t ik = scalar(f, op.operands[1 + k]);
+      if (ik >= static_cast<uint64_t>(at.shape[k]))
+        return Failure{op.loc, std::string(at.localArray ? "local" : "event id") + " array index " +
+                                   std::to_string(ik) + " is out of range"};
+      i = i * static_cast<uint64_t>(at.shape[k]) + ik;
+    }
+    if (set)
+      arr[i] = scalar(f, op.operands.back());
     else
       f.v[op.results[0]] = arr[i];
     return Flow::Next;

@@ -100,8 +100,13 @@ void FunctionLowering::patchFrameOffsets(uint32_t frame) {
     enc::Inst inst = instOf(m);
     if (x->stackParam >= 0)
       inst.put(enc::Field::simm12, frame + 8 * static_cast<int64_t>(x->stackParam));
-    if (x->arrayBase >= 0)
-      inst.put(enc::Field::uimm12, static_cast<int64_t>(spillSlots_) * 8 + x->arrayBase);
+    if (x->arrayBase >= 0) {
+      const int64_t at = static_cast<int64_t>(spillSlots_) * 8 + x->arrayBase;
+      if (at > 4095)
+        unsupported(m.loc, "an array slot " + std::to_string(at) +
+                               " bytes above sp (spill slots and arrays past the 12-bit offset)");
+      inst.put(enc::Field::uimm12, at & 4095);
+    }
     if (x->outArg >= 0)
       inst.put(enc::Field::simm12, callArea_ + 8 * static_cast<int64_t>(x->outArg));
     setInst(m, inst);

@@ -235,6 +235,7 @@ private:
   void addParam(ValueId a);
 
   void lowerParams();
+  bool onlyReinterpreted(ValueId v) const;
   /// lowerRegion of the function's body that frees each op once it is lowered.
   void lowerReleasing(Region& body);
 

@@ -277,6 +277,16 @@ void FunctionLowering::addParam(ValueId a) {
   out_.params.push_back(std::move(p));
 }
 
+/// Whether every use of `v` is as the source of a memref.reinterpret_cast.
+bool FunctionLowering::onlyReinterpreted(ValueId v) const {
+  bool only = true;
+  walk(fn_.body, [&](const Op& op) {
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (op.operands[i] == v && (op.kind != OpKind::ReinterpretView || i != 0)) only = false;
+  });
+  return only;
+}
+
 void FunctionLowering::lowerParams() {
   const auto& args = fn_.body.args;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -287,11 +297,13 @@ void FunctionLowering::lowerParams() {
       unsupported(fn_.value(a).loc, "a parameter of type " + toString(t));
       continue;
     }
-    if (t.kind == TypeKind::TensorView) {
-      for (int64_t d : t.shape)
-        if (d == kDynamic)
-          unsupported(fn_.value(a).loc, "a tensor_view parameter with a dynamic shape");
-    }
+    // A view of unknown shape is only its base address: enough for memref.reinterpret_cast
+    // (which gives the shape and strides), too little for any other use.
+    if (t.kind == TypeKind::TensorView &&
+        std::find(t.shape.begin(), t.shape.end(), kDynamic) != t.shape.end() &&
+        !onlyReinterpreted(a))
+      unsupported(fn_.value(a).loc, "a tensor_view parameter with a dynamic shape (other than as "
+                                    "the source of memref.reinterpret_cast)");
     // A tile comes as its address in its buffer (docs/abi.md, "Tiles across calls"): the
     // parameter's register binds a descriptor placed at run time.
     const bool tile = t.kind == TypeKind::Tile;

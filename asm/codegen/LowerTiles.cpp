@@ -743,15 +743,31 @@ void FunctionLowering::lowerScalarMemory(const Op& op) {
 /// Event-id arrays live in the stack frame, 8 bytes per entry.
 void FunctionLowering::lowerEventArray(const Op& op) {
   if (op.kind == OpKind::DeclareEventIdArray) {
-    int64_t n = fn_.type(op.results[0]).shape.at(0);
+    int64_t n = 1;
+    for (int64_t d : fn_.type(op.results[0]).shape)
+      n *= d;
+    // The array area is addressed with 12-bit offsets from sp past the spill slots.
+    if (arrayBytes_ + n * 8 > 2048)
+      return unsupported(op.loc, "more than 2 KiB of event-id and local arrays in one function");
     arrays_[op.results[0]] = arrayBytes_;
     arrayBytes_ += static_cast<uint32_t>(n * 8);
     pendingLoc_ = {};
     return;
   }
   auto base = arrays_.find(op.operands[0]);
-  if (base == arrays_.end()) return missing(op.loc, "this event-id array");
+  if (base == arrays_.end()) return missing(op.loc, "this array");
+  // The element's index, row-major over the dimensions: ((i0 * d1) + i1) * d2 + i2 ...
+  const std::vector<int64_t>& dims = fn_.type(op.operands[0]).shape;
   VReg idx = reg(op.operands[1]);
+  for (size_t k = 1; k < dims.size(); ++k) {
+    VReg d = newVReg(), scaled = newVReg(), sum = newVReg();
+    materialize(d, static_cast<uint64_t>(dims[k]));
+    scalar(FormId::S_MUL, {}, {{"SrcL", idx, false}, {"SrcR", d, false}, {"RegDst", scaled, true}});
+    scalar(
+        FormId::S_ADD, {},
+        {{"SrcL", scaled, false}, {"SrcR", reg(op.operands[1 + k]), false}, {"RegDst", sum, true}});
+    idx = sum;
+  }
   VReg addr = newVReg();
   // addr = sp + arrayBase + 8*idx; the array area follows the spill slots (patched later).
   scalar(FormId::S_ADD, {{"shamt", 3}, {"SrcL", kSp}},
@@ -760,7 +776,7 @@ void FunctionLowering::lowerEventArray(const Op& op) {
   extra(code_.back()).arrayBase = static_cast<int>(base->second);
   if (op.kind == OpKind::EventIdArraySet)
     scalar(FormId::S_SD, {{"SrcR", kZero}},
-           {{"SrcD", reg(op.operands[2]), false}, {"SrcL", addr, false}});
+           {{"SrcD", reg(op.operands.back()), false}, {"SrcL", addr, false}});
   else
     scalar(FormId::S_LD, {{"SrcR", kZero}},
            {{"SrcL", addr, false}, {"RegDst", define(op.results[0]), true}});

@@ -63,8 +63,13 @@ std::string toString(const Type& t) {
     return "!pto.tensor_view<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
   case TypeKind::PartView:
     return "!pto.partition_tensor_view<" + dims(t.shape) + std::string(isa::spelling(t.elem)) + ">";
-  case TypeKind::EventIdArray:
-    return "!pto.eventid_array<" + std::to_string(t.shape.at(0)) + ">";
+  case TypeKind::EventIdArray: {
+    if (!t.localArray) return "!pto.eventid_array<" + std::to_string(t.shape.at(0)) + ">";
+    std::string dims;
+    for (int64_t d : t.shape)
+      dims += std::to_string(d) + "x";
+    return "!pto.local_array<" + dims + std::string(isa::spelling(t.elem)) + ">";
+  }
   case TypeKind::Pipe:
     return "!pto.pipe";
   case TypeKind::AsyncSession:

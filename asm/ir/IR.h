@@ -44,7 +44,7 @@ enum class TypeKind : uint8_t {
   TensorView,   // !pto.tensor_view<shape x elem>
   PartView,     // !pto.partition_tensor_view<shape x elem>
   Tile,         // !pto.tile_buf<...>
-  EventIdArray, // !pto.eventid_array<N> (shape[0] = N)
+  EventIdArray, // !pto.eventid_array<N> (shape[0] = N); !pto.local_array<..> (localArray)
   Pipe,         // !pto.pipe: a cross-core pipe, defined by its init op (never flows)
   Vector,       // vector<4xi16>: tmrgsort's executed-count list, 64 bits in one register
   AsyncSession, // !pto.async_session: defined by pto.build_async_session (never flows)
@@ -62,6 +62,9 @@ struct Type {
   // A GM memref type whose layout spells other strides or an offset (`strided<[?, 1], offset:
   // ?>`): only a memref.reinterpret_cast result has them (its operands give the strides).
   bool strided = false;
+  // An EventIdArray that is PTOAS's `!pto.local_array<D0x...xT>` (elem T, shape the dims): a
+  // stack array of scalars, one 8-byte slot per element like an event-id array's.
+  bool localArray = false;
   bool operator==(const Type&) const = default;
 
   static Type index() { return {TypeKind::Index}; }
@@ -231,10 +234,10 @@ enum class OpKind : uint8_t {
   AddPtr,
   BlockInfo, // get_block_idx/num, get_subblock_idx/num (name)
   TGetVal,
-  DeclareEventIdArray,
-  EventIdArrayGet,
-  EventIdArraySet,
-  Print, // pto.print / pto.trap (name); pto.tprint is the tile op TPRINT
+  DeclareEventIdArray, // also pto.declare_local_array (name)
+  EventIdArrayGet,     // operands: array, indices... (one per dimension)
+  EventIdArraySet,     // operands: array, indices..., value
+  Print,               // pto.print / pto.trap (name); pto.tprint is the tile op TPRINT
   // tile computation
   TileOp, // tileOp; operands in signature order, roles[] says which role each fills
   // cross-core pipes (docs/pipes.md)

@@ -497,13 +497,16 @@ private:
              << ") {split = " << op.ints[0] << "}\n";
       return;
     case OpKind::EventIdArrayGet:
-      line() << results(op) << op.name << " " << name(ops[0]) << "[" << name(ops[1])
-             << "] : " << typeOf(ops[0]) << "\n";
+    case OpKind::EventIdArraySet: {
+      const bool set = op.kind == OpKind::EventIdArraySet;
+      const bool local = fn_->type(ops[0]).localArray;
+      line() << results(op) << op.name << " " << name(ops[0]) << "["
+             << operandList(ops, 1, ops.size() - (set ? 1 : 0)) << "]"
+             << (set ? ", " + name(ops.back()) : "") << " : " << typeOf(ops[0])
+             << (local ? (set ? ", " + typeOf(ops.back()) : " -> " + typeOf(op.results[0])) : "")
+             << "\n";
       return;
-    case OpKind::EventIdArraySet:
-      line() << op.name << " " << name(ops[0]) << "[" << name(ops[1]) << "], " << name(ops[2])
-             << " : " << typeOf(ops[0]) << "\n";
-      return;
+    }
     case OpKind::Print: {
       line() << op.name;
       const NamedAttr* fmt = op.attr("format");

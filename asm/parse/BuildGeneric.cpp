@@ -55,6 +55,8 @@ PieceKind kindOf(P::PieceContext* piece) {
       {typeid(P::ColonKeywordPieceContext), PieceKind::ColonKeyword},
       {typeid(P::ToPieceContext), PieceKind::To},
       {typeid(P::PropsPieceContext), PieceKind::Props},
+      {typeid(P::SuccessorPieceContext), PieceKind::Successor},
+      {typeid(P::RegionsPieceContext), PieceKind::Regions},
   };
   const std::type_info& type = typeid(*piece);
   for (const Entry& e : kKinds)
@@ -218,6 +220,11 @@ Pieces collectPieces(const std::vector<P::PieceContext*>& pieces) {
     case PieceKind::Props:
       out.props = static_cast<P::PropsPieceContext*>(piece)->attrDict();
       break;
+    case PieceKind::Successor:
+      out.successors.push_back(static_cast<P::SuccessorPieceContext*>(piece));
+      break;
+    case PieceKind::Regions:
+      break;
     case PieceKind::Comma:
     case PieceKind::To:
       break;
@@ -292,6 +299,8 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
   if (name == "scf.yield")
     return only({K::Operand, K::Types}) ? buildTerminator(OpKind::Yield, name, loc, p, results)
                                         : void();
+  if (name == "cf.br" || name == "cf.cond_br")
+    return only({K::Operand, K::Successor, K::Dict}) ? buildBranch(name, loc, p, results) : void();
   if (name == "scf.condition")
     return only({K::Paren, K::Operand, K::Types}) ? buildCondition(loc, p, results) : void();
   if (name == "func.call" || name == "call")
@@ -302,7 +311,8 @@ void Builder::buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>
   if (name == "memref.alloc")
     return only({K::Paren, K::Types}) ? buildMemrefAlloc(loc, p, results) : void();
   if (name == "memref.subview")
-    return only({K::Operand, K::Bracket, K::Types}) ? buildMemrefSubview(loc, p, results) : void();
+    return only({K::Operand, K::Bracket, K::Types, K::Dict}) ? buildMemrefSubview(loc, p, results)
+                                                             : void();
   if (name == "memref.dealloc")
     return only({K::Operand, K::Types}) ? buildMemrefDealloc(loc, p, results) : void();
   if (name == "memref.reinterpret_cast")
@@ -344,10 +354,17 @@ void Builder::buildUnrealizedCast(SrcLoc loc, Pieces& p, const std::vector<Resul
   buildArith(*findArith(as), as, loc, "", {}, p, results);
 }
 
-/// MLIR's generic form names the op in quotes (`"pto.tadd"(...) <{...}> : (...) -> ()`): taken
-/// for tile ops and the signals; the device comm ops are refused by name.
+/// MLIR's generic form names the op in quotes (`"pto.tadd"(...) <{...}> : (...) -> ()`): tile
+/// ops, the signals and comm ops here; arith, func and scf ops and the other pto ops through
+/// their custom form's builder (BuildGenericForm.cpp).
 void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
                                  const std::vector<ResultName>& results) {
+  for (const PieceSeen& seen : p.seen)
+    if (seen.kind == PieceKind::Regions) {
+      diags_.error(seen.loc, "the generic form of '" + name +
+                                 "' with regions is not supported: write its custom form");
+      return;
+    }
   if (name == "pto.tnotify" || name == "pto.twait" || name == "pto.ttest")
     return buildSignal(name, loc, p, results);
   if (name == "pto.syncall") return buildSyncAll(name, loc, p, results);
@@ -355,8 +372,15 @@ void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
   if (isAsyncCommOp(name)) return buildAsyncComm(name, loc, p, results);
   const isa::OpInfo* info = isa::findOp(name);
   if (!info) {
-    diags_.error(loc, "the generic form \"" + name + "\"(...) is accepted for tile ops only");
-    return;
+    if (buildGenericScalar(name, loc, p, results)) return;
+    using K = PieceKind;
+    if (!onlyPieces(diags_, p, name, {K::Paren, K::Props, K::Types, K::Arrow, K::Dict})) return;
+    if (!name.starts_with("pto.")) {
+      diags_.error(loc, "the generic form of '" + name + "' is not supported (its custom form is)");
+      return;
+    }
+    Pieces c = customPieces(name, p);
+    return buildPtoOp(name, loc, c, results);
   }
   p.generic = true;
   using K = PieceKind;
@@ -425,6 +449,9 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
       {"declare_eventid_array", &Builder::buildEventIdArray},
       {"eventid_array_get", &Builder::buildEventIdArray},
       {"eventid_array_set", &Builder::buildEventIdArray},
+      {"declare_local_array", &Builder::buildEventIdArray},
+      {"local_array_get", &Builder::buildEventIdArray},
+      {"local_array_set", &Builder::buildEventIdArray},
       {"print", &Builder::buildPrint},
       {"trap", &Builder::buildPrint},
       {"reserve_buffer", &Builder::buildReserve},
@@ -437,6 +464,8 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
       {"tpop", &Builder::buildPipeData},
       {"tfree", &Builder::buildPipeData},
       {"tpush_to_aiv", &Builder::buildFrontendData},
+      {"talloc_to_aiv", &Builder::buildTAllocSlot},
+      {"talloc_to_aic", &Builder::buildTAllocSlot},
       {"tpush_to_aic", &Builder::buildFrontendData},
       {"tpop_from_aic", &Builder::buildFrontendData},
       {"tpop_from_aiv", &Builder::buildFrontendData},

@@ -215,7 +215,10 @@ void Builder::buildFunc(P::FuncOpContext* f) {
     readFunctionAttrs(); // a declaration's flags reach its object too
     return;
   }
-  buildRegionBody(f->region(), fn->body, false);
+  if (hasBlocks(f->region()))
+    buildBlocks(f->region(), fn->body, true, fn->resultTypes);
+  else
+    buildRegionBody(f->region(), fn->body, false);
   finishFunction();
 }
 
@@ -225,7 +228,10 @@ void Builder::buildKernel(P::KernelOpContext* k) {
   fn->frontLoc = recordLoc(k->LOC());
   if (!fn->hasAttr("pto.entry")) fn->attrs.push_back({"pto.entry", ""});
   readArgs(k->funcArg(), fn->body);
-  buildRegionBody(k->region(), fn->body, false);
+  if (hasBlocks(k->region()))
+    buildBlocks(k->region(), fn->body, true, fn->resultTypes);
+  else
+    buildRegionBody(k->region(), fn->body, false);
   finishFunction();
 }
 
@@ -361,6 +367,13 @@ void Builder::addOperand(Op& op, ValueId v, SrcLoc loc) {
 }
 
 void Builder::buildRegionBody(P::RegionContext* r, Region& region, bool newScope) {
+  if (hasBlocks(r)) {
+    diags_.error(locOf(r->getStart()), "this region holds one block: ^bb labels and cf branches "
+                                       "belong in a function body or scf.execute_region");
+    return;
+  }
+  CfgBlock* enclosing = curBlock_; // a cf branch in this region is not its block's terminator
+  curBlock_ = nullptr;
   if (newScope) scopes_.emplace_back();
   regions_.push_back(&region);
   if (auto* label = ruleChild<P::BlockLabelContext>(r, P::RuleBlockLabel))
@@ -372,6 +385,7 @@ void Builder::buildRegionBody(P::RegionContext* r, Region& region, bool newScope
     }
   regions_.pop_back();
   if (newScope) scopes_.pop_back();
+  curBlock_ = enclosing;
 }
 
 std::vector<Builder::ResultName> Builder::resultNames(P::ResultListContext* rl) {
@@ -452,6 +466,8 @@ void Builder::buildStmtBody(P::StmtContext* s) {
   if (kind == P::RuleScfFor) return buildFor(static_cast<P::ScfForContext*>(body), results);
   if (kind == P::RuleScfIf) return buildIf(static_cast<P::ScfIfContext*>(body), results);
   if (kind == P::RuleScfWhile) return buildWhile(static_cast<P::ScfWhileContext*>(body), results);
+  if (kind == P::RuleScfExecute)
+    return buildExecuteRegion(static_cast<P::ScfExecuteContext*>(body), results);
   resultsRejected_ = false;
   buildGeneric(static_cast<P::GenericOpContext*>(body), results);
   dropOpWithRejectedResults();
@@ -514,13 +530,20 @@ void Builder::buildCall(SrcLoc loc, Pieces& p, const std::vector<ResultName>& re
     diags_.error(loc, "expected 'func.call @callee(%args) : (types) -> results'");
     return;
   }
-  Op& op = emit(OpKind::Call, loc, p.symbols[0]->SYMBOL()->getText().substr(1));
-  op.typeLoc = locOf(p.symbols[0]->SYMBOL());
   Pieces args = collectPieces(piecesOf(p.parens[0]));
+  args.arrowTypes = p.arrowTypes;
+  buildCallTo(p.symbols[0]->SYMBOL()->getText().substr(1), locOf(p.symbols[0]->SYMBOL()), loc, args,
+              results);
+}
+
+void Builder::buildCallTo(const std::string& callee, SrcLoc calleeLoc, SrcLoc loc, Pieces& args,
+                          const std::vector<ResultName>& results) {
+  Op& op = emit(OpKind::Call, loc, callee);
+  op.typeLoc = calleeLoc;
   for (auto& r : args.operands)
     addOperand(op, scalarOperand(r, Type::index()), r.loc);
   std::vector<Type> rts;
-  for (auto* t : p.arrowTypes)
+  for (auto* t : args.arrowTypes)
     if (auto ty = readType(t)) rts.push_back(*ty);
   defineResults(op, results, rts);
 }

@@ -146,6 +146,10 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
   Pieces args = collectPieces(piecesOf(p.parens[0]));
   std::map<std::string, std::pair<ValueId, SrcLoc>> bufs;
   for (const Keyword& kw : args.keywords) {
+    if (kw.key == "gm_slot_tensor") {
+      diags_.error(kw.loc, gmTensorPipeRefusal("'gm_slot_tensor' of '" + name + "'"));
+      return;
+    }
     if (kw.key != "gm_slot_buffer" && kw.key != "c2v_consumer_buf" &&
         kw.key != "v2c_consumer_buf") {
       diags_.error(kw.loc, "unknown operand '" + kw.key + "' of '" + name +
@@ -236,6 +240,19 @@ void Builder::buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
 /// `pto.tpush_to_aiv(%t : T) {split}`, `%t = pto.tpop_from_aic [(%vr, %vc)] {split} -> T`
 /// (a declared tile, its valid shape set from the operands, then tpop), `pto.tfree_from_aic
 /// {split}`; the same with aic/aiv swapped.
+/// PTOAS's pipes whose slots stay in GM as tensor views (`gm_slot_tensor`, `pto.talloc_to_aiv` /
+/// `_to_aic`, tpush / tpop / tfree of a !pto.tensor_view): refused by name.
+std::string Builder::gmTensorPipeRefusal(const std::string& what) {
+  return what + " belongs to a pipe whose slots are GM tensor views (gm_slot_tensor, "
+                "pto.talloc_to_aiv / _to_aic), which is not supported: pipes hand tiles over "
+                "through gm_slot_buffer or the consumer's reserved buffer (docs/pipes.md)";
+}
+
+void Builder::buildTAllocSlot(const std::string& name, SrcLoc loc, Pieces&,
+                              const std::vector<ResultName>&) {
+  diags_.error(loc, gmTensorPipeRefusal("'" + name + "'"));
+}
+
 void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
                                 const std::vector<ResultName>& results) {
   const bool push = name.starts_with("pto.tpush_to_");
@@ -246,6 +263,16 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
                       : std::initializer_list<PieceKind>{PieceKind::Paren, PieceKind::Dict}))
     return;
   if (!expectResults(name, loc, results, pop ? 1 : 0)) return;
+  // A slot of a GM-tensor pipe: popped as, or pushed and freed with, a !pto.tensor_view.
+  bool gmSlot =
+      pop && p.arrowTypes.size() == 1 && p.arrowTypes[0]->getText().starts_with("!pto.tensor_view");
+  if (!pop && !p.parens.empty())
+    for (auto* t : collectPieces(piecesOf(p.parens[0])).types)
+      gmSlot |= t->getText().starts_with("!pto.tensor_view");
+  if (gmSlot) {
+    diags_.error(loc, gmTensorPipeRefusal("'" + name + "' of a !pto.tensor_view"));
+    return;
+  }
   auto split = pipeSplit(name, loc, p);
   if (!split) return;
   // Cube-side ops move tiles to or from the vector cores (C2V out, V2C in), and the reverse.

@@ -8,38 +8,64 @@
 
 namespace pto::as::detail {
 
+/// The event-id arrays (`pto.declare_eventid_array -> !pto.eventid_array<N>`, `_get`, `_set`)
+/// and PTOAS's stack arrays of scalars, which work the same way with an element type and one
+/// index per dimension: `%a = pto.declare_local_array -> !pto.local_array<4x8xi32>`,
+/// `%v = pto.local_array_get %a[%i, %j] : !pto.local_array<4x8xi32> -> i32`,
+/// `pto.local_array_set %a[%i, %j], %v : !pto.local_array<4x8xi32>, i32`.
 void Builder::buildEventIdArray(const std::string& name, SrcLoc loc, Pieces& p,
                                 const std::vector<ResultName>& results) {
   if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
     return;
-  if (name == "pto.declare_eventid_array") {
+  const bool local = name.find("local_array") != std::string::npos;
+  const std::string arrayType = local ? "!pto.local_array<D0x...xT>" : "!pto.eventid_array<N>";
+  if (name == "pto.declare_eventid_array" || name == "pto.declare_local_array") {
     auto type = singleType(name, loc, p);
     if (!type) return;
-    if (type->kind != TypeKind::EventIdArray) {
-      diags_.error(loc, "'" + name + "' must produce a !pto.eventid_array<N>");
+    if (type->kind != TypeKind::EventIdArray || type->localArray != local) {
+      diags_.error(loc, "'" + name + "' must produce a " + arrayType);
       return;
     }
     Op& op = emit(OpKind::DeclareEventIdArray, loc, name);
     if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
     return;
   }
-  bool isSet = name == "pto.eventid_array_set";
+  const bool isSet = name == "pto.eventid_array_set" || name == "pto.local_array_set";
   if (p.operands.empty() || p.operands[0].kind != OperandRef::Memory ||
-      p.operands[0].indices.size() != 1 || p.operands.size() != (isSet ? 2u : 1u)) {
-    diags_.error(loc, isSet
-                          ? "expected '" + name + " %array[%index], %value : !pto.eventid_array<N>'"
-                          : "expected '" + name + " %array[%index] : !pto.eventid_array<N>'");
+      p.operands.size() != (isSet ? 2u : 1u)) {
+    diags_.error(loc, "expected '" + name + " %array[%index...]" + (isSet ? ", %value" : "") +
+                          " : " + arrayType + (local ? (isSet ? ", T" : " -> T") : "") + "'");
     return;
   }
+  const ValueId array = use(p.operands[0]);
+  if (array == kNoValue) return;
+  const Type& at = fn_->type(array);
+  if (at.kind != TypeKind::EventIdArray || at.localArray != local) {
+    diags_.error(p.operands[0].loc,
+                 "'" + name + "' takes a " + arrayType + ", not " + toString(at));
+    return;
+  }
+  const std::vector<OperandRef>& idx = p.operands[0].indices;
+  if (idx.size() != at.shape.size()) {
+    diags_.error(p.operands[0].loc, "'" + name + "' takes " + std::to_string(at.shape.size()) +
+                                        " index(es) for " + toString(at) + ", found " +
+                                        std::to_string(idx.size()));
+    return;
+  }
+  const Type elem = local ? Type::scalar(at.elem) : Type::index();
   Op& op = emit(isSet ? OpKind::EventIdArraySet : OpKind::EventIdArrayGet, loc, name);
-  addOperand(op, use(p.operands[0]), p.operands[0].loc);
-  addOperand(op, scalarOperand(p.operands[0].indices[0], Type::index()),
-             p.operands[0].indices[0].loc);
+  addOperand(op, array, p.operands[0].loc);
+  for (const OperandRef& i : idx)
+    addOperand(op, indexOperand(i), i.loc);
   if (isSet) {
-    addOperand(op, scalarOperand(p.operands[1], Type::index()), p.operands[1].loc);
+    addOperand(op, scalarOperand(p.operands[1], elem), p.operands[1].loc);
+    ValueId v = op.operands.back();
+    if (local && v != kNoValue && !(fn_->type(v) == elem))
+      diags_.error(p.operands[1].loc, "'" + name + "' stores a " + toString(elem) + " into " +
+                                          toString(at) + ", not " + toString(fn_->type(v)));
     expectResults(name, loc, results, 0);
   } else if (expectResults(name, loc, results, 1)) {
-    defineResults(op, results, {Type::index()});
+    defineResults(op, results, {elem});
   }
 }
 

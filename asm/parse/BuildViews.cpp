@@ -210,6 +210,45 @@ void Builder::buildPointerCast(const std::string& name, SrcLoc loc, Pieces& p,
 /// `memref.subview %m[offsets] [sizes] [strides] : A to B` of a local buffer (rank 1 or 2, unit
 /// strides): a view of the buffer's bytes with its row pitch, as pto.subview (a GM memref is
 /// partitioned with pto.partition_view).
+/// `memref.subview %m[o0, o1] [s0, s1] [1, 1] : A to B` of a GM memref (a parameter, a
+/// reinterpret_cast): the partition at those offsets with those static sizes, as
+/// pto.partition_view makes it (the strides stay the memref's, so they must be 1 here).
+void Builder::buildGmSubview(SrcLoc loc, ValueId src, Pieces& p,
+                             const std::vector<ResultName>& results) {
+  const Type& view = fn_->type(src);
+  std::vector<int64_t> sizes;
+  for (const OperandRef& r : collectPieces(piecesOf(p.brackets[0])).operands) {
+    auto v = r.kind == OperandRef::Literal ? parseInt(r.lit->getText()) : std::nullopt;
+    if (!v || *v <= 0) {
+      diags_.error(r.loc, "'memref.subview' of a GM memref needs positive constant sizes");
+      return;
+    }
+    sizes.push_back(*v);
+  }
+  for (const OperandRef& r : collectPieces(piecesOf(p.brackets[1])).operands)
+    if (r.kind != OperandRef::Literal || parseInt(r.lit->getText()) != 1) {
+      diags_.error(r.loc, "'memref.subview' of a GM memref with strides other than 1 is not "
+                          "supported (a partition keeps its view's strides)");
+      return;
+    }
+  const std::vector<OperandRef>& offsets = p.operands[0].indices;
+  if (sizes.size() != view.shape.size() || offsets.size() != sizes.size()) {
+    diags_.error(loc, "'memref.subview' of " + toString(view) + " takes " +
+                          std::to_string(view.shape.size()) + " offsets, sizes and strides");
+    return;
+  }
+  Op& op = emit(OpKind::PartitionView, loc, "pto.partition_view");
+  op.typeLoc = locOf(p.toType);
+  addOperand(op, src, p.operands[0].loc);
+  for (const OperandRef& o : offsets)
+    addOperand(op, indexOperand(o), o.loc);
+  for (int64_t s : sizes)
+    addOperand(op, constantInt(s, Type::index(), loc), loc);
+  op.ints = {static_cast<int64_t>(sizes.size()), static_cast<int64_t>(sizes.size())};
+  const Type part{TypeKind::PartView, view.elem, sizes};
+  if (expectResults("memref.subview", loc, results, 1)) defineResults(op, results, {part});
+}
+
 void Builder::buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
   const std::string name = "memref.subview";
   if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory ||
@@ -219,6 +258,7 @@ void Builder::buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<Result
   }
   const ValueId src = use(p.operands[0]);
   if (src == kNoValue) return;
+  if (fn_->type(src).isView()) return buildGmSubview(loc, src, p, results);
   if (!fn_->type(src).isTile()) {
     diags_.error(p.operands[0].loc, "'memref.subview' of " + toString(fn_->type(src)) +
                                         " is not supported: a GM memref is partitioned with "

@@ -3,6 +3,7 @@
 // named at each group of declarations below.
 #pragma once
 
+#include "asm/parse/Structurize.h"
 #include "asm/parse/Syntax.h"
 
 #include <initializer_list>
@@ -53,7 +54,9 @@ enum class PieceKind {
   WordBracket, // `valid [%r, %c]` (pto.subview's run-time valid shape)
   BareWord,    // `single_cache_line`, `all` (pto.cmo.cacheinvalid)
   OutsType,
-  Props, // `<{...}>`: MLIR's properties dictionary of the generic form
+  Props,     // `<{...}>`: MLIR's properties dictionary of the generic form
+  Successor, // `^bb1`, `^bb1(%x : i32)`: a cf branch's successor
+  Regions,   // `({ ... }, { ... })`: the regions of an op in MLIR's generic form
   Comma
 };
 
@@ -85,7 +88,8 @@ struct Pieces {
   P::WordBracketPieceContext* validBracket = nullptr; // `valid [..]`
   std::vector<std::string> bareWords;                 // `single_cache_line`, `all`
   P::TypeContext* outsType = nullptr;
-  P::AttrDictContext* props = nullptr; // `<{...}>` (generic form)
+  P::AttrDictContext* props = nullptr;               // `<{...}>` (generic form)
+  std::vector<P::SuccessorPieceContext*> successors; // a cf branch's
   bool generic = false; // the op name was quoted: `"pto.tmov"(%a, %b) : (A, B) -> ()`
 
   P::CallPieceContext* call(std::string_view kw) const {
@@ -221,6 +225,29 @@ private:
   /// `op %a, %b : A, B`: the annotated types must match the operands' types.
   void checkAnnotatedTypes(Op& op, Pieces& p);
   void buildCall(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  /// A call of `callee` with `args`'s operands and its arrow types as results.
+  void buildCallTo(const std::string& callee, SrcLoc calleeLoc, SrcLoc loc, Pieces& args,
+                   const std::vector<ResultName>& results);
+
+  // -------- the generic form of the ops that are not tile ops (BuildGenericForm.cpp)
+  Pieces customPieces(const std::string& name, const Pieces& p);
+  bool buildGenericScalar(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results);
+  void buildGenericBranch(const std::string& name, SrcLoc loc, const Pieces& p, const Pieces& c,
+                          const std::vector<ResultName>& results);
+
+  // -------- cf blocks and scf.execute_region (BuildBlocks.cpp)
+  /// Whether a region is written as several blocks (a label after a statement, or two labels).
+  static bool hasBlocks(P::RegionContext* r);
+  /// Builds a region of blocks and appends its structured form to `out` (Structurize.h); the
+  /// values its exits pass, or nullopt after an error.
+  std::optional<std::vector<ValueId>> buildBlocks(P::RegionContext* r, Region& out,
+                                                  bool functionBody,
+                                                  const std::vector<Type>& exitTypes);
+  void buildBranch(const std::string& name, SrcLoc loc, Pieces& p,
+                   const std::vector<ResultName>& results);
+  void buildExecuteRegion(P::ScfExecuteContext* e, const std::vector<ResultName>& results);
+  CfgBlock* curBlock_ = nullptr; // the block being built (its terminator is a cf branch)
 
   // -------- generic statements: the per-op dispatch (BuildGeneric.cpp)
   void buildGeneric(P::GenericOpContext* g, const std::vector<ResultName>& results);
@@ -354,6 +381,7 @@ private:
                         const std::vector<ResultName>& results);
   void buildPointerCast(const std::string& name, SrcLoc loc, Pieces& p,
                         const std::vector<ResultName>& results);
+  void buildGmSubview(SrcLoc loc, ValueId src, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
@@ -436,6 +464,9 @@ private:
                          const std::vector<ResultName>& results);
   void buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
                      const std::vector<ResultName>& results);
+  static std::string gmTensorPipeRefusal(const std::string& what);
+  void buildTAllocSlot(const std::string& name, SrcLoc loc, Pieces& p,
+                       const std::vector<ResultName>& results);
   void buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
                          const std::vector<ResultName>& results);
   void buildDeclareTile(const std::string& name, SrcLoc loc, Pieces& p,

@@ -307,6 +307,30 @@ std::optional<Type> TypeReader::readBang(const std::string& name,
     }
     return Type{TypeKind::EventIdArray, isa::DType::I32, {*n}};
   }
+  if (name == "!pto.local_array") {
+    std::string why;
+    auto shape = params.size() == 1 ? parseShape(params[0].value, &why) : std::nullopt;
+    int64_t elems = 1;
+    bool ok = shape && shape->elem && !shape->dims.empty() && why.empty();
+    for (int64_t d : ok ? shape->dims : std::vector<int64_t>{}) {
+      ok &= d > 0;
+      elems *= ok ? d : 1;
+    }
+    constexpr int64_t kMaxLocalArrayElems = 256; // 8 bytes each in the frame (docs/abi.md)
+    const isa::DType e = ok ? *shape->elem : isa::DType::I32;
+    const bool scalarElem = (isa::isInteger(e) && e != isa::DType::I4) || e == isa::DType::F16 ||
+                            e == isa::DType::BF16 || e == isa::DType::F32 || e == isa::DType::F64 ||
+                            isa::info(e).kind == isa::DTypeKind::Bool;
+    if (!ok || elems > kMaxLocalArrayElems || !scalarElem) {
+      diags_.error(loc, "expected '!pto.local_array<D0x...xT>': static dimensions, at most " +
+                            std::to_string(kMaxLocalArrayElems) +
+                            " elements, a scalar element type");
+      return std::nullopt;
+    }
+    Type t{TypeKind::EventIdArray, *shape->elem, shape->dims};
+    t.localArray = true;
+    return t;
+  }
   diags_.error(loc, "unsupported type '" + name + "'");
   return std::nullopt;
 }
