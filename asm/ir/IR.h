@@ -203,7 +203,7 @@ struct PipeAttrs {
 
 enum class OpKind : uint8_t {
   // scalar
-  Constant, // attrs: value text; result type
+  Constant, // Op::constant (setConstant); attrs: value text; result type
   Arith,    // name = "arith.addi" etc. (Op::arith); binary, unary casts, cmpi/cmpf (Op::predicate),
             // select
   // control flow
@@ -276,6 +276,29 @@ struct EventRef {
   std::string symbol;
 };
 
+/// An arith.constant's value, read once from its canonical literal (readConstant) where the op
+/// is made; the literal's text stays in the op's attrs, for printing only.
+struct ConstantValue {
+  enum class Kind : uint8_t {
+    None,  // no reader supports it (a decimal float of a type without an IEEE format: f8...)
+    Bool,  // true / false: bits 1 / 0
+    Int,   // an integer of any integer type or index, or a 0x bit pattern (of a float type too):
+           // its value as written, two's complement in 64 bits (hex as written, never octal)
+    Float, // a decimal of f16 / bf16 / f32 / f64: its pattern in the type's width, rounded once
+           // to nearest even (f32 straight from the decimal, never through a double)
+    Dense, // vector<4xi16>: lane i in bits 16i+15..16i
+  };
+  Kind kind = Kind::None;
+  uint64_t bits = 0;
+  /// Its integer value (Int and Bool), else nullopt.
+  std::optional<int64_t> integer() const {
+    if (kind != Kind::Int && kind != Kind::Bool) return std::nullopt;
+    return static_cast<int64_t>(bits);
+  }
+};
+/// The value of a canonical literal (as the builder normalizes it) of a constant of `type`.
+ConstantValue readConstant(std::string_view text, const Type& type);
+
 struct Op;
 struct Region {
   std::vector<ValueId> args;
@@ -305,6 +328,7 @@ struct Op {
   // sync
   isa::Pipe srcPipe = isa::Pipe::All, dstPipe = isa::Pipe::All;
   EventRef event;
+  ConstantValue constant; // Constant: its value, typed
 
   const NamedAttr* attr(std::string_view key) const;
 };
@@ -412,6 +436,10 @@ std::optional<uint64_t> denseCountsBits(std::string_view text);
 /// Its canonical text, `dense<[a, b, c, d]>` (each lane as written, unsigned 16-bit).
 std::string denseCountsText(uint64_t bits);
 std::vector<uint64_t> attributeScalars(const Op& op);
+
+/// Makes `op` an arith.constant of the canonical literal `text` for a result of `type`: its
+/// value attribute (printed) and its value (read once, readConstant).
+void setConstant(Op& op, std::string text, const Type& type);
 
 /// Records the arch in the module (pto.target_arch), replacing any previous value, so that
 /// the printed IR verifies the same way without the --arch flag.

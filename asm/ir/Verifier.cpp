@@ -100,12 +100,9 @@ void Verifier::indexConstants() const {
   for (const auto& f : mod_.functions)
     walk(f->body, [&](const Op& op) {
       if (op.kind != OpKind::Constant) return;
-      const NamedAttr* a = op.attr("value");
-      if (!a) return;
-      const std::string& t = a->value;
-      if (t.find_first_of(".eE") != std::string::npos && t.find("0x") == std::string::npos) return;
       // The syntaxes' integer literals: decimal or 0x-hex (never octal: "040" is forty).
-      if (auto v = support::parseInt(t)) constants_[{f.get(), op.results[0]}] = *v;
+      if (op.constant.kind == ConstantValue::Kind::Int)
+        constants_[{f.get(), op.results[0]}] = static_cast<int64_t>(op.constant.bits);
     });
 }
 
