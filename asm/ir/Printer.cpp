@@ -568,10 +568,6 @@ private:
              << ">}\n";
       return;
     }
-    case OpKind::Comm:
-      return commOp(op);
-    case OpKind::AsyncComm:
-      return asyncCommOp(op);
     case OpKind::Barrier:
       if (const NamedAttr* form = op.attr("form")) { // a memory fence (BuildSync.cpp)
         line() << op.name;
@@ -592,7 +588,7 @@ private:
         line() << op.name << " <" << isa::spelling(op.srcPipe) << ">, " << id << "\n";
       return;
     }
-    default:
+    default: // op() sends only the kinds above here
       return;
     }
   }
