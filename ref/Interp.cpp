@@ -250,9 +250,9 @@ std::optional<Failure> Machine::coreSync(Frame& f, const Op& op) {
   s.src = s.dst = op.srcPipe;
   s.event.present = true;
   s.event.reg = 0; // the zero register: the id is the immediate
-  s.event.imm = static_cast<uint32_t>(op.event.kind == ir::EventRef::Kind::Dynamic
+  s.event.imm = static_cast<uint32_t>(op.event->kind == ir::EventRef::Kind::Dynamic
                                           ? scalar(f, op.operands[0])
-                                          : static_cast<uint64_t>(op.event.id));
+                                          : static_cast<uint64_t>(op.event->id));
   if (auto e = rt::coreSyncStep(core_, s)) return Failure{op.loc, *e};
   return std::nullopt;
 }

@@ -231,9 +231,9 @@ private:
     if (op.ints.empty() || !op.ints[0] || op.operands.empty()) return;
     auto [base, off] = pointer(op.operands[0]);
     if (base == kNoValue) return;
-    const auto slots = op.pipe.slotNum;
-    const auto size = op.pipe.slotSize;
-    const auto dir = op.pipe.dirMask;
+    const auto slots = op.pipe->slotNum;
+    const auto size = op.pipe->slotSize;
+    const auto dir = op.pipe->dirMask;
     const int64_t elemBytes = std::max(1u, isa::bitWidth(fn_.type(base).elem) / 8);
     if (!slots || !size || !dir || !off) {
       accesses_[base].push_back(std::nullopt);

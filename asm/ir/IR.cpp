@@ -103,7 +103,7 @@ isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op) {
   fix::Attrs a;
   if (op.kind != OpKind::TileOp || (op.tileOp != isa::OpId::TMOV && op.tileOp != isa::OpId::TSTORE))
     return a;
-  const TileModes& m = op.modes;
+  const TileModes& m = *op.modes;
   a.relu = m.relu.value_or(a.relu);
   a.atomic = m.atomic.value_or(a.atomic);
   a.phase = m.phase.value_or(a.phase);

@@ -277,11 +277,11 @@ void Verifier::checkScalarMemory(const Op& op) {
 }
 
 void Verifier::checkFlag(const Op& op) {
-  if (op.event.kind == EventRef::Kind::Const) {
+  if (op.event->kind == EventRef::Kind::Const) {
     unsigned n = isa::profile(arch_).eventIdsPerPipePair;
-    if (op.event.id < 0 || op.event.id >= static_cast<int>(n))
+    if (op.event->id < 0 || op.event->id >= static_cast<int>(n))
       diags_.error(op.typeLoc.valid() ? op.typeLoc : op.loc,
-                   "event id " + std::to_string(op.event.id) + " is out of range: " + archName() +
+                   "event id " + std::to_string(op.event->id) + " is out of range: " + archName() +
                        " has EVENT_ID0..EVENT_ID" + std::to_string(n - 1) + " per pipe pair");
   }
   if (op.srcPipe == isa::Pipe::All || op.dstPipe == isa::Pipe::All)

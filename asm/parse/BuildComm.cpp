@@ -462,7 +462,7 @@ bool Builder::expandCommChunk(const CommOperands& c, int64_t i, int64_t j, int64
     if (!view) return false;
     Op& s = emitCommTileOp(isa::OpId::TSTORE, at, {tile, *view});
     if (atomic) {
-      s.modes.atomic = isa::AtomicType::Add;
+      s.modes.edit().atomic = isa::AtomicType::Add;
       s.attrs.push_back({"atomicType", "#pto<atomic_type atomic_add>"});
     }
     emitCommBarrier(at);
