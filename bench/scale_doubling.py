@@ -4,8 +4,11 @@
 Generates inputs of N, 2N and 4N functions, unwaited events and tile ops, runs the built tools
 on each (best of --repeat runs, each timed with its peak memory) and prints the time ratio per
 doubling: a linear tool stays near 2x, a quadratic one near 4x. The goal is at most 2.3x, and
-pto-as's peak memory at most 40 bytes per input byte on a module of tile ops. With --ref-bin
-(another build, e.g. main's) each line also gives that build's peak memory, as a reference.
+pto-as's peak memory at most 40 bytes per input byte on a module of tile ops. On tile ops each
+tool (pto-as, then pto-ld, pto-run --list and pto-objdump -d on its output) is measured beside a
+reference run in the same run, per byte of its own input: llvm-mc -filetype=obj on x86-64 text
+of the module's size, ld.lld and llvm-objdump -d on that object; with --ref-bin (another build,
+e.g. main's) pto-as also beside that build's.
 
     bench/scale_doubling.py [--bin build/bin] [--functions 10000] [--events 20000]
                             [--ops 50000] [--repeat 3] [--ref-bin /work/main/build/bin]
@@ -66,22 +69,45 @@ def peak_mb(cmd):
     return int(out.stderr.strip().splitlines()[-1]) / 1024.0
 
 
+def x86_text(size):
+    """x86-64 assembly of at least `size` bytes (loops of loads, adds, stores and calls): what
+    llvm-mc, the reference, assembles beside a PTO module of the same size."""
+    parts, total, f = [".text\n"], 6, 0
+    while total < size:
+        body = [f".globl fn{f}\n.type fn{f},@function\nfn{f}:\n  pushq %rbx\n"]
+        for loop in range(10):
+            lab = f".L{f}_{loop}"
+            body.append(f"  xorl %ecx, %ecx\n{lab}:\n  vmovups (%rdi,%rcx,4), %ymm0\n"
+                        f"  vaddps (%rsi,%rcx,4), %ymm0, %ymm0\n  vmovups %ymm0, (%rdx,%rcx,4)\n"
+                        f"  addq $8, %rcx\n  cmpq $256, %rcx\n  jb {lab}\n  call fn0\n")
+        body.append("  popq %rbx\n  ret\n")
+        text = "".join(body)
+        parts.append(text)
+        total += len(text)
+        f += 1
+    return "".join(parts)
+
+
 def series(title, sizes, make, steps, tmp, repeat, ref_steps=None):
-    """The worst time ratio per doubling and the largest bytes per input byte."""
+    """The worst time ratio per doubling and each step's bytes per input byte at the largest size.
+
+    ref_steps(src, n) gives, by step name, (label, command, input bytes) of a reference run
+    beside it (measured in the same run, its peak per byte of its own input)."""
     print(f"\n{title}")
     worst = 0.0
-    most = 0.0
+    most = {}
     prev = {}
     for n in sizes:
         src = os.path.join(tmp, f"{title.split()[0]}-{n}.pto")
         with open(src, "w") as f:
             f.write(make(n))
         size = os.path.getsize(src)
-        refs = dict(ref_steps(src, n)) if ref_steps else {}
+        refs = ref_steps(src, n) if ref_steps else {}
         for name, cmd in steps(src, n):
             t, _ = run(cmd, repeat)
             mem = peak_mb(cmd)
-            most = max(most, mem * 1048576 / size)
+            per_byte = mem * 1048576 / size
+            most[name] = per_byte  # the sizes grow: the last is the largest input's
             ratio = ""
             if name in prev:
                 r = t / prev[name]
@@ -89,10 +115,10 @@ def series(title, sizes, make, steps, tmp, repeat, ref_steps=None):
                 ratio = f"  x{r:.2f} per doubling"
             prev[name] = t
             ref = ""
-            if name in refs:
-                ref = f"  (reference {peak_mb(refs[name]) * 1048576 / size:6.1f})"
+            for label, ref_cmd, ref_size in refs.get(name, []):
+                ref += f"  ({label} {peak_mb(ref_cmd) * 1048576 / ref_size:6.1f})"
             print(f"  {name:<22} n={n:<7} {t:8.3f} s  {mem:8.1f} MB  "
-                  f"{mem * 1048576 / size:6.1f} B/input byte{ref}{ratio}")
+                  f"{per_byte:6.1f} B/input byte{ref}{ratio}")
     return worst, most
 
 
@@ -116,24 +142,46 @@ def main():
                     ("pto-objdump -d", [tool("pto-objdump"), "-d", img])]
         sizes = lambda n: [n, 2 * n, 4 * n]
         worst["functions"], _ = series("functions (one entry kernel each)", sizes(a.functions),
-                                    functions_module, fn_steps, tmp, a.repeat)
+                                       functions_module, fn_steps, tmp, a.repeat)
         worst["events"], _ = series("events (recorded, never waited on)", sizes(a.events),
-                                 events_module,
-                                 lambda s, n: [("pto-as --verify-only",
-                                                [tool("pto-as"), s, "--verify-only"])],
-                                 tmp, a.repeat)
-        ref = None
-        if a.ref_bin:
-            ref = lambda s, n: [("pto-as", [os.path.join(a.ref_bin, "pto-as"), s, "-o", s + ".r.o"])]
+                                    events_module,
+                                    lambda s, n: [("pto-as --verify-only",
+                                                   [tool("pto-as"), s, "--verify-only"])],
+                                    tmp, a.repeat)
+
+        def ops_refs(src, n):
+            """llvm-mc on x86-64 text of the module's size, ld.lld and llvm-objdump -d on its
+            object (and, with --ref-bin, the other build's pto-as)."""
+            xs = src + ".s"
+            with open(xs, "w") as f:
+                f.write(x86_text(os.path.getsize(src)))
+            xo, xe = xs + ".o", xs + ".so"
+            subprocess.run(["llvm-mc", "-filetype=obj", "-triple=x86_64-linux-gnu", xs, "-o", xo],
+                           check=True)
+            subprocess.run(["ld.lld", "-shared", xo, "-o", xe], check=True)
+            refs = {"pto-as": [("llvm-mc", ["llvm-mc", "-filetype=obj",
+                                            "-triple=x86_64-linux-gnu", xs, "-o", xo],
+                                os.path.getsize(xs))],
+                    "pto-ld": [("ld.lld", ["ld.lld", "-shared", xo, "-o", xe],
+                                os.path.getsize(xs))],
+                    "pto-objdump -d": [("llvm-objdump -d", ["llvm-objdump", "-d", xe],
+                                        os.path.getsize(xs))]}
+            if a.ref_bin:
+                refs["pto-as"].append(("ref-bin", [os.path.join(a.ref_bin, "pto-as"), src, "-o",
+                                                   src + ".r.o"], os.path.getsize(src)))
+            return refs
+
         worst["ops"], most = series("ops (tile ops of one function)", sizes(a.ops), ops_module,
-                                    lambda s, n: [("pto-as", [tool("pto-as"), s, "-o", s + ".o"])],
-                                    tmp, a.repeat, ref)
+                                    fn_steps, tmp, a.repeat, ops_refs)
     print()
     for k, w in worst.items():
         print(f"{k:<10} worst ratio per doubling x{w:.2f} ({'meets' if w <= GOAL else 'over'} "
               f"the {GOAL}x goal)")
-    print(f"memory    pto-as at most {most:.1f} B per input byte on tile ops "
-          f"({'meets' if most <= MEMORY_GOAL else 'over'} the {MEMORY_GOAL:.0f} B goal)")
+    for name, m in most.items():
+        goal = (f" ({'meets' if m <= MEMORY_GOAL else 'over'} the {MEMORY_GOAL:.0f} B goal)"
+                if name == "pto-as" else "")
+        print(f"memory    {name}: {m:.1f} B of peak memory per .pto byte on the largest module of "
+              f"tile ops{goal}")
 
 
 if __name__ == "__main__":

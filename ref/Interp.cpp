@@ -250,9 +250,9 @@ std::optional<Failure> Machine::coreSync(Frame& f, const Op& op) {
   s.src = s.dst = op.srcPipe;
   s.event.present = true;
   s.event.reg = 0; // the zero register: the id is the immediate
-  s.event.imm = static_cast<uint32_t>(op.event.kind == ir::EventRef::Kind::Dynamic
+  s.event.imm = static_cast<uint32_t>(op.event->kind == ir::EventRef::Kind::Dynamic
                                           ? scalar(f, op.operands[0])
-                                          : static_cast<uint64_t>(op.event.id));
+                                          : static_cast<uint64_t>(op.event->id));
   if (auto e = rt::coreSyncStep(core_, s)) return Failure{op.loc, *e};
   return std::nullopt;
 }
@@ -384,16 +384,18 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
   if (auto e = countOp(op)) return *e;
   switch (op.kind) {
   case OpKind::Constant: {
-    const ir::NamedAttr* a = op.attr("value");
+    // Integers (and hex patterns) wrap to their type's width; floats and lanes are exact.
+    const ir::ConstantValue& c = op.constant;
     const ir::Type& t = f.fn->type(op.results[0]);
-    auto bits = !a ? std::nullopt
-                : t.kind == TypeKind::Vector
-                    ? ir::denseCountsBits(a->value)
-                    : constantBits(a->value, t.elem, t.kind == TypeKind::Index);
-    if (!bits)
+    if (c.kind == ir::ConstantValue::Kind::None) {
+      const ir::NamedAttr* a = op.attr("value");
       return Failure{op.loc, "the constant '" + (a ? a->value : std::string()) +
                                  "' is not supported by the reference interpreter"};
-    f.v[op.results[0]] = *bits;
+    }
+    const bool wraps =
+        c.kind == ir::ConstantValue::Kind::Int || c.kind == ir::ConstantValue::Kind::Bool;
+    f.v[op.results[0]] =
+        wraps ? truncBits(c.bits, t.kind == TypeKind::Index ? 64 : intWidth(t.elem)) : c.bits;
     return Flow::Next;
   }
   case OpKind::Arith:

@@ -286,31 +286,4 @@ std::optional<bool> floatCompare(ir::CmpPredicate p, isa::DType t, uint64_t a, u
   return std::nullopt;
 }
 
-std::optional<uint64_t> constantBits(const std::string& text, isa::DType t, bool isIndex) {
-  const unsigned w = isIndex ? 64 : isa::bitWidth(t);
-  if (text == "true") return 1;
-  if (text == "false") return 0;
-  const bool hex = text.find("0x") != std::string::npos || text.find("0X") != std::string::npos;
-  const bool isFloatType = !isIndex && isScalarFloat(t);
-  if (!isFloatType || hex) {
-    const char* s = text.c_str();
-    const bool neg = *s == '-';
-    if (neg || *s == '+') ++s;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(s, &end, hex ? 16 : 10);
-    if (end == s || *end || errno) return std::nullopt;
-    return truncBits(neg ? ~static_cast<uint64_t>(v) + 1 : static_cast<uint64_t>(v), w);
-  }
-  char* end = nullptr;
-  if (t == isa::DType::F32) { // strtof rounds the decimal once, to f32
-    const float f = std::strtof(text.c_str(), &end);
-    if (end == text.c_str() || *end) return std::nullopt;
-    return std::bit_cast<uint32_t>(f);
-  }
-  const double d = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end) return std::nullopt;
-  return doubleToFloat(t, d);
-}
-
 } // namespace pto::ref

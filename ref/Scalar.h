@@ -42,8 +42,4 @@ std::optional<uint64_t> floatBinary(ir::ArithOp op, isa::DType t, uint64_t a, ui
 /// for a cmpi one.
 std::optional<bool> floatCompare(ir::CmpPredicate pred, isa::DType t, uint64_t a, uint64_t b);
 
-/// The bits of an arith.constant's text ("true", "42", "-1", "0x7fc00000", "1.5e-3") as `t`
-/// (integers truncated to the width, floats rounded to nearest even, hex as raw bits).
-std::optional<uint64_t> constantBits(const std::string& text, isa::DType t, bool isIndex);
-
 } // namespace pto::ref

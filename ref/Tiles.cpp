@@ -318,7 +318,7 @@ Machine::TileOperands Machine::tileOperands(Frame& f, const Op& op, const isa::O
       o.scalars.push_back(scalar(f, v));
     }
   }
-  for (uint64_t imm : op.modes.ior)
+  for (uint64_t imm : op.modes->ior)
     o.scalars.push_back(imm);
   return o;
 }
@@ -330,8 +330,9 @@ void Machine::setDatr(const Frame& f, const Op& op, const isa::OpInfo& info, con
   case isa::OpId::TCVT: {
     const isa::DType s = f.fn->type(o.src).tile.dtype, d = f.fn->type(o.dst).tile.dtype;
     enc::Datr datr{.dataType = code(d)};
-    datr.rmode = enc::rmodeCode(op.modes.round.value_or(isa::RoundMode::CAST_RINT));
-    datr.sat = op.modes.sat ? *op.modes.sat == isa::SatMode::ON : isa::cvtSaturatesByDefault(s, d);
+    datr.rmode = enc::rmodeCode(op.modes->round.value_or(isa::RoundMode::CAST_RINT));
+    datr.sat =
+        op.modes->sat ? *op.modes->sat == isa::SatMode::ON : isa::cvtSaturatesByDefault(s, d);
     t.datr = datr;
     break;
   }
@@ -339,14 +340,14 @@ void Machine::setDatr(const Frame& f, const Op& op, const isa::OpInfo& info, con
   case isa::OpId::TCMPS:
   case isa::OpId::TGATHER_CMP:
     t.datr = enc::Datr{.dataType = code(f.fn->type(o.src).tile.dtype)};
-    t.datr->cmode = enc::cmodeCode(op.modes.cmp.value_or(isa::CmpMode::EQ));
+    t.datr->cmode = enc::cmodeCode(op.modes->cmp.value_or(isa::CmpMode::EQ));
     break;
   case isa::OpId::TDEQUANT:
   case isa::OpId::TQUANT:
     t.datr = enc::Datr{.dataType = code(f.fn->type(o.dst).tile.dtype)};
     break;
   case isa::OpId::TRANDOM:
-    if (const auto rounds = op.modes.rounds)
+    if (const auto rounds = op.modes->rounds)
       if (const auto code = isa::trandom::roundsCode(static_cast<uint64_t>(*rounds)); code && *code)
         t.datr = enc::Datr{.rmode = *code};
     break;

@@ -115,9 +115,9 @@ void FunctionLowering::patchFrameOffsets(uint32_t frame) {
 
 /// The machine code is encoded: its memory goes before the object is built from the function.
 void FunctionLowering::releaseCode() {
-  std::vector<MInst>().swap(code_);
+  MCode().swap(code_);
   std::vector<MInstExtra>().swap(extras_);
-  std::vector<MReloc>().swap(mrelocs_);
+  std::deque<MReloc>().swap(mrelocs_);
 }
 
 /// With a frame, the function starts by reserving it (and saving ra when it calls) and every

@@ -14,6 +14,7 @@
 #include "support/Diagnostics.h"
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -82,6 +83,9 @@ using MReloc = std::pair<obj::RelocType, uint32_t>;
 /// carries (line table), its relocations (a run of the function's MReloc list: most tile ops
 /// have a few, so they are not extras), and what rarely goes with it (an index into the
 /// function's extras).
+struct MInst;
+using MCode = std::deque<MInst>;
+
 struct MInst {
   static constexpr uint32_t kNoExtra = ~0u;
   enum Kind : uint8_t { Word, Label, Jump, CondJump, ParamDef } kind = Word;
@@ -485,10 +489,12 @@ private:
   std::string obj_source_;
   bool ok_ = true;
   Region* release_ = nullptr; // releaseOpsOf
-  std::vector<MInst> code_;
+  // The machine code and its relocations grow a block at a time (std::deque): a doubling vector
+  // left room for as many again at pto-as's peak (#34 item 5).
+  MCode code_;
   InstPool pool_;
   std::vector<MInstExtra> extras_;
-  std::vector<MReloc> mrelocs_; // the words' relocations, a run per word (MInst::relocAt)
+  std::deque<MReloc> mrelocs_; // the words' relocations, a run per word (MInst::relocAt)
   VReg nextVReg_ = 0;
   int nextLabel_ = 0;
   bool inScalarBlock_ = false;

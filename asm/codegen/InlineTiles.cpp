@@ -69,6 +69,7 @@ std::unique_ptr<Op> cloneOp(const Op& op, Renamer& rename) {
   copy->srcPipe = op.srcPipe;
   copy->dstPipe = op.dstPipe;
   copy->event = op.event;
+  copy->constant = op.constant;
   for (ValueId v : op.operands)
     copy->operands.push_back(rename(v));
   for (ValueId v : op.results)
@@ -271,7 +272,7 @@ std::unique_ptr<Function> withTileSignature(const Function& f) {
         c->loc = set->loc;
         c->name = "arith.constant";
         c->results.push_back(v);
-        c->attrs.push_back({"value", std::to_string(dim)});
+        ir::setConstant(*c, std::to_string(dim), ir::Type::index());
         prologue.push_back(std::move(c));
       }
       set->operands.push_back(v);

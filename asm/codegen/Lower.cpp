@@ -216,36 +216,11 @@ std::optional<int64_t> FunctionLowering::constantInt(ValueId v) const {
   return static_cast<int64_t>(c->second);
 }
 
-/// Raw bits of a constant: integers sign-extended, floats as their IEEE (or bf16) pattern,
-/// hex literals as written.
+/// Raw bits of a constant (as the front end read it, ir::ConstantValue): integers
+/// sign-extended, floats as their IEEE (or bf16) pattern, hex literals as written.
 std::optional<uint64_t> FunctionLowering::constantBits(const Op& op) {
-  const std::string& text = op.attr("value")->value;
-  const Type& t = fn_.type(op.results[0]);
-  if (text == "true") return 1;
-  if (text == "false") return 0;
-  if (t.kind == TypeKind::Vector) return denseCountsBits(text);
-  bool hex = text.find("0x") != std::string::npos || text.find("0X") != std::string::npos;
-  if (t.isIntLike() || hex) {
-    try {
-      size_t pos = 0;
-      if (hex) return std::stoull(text, &pos, 16);
-      return static_cast<uint64_t>(std::stoll(text, &pos, 10));
-    } catch (...) {
-      return std::nullopt;
-    }
-  }
-  double d = std::strtod(text.c_str(), nullptr);
-  switch (t.elem) {
-  case isa::DType::F32:
-    return std::bit_cast<uint32_t>(std::strtof(text.c_str(), nullptr)); // rounded once
-  case isa::DType::F64:
-    return std::bit_cast<uint64_t>(d);
-  case isa::DType::F16:
-  case isa::DType::BF16:
-    return isa::encodeFromDouble(t.elem, d, isa::RoundMode::CAST_RINT, isa::SatMode::OFF);
-  default:
-    return std::nullopt;
-  }
+  if (op.constant.kind == ir::ConstantValue::Kind::None) return std::nullopt;
+  return op.constant.bits;
 }
 
 void FunctionLowering::addParam(ValueId a) {

@@ -17,15 +17,15 @@ void FunctionLowering::lowerReserve(const Op& op) {
     pendingLoc_ = {};
     return;
   }
-  const bool mat = op.pipe.location == isa::Loc::Mat;
+  const bool mat = op.pipe->location == isa::Loc::Mat;
   obj::TileDesc d;
   d.loc = mat ? isa::Loc::Mat : isa::Loc::Vec;
   d.dtype = isa::DType::U8;
   d.rows = 1;
-  d.cols = static_cast<uint32_t>(op.pipe.size.value_or(0));
+  d.cols = static_cast<uint32_t>(op.pipe->size.value_or(0));
   d.validRows = 1;
   d.validCols = static_cast<int32_t>(d.cols);
-  if (op.pipe.autoAlloc.value_or(0) == 0) d.placement = op.pipe.base.value_or(0);
+  if (op.pipe->autoAlloc.value_or(0) == 0) d.placement = op.pipe->base.value_or(0);
   addTile(op.results[0], d);
   pendingLoc_ = {};
 }
@@ -38,14 +38,14 @@ bool FunctionLowering::isCubeFunction() const {
 
 void FunctionLowering::lowerPipeInit(const Op& op) {
   isa::xcore::InitConfig c;
-  c.dirMask = static_cast<uint8_t>(op.pipe.dirMask.value_or(1));
-  c.slotSize = static_cast<uint32_t>(op.pipe.slotSize.value_or(0));
-  c.slotNum = static_cast<uint8_t>(op.pipe.slotNum.value_or(8));
+  c.dirMask = static_cast<uint8_t>(op.pipe->dirMask.value_or(1));
+  c.slotSize = static_cast<uint32_t>(op.pipe->slotSize.value_or(0));
+  c.slotNum = static_cast<uint8_t>(op.pipe->slotNum.value_or(8));
   c.gmPath = op.ints[0] != 0;
-  c.localSlotNum = static_cast<uint8_t>(op.pipe.localSlotNum.value_or(c.slotNum));
+  c.localSlotNum = static_cast<uint8_t>(op.pipe->localSlotNum.value_or(c.slotNum));
   if (!c.gmPath) c.localSlotNum = c.slotNum;
-  c.flagBase = static_cast<uint8_t>(op.pipe.flagBase.value_or(0));
-  c.noSplit = op.pipe.noSplit.value_or(0) != 0;
+  c.flagBase = static_cast<uint8_t>(op.pipe->flagBase.value_or(0));
+  c.noSplit = op.pipe->noSplit.value_or(0) != 0;
   PipeState pipe{c.flagBase, c.dirMask, std::nullopt, false};
   VReg gm = kNoVReg, local = kNoVReg;
   size_t k = 0;

@@ -493,7 +493,7 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   }
   for (ValueId s : scalars)
     iorRegs.push_back(reg(s));
-  for (uint64_t imm : op.modes.ior)
+  for (uint64_t imm : op.modes->ior)
     iorRegs.push_back(constant(imm));
   if (iorRegs.size() > 3)
     return unsupported(op.loc, "'pto." + std::string(info.mnemonic) +
@@ -586,11 +586,11 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
   switch (info.id) {
   case isa::OpId::TCVT: {
     d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
-    d.rmode = enc::rmodeCode(op.modes.round.value_or(isa::RoundMode::CAST_RINT));
+    d.rmode = enc::rmodeCode(op.modes->round.value_or(isa::RoundMode::CAST_RINT));
     // The block always carries the effective saturation: the attribute, else the pair's
     // default (docs/numerics.md), so an explicit OFF on a pair that saturates by default stays OFF.
-    if (op.modes.sat)
-      d.sat = *op.modes.sat == isa::SatMode::ON;
+    if (op.modes->sat)
+      d.sat = *op.modes->sat == isa::SatMode::ON;
     else
       d.sat = isa::cvtSaturatesByDefault(fn_.type(roleValue(op, isa::RoleId::Src)).tile.dtype,
                                          fn_.type(dst).tile.dtype);
@@ -604,14 +604,14 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
                                                 : roleValue(op, isa::RoleId::Src))
                                        .tile.dtype)
                      .value_or(0);
-    d.cmode = enc::cmodeCode(op.modes.cmp.value_or(isa::CmpMode::EQ));
+    d.cmode = enc::cmodeCode(op.modes->cmp.value_or(isa::CmpMode::EQ));
     return d;
   case isa::OpId::TDEQUANT:
   case isa::OpId::TQUANT:
     d.dataType = enc::dataTypeCode(fn_.type(dst).tile.dtype).value_or(0);
     return d;
   case isa::OpId::TRANDOM: { // the round count (isa/Random.h); 10 needs no B.DATR
-    const auto rounds = op.modes.rounds.value_or(isa::trandom::kDefaultRounds);
+    const auto rounds = op.modes->rounds.value_or(isa::trandom::kDefaultRounds);
     const auto code = isa::trandom::roundsCode(static_cast<uint64_t>(rounds));
     if (!code || *code == 0) return std::nullopt;
     d.rmode = *code;
@@ -643,9 +643,9 @@ std::optional<enc::Datr> FunctionLowering::datrFor(const Op& op, const isa::OpIn
 }
 
 uint32_t FunctionLowering::eventIndex(const Op& op) {
-  std::string name = op.event.symbol.empty() ? "anon." + std::string(isa::spelling(op.srcPipe)) +
-                                                   "." + std::string(isa::spelling(op.dstPipe))
-                                             : op.event.symbol;
+  std::string name = op.event->symbol.empty() ? "anon." + std::string(isa::spelling(op.srcPipe)) +
+                                                    "." + std::string(isa::spelling(op.dstPipe))
+                                              : op.event->symbol;
   auto key = std::pair(index_, name);
   if (auto it = eventIds_.find(key); it != eventIds_.end()) return it->second;
   obj_.events.push_back({index_, name, op.srcPipe, op.dstPipe});
@@ -662,13 +662,13 @@ void FunctionLowering::lowerCoreSync(const Op& op) {
                           : op.named == NamedOp::SyncWait ? enc::ExtCtl::SYNC_WAIT
                           : op.named == NamedOp::GetBuf   ? enc::ExtCtl::GET_BUF
                                                           : enc::ExtCtl::RLS_BUF;
-  VReg dynamic = op.event.kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
+  VReg dynamic = op.event->kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
   inScalarBlock_ = false;
   emit(enc::extControl(ctl, op.srcPipe));
   if (dynamic != kNoVReg)
     emit(enc::bDim(0, kZero, 0), {{"RegSrc", dynamic, false}});
   else
-    emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event.id)));
+    emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event->id)));
   emit(enc::bstop());
 }
 
@@ -680,13 +680,13 @@ void FunctionLowering::lowerSync(const Op& op) {
     emit(enc::bstop());
     return;
   }
-  VReg dynamic = op.event.kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
+  VReg dynamic = op.event->kind == EventRef::Kind::Dynamic ? reg(op.operands[0]) : kNoVReg;
   inScalarBlock_ = false;
   emit(enc::extControl(op.kind == OpKind::SetFlag ? enc::ExtCtl::SET_FLAG : enc::ExtCtl::WAIT_FLAG,
                        op.srcPipe, op.dstPipe));
-  switch (op.event.kind) {
+  switch (op.event->kind) {
   case EventRef::Kind::Const:
-    emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event.id)));
+    emit(enc::bDim(0, kZero, static_cast<uint32_t>(op.event->id)));
     break;
   case EventRef::Kind::Dynamic:
     emit(enc::bDim(0, kZero, 0), {{"RegSrc", dynamic, false}});

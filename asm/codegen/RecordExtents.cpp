@@ -231,9 +231,9 @@ private:
     if (op.ints.empty() || !op.ints[0] || op.operands.empty()) return;
     auto [base, off] = pointer(op.operands[0]);
     if (base == kNoValue) return;
-    const auto slots = op.pipe.slotNum;
-    const auto size = op.pipe.slotSize;
-    const auto dir = op.pipe.dirMask;
+    const auto slots = op.pipe->slotNum;
+    const auto size = op.pipe->slotSize;
+    const auto dir = op.pipe->dirMask;
     const int64_t elemBytes = std::max(1u, isa::bitWidth(fn_.type(base).elem) / 8);
     if (!slots || !size || !dir || !off) {
       accesses_[base].push_back(std::nullopt);
@@ -318,22 +318,6 @@ private:
       markIndex(o, out, depth + 1);
   }
 
-  std::optional<int64_t> intConstant(const Op& op) const {
-    const NamedAttr* a = op.attr("value");
-    if (!a) return std::nullopt;
-    const std::string& t = a->value;
-    if (t == "true") return 1;
-    if (t == "false") return 0;
-    try {
-      size_t pos = 0;
-      long long v = std::stoll(t, &pos, 0);
-      if (pos != t.size()) return std::nullopt;
-      return v;
-    } catch (...) {
-      return std::nullopt;
-    }
-  }
-
   /// The exact value of an integer scalar, as a polynomial of the scalar parameters.
   std::optional<Poly> exact(ValueId v) {
     if (scalarParam_.count(v)) return Poly::var(fn_.value(v).name);
@@ -345,7 +329,7 @@ private:
     } leave{depth_};
     const Op& op = *it->second;
     if (op.kind == OpKind::Constant) {
-      auto c = intConstant(op);
+      auto c = op.constant.integer();
       return c ? std::optional<Poly>(Poly::constant(*c)) : std::nullopt;
     }
     if (op.kind != OpKind::Arith) return std::nullopt;

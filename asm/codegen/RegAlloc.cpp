@@ -171,8 +171,7 @@ void FunctionLowering::assignInPlace(std::map<VReg, Interval>& iv) {
 /// after its BSTOP, since scalar instructions inside a tile block would end it.
 void FunctionLowering::rewrite(std::map<VReg, Interval>& iv) {
   if (spillSlots_ == 0) return assignInPlace(iv);
-  std::vector<MInst> out;
-  out.reserve(code_.size());
+  MCode out;
   auto spillOffset = [](int slot) { return static_cast<int64_t>(slot) * 8; };
   auto load = [&](unsigned reg, int slot) {
     return word(

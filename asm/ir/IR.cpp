@@ -2,10 +2,13 @@
 // form is asm/ir/Printer.cpp).
 #include "asm/ir/IR.h"
 
+#include "isa/Numerics.h"
 #include "isa/Pipes.h"
 #include "support/Text.h"
 
+#include <bit>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -105,7 +108,7 @@ isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op) {
   fix::Attrs a;
   if (op.kind != OpKind::TileOp || (op.tileOp != isa::OpId::TMOV && op.tileOp != isa::OpId::TSTORE))
     return a;
-  const TileModes& m = op.modes;
+  const TileModes& m = *op.modes;
   a.relu = m.relu.value_or(a.relu);
   a.atomic = m.atomic.value_or(a.atomic);
   a.phase = m.phase.value_or(a.phase);
@@ -294,6 +297,46 @@ std::string denseCountsText(uint64_t bits) {
   for (unsigned i = 0; i < 4; ++i)
     s += (i ? ", " : "") + std::to_string(bits >> (16 * i) & 0xFFFF);
   return s + "]>";
+}
+
+ConstantValue readConstant(std::string_view text, const Type& type) {
+  using K = ConstantValue::Kind;
+  if (text == "true" || text == "false") return {K::Bool, text == "true" ? 1u : 0u};
+  if (type.kind == TypeKind::Vector) {
+    auto lanes = denseCountsBits(text);
+    return lanes ? ConstantValue{K::Dense, *lanes} : ConstantValue{};
+  }
+  const bool hex =
+      text.find("0x") != std::string_view::npos || text.find("0X") != std::string_view::npos;
+  if (type.isIntLike() || hex) {
+    auto v = support::parseInt(text);
+    return v ? ConstantValue{K::Int, static_cast<uint64_t>(*v)} : ConstantValue{};
+  }
+  if (!type.isFloatScalar()) return {};
+  const std::string s(text);
+  char* end = nullptr;
+  if (type.elem == isa::DType::F32) { // rounded once, from the decimal
+    const float f = std::strtof(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size()) return {};
+    return {K::Float, std::bit_cast<uint32_t>(f)};
+  }
+  const double d = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size()) return {};
+  switch (type.elem) {
+  case isa::DType::F64:
+    return {K::Float, std::bit_cast<uint64_t>(d)};
+  case isa::DType::F16:
+  case isa::DType::BF16:
+    return {K::Float,
+            isa::encodeFromDouble(type.elem, d, isa::RoundMode::CAST_RINT, isa::SatMode::OFF)};
+  default:
+    return {};
+  }
+}
+
+void setConstant(Op& op, std::string text, const Type& type) {
+  op.constant = readConstant(text, type);
+  op.attrs.push_back({"value", std::move(text)});
 }
 
 std::vector<uint64_t> attributeScalars(const Op& op) {

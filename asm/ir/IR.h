@@ -152,6 +152,7 @@ struct TileModes {
   std::optional<isa::AtomicType> atomic;     // atomicType (TSTORE)
   std::optional<isa::StPhase> phase;         // stPhase
   std::optional<isa::AccToVecMode> accToVec; // accToVecMode (TMOV acc -> vec)
+  bool operator==(const TileModes&) const = default;
 };
 
 /// The ops that share an OpKind and differ by name (asm/ir/NamedOps.def); None for the others.
@@ -202,11 +203,12 @@ struct PipeAttrs {
   std::optional<int64_t> size, autoAlloc, base; // reserve_buffer (autoAlloc: `auto`)
   std::optional<isa::Loc> location;             // #pto.address_space<vec|mat> (else absent)
   std::optional<int64_t> dirMask, slotSize, slotNum, localSlotNum, flagBase, noSplit; // init
+  bool operator==(const PipeAttrs&) const = default;
 };
 
 enum class OpKind : uint8_t {
   // scalar
-  Constant, // attrs: value text; result type
+  Constant, // Op::constant (setConstant); attrs: value text; result type
   Arith,    // name = "arith.addi" etc. (Op::arith); binary, unary casts, cmpi/cmpf (Op::predicate),
             // select
   // control flow
@@ -277,7 +279,63 @@ struct EventRef {
   enum class Kind : uint8_t { Const, Symbolic, Dynamic } kind = Kind::Const;
   int id = 0;
   std::string symbol;
+  bool operator==(const EventRef&) const = default;
 };
+
+/// A payload few ops carry, kept out of line so that an Op stays small (a module may hold a
+/// million tile ops): reading an absent one sees T's default; edit() makes it, and assigning
+/// T's default frees it. Copies are deep.
+template <typename T> class OutOfLine {
+public:
+  OutOfLine() = default;
+  OutOfLine(const OutOfLine& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  OutOfLine(OutOfLine&&) noexcept = default;
+  OutOfLine& operator=(const OutOfLine& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  OutOfLine& operator=(OutOfLine&&) noexcept = default;
+  OutOfLine& operator=(T v) {
+    if (v == T{})
+      p_.reset();
+    else
+      p_ = std::make_unique<T>(std::move(v));
+    return *this;
+  }
+  const T& operator*() const { return p_ ? *p_ : kDefault; }
+  const T* operator->() const { return &**this; }
+  T& edit() {
+    if (!p_) p_ = std::make_unique<T>();
+    return *p_;
+  }
+
+private:
+  static inline const T kDefault{};
+  std::unique_ptr<T> p_;
+};
+
+/// An arith.constant's value, read once from its canonical literal (readConstant) where the op
+/// is made; the literal's text stays in the op's attrs, for printing only.
+struct ConstantValue {
+  enum class Kind : uint8_t {
+    None,  // no reader supports it (a decimal float of a type without an IEEE format: f8...)
+    Bool,  // true / false: bits 1 / 0
+    Int,   // an integer of any integer type or index, or a 0x bit pattern (of a float type too):
+           // its value as written, two's complement in 64 bits (hex as written, never octal)
+    Float, // a decimal of f16 / bf16 / f32 / f64: its pattern in the type's width, rounded once
+           // to nearest even (f32 straight from the decimal, never through a double)
+    Dense, // vector<4xi16>: lane i in bits 16i+15..16i
+  };
+  Kind kind = Kind::None;
+  uint64_t bits = 0;
+  /// Its integer value (Int and Bool), else nullopt.
+  std::optional<int64_t> integer() const {
+    if (kind != Kind::Int && kind != Kind::Bool) return std::nullopt;
+    return static_cast<int64_t>(bits);
+  }
+};
+/// The value of a canonical literal (as the builder normalizes it) of a constant of `type`.
+ConstantValue readConstant(std::string_view text, const Type& type);
 
 struct Op;
 struct Region {
@@ -285,29 +343,32 @@ struct Region {
   std::vector<std::unique_ptr<Op>> ops;
 };
 
+/// One op. The fields every op has come first, packed; the payloads of a few kinds live out of
+/// line (OutOfLine: read with ->, written with edit()).
 struct Op {
   OpKind kind;
-  SrcLoc loc;
-  std::string name;              // arith op name, section kind, block-info name, callee...
-  isa::OpId tileOp{};            // for TileOp
-  ArithOp arith = ArithOp::None; // for Arith: which op, from its name
+  ArithOp arith = ArithOp::None;               // for Arith: which op, from its name
   CmpPredicate predicate = CmpPredicate::None; // for cmpi / cmpf
   NamedOp named = NamedOp::None;               // the ops told apart by name only
+  isa::OpId tileOp{};                          // for TileOp
+  ViewLayout layout = ViewLayout::Inferred;    // MakeTensorView, ReinterpretCast
+  // sync
+  isa::Pipe srcPipe = isa::Pipe::All, dstPipe = isa::Pipe::All;
+  SrcLoc loc;
+  SrcLoc typeLoc;         // the type annotation, for type errors
+  uint32_t frontLoc = 0;  // its debug location: index into Module::frontLocs (0: none)
+  ConstantValue constant; // Constant: its value, typed
+  std::string name;       // arith op name, section kind, block-info name, callee...
   std::vector<ValueId> operands;
   std::vector<SrcLoc> operandLocs;   // parallel to operands
   std::vector<int16_t> operandRoles; // TileOp: index into OpInfo::roles per operand
   std::vector<ValueId> results;
   std::vector<Region> regions;
   std::vector<NamedAttr> attrs; // canonical attribute text (rmode, sat_mode, cmpMode, ...)
-  TileModes modes;              // TileOp: the attributes with meaning, typed
-  ViewLayout layout = ViewLayout::Inferred; // MakeTensorView, ReinterpretCast
-  PipeAttrs pipe;                           // ReserveBuffer, ImportReserved, PipeInit
-  std::vector<int64_t> ints; // small integer payload (subset sizes, view shape counts)
-  SrcLoc typeLoc;            // the type annotation, for type errors
-  uint32_t frontLoc = 0;     // its debug location: index into Module::frontLocs (0: none)
-  // sync
-  isa::Pipe srcPipe = isa::Pipe::All, dstPipe = isa::Pipe::All;
-  EventRef event;
+  std::vector<int64_t> ints;    // small integer payload (subset sizes, view shape counts)
+  OutOfLine<TileModes> modes;   // TileOp: the attributes with meaning, typed
+  OutOfLine<PipeAttrs> pipe;    // ReserveBuffer, ImportReserved, PipeInit
+  OutOfLine<EventRef> event;    // SetFlag, WaitFlag, CoreSync, a tile op's record / wait
 
   const NamedAttr* attr(std::string_view key) const;
 };
@@ -415,6 +476,10 @@ std::optional<uint64_t> denseCountsBits(std::string_view text);
 /// Its canonical text, `dense<[a, b, c, d]>` (each lane as written, unsigned 16-bit).
 std::string denseCountsText(uint64_t bits);
 std::vector<uint64_t> attributeScalars(const Op& op);
+
+/// Makes `op` an arith.constant of the canonical literal `text` for a result of `type`: its
+/// value attribute (printed) and its value (read once, readConstant).
+void setConstant(Op& op, std::string text, const Type& type);
 
 /// Records the arch in the module (pto.target_arch), replacing any previous value, so that
 /// the printed IR verifies the same way without the --arch flag.

@@ -169,12 +169,12 @@ private:
   std::string eventText(const Op& op) {
     std::string s = "[<" + std::string(isa::spelling(op.srcPipe)) + ">, <" +
                     std::string(isa::spelling(op.dstPipe)) + ">";
-    switch (op.event.kind) {
+    switch (op.event->kind) {
     case EventRef::Kind::Const:
-      s += ", <EVENT_ID" + std::to_string(op.event.id) + ">";
+      s += ", <EVENT_ID" + std::to_string(op.event->id) + ">";
       break;
     case EventRef::Kind::Symbolic:
-      if (!op.event.symbol.empty()) s += ", @" + op.event.symbol;
+      if (!op.event->symbol.empty()) s += ", @" + op.event->symbol;
       break;
     case EventRef::Kind::Dynamic:
       s += ", " + name(op.operands.at(0));
@@ -551,7 +551,7 @@ private:
     switch (op.kind) {
     case OpKind::SetFlag:
     case OpKind::WaitFlag: {
-      bool dyn = op.event.kind == EventRef::Kind::Dynamic;
+      bool dyn = op.event->kind == EventRef::Kind::Dynamic;
       line() << (op.kind == OpKind::SetFlag ? "pto.set_flag" : "pto.wait_flag")
              << (dyn ? "_dyn" : "") << eventText(op) << "\n";
       return;
@@ -571,10 +571,6 @@ private:
              << ">}\n";
       return;
     }
-    case OpKind::Comm:
-      return commOp(op);
-    case OpKind::AsyncComm:
-      return asyncCommOp(op);
     case OpKind::Barrier:
       if (const NamedAttr* form = op.attr("form")) { // a memory fence (BuildSync.cpp)
         line() << op.name;
@@ -587,15 +583,16 @@ private:
       line() << "pto.barrier <" << isa::spelling(op.srcPipe) << ">\n";
       return;
     case OpKind::CoreSync: {
-      const std::string id = op.event.kind == EventRef::Kind::Dynamic ? name(op.operands[0])
-                                                                      : std::to_string(op.event.id);
+      const std::string id = op.event->kind == EventRef::Kind::Dynamic
+                                 ? name(op.operands[0])
+                                 : std::to_string(op.event->id);
       if (op.named == NamedOp::GetBuf || op.named == NamedOp::RlsBuf)
         line() << op.name << " [#pto.pipe<" << isa::spelling(op.srcPipe) << ">, " << id << "]\n";
       else
         line() << op.name << " <" << isa::spelling(op.srcPipe) << ">, " << id << "\n";
       return;
     }
-    default:
+    default: // op() sends only the kinds above here
       return;
     }
   }

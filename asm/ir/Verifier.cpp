@@ -100,12 +100,9 @@ void Verifier::indexConstants() const {
   for (const auto& f : mod_.functions)
     walk(f->body, [&](const Op& op) {
       if (op.kind != OpKind::Constant) return;
-      const NamedAttr* a = op.attr("value");
-      if (!a) return;
-      const std::string& t = a->value;
-      if (t.find_first_of(".eE") != std::string::npos && t.find("0x") == std::string::npos) return;
       // The syntaxes' integer literals: decimal or 0x-hex (never octal: "040" is forty).
-      if (auto v = support::parseInt(t)) constants_[{f.get(), op.results[0]}] = *v;
+      if (op.constant.kind == ConstantValue::Kind::Int)
+        constants_[{f.get(), op.results[0]}] = static_cast<int64_t>(op.constant.bits);
     });
 }
 
@@ -280,11 +277,11 @@ void Verifier::checkScalarMemory(const Op& op) {
 }
 
 void Verifier::checkFlag(const Op& op) {
-  if (op.event.kind == EventRef::Kind::Const) {
+  if (op.event->kind == EventRef::Kind::Const) {
     unsigned n = isa::profile(arch_).eventIdsPerPipePair;
-    if (op.event.id < 0 || op.event.id >= static_cast<int>(n))
+    if (op.event->id < 0 || op.event->id >= static_cast<int>(n))
       diags_.error(op.typeLoc.valid() ? op.typeLoc : op.loc,
-                   "event id " + std::to_string(op.event.id) + " is out of range: " + archName() +
+                   "event id " + std::to_string(op.event->id) + " is out of range: " + archName() +
                        " has EVENT_ID0..EVENT_ID" + std::to_string(n - 1) + " per pipe pair");
   }
   if (op.srcPipe == isa::Pipe::All || op.dstPipe == isa::Pipe::All)

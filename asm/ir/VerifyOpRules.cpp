@@ -69,7 +69,7 @@ void Verifier::checkFixpipe(const Op& op, const std::string& name,
     if (o.role->id == isa::RoleId::Pre) pre = &o;
   }
   if (!src || !dst) return;
-  const ir::TileModes& m = op.modes;
+  const ir::TileModes& m = *op.modes;
   const TileType& s = tileOf(*src);
   const bool relu = m.relu && *m.relu != isa::ReluPreMode::NoRelu;
   const bool fromAcc = s.loc == Loc::Acc;
@@ -243,7 +243,7 @@ void Verifier::checkScaleAddr(const Op& op, const std::string& name) {
 /// TGATHER's compare form: pto-isa's CmpMode GT or EQ, and a first index that keeps every index
 /// an i32 (pto-isa's uint32_t offset; PTOAS's i32 attribute).
 void Verifier::checkGatherCompare(const Op& op, const std::string& name) {
-  const isa::CmpMode mode = op.modes.cmp.value_or(isa::CmpMode::EQ);
+  const isa::CmpMode mode = op.modes->cmp.value_or(isa::CmpMode::EQ);
   if (mode != isa::CmpMode::EQ && mode != isa::CmpMode::GT)
     diags_.error(op.loc, "'" + name + "' compare form supports cmpMode eq or gt, found " +
                              std::string(isa::spelling(mode)));

@@ -26,7 +26,7 @@ void Verifier::checkReservedBuffers() {
   std::map<std::string, std::vector<std::string>> reserves; // function -> reserve names
   for (const auto& f : mod_.functions)
     walk(f->body, [&](const Op& op) {
-      if (op.kind == OpKind::ReserveBuffer) reserves[f->name].push_back(op.pipe.name);
+      if (op.kind == OpKind::ReserveBuffer) reserves[f->name].push_back(op.pipe->name);
     });
   for (const auto& f : mod_.functions) {
     const Op* firstReserve = nullptr;
@@ -47,8 +47,8 @@ void Verifier::checkReservedBuffers() {
           diags_.note(firstImport->loc, "the first import_reserved_buffer is here");
         }
         if (!firstImport) firstImport = &op;
-        const std::string& peer = op.pipe.peerFunc;
-        const std::string& name = op.pipe.name;
+        const std::string& peer = op.pipe->peerFunc;
+        const std::string& name = op.pipe->name;
         bool exists = false;
         for (const auto& g : mod_.functions)
           exists = exists || (g->name == peer && !g->isDeclaration);
@@ -70,15 +70,15 @@ void Verifier::checkReservedBuffers() {
 
 void Verifier::checkReserve(const Op& op) {
   const std::string what = "'pto.reserve_buffer'";
-  const auto size = op.pipe.size;
+  const auto size = op.pipe->size;
   if (!size || *size <= 0) diags_.error(op.loc, what + " expects 'size' to be greater than 0");
-  const bool vec = op.pipe.location == isa::Loc::Vec;
-  const bool mat = op.pipe.location == isa::Loc::Mat;
+  const bool vec = op.pipe->location == isa::Loc::Vec;
+  const bool mat = op.pipe->location == isa::Loc::Mat;
   if (!vec && !mat)
     diags_.error(op.loc, what + " expects 'location' to be #pto.address_space<vec> or "
                                 "#pto.address_space<mat>");
-  const auto autoAlloc = op.pipe.autoAlloc;
-  const auto base = op.pipe.base;
+  const auto autoAlloc = op.pipe->autoAlloc;
+  const auto base = op.pipe->base;
   if (autoAlloc.value_or(0) == 0 && !base)
     diags_.error(op.loc, what + " expects 'base' when 'auto' is false");
   if (autoAlloc.value_or(0) != 0 && base)
@@ -127,7 +127,7 @@ void Verifier::checkPipeOp(const Op& op) {
   // The cube pushes C2V and pops V2C; the vector cores the reverse.
   const bool cube = kind == "cube";
   const bool c2v = op.kind == OpKind::PipePush ? cube : !cube;
-  const int dir = static_cast<int>(init->pipe.dirMask.value_or(0));
+  const int dir = static_cast<int>(init->pipe->dirMask.value_or(0));
   if (!(dir & (c2v ? 1 : 2))) {
     diags_.error(op.loc, what + " in a " + kind + " kernel moves tiles " +
                              (c2v ? "cube to vector (C2V)" : "vector to cube (V2C)") +
@@ -168,18 +168,18 @@ void Verifier::checkPipeOp(const Op& op) {
 void Verifier::checkPipeInit(const Op& op, const std::string& kind) {
   const std::string what = "'" + op.name + "'";
   pipeInits_[op.results[0]] = &op;
-  const std::string& frontend = op.pipe.frontend;
+  const std::string& frontend = op.pipe->frontend;
   if (!frontend.empty() && kind != (frontend == "aic" ? "cube" : "vector"))
     diags_.error(op.loc, "'pto." + frontend + "_initialize_pipe' must be inside a " +
                              (frontend == "aic" ? "cube" : "vector") + " kernel function");
   if (frontend.empty() && kind.empty())
     diags_.error(op.loc, what + " must be inside a kernel_kind function (#pto.kernel_kind<cube> "
                                 "or #pto.kernel_kind<vector>)");
-  const auto dir = op.pipe.dirMask;
-  const auto slotSize = op.pipe.slotSize;
-  const auto slotNum = op.pipe.slotNum;
-  const auto localSlots = op.pipe.localSlotNum;
-  const auto flagBase = op.pipe.flagBase;
+  const auto dir = op.pipe->dirMask;
+  const auto slotSize = op.pipe->slotSize;
+  const auto slotNum = op.pipe->slotNum;
+  const auto localSlots = op.pipe->localSlotNum;
+  const auto flagBase = op.pipe->flagBase;
   if (!dir || *dir < 1 || *dir > 3)
     diags_.error(op.loc, what + " expects 'dir_mask' to be 1, 2, or 3");
   if (!slotSize || *slotSize <= 0)
@@ -257,7 +257,7 @@ void Verifier::checkPipePeers() {
     });
     for (auto [pipe, e] : endOf) {
       const Op& init = *ends[e].init;
-      const int dir = static_cast<int>(init.pipe.dirMask.value_or(1));
+      const int dir = static_cast<int>(init.pipe->dirMask.value_or(1));
       if (dir < 1 || dir > 3) continue; // reported by checkPipeInit
       const size_t first = init.ints[0] ? 1 : 0;
       for (size_t i = first; i < init.operands.size(); ++i) {
@@ -265,9 +265,9 @@ void Verifier::checkPipePeers() {
         if (d == defs.end()) continue;
         const Op& def = *d->second;
         if (def.kind != OpKind::ReserveBuffer && def.kind != OpKind::ImportReserved) continue;
-        const std::string owner = def.kind == OpKind::ReserveBuffer ? f->name : def.pipe.peerFunc;
+        const std::string owner = def.kind == OpKind::ReserveBuffer ? f->name : def.pipe->peerFunc;
         const int way = dir == 3 ? (i == first ? 1 : 2) : dir;
-        groups[{owner, def.pipe.name, way}].push_back(e);
+        groups[{owner, def.pipe->name, way}].push_back(e);
       }
     }
   }
@@ -283,7 +283,7 @@ void Verifier::checkPipePeers() {
       continue;
     }
     const End &a = ends[members[0]], &b = ends[members[1]];
-    const auto na = a.init->pipe.noSplit, nb = b.init->pipe.noSplit;
+    const auto na = a.init->pipe->noSplit, nb = b.init->pipe->noSplit;
     if (na && nb && *na != *nb)
       diags_.error(b.init->loc, "'" + b.init->name +
                                     "' conflicting explicit 'nosplit' across peer pipe init ops");
@@ -294,7 +294,7 @@ void Verifier::checkPipePeers() {
                    "'" + b.init->name + "' conflicting pipe split usage across peer pipe init ops");
   }
   for (const End& e : ends) {
-    const auto ns = e.init->pipe.noSplit;
+    const auto ns = e.init->pipe->noSplit;
     if (!ns) continue;
     if (*ns && e.splits.count(1))
       diags_.error(e.init->loc, "'" + e.init->name +

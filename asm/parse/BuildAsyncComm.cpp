@@ -59,20 +59,7 @@ void Builder::buildAsyncComm(const std::string& name, SrcLoc loc, Pieces& p,
     return;
   }
   AsyncOperands a{name, loc, {}, {}};
-  for (size_t i = 0; i < want; ++i) {
-    ValueId v = use(inner.operands[i]);
-    if (v == kNoValue) return;
-    auto t = readType(types[i]);
-    if (!t) return;
-    if (!(*t == fn_->type(v))) {
-      diags_.error(locOf(types[i]), "'" + name + "': operand " + std::to_string(i) +
-                                        " is written as " + toString(*t) + " but is " +
-                                        toString(fn_->type(v)));
-      return;
-    }
-    a.values.push_back(v);
-    a.locs.push_back(inner.operands[i].loc);
-  }
+  if (!readCommOperands(name, inner.operands, types, a.values, a.locs)) return;
   const Type resultType = session    ? Type{TypeKind::AsyncSession}
                           : transfer ? Type{TypeKind::AsyncEvent}
                                      : Type::scalar(isa::DType::I1);

@@ -13,10 +13,6 @@
 namespace pto::as::detail {
 
 namespace {
-std::string typeText(const Type& t) {
-  return toString(t);
-}
-
 int64_t elementCount(const Type& t) {
   int64_t n = 1;
   for (int64_t d : t.shape) {
@@ -88,20 +84,7 @@ void Builder::buildComm(const std::string& name, SrcLoc loc, Pieces& p,
   c.name = name;
   c.loc = loc;
   c.kind = kind;
-  for (size_t i = 0; i < refs.size(); ++i) {
-    ValueId v = use(refs[i]);
-    if (v == kNoValue) return;
-    auto t = readType(types[i]);
-    if (!t) return;
-    if (!(*t == fn_->type(v))) {
-      diags_.error(locOf(types[i]), "'" + name + "': operand " + std::to_string(i) +
-                                        " is written as " + typeText(*t) + " but is " +
-                                        typeText(fn_->type(v)));
-      return;
-    }
-    c.values.push_back(v);
-    c.locs.push_back(refs[i].loc);
-  }
+  if (!readCommOperands(name, refs, types, c.values, c.locs)) return;
   std::vector<P::AttrDictContext*> dicts = custom ? p.dicts : inner.dicts;
   for (auto* d : p.dicts)
     if (std::find(dicts.begin(), dicts.end(), d) == dicts.end()) dicts.push_back(d);
@@ -113,6 +96,26 @@ void Builder::buildComm(const std::string& name, SrcLoc loc, Pieces& p,
   if (!splitCommOperands(c)) return;
   if (!checkComm(c)) return;
   expandComm(c);
+}
+
+bool Builder::readCommOperands(const std::string& name, const std::vector<OperandRef>& refs,
+                               const std::vector<P::TypeContext*>& types,
+                               std::vector<ValueId>& values, std::vector<SrcLoc>& locs) {
+  for (size_t i = 0; i < refs.size() && i < types.size(); ++i) {
+    ValueId v = use(refs[i]);
+    if (v == kNoValue) return false;
+    auto t = readType(types[i]);
+    if (!t) return false;
+    if (!(*t == fn_->type(v))) {
+      diags_.error(locOf(types[i]), "'" + name + "': operand " + std::to_string(i) +
+                                        " is written as " + toString(*t) + " but is " +
+                                        toString(fn_->type(v)));
+      return false;
+    }
+    values.push_back(v);
+    locs.push_back(refs[i].loc);
+  }
+  return true;
 }
 
 bool Builder::readCommAttr(CommOperands& c, P::AttrEntryContext* e) {
@@ -221,32 +224,32 @@ bool Builder::checkComm(CommOperands& c) {
   auto T = [&](size_t k) -> const Type& { return fn_->type(c.values[k]); };
   const isa::DType elem = T(c.views[0]).elem;
   for (size_t k : c.views)
-    if (!T(k).isView()) return fail(c.locs[k], "expects a GM view here, found " + typeText(T(k)));
+    if (!T(k).isView()) return fail(c.locs[k], "expects a GM view here, found " + toString(T(k)));
   for (size_t k : c.group)
     if (!T(k).isView())
-      return fail(c.locs[k], "expects a GM view of a group member, found " + typeText(T(k)));
+      return fail(c.locs[k], "expects a GM view of a group member, found " + toString(T(k)));
   for (size_t k : c.tiles) {
-    if (!T(k).isTile()) return fail(c.locs[k], "expects a tile here, found " + typeText(T(k)));
+    if (!T(k).isTile()) return fail(c.locs[k], "expects a tile here, found " + toString(T(k)));
     if (T(k).tile.loc != isa::Loc::Vec)
-      return fail(c.locs[k], "stages data in UB: its tiles need loc=vec, found " + typeText(T(k)));
+      return fail(c.locs[k], "stages data in UB: its tiles need loc=vec, found " + toString(T(k)));
   }
   for (size_t k = 0; k < c.values.size(); ++k)
     if (T(k).elem != elem)
       return fail(c.locs[k], "moves " + std::string(isa::spelling(elem)) +
                                  " data: every view and tile needs that element type, found " +
-                                 typeText(T(k)));
+                                 toString(T(k)));
   // The ping and the pong (and the reduce's recv ping/pong) are alike.
   const size_t firstStage = c.kind == CommKind::Reduce ? 1 : 0;
   for (size_t k = firstStage + 1; k < c.tiles.size(); ++k)
     if (!(T(c.tiles[k]) == T(c.tiles[firstStage])))
       return fail(c.locs[c.tiles[k]],
-                  "needs its pong tile of the ping's type " + typeText(T(c.tiles[firstStage])));
+                  "needs its pong tile of the ping's type " + toString(T(c.tiles[firstStage])));
   const TileType& stage = T(c.tiles[firstStage]).tile;
   const int64_t stageElems = stage.validRows * stage.validCols;
   auto viewElems = [&](size_t k) -> std::optional<int64_t> {
     int64_t n = elementCount(T(k));
     if (n <= 0) {
-      fail(c.locs[k], "expects a view with a positive static shape, found " + typeText(T(k)));
+      fail(c.locs[k], "expects a view with a positive static shape, found " + toString(T(k)));
       return std::nullopt;
     }
     return n;
@@ -257,8 +260,8 @@ bool Builder::checkComm(CommOperands& c) {
     auto d = viewElems(0), s = viewElems(1);
     if (!d || !s) return false;
     if (!(T(0).shape == T(1).shape))
-      return fail(c.locs[1], "copies between views of one shape: dst is " + typeText(T(0)) +
-                                 ", src " + typeText(T(1)));
+      return fail(c.locs[1], "copies between views of one shape: dst is " + toString(T(0)) +
+                                 ", src " + toString(T(1)));
   } else {
     if (c.group.empty()) return fail(c.loc, "needs a group: one view per member after the tiles");
     if (!c.root) return fail(c.loc, "needs a root: {root = N : i32}");
@@ -268,12 +271,12 @@ bool Builder::checkComm(CommOperands& c) {
                                  std::to_string(c.group.size()));
     for (size_t k : c.group)
       if (!(T(k).shape == T(c.group[0]).shape))
-        return fail(c.locs[k], "needs group members of one shape, " + typeText(T(c.group[0])) +
-                                   ", found " + typeText(T(k)));
+        return fail(c.locs[k], "needs group members of one shape, " + toString(T(c.group[0])) +
+                                   ", found " + toString(T(k)));
     if (!viewElems(c.group[0])) return false;
     if (c.kind == CommKind::Reduce && !(T(c.tiles[0]) == T(c.tiles[1])))
       return fail(c.locs[c.tiles[0]],
-                  "needs its acc tile of the recv tile's type " + typeText(T(c.tiles[1])));
+                  "needs its acc tile of the recv tile's type " + toString(T(c.tiles[1])));
     if (c.kind == CommKind::Reduce && !c.reduceOp)
       return fail(c.loc, "needs a reduceOp: {reduceOp = #pto<reduce_op sum|max|min>}");
   }
@@ -301,7 +304,7 @@ bool Builder::checkComm(CommOperands& c) {
   if (c.kind == CommKind::Broadcast || c.kind == CommKind::Reduce)
     if (!(T(c.views[0]).shape == T(c.group[0]).shape))
       return fail(c.locs[0], "needs its local view of the members' shape " +
-                                 typeText(T(c.group[0])) + ", found " + typeText(T(0)));
+                                 toString(T(c.group[0])) + ", found " + toString(T(0)));
   return true;
 }
 
@@ -353,7 +356,7 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
                               "members, or the chunks of a staging tile smaller than the "
                               "transfer), which needs a pto.partition_view of this function, "
                               "found " +
-                              typeText(lt));
+                              toString(lt));
     return std::nullopt;
   }
   if (!fits || (tvRank < 2 && (row0 != 0 || rows != 1)) || tvRank < 1) {
@@ -362,7 +365,7 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
                               ", " + std::to_string(col0 + cols) +
                               ") of this view, which has not got them (a gather's or scatter's "
                               "local view needs N x H rows, pto-isa's DIM_3 >= N x H), found " +
-                              typeText(lt));
+                              toString(lt));
     return std::nullopt;
   }
   // The operands first (constants and additions), then the partition that uses them; the
@@ -459,7 +462,7 @@ bool Builder::expandCommChunk(const CommOperands& c, int64_t i, int64_t j, int64
     if (!view) return false;
     Op& s = emitCommTileOp(isa::OpId::TSTORE, at, {tile, *view});
     if (atomic) {
-      s.modes.atomic = isa::AtomicType::Add;
+      s.modes.edit().atomic = isa::AtomicType::Add;
       s.attrs.push_back({"atomicType", "#pto<atomic_type atomic_add>"});
     }
     emitCommBarrier(at);

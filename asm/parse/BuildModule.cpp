@@ -321,7 +321,8 @@ std::optional<int64_t> Builder::integerConstant(ValueId v) const {
   for (const Region* r : regions_)
     for (const auto& op : r->ops)
       if (op->kind == OpKind::Constant && !op->results.empty() && op->results[0] == v)
-        if (const NamedAttr* a = op->attr("value")) return parseInt(a->value);
+        return op->constant.kind == ConstantValue::Kind::Int ? op->constant.integer()
+                                                             : std::nullopt;
   return std::nullopt;
 }
 

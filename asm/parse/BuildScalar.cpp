@@ -119,7 +119,7 @@ std::optional<ValueId> Builder::constant(P::LiteralContext* lit, const Type& typ
   std::string text = lit->getText();
   if (!checkLiteral(text, type, loc)) return std::nullopt;
   Op& op = emitBefore(OpKind::Constant, loc, "arith.constant");
-  op.attrs.push_back({"value", normalizeLiteral(text, type)});
+  setConstant(op, normalizeLiteral(text, type), type);
   std::string name = constantName(text, type);
   ValueId v = fn_->addValue(name, type, loc);
   op.results.push_back(v);
@@ -327,7 +327,7 @@ void Builder::buildConstant(SrcLoc loc, Pieces& p, const std::vector<ResultName>
   }
   if (!checkLiteral(text, type, p.operands[0].loc)) return;
   Op& op = emit(OpKind::Constant, loc, "arith.constant");
-  op.attrs.push_back({"value", normalizeLiteral(text, type)});
+  setConstant(op, normalizeLiteral(text, type), type);
   if (expectResults("arith.constant", loc, results, 1)) defineResults(op, results, {type});
 }
 
@@ -351,7 +351,7 @@ void Builder::buildCondition(SrcLoc loc, Pieces& p, const std::vector<ResultName
 
 ValueId Builder::constantInt(int64_t v, const Type& type, SrcLoc loc) {
   Op& op = emitBefore(OpKind::Constant, loc, "arith.constant");
-  op.attrs.push_back({"value", std::to_string(v)});
+  setConstant(op, std::to_string(v), type);
   ValueId id = fn_->addValue(constantName(std::to_string(v), type), type, loc);
   op.results.push_back(id);
   return id;

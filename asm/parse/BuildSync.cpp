@@ -146,7 +146,7 @@ void Builder::buildSync(const std::string& name, SrcLoc loc, Pieces& p,
   op.srcPipe = *src;
   op.dstPipe = *dst;
   if (items.size() == 2) {
-    op.event.kind = EventRef::Kind::Symbolic; // the linker picks the id
+    op.event.edit().kind = EventRef::Kind::Symbolic; // the linker picks the id
     return;
   }
   const SyncItem& ev = items[2];
@@ -155,13 +155,13 @@ void Builder::buildSync(const std::string& name, SrcLoc loc, Pieces& p,
       diags_.error(ev.loc, "'" + name + "' needs a dynamic event id value");
       return;
     }
-    op.event.kind = EventRef::Kind::Dynamic;
+    op.event.edit().kind = EventRef::Kind::Dynamic;
     addOperand(op, scalarOperand(*ev.value, Type::index()), ev.loc);
     return;
   }
   if (!ev.symbol.empty()) {
-    op.event.kind = EventRef::Kind::Symbolic;
-    op.event.symbol = ev.symbol;
+    op.event.edit().kind = EventRef::Kind::Symbolic;
+    op.event.edit().symbol = ev.symbol;
     return;
   }
   std::string w = ev.word;
@@ -170,8 +170,8 @@ void Builder::buildSync(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.error(ev.loc, "expected an event id EVENT_ID0..EVENT_ID7, found '" + w + "'");
     return;
   }
-  op.event.kind = EventRef::Kind::Const;
-  op.event.id = static_cast<int>(*id);
+  op.event.edit().kind = EventRef::Kind::Const;
+  op.event.edit().id = static_cast<int>(*id);
   op.typeLoc = ev.loc;
 }
 
@@ -410,7 +410,7 @@ void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
   op.srcPipe = op.dstPipe = *pipe;
   op.attrs = attrs;
   if (idItem.value) {
-    op.event.kind = EventRef::Kind::Dynamic;
+    op.event.edit().kind = EventRef::Kind::Dynamic;
     addOperand(op, scalarOperand(*idItem.value, Type::index()), idItem.loc);
     return;
   }
@@ -422,8 +422,8 @@ void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
                                  ", found '" + idItem.word + "'");
     return;
   }
-  op.event.kind = EventRef::Kind::Const;
-  op.event.id = static_cast<int>(*id);
+  op.event.edit().kind = EventRef::Kind::Const;
+  op.event.edit().id = static_cast<int>(*id);
   op.typeLoc = idItem.loc;
 }
 

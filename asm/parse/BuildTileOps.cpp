@@ -635,8 +635,8 @@ void Builder::finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Boun
   // Waits come before the op, records after it (the C++ Event<Src, Dst> model).
   for (auto& [name, wloc] : waits) {
     Op& w = emit(OpKind::WaitFlag, wloc, "pto.wait_flag");
-    w.event.kind = EventRef::Kind::Symbolic;
-    w.event.symbol = name;
+    w.event.edit().kind = EventRef::Kind::Symbolic;
+    w.event.edit().symbol = name;
     events_[name].waits.push_back({&cur(), &w});
   }
   Op& op = emit(OpKind::TileOp, loc, opName);
@@ -644,8 +644,9 @@ void Builder::finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Boun
   op.attrs = std::move(attrs.list);
   op.modes = attrs.modes;
   // The attributes whose values become B.IOR scalars or B.DATR fields, read from their text once.
-  op.modes.ior = attributeScalars(op);
-  if (info.id == isa::OpId::TRANDOM) op.modes.rounds = attrInt(op, "rounds");
+  if (auto ior = attributeScalars(op); !ior.empty()) op.modes.edit().ior = std::move(ior);
+  if (info.id == isa::OpId::TRANDOM)
+    if (auto rounds = attrInt(op, "rounds")) op.modes.edit().rounds = rounds;
   op.typeLoc = typesLoc;
   // Operands in signature order (DPS: inputs then outputs).
   std::vector<size_t> order(bound.size());
@@ -659,8 +660,8 @@ void Builder::finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Boun
   }
   for (auto& [name, rloc] : records) {
     Op& r = emit(OpKind::SetFlag, rloc, "pto.set_flag");
-    r.event.kind = EventRef::Kind::Symbolic;
-    r.event.symbol = name;
+    r.event.edit().kind = EventRef::Kind::Symbolic;
+    r.event.edit().symbol = name;
     events_[name].records.push_back({&cur(), &r});
   }
   pendingEventOps_.push_back(&op);

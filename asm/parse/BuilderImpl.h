@@ -346,6 +346,11 @@ private:
   static std::optional<CommKind> commKindOf(std::string_view name);
   void buildComm(const std::string& name, SrcLoc loc, Pieces& p,
                  const std::vector<ResultName>& results);
+  /// Uses each operand of a comm op (sync or async) and reads its written type, which must be
+  /// the operand's own; appends them to values / locs. False after an error.
+  bool readCommOperands(const std::string& name, const std::vector<OperandRef>& refs,
+                        const std::vector<P::TypeContext*>& types, std::vector<ValueId>& values,
+                        std::vector<SrcLoc>& locs);
   bool readCommAttr(CommOperands& c, P::AttrEntryContext* e);
   bool splitCommOperands(CommOperands& c);
   bool checkComm(CommOperands& c);

@@ -104,6 +104,24 @@ TEST(Extent, FromViewsAndScalarAccesses) {
   EXPECT_FALSE(u[0].indexValues);
 }
 
+// Constants fold from the front end's typed value: "040" is forty (never octal), hex is exact.
+TEST(Extent, ConstantsAreReadAsTheFrontEndReadThem) {
+  auto u = uses(R"(module {
+  func.func @k(%a: !pto.ptr<f32>, %b: !pto.ptr<f32>, %n: index) {
+    %c40 = arith.constant 040 : index
+    %x = pto.load_scalar %a[%c40] : !pto.ptr<f32> -> f32
+    %h = arith.constant 0x7FFF : index
+    %m = arith.constant -0x10 : index
+    %i = arith.addi %h, %m : index
+    %y = pto.load_scalar %b[%i] : !pto.ptr<f32> -> f32
+    return
+  }
+})");
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(u[0].extent, "41");    // index 40
+  EXPECT_EQ(u[1].extent, "32752"); // index 0x7FFF - 16
+}
+
 // The table goes through an object and an image unchanged, and the readers refuse a record that
 // names a non-pointer, or an expression over a parameter that is not an integer scalar.
 TEST(Extent, TableRoundTripAndValidation) {

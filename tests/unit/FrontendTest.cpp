@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace pto;
@@ -64,6 +66,63 @@ module {
   ir::walk(p.module->functions[0]->body,
            [&](const ir::Op& op) { tileOps += op.kind == ir::OpKind::TileOp; });
   EXPECT_EQ(tileOps, 2);
+}
+
+// An arith.constant's value is read once, by the front end, into Op::constant: the code
+// generator, the extent analysis and the reference interpreter read that, never the text.
+TEST(Frontend, ConstantsCarryTheirTypedValue) {
+  auto p = parse(R"(
+func.func @k(%o: !pto.ptr<i64>) {
+  %a = arith.constant 0xFFFFFFFFFFFFFFFF : i64
+  %b = arith.constant -42 : i32
+  %c = arith.constant 9223372036854775807 : i64
+  %d = arith.constant -9223372036854775808 : i64
+  %e = arith.constant 18446744073709551615 : ui64
+  %f = arith.constant 1.5e-3 : f32
+  %g = arith.constant 2.5E+2 : f64
+  %h = arith.constant 1 : f16
+  %i = arith.constant 0x7FC00000 : f32
+  %j = arith.constant 040 : index
+  %k = arith.constant -0x10 : i32
+  %l = arith.constant true
+  %m = arith.constant 3.0e38 : bf16
+  %n = arith.constant 0.1 : f32
+  %q = arith.constant 1.0e0 : f8E4M3
+  return
+})",
+                 std::nullopt, false);
+  ASSERT_EQ(p.errors, 0u) << p.diagnostics;
+  std::map<std::string, ir::ConstantValue> got;
+  const ir::Function& fn = *p.module->functions[0];
+  ir::walk(fn.body, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::Constant) got[fn.value(op.results[0]).name] = op.constant;
+  });
+  using K = ir::ConstantValue::Kind;
+  const std::pair<std::string, ir::ConstantValue> want[] = {
+      {"a", {K::Int, ~uint64_t{0}}},
+      {"b", {K::Int, static_cast<uint64_t>(int64_t{-42})}}, // sign-extended to 64 bits
+      {"c", {K::Int, 0x7FFFFFFFFFFFFFFF}},
+      {"d", {K::Int, 0x8000000000000000}},
+      {"e", {K::Int, ~uint64_t{0}}},
+      {"f", {K::Float, std::bit_cast<uint32_t>(1.5e-3f)}},
+      {"g", {K::Float, std::bit_cast<uint64_t>(250.0)}},
+      {"h", {K::Float, 0x3C00}},
+      {"i", {K::Int, 0x7FC00000}}, // a pattern, as written
+      {"j", {K::Int, 40}},         // decimal, never octal
+      {"k", {K::Int, static_cast<uint64_t>(int64_t{-16})}},
+      {"l", {K::Bool, 1}},
+      {"m", {K::Float, 0x7F62}}, // 3.0e38 rounded to bf16's nearest (even)
+      {"n", {K::Float, 0x3DCCCCCD}},
+      {"q", {K::None, 0}}, // no IEEE format: the readers report it
+  };
+  ASSERT_EQ(got.size(), std::size(want));
+  for (const auto& [name, v] : want) {
+    EXPECT_EQ(got[name].kind, v.kind) << "%" << name;
+    EXPECT_EQ(got[name].bits, v.bits) << "%" << name << std::hex << " 0x" << got[name].bits;
+  }
+  EXPECT_EQ(got["d"].integer(), INT64_MIN);
+  EXPECT_EQ(got["l"].integer(), 1);
+  EXPECT_FALSE(got["f"].integer());
 }
 
 TEST(Frontend, AssemblyFormFragmentDeclaresTilesByUse) {

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <set>
 
@@ -152,11 +153,6 @@ TEST(RefScalar, Conversions) {
   EXPECT_EQ(ref::intToFloat(DType::F16, static_cast<uint64_t>(-3), true), 0xC200u);
   EXPECT_EQ(ref::intToFloat(DType::F32, ~uint64_t{0}, false), f32(18446744073709551616.0f));
   EXPECT_EQ(ref::intToFloat(DType::F64, (uint64_t{1} << 53) + 1, false), f64(9007199254740992.0));
-  EXPECT_EQ(*ref::constantBits("-1", DType::I32, false), 0xFFFFFFFFu);
-  EXPECT_EQ(*ref::constantBits("0.1", DType::F32, false), f32(0.1f));
-  EXPECT_EQ(*ref::constantBits("0x7FC00000", DType::F32, false), 0x7FC00000u);
-  EXPECT_EQ(*ref::constantBits("true", DType::I1, false), 1u);
-  EXPECT_FALSE(ref::constantBits("1.5x", DType::F32, false).has_value());
 }
 
 // ------------------------------------------------------------------ kernels from text
@@ -582,4 +578,66 @@ TEST(RefDiff, SamplesAgreeWithTheLinkedImageOnBothBackends) {
 TEST(RefDiff, CorpusAgreesWithTheLinkedImageOnBothBackends) {
   PTO_REQUIRE_SHARED(test::haveCorpus());
   diff::runAll(diff::ptoFiles(test::corpusPath("")), "corpus");
+}
+
+// Every constant as the reference interpreter and the compiled code read it (both from the
+// front end's typed value, ir::ConstantValue): the bits expected, the same on both backends.
+TEST(RefDiff, ConstantsAgreeWithTheLinkedImage) {
+  const std::string text =
+      R"(func.func @k(%l: !pto.ptr<i64>, %w: !pto.ptr<i32>, %f: !pto.ptr<f32>, %d: !pto.ptr<f64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %l0 = arith.constant 0xFFFFFFFFFFFFFFFE : i64
+  %l1 = arith.constant 9223372036854775807 : i64
+  %l2 = arith.constant -9223372036854775808 : i64
+  %l3 = arith.constant 040 : i64
+  %l4 = arith.constant -0x10 : i64
+  pto.store_scalar %l0, %l[%c0] : !pto.ptr<i64>, i64
+  pto.store_scalar %l1, %l[%c1] : !pto.ptr<i64>, i64
+  pto.store_scalar %l2, %l[%c2] : !pto.ptr<i64>, i64
+  pto.store_scalar %l3, %l[%c3] : !pto.ptr<i64>, i64
+  pto.store_scalar %l4, %l[%c4] : !pto.ptr<i64>, i64
+  %w0 = arith.constant -42 : i32
+  %w1 = arith.constant 0xFFFFFFF0 : i32
+  %w2 = arith.constant 2147483647 : i32
+  pto.store_scalar %w0, %w[%c0] : !pto.ptr<i32>, i32
+  pto.store_scalar %w1, %w[%c1] : !pto.ptr<i32>, i32
+  pto.store_scalar %w2, %w[%c2] : !pto.ptr<i32>, i32
+  %f0 = arith.constant 1.5e-3 : f32
+  %f1 = arith.constant -2.5E+2 : f32
+  %f2 = arith.constant 0x7FC00001 : f32
+  %f3 = arith.constant 3 : f32
+  pto.store_scalar %f0, %f[%c0] : !pto.ptr<f32>, f32
+  pto.store_scalar %f1, %f[%c1] : !pto.ptr<f32>, f32
+  pto.store_scalar %f2, %f[%c2] : !pto.ptr<f32>, f32
+  pto.store_scalar %f3, %f[%c3] : !pto.ptr<f32>, f32
+  %d0 = arith.constant 6.02214076e23 : f64
+  %d1 = arith.constant 0x3FF0000000000001 : f64
+  pto.store_scalar %d0, %d[%c0] : !pto.ptr<f64>, f64
+  pto.store_scalar %d1, %d[%c1] : !pto.ptr<f64>, f64
+  return
+})";
+  const std::string path = testing::TempDir() + "/constants.pto";
+  { std::ofstream(path) << text; }
+  EXPECT_EQ(diff::compare(path), "");
+  rt::Tensor l = rt::Tensor::zeros(DType::I64, {5}), w = rt::Tensor::zeros(DType::I32, {3});
+  rt::Tensor f = rt::Tensor::zeros(DType::F32, {4}), d = rt::Tensor::zeros(DType::F64, {2});
+  ASSERT_EQ(runText(text, {{"l", &l}, {"w", &w}, {"f", &f}, {"d", &d}}), "");
+  EXPECT_EQ(l.bitsAt(0), 0xFFFFFFFFFFFFFFFEu);
+  EXPECT_EQ(l.bitsAt(1), 0x7FFFFFFFFFFFFFFFu);
+  EXPECT_EQ(l.bitsAt(2), 0x8000000000000000u);
+  EXPECT_EQ(l.bitsAt(3), 40u); // never octal
+  EXPECT_EQ(l.bitsAt(4), static_cast<uint64_t>(int64_t{-16}));
+  EXPECT_EQ(w.bitsAt(0), 0xFFFFFFD6u);
+  EXPECT_EQ(w.bitsAt(1), 0xFFFFFFF0u);
+  EXPECT_EQ(w.bitsAt(2), 0x7FFFFFFFu);
+  EXPECT_EQ(f.bitsAt(0), std::bit_cast<uint32_t>(1.5e-3f));
+  EXPECT_EQ(f.bitsAt(1), std::bit_cast<uint32_t>(-250.0f));
+  EXPECT_EQ(f.bitsAt(2), 0x7FC00001u);
+  EXPECT_EQ(f.bitsAt(3), std::bit_cast<uint32_t>(3.0f));
+  EXPECT_EQ(d.bitsAt(0), std::bit_cast<uint64_t>(6.02214076e23));
+  EXPECT_EQ(d.bitsAt(1), 0x3FF0000000000001u);
 }
