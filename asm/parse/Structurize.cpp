@@ -319,7 +319,7 @@ ValueId Structurizer::negate(ValueId c, Region& out, SrcLoc loc) {
   k->kind = OpKind::Constant;
   k->name = "arith.constant";
   k->loc = loc;
-  k->attrs.push_back({"value", "true"});
+  setConstant(*k, "true", i1);
   k->results.push_back(fn_.addValue("true", i1, loc));
   ValueId t = k->results[0];
   out.ops.push_back(std::move(k));
