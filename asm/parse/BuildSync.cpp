@@ -39,7 +39,7 @@ void Builder::buildEventIdArray(const std::string& name, SrcLoc loc, Pieces& p,
   }
   const ValueId array = use(p.operands[0]);
   if (array == kNoValue) return;
-  const Type& at = fn_->type(array);
+  const Type at = fn_->type(array); // a copy: the index operands emitted below add values
   if (at.kind != TypeKind::EventIdArray || at.localArray != local) {
     diags_.error(p.operands[0].loc,
                  "'" + name + "' takes a " + arrayType + ", not " + toString(at));

@@ -215,7 +215,7 @@ void Builder::buildPointerCast(const std::string& name, SrcLoc loc, Pieces& p,
 /// pto.partition_view makes it (the strides stay the memref's, so they must be 1 here).
 void Builder::buildGmSubview(SrcLoc loc, ValueId src, Pieces& p,
                              const std::vector<ResultName>& results) {
-  const Type& view = fn_->type(src);
+  const Type view = fn_->type(src); // a copy: the operands emitted below add values
   std::vector<int64_t> sizes;
   for (const OperandRef& r : collectPieces(piecesOf(p.brackets[0])).operands) {
     auto v = r.kind == OperandRef::Literal ? parseInt(r.lit->getText()) : std::nullopt;
