@@ -4,6 +4,7 @@
 #pragma once
 
 #include "isa/Isa.h"
+#include "support/Interned.h"
 
 #include <cstdint>
 #include <optional>
@@ -98,22 +99,24 @@ enum class RelocType : uint32_t {
   Event = 3, // the word at `offset` carries symbolic event `index`
 };
 
+// Relocations and line entries come a few per op (a million-op module has millions): their names
+// are interned handles (support/Interned.h), 32 bytes a record.
 struct Reloc {
-  uint64_t offset = 0; // into .text
-  RelocType type = RelocType::None;
+  uint64_t offset = 0;            // into .text
+  support::InternedString symbol; // Call: the callee (possibly undefined in this object)
   uint32_t function = 0;
   uint32_t index = 0; // tile or event index
-  std::string symbol; // Call: the callee (possibly undefined in this object)
+  RelocType type = RelocType::None;
   bool operator==(const Reloc&) const = default;
 };
 
 struct LineEntry {
   uint64_t textOffset = 0;
-  std::string file;
-  uint32_t line = 0, col = 0;
+  support::InternedString file;
   // The frontend's location of the op (MLIR debug info, docs/object-format.md 2.4): empty when
   // none.
-  std::string frontend;
+  support::InternedString frontend;
+  uint32_t line = 0, col = 0;
   bool operator==(const LineEntry&) const = default;
 };
 

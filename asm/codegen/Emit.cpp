@@ -68,7 +68,7 @@ void FunctionLowering::layout() {
       ok_ = false;
       return;
     }
-    if (m.loc.valid()) lines_.push_back({at, obj_source_, m.loc.line, m.loc.col, {}});
+    if (m.loc.valid()) lines_.push_back({at, obj_source_, {}, m.loc.line, m.loc.col});
     if (const MInstExtra* x = extraOf(m); x && !x->callee.empty()) {
       obj::Reloc r;
       r.offset = at;

@@ -486,7 +486,7 @@ private:
   std::vector<uint8_t> text_;
   std::vector<obj::Reloc> relocs_;
   std::vector<obj::LineEntry> lines_;
-  std::string obj_source_;
+  support::InternedString obj_source_;
   bool ok_ = true;
   Region* release_ = nullptr; // releaseOpsOf
   // The machine code and its relocations grow a block at a time (std::deque): a doubling vector

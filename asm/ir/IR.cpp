@@ -204,7 +204,7 @@ std::string_view spelling(CmpPredicate p) {
   return p == CmpPredicate::None ? "" : kPredicates[static_cast<size_t>(p) - 1].spelling;
 }
 
-std::optional<int64_t> attrValueInt(const std::vector<NamedAttr>& attrs, std::string_view key) {
+std::optional<int64_t> attrValueInt(std::span<const NamedAttr> attrs, std::string_view key) {
   for (const NamedAttr& a : attrs) {
     if (a.key != key) continue;
     std::string_view v = a.value;
@@ -224,7 +224,7 @@ std::optional<int64_t> attrInt(const Op& op, std::string_view key) {
   return support::parseInt(v);
 }
 
-PipeAttrs readPipeAttrs(const std::vector<NamedAttr>& attrs) {
+PipeAttrs readPipeAttrs(std::span<const NamedAttr> attrs) {
   auto text = [&](std::string_view key) {
     for (const NamedAttr& a : attrs)
       if (a.key == key) {

@@ -7,10 +7,12 @@
 #include "isa/Fixpipe.h"
 #include "isa/Isa.h"
 #include "support/Diagnostics.h"
+#include "support/ThinVector.h"
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -363,12 +365,13 @@ struct Op {
   std::vector<SrcLoc> operandLocs;   // parallel to operands
   std::vector<int16_t> operandRoles; // TileOp: index into OpInfo::roles per operand
   std::vector<ValueId> results;
-  std::vector<Region> regions;
-  std::vector<NamedAttr> attrs; // canonical attribute text (rmode, sat_mode, cmpMode, ...)
-  std::vector<int64_t> ints;    // small integer payload (subset sizes, view shape counts)
-  OutOfLine<TileModes> modes;   // TileOp: the attributes with meaning, typed
-  OutOfLine<PipeAttrs> pipe;    // ReserveBuffer, ImportReserved, PipeInit
-  OutOfLine<EventRef> event;    // SetFlag, WaitFlag, CoreSync, a tile op's record / wait
+  // Empty on most ops: one pointer each while empty (support/ThinVector.h).
+  support::ThinVector<Region> regions;
+  support::ThinVector<NamedAttr> attrs; // canonical attribute text (rmode, sat_mode, ...)
+  support::ThinVector<int64_t> ints;    // small integer payload (subset sizes, view shape counts)
+  OutOfLine<TileModes> modes;           // TileOp: the attributes with meaning, typed
+  OutOfLine<PipeAttrs> pipe;            // ReserveBuffer, ImportReserved, PipeInit
+  OutOfLine<EventRef> event;            // SetFlag, WaitFlag, CoreSync, a tile op's record / wait
 
   const NamedAttr* attr(std::string_view key) const;
 };
@@ -461,10 +464,10 @@ isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op);
 
 /// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
 /// An integer attribute of a list (`true`/`false` read as 1/0, a `: type` suffix ignored).
-std::optional<int64_t> attrValueInt(const std::vector<NamedAttr>& attrs, std::string_view key);
+std::optional<int64_t> attrValueInt(std::span<const NamedAttr> attrs, std::string_view key);
 std::optional<int64_t> attrInt(const Op& op, std::string_view key);
 /// The typed PipeAttrs of a reserve / import / pipe init op's attribute text (for the parser).
-PipeAttrs readPipeAttrs(const std::vector<NamedAttr>& attrs);
+PipeAttrs readPipeAttrs(std::span<const NamedAttr> attrs);
 
 /// Scalars an op's attributes add to its block's B.IOR after the scalar operands, where the
 /// 0.58.3 block has the field: TTRI's upperOrLower is "B.IOR Diagonal, Orientation" (an absent

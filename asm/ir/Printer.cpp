@@ -118,7 +118,7 @@ private:
   }
   std::string typeOf(ValueId v) { return v == kNoValue ? "none" : toString(fn_->type(v)); }
 
-  static std::string attrDict(const std::vector<NamedAttr>& attrs) {
+  static std::string attrDict(std::span<const NamedAttr> attrs) {
     std::string s = "{";
     for (size_t i = 0; i < attrs.size(); ++i) {
       const std::string& k = attrs[i].key;

@@ -77,7 +77,7 @@ void Verifier::checkRecursion() {
     if (state[f->name] == 0 && visit(f->name)) return; // one report per module is enough
 }
 
-const NamedAttr* Verifier::findAttr(const std::vector<NamedAttr>& attrs, std::string_view key) {
+const NamedAttr* Verifier::findAttr(std::span<const NamedAttr> attrs, std::string_view key) {
   for (const NamedAttr& a : attrs)
     if (a.key == key) return &a;
   return nullptr;

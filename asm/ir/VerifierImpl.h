@@ -59,7 +59,7 @@ private:
   /// Calls may not form a cycle: a function's tiles have fixed addresses (planned once by the
   /// linker), so a recursive call would overwrite the tiles of the calls still running.
   void checkRecursion();
-  static const NamedAttr* findAttr(const std::vector<NamedAttr>& attrs, std::string_view key);
+  static const NamedAttr* findAttr(std::span<const NamedAttr> attrs, std::string_view key);
   /// A note at the definition of v, unless the error already points there (fragment tiles are
   /// defined by their first use).
   void noteDef(ValueId v, SrcLoc errorAt = {});

@@ -257,13 +257,14 @@ std::string addrLine(uint64_t off) {
 }
 
 std::string locText(const obj::LineEntry& l) {
-  bool plain = !l.file.empty();
-  for (char c : l.file)
+  const std::string& name = l.file;
+  bool plain = !name.empty();
+  for (char c : name)
     if (std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == ';' || c == '\\' ||
         static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)
       plain = false;
-  if (l.file.find("//") != std::string::npos) plain = false; // would start a comment
-  std::string file = plain ? l.file : quoted(l.file);
+  if (name.find("//") != std::string::npos) plain = false; // would start a comment
+  std::string file = plain ? name : quoted(name);
   std::string text = ".loc " + file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
   // The frontend's location (MLIR debug info), always quoted: pto-as reads it back.
   if (!l.frontend.empty()) text += " " + quoted(l.frontend);

@@ -9,7 +9,7 @@
 namespace pto::as::detail {
 namespace {
 
-const NamedAttr* findNamed(const std::vector<NamedAttr>& attrs, std::string_view key) {
+const NamedAttr* findNamed(std::span<const NamedAttr> attrs, std::string_view key) {
   for (const NamedAttr& a : attrs)
     if (a.key == key) return &a;
   return nullptr;

@@ -2,6 +2,7 @@
 #include "asm/mc/Disasm.h"
 #include "asm/mc/BlockAsm.h"
 #include "isa/Encoding.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -115,13 +116,13 @@ obj::ObjectFile sample() {
   o.functions.push_back(empty);
   o.events.push_back({0, "e0", isa::Pipe::MTE2, isa::Pipe::V});
   o.events.push_back({0, "e1", isa::Pipe::V, isa::Pipe::MTE3});
-  o.relocs.push_back({8, obj::RelocType::Tile, 0, 0, ""});
-  o.relocs.push_back({eventWord, obj::RelocType::Event, 0, 1, ""});
-  o.relocs.push_back({0, obj::RelocType::Call, 0, 0, "external_fn"});
-  o.lines.push_back({0, "vadd.pto", 3, 5, {}});
-  o.lines.push_back({16, "vadd.pto", 4, 5, {}});
-  o.lines.push_back({16, "dir with space/x.pto", 1, 1, {}});
-  o.lines.push_back({o.text.size(), "vadd.pto", 9, 1, {}});
+  o.relocs.push_back(test::relocAt(8, obj::RelocType::Tile, 0, 0, ""));
+  o.relocs.push_back(test::relocAt(eventWord, obj::RelocType::Event, 0, 1, ""));
+  o.relocs.push_back(test::relocAt(0, obj::RelocType::Call, 0, 0, "external_fn"));
+  o.lines.push_back(test::lineAt(0, "vadd.pto", 3, 5));
+  o.lines.push_back(test::lineAt(16, "vadd.pto", 4, 5));
+  o.lines.push_back(test::lineAt(16, "dir with space/x.pto", 1, 1));
+  o.lines.push_back(test::lineAt(o.text.size(), "vadd.pto", 9, 1));
   return o;
 }
 
@@ -317,7 +318,7 @@ obj::ObjectFile blocksSample() {
   ext.name = "ext";
   ext.flags = obj::kDeclaration;
   o.functions.push_back(ext);
-  o.relocs.push_back({0x2c, obj::RelocType::Call, 0, 0, "ext"});
+  o.relocs.push_back(test::relocAt(0x2c, obj::RelocType::Call, 0, 0, "ext"));
   return o;
 }
 

@@ -84,7 +84,7 @@ TEST(Link, SymbolErrorsNameBothObjects) {
             std::string::npos);
   obj::ObjectFile caller = o;
   caller.functions[0].name = "k";
-  caller.relocs.push_back({0, obj::RelocType::Call, 0, 0, "missing"});
+  caller.relocs.push_back(test::relocAt(0, obj::RelocType::Call, 0, 0, "missing"));
   link::LinkResult und = link::link({{"k.o", caller}}, {});
   ASSERT_FALSE(und.ok());
   EXPECT_NE(errorsOf(und).find("undefined symbol 'missing' (called from @k in 'k.o')"),

@@ -1,4 +1,5 @@
 #include "obj/Object.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -45,10 +46,10 @@ obj::ObjectFile sample() {
   helper.flags = obj::kDeclaration;
   o.functions.push_back(helper);
   o.events.push_back({0, "e0", isa::Pipe::MTE2, isa::Pipe::V});
-  o.relocs.push_back({8, obj::RelocType::Tile, 0, 0, ""});
-  o.relocs.push_back({4, obj::RelocType::Event, 0, 0, ""});
-  o.relocs.push_back({0, obj::RelocType::Call, 0, 0, "external_fn"});
-  o.lines.push_back({0, "vadd.pto", 3, 5, {}});
+  o.relocs.push_back(test::relocAt(8, obj::RelocType::Tile, 0, 0));
+  o.relocs.push_back(test::relocAt(4, obj::RelocType::Event, 0, 0));
+  o.relocs.push_back(test::relocAt(0, obj::RelocType::Call, 0, 0, "external_fn"));
+  o.lines.push_back(test::lineAt(0, "vadd.pto", 3, 5));
   return o;
 }
 

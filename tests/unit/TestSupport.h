@@ -20,6 +20,27 @@
 
 namespace pto::test {
 
+// Object records built field by field (their member order is the object model's, not a call's).
+inline obj::Reloc relocAt(uint64_t offset, obj::RelocType type, uint32_t function, uint32_t index,
+                          const char* symbol = "") {
+  obj::Reloc r;
+  r.offset = offset;
+  r.type = type;
+  r.function = function;
+  r.index = index;
+  r.symbol = symbol;
+  return r;
+}
+
+inline obj::LineEntry lineAt(uint64_t textOffset, const char* file, uint32_t line, uint32_t col) {
+  obj::LineEntry l;
+  l.textOffset = textOffset;
+  l.file = file;
+  l.line = line;
+  l.col = col;
+  return l;
+}
+
 inline std::string readText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
