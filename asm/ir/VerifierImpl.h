@@ -106,6 +106,9 @@ private:
   /// Attributes the block carries as B.IOR scalars (ir::attributeScalars): their range.
   void checkAttributeScalars(const Op& op, const std::string& name);
   void checkGatherCompare(const Op& op, const std::string& name);
+  void checkGatherIndexShape(const Op& op, const std::string& name);
+  void checkGatherBlocks(const Op& op, const std::string& name);
+  const Type* tileInRole(const Op& op, isa::RoleId id) const;
   void checkConcatIdx(const Op& op, const std::string& name);
   void checkScaleAddr(const Op& op, const std::string& name);
   void checkGatherCompareTypes(const std::string& name, const std::vector<Operand>& ops);

@@ -150,6 +150,8 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TGATHER) checkMaskPattern(op, name);
   if (op.tileOp == isa::OpId::TMRGSORT) checkMergeLists(op, name);
   if (op.tileOp == isa::OpId::TGATHER_CMP) checkGatherCompare(op, name);
+  if (op.tileOp == isa::OpId::TGATHER) checkGatherIndexShape(op, name);
+  if (op.tileOp == isa::OpId::TGATHERB) checkGatherBlocks(op, name);
   if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) checkScaleAddr(op, name);
   if (op.tileOp == isa::OpId::TCONCATIDX) checkConcatIdx(op, name);
   if (op.tileOp == isa::OpId::TRANDOM)
@@ -255,6 +257,61 @@ void Verifier::checkGatherCompare(const Op& op, const std::string& name) {
       diags_.error(op.operandLocs[i],
                    "'" + name + "' compare form takes an i32 source only with cmpMode eq on a2a3");
   if (auto e = attributeValueError(op, "offset")) diags_.error(op.loc, "'" + name + "' " + *e);
+}
+
+/// The tile operand of `op` in role `id`, or null.
+const Type* Verifier::tileInRole(const Op& op, isa::RoleId id) const {
+  const isa::OpInfo& info = isa::info(op.tileOp);
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (info.roles[op.operandRoles[i]].id == id && type(op.operands[i]).isTile())
+      return &type(op.operands[i]);
+  return nullptr;
+}
+
+/// TGATHER's index form writes one element per index: the index tile covers exactly the
+/// destination's valid region (PTOAS's verifier, same message; pto-isa's kernels iterate both).
+void Verifier::checkGatherIndexShape(const Op& op, const std::string& name) {
+  const Type* dst = tileInRole(op, isa::RoleId::Dst);
+  const Type* idx = tileInRole(op, isa::RoleId::Indices);
+  if (!dst || !idx) return;
+  const TileType &d = dst->tile, &i = idx->tile;
+  if (d.validRows == kDynamic || d.validCols == kDynamic || i.validRows == kDynamic ||
+      i.validCols == kDynamic)
+    return;
+  if (i.validRows < d.validRows || i.validCols < d.validCols) return; // the coverage rule's
+  if (d.validRows != i.validRows || d.validCols != i.validCols)
+    diags_.error(op.loc, "'" + name + "' expects dst and indices to have the same valid_shape (" +
+                             vshape(d) + " and " + vshape(i) + ")");
+}
+
+/// TGATHERB gathers 32-byte blocks (pto-isa's vgatherb, docs/runtime.md): each row of the offset
+/// tile holds one byte offset per 32-byte block of the destination row, in groups of eight (one
+/// 256-byte repeat), and both tiles are row-major; A2/A3 moves 1-, 2- or 4-byte elements.
+void Verifier::checkGatherBlocks(const Op& op, const std::string& name) {
+  const Type* dst = tileInRole(op, isa::RoleId::Dst);
+  const Type* off = tileInRole(op, isa::RoleId::Offsets);
+  if (!dst || !off) return;
+  const TileType &d = dst->tile, &o = off->tile;
+  if (d.blayout != isa::BLayout::RowMajor || o.blayout != isa::BLayout::RowMajor)
+    return diags_.error(op.loc, "'" + name + "' expects dst and offsets to use row-major layout");
+  const unsigned bits = isa::bitWidth(d.dtype);
+  if (arch_ != isa::Arch::A5 && bits != 8 && bits != 16 && bits != 32)
+    return diags_.error(op.loc, "'" + name +
+                                    "' expects A2/A3 dst element size to be 1, 2, or 4 "
+                                    "bytes, found " +
+                                    std::to_string(bits / 8));
+  if (d.validRows != kDynamic && o.validRows != kDynamic && d.validRows != o.validRows)
+    return diags_.error(
+        op.loc, "'" + name + "' expects offsets valid rows to match dst valid rows (" +
+                    std::to_string(o.validRows) + " and " + std::to_string(d.validRows) + ")");
+  if (d.validCols == kDynamic || o.validCols == kDynamic) return;
+  const int64_t blocks = (d.validCols * bits / 8 + 31) / 32;
+  const int64_t entries = (blocks + 7) / 8 * 8;
+  if (o.validCols != entries)
+    diags_.error(op.loc, "'" + name +
+                             "' expects offsets valid cols to be compact 32B block address count "
+                             "padded to 8 entries; expected " +
+                             std::to_string(entries) + ", got " + std::to_string(o.validCols));
 }
 
 /// TGATHER's mask form (`maskPattern`) packs the selected columns of each row of its source; it

@@ -412,6 +412,16 @@ std::vector<Builder::ResultName> Builder::resultNames(P::ResultListContext* rl) 
 
 void Builder::defineResults(Op& op, const std::vector<ResultName>& names,
                             const std::vector<Type>& types) {
+  if (names.empty() && op.kind == OpKind::Call) {
+    // MLIR lets an op leave its results unnamed; PTOAS's tests call a function for its effect
+    // that way (`func.call @f() : () -> i64`). Such results are values no text can refer to,
+    // named for printing only. Other ops keep the error below: a result nothing can use is a
+    // mistake in an op that has no effect besides its results.
+    for (const Type& t : types)
+      op.results.push_back(
+          fn_->addValue("$unused" + std::to_string(fn_->values.size()), t, op.loc));
+    return;
+  }
   if (names.size() != types.size()) {
     resultsRejected_ = true;
     SrcLoc loc = names.empty() ? op.loc : names.front().loc;

@@ -380,24 +380,35 @@ inline int64_t indexAt(Core& c, const TileOperand& oi, uint32_t r, uint32_t j) {
   return intValue(oi.dtype, getBits(bptr(c, oi), isa::bitWidth(oi.dtype), oi.elemOffset(r, j)));
 }
 
-/// TGATHERB: dst[i,j] = the element at byte offset off[i,j] from the source tile's start.
+/// TGATHERB gathers 32-byte blocks, as the NPU's vgatherb does (pto-isa's A2/A3 and A5 kernels;
+/// its CPU simulator gathers single elements instead): block k of destination row i is the 32
+/// bytes at byte offset off[i,k] from the source tile's start, for the blocks that cover the
+/// row's valid elements (the last one cut at the valid end). Offsets are read as uint32 and must
+/// name whole 32-byte blocks inside the source tile.
 template <unsigned Bits> struct GatherB {
+  static constexpr uint32_t kBlock = 32;
   static void run(Core& c, const TileInst& t) {
     const uint32_t vr = t.validRows(c), vc = t.validCols(c);
     const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0], &oo = t.tiles[t.src1];
-    if (!fits(c, t, od, vr, vc) || !fits(c, t, oo, vr, vc)) return;
-    const int64_t limit = static_cast<int64_t>(os.bytes()) - static_cast<int64_t>(Bits / 8);
+    const uint64_t rowBytes = uint64_t(vc) * Bits / 8;
+    const uint32_t blocks = static_cast<uint32_t>((rowBytes + kBlock - 1) / kBlock);
+    if (!fits(c, t, od, vr, vc) || !fits(c, t, oo, vr, blocks)) return;
+    const uint64_t srcBytes = os.bytes();
     const uint8_t* sb = bptr(c, os);
     uint8_t* db = bptr(c, od);
-    for (uint32_t r = 0; r < vr; ++r)
-      for (uint32_t j = 0; j < vc; ++j) {
-        const int64_t off = indexAt(c, oo, r, j);
-        if (off < 0 || off > limit)
-          return fail(c, "TGATHERB byte offset " + std::to_string(off) +
-                             " is outside the source tile %" + os.name + " (" +
-                             std::to_string(os.bytes()) + " bytes)");
-        Raw<Bits>::set(db, od.elemOffset(r, j), Raw<Bits>::get(sb + off, 0));
+    for (uint32_t r = 0; r < vr; ++r) {
+      uint8_t* row = db + od.elemOffset(r, 0) * (Bits / 8);
+      for (uint32_t k = 0; k < blocks; ++k) {
+        const uint64_t off = static_cast<uint32_t>(indexAt(c, oo, r, k));
+        const uint64_t n = std::min<uint64_t>(kBlock, rowBytes - uint64_t(k) * kBlock);
+        if (off % kBlock != 0 || off + n > srcBytes)
+          return fail(c, "TGATHERB block offset " + std::to_string(off) + " (row " +
+                             std::to_string(r) + ", block " + std::to_string(k) +
+                             ") is not a 32-byte block inside the source tile %" + os.name + " (" +
+                             std::to_string(srcBytes) + " bytes)");
+        std::memcpy(row + uint64_t(k) * kBlock, sb + off, n);
       }
+    }
   }
 };
 

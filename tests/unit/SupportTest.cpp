@@ -31,9 +31,15 @@ TEST(ThinVector, FollowsStdVectorOnRandomEdits) {
       const std::string v = std::to_string(rng() % 1000);
       const size_t at = ref.empty() ? 0 : rng() % (ref.size() + 1);
       switch (rng() % 9) {
-      case 0: thin.push_back(v), ref.push_back(v); break;
-      case 1: thin.emplace_back(v), ref.emplace_back(v); break;
-      case 2: thin.insert(thin.begin() + at, v), ref.insert(ref.begin() + at, v); break;
+      case 0:
+        thin.push_back(v), ref.push_back(v);
+        break;
+      case 1:
+        thin.emplace_back(v), ref.emplace_back(v);
+        break;
+      case 2:
+        thin.insert(thin.begin() + at, v), ref.insert(ref.begin() + at, v);
+        break;
       case 3:
         if (at < ref.size()) thin.erase(thin.begin() + at), ref.erase(ref.begin() + at);
         break;
@@ -43,7 +49,9 @@ TEST(ThinVector, FollowsStdVectorOnRandomEdits) {
         ref.erase(ref.begin() + at, ref.begin() + to);
         break;
       }
-      case 5: thin.resize(at, v), ref.resize(at, v); break;
+      case 5:
+        thin.resize(at, v), ref.resize(at, v);
+        break;
       case 6:
         if (rng() % 8 == 0) thin.clear(), ref.clear();
         break;

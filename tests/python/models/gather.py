@@ -38,19 +38,33 @@ def tgather_draw(draw, t, arch):
 
 
 def tgatherb_draw(draw, t, arch):
-    """dst[i,j] = the element at byte offset off[i,j] from the source tile's start."""
+    """32-byte blocks (pto-isa's vgatherb on A2/A3 and A5): block k of dst row i is the 32 bytes
+    at byte offset off[i,k] of the source tile, for the blocks covering the row's valid elements
+    (the last one cut at the valid end); an offset row holds its blocks' offsets padded to 8."""
     rng = rng_of(draw)
     rows, cols, _, _ = draw_shape(draw, t)
     src = core.Tile("s0", t, rows, cols, rows, cols)
-    dr, dc = draw(st.integers(1, 4)), draw(st.integers(1, 16))
-    ix = core.Tile("ix", "ui32", dr, draw_cols(draw, "ui32", dc), dr, dc)
+    esz = core.nbytes(t)
+    dr, dc = draw(st.integers(1, 4)), draw(st.integers(1, 3 * 32 // esz))
+    row_bytes = dc * esz
+    blocks = -(-row_bytes // 32)
+    entries = -(-blocks // 8) * 8
+    ix = core.Tile("ix", "ui32", dr, entries, dr, entries)
     dst = core.Tile("d", t, dr, draw_cols(draw, t, dc), dr, dc)
     a = bits_of(rng, t, (rows, cols))
-    pos = rng.integers(0, rows * cols, size=(dr, dc))
-    want = a.reshape(-1)[pos]
+    src_bytes = a.tobytes()
+    whole = len(src_bytes) // 32  # every row is 32-byte aligned: at least one whole block
+    off = np.zeros((dr, entries), dtype=np.uint32)
+    want = np.zeros((dr, blocks * 32), dtype=np.uint8)
+    for i in range(dr):
+        for k in range(blocks):
+            off[i, k] = 32 * rng.integers(0, whole)
+            want[i, 32 * k:32 * k + 32] = np.frombuffer(src_bytes[off[i, k]:off[i, k] + 32], np.uint8)
+    want = want[:, :row_bytes].copy().view(a.dtype).reshape(dr, dc)
     text = core.kernel([src, ix], [dst], ["tgatherb %d, %s0, %ix"])
-    return Case(text, {"g_s0": a, "g_ix": (pos * core.nbytes(t)).astype(np.uint32)},
-                {"o_d": Expect(t, want, nan_bits=True)}, f"src {rows}x{cols}, {dr}x{dc} offsets")
+    return Case(text, {"g_s0": a, "g_ix": off},
+                {"o_d": Expect(t, want, nan_bits=True)},
+                f"src {rows}x{cols}, {dr}x{dc} dst, {blocks} blocks a row")
 
 
 def tscatter_draw(draw, t, arch):
@@ -163,7 +177,8 @@ def thistogram_draw(draw, t, arch):
 DATA_TYPES = ["f32", "f16", "bf16", "i8", "i16", "i32", "ui8", "ui16", "ui32"]
 
 register("tgather", "gather", tgather_draw, dtypes=lambda arch: DATA_TYPES + (["i64", "ui64"] if arch == "a5" else []))
-register("tgatherb", "gather", tgatherb_draw, dtypes=lambda arch: DATA_TYPES)
+register("tgatherb", "gather", tgatherb_draw,
+         dtypes=lambda arch: DATA_TYPES + ([] if arch == "a2a3" else ["i64", "ui64"]))
 register("tscatter", "gather", tscatter_draw, dtypes=lambda arch: DATA_TYPES + (["i64", "ui64"] if arch == "a5" else []))
 register("tgather.cmp", "gather", tgather_cmp_draw, dtypes=tgather_cmp_dtypes)
 register("mgather", "gather", mgather_draw, dtypes=table_dtypes("mgather"))
