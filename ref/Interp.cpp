@@ -638,7 +638,9 @@ std::optional<Failure> Machine::arith(Frame& f, const Op& op) {
     return std::nullopt;
   }
   if (arith == ArithOp::Bitcast) {
-    out = truncBits(a, rt.kind == TypeKind::Index ? 64 : isa::bitWidth(rt.elem));
+    // An index and a pointer (pto.castptr) are 64-bit whatever their element type.
+    out = truncBits(
+        a, rt.kind == TypeKind::Index || rt.kind == TypeKind::Ptr ? 64 : isa::bitWidth(rt.elem));
     return std::nullopt;
   }
   if (arith == ArithOp::SIToFP || arith == ArithOp::UIToFP) {

@@ -408,6 +408,50 @@ void Builder::buildAddPtr(const std::string& name, SrcLoc loc, Pieces& p,
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {fn_->type(ptr)});
 }
 
+/// PTOAS's `pto.castptr %v : A -> B` (and its two halves `pto.inttoptr` / `pto.ptrtoint`): a GM
+/// pointer from a signless i64 address, the address of a GM pointer as an i64, or a GM pointer
+/// to another element type. Registers hold the address's bits either way, so it is
+/// arith.bitcast under the pointer's type. Local-memory pointers are refused where their type
+/// is read.
+void Builder::buildCastPtr(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if (p.operands.size() != 1 || p.types.size() != 1 || p.arrowTypes.size() != 1) {
+    diags_.error(loc, "expected '" + name + " %value : SrcType -> DstType'");
+    return;
+  }
+  auto from = readType(p.types[0]), to = readType(p.arrowTypes[0]);
+  if (!from || !to) return;
+  const bool fromPtr = from->kind == TypeKind::Ptr, toPtr = to->kind == TypeKind::Ptr;
+  const bool fromAddr = from->kind == TypeKind::Scalar && from->elem == isa::DType::I64;
+  const bool toAddr = to->kind == TypeKind::Scalar && to->elem == isa::DType::I64;
+  std::string problem;
+  if (!fromPtr && !toPtr)
+    problem = "casts to or from a !pto.ptr";
+  else if (!fromPtr && !fromAddr)
+    problem = "takes an integer address as a signless i64, found " + toString(*from);
+  else if (!toPtr && !toAddr)
+    problem = "gives an integer address as a signless i64, found " + toString(*to);
+  else if ((name == "pto.inttoptr" && !toPtr) || (name == "pto.ptrtoint" && !fromPtr))
+    problem = name == "pto.inttoptr" ? "makes a !pto.ptr" : "reads a !pto.ptr";
+  if (!problem.empty()) {
+    diags_.error(p.typesLoc, "'" + name + "' " + problem);
+    return;
+  }
+  ValueId v = use(p.operands[0]);
+  if (v == kNoValue) return;
+  if (!(fn_->type(v) == *from)) {
+    diags_.error(p.operands[0].loc, "'%" + p.operands[0].name + "' has type " +
+                                        toString(fn_->type(v)) + ", not " + toString(*from));
+    return;
+  }
+  Op& op = emit(OpKind::Arith, loc, "arith.bitcast");
+  op.arith = ArithOp::Bitcast;
+  addOperand(op, v, p.operands[0].loc);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*to});
+}
+
 void Builder::buildBlockInfo(const std::string& name, SrcLoc loc, Pieces& p,
                              const std::vector<ResultName>& results) {
   if (!onlyPieces(diags_, p, name, {})) return;

@@ -280,6 +280,8 @@ private:
                        const std::vector<ResultName>& results);
   void buildStoreScalar(const std::string& name, SrcLoc loc, Pieces& p,
                         const std::vector<ResultName>& results);
+  void buildCastPtr(const std::string& name, SrcLoc loc, Pieces& p,
+                    const std::vector<ResultName>& results);
   void buildAddPtr(const std::string& name, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
   void buildBlockInfo(const std::string& name, SrcLoc loc, Pieces& p,
