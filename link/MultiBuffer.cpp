@@ -103,24 +103,29 @@ std::variant<LoopWords, std::string> loopWords(const obj::ObjectFile& ob, const 
   return w;
 }
 
-bool plainPlannedRoot(const obj::Function& fn, uint32_t t) {
-  const obj::TileDesc& d = fn.tiles[t];
-  if (d.aliasOf >= 0 || d.placement != obj::kUnplaced) return false;
-  for (const obj::TileDesc& o : fn.tiles)
-    if (o.aliasOf == static_cast<int32_t>(t)) return false;
-  return true;
-}
+/// What the loops of one function are judged on, gathered in one walk over its blocks (a
+/// walk per loop made linking quadratic in the number of loops: 2,000 loops took 0.75 s).
+struct FunctionFacts {
+  std::vector<std::optional<isa::Pipe>> pipes; // per block: its pipe
+  // Per tile: the first and last tile block naming it (-1: none), and whether that first block
+  // writes it without reading it.
+  std::vector<int64_t> firstBlock, lastBlock;
+  std::vector<bool> killedFirst;
+  std::vector<bool> plainRoot;            // a planned tile that is no view and has none
+  std::vector<uint64_t> otherRelocations; // offsets of relocations other than tile ones, sorted
+};
 
-/// The tiles that start afresh every iteration: planned roots without views, named only inside
-/// the loop, whose first reference in each iteration writes them without reading them.
-std::vector<uint32_t> rotatableTiles(const obj::Function& fn, const FunctionCfg& cfg,
-                                     const RotatedLoop& l) {
+FunctionFacts functionFacts(const obj::ObjectFile& ob, const obj::Function& fn,
+                            const FunctionCfg& cfg, isa::Arch arch) {
+  FunctionFacts f;
   const size_t n = fn.tiles.size();
-  std::vector<int8_t> state(n, 0); // 0 unseen, 1 killed first, -1 read first or outside
+  f.pipes = blockPipes(cfg, fn.tiles, arch);
+  f.firstBlock.assign(n, -1);
+  f.lastBlock.assign(n, -1);
+  f.killedFirst.assign(n, false);
   for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
     const Block& blk = cfg.blocks[b];
     if (blk.kind != BlockKind::Tile) continue;
-    const bool inside = b >= l.header && b <= l.latch;
     std::map<uint32_t, std::pair<bool, bool>> here; // tile -> (read, written) in this block
     for (const TileUse& u : cfg.usesOf(blk)) {
       if (u.tile >= n) continue;
@@ -128,30 +133,47 @@ std::vector<uint32_t> rotatableTiles(const obj::Function& fn, const FunctionCfg&
       here[u.tile].second |= u.write;
     }
     for (const auto& [t, rw] : here) {
-      if (!inside) {
-        state[t] = -1;
-        continue;
+      if (f.firstBlock[t] < 0) {
+        f.firstBlock[t] = b;
+        f.killedFirst[t] = rw.second && !rw.first;
       }
-      if (state[t] == 0) state[t] = rw.second && !rw.first ? 1 : -1;
+      f.lastBlock[t] = b;
     }
   }
+  f.plainRoot.assign(n, true);
+  for (uint32_t t = 0; t < n; ++t) {
+    const obj::TileDesc& d = fn.tiles[t];
+    if (d.aliasOf >= 0 || d.placement != obj::kUnplaced) f.plainRoot[t] = false;
+    if (d.aliasOf >= 0 && static_cast<size_t>(d.aliasOf) < n) f.plainRoot[d.aliasOf] = false;
+  }
+  for (const obj::Reloc& r : ob.relocs)
+    if (r.type != obj::RelocType::Tile) f.otherRelocations.push_back(r.offset);
+  std::sort(f.otherRelocations.begin(), f.otherRelocations.end());
+  return f;
+}
+
+/// The tiles that start afresh every iteration: planned roots without views, named only inside
+/// the loop, whose first reference in each iteration writes them without reading them.
+std::vector<uint32_t> rotatableTiles(const FunctionFacts& f, const RotatedLoop& l) {
   std::vector<uint32_t> out;
-  for (uint32_t t = 0; t < n; ++t)
-    if (state[t] == 1 && plainPlannedRoot(fn, t)) out.push_back(t);
+  for (uint32_t t = 0; t < f.firstBlock.size(); ++t)
+    if (f.firstBlock[t] >= static_cast<int64_t>(l.header) &&
+        f.lastBlock[t] <= static_cast<int64_t>(l.latch) && f.killedFirst[t] && f.plainRoot[t])
+      out.push_back(t);
   return out;
 }
 
 /// Bytes each pipe moves per iteration: per tile op, its largest operand.
-std::vector<std::pair<isa::Pipe, uint64_t>>
-pipeWork(const obj::Function& fn, const FunctionCfg& cfg, const RotatedLoop& l, isa::Arch arch) {
-  const auto pipes = blockPipes(cfg, fn.tiles, arch);
+std::vector<std::pair<isa::Pipe, uint64_t>> pipeWork(const obj::Function& fn,
+                                                     const FunctionCfg& cfg, const FunctionFacts& f,
+                                                     const RotatedLoop& l) {
   std::map<isa::Pipe, uint64_t> work;
   for (uint32_t b = l.header; b <= l.latch; ++b) {
-    if (!pipes[b]) continue;
+    if (!f.pipes[b]) continue;
     uint64_t bytes = 0;
     for (const TileUse& u : cfg.usesOf(cfg.blocks[b]))
       if (u.tile < fn.tiles.size()) bytes = std::max(bytes, tileBytes(fn.tiles[u.tile]));
-    work[*pipes[b]] += bytes;
+    work[*f.pipes[b]] += bytes;
   }
   return {work.begin(), work.end()};
 }
@@ -271,10 +293,9 @@ void slotCopies(const obj::Function& fn, RotatedLoop& l, uint32_t period, size_t
     l.tiles.clear();
 }
 
-bool onlyTileRelocs(const obj::ObjectFile& ob, uint64_t head, uint64_t end) {
-  for (const obj::Reloc& r : ob.relocs)
-    if (r.offset >= head && r.offset < end && r.type != obj::RelocType::Tile) return false;
-  return true;
+bool onlyTileRelocs(const FunctionFacts& f, uint64_t head, uint64_t end) {
+  auto it = std::lower_bound(f.otherRelocations.begin(), f.otherRelocations.end(), head);
+  return it == f.otherRelocations.end() || *it >= end;
 }
 
 std::string pipeWorkText(const std::vector<std::pair<isa::Pipe, uint64_t>>& work) {
@@ -293,6 +314,7 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
   const obj::Function& fn = ob.functions[function];
   out.groups.assign(fn.tiles.size(), -1);
   const std::map<uint32_t, uint32_t> periods = slotPeriods(cfg, ob);
+  const FunctionFacts facts = functionFacts(ob, fn, cfg, arch);
   for (uint32_t latch = 0; latch < cfg.blocks.size(); ++latch) {
     const Block& lb = cfg.blocks[latch];
     if (lb.transfer != Transfer::Direct || lb.succ[0] < 0 ||
@@ -314,8 +336,8 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
     RotatedLoop l = std::get<RotatedLoop>(shape);
     auto words = loopWords(ob, cfg, l);
     const uint64_t head = cfg.blocks[l.header].offset, end = lb.end;
-    l.work = pipeWork(fn, cfg, l, arch);
-    l.tiles = rotatableTiles(fn, cfg, l);
+    l.work = pipeWork(fn, cfg, facts, l);
+    l.tiles = rotatableTiles(facts, l);
     const uint32_t wanted = std::min(copiesForWork(l.work), std::max(maxCopies, 1u));
     // Run-time slots (docs/sync.md 2a): as many copies as the slot expressions' period makes
     // each copy's slots constant, whatever the pipes' work.
@@ -323,7 +345,7 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
     const uint32_t period = known == periods.end() ? 1 : known->second;
     if (auto* why = std::get_if<std::string>(&words))
       l.reason = *why;
-    else if (!onlyTileRelocs(ob, head, end))
+    else if (!onlyTileRelocs(facts, head, end))
       l.reason = "the loop has a call or a symbolic event";
     else if (maxCopies < 2)
       l.reason = "the copies' events ran out of hardware event ids";
@@ -390,9 +412,8 @@ FunctionMultiBuffer planMultiBuffer(const obj::ObjectFile& ob, uint32_t function
 
 namespace {
 
-std::string loopLine(const obj::ObjectFile& ob, const obj::Function& fn, const FunctionCfg& cfg,
+std::string loopLine(const SourceLines& lines, const obj::Function& fn, const FunctionCfg& cfg,
                      const RotatedLoop& l) {
-  SourceLines lines(ob);
   std::string s = "@" + fn.name + ": loop at " + lines.at(cfg.blocks[l.header].offset);
   if (l.copies < 2) return s + ": not multi-buffered: " + l.reason;
   s += ": " + std::to_string(l.copies) + " copies";
@@ -417,6 +438,7 @@ void multiBuffer(LinkContext& ctx) {
   bool any = false;
   for (size_t o = 0; o < objects.size(); ++o) {
     const obj::ObjectFile& ob = ctx.given[o].obj;
+    const SourceLines lines(ob); // one per object: making it per loop was quadratic
     std::vector<Insertion> all;
     std::map<uint32_t, FunctionMultiBuffer> planned;
     for (uint32_t f = 0; f < ob.functions.size() && o < s.fns.size(); ++f) {
@@ -427,7 +449,7 @@ void multiBuffer(LinkContext& ctx) {
       FunctionMultiBuffer fm =
           planMultiBuffer(ob, f, cfg, ctx.arch, cap == mb.cap.end() ? 16 : cap->second);
       for (const RotatedLoop& l : fm.loops) {
-        mb.log.push_back(loopLine(ob, ob.functions[f], cfg, l));
+        mb.log.push_back(loopLine(lines, ob.functions[f], cfg, l));
         mb.copies[{o, f}] = std::max(mb.copies[{o, f}], l.copies);
       }
       if (!fm.changed()) continue;
