@@ -600,30 +600,6 @@ struct Mk8 {
       _mm256_maskstore_ps(C + size_t{r} * ldc + 8 * (V - 1), mask, acc[r][V - 1]);
     }
   }
-  /// Every row of C for one panel: blocks of kRows rows, then one block of the rest.
-  template <unsigned V>
-  PTO_SIMD static void rows(const float* A, size_t lda, const float* Bp, float* C, size_t ldc,
-                            uint32_t M, uint32_t K, unsigned lastValid) {
-    uint32_t i = 0;
-    for (; i + kRows <= M; i += kRows)
-      block<kRows, V>(A + size_t{i} * lda, lda, Bp, C + size_t{i} * ldc, ldc, K, lastValid);
-    const float* a = A + size_t{i} * lda;
-    float* c = C + size_t{i} * ldc;
-    switch (M - i) {
-    case 1:
-      return block<1, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 2:
-      return block<2, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 3:
-      return block<3, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 4:
-      return block<4, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 5:
-      return block<5, V>(a, lda, Bp, c, ldc, K, lastValid);
-    default:
-      return;
-    }
-  }
 };
 
 /// The micro-kernels on 16 lanes (AVX-512F): blocks of 8 rows x 2 vectors, sixteen
@@ -661,34 +637,29 @@ struct Mk16 {
       _mm512_mask_storeu_ps(C + size_t{r} * ldc + 16 * (V - 1), mask, acc[r][V - 1]);
     }
   }
-  template <unsigned V>
-  PTO_SIMD512 static void rows(const float* A, size_t lda, const float* Bp, float* C, size_t ldc,
-                               uint32_t M, uint32_t K, unsigned lastValid) {
-    uint32_t i = 0;
-    for (; i + kRows <= M; i += kRows)
-      block<kRows, V>(A + size_t{i} * lda, lda, Bp, C + size_t{i} * ldc, ldc, K, lastValid);
-    const float* a = A + size_t{i} * lda;
-    float* c = C + size_t{i} * ldc;
-    switch (M - i) {
-    case 1:
-      return block<1, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 2:
-      return block<2, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 3:
-      return block<3, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 4:
-      return block<4, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 5:
-      return block<5, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 6:
-      return block<6, V>(a, lda, Bp, c, ldc, K, lastValid);
-    case 7:
-      return block<7, V>(a, lda, Bp, c, ldc, K, lastValid);
-    default:
-      return;
-    }
-  }
 };
+
+/// The last `left` (< Mk::kRows) rows of C for one panel, as one block of that many rows.
+template <class Mk, unsigned V, unsigned R = Mk::kRows - 1>
+inline void lastRows(const float* A, size_t lda, const float* Bp, float* C, size_t ldc,
+                     uint32_t left, uint32_t K, unsigned lastValid) {
+  if constexpr (R > 0) {
+    if (left == R) return Mk::template block<R, V>(A, lda, Bp, C, ldc, K, lastValid);
+    lastRows<Mk, V, R - 1>(A, lda, Bp, C, ldc, left, K, lastValid);
+  }
+}
+
+/// Every row of C for one panel: blocks of Mk::kRows rows, then one block of the rest. The
+/// blocks carry their instruction set's target attribute; this loop needs none.
+template <class Mk, unsigned V>
+void panelRows(const float* A, size_t lda, const float* Bp, float* C, size_t ldc, uint32_t M,
+               uint32_t K, unsigned lastValid) {
+  uint32_t i = 0;
+  for (; i + Mk::kRows <= M; i += Mk::kRows)
+    Mk::template block<Mk::kRows, V>(A + size_t{i} * lda, lda, Bp, C + size_t{i} * ldc, ldc, K,
+                                     lastValid);
+  lastRows<Mk, V>(A + size_t{i} * lda, lda, Bp, C + size_t{i} * ldc, ldc, M - i, K, lastValid);
+}
 
 /// C (M x N, row stride ldc) = A (M x K, row stride lda) * B, B packed by packB for Mk::kLanes:
 /// panel after panel, every row block of A against the panel while it is in L1.
@@ -700,9 +671,9 @@ void matmulPacked(const float* A, size_t lda, const float* Bp, float* C, size_t 
     const unsigned w = std::min<uint32_t>(2 * L, N - j0);
     const float* panel = Bp + size_t{j0} * K;
     if (w > L)
-      Mk::template rows<2>(A, lda, panel, C + j0, ldc, M, K, w - L);
+      panelRows<Mk, 2>(A, lda, panel, C + j0, ldc, M, K, w - L);
     else
-      Mk::template rows<1>(A, lda, panel, C + j0, ldc, M, K, w);
+      panelRows<Mk, 1>(A, lda, panel, C + j0, ldc, M, K, w);
   }
 }
 

@@ -1,0 +1,259 @@
+// PTOAS's memref-level buffers and views: pto.pointer_cast (a local buffer at a manual address),
+// memref.subview of a local buffer or of a GM memref, memref.alloc, memref.reinterpret_cast and
+// memref.dealloc.
+#include "asm/parse/BuilderImpl.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace pto::as::detail {
+/// PTOAS's `%b = pto.pointer_cast(%addr) [{config = #pto.tile_buf_config<...>}] : memref<...>`:
+/// the local buffer at byte `addr` of its memory, a tile at a manual address (pto.alloc_tile
+/// addr = %addr; a run-time address needs --pto-level=level3, as PTOAS's PlanMemory output
+/// always has).
+void Builder::buildPointerCast(const std::string& name, SrcLoc loc, Pieces& p,
+                               const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Paren, PieceKind::Dict, PieceKind::Types})) return;
+  std::vector<OperandRef> addr;
+  if (p.parens.size() == 1) addr = collectPieces(piecesOf(p.parens[0])).operands;
+  if (addr.size() != 1) {
+    diags_.error(loc, "expected '" + name + "(%addr) : memref<..., #pto.address_space<...>>'");
+    return;
+  }
+  auto type = singleType(name, loc, p);
+  if (!type) return;
+  if (!type->isTile()) {
+    diags_.error(p.typesLoc, "'" + name +
+                                 "' makes a local buffer (a memref in vec, mat, left, "
+                                 "right, acc, bias or scaling), found " +
+                                 toString(*type));
+    return;
+  }
+  for (auto* d : p.dicts)
+    for (auto* e : d->attrEntry()) {
+      if (entryKey(e) != "config" || !e->attrValue()) continue;
+      const std::string config = textOf(e->attrValue());
+      SrcLoc at = locOf(e->attrValue());
+      const size_t open = config.find('<');
+      if (!config.starts_with("#pto.tile_buf_config<") || !config.ends_with(">")) {
+        diags_.error(at, "'" + name + "' expects config = #pto.tile_buf_config<...>");
+        return;
+      }
+      at.col += static_cast<uint32_t>(open + 1);
+      const std::vector<AngleParam> params = angleParamsFromText(
+          std::string_view(config).substr(open + 1, config.size() - open - 2), at);
+      if (!types_.applyTileConfig(type->tile, params) ||
+          !types_.explicitConfigAgrees(type->tile, params, true))
+        return;
+    }
+  const ValueId a = scalarOperand(addr[0], Type::scalar(isa::DType::I64));
+  if (a == kNoValue) return;
+  Op& op = emit(OpKind::AllocTile, loc, "pto.alloc_tile");
+  op.typeLoc = p.typesLoc;
+  op.ints = {1, 0, 0};
+  addOperand(op, a, addr[0].loc);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// `memref.subview %m[offsets] [sizes] [strides] : A to B` of a local buffer (rank 1 or 2, unit
+/// strides): a view of the buffer's bytes with its row pitch, as pto.subview (a GM memref is
+/// partitioned with pto.partition_view).
+/// `memref.subview %m[o0, o1] [s0, s1] [1, 1] : A to B` of a GM memref (a parameter, a
+/// reinterpret_cast): the partition at those offsets with those static sizes, as
+/// pto.partition_view makes it (the strides stay the memref's, so they must be 1 here).
+void Builder::buildGmSubview(SrcLoc loc, ValueId src, Pieces& p,
+                             const std::vector<ResultName>& results) {
+  const Type view = fn_->type(src); // a copy: the operands emitted below add values
+  std::vector<int64_t> sizes;
+  for (const OperandRef& r : collectPieces(piecesOf(p.brackets[0])).operands) {
+    auto v = r.kind == OperandRef::Literal ? parseInt(r.lit->getText()) : std::nullopt;
+    if (!v || *v <= 0) {
+      diags_.error(r.loc, "'memref.subview' of a GM memref needs positive constant sizes");
+      return;
+    }
+    sizes.push_back(*v);
+  }
+  for (const OperandRef& r : collectPieces(piecesOf(p.brackets[1])).operands)
+    if (r.kind != OperandRef::Literal || parseInt(r.lit->getText()) != 1) {
+      diags_.error(r.loc, "'memref.subview' of a GM memref with strides other than 1 is not "
+                          "supported (a partition keeps its view's strides)");
+      return;
+    }
+  const std::vector<OperandRef>& offsets = p.operands[0].indices;
+  if (sizes.size() != view.shape.size() || offsets.size() != sizes.size()) {
+    diags_.error(loc, "'memref.subview' of " + toString(view) + " takes " +
+                          std::to_string(view.shape.size()) + " offsets, sizes and strides");
+    return;
+  }
+  Op& op = emit(OpKind::PartitionView, loc, "pto.partition_view");
+  op.typeLoc = locOf(p.toType);
+  addOperand(op, src, p.operands[0].loc);
+  for (const OperandRef& o : offsets)
+    addOperand(op, indexOperand(o), o.loc);
+  for (int64_t s : sizes)
+    addOperand(op, constantInt(s, Type::index(), loc), loc);
+  op.ints = {static_cast<int64_t>(sizes.size()), static_cast<int64_t>(sizes.size())};
+  const Type part{TypeKind::PartView, view.elem, sizes};
+  if (expectResults("memref.subview", loc, results, 1)) defineResults(op, results, {part});
+}
+
+void Builder::buildMemrefSubview(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  const std::string name = "memref.subview";
+  if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory ||
+      p.brackets.size() != 2 || p.types.size() != 1 || !p.toType) {
+    diags_.error(loc, "expected 'memref.subview %m[offsets] [sizes] [strides] : A to B'");
+    return;
+  }
+  const ValueId src = use(p.operands[0]);
+  if (src == kNoValue) return;
+  if (fn_->type(src).isView()) return buildGmSubview(loc, src, p, results);
+  if (!fn_->type(src).isTile()) {
+    diags_.error(p.operands[0].loc, "'memref.subview' of " + toString(fn_->type(src)) +
+                                        " is not supported: a GM memref is partitioned with "
+                                        "pto.partition_view");
+    return;
+  }
+  auto literals = [&](P::BracketContext* b,
+                      const char* what) -> std::optional<std::vector<int64_t>> {
+    std::vector<int64_t> out;
+    for (const OperandRef& r : collectPieces(piecesOf(b)).operands) {
+      auto v = r.kind == OperandRef::Literal ? parseInt(r.lit->getText()) : std::nullopt;
+      if (!v || *v <= 0) {
+        diags_.error(r.loc, std::string("'memref.subview' ") + what +
+                                " must be positive integer constants");
+        return std::nullopt;
+      }
+      out.push_back(*v);
+    }
+    return out;
+  };
+  auto sizes = literals(p.brackets[0], "sizes");
+  auto strides = literals(p.brackets[1], "strides");
+  if (!sizes || !strides) return;
+  const std::vector<OperandRef>& offsets = p.operands[0].indices;
+  const size_t rank = sizes->size();
+  if (rank < 1 || rank > 2 || offsets.size() != rank || strides->size() != rank) {
+    diags_.error(loc, "'memref.subview' of a local buffer takes one or two dimensions, with as "
+                      "many offsets, sizes and strides");
+    return;
+  }
+  for (int64_t st : *strides)
+    if (st != 1) {
+      diags_.error(locOf(p.brackets[1]), "'memref.subview' with strides other than 1 is not "
+                                         "supported (a local view keeps its buffer's pitch)");
+      return;
+    }
+  Op& op = emit(OpKind::Subset, loc, "pto.subview");
+  addOperand(op, src, p.operands[0].loc);
+  if (rank == 1) addOperand(op, constantInt(0, Type::index(), loc), loc);
+  for (const OperandRef& o : offsets)
+    addOperand(op, indexOperand(o), o.loc);
+  TileType t = fn_->type(src).tile;
+  t.rows = t.validRows = rank == 1 ? 1 : (*sizes)[0];
+  t.cols = t.validCols = sizes->back();
+  op.ints = {t.rows, t.cols};
+  auto declared = readType(p.toType);
+  if (!declared) return;
+  if (!(*declared == Type::tileOf(t))) {
+    diags_.error(locOf(p.toType), "'memref.subview' result type " + toString(*declared) +
+                                      " differs from the view " + toString(Type::tileOf(t)));
+    return;
+  }
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {Type::tileOf(t)});
+}
+
+/// `%b = memref.alloc() : memref<16x16xf16, #pto.address_space<vec>>`: a local buffer is a
+/// tile (the memref form of pto.alloc_tile; the linker places it).
+void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  const std::string name = "memref.alloc";
+  for (P::ParenPieceContext* paren : p.parens)
+    if (!piecesOf(paren).empty()) {
+      diags_.error(loc, "'memref.alloc' with dynamic sizes or symbols is not supported (local "
+                        "buffers have static shapes)");
+      return;
+    }
+  auto type = singleType(name, loc, p);
+  if (!type) return;
+  if (!type->isTile()) {
+    diags_.error(
+        p.typesLoc,
+        "'memref.alloc' allocates a local buffer (a memref in vec, mat, left, right, acc, bias "
+        "or scaling), found " +
+            toString(*type));
+    return;
+  }
+  Op& op = emit(OpKind::AllocTile, loc, "memref.alloc");
+  op.typeLoc = p.typesLoc;
+  op.ints = {0, 0, 0};
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// `%v = memref.reinterpret_cast %m to offset: [%o], sizes: [...], strides: [...] : A to B`: a GM
+/// view of %m's storage, element (i, j, ...) at base + o + i*s0 + j*s1 + ... elements (MLIR
+/// memref semantics). The result type's shape and strides are the operands' (the verifier checks
+/// the static ones agree).
+void Builder::buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  const std::string name = "memref.reinterpret_cast";
+  const Keyword* offset = p.colonKeyword("offset");
+  const Keyword* sizes = p.colonKeyword("sizes");
+  const Keyword* strides = p.colonKeyword("strides");
+  if (p.operands.size() != 1 || !offset || !sizes || !strides || !p.toType) {
+    diags_.error(loc, "expected '" + name +
+                          " %src to offset: [%o], sizes: [...], strides: [...] : A to B'");
+    return;
+  }
+  auto type = readType(p.toType);
+  if (!type) return;
+  if (type->kind != TypeKind::TensorView) {
+    diags_.error(locOf(p.toType),
+                 "'" + name + "' makes a GM view (a memref in #pto.address_space<gm>), found " +
+                     toString(*type));
+    return;
+  }
+  std::vector<ValueId> off = indexList(offset->value, "offset", offset->loc);
+  std::vector<ValueId> sh = indexList(sizes->value, "sizes", sizes->loc);
+  std::vector<ValueId> st = indexList(strides->value, "strides", strides->loc);
+  if (off.size() != 1 || sh.size() != type->shape.size() || st.size() != sh.size()) {
+    diags_.error(loc, "'" + name + "' needs one offset and " + std::to_string(type->shape.size()) +
+                          " sizes and strides for " + toString(*type) + ", found " +
+                          std::to_string(off.size()) + ", " + std::to_string(sh.size()) + " and " +
+                          std::to_string(st.size()));
+    return;
+  }
+  ValueId src = use(p.operands[0]);
+  if (std::optional<Type> a = p.types.size() == 1 ? readType(p.types[0]) : std::nullopt;
+      a && src != kNoValue && !(fn_->type(src) == *a))
+    diags_.error(locOf(p.types[0]), "type " + toString(*a) + " does not match operand '%" +
+                                        fn_->value(src).name + "' of type " +
+                                        toString(fn_->type(src)));
+  Op& op = emit(OpKind::ReinterpretView, loc, name);
+  op.typeLoc = locOf(p.toType);
+  addOperand(op, src, p.operands[0].loc);
+  addOperand(op, off[0], offset->loc);
+  for (ValueId v : sh)
+    addOperand(op, v, sizes->loc);
+  for (ValueId v : st)
+    addOperand(op, v, strides->loc);
+  op.ints = {static_cast<int64_t>(sh.size())};
+  for (auto* d : p.dicts)
+    for (auto& a : readAttrs(d))
+      op.attrs.push_back(a);
+  if (const NamedAttr* layout = op.attr("layout")) op.layout = parseViewLayout(layout->value);
+  if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// `memref.dealloc %b : memref<...>`: the end of a buffer's life. The linker's planner frees a
+/// tile after its last use already, so the op only checks its operand.
+void Builder::buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results) {
+  if (!expectResults("memref.dealloc", loc, results, 0)) return;
+  if (p.operands.size() != 1) {
+    diags_.error(loc, "'memref.dealloc' takes one buffer");
+    return;
+  }
+  ValueId v = use(p.operands[0]);
+  if (v != kNoValue && !fn_->type(v).isTile())
+    diags_.error(p.operands[0].loc,
+                 "'memref.dealloc' frees a local buffer, found " + toString(fn_->type(v)));
+}
+
+} // namespace pto::as::detail
