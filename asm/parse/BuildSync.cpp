@@ -328,8 +328,8 @@ void Builder::buildMemoryFence(const std::string& name, SrcLoc loc, Pieces& p,
       view = use(p.operands[0]);
       viewLoc = p.operands[0].loc;
       if (view == kNoValue) return;
-      if (!fn_->type(view).isView()) {
-        diags_.error(viewLoc, "'" + name + "' invalidates the lines of a GM view, not " +
+      if (!fn_->type(view).isView() && fn_->type(view).kind != TypeKind::Ptr) {
+        diags_.error(viewLoc, "'" + name + "' invalidates the lines of a GM view or pointer, not " +
                                   toString(fn_->type(view)));
         return;
       }
