@@ -276,7 +276,10 @@ void Verifier::checkLocations(const isa::OpInfo& info, const std::string& name,
     }
     bool rowMajorNeeded =
         (info.flags & isa::kRowMajor) && !(o->role->isOutput && (info.flags & (isa::kRowReduce)));
-    if (rowMajorNeeded && t.blayout != isa::BLayout::RowMajor) {
+    // A one-column tile is the same column vector in either layout (element r at r): PTOAS
+    // writes tquant's per-row scales as Nx1 col_major.
+    const bool columnVector = t.cols == 1 && t.slayout == isa::SLayout::NoneBox;
+    if (rowMajorNeeded && t.blayout != isa::BLayout::RowMajor && !columnVector) {
       diags_.error(o->loc, "'" + name + "' needs row-major tiles: operand '" +
                                std::string(o->role->name) + "' has blayout=col_major");
       noteDef(o->value, o->loc);
