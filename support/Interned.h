@@ -49,6 +49,8 @@ inline std::string operator+(std::string_view a, const InternedString& b) {
   s += b.str();
   return s;
 }
-inline std::ostream& operator<<(std::ostream& os, const InternedString& s) { return os << s.str(); }
+inline std::ostream& operator<<(std::ostream& os, const InternedString& s) {
+  return os << s.str();
+}
 
 } // namespace pto::support

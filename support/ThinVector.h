@@ -5,8 +5,8 @@
 // std::vector's (the part of it the project uses), with pointers as iterators.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <initializer_list>
 #include <memory>
 #include <vector>
