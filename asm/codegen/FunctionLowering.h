@@ -39,7 +39,7 @@ inline constexpr unsigned kMaxRegParams = 8;
 /// A register operand of a machine instruction: which field holds it, the virtual register,
 /// and whether the instruction writes it.
 struct RegRef {
-  std::string_view field;
+  enc::FieldName field; // a literal name is checked when it compiles (isa/Encoding.h)
   VReg v;
   bool def;
 };
@@ -191,14 +191,13 @@ private:
   /// Gives `m` one more relocation (kept in one run with its others).
   void addReloc(MInst& m, obj::RelocType type, uint32_t index);
 
-  enc::Inst make(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields);
+  enc::Inst make(FormId f, std::initializer_list<enc::FieldValue> fields);
 
   /// Scalar instructions execute inside a scalar block; open one after a tile block.
   void needScalarBlock();
 
   /// A scalar instruction with register fields (vregs, or physical registers via physical()).
-  void scalar(FormId f, std::initializer_list<std::pair<std::string_view, int64_t>> fields,
-              std::vector<RegRef> regs);
+  void scalar(FormId f, std::initializer_list<enc::FieldValue> fields, std::vector<RegRef> regs);
 
   void copy(VReg dst, VReg src);
 

@@ -123,9 +123,7 @@ MInst& FunctionLowering::emit(enc::Inst inst, std::vector<RegRef> regs) {
   return code_.back();
 }
 
-enc::Inst
-FunctionLowering::make(FormId f,
-                       std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
+enc::Inst FunctionLowering::make(FormId f, std::initializer_list<enc::FieldValue> fields) {
   auto r = enc::make(f, fields);
   if (!r) {
     diags_.error(currentLoc_, "internal encoding error: " + r.error().message);
@@ -143,8 +141,7 @@ void FunctionLowering::needScalarBlock() {
 }
 
 /// A scalar instruction with register fields (vregs, or physical registers via physical()).
-void FunctionLowering::scalar(FormId f,
-                              std::initializer_list<std::pair<std::string_view, int64_t>> fields,
+void FunctionLowering::scalar(FormId f, std::initializer_list<enc::FieldValue> fields,
                               std::vector<RegRef> regs) {
   needScalarBlock();
   emit(make(f, fields), std::move(regs));
@@ -287,7 +284,9 @@ void FunctionLowering::lowerParams() {
       MInst m;
       m.kind = MInst::ParamDef;
       extra(m).paramReg = kA0 + static_cast<unsigned>(i);
-      extra(m).regs.push_back({"", r, true});
+      // A marker, not a word: the register allocator binds r to a0..a7 and writes no field
+      // (RegDst only fills the slot).
+      extra(m).regs.push_back({"RegDst", r, true});
       code_.push_back(std::move(m));
     } else {
       // Parameters beyond a0..a7 are passed in the caller's frame: [sp + frame + 8*(i-8)],

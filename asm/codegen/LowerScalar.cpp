@@ -147,7 +147,7 @@ void FunctionLowering::narrowInto(VReg d, VReg r, isa::DType from, isa::DType ds
 
 void FunctionLowering::fpu(FormId f, unsigned type, std::initializer_list<VReg> srcs, VReg d) {
   std::vector<RegRef> refs;
-  const char* names[] = {"SrcL", "SrcR"};
+  const enc::FieldName names[] = {"SrcL", "SrcR"};
   size_t i = 0;
   for (VReg s : srcs)
     refs.push_back({names[i++], s, false});

@@ -530,7 +530,7 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   }
   if (!iorRegs.empty() || scalarOut) {
     std::vector<RegRef> refs;
-    const char* fields[] = {"RegSrc0", "RegSrc1", "RegSrc2"};
+    const enc::FieldName fields[] = {"RegSrc0", "RegSrc1", "RegSrc2"};
     for (size_t i = 0; i < iorRegs.size(); ++i)
       refs.push_back({fields[i], iorRegs[i], false});
     // The counts land in a register of their own: PTOAS's DPS output names a value that no op

@@ -22,11 +22,8 @@ namespace {
 /// Puts register `reg` into the field a register operand names. FunctionLowering.h keeps the name
 /// as text (each one a literal of the lowering): a name that is no field of the word is a bug in
 /// the lowering, reported and fatal, never a register silently left out.
-void setRegister(enc::Inst& in, std::string_view field, int64_t reg) {
-  if (const std::optional<enc::Field> f = enc::fieldNamed(field)) return in.put(*f, reg);
-  std::fprintf(stderr, "internal error: a register operand names '%.*s', which is no field\n",
-               static_cast<int>(field.size()), field.data());
-  std::abort();
+void setRegister(enc::Inst& in, enc::FieldName field, int64_t reg) {
+  in.put(field.id, reg);
 }
 
 /// A register no interval holds over code positions [lo, hi]: extra scratch for a block or an
