@@ -108,7 +108,6 @@ private:
   void checkGatherCompare(const Op& op, const std::string& name);
   void checkGatherIndexShape(const Op& op, const std::string& name);
   void checkGatherBlocks(const Op& op, const std::string& name);
-  const Type* tileInRole(const Op& op, isa::RoleId id) const;
   void checkConcatIdx(const Op& op, const std::string& name);
   void checkScaleAddr(const Op& op, const std::string& name);
   void checkGatherCompareTypes(const std::string& name, const std::vector<Operand>& ops);

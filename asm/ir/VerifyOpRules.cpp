@@ -259,22 +259,13 @@ void Verifier::checkGatherCompare(const Op& op, const std::string& name) {
   if (auto e = attributeValueError(op, "offset")) diags_.error(op.loc, "'" + name + "' " + *e);
 }
 
-/// The tile operand of `op` in role `id`, or null.
-const Type* Verifier::tileInRole(const Op& op, isa::RoleId id) const {
-  const isa::OpInfo& info = isa::info(op.tileOp);
-  for (size_t i = 0; i < op.operands.size(); ++i)
-    if (info.roles[op.operandRoles[i]].id == id && type(op.operands[i]).isTile())
-      return &type(op.operands[i]);
-  return nullptr;
-}
-
 /// TGATHER's index form writes one element per index: the index tile covers exactly the
 /// destination's valid region (PTOAS's verifier, same message; pto-isa's kernels iterate both).
 void Verifier::checkGatherIndexShape(const Op& op, const std::string& name) {
-  const Type* dst = tileInRole(op, isa::RoleId::Dst);
-  const Type* idx = tileInRole(op, isa::RoleId::Indices);
+  const TileType* dst = ir::roleTile(*fn_, op, isa::RoleId::Dst);
+  const TileType* idx = ir::roleTile(*fn_, op, isa::RoleId::Indices);
   if (!dst || !idx) return;
-  const TileType &d = dst->tile, &i = idx->tile;
+  const TileType &d = *dst, &i = *idx;
   if (d.validRows == kDynamic || d.validCols == kDynamic || i.validRows == kDynamic ||
       i.validCols == kDynamic)
     return;
@@ -288,10 +279,10 @@ void Verifier::checkGatherIndexShape(const Op& op, const std::string& name) {
 /// tile holds one byte offset per 32-byte block of the destination row, in groups of eight (one
 /// 256-byte repeat), and both tiles are row-major; A2/A3 moves 1-, 2- or 4-byte elements.
 void Verifier::checkGatherBlocks(const Op& op, const std::string& name) {
-  const Type* dst = tileInRole(op, isa::RoleId::Dst);
-  const Type* off = tileInRole(op, isa::RoleId::Offsets);
+  const TileType* dst = ir::roleTile(*fn_, op, isa::RoleId::Dst);
+  const TileType* off = ir::roleTile(*fn_, op, isa::RoleId::Offsets);
   if (!dst || !off) return;
-  const TileType &d = dst->tile, &o = off->tile;
+  const TileType &d = *dst, &o = *off;
   if (d.blayout != isa::BLayout::RowMajor || o.blayout != isa::BLayout::RowMajor)
     return diags_.error(op.loc, "'" + name + "' expects dst and offsets to use row-major layout");
   const unsigned bits = isa::bitWidth(d.dtype);

@@ -85,6 +85,14 @@ std::optional<std::vector<ValueId>> Builder::buildBlocks(P::RegionContext* r, Re
   return structurize(*fn_, blocks, exitTypes, functionBody, out, diags_);
 }
 
+/// The condition of a cf.cond_br in either form: an i1, or kNoValue after an error.
+ValueId Builder::branchCondition(const OperandRef& r) {
+  const ValueId v = scalarOperand(r, Type::scalar(isa::DType::I1));
+  if (v == kNoValue || fn_->type(v) == Type::scalar(isa::DType::I1)) return v;
+  diags_.error(r.loc, "the condition of 'cf.cond_br' is an i1, not " + toString(fn_->type(v)));
+  return kNoValue;
+}
+
 void Builder::buildBranch(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results) {
   expectResults(name, loc, results, 0);
@@ -106,12 +114,8 @@ void Builder::buildBranch(const std::string& name, SrcLoc loc, Pieces& p,
   t.kind = cond ? CfgTerm::CondBr : CfgTerm::Br;
   t.loc = loc;
   if (cond) {
-    t.cond = scalarOperand(p.operands[0], Type::scalar(isa::DType::I1));
-    if (t.cond != kNoValue && !(fn_->type(t.cond) == Type::scalar(isa::DType::I1))) {
-      diags_.error(p.operands[0].loc,
-                   "the condition of 'cf.cond_br' is an i1, not " + toString(fn_->type(t.cond)));
-      return;
-    }
+    t.cond = branchCondition(p.operands[0]);
+    if (t.cond == kNoValue) return;
   }
   for (size_t k = 0; k < want; ++k) {
     P::SuccessorPieceContext* s = p.successors[k];

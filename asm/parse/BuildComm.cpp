@@ -151,18 +151,13 @@ bool Builder::readCommAttr(CommOperands& c, P::AttrEntryContext* e) {
     return true;
   }
   if (key == "operandSegmentSizes" && c.kind != CommKind::Put && c.kind != CommKind::Get) {
-    // `array<i32: 1, 1, 0, 3>`: the digits after the colon.
-    size_t colon = value.find(':');
-    std::string rest = colon == std::string::npos ? "" : value.substr(colon + 1);
-    std::string num;
-    for (char ch : rest + ",") {
-      if (ch >= '0' && ch <= '9') {
-        num += ch;
-      } else if ((ch == ',' || ch == '>') && !num.empty()) {
-        c.segments.push_back(*support::parseInt(num));
-        num.clear();
-      }
+    const auto sizes = denseArray(value); // `array<i32: 1, 1, 0, 3>`
+    if (!sizes) {
+      diags_.error(at, "'" + c.name + "' needs operandSegmentSizes as array<i32: ...>, found '" +
+                           value + "'");
+      return false;
     }
+    c.segments.assign(sizes->begin(), sizes->end());
     c.segmentsLoc = at;
     return true;
   }

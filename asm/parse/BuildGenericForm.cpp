@@ -163,24 +163,17 @@ void Builder::buildGenericBranch(const std::string& name, SrcLoc loc, const Piec
       if (typeid(*piece) == typeid(P::SuccessorPieceContext))
         succ.push_back(static_cast<P::SuccessorPieceContext*>(piece));
   // The operand groups: [condition,] the true successor's, the false successor's.
-  std::vector<size_t> groups{c.operands.size()};
+  std::vector<int> groups{static_cast<int>(c.operands.size())};
   if (cond) {
     groups.clear();
     P::AttrDictContext* props = p.props ? p.props : p.dicts.empty() ? nullptr : p.dicts[0];
     for (P::AttrEntryContext* e : props ? props->attrEntry() : std::vector<P::AttrEntryContext*>{})
-      if (entryKey(e) == "operandSegmentSizes" && e->attrValue()) {
-        std::string text = e->attrValue()->getText();
-        const size_t colon = text.find(':');
-        for (size_t i = colon == std::string::npos ? text.size() : colon + 1; i < text.size();) {
-          size_t j = text.find_first_of(",>", i);
-          if (auto n = parseInt(text.substr(i, j - i))) groups.push_back(static_cast<size_t>(*n));
-          i = j == std::string::npos ? text.size() : j + 1;
-        }
-      }
+      if (entryKey(e) == "operandSegmentSizes" && e->attrValue())
+        groups = denseArray(e->attrValue()->getText()).value_or(std::vector<int>{});
   }
   size_t total = 0;
-  for (size_t g : groups)
-    total += g;
+  for (int g : groups)
+    total += static_cast<size_t>(g);
   if (!curBlock_ || curBlock_->term.kind != CfgTerm::None || succ.size() != (cond ? 2u : 1u) ||
       groups.size() != (cond ? 3u : 1u) || (cond && groups[0] != 1) || total != c.operands.size() ||
       c.types.size() != c.operands.size()) {
@@ -195,13 +188,14 @@ void Builder::buildGenericBranch(const std::string& name, SrcLoc loc, const Piec
   t.loc = loc;
   size_t at = 0;
   if (cond) {
-    t.cond = scalarOperand(c.operands[0], Type::scalar(isa::DType::I1));
+    t.cond = branchCondition(c.operands[0]);
+    if (t.cond == kNoValue) return;
     at = 1;
   }
   for (size_t k = 0; k < succ.size(); ++k) {
     t.dest[k] = succ[k]->CARET_ID()->getText();
     t.destLoc[k] = locOf(succ[k]->CARET_ID());
-    for (size_t n = groups[cond ? k + 1 : 0]; n > 0; --n, ++at) {
+    for (int n = groups[cond ? k + 1 : 0]; n > 0; --n, ++at) {
       auto ty = readType(c.types[at]);
       ValueId v = scalarOperand(c.operands[at], ty.value_or(Type::index()));
       if (v == kNoValue) return;

@@ -263,28 +263,6 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
 }
 
 namespace {
-/// The numbers of `array<i32: 1, 1, 0, 1>` (MLIR's dense array attribute), or nullopt.
-std::optional<std::vector<int>> denseArray(const std::string& text) {
-  const size_t colon = text.find(':'), close = text.rfind('>');
-  if (!text.starts_with("array<") || colon == std::string::npos || close == std::string::npos ||
-      close < colon)
-    return std::nullopt;
-  std::vector<int> out;
-  std::string item;
-  for (char c : text.substr(colon + 1, close - colon - 1) + ",") {
-    if (c == ' ') continue;
-    if (c != ',') {
-      if (c < '0' || c > '9' || item.size() > 3) return std::nullopt;
-      item += c;
-      continue;
-    }
-    if (item.empty()) return std::nullopt;
-    out.push_back(std::stoi(item));
-    item.clear();
-  }
-  return out;
-}
-
 /// PTOAS's operand order of a tile op (its ODS operands): the required inputs, the outputs,
 /// then the optional inputs, each in signature order. Indices into info.roles.
 std::vector<int> genericOrder(const isa::OpInfo& info) {

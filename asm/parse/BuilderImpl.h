@@ -244,6 +244,7 @@ private:
   std::optional<std::vector<ValueId>> buildBlocks(P::RegionContext* r, Region& out,
                                                   bool functionBody,
                                                   const std::vector<Type>& exitTypes);
+  ValueId branchCondition(const OperandRef& r);
   void buildBranch(const std::string& name, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
   void buildExecuteRegion(P::ScfExecuteContext* e, const std::vector<ResultName>& results);

@@ -313,4 +313,26 @@ std::string canonicalText(antlr4::ParserRuleContext* ctx) {
   return out;
 }
 
+/// The numbers of `array<i32: 1, 1, 0, 1>` (MLIR's dense array attribute), or nullopt.
+std::optional<std::vector<int>> denseArray(const std::string& text) {
+  const size_t colon = text.find(':'), close = text.rfind('>');
+  if (!text.starts_with("array<") || colon == std::string::npos || close == std::string::npos ||
+      close < colon)
+    return std::nullopt;
+  std::vector<int> out;
+  std::string item;
+  for (char c : text.substr(colon + 1, close - colon - 1) + ",") {
+    if (c == ' ') continue;
+    if (c != ',') {
+      if (c < '0' || c > '9' || item.size() > 3) return std::nullopt;
+      item += c;
+      continue;
+    }
+    if (item.empty()) return std::nullopt;
+    out.push_back(std::stoi(item));
+    item.clear();
+  }
+  return out;
+}
+
 } // namespace pto::as

@@ -79,6 +79,9 @@ struct ShapeSpec {
 std::optional<ShapeSpec> parseShape(std::string_view text, std::string* why = nullptr);
 /// The enum word of an attribute written as text: `#pto.x<WORD>`, `#pto<x WORD>`, `<WORD>`, `WORD`.
 std::string enumWordOfText(std::string_view text);
+/// The numbers of `array<i32: 1, 1, 0, 1>` (MLIR's dense array attribute: operandSegmentSizes),
+/// or nullopt.
+std::optional<std::vector<int>> denseArray(const std::string& text);
 
 /// Reads types; reports errors to diags and returns nullopt on failure.
 class TypeReader {
