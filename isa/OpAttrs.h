@@ -5,10 +5,53 @@
 
 #include "isa/Isa.h"
 
+#include <cstddef>
+#include <iterator>
 #include <span>
 #include <string_view>
 
 namespace pto::isa {
+
+/// The rows of OpAttrs.def, by name: how every layer past the parser names an attribute.
+enum class OpAttrId : uint8_t {
+#define PTO_OP_ATTR(Id, Op, Key, Default, Valid, Invalid, Domain, Enc, Ref) Id,
+#include "isa/OpAttrs.def"
+};
+/// The values an attribute may take (OpAttrs.def, the Domain column).
+enum class AttrDomain : uint8_t {
+  UpperOrLower, // 0 (lower) or 1 (upper)
+  Bool,         // true or false (1 or 0)
+  Offset,       // an integer in 0..INT32_MAX (pto-isa's uint32_t, PTOAS's i32)
+  Rounds,       // TRANDOM's Philox rounds: 7 or 10 (isa/Random.h)
+  QuantType,    // INT8_SYM (0) or INT8_ASYM (1)
+  MaskPattern,  // TGATHER's P0101 ... P1111: codes 1..7 (pto-isa's MaskPattern)
+  Word,         // any word: no rule (attributes refused at lowering but for their default)
+};
+/// What the values of `d` must be, for the verifier's message ("" for Word).
+constexpr std::string_view domainRule(AttrDomain d) {
+  switch (d) {
+  case AttrDomain::UpperOrLower:
+    return "must be 0 (lower) or 1 (upper)";
+  case AttrDomain::Bool:
+    return "must be true or false";
+  case AttrDomain::Offset:
+    return "must be an integer in 0..2147483647";
+  case AttrDomain::Rounds:
+    return "must be 7 or 10";
+  case AttrDomain::QuantType:
+    return "must be INT8_SYM or INT8_ASYM";
+  case AttrDomain::MaskPattern:
+    return "must be one of P0101, P1010, P0001, P0010, P0100, P1000, P1111";
+  case AttrDomain::Word:
+    break;
+  }
+  return "";
+}
+/// TGATHER's mask patterns, in the order of their codes 1..7 (pto-isa's MaskPattern): the
+/// columns c of each row with c % 2 == 0 (P0101), c % 2 == 1 (P1010), c % 4 == 0, 1, 2, 3
+/// (P0001, P0010, P0100, P1000) or all (P1111).
+inline constexpr std::string_view kMaskPatterns[] = {"P0101", "P1010", "P0001", "P0010",
+                                                     "P0100", "P1000", "P1111"};
 
 /// Where an attribute's value goes in the tile block (OpAttrs.def, the Encoding column).
 enum class AttrEncoding : uint8_t { Ior, Datr, Operands, Refused };
@@ -16,24 +59,36 @@ enum class AttrEncoding : uint8_t { Ior, Datr, Operands, Refused };
 enum class AttrRef : uint8_t { Runs, Refused };
 
 struct OpAttr {
+  OpAttrId id;
   OpId op;
   std::string_view key;
   std::string_view defaultValue; // "" = none
   std::string_view validValue;   // a value other than the default the verifier accepts
   std::string_view invalidValue; // a value the verifier refuses; "" = no verifier rule
+  AttrDomain domain;
   AttrEncoding encoding;
   AttrRef ref;
 };
 
 inline constexpr OpAttr kOpAttrs[] = {
-#define PTO_OP_ATTR(Op, Key, Default, Valid, Invalid, Enc, Ref)                                    \
-  {OpId::Op, Key, Default, Valid, Invalid, AttrEncoding::Enc, AttrRef::Ref},
+#define PTO_OP_ATTR(Id, Op, Key, Default, Valid, Invalid, Domain, Enc, Ref)                        \
+  {OpAttrId::Id,       OpId::Op,          Key,         Default, Valid, Invalid,                    \
+   AttrDomain::Domain, AttrEncoding::Enc, AttrRef::Ref},
 #include "isa/OpAttrs.def"
 };
 
 inline std::span<const OpAttr> opAttrs() {
   return kOpAttrs;
 }
+/// The row of `id` (the rows are in OpAttrId's order).
+constexpr const OpAttr& opAttr(OpAttrId id) {
+  return kOpAttrs[static_cast<size_t>(id)];
+}
+static_assert([] {
+  for (size_t i = 0; i < std::size(kOpAttrs); ++i)
+    if (static_cast<size_t>(kOpAttrs[i].id) != i) return false;
+  return true;
+}());
 
 /// An attribute value's last word: `#pto<relu_pre_mode no_relu>`, `"no_relu"`, `no_relu : i1`
 /// and `no_relu` are the same value.

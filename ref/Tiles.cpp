@@ -262,10 +262,9 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
 /// default value runs.
 std::optional<std::string> unrunnableAttribute(const Op& op) {
   if (op.kind != OpKind::TileOp) return std::nullopt;
-  for (const isa::OpAttr& x : isa::opAttrs()) {
-    const ir::NamedAttr* a =
-        x.op == op.tileOp && x.ref == isa::AttrRef::Refused ? op.attr(x.key) : nullptr;
-    if (a && !isa::isDefaultAttrValue(x, a->value)) return std::string(x.key) + " = " + a->value;
+  for (const ir::AttrReading& a : op.modes->readings) {
+    const isa::OpAttr& x = isa::opAttr(a.id);
+    if (x.ref == isa::AttrRef::Refused && !a.isDefault) return std::string(x.key) + " = " + a.text;
   }
   return std::nullopt;
 }

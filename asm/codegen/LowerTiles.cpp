@@ -405,12 +405,11 @@ std::pair<Dim, Dim> FunctionLowering::validOf(ValueId tile) {
 /// source line, rather than dropped. TMOV/TSTORE's fixpipe attributes are encoded
 /// (ir::fixpipeAttrs, docs/encoding.md 5.3).
 bool FunctionLowering::attributesEncodable(const Op& op, const isa::OpInfo& info) {
-  for (const isa::OpAttr& u : isa::opAttrs()) {
-    if (u.op != info.id || u.encoding != isa::AttrEncoding::Refused) continue;
-    const NamedAttr* a = op.attr(u.key);
-    if (!a || isa::isDefaultAttrValue(u, a->value)) continue;
+  for (const ir::AttrReading& a : op.modes->readings) {
+    const isa::OpAttr& u = isa::opAttr(a.id);
+    if (u.encoding != isa::AttrEncoding::Refused || a.isDefault) continue;
     unsupported(op.loc, "'pto." + std::string(info.mnemonic) + "' with " + std::string(u.key) +
-                            " = " + a->value + " (the tile block has no field for it)");
+                            " = " + a.text + " (the tile block has no field for it)");
     return false;
   }
   return true;

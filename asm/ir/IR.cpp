@@ -204,68 +204,10 @@ std::string_view spelling(CmpPredicate p) {
   return p == CmpPredicate::None ? "" : kPredicates[static_cast<size_t>(p) - 1].spelling;
 }
 
-std::optional<int64_t> attrValueInt(std::span<const NamedAttr> attrs, std::string_view key) {
-  for (const NamedAttr& a : attrs) {
-    if (a.key != key) continue;
-    std::string_view v = a.value;
-    if (auto colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
-    if (v == "true") return 1;
-    if (v == "false") return 0;
-    return support::parseInt(v);
-  }
-  return std::nullopt;
-}
-
-std::optional<int64_t> attrInt(const Op& op, std::string_view key) {
-  const NamedAttr* a = op.attr(key);
-  if (!a) return std::nullopt;
-  std::string_view v = a->value;
-  if (auto colon = v.find(" :"); colon != std::string_view::npos) v = v.substr(0, colon);
-  return support::parseInt(v);
-}
-
-PipeAttrs readPipeAttrs(std::span<const NamedAttr> attrs) {
-  auto text = [&](std::string_view key) {
-    for (const NamedAttr& a : attrs)
-      if (a.key == key) {
-        std::string v = a.value;
-        if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
-        if (!v.empty() && v.front() == '@') v = v.substr(1);
-        return v;
-      }
-    return std::string();
-  };
-  PipeAttrs p;
-  p.name = text("name");
-  p.peerFunc = text("peer_func");
-  p.frontend = text("frontend");
-  p.size = attrValueInt(attrs, "size");
-  p.autoAlloc = attrValueInt(attrs, "auto");
-  p.base = attrValueInt(attrs, "base");
-  for (const NamedAttr& a : attrs)
-    if (a.key == "location") {
-      const std::string& loc = a.value;
-      if (loc.find("<vec>") != std::string::npos || loc == "vec") p.location = isa::Loc::Vec;
-      if (loc.find("<mat>") != std::string::npos || loc == "mat") p.location = isa::Loc::Mat;
-    }
-  p.dirMask = attrValueInt(attrs, "dir_mask");
-  p.slotSize = attrValueInt(attrs, "slot_size");
-  p.slotNum = attrValueInt(attrs, "slot_num");
-  p.localSlotNum = attrValueInt(attrs, "local_slot_num");
-  p.flagBase = attrValueInt(attrs, "flag_base");
-  p.noSplit = attrValueInt(attrs, "nosplit");
-  return p;
-}
-
-/// TGATHER's mask pattern (PTOAS's #pto.mask_pattern<Pxxxx>, pto-isa's MaskPattern): the code
-/// 1..7 of the pattern, selecting the columns c of each row with c % 2 == 0 (P0101), c % 2 == 1
-/// (P1010), c % 4 == 0, 1, 2, 3 (P0001, P0010, P0100, P1000) or all (P1111).
-std::optional<uint64_t> maskPatternCode(std::string_view text) {
-  static constexpr std::string_view kPatterns[] = {"P0101", "P1010", "P0001", "P0010",
-                                                   "P0100", "P1000", "P1111"};
-  for (size_t i = 0; i < std::size(kPatterns); ++i)
-    if (text.find(kPatterns[i]) != std::string_view::npos) return i + 1;
-  return std::nullopt;
+const AttrReading* attrReading(const Op& op, isa::OpAttrId id) {
+  for (const AttrReading& r : op.modes->readings)
+    if (r.id == id) return &r;
+  return nullptr;
 }
 
 std::optional<uint64_t> denseCountsBits(std::string_view text) {
@@ -337,26 +279,6 @@ ConstantValue readConstant(std::string_view text, const Type& type) {
 void setConstant(Op& op, std::string text, const Type& type) {
   op.constant = readConstant(text, type);
   op.attrs.push_back({"value", std::move(text)});
-}
-
-std::vector<uint64_t> attributeScalars(const Op& op) {
-  // TMRGSORT's list form: B.IOR RegSrc0 = 1 stops the merge when a list runs out.
-  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TMRGSORT)
-    if (attrValueInt(op.attrs, "exhausted") == 1) return {1};
-  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER)
-    if (const NamedAttr* m = op.attr("maskPattern"))
-      if (auto code = maskPatternCode(m->value)) return {*code};
-  // TGATHER's compare form: the first index (B.IOR RegSrc1, after the compared scalar).
-  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TGATHER_CMP)
-    return {static_cast<uint64_t>(attrInt(op, "offset").value_or(0))};
-  // TCI: B.IOR Start, Direction (0.58.3; 1 = descending, left out = ascending).
-  if (op.kind == OpKind::TileOp && op.tileOp == isa::OpId::TCI)
-    return attrValueInt(op.attrs, "descending") == 1 ? std::vector<uint64_t>{1}
-                                                     : std::vector<uint64_t>{};
-  if (op.kind != OpKind::TileOp || op.tileOp != isa::OpId::TTRI) return {};
-  std::optional<int64_t> upper = attrInt(op, "upperOrLower");
-  if (!upper || *upper == 0) return {};
-  return {static_cast<uint64_t>(*upper)};
 }
 
 const TileType* roleTile(const Function& fn, const Op& op, isa::RoleId role) {

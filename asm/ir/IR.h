@@ -6,6 +6,7 @@
 
 #include "isa/Fixpipe.h"
 #include "isa/Isa.h"
+#include "isa/OpAttrs.h"
 #include "support/Diagnostics.h"
 #include "support/ThinVector.h"
 
@@ -141,14 +142,25 @@ enum class ViewLayout : uint8_t { Inferred, ND, DN, Unsupported };
 /// `layout`, case-insensitive.
 ViewLayout parseViewLayout(std::string_view text);
 
+/// A tile op's attribute of isa/OpAttrs.def, read once from its text by the parser
+/// (as::readTileOpAttributes): every layer past the parser reads this, never the text.
+struct AttrReading {
+  isa::OpAttrId id;
+  std::optional<int64_t> value; // in the row's domain (isa::AttrDomain); nullopt: not in it
+  bool isDefault = false;       // the row's default value (isa::isDefaultAttrValue)
+  std::string text;             // as written, canonical: for messages
+  bool operator==(const AttrReading&) const = default;
+};
+
 struct TileModes {
   std::optional<isa::RoundMode> round; // rmode: TCVT's rounding (absent: CAST_RINT)
   std::optional<isa::SatMode> sat;     // sat_mode: TCVT's saturation (absent: the pair's default)
   std::optional<isa::CmpMode> cmp;     // cmpMode: TCMP/TCMPS's comparison (absent: eq)
   std::optional<int64_t> rounds;       // rounds: TRANDOM's Philox rounds (absent: the default)
-  /// The attributes encoded as B.IOR scalars after the operands' (attributeScalars: exhausted,
-  /// maskPattern, offset, descending, upperOrLower), read once by the parser.
+  /// The attributes encoded as B.IOR scalars after the operands' (the Ior rows of
+  /// isa/OpAttrs.def: exhausted, maskPattern, offset, descending, upperOrLower).
   std::vector<uint64_t> ior;
+  std::vector<AttrReading> readings; // the op's attributes of isa/OpAttrs.def
   // The fixpipe attributes of TMOV/TSTORE (absent: the default, isa/Fixpipe.h).
   std::optional<isa::ReluPreMode> relu;      // reluPreMode
   std::optional<isa::AtomicType> atomic;     // atomicType (TSTORE)
@@ -462,23 +474,14 @@ ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, 
 /// for any other op). The code generator encodes them, the reference interpreter runs them.
 isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op);
 
-/// The integer an attribute spells ("1 : i32", "1"); nullopt when absent or not an integer.
-/// An integer attribute of a list (`true`/`false` read as 1/0, a `: type` suffix ignored).
-std::optional<int64_t> attrValueInt(std::span<const NamedAttr> attrs, std::string_view key);
-std::optional<int64_t> attrInt(const Op& op, std::string_view key);
-/// The typed PipeAttrs of a reserve / import / pipe init op's attribute text (for the parser).
-PipeAttrs readPipeAttrs(std::span<const NamedAttr> attrs);
+/// The op's attribute `id` of isa/OpAttrs.def as the parser read it, or null when it has none.
+const AttrReading* attrReading(const Op& op, isa::OpAttrId id);
 
-/// Scalars an op's attributes add to its block's B.IOR after the scalar operands, where the
-/// 0.58.3 block has the field: TTRI's upperOrLower is "B.IOR Diagonal, Orientation" (an absent
-/// or zero orientation is left out: the block's default, lower).
-std::optional<uint64_t> maskPatternCode(std::string_view text);
 /// A `dense<[a, b, c, d]>` / `dense<v>` literal of vector<4xi16> as one register: lane i in bits
 /// 16i+15..16i (each lane -32768..65535, kept modulo 2^16); nullopt when malformed.
 std::optional<uint64_t> denseCountsBits(std::string_view text);
 /// Its canonical text, `dense<[a, b, c, d]>` (each lane as written, unsigned 16-bit).
 std::string denseCountsText(uint64_t bits);
-std::vector<uint64_t> attributeScalars(const Op& op);
 
 /// Makes `op` an arith.constant of the canonical literal `text` for a result of `type`: its
 /// value attribute (printed) and its value (read once, readConstant).

@@ -22,7 +22,7 @@ namespace verify {
 /// The verifier's rule for the value of a tile op's attribute (a row of isa/OpAttrs.def): the
 /// error after the op's name ("rounds must be 7 or 10, found 8"), or nullopt when the value is
 /// valid, the attribute absent or without a rule. The Verifier reports it at the op.
-std::optional<std::string> attributeValueError(const ir::Op& op, std::string_view key);
+std::optional<std::string> attributeValueError(const ir::Op& op, isa::OpAttrId id);
 } // namespace verify
 
 /// PTOAS's --pto-level=level3 (manual memory): every pto.alloc_tile names its address.

@@ -103,7 +103,7 @@ private:
   /// tgather reads one index per destination element, tscatter one per source element: an
   /// index tile whose valid region is smaller than that would be read past its valid region at
   /// run time.
-  /// Attributes the block carries as B.IOR scalars (ir::attributeScalars): their range.
+  /// Attributes the block carries as B.IOR scalars (TileModes::ior): their range.
   void checkAttributeScalars(const Op& op, const std::string& name);
   void checkGatherCompare(const Op& op, const std::string& name);
   void checkGatherIndexShape(const Op& op, const std::string& name);

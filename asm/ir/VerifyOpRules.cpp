@@ -1,7 +1,8 @@
 // Verifier rules of single tile ops beyond the op table's columns: fixpipe attributes, store
 // counts, attribute scalars (TRANDOM rounds, TTRI, TMRGSORT lists, TGATHER's mask and compare
 // forms, TGET_SCALE_ADDR, TQUANT types); docs/verifier.md. The values of the attributes of
-// isa/OpAttrs.def are checked by attributeValueError, one case per row with an invalid value.
+// isa/OpAttrs.def are checked by attributeValueError, from the parser's readings by each row's
+// domain.
 #include "asm/ir/Verifier.h"
 #include "asm/ir/VerifierImpl.h"
 #include "isa/Fixpipe.h"
@@ -13,49 +14,12 @@ namespace pto::as::verify {
 using isa::DType;
 using isa::Loc;
 
-std::optional<std::string> attributeValueError(const Op& op, std::string_view key) {
-  const NamedAttr* a = op.kind == ir::OpKind::TileOp ? op.attr(key) : nullptr;
-  if (!a) return std::nullopt;
-  const std::string found = ", found " + a->value;
-  switch (op.tileOp) {
-  case isa::OpId::TRANDOM: // pto-isa's TRANDOM<Rounds>: Philox with 7 or 10 rounds
-    if (key == "rounds")
-      if (auto r = ir::attrInt(op, key); !r || !isa::trandom::roundsCode(static_cast<uint64_t>(*r)))
-        return "rounds must be 7 or 10" + found;
-    break;
-  case isa::OpId::TTRI:
-    if (key == "upperOrLower")
-      if (auto v = ir::attrInt(op, key); !v || (*v != 0 && *v != 1))
-        return "upperOrLower must be 0 (lower) or 1 (upper)" + found;
-    break;
-  case isa::OpId::TCI:
-    if (key == "descending")
-      if (auto v = ir::attrValueInt(op.attrs, key); !v || (*v != 0 && *v != 1))
-        return "descending must be true or false" + found;
-    break;
-  case isa::OpId::TMRGSORT:
-    if (key == "exhausted")
-      if (auto v = ir::attrValueInt(op.attrs, key); !v || (*v != 0 && *v != 1))
-        return "exhausted must be true or false" + found;
-    break;
-  case isa::OpId::TGATHER_CMP: // pto-isa's uint32_t offset; PTOAS's i32 attribute
-    if (key == "offset")
-      if (auto v = ir::attrInt(op, key); !v || *v < 0 || *v > INT32_MAX)
-        return "offset must be an integer in 0..2147483647" + found;
-    break;
-  case isa::OpId::TGATHER:
-    if (key == "maskPattern" && !ir::maskPatternCode(a->value))
-      return "maskPattern must be one of P0101, P1010, P0001, P0010, P0100, P1000, P1111" + found;
-    break;
-  case isa::OpId::TQUANT:
-    if (key == "quant_type" && a->value.find("INT8_SYM") == std::string::npos &&
-        a->value.find("INT8_ASYM") == std::string::npos)
-      return "quant_type must be INT8_SYM or INT8_ASYM" + found;
-    break;
-  default:
-    break;
-  }
-  return std::nullopt;
+std::optional<std::string> attributeValueError(const Op& op, isa::OpAttrId id) {
+  const isa::OpAttr& row = isa::opAttr(id);
+  const ir::AttrReading* r = op.kind == ir::OpKind::TileOp ? ir::attrReading(op, id) : nullptr;
+  if (!r || r->value || row.domain == isa::AttrDomain::Word) return std::nullopt;
+  return std::string(row.key) + " " + std::string(isa::domainRule(row.domain)) + ", found " +
+         r->text;
 }
 
 void Verifier::checkFixpipe(const Op& op, const std::string& name,
@@ -155,12 +119,13 @@ void Verifier::checkAttributeScalars(const Op& op, const std::string& name) {
   if (op.tileOp == isa::OpId::TGET_SCALE_ADDR) checkScaleAddr(op, name);
   if (op.tileOp == isa::OpId::TCONCATIDX) checkConcatIdx(op, name);
   if (op.tileOp == isa::OpId::TRANDOM)
-    if (auto e = attributeValueError(op, "rounds")) diags_.error(op.loc, "'" + name + "' " + *e);
+    if (auto e = attributeValueError(op, isa::OpAttrId::TrandomRounds))
+      diags_.error(op.loc, "'" + name + "' " + *e);
   if (op.tileOp == isa::OpId::TCI)
-    if (auto e = attributeValueError(op, "descending"))
+    if (auto e = attributeValueError(op, isa::OpAttrId::TciDescending))
       diags_.error(op.loc, "'" + name + "' " + *e);
   if (op.tileOp == isa::OpId::TTRI)
-    if (auto e = attributeValueError(op, "upperOrLower"))
+    if (auto e = attributeValueError(op, isa::OpAttrId::TtriUpperOrLower))
       diags_.error(op.loc, "'" + name + "' " + *e);
 }
 
@@ -183,11 +148,12 @@ void Verifier::checkMergeLists(const Op& op, const std::string& name) {
   bool executed = false;
   for (size_t i = 0; i < op.operands.size(); ++i)
     executed |= info.roles[op.operandRoles[i]].id == isa::RoleId::Executed;
-  if (!lists && (executed || op.attr("exhausted")))
+  if (!lists && (executed || ir::attrReading(op, isa::OpAttrId::TmrgsortExhausted)))
     diags_.error(op.loc, "'" + name +
                              "' takes 'exhausted' and an executed-count output only when it "
                              "merges lists (dst, tmp and 2 to 4 sources)");
-  if (auto e = attributeValueError(op, "exhausted")) diags_.error(op.loc, "'" + name + "' " + *e);
+  if (auto e = attributeValueError(op, isa::OpAttrId::TmrgsortExhausted))
+    diags_.error(op.loc, "'" + name + "' " + *e);
 }
 
 /// TGET_SCALE_ADDR (PTOAS's verifier): the destination is a scaling tile with the source's shape
@@ -256,7 +222,8 @@ void Verifier::checkGatherCompare(const Op& op, const std::string& name) {
         mode != isa::CmpMode::EQ)
       diags_.error(op.operandLocs[i],
                    "'" + name + "' compare form takes an i32 source only with cmpMode eq on a2a3");
-  if (auto e = attributeValueError(op, "offset")) diags_.error(op.loc, "'" + name + "' " + *e);
+  if (auto e = attributeValueError(op, isa::OpAttrId::TgatherCmpOffset))
+    diags_.error(op.loc, "'" + name + "' " + *e);
 }
 
 /// TGATHER's index form writes one element per index: the index tile covers exactly the
@@ -308,9 +275,8 @@ void Verifier::checkGatherBlocks(const Op& op, const std::string& name) {
 /// TGATHER's mask form (`maskPattern`) packs the selected columns of each row of its source; it
 /// takes no index or tmp tile (PTOAS's parser), and pto-isa has seven patterns.
 void Verifier::checkMaskPattern(const Op& op, const std::string& name) {
-  const NamedAttr* m = op.attr("maskPattern");
-  if (!m) return;
-  if (auto e = attributeValueError(op, "maskPattern"))
+  if (!ir::attrReading(op, isa::OpAttrId::TgatherMaskPattern)) return;
+  if (auto e = attributeValueError(op, isa::OpAttrId::TgatherMaskPattern))
     return diags_.error(op.loc, "'" + name + "' " + *e);
   const isa::OpInfo& info = isa::info(op.tileOp);
   for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -334,9 +300,10 @@ void Verifier::checkQuantType(const Op& op, const std::string& name) {
     if (r.isOutput) dst = i;
   }
   bool sym = !hasOffset;
-  if (const NamedAttr* q = op.attr("quant_type")) {
-    sym = q->value.find("INT8_SYM") != std::string::npos;
-    if (auto e = attributeValueError(op, "quant_type"))
+  const ir::AttrReading* quant = ir::attrReading(op, isa::OpAttrId::TquantQuantType);
+  if (quant) {
+    sym = quant->value == 0;
+    if (auto e = attributeValueError(op, isa::OpAttrId::TquantQuantType))
       return diags_.error(op.loc, "'" + name + "' " + *e);
     if (sym && hasOffset)
       return diags_.error(op.loc,
@@ -351,11 +318,11 @@ void Verifier::checkQuantType(const Op& op, const std::string& name) {
   if (sym && d != DType::I8)
     diags_.error(op.operandLocs[dst],
                  "'" + name + "' expects dst element type i8 for INT8_SYM quantization (" +
-                     (op.attr("quant_type") ? "" : "no offset tile; ") + "found ui8)");
+                     (quant ? "" : "no offset tile; ") + "found ui8)");
   else if (!sym && d != DType::U8)
     diags_.error(op.operandLocs[dst],
                  "'" + name + "' expects dst element type ui8 for INT8_ASYM quantization (" +
-                     (op.attr("quant_type") ? "" : "an offset tile; ") + "found i8)");
+                     (quant ? "" : "an offset tile; ") + "found i8)");
 }
 
 } // namespace pto::as::verify

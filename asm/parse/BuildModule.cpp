@@ -194,11 +194,10 @@ void Builder::readArgs(const std::vector<P::FuncArgContext*>& args, Region& regi
   }
 }
 
-void Builder::buildFunc(P::FuncOpContext* f) {
+Function* Builder::beginFuncHeader(P::FuncOpContext* f) {
   std::string name = f->SYMBOL()->getText().substr(1);
   Function* fn = beginFunction(name, locOf(f->SYMBOL()));
   fn->isPrivate = f->visibility && f->visibility->getText() == "private";
-  fn->frontLoc = recordLoc(f->LOC());
   fn->attrs = readAttrs(f->attrDict());
   if (auto* r = f->funcResults()) {
     std::vector<P::TypeContext*> rts;
@@ -210,28 +209,65 @@ void Builder::buildFunc(P::FuncOpContext* f) {
       if (auto ty = types_.read(t)) fn->resultTypes.push_back(*ty);
   }
   readArgs(f->funcArg(), fn->body);
+  return fn;
+}
+
+Function* Builder::beginKernelHeader(P::KernelOpContext* k) {
+  Function* fn = beginFunction(k->SYMBOL()->getText().substr(1), locOf(k->SYMBOL()));
+  fn->attrs = readAttrs(k->attrDict());
+  if (!fn->hasAttr("pto.entry")) fn->attrs.push_back({"pto.entry", ""});
+  readArgs(k->funcArg(), fn->body);
+  return fn;
+}
+
+void Builder::buildFunc(P::FuncOpContext* f) {
+  Function* fn = beginFuncHeader(f);
+  fn->frontLoc = recordLoc(f->LOC());
   if (!f->region()) {
     fn->isDeclaration = true;
     readFunctionAttrs(); // a declaration's flags reach its object too
     return;
   }
-  if (hasBlocks(f->region()))
-    buildBlocks(f->region(), fn->body, true, fn->resultTypes);
-  else
-    buildRegionBody(f->region(), fn->body, false);
-  finishFunction();
+  buildFunctionBody(f->region());
 }
 
 void Builder::buildKernel(P::KernelOpContext* k) {
-  Function* fn = beginFunction(k->SYMBOL()->getText().substr(1), locOf(k->SYMBOL()));
-  fn->attrs = readAttrs(k->attrDict());
+  Function* fn = beginKernelHeader(k);
   fn->frontLoc = recordLoc(k->LOC());
-  if (!fn->hasAttr("pto.entry")) fn->attrs.push_back({"pto.entry", ""});
-  readArgs(k->funcArg(), fn->body);
-  if (hasBlocks(k->region()))
-    buildBlocks(k->region(), fn->body, true, fn->resultTypes);
+  buildFunctionBody(k->region());
+}
+
+void Builder::buildFunctionBody(P::RegionContext* r) {
+  if (hasBlocks(r))
+    buildBlocks(r, fn_->body, true, fn_->resultTypes);
   else
-    buildRegionBody(k->region(), fn->body, false);
+    buildRegionBody(r, fn_->body, false);
+  finishFunction();
+}
+
+void Builder::bodyStreamBegin(antlr4::ParserRuleContext* f) {
+  streamed_.insert(f);
+  if (f->getRuleIndex() == P::RuleFuncOp)
+    beginFuncHeader(static_cast<P::FuncOpContext*>(f));
+  else
+    beginKernelHeader(static_cast<P::KernelOpContext*>(f));
+  // What buildRegionBody does around the statements of a function's body.
+  bodyEnclosingBlock_ = curBlock_;
+  curBlock_ = nullptr;
+  regions_.push_back(&fn_->body);
+}
+
+void Builder::bodyStmtStreamed(P::StmtContext* s) {
+  buildStmt(s);
+}
+
+void Builder::bodyStreamEnd(antlr4::ParserRuleContext* f) {
+  regions_.pop_back();
+  curBlock_ = bodyEnclosingBlock_;
+  // The function's location follows its body: it is read only now.
+  auto* loc = f->getRuleIndex() == P::RuleFuncOp ? static_cast<P::FuncOpContext*>(f)->LOC()
+                                                 : static_cast<P::KernelOpContext*>(f)->LOC();
+  fn_->frontLoc = recordLoc(loc);
   finishFunction();
 }
 

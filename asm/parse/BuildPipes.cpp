@@ -43,7 +43,7 @@ std::optional<Type> Builder::arrowTileType(const std::string& name, SrcLoc loc, 
 /// `{split = N}`: 0 (none), 1 (rows: top half to vector core 0) or 2 (columns).
 std::optional<int64_t> Builder::pipeSplit(const std::string& name, SrcLoc loc, Pieces& p) {
   std::vector<NamedAttr> attrs = p.dicts.empty() ? std::vector<NamedAttr>{} : readAttrs(p.dicts[0]);
-  std::optional<int64_t> split = ir::attrValueInt(attrs, "split");
+  std::optional<int64_t> split = attrValueInt(attrs, "split");
   if (!split) {
     diags_.error(loc, "'" + name + "' expects a 'split' attribute (0, 1 or 2)");
     return std::nullopt;
@@ -133,8 +133,8 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.note(fp.loc, "previous initialize_pipe is here");
     return;
   }
-  std::optional<int64_t> dir = ir::attrValueInt(attrs, "dir_mask"),
-                         slotSize = ir::attrValueInt(attrs, "slot_size");
+  std::optional<int64_t> dir = attrValueInt(attrs, "dir_mask"),
+                         slotSize = attrValueInt(attrs, "slot_size");
   if (!dir || !slotSize) {
     diags_.error(loc, "'" + name + "' expects 'dir_mask' and 'slot_size' attributes");
     return;

@@ -461,10 +461,9 @@ void Builder::finishTileOp(const isa::OpInfo& info, SrcLoc loc, std::vector<Boun
   op.tileOp = info.id;
   op.attrs = std::move(attrs.list);
   op.modes = attrs.modes;
-  // The attributes whose values become B.IOR scalars or B.DATR fields, read from their text once.
-  if (auto ior = attributeScalars(op); !ior.empty()) op.modes.edit().ior = std::move(ior);
-  if (info.id == isa::OpId::TRANDOM)
-    if (auto rounds = attrInt(op, "rounds")) op.modes.edit().rounds = rounds;
+  // The attributes of isa/OpAttrs.def (B.IOR scalars, TRANDOM's rounds...), read from their
+  // text once.
+  readTileOpAttributes(op);
   op.typeLoc = typesLoc;
   // Operands in signature order (DPS: inputs then outputs).
   std::vector<size_t> order(bound.size());

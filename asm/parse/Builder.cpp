@@ -260,15 +260,18 @@ void boundParserCaches(ptogen::PTOParser& parser) {
 class FunctionStreamer final : public antlr4::tree::ParseTreeListener {
 public:
   /// `fragment`: the file holds bare statements only (onlyStatements), streamed one at a time.
+  /// `bodies`: function bodies hold one block each (oneBlockBodies), streamed a statement at a
+  /// time.
   FunctionStreamer(ptogen::PTOParser& parser, LexedTokenStream& tokens, detail::Builder& builder,
-                   bool fragment)
-      : parser_(parser), tokens_(tokens), builder_(builder), fragment_(fragment) {}
+                   bool fragment, bool bodies)
+      : parser_(parser), tokens_(tokens), builder_(builder), fragment_(fragment), bodies_(bodies) {}
   FunctionStreamer(const FunctionStreamer&) = delete;
   FunctionStreamer& operator=(const FunctionStreamer&) = delete;
   ~FunctionStreamer() override {
     for (antlr4::tree::ParseTreeTracker& t : kept_)
       t.reset();
     done_.reset();
+    header_.reset();
   }
 
   void enterEveryRule(antlr4::ParserRuleContext* ctx) override {
@@ -276,6 +279,8 @@ public:
     // their own, emptied as each item is built.
     if (isFunction(ctx) || (fragment_ && ctx->getRuleIndex() == P::RuleFile))
       kept_.push_back(std::exchange(parser_.getTreeTracker(), std::move(spare_)));
+    if (bodies_ && ctx->getRuleIndex() == P::RuleRegion && isFunction(parentOf(ctx)))
+      beginBody(static_cast<P::RegionContext*>(ctx));
   }
   void exitEveryRule(antlr4::ParserRuleContext* ctx) override {
     // A syntax error unwinds the rules (exitRule runs from a destructor): nothing is built, the
@@ -288,13 +293,22 @@ public:
     if (rule == P::RuleTypeAlias)
       builder_.typeAliasStreamed(static_cast<P::TypeAliasContext*>(ctx));
     if (fragment_ && rule == P::RuleItem) return streamStatement(static_cast<P::ItemContext*>(ctx));
+    if (body_ && rule == P::RuleStmt && parentOf(ctx) == body_)
+      return streamBodyStatement(static_cast<P::StmtContext*>(ctx));
     if (!isFunction(ctx)) return;
-    builder_.buildStreamed(ctx);
+    if (body_ && parentOf(body_) == ctx) {
+      builder_.bodyStreamEnd(ctx);
+      body_ = nullptr;
+      done_.reset();
+    } else {
+      builder_.buildStreamed(ctx);
+    }
     // The tracker's list is kept for the next function: freeing a list this long made malloc
     // consolidate its free lists, full of the nodes just deleted, once per function.
     std::swap(parser_.getTreeTracker(), spare_);
     spare_.reset();
     ctx->children.clear(); // the function's node stays (its item refers to it), empty
+    header_.reset();       // a streamed body's signature and body node, listed there until now
     // So do its first and last tokens (the nodes around it refer to them); no node refers to
     // the tokens between any more, and their storage goes to the tokens still to come: the
     // tokens of the whole file were over half of pto-as's peak memory.
@@ -320,16 +334,43 @@ private:
     }
     builder_.fragmentStmtStreamed(stmt);
     file->children.pop_back();
-    // The parser still reads the item's node as it leaves the rule: the item's nodes wait in
-    // done_ until the next item is built, the previous item's go now.
+    forgetBuilt(item->stop);
+  }
+
+  /// The parser enters a function's body, its signature read: the function is begun, and the
+  /// nodes made so far (the function's, its signature's, the body's own) are kept apart until
+  /// the function ends.
+  void beginBody(P::RegionContext* region) {
+    builder_.bodyStreamBegin(parentOf(region));
+    body_ = region;
+    header_ = std::exchange(parser_.getTreeTracker(), std::move(header_));
+    keptFrom_ = region->start->getTokenIndex() + 1; // the body's `{` stays
+  }
+  /// A statement of a function's body as it ends (a kernel of 200k tile ops held 580 MB of parse
+  /// tree and tokens until its end, #34): built into the function, then its nodes and tokens
+  /// freed as streamStatement's. The body's node no longer lists anything (nothing reads it
+  /// again: the function's node drops the body when the function ends).
+  void streamBodyStatement(P::StmtContext* stmt) {
+    builder_.bodyStmtStreamed(stmt);
+    body_->children.clear();
+    forgetBuilt(stmt->stop);
+  }
+  /// The nodes made since the last call and the tokens before `last` will not be read again.
+  /// The parser still reads the current rule's node as it leaves it: those nodes wait in done_
+  /// until the next call, the previous call's go now. The last token read is kept: the parser
+  /// may look back at it.
+  void forgetBuilt(antlr4::Token* lastToken) {
     done_.reset();
     std::swap(parser_.getTreeTracker(), done_);
-    const size_t last = item->stop ? item->stop->getTokenIndex() : 0;
+    const size_t last = lastToken ? lastToken->getTokenIndex() : 0;
     if (last > keptFrom_) tokens_.releaseTokens(keptFrom_, last - 1);
     keptFrom_ = std::max(keptFrom_, last);
   }
+  static antlr4::ParserRuleContext* parentOf(antlr4::ParserRuleContext* ctx) {
+    return static_cast<antlr4::ParserRuleContext*>(ctx->parent);
+  }
   static bool isFunction(antlr4::ParserRuleContext* ctx) {
-    return ctx->getRuleIndex() == P::RuleFuncOp || ctx->getRuleIndex() == P::RuleKernelOp;
+    return ctx && (ctx->getRuleIndex() == P::RuleFuncOp || ctx->getRuleIndex() == P::RuleKernelOp);
   }
   ptogen::PTOParser& parser_;
   LexedTokenStream& tokens_;
@@ -337,9 +378,19 @@ private:
   std::vector<antlr4::tree::ParseTreeTracker> kept_; // the nodes outside functions
   antlr4::tree::ParseTreeTracker spare_;             // empty, with room
   antlr4::tree::ParseTreeTracker done_;              // the nodes of the last item built
+  antlr4::tree::ParseTreeTracker header_; // a streamed body's function: signature, body node
   bool fragment_ = false;
+  bool bodies_ = false;
+  P::RegionContext* body_ = nullptr; // the function body being streamed
   size_t keptFrom_ = 1; // tokens before it are released (token 0 starts the file's node)
 };
+
+/// Whether every function body in a file is one block (no `^bb` label, so no cf branch to
+/// one): its statements can be built as they are read, in order. Conservative: a `^` in a
+/// comment or a string only makes the bodies parsed whole.
+bool oneBlockBodies(std::string_view text) {
+  return text.find('^') == std::string_view::npos;
+}
 
 /// Whether a file can hold nothing but bare statements (and the fragment be built as they are
 /// read): no module, function or kernel, no type or location alias (an alias may be defined
@@ -419,7 +470,8 @@ std::unique_ptr<ir::Module> parseModule(const SourceFile& src, DiagEngine& diags
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   auto builder = std::make_unique<detail::Builder>(src, diags, arch);
   builder->begin();
-  FunctionStreamer streamer(parser, tokens, *builder, onlyStatements(src.text()));
+  FunctionStreamer streamer(parser, tokens, *builder, onlyStatements(src.text()),
+                            oneBlockBodies(src.text()));
   parser.addParseListener(&streamer);
   diags.hold();
   P::FileContext* tree = nullptr;

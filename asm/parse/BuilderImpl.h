@@ -3,6 +3,7 @@
 // named at each group of declarations below.
 #pragma once
 
+#include "asm/parse/AttrValues.h"
 #include "asm/parse/Structurize.h"
 #include "asm/parse/Syntax.h"
 
@@ -144,6 +145,12 @@ public:
   /// A statement of a file of bare statements (FunctionStreamer streams one only when the file
   /// holds nothing else): built into the fragment at once, which finish() closes.
   void fragmentStmtStreamed(P::StmtContext* s);
+  /// A function body built one top-level statement at a time (FunctionStreamer, for bodies of
+  /// one block): bodyStreamBegin when the parser enters `f`'s body (its signature read), each
+  /// statement of the body as it ends, bodyStreamEnd when `f` ends.
+  void bodyStreamBegin(antlr4::ParserRuleContext* f);
+  void bodyStmtStreamed(P::StmtContext* s);
+  void bodyStreamEnd(antlr4::ParserRuleContext* f);
   std::unique_ptr<Module> finish(P::FileContext* file);
 
 private:
@@ -190,6 +197,11 @@ private:
   void readArgs(const std::vector<P::FuncArgContext*>& args, Region& region);
   void buildFunc(P::FuncOpContext* f);
   void buildKernel(P::KernelOpContext* k);
+  /// The signature of a function or kernel: a Function begun, its arguments defined.
+  Function* beginFuncHeader(P::FuncOpContext* f);
+  Function* beginKernelHeader(P::KernelOpContext* k);
+  /// The body of the function begun, then finishFunction.
+  void buildFunctionBody(P::RegionContext* r);
   void buildFragment(const std::vector<P::StmtContext*>& stmts);
   void beginFragment(P::StmtContext* first);
   void endFragment();
@@ -531,6 +543,7 @@ private:
   std::set<std::string> ssaResultNames_;
   // Functions, kernels and modules (their attributes) built while parsing.
   std::set<const antlr4::ParserRuleContext*> streamed_;
+  CfgBlock* bodyEnclosingBlock_ = nullptr; // curBlock_ outside the body being streamed
   bool fragmentOpen_ = false; // statements streamed into the fragment, which finish() ends
 };
 

@@ -225,7 +225,7 @@ void kGather(Core& c, const TileInst& t) {
     }
 }
 
-/// TGATHER with a mask pattern (1..7, ir::maskPatternCode): the selected columns of every row of
+/// TGATHER with a mask pattern (1..7, isa::kMaskPatterns): the selected columns of every row of
 /// the source's valid region, as one packed stream from dst's first element in storage order
 /// (pto-isa's GATHER_ROW: dst's row pitch does not break the stream); the rest of dst is kept.
 void kGatherMask(Core& c, const TileInst& t) {

@@ -15,24 +15,11 @@ using namespace pto;
 
 namespace {
 
-struct Parsed {
-  std::unique_ptr<ir::Module> module;
-  std::string diagnostics;
-  unsigned errors = 0;
-};
+using Parsed = test::ParsedText;
 
 Parsed parse(const std::string& text, std::optional<isa::Arch> arch = std::nullopt,
              bool verify = true) {
-  as::SourceFile src("test.pto", text);
-  std::ostringstream out;
-  as::DiagEngine diags(src, out);
-  Parsed p;
-  p.module = as::parseModule(src, diags, arch);
-  if (p.module && diags.errors() == 0 && verify)
-    as::verifyModule(*p.module, as::resolveArch(*p.module, arch), diags);
-  p.diagnostics = out.str();
-  p.errors = diags.errors();
-  return p;
+  return test::parseText(text, arch, verify);
 }
 
 std::string readFile(const std::filesystem::path& p) {

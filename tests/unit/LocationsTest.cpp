@@ -4,6 +4,7 @@
 // over the tree itself.
 #include "asm/parse/Locations.h"
 #include "asm/parse/Parser.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -15,21 +16,8 @@
 namespace pto::test {
 namespace {
 
-struct Parsed {
-  std::unique_ptr<ir::Module> module;
-  std::string diags;
-};
-
-Parsed parse(const std::string& text) {
-  as::SourceFile src("t.pto", text);
-  std::ostringstream out;
-  Parsed p;
-  {
-    as::DiagEngine diags(src, out);
-    p.module = as::parseModule(src, diags);
-  }
-  p.diags = out.str();
-  return p;
+ParsedText parse(const std::string& text) {
+  return parseText(text, std::nullopt, false, "t.pto");
 }
 
 /// The resolved places ("file:line:col", callers after) of the first op of function @k.
@@ -64,9 +52,9 @@ TEST(Locations, EveryFormResolves) {
       {"loc(#a)", "#a = loc(#b)\n#b = loc(\"d \\\"q\\\".py\":2:3)\n", {"d \"q\".py:2:3"}},
   };
   for (const Case& c : cases) {
-    Parsed p = parse(constantWith(c.loc, c.after));
-    ASSERT_TRUE(p.module) << c.loc << "\n" << p.diags;
-    EXPECT_EQ(p.diags, "") << c.loc;
+    ParsedText p = parse(constantWith(c.loc, c.after));
+    ASSERT_TRUE(p.module) << c.loc << "\n" << p.diagnostics;
+    EXPECT_EQ(p.diagnostics, "") << c.loc;
     EXPECT_EQ(firstOpPlaces(*p.module), c.want) << c.loc;
   }
 }
@@ -141,9 +129,9 @@ TEST(Locations, RandomTreesMatchTheDefinition) {
   module += "    return\n  }\n}\n";
   for (size_t a = 0; a < t.aliasTexts.size(); ++a)
     module += "#l" + std::to_string(a) + " = loc(" + t.aliasTexts[a] + ")\n";
-  Parsed p = parse(module);
-  ASSERT_TRUE(p.module) << p.diags;
-  EXPECT_EQ(p.diags, "");
+  ParsedText p = parse(module);
+  ASSERT_TRUE(p.module) << p.diagnostics;
+  EXPECT_EQ(p.diagnostics, "");
   const auto& ops = p.module->functions.at(0)->body.ops;
   ASSERT_GE(ops.size(), want.size());
   size_t compared = 0;

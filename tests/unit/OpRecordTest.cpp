@@ -7,6 +7,7 @@
 // (docs/development.md, "Adding an op"). The builder, printer and lowering are table-driven.
 #include "asm/ir/IR.h"
 #include "asm/ir/Verifier.h"
+#include "asm/parse/AttrValues.h"
 #include "export/CppExport.h"
 #include "isa/Encoding.h"
 #include "isa/Isa.h"
@@ -108,12 +109,13 @@ std::optional<std::string> tryDTypes(const isa::OpInfo& op, const std::vector<in
   return why;
 }
 
-/// A tile op carrying one attribute, as the builder makes it.
+/// A tile op carrying one attribute, as the builder makes it (its value read by the parser).
 ir::Op opWith(OpId id, std::string_view key, std::string_view value) {
   ir::Op op{};
   op.kind = ir::OpKind::TileOp;
   op.tileOp = id;
   if (!value.empty()) op.attrs.push_back({std::string(key), std::string(value)});
+  as::readTileOpAttributes(op);
   return op;
 }
 
@@ -129,18 +131,25 @@ void checkAttribute(const isa::OpAttr& a) {
   const ir::Op valid = opWith(a.op, a.key, a.validValue);
   ASSERT_FALSE(a.validValue.empty()) << "the row needs a valid value other than the default";
   ASSERT_FALSE(isa::isDefaultAttrValue(a, a.validValue)) << "its valid value is the default";
-  // Verifier (asm/ir/VerifyOpRules.cpp, as::verify::attributeValueError): the default and the
-  // valid value pass, the invalid one is refused; only an attribute pto-as refuses at lowering
-  // may go without a rule.
-  EXPECT_EQ(as::verify::attributeValueError(valid, a.key), std::nullopt)
+  // Verifier (asm/ir/VerifyOpRules.cpp, as::verify::attributeValueError, on the parser's
+  // reading by the row's domain): the default and the valid value pass, the invalid one is
+  // refused; only an attribute pto-as refuses at lowering may go without a rule.
+  const ir::AttrReading* read = ir::attrReading(valid, a.id);
+  ASSERT_NE(read, nullptr) << "parser: as::readTileOpAttributes does not read " << what;
+  EXPECT_EQ(read->isDefault, false) << "parser: reads " << what << " as the default";
+  EXPECT_EQ(as::verify::attributeValueError(valid, a.id), std::nullopt)
       << "verifier: refuses " << what;
-  EXPECT_EQ(as::verify::attributeValueError(dflt, a.key), std::nullopt)
+  EXPECT_EQ(as::verify::attributeValueError(dflt, a.id), std::nullopt)
       << "verifier: refuses the default " << a.defaultValue;
+  if (!a.defaultValue.empty()) {
+    EXPECT_TRUE(ir::attrReading(dflt, a.id)->isDefault)
+        << "parser: does not read " << a.defaultValue << " as the default";
+  }
   if (!a.invalidValue.empty()) {
     const ir::Op bad = opWith(a.op, a.key, a.invalidValue);
-    const auto e = as::verify::attributeValueError(bad, a.key);
+    const auto e = as::verify::attributeValueError(bad, a.id);
     EXPECT_TRUE(e) << "verifier: no rule refuses " << a.key << " = " << a.invalidValue
-                   << " (asm/ir/VerifyOpRules.cpp attributeValueError)";
+                   << " (the row's domain, isa/OpAttrs.def)";
     if (e) {
       EXPECT_NE(e->find(std::string(a.key)), std::string::npos) << *e;
     }
@@ -149,14 +158,16 @@ void checkAttribute(const isa::OpAttr& a) {
         << "verifier: no rule for its values (asm/ir/VerifyOpRules.cpp attributeValueError), "
            "and pto-as does not refuse it at lowering";
   }
-  // Encoding: a B.IOR scalar that depends on the value (ir::attributeScalars), or the
+  // Encoding: a B.IOR scalar that depends on the value (as::readTileOpAttributes), or the
   // lowering's refusal of any value but the default (attributesEncodable, from the table),
   // which the reference interpreter must then refuse too.
   if (a.encoding == AttrEncoding::Ior) {
-    EXPECT_NE(ir::attributeScalars(valid), ir::attributeScalars(absent))
-        << "encoding: ir::attributeScalars (asm/ir/IR.cpp) adds no B.IOR scalar for " << what;
+    EXPECT_NE(valid.modes->ior, absent.modes->ior)
+        << "encoding: as::readTileOpAttributes (asm/parse/AttrValues.cpp) adds no B.IOR scalar "
+           "for "
+        << what;
     if (!a.defaultValue.empty()) {
-      EXPECT_EQ(ir::attributeScalars(dflt), ir::attributeScalars(absent))
+      EXPECT_EQ(dflt.modes->ior, absent.modes->ior)
           << "encoding: the default " << a.defaultValue << " encodes unlike leaving it out";
     }
   }

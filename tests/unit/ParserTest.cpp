@@ -364,5 +364,34 @@ TEST(Parser, SyntaxErrorAfterBuiltFunctionsIsReportedOnce) {
   EXPECT_EQ(m->functions.size(), 40u);
 }
 
+/// What parseModule makes of `text`: the printed module, or "(none)" (also for a module with
+/// errors, which no tool goes on with), then every diagnostic.
+std::string built(const std::string& text) {
+  const ParsedText p = parseText(text, std::nullopt, false, "in.pto");
+  return (p.module && p.errors == 0 ? ir::print(*p.module) : std::string("(none)")) + "\n--\n" +
+         p.diagnostics;
+}
+
+TEST(Parser, StreamedBodiesBuildAsWholeTrees) {
+  // A function body of one block is built a statement at a time as the parser reads it; with a
+  // `^` anywhere in the text (a comment here) every body is built from its whole parse tree. The
+  // two must make the same module and the same diagnostics, on every input and on damaged
+  // copies of them (which reach the builder's errors and the parser's).
+  std::mt19937 rng(20261205);
+  size_t compared = 0, modules = 0;
+  for (const std::string& text : inputs()) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const std::string in = variant == 0 ? text : mutate(text, rng);
+      if (in.find('^') != std::string::npos) continue; // built whole either way
+      const std::string streamed = built(in);
+      ASSERT_EQ(streamed, built(in + "\n// ^ makes every body built whole\n")) << in;
+      ++compared;
+      modules += !streamed.starts_with("(none)");
+    }
+  }
+  std::cout << compared << " inputs compared, " << modules << " of them built\n";
+  EXPECT_GT(modules, 500u);
+}
+
 } // namespace
 } // namespace pto::test

@@ -3,6 +3,7 @@
 // shapes are refused.
 #include "asm/ir/Verifier.h"
 #include "asm/parse/Parser.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -12,25 +13,14 @@ using namespace pto;
 
 namespace {
 
-struct Parsed {
-  std::unique_ptr<ir::Module> module;
-  std::string diagnostics;
-  unsigned errors = 0;
-};
+using Parsed = test::ParsedText;
 
 Parsed parse(const std::string& body, const std::string& signature = "(%x: i32) -> i32") {
   // @f is a helper (an entry function returns nothing), the module's entry another function.
-  as::SourceFile src("cf.pto", "module {\n  func.func private @f" + signature + " {\n" + body +
-                                   "\n  }\n  func.func @main() attributes {pto.entry} {\n"
-                                   "    return\n  }\n}\n");
-  std::ostringstream out;
-  as::DiagEngine diags(src, out);
-  Parsed p;
-  p.module = as::parseModule(src, diags, isa::Arch::A2A3);
-  if (p.module && diags.errors() == 0) as::verifyModule(*p.module, isa::Arch::A2A3, diags);
-  p.diagnostics = out.str();
-  p.errors = diags.errors();
-  return p;
+  return test::parseText("module {\n  func.func private @f" + signature + " {\n" + body +
+                             "\n  }\n  func.func @main() attributes {pto.entry} {\n"
+                             "    return\n  }\n}\n",
+                         isa::Arch::A2A3, true, "cf.pto");
 }
 
 /// The kinds of the top-level ops of the function body.

@@ -72,6 +72,32 @@ inline bool haveCorpus() {
     }                                                                                              \
   } while (0)
 
+/// The front end's answer on a text: the module (null when it was not built), every diagnostic,
+/// and the error count.
+struct ParsedText {
+  std::unique_ptr<ir::Module> module;
+  std::string diagnostics;
+  unsigned errors = 0;
+};
+
+/// pto-as's front end in process on `text` named `name`: parse, then (`verify`, when the parse
+/// had no error) verify for the arch (the module's, or `arch`).
+inline ParsedText parseText(const std::string& text, std::optional<isa::Arch> arch = std::nullopt,
+                            bool verify = true, const std::string& name = "test.pto") {
+  as::SourceFile src(name, text);
+  std::ostringstream out;
+  ParsedText p;
+  {
+    as::DiagEngine diags(src, out);
+    p.module = as::parseModule(src, diags, arch);
+    if (p.module && diags.errors() == 0 && verify)
+      as::verifyModule(*p.module, as::resolveArch(*p.module, arch), diags);
+    p.errors = diags.errors();
+  }
+  p.diagnostics = out.str();
+  return p;
+}
+
 /// pto-as in process on `text` named `name`: parse, verify for the arch (the module's, or
 /// `arch`), lower.
 inline obj::ObjectFile assembleText(const std::string& text,
