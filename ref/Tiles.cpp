@@ -221,6 +221,20 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
       const uint64_t r = scalar(f, op.operands[1]), c = scalar(f, op.operands[2]);
       const uint64_t element = colMajor ? c * static_cast<uint64_t>(src.type.rows) + r
                                         : r * static_cast<uint64_t>(src.type.cols) + c;
+      // Its valid region must lie in the parent's storage (offsets known only at run time are
+      // checked here; the backends check them where the view is bound and used).
+      const ir::TileType& vt = t.type;
+      const uint64_t vr = vt.validRows > 0 ? static_cast<uint64_t>(vt.validRows) : vt.rows,
+                     vc = vt.validCols > 0 ? static_cast<uint64_t>(vt.validCols) : vt.cols;
+      const uint64_t pitch = colMajor ? src.type.rows : src.type.cols;
+      const uint64_t extent = vr == 0 || vc == 0 ? 0
+                              : colMajor         ? (vc - 1) * pitch + vr
+                                                 : (vr - 1) * pitch + vc;
+      const uint64_t parentElems = static_cast<uint64_t>(src.type.rows) * src.type.cols;
+      if (r >= parentElems || c >= parentElems || element + extent > parentElems)
+        return Failure{op.loc, "'" + op.name + "' at (" + std::to_string(r) + ", " +
+                                   std::to_string(c) + "): its valid region runs past the end " +
+                                   "of its parent (" + std::to_string(parentElems) + " elements)"};
       t.offset += static_cast<uint32_t>(element * isa::bitWidth(src.type.dtype) / 8);
       if (colMajor)
         t.type.rows = src.type.rows;

@@ -325,7 +325,7 @@ bool Cluster::writeSlot(Core& c, const TileInst& t, Channel& ch, uint64_t i, uin
   if (bits < 8) return fail(c, "TPIPE_PUSH of sub-byte elements is not supported");
   const size_t sz = bits / 8;
   const uint32_t vr = t.validRows(c), vc = t.validCols(c);
-  if (vr > src.rows || vc > src.cols)
+  if (!src.holds(vr, vc))
     return fail(c, "TPIPE_PUSH: valid shape " + std::to_string(vr) + "x" + std::to_string(vc) +
                        " exceeds tile %" + src.name);
   const isa::xcore::InitConfig& cfg = ch.cfg;
@@ -409,7 +409,7 @@ bool Cluster::readSlot(Core& c, const TileInst& t, Channel& ch, uint64_t j, uint
   uint8_t* to = c.buf[dst.loc] + dst.offset;
   if (cfg.gmPath) {
     const uint32_t vr = t.validRows(c), vc = t.validCols(c);
-    if (vr > dst.rows || vc > dst.cols)
+    if (!dst.holds(vr, vc))
       return fail(c, "TPIPE_POP: valid shape " + std::to_string(vr) + "x" + std::to_string(vc) +
                          " exceeds tile %" + dst.name);
     const unsigned k = c.lane == 0 ? 0 : c.lane - 1;

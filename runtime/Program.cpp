@@ -453,12 +453,16 @@ std::optional<std::string> resolveTiles(const DecodedFunction& fn, const TileBin
     o.offset = static_cast<uint32_t>(*off);
     const obj::TileDesc& d = fn.runtimeDescs[i];
     if (d.aliasOf >= 0 && boundAt(b, i) >= 0) {
-      // A view bound at run time ends where its parent does: the rows left from its offset.
+      // A view bound at run time ends where its parent does: the rows left from its offset,
+      // the last of them possibly in part (a view narrower than its pitch, PTOAS's subview).
       const obj::TileDesc& p = fn.runtimeDescs[static_cast<size_t>(d.aliasOf)];
       const uint64_t rowBytes = (uint64_t{d.cols} * isa::bitWidth(d.dtype) + 7) / 8;
-      if (rowBytes)
-        o.rows = static_cast<uint32_t>(
-            std::min<uint64_t>(d.rows, (descBytes(p) - static_cast<uint64_t>(b[i])) / rowBytes));
+      const uint64_t left = descBytes(p) - static_cast<uint64_t>(b[i]);
+      if (rowBytes && left / rowBytes < d.rows) {
+        const uint64_t tailCols = left % rowBytes * 8 / isa::bitWidth(d.dtype);
+        o.rows = static_cast<uint32_t>(left / rowBytes + (tailCols > 0));
+        o.lastRowCols = static_cast<uint32_t>(tailCols);
+      }
     }
   }
   return std::nullopt;

@@ -158,12 +158,19 @@ struct TileOperand {
   isa::SLayout slayout = isa::SLayout::NoneBox;
   uint32_t offset = 0; // byte offset in the buffer
   uint32_t rows = 0, cols = 0;
+  /// A view bound at run time whose last row ends in its parent's last bytes: the columns of
+  /// row rows - 1 inside the parent (0: the whole row is).
+  uint32_t lastRowCols = 0;
   int32_t validRows = 0, validCols = 0;  // descriptor (kDynamicDim = -1 when dynamic)
   uint32_t innerRows = 1, innerCols = 1; // box shape (1x1 for NoneBox)
   isa::PadValue pad = isa::PadValue::Null;
   int32_t runtimeDesc = -1; // placed at run time: the descriptor whose TASSIGN gives `offset`
   std::string name;
 
+  /// Whether a vr x vc valid region lies inside the operand's storage.
+  bool holds(uint32_t vr, uint32_t vc) const {
+    return vr <= rows && vc <= cols && (lastRowCols == 0 || vr < rows || vc <= lastRowCols);
+  }
   bool plainRowMajor() const {
     return blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::NoneBox;
   }

@@ -405,6 +405,7 @@ private:
   void emitTileBind(uint32_t idx, VReg addr);
   /// A descriptor placed at run time, copied from `idx` (kept a view of its parent if it is one).
   uint32_t runtimeTile(ValueId v, uint32_t idx);
+  void lowerRuntimeSubset(const Op& op, obj::TileDesc d);
 
   std::optional<enc::Datr> datrFor(const Op& op, const isa::OpInfo& info, ValueId dst);
 

@@ -332,9 +332,9 @@ void FunctionLowering::lowerView(const Op& op) {
   d.aliasOf = static_cast<int32_t>(parent->second);
   if (op.kind == OpKind::Subset) {
     auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
-    if (!r || !c) return unsupported(op.loc, "'" + op.name + "' with run-time offsets");
     if (src.slayout != isa::SLayout::NoneBox)
       return unsupported(op.loc, "'" + op.name + "' of a boxed tile");
+    if (!r || !c) return lowerRuntimeSubset(op, d);
     // A view keeps its parent's pitch: a row-major view the parent's columns per row, a
     // column-major (DN) view the parent's rows per column.
     const bool colMajor = src.blayout == isa::BLayout::ColMajor;
@@ -347,6 +347,43 @@ void FunctionLowering::lowerView(const Op& op) {
   }
   addTile(op.results[0], d);
   valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+  pendingLoc_ = {};
+}
+
+/// A subset at offsets known at run time (PTOAS's pto.subview at a loop's row): a view of its
+/// row-major parent, with the parent's pitch, bound where it is made (TASSIGN) at the byte
+/// offset (row * parent cols + col) * element size computed by scalar code. The runtime refuses
+/// an offset past the parent's end, and clips the view to the rows left in its parent.
+void FunctionLowering::lowerRuntimeSubset(const Op& op, obj::TileDesc d) {
+  const TileType& src = fn_.type(op.operands[0]).tile;
+  const unsigned bits = isa::bitWidth(src.dtype);
+  if (src.blayout != isa::BLayout::RowMajor || bits < 8)
+    return unsupported(op.loc, "'" + op.name + "' with run-time offsets of a " +
+                                   (bits < 8 ? "sub-byte" : "column-major") + " tile");
+  // pto.subset gives a view at a run-time offset a dynamic valid shape whose value PTOAS does
+  // not define; pto.subview gives it the sizes (or its `valid [..]` clause).
+  const TileType& t = fn_.type(op.results[0]).tile;
+  if (t.validRows < 0 || t.validCols < 0)
+    return unsupported(op.loc, "'" + op.name + "' with run-time offsets (its valid shape is " +
+                                   "dynamic: pto.subview gives the view its sizes)");
+  d.aliasOffset = 0;
+  d.placement = obj::kRuntimePlaced;
+  d.cols = static_cast<uint32_t>(src.cols);
+  if (!tileDescFits(op.loc)) return;
+  const uint32_t idx = addTile(op.results[0], d);
+  valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+  // element = row * parent cols + col; offset = element << log2(element bytes)
+  const VReg pitch = newVReg(), element = newVReg(), offset = newVReg();
+  materialize(pitch, static_cast<uint64_t>(src.cols));
+  scalar(FormId::S_MUL, {},
+         {{"SrcL", reg(op.operands[1]), false}, {"SrcR", pitch, false}, {"RegDst", element, true}});
+  scalar(
+      FormId::S_ADD, {},
+      {{"SrcL", element, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", element, true}});
+  scalar(FormId::S_ADD,
+         {{"shamt", static_cast<unsigned>(std::countr_zero(bits / 8))}, {"SrcL", kZero}},
+         {{"SrcR", element, false}, {"RegDst", offset, true}});
+  emitTileBind(idx, offset);
   pendingLoc_ = {};
 }
 

@@ -24,11 +24,12 @@ inline uint8_t* bptr(Core& c, const TileOperand& o) {
 
 /// True when a vr x vc region fits the operand's physical shape; otherwise records the error.
 inline bool fits(Core& c, const TileInst& t, const TileOperand& o, uint32_t vr, uint32_t vc) {
-  if (vr <= o.rows && vc <= o.cols) return true;
+  if (o.holds(vr, vc)) return true;
   if (c.error.empty())
-    c.error = std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" +
-              std::to_string(vc) + " exceeds tile %" + o.name + " (" + std::to_string(o.rows) +
-              "x" + std::to_string(o.cols) + ")";
+    c.error =
+        std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" + std::to_string(vc) +
+        " exceeds tile %" + o.name + " (" + std::to_string(o.rows) + "x" + std::to_string(o.cols) +
+        (o.lastRowCols ? ", its last row " + std::to_string(o.lastRowCols) + " columns" : "") + ")";
   return false;
 }
 

@@ -236,7 +236,8 @@ template <unsigned Bits> struct Extract {
     const TileOperand &od = t.tiles[t.dst], &os = t.tiles[t.src0];
     const uint64_t r0 = t.scalar(c, 0), c0 = t.scalar(c, 1);
     if (!fits(c, t, od, vr, vc)) return;
-    if (r0 + vr > os.rows || c0 + vc > os.cols)
+    if (r0 + vr > os.rows || c0 + vc > os.cols ||
+        !os.holds(static_cast<uint32_t>(r0 + vr), static_cast<uint32_t>(c0 + vc)))
       return fail(c, "TEXTRACT window at (" + std::to_string(r0) + ", " + std::to_string(c0) +
                          ") of " + std::to_string(vr) + "x" + std::to_string(vc) +
                          " is outside tile %" + os.name + " (" + std::to_string(os.rows) + "x" +
