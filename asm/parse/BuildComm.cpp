@@ -239,7 +239,14 @@ bool Builder::checkComm(CommOperands& c) {
     if (!(T(c.tiles[k]) == T(c.tiles[firstStage])))
       return fail(c.locs[c.tiles[k]],
                   "needs its pong tile of the ping's type " + toString(T(c.tiles[firstStage])));
-  const TileType& stage = T(c.tiles[firstStage]).tile;
+  TileType stage = T(c.tiles[firstStage]).tile;
+  // A staging tile typed `v_row=?, v_col=?` whose pto.alloc_tile gives its valid shape as
+  // constants (PTOAS's DeepseekV4 combine kernel) has that valid shape.
+  if (stage.validRows < 0 || stage.validCols < 0)
+    if (auto valid = constantAllocValid(c.values[c.tiles[firstStage]])) {
+      stage.validRows = valid->first;
+      stage.validCols = valid->second;
+    }
   const int64_t stageElems = stage.validRows * stage.validCols;
   auto viewElems = [&](size_t k) -> std::optional<int64_t> {
     int64_t n = elementCount(T(k));

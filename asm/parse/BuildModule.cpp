@@ -352,6 +352,24 @@ bool Builder::definedByConstant(ValueId v) const {
   return false;
 }
 
+std::optional<std::pair<int64_t, int64_t>> Builder::constantAllocValid(ValueId tile) const {
+  const Op* alloc = nullptr;
+  for (const Region* r : regions_)
+    for (const auto& op : r->ops) {
+      const bool defines = !op->results.empty() && op->results[0] == tile;
+      if (defines && op->kind == OpKind::AllocTile) alloc = op.get();
+      if (op->kind == OpKind::SetValidShape && !op->operands.empty() && op->operands[0] == tile)
+        return std::nullopt;
+    }
+  // ints: whether addr, valid_row and valid_col are given, their operands in that order.
+  if (!alloc || alloc->ints.size() < 3 || !alloc->ints[1] || !alloc->ints[2]) return std::nullopt;
+  const size_t row = alloc->ints[0] ? 1 : 0;
+  const auto rows = integerConstant(alloc->operands[row]);
+  const auto cols = integerConstant(alloc->operands[row + 1]);
+  if (!rows || !cols || *rows <= 0 || *cols <= 0) return std::nullopt;
+  return std::pair{*rows, *cols};
+}
+
 std::optional<int64_t> Builder::integerConstant(ValueId v) const {
   if (v == kNoValue || !fn_->type(v).isIntLike()) return std::nullopt;
   for (const Region* r : regions_)

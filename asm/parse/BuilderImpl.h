@@ -216,6 +216,9 @@ private:
   /// Whether `v` is the result of an arith.constant in an enclosing region.
   bool definedByConstant(ValueId v) const;
   std::optional<int64_t> integerConstant(ValueId v) const;
+  /// The valid rows and columns pto.alloc_tile gives `tile` as constants (`valid_row = %c1`),
+  /// when it does and nothing has changed them since (pto.set_validshape).
+  std::optional<std::pair<int64_t, int64_t>> constantAllocValid(ValueId tile) const;
   Op& emit(OpKind kind, SrcLoc loc, std::string name = {});
   /// Emits a helper op (a constant) so that it comes before the op being built, which may
   /// already be in the region when its operands are read.
