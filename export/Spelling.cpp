@@ -264,6 +264,9 @@ Intrinsic intrinsicFor(isa::OpId op) {
                 "and the index in registers (B.IOR)"};
   case isa::OpId::TSETVAL:
     return {"SetValue", ""}; // a Tile member, as PTOAS prints it
+  case isa::OpId::TGETVAL:
+    return {"", "pto-isa's Tile::GetValue returns the element as a C++ value, and the export has "
+                "no variable for a tile op's scalar result (B.IOR RegDst) to receive it"};
   case isa::OpId::TASSIGN:
     return {"TASSIGN", ""}; // pto-isa's TASSIGN(tile, addr), with a run-time addr
   case isa::OpId::TPACK:

@@ -476,7 +476,8 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
     if (op.named == ir::NamedOp::Trap) return Failure{op.loc, "pto.trap executed"};
     return Failure{op.loc, "'" + op.name + "' is not supported by the reference interpreter"};
   case OpKind::TGetVal:
-    return Failure{op.loc, "'pto.tgetval' is not supported by the reference interpreter"};
+    if (auto e = tileGetVal(f, op)) return *e;
+    return Flow::Next;
   case OpKind::AllocTile:
     if (auto e = tileAlloc(f, op)) return *e;
     return Flow::Next;

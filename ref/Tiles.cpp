@@ -283,6 +283,30 @@ std::optional<std::string> unrunnableAttribute(const Op& op) {
   return std::nullopt;
 }
 
+/// pto.tgetval: the element at storage index `offset` of the tile, as its raw bits (a signed
+/// integer sign-extended), written from the definition (docs/isa's TGETVAL) rather than through
+/// the cpu kernel.
+std::optional<Failure> Machine::tileGetVal(Frame& f, const Op& op) {
+  const TileVal& t = std::get<TileVal>(f.v[op.operands[0]]);
+  const uint64_t off = scalar(f, op.operands[1]);
+  const uint64_t n = static_cast<uint64_t>(t.type.rows) * static_cast<uint64_t>(t.type.cols);
+  if (off >= n)
+    return Failure{op.loc, "pto.tgetval offset " + std::to_string(off) + " is outside the tile (" +
+                               std::to_string(n) + " elements)"};
+  const unsigned bits = isa::bitWidth(t.type.dtype);
+  const uint8_t* base = core_.buf[static_cast<size_t>(t.type.loc)] + t.offset;
+  uint64_t v = 0;
+  if (bits < 8)
+    v = (base[off / 2] >> (off % 2 * 4)) & 0xF;
+  else
+    for (unsigned b = 0; b < bits / 8; ++b)
+      v |= uint64_t{base[off * (bits / 8) + b]} << (8 * b);
+  if (isa::info(t.type.dtype).kind == isa::DTypeKind::SInt && bits < 64 && (v >> (bits - 1)) & 1)
+    v |= ~uint64_t{0} << bits;
+  f.v[op.results[0]] = v;
+  return std::nullopt;
+}
+
 /// TGET_SCALE_ADDR: the scaling tile is bound at the source's address >> 4 (pto-isa's
 /// SHIFT_MX_ADDR); no data moves.
 std::optional<Failure> Machine::scaleAddress(Frame& f, const Op& op) {

@@ -367,6 +367,7 @@ private:
   void lowerView(const Op& op);
 
   void lowerAssign(const Op& op);
+  void lowerTGetVal(const Op& op);
 
   std::optional<uint32_t> tileIndex(ValueId v, SrcLoc loc);
 

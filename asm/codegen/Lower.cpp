@@ -421,7 +421,7 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::Call:
     return lowerCall(op);
   case OpKind::TGetVal:
-    return unsupported(op.loc, "'pto.tgetval'");
+    return lowerTGetVal(op);
   case OpKind::Print:
     return unsupported(op.loc, "'" + op.name + "'");
   case OpKind::ReserveBuffer:

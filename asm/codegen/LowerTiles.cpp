@@ -350,6 +350,24 @@ void FunctionLowering::lowerView(const Op& op) {
   pendingLoc_ = {};
 }
 
+/// pto.tgetval: a TGETVAL block on the scalar pipe (its tile read ordered after the vector ops
+/// that wrote it, as TSETVAL's write is), B.IOR RegSrc0 the storage index and RegDst the result.
+void FunctionLowering::lowerTGetVal(const Op& op) {
+  auto idx = tileIndex(op.operands[0], op.loc);
+  if (!idx) return;
+  auto code = blockTypeCode(op.loc, fn_.type(op.operands[0]).tile.dtype);
+  if (!code) return;
+  const VReg offset = reg(op.operands[1]);
+  const VReg value = define(op.results[0]);
+  inScalarBlock_ = false;
+  obj_.usesExtensions = true;
+  emit(enc::tileStart(enc::tileOpFor(isa::OpId::TGETVAL)->op, *code));
+  emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", offset, false}, {"RegDst", value, true}});
+  bindTiles({*idx});
+  emit(enc::bstop());
+  pendingLoc_ = {};
+}
+
 /// A subset at offsets known at run time (PTOAS's pto.subview at a loop's row): a view of its
 /// row-major parent, with the parent's pitch, bound where it is made (TASSIGN) at the byte
 /// offset (row * parent cols + col) * element size computed by scalar code. The runtime refuses

@@ -151,6 +151,9 @@ void Verifier::checkOp(const Op& op, const std::set<std::string>& functionNames)
   case OpKind::Subset:
     checkSubset(op);
     break;
+  case OpKind::TGetVal:
+    checkTGetVal(op);
+    break;
   case OpKind::LoadScalar:
   case OpKind::StoreScalar:
     checkScalarMemory(op);

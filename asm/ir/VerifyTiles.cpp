@@ -154,6 +154,22 @@ void Verifier::checkAssign(const Op& op) {
     checkAddress(type(op.operands[0]).tile, *a, op.operandLocs[1], op.operands[0]);
 }
 
+/// pto.tgetval reads one element of a tile into a scalar of the tile's element type, at an
+/// index or integer storage index (PTOAS's verifier).
+void Verifier::checkTGetVal(const Op& op) {
+  if (op.operands.size() != 2 || op.results.size() != 1) return;
+  const Type& t = type(op.operands[0]);
+  if (!t.isTile())
+    return diags_.error(op.operandLocs[0], "'pto.tgetval' reads a tile, found " + toString(t));
+  if (!type(op.operands[1]).isIntLike())
+    return diags_.error(op.operandLocs[1], "'pto.tgetval' takes an integer offset, found " +
+                                               toString(type(op.operands[1])));
+  const Type& r = type(op.results[0]);
+  if (!(r == Type::scalar(t.tile.dtype)))
+    diags_.error(op.loc, "'pto.tgetval' produces the tile's element type " +
+                             std::string(isa::spelling(t.tile.dtype)) + ", found " + toString(r));
+}
+
 void Verifier::checkSubset(const Op& op) {
   const TileType& src = type(op.operands[0]).tile;
   if (op.ints[0] > src.rows || op.ints[1] > src.cols)

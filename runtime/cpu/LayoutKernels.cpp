@@ -1,6 +1,7 @@
-// cpu kernels that generate, move or print raw elements: TCI, TTRI, TRANDOM, TSETVAL, TPRINT,
-// TFILLPAD*, TEXTRACT, TINSERT, TCONCAT, TPACK, TGATHERB, MGATHER and MSCATTER (docs/runtime.md).
-// Kernels are instantiated per element width (4-bit packed, 8, 16, 32, 64) and chosen at load time.
+// cpu kernels that generate, move or print raw elements: TCI, TTRI, TRANDOM, TSETVAL, TGETVAL,
+// TPRINT, TFILLPAD*, TEXTRACT, TINSERT, TCONCAT, TPACK, TGATHERB, MGATHER and MSCATTER
+// (docs/runtime.md). Kernels are instantiated per element width (4-bit packed, 8, 16, 32, 64) and
+// chosen at load time.
 #include "isa/Numerics.h"
 #include "isa/Random.h"
 #include "runtime/Runtime.h"
@@ -186,6 +187,21 @@ void kSetval(Core& c, const TileInst& t) {
     return fail(c, "TSETVAL offset " + std::to_string(off) + " is outside tile %" + od.name + " (" +
                        std::to_string(n) + " elements)");
   setBits(bptr(c, od), isa::bitWidth(od.dtype), off, t.scalar(c, 1));
+}
+
+/// TGETVAL: B.IOR RegDst = the element at storage index `offset` of src (raw bits of the tile
+/// type, sign-extended for a signed integer type, as the scalar loads extend them).
+void kGetval(Core& c, const TileInst& t) {
+  const TileOperand& os = t.tiles[t.src0];
+  const uint64_t off = t.scalar(c, 0), n = uint64_t{os.rows} * os.cols;
+  if (off >= n)
+    return fail(c, "TGETVAL offset " + std::to_string(off) + " is outside tile %" + os.name + " (" +
+                       std::to_string(n) + " elements)");
+  const unsigned bits = isa::bitWidth(os.dtype);
+  uint64_t v = getBits(bptr(c, os), bits, off);
+  if (isa::info(os.dtype).kind == isa::DTypeKind::SInt && bits < 64 && (v >> (bits - 1)) & 1)
+    v |= ~uint64_t{0} << bits;
+  if (t.iorDst != 0) c.r[t.iorDst] = v;
 }
 
 /// TPRINT: the source's valid region (the block's LB1 x LB0) as text on the core's output,
@@ -516,6 +532,9 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
     return true;
   case OpId::TSETVAL:
     err = selectRaw(t, {t.dst}, &kSetval);
+    return true;
+  case OpId::TGETVAL:
+    err = selectRaw(t, {t.src0}, &kGetval);
     return true;
   case OpId::TFILLPAD:
   case OpId::TFILLPAD_INPLACE:

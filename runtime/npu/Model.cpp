@@ -518,6 +518,9 @@ bool Simulator::executeTile(Core& c, uint8_t pipe, Entry& e) {
     if (!ok) errorAt = e.textOffset;
   }
   std::swap(c.r, e.regs);
+  // An op of the scalar pipe runs on the scalar unit itself, in order: the register it writes
+  // (TGETVAL's B.IOR RegDst) is the scalar unit's from then on.
+  if (ok && pipe == kS && e.tile->iorDst != 0) c.r[e.tile->iorDst] = e.regs[e.tile->iorDst];
   return ok;
 }
 

@@ -64,6 +64,7 @@ NOT_TILE_OPS = {
     "tpipe.pop": "cross-core pipe transfer, tested by the pipe lit tests",
     "tpipe.free": "cross-core pipe bookkeeping, no data",
     "tprefetch": "a cache hint: no observable result",
+    "tgetval": "reads one element into a scalar register, no tile result (lit run/tgetval.pto)",
 }
 
 TABLE = core.op_table()

@@ -40,6 +40,7 @@ const std::set<OpId> kNoExport = {
     OpId::TGATHER_CMP,     // pto-isa's compare form takes a per-row threshold tile, not a scalar
     OpId::TGET_SCALE_ADDR, // pto-isa's CPU simulator aliases instead of shifting the address
     OpId::TDEINTERLEAVE,   // pto-isa's TDeInterleave takes (dst1, dst0, src1, src0)
+    OpId::TGETVAL,         // its scalar result has no variable in the export (Spelling.cpp)
 };
 
 // Ops without an encoding: none (EXT XOPs cover what 0.58.3 lacks; docs/encoding.md 5).
