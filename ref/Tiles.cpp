@@ -213,19 +213,32 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
   case OpKind::Bitcast: {
     const TileVal& src = std::get<TileVal>(f.v[op.operands[0]]);
     TileVal t{f.fn->type(op.results[0]).tile, src.offset, 0, 0};
+    t.validRows = t.type.validRows;
+    t.validCols = t.type.validCols;
     if (op.kind == OpKind::Subset) {
       if (src.type.slayout != isa::SLayout::NoneBox)
         return unsupported(op, "'" + op.name + "' of a boxed tile");
+      const uint64_t r = scalar(f, op.operands[1]), c = scalar(f, op.operands[2]);
+      if (!op.name.ends_with("subview")) {
+        // pto.subset's dynamic valid extent: the parent's less the offset, within 0..size.
+        auto extent = [](int64_t parent, int64_t phys, uint64_t off, int64_t size) {
+          const int64_t p = parent == ir::kDynamic ? phys : parent;
+          return off > static_cast<uint64_t>(p) ? 0
+                                                : std::min<int64_t>(p - static_cast<int64_t>(off), size);
+        };
+        if (t.validRows == ir::kDynamic)
+          t.validRows = extent(src.validRows, src.type.rows, r, op.ints[0]);
+        if (t.validCols == ir::kDynamic)
+          t.validCols = extent(src.validCols, src.type.cols, c, op.ints[1]);
+      }
       // A view keeps its parent's pitch (rows per column for a column-major parent).
       const bool colMajor = src.type.blayout == isa::BLayout::ColMajor;
-      const uint64_t r = scalar(f, op.operands[1]), c = scalar(f, op.operands[2]);
       const uint64_t element = colMajor ? c * static_cast<uint64_t>(src.type.rows) + r
                                         : r * static_cast<uint64_t>(src.type.cols) + c;
       // Its valid region must lie in the parent's storage (offsets known only at run time are
       // checked here; the backends check them where the view is bound and used).
-      const ir::TileType& vt = t.type;
-      const uint64_t vr = vt.validRows > 0 ? static_cast<uint64_t>(vt.validRows) : vt.rows,
-                     vc = vt.validCols > 0 ? static_cast<uint64_t>(vt.validCols) : vt.cols;
+      const uint64_t vr = t.validRows >= 0 ? static_cast<uint64_t>(t.validRows) : t.type.rows,
+                     vc = t.validCols >= 0 ? static_cast<uint64_t>(t.validCols) : t.type.cols;
       const uint64_t pitch = colMajor ? src.type.rows : src.type.cols;
       const uint64_t extent = vr == 0 || vc == 0 ? 0
                               : colMajor         ? (vc - 1) * pitch + vr
@@ -241,8 +254,6 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
       else
         t.type.cols = src.type.cols;
     }
-    t.validRows = t.type.validRows;
-    t.validCols = t.type.validCols;
     f.v[op.results[0]] = t;
     return std::nullopt;
   }

@@ -142,6 +142,8 @@ struct PartRegs {
 struct Dim {
   int64_t constant = 0;
   ValueId value = kNoValue;
+  VReg computed = kNoVReg; // a register the lowering computed it in (a subset's clamped valid)
+  bool dynamic() const { return value != kNoValue || computed != kNoVReg; }
 };
 
 class FunctionLowering {
@@ -374,7 +376,13 @@ private:
   // ------------------------------------------------------------ tile blocks
   /// The register of a dynamic bound, resolved before the tile block starts (a constant is
   /// rematerialized by scalar code, which must not land inside the block).
-  VReg dimReg(const Dim& d) { return d.value == kNoValue ? kNoVReg : reg(d.value); }
+  VReg dimReg(const Dim& d) {
+    return d.computed != kNoVReg ? d.computed : d.value == kNoValue ? kNoVReg : reg(d.value);
+  }
+  /// A subset's valid extent along one axis, as PTOAS gives it when its parent's valid shape or
+  /// its offset is known only at run time: the parent's valid extent less the offset, within
+  /// 0..size.
+  Dim subsetValid(const Dim& parent, ValueId offset, int64_t size);
 
   /// B.DIM for one loop bound: an immediate, or a GPR (dynamic valid shapes).
   void dim(unsigned lb, const Dim& d, VReg r);
@@ -407,6 +415,7 @@ private:
   /// A descriptor placed at run time, copied from `idx` (kept a view of its parent if it is one).
   uint32_t runtimeTile(ValueId v, uint32_t idx);
   void lowerRuntimeSubset(const Op& op, obj::TileDesc d);
+  void setSubsetValid(const Op& op);
 
   std::optional<enc::Datr> datrFor(const Op& op, const isa::OpInfo& info, ValueId dst);
 

@@ -308,8 +308,8 @@ void FunctionLowering::copyTile(uint32_t home, ValueId src, SrcLoc loc) {
   pendingLoc_ = loc;
   emit(enc::tileStart(eop->op, *code));
   dim(0, valid.second, colsReg);
-  if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first, rowsReg);
-  if (valid.second.value != kNoValue || valid.second.constant != t.cols)
+  if (valid.first.dynamic() || valid.first.constant != 1) dim(1, valid.first, rowsReg);
+  if (valid.second.dynamic() || valid.second.constant != t.cols)
     emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
   bindTiles({home, s->second});
   emit(enc::bstop());

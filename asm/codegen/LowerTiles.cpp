@@ -347,7 +347,34 @@ void FunctionLowering::lowerView(const Op& op) {
   }
   addTile(op.results[0], d);
   valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+  if (op.kind == OpKind::Subset) setSubsetValid(op);
   pendingLoc_ = {};
+}
+
+Dim FunctionLowering::subsetValid(const Dim& parent, ValueId offset, int64_t size) {
+  const auto off = constantInt(offset);
+  if (!parent.dynamic() && off)
+    return Dim{std::clamp<int64_t>(parent.constant - *off, 0, size), kNoValue};
+  const VReg p = parent.dynamic() ? dimReg(parent) : newVReg();
+  if (!parent.dynamic()) materialize(p, static_cast<uint64_t>(parent.constant));
+  const VReg o = reg(offset), limit = newVReg(), v = newVReg();
+  materialize(limit, static_cast<uint64_t>(size));
+  scalar(FormId::S_SUB, {}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", v, true}});
+  scalar(FormId::S_MIN, {}, {{"SrcL", v, false}, {"SrcR", limit, false}, {"RegDst", v, true}});
+  scalar(FormId::S_MAX, {{"SrcR", kZero}}, {{"SrcL", v, false}, {"RegDst", v, true}});
+  return Dim{0, kNoValue, v};
+}
+
+/// pto.subset's valid shape where its type leaves it dynamic (`?`, its parent's valid shape or
+/// its offset known only at run time), as PTOAS computes it: per axis the parent's valid extent
+/// less the offset, within 0..size. A subview's is its sizes or its `valid [..]` clause.
+void FunctionLowering::setSubsetValid(const Op& op) {
+  const TileType& t = fn_.type(op.results[0]).tile;
+  if (op.name.ends_with("subview") || (t.validRows >= 0 && t.validCols >= 0)) return;
+  const auto parent = validOf(op.operands[0]);
+  auto& valid = valid_[op.results[0]];
+  if (t.validRows < 0) valid.first = subsetValid(parent.first, op.operands[1], op.ints[0]);
+  if (t.validCols < 0) valid.second = subsetValid(parent.second, op.operands[2], op.ints[1]);
 }
 
 /// pto.tgetval: a TGETVAL block on the scalar pipe (its tile read ordered after the vector ops
@@ -378,18 +405,14 @@ void FunctionLowering::lowerRuntimeSubset(const Op& op, obj::TileDesc d) {
   if (src.blayout != isa::BLayout::RowMajor || bits < 8)
     return unsupported(op.loc, "'" + op.name + "' with run-time offsets of a " +
                                    (bits < 8 ? "sub-byte" : "column-major") + " tile");
-  // pto.subset gives a view at a run-time offset a dynamic valid shape whose value PTOAS does
-  // not define; pto.subview gives it the sizes (or its `valid [..]` clause).
   const TileType& t = fn_.type(op.results[0]).tile;
-  if (t.validRows < 0 || t.validCols < 0)
-    return unsupported(op.loc, "'" + op.name + "' with run-time offsets (its valid shape is " +
-                                   "dynamic: pto.subview gives the view its sizes)");
   d.aliasOffset = 0;
   d.placement = obj::kRuntimePlaced;
   d.cols = static_cast<uint32_t>(src.cols);
   if (!tileDescFits(op.loc)) return;
   const uint32_t idx = addTile(op.results[0], d);
   valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+  setSubsetValid(op);
   // element = row * parent cols + col; offset = element << log2(element bytes)
   const VReg pitch = newVReg(), element = newVReg(), offset = newVReg();
   materialize(pitch, static_cast<uint64_t>(src.cols));
@@ -440,7 +463,7 @@ std::optional<uint32_t> FunctionLowering::tileIndex(ValueId v, SrcLoc loc) {
 
 /// B.DIM for one loop bound: an immediate, or a GPR (dynamic valid shapes).
 void FunctionLowering::dim(unsigned lb, const Dim& d, VReg r) {
-  if (d.value == kNoValue) {
+  if (!d.dynamic()) {
     emit(enc::bDim(lb, kZero, static_cast<uint32_t>(d.constant)));
     return;
   }
@@ -578,8 +601,8 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   } else if (shapeTile != kNoValue) {
     const TileType& t = fn_.type(shapeTile).tile;
     dim(0, valid.second, colsReg);
-    if (valid.first.value != kNoValue || valid.first.constant != 1) dim(1, valid.first, rowsReg);
-    if (valid.second.value != kNoValue || valid.second.constant != t.cols)
+    if (valid.first.dynamic() || valid.first.constant != 1) dim(1, valid.first, rowsReg);
+    if (valid.second.dynamic() || valid.second.constant != t.cols)
       emit(enc::bDim(2, kZero, static_cast<uint32_t>(t.cols)));
   }
   if (!iorRegs.empty() || scalarOut) {

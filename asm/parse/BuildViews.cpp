@@ -222,10 +222,14 @@ void Builder::buildSubset(const std::string& name, SrcLoc loc, Pieces& p,
   t.rows = t.validRows = sizes[0];
   t.cols = t.validCols = sizes[1];
   // As PTOAS infers it: an offset that is not a constant makes that valid dimension dynamic
-  // (`v_row=?` / `v_col=?`).
-  if (!subview && !definedByConstant(op.operands[1])) t.validRows = kDynamic;
-  if (!subview && !definedByConstant(op.operands[2])) t.validCols = kDynamic;
+  // (`v_row=?` / `v_col=?`), its value the parent's valid extent less the offset within 0..size
+  // (the code generator and the reference interpreter compute it).
   const TileType parent = fn_->type(src).tile;
+  // So does a parent's dynamic valid dimension: the view's is the parent's less the offset.
+  if (!subview && (!definedByConstant(op.operands[1]) || parent.validRows == kDynamic))
+    t.validRows = kDynamic;
+  if (!subview && (!definedByConstant(op.operands[2]) || parent.validCols == kDynamic))
+    t.validCols = kDynamic;
   // `valid [%vr, %vc]`: the view's valid shape, known at run time (PTOAS's newer subview).
   std::vector<OperandRef> valid;
   if (p.validBracket) {
