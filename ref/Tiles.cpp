@@ -223,8 +223,9 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
         // pto.subset's dynamic valid extent: the parent's less the offset, within 0..size.
         auto extent = [](int64_t parent, int64_t phys, uint64_t off, int64_t size) {
           const int64_t p = parent == ir::kDynamic ? phys : parent;
-          return off > static_cast<uint64_t>(p) ? 0
-                                                : std::min<int64_t>(p - static_cast<int64_t>(off), size);
+          return off > static_cast<uint64_t>(p)
+                     ? 0
+                     : std::min<int64_t>(p - static_cast<int64_t>(off), size);
         };
         if (t.validRows == ir::kDynamic)
           t.validRows = extent(src.validRows, src.type.rows, r, op.ints[0]);
