@@ -201,11 +201,30 @@ void Verifier::checkScaleAddr(const Op& op, const std::string& name) {
                                     "' takes the scale address of a left or right tile, "
                                     "found loc=" +
                                     std::string(isa::spelling(src->loc)));
-  if (src->rows != dst->rows || src->cols != dst->cols || src->validRows != dst->validRows ||
-      src->validCols != dst->validCols)
-    diags_.error(dstLoc, "'" + name + "' expects dst to have the source's shape and valid shape (" +
-                             std::to_string(src->rows) + "x" + std::to_string(src->cols) + ", " +
-                             vshape(*src) + ")");
+  // The scale tile of an MX operand (PTOAS's verifier): a left M x K source has an M x
+  // ceil(K/32) one, a right K x N source a ceil(K/32) x N one, K the source's valid extent;
+  // a dynamic extent agrees with any. PTOAS before v0.6 typed it with the source's shape and
+  // valid shape instead: kernels written so are accepted too (the binding is the same).
+  const bool left = src->loc == isa::Loc::Left;
+  const int64_t k = left ? src->validCols : src->validRows;
+  const int64_t scaleK = k == kDynamic ? kDynamic : (k + 31) / 32;
+  auto agrees = [](int64_t a, int64_t b) { return a == kDynamic || b == kDynamic || a == b; };
+  const bool mx =
+      left ? agrees(dst->rows, src->rows) && agrees(dst->cols, scaleK) &&
+                 agrees(dst->validRows, src->validRows) && agrees(dst->validCols, scaleK)
+           : agrees(dst->rows, scaleK) && agrees(dst->cols, src->cols) &&
+                 agrees(dst->validRows, scaleK) && agrees(dst->validCols, src->validCols);
+  const bool sourceShaped = src->rows == dst->rows && src->cols == dst->cols &&
+                            src->validRows == dst->validRows && src->validCols == dst->validCols;
+  if (!mx && !sourceShaped)
+    diags_.error(dstLoc, "'" + name + "' expects dst shape/valid_shape to be " +
+                             (left ? "[M, ceil(K/32)]" : "[ceil(K/32), N]") + " (" +
+                             (left ? std::to_string(src->rows) + "x" + std::to_string(scaleK)
+                                   : std::to_string(scaleK) + "x" + std::to_string(src->cols)) +
+                             ", or the source's " + std::to_string(src->rows) + "x" +
+                             std::to_string(src->cols) + " as PTOAS before v0.6), found " +
+                             std::to_string(dst->rows) + "x" + std::to_string(dst->cols) +
+                             ", valid " + vshape(*dst));
 }
 
 /// TGATHER's compare form: pto-isa's CmpMode GT or EQ, and a first index that keeps every index

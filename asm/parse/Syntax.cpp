@@ -239,6 +239,8 @@ std::optional<ShapeSpec> parseShape(std::string_view written, std::string* why) 
     pos = x + 1;
   }
   std::string_view rest = text.substr(pos);
+  // PTOAS spells the MX scale type with its dialect: `1x4x!pto.f8E8M0`.
+  if (rest.starts_with("!pto.")) rest.remove_prefix(5);
   if (auto dt = isa::parseDType(rest))
     spec.elem = *dt;
   else if (!dim(rest))
