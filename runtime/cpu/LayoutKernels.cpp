@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <vector>
 
 namespace pto::rt::cpu {
@@ -180,25 +181,31 @@ template <unsigned Bits> struct Tri {
 };
 
 /// TSETVAL: the element at storage index `offset` of dst = val (raw bits of the tile type).
+/// The storage index B.IOR's first scalar gives an element of `o` (TSETVAL, TGETVAL), or nullopt
+/// with the error recorded when it is outside the tile.
+std::optional<uint64_t> storageIndex(Core& c, const TileInst& t, const TileOperand& o) {
+  const uint64_t off = t.scalar(c, 0), n = uint64_t{o.rows} * o.cols;
+  if (off < n) return off;
+  fail(c, std::string(t.name) + " offset " + std::to_string(off) + " is outside tile %" + o.name +
+              " (" + std::to_string(n) + " elements)");
+  return std::nullopt;
+}
+
 void kSetval(Core& c, const TileInst& t) {
   const TileOperand& od = t.tiles[t.dst];
-  const uint64_t off = t.scalar(c, 0), n = uint64_t{od.rows} * od.cols;
-  if (off >= n)
-    return fail(c, "TSETVAL offset " + std::to_string(off) + " is outside tile %" + od.name + " (" +
-                       std::to_string(n) + " elements)");
-  setBits(bptr(c, od), isa::bitWidth(od.dtype), off, t.scalar(c, 1));
+  const auto off = storageIndex(c, t, od);
+  if (!off) return;
+  setBits(bptr(c, od), isa::bitWidth(od.dtype), *off, t.scalar(c, 1));
 }
 
 /// TGETVAL: B.IOR RegDst = the element at storage index `offset` of src (raw bits of the tile
 /// type, sign-extended for a signed integer type, as the scalar loads extend them).
 void kGetval(Core& c, const TileInst& t) {
   const TileOperand& os = t.tiles[t.src0];
-  const uint64_t off = t.scalar(c, 0), n = uint64_t{os.rows} * os.cols;
-  if (off >= n)
-    return fail(c, "TGETVAL offset " + std::to_string(off) + " is outside tile %" + os.name + " (" +
-                       std::to_string(n) + " elements)");
+  const auto off = storageIndex(c, t, os);
+  if (!off) return;
   const unsigned bits = isa::bitWidth(os.dtype);
-  uint64_t v = getBits(bptr(c, os), bits, off);
+  uint64_t v = getBits(bptr(c, os), bits, *off);
   if (isa::info(os.dtype).kind == isa::DTypeKind::SInt && bits < 64 && (v >> (bits - 1)) & 1)
     v |= ~uint64_t{0} << bits;
   if (t.iorDst != 0) c.r[t.iorDst] = v;

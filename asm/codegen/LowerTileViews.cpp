@@ -1,0 +1,189 @@
+// Tile placement and tile views: alloc_tile, subset / subview (at constant or run-time offsets,
+// with PTOAS's valid shapes), reshape / bitcast, tassign, tgetval, and the TASSIGN binding of a
+// descriptor placed at run time.
+#include "asm/codegen/FunctionLowering.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace pto::as::lower {
+
+void FunctionLowering::lowerAlloc(const Op& op) {
+  const TileType& t = fn_.type(op.results[0]).tile;
+  obj::TileDesc d = descOf(t);
+  size_t k = 0;
+  Dim rows{t.validRows, kNoValue}, cols{t.validCols, kNoValue};
+  ValueId runtimeAddr = kNoValue;
+  if (op.ints[0]) {
+    auto a = constantInt(op.operands[k]);
+    if (a)
+      d.placement = *a;
+    else // bound where the tile is allocated (TASSIGN)
+      runtimeAddr = op.operands[k];
+    ++k;
+  }
+  if (op.ints[1]) rows = {0, op.operands[k++]};
+  if (op.ints[2]) cols = {0, op.operands[k++]};
+  if (runtimeAddr != kNoValue) d.placement = obj::kRuntimePlaced;
+  const uint32_t idx = addTile(op.results[0], d);
+  valid_[op.results[0]] = {rows, cols};
+  if (runtimeAddr != kNoValue) emitTileBind(idx, reg(runtimeAddr));
+  pendingLoc_ = {};
+}
+
+void FunctionLowering::lowerView(const Op& op) {
+  auto parent = tiles_.find(op.operands[0]);
+  if (parent == tiles_.end()) return missing(op.loc, "a view of this tile");
+  const TileType& src = fn_.type(op.operands[0]).tile;
+  const TileType& t = fn_.type(op.results[0]).tile;
+  obj::TileDesc d = descOf(t);
+  d.aliasOf = static_cast<int32_t>(parent->second);
+  if (op.kind == OpKind::Subset) {
+    auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
+    if (src.slayout != isa::SLayout::NoneBox)
+      return unsupported(op.loc, "'" + op.name + "' of a boxed tile");
+    if (!r || !c) return lowerRuntimeSubset(op, d);
+    // A view keeps its parent's pitch: a row-major view the parent's columns per row, a
+    // column-major (DN) view the parent's rows per column.
+    const bool colMajor = src.blayout == isa::BLayout::ColMajor;
+    const int64_t element = colMajor ? *c * src.rows + *r : *r * src.cols + *c;
+    d.aliasOffset = static_cast<uint32_t>(element * isa::bitWidth(src.dtype) / 8);
+    if (colMajor)
+      d.rows = static_cast<uint32_t>(src.rows);
+    else
+      d.cols = static_cast<uint32_t>(src.cols);
+  }
+  addTile(op.results[0], d);
+  valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+  if (op.kind == OpKind::Subset) setSubsetValid(op);
+  pendingLoc_ = {};
+}
+
+Dim FunctionLowering::subsetValid(const Dim& parent, ValueId offset, int64_t size) {
+  const auto off = constantInt(offset);
+  if (!parent.dynamic() && off)
+    return Dim{std::clamp<int64_t>(parent.constant - *off, 0, size), kNoValue};
+  const VReg p = parent.dynamic() ? dimReg(parent) : newVReg();
+  if (!parent.dynamic()) materialize(p, static_cast<uint64_t>(parent.constant));
+  const VReg o = reg(offset), limit = newVReg(), v = newVReg();
+  materialize(limit, static_cast<uint64_t>(size));
+  scalar(FormId::S_SUB, {}, {{"SrcL", p, false}, {"SrcR", o, false}, {"RegDst", v, true}});
+  scalar(FormId::S_MIN, {}, {{"SrcL", v, false}, {"SrcR", limit, false}, {"RegDst", v, true}});
+  scalar(FormId::S_MAX, {{"SrcR", kZero}}, {{"SrcL", v, false}, {"RegDst", v, true}});
+  return Dim{0, kNoValue, v};
+}
+
+/// pto.subset's valid shape where its type leaves it dynamic (`?`, its parent's valid shape or
+/// its offset known only at run time), as PTOAS computes it: per axis the parent's valid extent
+/// less the offset, within 0..size. A subview's is its sizes or its `valid [..]` clause.
+void FunctionLowering::setSubsetValid(const Op& op) {
+  const TileType& t = fn_.type(op.results[0]).tile;
+  if (op.name.ends_with("subview") || (t.validRows >= 0 && t.validCols >= 0)) return;
+  const auto parent = validOf(op.operands[0]);
+  auto& valid = valid_[op.results[0]];
+  if (t.validRows < 0) valid.first = subsetValid(parent.first, op.operands[1], op.ints[0]);
+  if (t.validCols < 0) valid.second = subsetValid(parent.second, op.operands[2], op.ints[1]);
+}
+
+/// pto.tgetval: a TGETVAL block on the scalar pipe (its tile read ordered after the vector ops
+/// that wrote it, as TSETVAL's write is), B.IOR RegSrc0 the storage index and RegDst the result.
+void FunctionLowering::lowerTGetVal(const Op& op) {
+  auto idx = tileIndex(op.operands[0], op.loc);
+  if (!idx) return;
+  auto code = blockTypeCode(op.loc, fn_.type(op.operands[0]).tile.dtype);
+  if (!code) return;
+  const VReg offset = reg(op.operands[1]);
+  const VReg value = define(op.results[0]);
+  inScalarBlock_ = false;
+  obj_.usesExtensions = true;
+  emit(enc::tileStart(enc::tileOpFor(isa::OpId::TGETVAL)->op, *code));
+  emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", offset, false}, {"RegDst", value, true}});
+  bindTiles({*idx});
+  emit(enc::bstop());
+  pendingLoc_ = {};
+}
+
+/// A subset at offsets known at run time (PTOAS's pto.subview at a loop's row): a view of its
+/// row-major parent, with the parent's pitch, bound where it is made (TASSIGN) at the byte
+/// offset (row * parent cols + col) * element size computed by scalar code. The runtime refuses
+/// an offset past the parent's end, and clips the view to the rows left in its parent.
+void FunctionLowering::lowerRuntimeSubset(const Op& op, obj::TileDesc d) {
+  const TileType& src = fn_.type(op.operands[0]).tile;
+  const unsigned bits = isa::bitWidth(src.dtype);
+  if (src.blayout != isa::BLayout::RowMajor || bits < 8)
+    return unsupported(op.loc, "'" + op.name + "' with run-time offsets of a " +
+                                   (bits < 8 ? "sub-byte" : "column-major") + " tile");
+  const TileType& t = fn_.type(op.results[0]).tile;
+  d.aliasOffset = 0;
+  d.placement = obj::kRuntimePlaced;
+  d.cols = static_cast<uint32_t>(src.cols);
+  if (!tileDescFits(op.loc)) return;
+  const uint32_t idx = addTile(op.results[0], d);
+  valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
+  setSubsetValid(op);
+  // element = row * parent cols + col; offset = element << log2(element bytes)
+  const VReg pitch = newVReg(), element = newVReg(), offset = newVReg();
+  materialize(pitch, static_cast<uint64_t>(src.cols));
+  scalar(FormId::S_MUL, {},
+         {{"SrcL", reg(op.operands[1]), false}, {"SrcR", pitch, false}, {"RegDst", element, true}});
+  scalar(
+      FormId::S_ADD, {},
+      {{"SrcL", element, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", element, true}});
+  scalar(FormId::S_ADD,
+         {{"shamt", static_cast<unsigned>(std::countr_zero(bits / 8))}, {"SrcL", kZero}},
+         {{"SrcR", element, false}, {"RegDst", offset, true}});
+  emitTileBind(idx, offset);
+  pendingLoc_ = {};
+}
+
+void FunctionLowering::lowerAssign(const Op& op) {
+  auto a = constantInt(op.operands[1]);
+  auto it = tiles_.find(op.operands[0]);
+  if (it == tiles_.end()) return unsupported(op.loc, "'pto.tassign' of this tile");
+  if (!a) { // a run-time address: a descriptor placed at run time, bound here (TASSIGN)
+    ValueId target = op.results.empty() ? op.operands[0] : op.results[0];
+    auto validIt = valid_.find(op.operands[0]);
+    auto valid = validIt != valid_.end() ? validIt->second : std::pair<Dim, Dim>{};
+    const uint32_t idx = runtimeTile(target, it->second);
+    valid_[target] = valid;
+    emitTileBind(idx, reg(op.operands[1]));
+    pendingLoc_ = {};
+    return;
+  }
+  // Rebinding: a new descriptor at the new address; later uses of the tile name it.
+  obj::TileDesc d = out_.tiles[it->second];
+  d.placement = *a;
+  ValueId target = op.results.empty() ? op.operands[0] : op.results[0];
+  auto validIt = valid_.find(op.operands[0]);
+  auto valid = validIt != valid_.end() ? validIt->second : std::pair<Dim, Dim>{};
+  if (d.placement == out_.tiles[it->second].placement && op.results.empty()) return;
+  addTile(target, d);
+  valid_[target] = valid;
+  pendingLoc_ = {};
+}
+
+void FunctionLowering::emitTileBind(uint32_t idx, VReg addr) {
+  obj_.usesExtensions = true;
+  inScalarBlock_ = false;
+  const auto code = enc::dataTypeCode(out_.tiles[idx].dtype);
+  emit(enc::tileStart(enc::tileOpFor(isa::OpId::TASSIGN)->op, code.value_or(0)));
+  emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", addr, false}});
+  bindTiles({idx}, {rootPlacement(idx) == obj::kUnplaced});
+  emit(enc::bstop());
+}
+
+uint32_t FunctionLowering::runtimeTile(ValueId v, uint32_t idx) {
+  obj::TileDesc d = out_.tiles[idx];
+  d.placement = obj::kRuntimePlaced;
+  d.aliasOf = -1; // the address names the tile's own storage, not a place in its parent
+  d.aliasOffset = 0;
+  return addTile(v, d);
+}
+
+int64_t FunctionLowering::rootPlacement(uint32_t idx) const {
+  while (out_.tiles[idx].aliasOf >= 0)
+    idx = static_cast<uint32_t>(out_.tiles[idx].aliasOf);
+  return out_.tiles[idx].placement;
+}
+
+} // namespace pto::as::lower
