@@ -17,6 +17,24 @@ namespace pto::cppexport::detail {
 namespace enc = isa::enc;
 
 namespace {
+/// The algorithm template argument of a precision form, as PTOAS's EmitC writes it: the
+/// high-precision forms name HIGH_PRECISION; TSQRT names its default (pto-isa's TSQRT needs one).
+std::string precisionTemplate(isa::OpId op) {
+  switch (op) {
+  case isa::OpId::TSQRT:
+    return "<SqrtAlgorithm::DEFAULT>";
+  case isa::OpId::TSQRT_HP:
+    return "<SqrtAlgorithm::HIGH_PRECISION>";
+  case isa::OpId::TRSQRT_HP:
+    return "<RsqrtAlgorithm::HIGH_PRECISION>";
+  case isa::OpId::TRECIP_HP:
+    return "<RecipAlgorithm::HIGH_PRECISION>";
+  case isa::OpId::TDIV_HP:
+    return "<DivAlgorithm::HIGH_PRECISION>";
+  default:
+    return "";
+  }
+}
 
 /// Matches B.IOT operands to the op's tile roles (docs/linking.md, section 2).
 /// The operand index of each role (-1: absent), by isa::tileOperandRoles.
@@ -135,7 +153,7 @@ FunctionEmitter::callText(const TileBlock& t, const std::string& intrinsic,
     // dst.SetValue(offset, value): the destination is args[0].
     call = args[0] + ".SetValue(" + args[1] + ", " + args[2] + ")";
   } else {
-    std::string targs = t.op == isa::OpId::TSQRT ? "<SqrtAlgorithm::DEFAULT>" : "";
+    std::string targs = precisionTemplate(t.op);
     if (t.fix != isa::fix::Attrs{} || (t.op == isa::OpId::TMOV && t.tiles.size() > 2)) {
       const auto kind = isa::fix::kindOf(t.fix.quant);
       auto f = fixpipeTemplate(t, args, kind == isa::fix::QuantKind::Scalar,

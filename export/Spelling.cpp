@@ -248,6 +248,16 @@ Intrinsic intrinsicFor(isa::OpId op) {
   case isa::OpId::TGEMV_MX_ACC: // the same overloading for TGEMV_MX
   case isa::OpId::TGEMV_MX_BIAS:
     return {"TGEMV_MX", ""};
+  // The high-precision forms are their base op's intrinsic with the algorithm as its template
+  // argument (EmitTile.cpp, precisionTemplate), as PTOAS's EmitC writes them.
+  case isa::OpId::TSQRT_HP:
+    return {"TSQRT", ""};
+  case isa::OpId::TRSQRT_HP:
+    return {"TRSQRT", ""};
+  case isa::OpId::TRECIP_HP:
+    return {"TRECIP", ""};
+  case isa::OpId::TDIV_HP:
+    return {"TDIV", ""};
   // pto-isa overloads TDIVS by operand order: TDIVS(dst, scalar, src) is scalar / src.
   case isa::OpId::TDIVS_SF:
     return {"TDIVS", ""};

@@ -437,6 +437,36 @@ std::optional<OpId> scalarFirstForm(OpId id) {
   return std::nullopt;
 }
 
+std::optional<OpId> highPrecisionForm(OpId id) {
+  switch (id) {
+  case OpId::TSQRT:
+    return OpId::TSQRT_HP;
+  case OpId::TRSQRT:
+    return OpId::TRSQRT_HP;
+  case OpId::TRECIP:
+    return OpId::TRECIP_HP;
+  case OpId::TDIV:
+    return OpId::TDIV_HP;
+  default:
+    return std::nullopt;
+  }
+}
+
+OpId defaultPrecisionForm(OpId id) {
+  switch (id) {
+  case OpId::TSQRT_HP:
+    return OpId::TSQRT;
+  case OpId::TRSQRT_HP:
+    return OpId::TRSQRT;
+  case OpId::TRECIP_HP:
+    return OpId::TRECIP;
+  case OpId::TDIV_HP:
+    return OpId::TDIV;
+  default:
+    return id;
+  }
+}
+
 std::optional<OpId> scalarSecondForm(OpId id) {
   if (id == OpId::TGATHER) return OpId::TGATHER_CMP;
   return std::nullopt;

@@ -229,6 +229,15 @@ std::optional<OpId> scalarFirstForm(OpId id);
 /// compare form: indices of the source elements that compare true against the scalar).
 std::optional<OpId> scalarSecondForm(OpId id);
 
+/// The high-precision form of a tile op (TSQRT -> TSQRT_HP, TRSQRT, TRECIP, TDIV; pto-isa's
+/// *Algorithm::HIGH_PRECISION), whose roles are the base op's in the same order; nullopt for
+/// an op without one.
+std::optional<OpId> highPrecisionForm(OpId id);
+/// The op a high-precision form is the variant of (TSQRT_HP -> TSQRT); `id` itself for any other
+/// op. The cpu backend and the reference interpreter compute both alike: the correctly rounded
+/// result, which is what the high-precision algorithm is for (docs/numerics.md).
+OpId defaultPrecisionForm(OpId id);
+
 /// Which tile operand's valid shape bounds a tile block (its B.DIM): the destination, or the
 /// source for reductions, compares, stores and ops without a tile output (TPRINT). The
 /// assembler's lowering, the reference interpreter and the C++ export all ask this.

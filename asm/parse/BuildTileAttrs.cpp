@@ -11,11 +11,20 @@ struct AttrAlias {
   std::string_view key;
 };
 constexpr AttrAlias kAttrAliases[] = {
-    {"rmode", "rmode"},         {"round_mode", "rmode"},    {"roundMode", "rmode"},
-    {"rnd", "rmode"},           {"sat_mode", "sat_mode"},   {"sat", "sat_mode"},
-    {"satMode", "sat_mode"},    {"saturation", "sat_mode"}, {"cmpMode", "cmpMode"},
-    {"cmp", "cmpMode"},         {"cmp_mode", "cmpMode"},    {"precision", "precision"},
-    {"algorithm", "precision"},
+    {"rmode", "rmode"},
+    {"round_mode", "rmode"},
+    {"roundMode", "rmode"},
+    {"rnd", "rmode"},
+    {"sat_mode", "sat_mode"},
+    {"sat", "sat_mode"},
+    {"satMode", "sat_mode"},
+    {"saturation", "sat_mode"},
+    {"cmpMode", "cmpMode"},
+    {"cmp", "cmpMode"},
+    {"cmp_mode", "cmpMode"},
+    {"precision", "precisionType"},
+    {"algorithm", "precisionType"},
+    {"precisionType", "precisionType"},
 };
 
 } // namespace
@@ -113,13 +122,16 @@ std::optional<std::string> Builder::tileModeText(const std::string& key,
   if (auto fix = fixpipeModeText(key, word, text, loc, modes)) return *fix;
   if (key == "reluPreMode" || key == "atomicType" || key == "stPhase" || key == "accToVecMode")
     return std::nullopt; // an unknown value, reported
-  if (key == "precision") {
-    if (!word || (*word != "DEFAULT" && *word != "HIGH_PRECISION")) {
+  if (key == "precisionType") {
+    // PTOAS's #pto<sqrt_precision high_precision>, or the seed's HIGH_PRECISION; the op's own
+    // spelling is written once the op is known (Builder::resolvePrecision).
+    const bool high = word && (*word == "HIGH_PRECISION" || *word == "high_precision");
+    if (!word || (!high && *word != "DEFAULT" && *word != "default")) {
       diags_.error(loc, "unknown precision '" + word.value_or(text) +
-                            "' (expected DEFAULT or HIGH_PRECISION)");
+                            "' (expected default or high_precision)");
       return std::nullopt;
     }
-    return "#pto<sqrt_algorithm " + *word + ">";
+    return std::string(high ? kHighPrecision : kDefaultPrecision);
   }
   return text;
 }

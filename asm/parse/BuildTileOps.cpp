@@ -107,6 +107,74 @@ const isa::OpInfo& Builder::scalarFirstVariant(const isa::OpInfo& info, Pieces& 
 }
 
 namespace {
+/// The stem of PTOAS's precision attribute of an op (#pto<sqrt_precision ...>), or "" for an op
+/// PTOAS gives none.
+std::string_view precisionStem(isa::OpId id) {
+  switch (id) {
+  case isa::OpId::TSQRT:
+    return "sqrt";
+  case isa::OpId::TRSQRT:
+    return "rsqrt";
+  case isa::OpId::TRECIP:
+    return "recip";
+  case isa::OpId::TDIV:
+  case isa::OpId::TDIVS:
+  case isa::OpId::TDIVS_SF:
+    return "div";
+  case isa::OpId::TEXP:
+    return "exp";
+  case isa::OpId::TLOG:
+    return "log";
+  default:
+    return "";
+  }
+}
+} // namespace
+
+bool Builder::resolvePrecision(const isa::OpInfo*& info, SrcLoc loc, TileAttrs& attrs,
+                               const std::vector<Bound>& bound) {
+  auto at = std::find_if(attrs.list.begin(), attrs.list.end(),
+                         [](const NamedAttr& a) { return a.key == "precisionType"; });
+  if (at == attrs.list.end()) return true;
+  const std::string opName = "'pto." + std::string(info->mnemonic) + "'";
+  const std::string_view stem = precisionStem(info->id);
+  if (stem.empty()) {
+    diags_.error(loc, opName + " has no precisionType attribute (PTOAS gives one to tsqrt, " +
+                          "trsqrt, trecip, tdiv, tdivs, texp and tlog)");
+    return false;
+  }
+  const bool high = at->value == kHighPrecision;
+  at->value = "#pto<" + std::string(stem) + "_precision " + at->value + ">";
+  if (!high) return true;
+  if (arch() != isa::Arch::A5) {
+    diags_.warning(loc, "precisionType high_precision on " + opName +
+                            " has no effect on a2a3: pto-isa runs the default algorithm there");
+    return true;
+  }
+  const std::optional<isa::OpId> twin = isa::highPrecisionForm(info->id);
+  if (!twin) {
+    diags_.error(loc, "precisionType high_precision on " + opName +
+                          " is not supported: pto-as has the high-precision forms of tsqrt, " +
+                          "trsqrt, trecip and tdiv");
+    return false;
+  }
+  const isa::OpInfo& hp = isa::info(*twin);
+  // Every role the high-precision form requires must be bound (TRSQRT's tmp, PTOAS's rule).
+  for (size_t r = 0; r < hp.roles.size(); ++r) {
+    const bool given = std::any_of(bound.begin(), bound.end(),
+                                   [&](const Bound& b) { return b.role == static_cast<int>(r); });
+    if (!given && !hp.roles[r].optional) {
+      diags_.error(loc, opName + " with precisionType high_precision needs its '" +
+                            std::string(hp.roles[r].name) + "' operand");
+      return false;
+    }
+  }
+  attrs.list.erase(at); // the op itself now says it
+  info = &hp;
+  return true;
+}
+
+namespace {
 /// The op's input and output roles, each in table order.
 std::pair<std::vector<const isa::Role*>, std::vector<const isa::Role*>>
 inOutRoles(const isa::OpInfo& info) {
@@ -258,7 +326,9 @@ void Builder::buildTileOp(const isa::OpInfo& baseInfo, SrcLoc loc, Pieces& p,
   if (!p.keywords.empty())
     diags_.error(p.keywords[0].loc, "unsupported clause '" + p.keywords[0].key + "' on 'pto." +
                                         std::string(info.mnemonic) + "'");
-  finishTileOp(info, loc, bound, attrs, waits, records, p.typesLoc);
+  const isa::OpInfo* chosen = &info;
+  if (!resolvePrecision(chosen, loc, attrs, bound)) return;
+  finishTileOp(*chosen, loc, bound, attrs, waits, records, p.typesLoc);
   ssaResultNames_.clear();
 }
 

@@ -423,6 +423,15 @@ private:
   /// TDIVS with its scalar written before the tile is TDIVS_SF (isa::scalarFirstForm); TGATHER
   /// with a scalar operand is TGATHER_CMP (isa::scalarSecondForm).
   const isa::OpInfo& scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa);
+  /// The precisionType attribute (pto-isa's *Algorithm): spelled as PTOAS spells it for the op,
+  /// and high_precision on A5 makes the op its high-precision form (isa::highPrecisionForm),
+  /// which `info` then names. On A2/A3 pto-isa runs the default algorithm: a warning. False
+  /// after a located error (an op without the attribute, or without a high-precision form).
+  bool resolvePrecision(const isa::OpInfo*& info, SrcLoc loc, TileAttrs& attrs,
+                        const std::vector<Bound>& bound);
+  /// The value text the attribute reader leaves until the op is known.
+  static constexpr std::string_view kHighPrecision = "high_precision",
+                                    kDefaultPrecision = "default";
   void buildTileOp(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
                    const std::vector<ResultName>& results);
   /// Binds `ops` to `roles` in order (matchRoles), each with its annotated type if any; false,

@@ -646,7 +646,9 @@ std::optional<std::string> selectKernel(TileInst& t) {
            " tiles is not supported by the cpu backend";
   };
   TileKernel k = nullptr;
-  switch (t.op) {
+  // A high-precision form computes what its base op does here: the correctly rounded result.
+  const OpId op = isa::defaultPrecisionForm(t.op);
+  switch (op) {
 // Tile-tile ops and their tile-scalar twins: (op, scalar op, functor, ints, floats).
 #define PTO_ARITH_OPS(X)                                                                           \
   X(TADD, TADDS, OAdd, true, true)                                                                 \
@@ -741,7 +743,7 @@ std::optional<std::string> selectKernel(TileInst& t) {
   if (!k) return unsupportedType(d);
 #ifdef PTO_X86_SIMD
   if (simdLevel() >= SimdLevel::Avx2)
-    if (TileKernel f = simdElementwiseKernel(t.op, d)) k = f;
+    if (TileKernel f = simdElementwiseKernel(op, d)) k = f;
 #endif
   t.kernel = k;
   return std::nullopt;

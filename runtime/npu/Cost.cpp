@@ -114,6 +114,12 @@ struct VecLines {
     VecLine line;
   };
   std::vector<WithTmp> tmp; // an op run through a scratch tile (TCOLSUM's binary tree)
+  struct Typed {
+    OpId op;
+    isa::DType dtype;
+    VecLine line;
+  };
+  std::vector<Typed> typed; // an op on one element type (the high-precision forms)
 };
 
 VecLines makeLines(isa::Arch arch) {
@@ -135,6 +141,8 @@ VecLines makeLines(isa::Arch arch) {
   if (Arch == arch) l.tmp.push_back({OpId::Op, NPU_LINE(__VA_ARGS__)});
 #define NPU_FIT_CVT(Arch, From, To, ...)                                                           \
   if (Arch == arch) l.cvt.push_back({D::From, D::To, NPU_LINE(__VA_ARGS__)});
+#define NPU_FIT_DT(Arch, Op, DType, ...)                                                           \
+  if (Arch == arch) l.typed.push_back({OpId::Op, D::DType, NPU_LINE(__VA_ARGS__)});
 #define NPU_VEC(Op, Slope, Fixed)
 #include "runtime/npu/CostTable.def"
 #undef NPU_LINE
@@ -204,6 +212,9 @@ const VecLine& lineOf(const TileInst& t, isa::Arch arch) {
   if (t.tmp >= 0)
     for (const VecLines::WithTmp& w : l.tmp)
       if (w.op == t.op) return w.line;
+  if (t.dst >= 0)
+    for (const VecLines::Typed& y : l.typed)
+      if (y.op == t.op && y.dtype == t.tiles[t.dst].dtype) return y.line;
   return l.byOp[static_cast<unsigned>(t.op)];
 }
 

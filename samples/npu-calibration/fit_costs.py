@@ -56,7 +56,8 @@ FAMILY = {'TROWMIN': 'TROWMAX', 'TROWSUM': 'TROWMAX', 'TROWPROD': 'TROWMAX',
 
 # One-source elementwise ops (Cost.cpp's unaryElementwise): their hand-set lines count Flat, the
 # others Rows; a fit that cannot tell the two counts apart keeps that one.
-UNARY = {'TABS', 'TEXP', 'TLOG', 'TSQRT', 'TRSQRT', 'TRECIP', 'TNEG', 'TRELU', 'TNOT'}
+UNARY = {'TABS', 'TEXP', 'TLOG', 'TSQRT', 'TRSQRT', 'TRECIP', 'TNEG', 'TRELU', 'TNOT',
+         'TSQRT_HP', 'TRSQRT_HP', 'TRECIP_HP'}
 
 
 def fnv1a(text):
@@ -86,6 +87,8 @@ def op_of(p):
         return 'TDIVS_SF'
     if p['op'] == 'TCOLSUM' and p['var'] == 'binary':
         return 'TCOLSUM_TMP'  # the binary-tree sum through a scratch tile
+    if p['var'] == 'hp':
+        return p['op'] + '_HP'  # the HIGH_PRECISION form: another op (isa/Ops.def)
     return p['op']
 
 
@@ -234,18 +237,49 @@ def fit_group(key, train, prior_fixed):
 
 # Ops that share one pto-isa implementation on an arch and are fitted as one group: A2/A3
 # divides tile by scalar and scalar by tile alike (vector_dup, then vdiv; TDivS.hpp).
-POOL = {('a2a3', 'TDIVS_SF'): 'TDIVS', ('a2a3', 'TMULS'): 'TADDS'}
+# On A5 pto-isa's TRECIP is TDIVS(dst, 1, src), so the high-precision reciprocal and division
+# run the same IEEE-754 division sequence per repeat (custom/Div754.hpp).
+POOL = {('a2a3', 'TDIVS_SF'): 'TDIVS', ('a2a3', 'TMULS'): 'TADDS', ('a5', 'TDIV_HP'): 'TRECIP_HP'}
+
+# A5 high-precision forms without hardware points, derived from measured lines by the
+# instructions pto-isa runs per repeat: TSQRT_HP is vsqrt and 23 more single vector
+# instructions (custom/TSqrtHp.hpp, SqrtFloatImpl: the subnormal scaling, a Newton step and the
+# special-value selects), each charged at TADD's per-repeat cost; TRSQRT_HP runs that and then
+# the division sequence of TRECIP_HP (TRsqrt.hpp).
+SQRT_HP_EXTRA_INSTRUCTIONS = 23
+PER_DTYPE = {'TSQRT_HP', 'TRSQRT_HP', 'TRECIP_HP', 'TDIV_HP'}
+
+
+def derive_hp(lines):
+    sqrt, add = lines.get(('a5', 'TSQRT', '', '')), lines.get(('a5', 'TADD', '', ''))
+    if not (sqrt and add):
+        return
+    form, sol, _ = sqrt
+    extra = SQRT_HP_EXTRA_INSTRUCTIONS * add[1][1]
+    for dt in ('f32', 'f16'):
+        lines[('a5', 'TSQRT_HP', '', dt)] = (form, (sol[0], sol[1] + extra, sol[2]), None)
+        recip = lines.get(('a5', 'TRECIP_HP', '', dt))
+        if recip:
+            rform, rsol, rserial = recip
+            lines[('a5', 'TRSQRT_HP', '', dt)] = (rform, (rsol[0], rsol[1] + sol[1] + extra,
+                                                          rsol[2]), rserial)
+
+
+def line_key(arch, op, p):
+    """The line a point is scored against: per (arch, op); per dtype pair for TCVT and per
+    element type for the high-precision forms (pto-isa's f16 and f32 sequences differ)."""
+    if p['op'] == 'TCVT':
+        return (arch, op, p['src'], p['dt'])
+    return (arch, op, '', p['dt'] if op in PER_DTYPE else '')
 
 
 def fit_all(points, prior):
     pts = [p for p in points if plausible(p) and op_of(p) not in NOT_LINES
-           and p['var'] not in ('hp', 'inplace')]
+           and p['var'] != 'inplace']
     groups = {}
     for p in pts:
         op = POOL.get((p['arch'], op_of(p)), op_of(p))
-        key = (p['arch'], op, p['src'] if p['op'] == 'TCVT' else '',
-               p['dt'] if p['op'] == 'TCVT' else '')
-        groups.setdefault(key, []).append(p)
+        groups.setdefault(line_key(p['arch'], op, p), []).append(p)
     for arch in ('a2a3', 'a5'):
         for op, parent in FAMILY.items():
             own = [p for p in groups.get((arch, op, '', ''), []) if not p['held']]
@@ -259,8 +293,9 @@ def fit_all(points, prior):
         pf = prior.get(key[1], 6.0) + (31 if key[0] == 'a5' else 0)
         lines[key] = fit_group(key, train, pf)
     for (arch, op), pooled in POOL.items():
-        if (arch, pooled, '', '') in lines:
-            lines[(arch, op, '', '')] = lines[(arch, pooled, '', '')]
+        for key in [k for k in lines if k[:2] == (arch, pooled)]:
+            lines[(arch, op) + key[2:]] = lines[key]
+    derive_hp(lines)
     return lines
 
 
@@ -273,6 +308,8 @@ def emit(lines):
         nums += ', %d, %.4g, %.4g' % serial if serial else ', 0, 0, 0'
         if key[1] == 'TCVT':
             print('NPU_FIT_CVT(%s, %s, %s, %s)' % (arch, CPP_DT[key[2]], CPP_DT[key[3]], nums))
+        elif key[3]:
+            print('NPU_FIT_DT(%s, %s, %s, %s)' % (arch, key[1], CPP_DT[key[3]], nums))
         elif key[1].endswith('_TMP'):
             print('NPU_FIT_TMP(%s, %s, %s)' % (arch, key[1][:-4], nums))
         else:
@@ -287,9 +324,8 @@ def score(points, lines):
         for held in (False, True):
             errs = []
             for p in points:
-                key = (p['arch'], POOL.get((p['arch'], op_of(p)), op_of(p)),
-                       p['src'] if p['op'] == 'TCVT' else '', p['dt'] if p['op'] == 'TCVT' else '')
-                scored = (p['arch'] == arch and key in lines and plausible(p) and p['var'] != 'hp'
+                key = line_key(p['arch'], POOL.get((p['arch'], op_of(p)), op_of(p)), p)
+                scored = (p['arch'] == arch and key in lines and plausible(p)
                           and (p['held'] or not held))
                 if not scored:
                     continue

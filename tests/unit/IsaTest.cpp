@@ -37,6 +37,36 @@ TEST(Enums, SpellingsAndAliases) {
   EXPECT_EQ(parseArch("a5"), Arch::A5);
 }
 
+// A high-precision form replaces its base op after the operands are bound to the base op's
+// roles (Builder::resolvePrecision), so its roles must be the same, in the same order; it is an
+// A5 op whose types are its base op's float types, and defaultPrecisionForm undoes it.
+TEST(OpTable, HighPrecisionFormsMirrorTheirBaseOps) {
+  unsigned forms = 0;
+  for (const OpInfo& base : allOps()) {
+    const std::optional<OpId> hp = highPrecisionForm(base.id);
+    if (!hp) {
+      // Either a high-precision form itself, which names its base op, or an op of one form.
+      const OpId d = defaultPrecisionForm(base.id);
+      EXPECT_TRUE(d == base.id || highPrecisionForm(d) == base.id) << base.mnemonic;
+      continue;
+    }
+    ++forms;
+    const OpInfo& h = info(*hp);
+    SCOPED_TRACE(std::string(h.mnemonic));
+    EXPECT_EQ(defaultPrecisionForm(*hp), base.id);
+    EXPECT_EQ(std::string(h.mnemonic), std::string(base.mnemonic) + ".hp");
+    ASSERT_EQ(h.roles.size(), base.roles.size());
+    for (size_t r = 0; r < h.roles.size(); ++r) {
+      EXPECT_EQ(h.roles[r].name, base.roles[r].name);
+      EXPECT_EQ(h.roles[r].kind, base.roles[r].kind);
+      EXPECT_EQ(h.roles[r].isOutput, base.roles[r].isOutput);
+    }
+    EXPECT_TRUE(h.flags & kA5Only);
+    EXPECT_EQ(h.pipe, base.pipe);
+  }
+  EXPECT_EQ(forms, 4u); // tsqrt, trsqrt, trecip, tdiv
+}
+
 TEST(Arch, BufferCapacities) {
   EXPECT_EQ(buffer(Arch::A2A3, Loc::Vec).capacity, 192u * 1024);
   EXPECT_EQ(buffer(Arch::A5, Loc::Vec).capacity, 256u * 1024);

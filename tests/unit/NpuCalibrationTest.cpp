@@ -209,8 +209,10 @@ std::optional<Kernel> elementwise(const HwPoint& p) {
   if (binary.count(p.op)) {
     k.body += "  " + op + " %d, %a, %a\n";
   } else if (unary.count(p.op)) {
-    k.body +=
-        p.variant == "inplace" ? "  " + op + " %a, %a\n  tmov %d, %a\n" : "  " + op + " %d, %a\n";
+    // A HIGH_PRECISION point runs the op's high-precision form (isa::highPrecisionForm).
+    const std::string name = p.variant == "hp" ? op + ".hp" : op;
+    k.body += p.variant == "inplace" ? "  " + name + " %a, %a\n  tmov %d, %a\n"
+                                     : "  " + name + " %d, %a\n";
   } else if (scalar.count(p.op)) {
     k.body += "  %s = arith.constant " + scalarConst(p.dtype) + "\n";
     k.body +=
@@ -307,10 +309,6 @@ std::optional<Kernel> cubeOp(const HwPoint& p) {
 
 /// The kernel of one point, or why it cannot be written.
 std::variant<std::string, std::monostate> kernelText(const HwPoint& p, std::string& why) {
-  if (p.variant == "hp") {
-    why = "HIGH_PRECISION variant";
-    return std::monostate{};
-  }
   if (p.op == "TLOAD") {
     if (p.variant.rfind("nd", 0) != 0) {
       why = "DN GM layout";
@@ -408,7 +406,9 @@ std::optional<uint64_t> measure(const HwPoint& p, std::string& why) {
     why = st->message;
     return std::nullopt;
   }
-  const std::string name = p.variant == "scalar_tile" ? p.op + "_SF" : p.op;
+  const std::string name = p.variant == "scalar_tile" ? p.op + "_SF"
+                           : p.variant == "hp"        ? p.op + "_HP"
+                                                      : p.op;
   uint64_t sum = 0;
   bool seen = false;
   std::string names;
@@ -581,9 +581,15 @@ The four TMATMUL points are kept though pto-isa asserts them with accuracy 1.0: 
 cube formula, which the model shares, rather than measurements. In-place variants (TSQRT,
 TRSQRT `inplace`) are run and scored but not fitted: the model does not tell them apart.
 
-Points not run: TRECIP `HIGH_PRECISION` (36 A5 points; the language has no precision variant
-yet) and the two DN TLOADs (a column-major GM view loaded as 3-D to 5-D slices is not one
-`tload` in the language).
+The 36 A5 TRECIP `HIGH_PRECISION` points run as `trecip.hp` (the op `{precisionType =
+#pto<recip_precision high_precision>}` makes on A5); its f16 and f32 lines are fitted apart,
+pto-isa's two sequences differing (about 163 and 345 cycles a 256-byte repeat). TDIV_HP shares
+TRECIP_HP's lines (pto-isa's TRECIP is that division with a numerator of 1); TSQRT_HP and
+TRSQRT_HP have no hardware points and are derived from pto-isa's instruction sequences
+(samples/npu-calibration/fit_costs.py, derive_hp).
+
+Points not run: the two DN TLOADs (a column-major GM view loaded as 3-D to 5-D slices is not
+one `tload` in the language).
 
 )";
 

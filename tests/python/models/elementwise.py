@@ -122,7 +122,8 @@ def _tiles(draw, t, n_src, vr, vc, rows):
     return [core.Tile(f"s{k}", t, rows, draw_cols(draw, t, vc), vr, vc) for k in range(n_src)]
 
 
-def binary_draw(name, fn, domain):
+def binary_draw(name, fn, domain, mnemonic=None):
+    """`t<name>` (or `mnemonic`: tdiv.hp, the correctly rounded quotient like tdiv's)."""
     def draw_case(draw, t, arch):
         rng = rng_of(draw)
         rows, cols, vr, vc = draw_shape(draw, t)
@@ -133,7 +134,7 @@ def binary_draw(name, fn, domain):
         if name == "div" and t not in core.FLOATS:  # INT_MIN / -1 has no documented result
             lo, _ = core.int_range(t)
             b = np.where((ints(a) == lo) & (ints(b) == -1), core.wrap(t, np.ones(b.shape, object)), b)
-        ops = f"t{name} %d, %s0, %s1"
+        ops = f"{mnemonic or 't' + name} %d, %s0, %s1"
         src = core.kernel(srcs, [dst], [ops])
         want = result(t, fn(t, values(t, a), values(t, b)))
         zero_free = name in ("max", "min")
@@ -272,8 +273,12 @@ UNARY = {
 }
 
 
-def unary_draw(name):
+def unary_draw(name, high_precision=False):
+    """`t<name>`, or its high-precision form `t<name>.hp` (A5): the correctly rounded result,
+    0 ulps whatever the default form allows; trsqrt.hp takes its tmp tile."""
     fn, domain, ulps = UNARY[name]
+    if high_precision:
+        ulps = 0
 
     def draw_case(draw, t, arch):
         rng = rng_of(draw)
@@ -286,7 +291,11 @@ def unary_draw(name):
         with np.errstate(all="ignore"):
             want = result(t, fn(t, values(t, a)))
         body = [f"t{name} %d, %s0"]
-        return Case(core.kernel([src], [dst], body), {"g_s0": a},
+        temps = []
+        if high_precision:
+            body = [f"t{name}.hp %d, %s0" + (", %tmp" if name == "rsqrt" else "")]
+            temps = [core.Tile("tmp", t, rows, cols, vr, vc)] if name == "rsqrt" else []
+        return Case(core.kernel([src], [dst], body, temps=temps), {"g_s0": a},
                     {"o_d": Expect(t, want, ulps=ulps, signed_zero=name != "relu")},
                     f"{rows}x{cols} valid {vr}x{vc}")
     return draw_case
@@ -294,6 +303,7 @@ def unary_draw(name):
 
 for _name, (_fn, _dom) in BINARY.items():
     register(f"t{_name}", "elementwise", binary_draw(_name, _fn, _dom))
+register("tdiv.hp", "elementwise", binary_draw("div", BINARY["div"][0], BINARY["div"][1], mnemonic="tdiv.hp"))
 for _name, (_base, _dom) in SCALAR_OPS.items():
     register(f"t{_name}", "elementwise-scalar", scalar_draw(_name, _base, _dom))
 register("tdivs.sf", "elementwise-scalar", scalar_draw("divs", "div", "div", scalar_first=True))
@@ -303,3 +313,5 @@ register("taxpy", "elementwise-3", axpy_draw, dtypes=axpy_dtypes)
 for _name in UNARY:
     register(f"t{_name}", "unary-math" if _name in ("sqrt", "exp", "log", "rsqrt", "recip") else "elementwise",
              unary_draw(_name), tolerance="ulp" if UNARY[_name][2] else "exact")
+for _name in ("sqrt", "rsqrt", "recip"):
+    register(f"t{_name}.hp", "unary-math", unary_draw(_name, high_precision=True))
