@@ -153,16 +153,18 @@ FunctionEmitter::callText(const TileBlock& t, const std::string& intrinsic,
     // dst.SetValue(offset, value): the destination is args[0].
     call = args[0] + ".SetValue(" + args[1] + ", " + args[2] + ")";
   } else {
-    std::string targs = precisionTemplate(t.op);
+    std::string targs = precisionTemplate(t.op), name = intrinsic;
     if (t.fix != isa::fix::Attrs{} || (t.op == isa::OpId::TMOV && t.tiles.size() > 2)) {
       const auto kind = isa::fix::kindOf(t.fix.quant);
       auto f = fixpipeTemplate(t, args, kind == isa::fix::QuantKind::Scalar,
                                kind == isa::fix::QuantKind::Vector);
       if (f.index() == 1) return Why{std::get<1>(f)};
       targs = std::get<0>(f);
+      // pto-isa names the store with a scaling tile TSTORE_FP.
+      if (t.op == isa::OpId::TSTORE && kind == isa::fix::QuantKind::Vector) name = "TSTORE_FP";
     }
     auto callWith = [&](const std::string& templateArgs) {
-      std::string c = intrinsic + templateArgs + "(";
+      std::string c = name + templateArgs + "(";
       for (size_t i = 0; i < args.size(); ++i)
         c += (i ? ", " : "") + args[i];
       return c + ")";
@@ -307,6 +309,13 @@ FunctionEmitter::fixpipeTemplate(const TileBlock& t, const std::vector<std::stri
   const isa::fix::Attrs& a = t.fix;
   const bool phase = a.phase != isa::StPhase::Unspecified;
   std::string s = "<" + (phase ? cppName(a.phase) + ", " : std::string());
+  if (t.op == isa::OpId::TSTORE && fp) {
+    // TSTORE_FP<TileData, GlobalData, FpTileData, AtomicType, ReluPreMode>(gm, src, fp)
+    if (phase)
+      return R{std::in_place_index<1>, "pto-isa's TSTORE_FP takes no unit-flag phase (stPhase)"};
+    return R{std::in_place_index<0>, "<decltype(" + args[1] + "), GT, decltype(" + args[2] + "), " +
+                                         cppName(a.atomic) + ", " + cppName(a.relu) + ">"};
+  }
   if (t.op == isa::OpId::TSTORE) {
     // TSTORE<[Phase,] TileData, GlobalData, AtomicType[, ReluPreMode]>(gm, src[, pre])
     s += "decltype(" + args[1] + "), GT, " + cppName(a.atomic);

@@ -52,6 +52,8 @@ grammar PTO;
     // `buf(%ping, %pong)`: the staging tiles of PTOAS's pto.comm.tput / tget; `recv(...)` and
     // `group(...)`: a collective's staging tiles and members (a paren follows).
     if (w == "buf" || w == "recv" || w == "group") return _input->LT(2)->getText() == "(";
+    // `ins(%acc : T fp %scale : S)`: PTOAS's tstore names its scaling tile so.
+    if (w == "fp") return _input->LA(2) == VALUE_ID;
     return w == "single_cache_line" || w == "all";
   }
   /// Whether the next tokens are a result list and `=` (`%a =`, `%a, %b =`, `%a:2 =`): the start

@@ -29,6 +29,7 @@ constexpr ModeRow kModes[] = {
     {QuantPre::VQF322B8, QuantKind::Vector, "VQF322B8_PRE"},
     {QuantPre::QF322B8, QuantKind::Scalar, "QF322B8_PRE"},
     {QuantPre::QF322F16, QuantKind::Scalar, "QF322F16_PRE"},
+    {QuantPre::VQF322F16, QuantKind::Vector, "VQF322F16_PRE"},
     {QuantPre::QF322BF16, QuantKind::Scalar, "QF322BF16_PRE"},
     {QuantPre::QS322BF16, QuantKind::Scalar, "QS322BF16_PRE"},
     {QuantPre::VQS322BF16, QuantKind::Vector, "VQS322BF16_PRE"},
@@ -73,6 +74,8 @@ std::optional<QuantPre> quantPreFor(DType src, DType dst, QuantKind kind) {
     return std::nullopt;
   case QuantKind::Vector:
     if (f32 && isB8(dst)) return QuantPre::VQF322B8;
+    if (f32 && dst == DType::F16)
+      return QuantPre::VQF322F16; // A5 (pto-isa's GetVectorPreQuantMode)
     if (i32 && isB8(dst)) return QuantPre::VReq8;
     if (i32 && dst == DType::F16) return QuantPre::VDeqF16;
     if (i32 && dst == DType::BF16) return QuantPre::VQS322BF16;

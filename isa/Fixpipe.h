@@ -26,6 +26,7 @@ enum class QuantPre : uint8_t {
   VQF322B8 = 23,   // f32 -> i8/u8, vector
   QF322B8 = 24,    // f32 -> i8/u8, scalar
   QF322F16 = 32,   // f32 -> f16, scalar
+  VQF322F16 = 33,  // f32 -> f16, vector (A5)
   QF322BF16 = 34,  // f32 -> bf16, scalar
   QS322BF16 = 35,  // i32 -> bf16, scalar
   VQS322BF16 = 36, // i32 -> bf16, vector

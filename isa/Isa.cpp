@@ -403,6 +403,8 @@ const OpInfo* findOp(std::string_view mnemonic) {
   for (const OpInfo& op : opTable()) {
     if (op.mnemonic == lower) return &op;
   }
+  // PTOAS's tstore_fp (pto-isa's TSTORE_FP) is TSTORE with its scaling tile `fp`.
+  if (lower == "tstore_fp" || lower == "tstore.fp") return &info(OpId::TSTORE);
   std::replace(lower.begin(), lower.end(), '_', '.');
   for (const OpInfo& op : opTable()) {
     std::string dotted(op.mnemonic);

@@ -66,7 +66,7 @@ void Verifier::checkFixpipe(const Op& op, const std::string& name,
       return error(fp ? fp->loc : pre->loc,
                    std::string("has no ") + (fp ? "vector" : "scalar") + " pre-quantisation from " +
                        dt(s.dtype) + " to " + dt(d) +
-                       (fp ? " (f32 -> i8/ui8; i32 -> i8/ui8/f16/bf16)"
+                       (fp ? " (f32 -> i8/ui8/f16; i32 -> i8/ui8/f16/bf16)"
                            : " (f32 -> i8/ui8/f16/bf16; i32 -> i8/ui8/f16/bf16)"));
     const bool a2a3Pair =
         d == DType::I8 || d == DType::U8 || (s.dtype == DType::I32 && d == DType::F16);

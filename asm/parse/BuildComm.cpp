@@ -317,10 +317,11 @@ Op& Builder::emitCommTileOp(isa::OpId id, SrcLoc loc, std::initializer_list<Valu
   op.typeLoc = loc;
   int16_t role = 0;
   for (ValueId v : operands) {
-    // Skip an optional scalar role (TSTORE's pre) that the op does not use.
+    // The operands are the required tiles and views: skip optional roles (TSTORE's pre and fp)
+    // and scalar ones.
     while (role < static_cast<int16_t>(info.roles.size()) &&
-           info.roles[role].kind != isa::RoleKind::Tile &&
-           info.roles[role].kind != isa::RoleKind::View)
+           (info.roles[role].optional || (info.roles[role].kind != isa::RoleKind::Tile &&
+                                          info.roles[role].kind != isa::RoleKind::View)))
       ++role;
     addOperand(op, v, loc);
     op.operandRoles.push_back(role++);

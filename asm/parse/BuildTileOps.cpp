@@ -210,6 +210,19 @@ std::vector<std::optional<Type>> Builder::readTypeList(const std::vector<P::Type
   return out;
 }
 
+bool Builder::fpClauseFits(const isa::OpInfo& info, const Pieces& in) {
+  // `ins(%acc : T fp %scale : S)` (PTOAS's tstore): the word names the operand after it, which
+  // is the op's second input when the op has a scaling tile `fp`.
+  const bool hasFp = std::any_of(info.roles.begin(), info.roles.end(),
+                                 [](const isa::Role& r) { return r.id == isa::RoleId::Fp; });
+  if (hasFp && in.bareWords.size() == 1 && in.operands.size() == 2) return true;
+  diags_.error(in.operands.empty() ? SrcLoc{} : in.operands.front().loc,
+               "'" + in.bareWords.front() + "' in ins() of 'pto." + std::string(info.mnemonic) +
+                   "'" +
+                   (hasFp ? " names the second of two operands" : " is not an operand of it"));
+  return false;
+}
+
 bool Builder::bindDpsForm(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results, std::vector<Bound>& bound,
                           TileAttrs& attrs) {
@@ -221,6 +234,7 @@ bool Builder::bindDpsForm(const isa::OpInfo& info, SrcLoc loc, Pieces& p,
                  "'pto." + std::string(info.mnemonic) + "' in DPS form produces no results");
   Pieces in = ins ? collectPieces(piecesOf(ins)) : Pieces{};
   Pieces out = outs ? collectPieces(piecesOf(outs)) : Pieces{};
+  if (!in.bareWords.empty() && !fpClauseFits(info, in)) return false;
   bool badType = false;
   auto inTypes = readTypeList(in.types, badType);
   auto outTypes = readTypeList(out.types, badType);
@@ -389,6 +403,16 @@ bool Builder::bindGeneric(const isa::OpInfo& info, SrcLoc loc, Pieces& p, std::v
   if (segments) {
     auto parsed =
         segments->attrValue() ? denseArray(segments->attrValue()->getText()) : std::nullopt;
+    // A list that leaves out trailing optional groups gives them no operands: PTOAS appends an
+    // op's new optional operands (tstore's fp after its preQuantScalar), so inputs written
+    // before still read.
+    auto trailingOptional = [&](size_t from) {
+      for (size_t k = from; k < order.size(); ++k)
+        if (!info.roles[order[k]].optional) return false;
+      return true;
+    };
+    if (parsed && parsed->size() < order.size() && trailingOptional(parsed->size()))
+      parsed->resize(order.size(), 0);
     if (!parsed || parsed->size() != order.size()) {
       diags_.error(locOf(segments), "operandSegmentSizes of " + opName + " must list " +
                                         std::to_string(order.size()) + " sizes ('" +

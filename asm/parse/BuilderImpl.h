@@ -423,6 +423,9 @@ private:
   /// TDIVS with its scalar written before the tile is TDIVS_SF (isa::scalarFirstForm); TGATHER
   /// with a scalar operand is TGATHER_CMP (isa::scalarSecondForm).
   const isa::OpInfo& scalarFirstVariant(const isa::OpInfo& info, Pieces& p, bool ssa);
+  /// Whether a bare word in ins() is PTOAS's `fp %scale` naming the op's scaling tile (an error
+  /// at the word otherwise).
+  bool fpClauseFits(const isa::OpInfo& info, const Pieces& in);
   /// The precisionType attribute (pto-isa's *Algorithm): spelled as PTOAS spells it for the op,
   /// and high_precision on A5 makes the op its high-precision form (isa::highPrecisionForm),
   /// which `info` then names. On A2/A3 pto-isa runs the default algorithm: a warning. False

@@ -107,7 +107,10 @@ TEST(Fixpipe, QuantModesFollowPtoIsa) {
   EXPECT_EQ(fix::quantPreFor(DType::I32, DType::F16, QuantKind::Scalar), QuantPre::DeqF16);
   EXPECT_EQ(fix::quantPreFor(DType::F32, DType::I8, QuantKind::Scalar), QuantPre::QF322B8);
   EXPECT_EQ(fix::quantPreFor(DType::F32, DType::BF16, QuantKind::Scalar), QuantPre::QF322BF16);
-  EXPECT_EQ(fix::quantPreFor(DType::F32, DType::F16, QuantKind::Vector), std::nullopt);
+  // A5's vector f32 -> f16 (pto-isa's GetVectorPreQuantMode, code 33); bf16 has none here.
+  EXPECT_EQ(fix::quantPreFor(DType::F32, DType::F16, QuantKind::Vector), QuantPre::VQF322F16);
+  EXPECT_EQ(static_cast<unsigned>(QuantPre::VQF322F16), 33u);
+  EXPECT_EQ(fix::quantPreFor(DType::F32, DType::BF16, QuantKind::Vector), std::nullopt);
   EXPECT_EQ(fix::quantPreFor(DType::F32, DType::F32, QuantKind::Scalar), std::nullopt);
 }
 
