@@ -172,8 +172,17 @@ std::optional<Failure> Machine::scalarMemory(Frame& f, const Op& op) {
     f.v[op.results[0]] = core_.offsetAddress(scalar(f, ptr), offset, bits / 8);
     return std::nullopt;
   }
-  uint8_t* p =
-      core_.access(scalar(f, ptr), offset, bits / 8, load ? "scalar load" : "scalar store", store);
+  // A 1-D view of GM (the verifier's rule) is its base pointer when its stride is 1.
+  uint64_t base = 0;
+  if (f.fn->type(ptr).kind == TypeKind::TensorView) {
+    const ViewVal& v = std::get<ViewVal>(f.v[ptr]);
+    if (v.strides.size() != 1 || v.strides[0] != 1)
+      return unsupported(op, "'" + op.name + "' through a view whose stride is not 1");
+    base = v.base;
+  } else {
+    base = scalar(f, ptr);
+  }
+  uint8_t* p = core_.access(base, offset, bits / 8, load ? "scalar load" : "scalar store", store);
   if (!p) {
     Failure e{op.loc, core_.error};
     core_.error.clear();

@@ -240,7 +240,9 @@ private:
   void addParam(ValueId a);
 
   void lowerParams();
-  bool onlyReinterpreted(ValueId v) const;
+  /// Whether a view parameter of unknown shape is used only through its base address
+  /// (memref.reinterpret_cast's source, a 1-D view's scalar loads and stores).
+  bool onlyBaseUses(ValueId v) const;
   /// lowerRegion of the function's body that frees each op once it is lowered.
   void lowerReleasing(Region& body);
 

@@ -250,11 +250,19 @@ void FunctionLowering::addParam(ValueId a) {
 }
 
 /// Whether every use of `v` is as the source of a memref.reinterpret_cast.
-bool FunctionLowering::onlyReinterpreted(ValueId v) const {
+bool FunctionLowering::onlyBaseUses(ValueId v) const {
+  // A 1-D view's element i is at base + i whatever its length: scalar loads and stores
+  // through it need no shape.
+  const bool oneDim = fn_.type(v).shape.size() == 1;
   bool only = true;
   walk(fn_.body, [&](const Op& op) {
-    for (size_t i = 0; i < op.operands.size(); ++i)
-      if (op.operands[i] == v && (op.kind != OpKind::ReinterpretView || i != 0)) only = false;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (op.operands[i] != v) continue;
+      const bool reinterpreted = op.kind == OpKind::ReinterpretView && i == 0;
+      const bool scalar = oneDim && ((op.kind == OpKind::LoadScalar && i == 0) ||
+                                     (op.kind == OpKind::StoreScalar && i == 1));
+      if (!reinterpreted && !scalar) only = false;
+    }
   });
   return only;
 }
@@ -270,12 +278,13 @@ void FunctionLowering::lowerParams() {
       continue;
     }
     // A view of unknown shape is only its base address: enough for memref.reinterpret_cast
-    // (which gives the shape and strides), too little for any other use.
+    // (which gives the shape and strides) and a 1-D view's scalar accesses, too little for any
+    // other use.
     if (t.kind == TypeKind::TensorView &&
-        std::find(t.shape.begin(), t.shape.end(), kDynamic) != t.shape.end() &&
-        !onlyReinterpreted(a))
+        std::find(t.shape.begin(), t.shape.end(), kDynamic) != t.shape.end() && !onlyBaseUses(a))
       unsupported(fn_.value(a).loc, "a tensor_view parameter with a dynamic shape (other than as "
-                                    "the source of memref.reinterpret_cast)");
+                                    "the source of memref.reinterpret_cast, or a 1-D view's "
+                                    "scalar loads and stores)");
     // A tile comes as its address in its buffer (docs/abi.md, "Tiles across calls"): the
     // parameter's register binds a descriptor placed at run time.
     const bool tile = t.kind == TypeKind::Tile;

@@ -397,7 +397,21 @@ void FunctionLowering::lowerScalarMemory(const Op& op) {
   isa::DType elem = fn_.type(ptr).elem;
   unsigned bytes = std::max(1u, isa::bitWidth(elem) / 8);
   unsigned shift = static_cast<unsigned>(std::countr_zero(bytes));
-  VReg p = reg(ptr), o = reg(off);
+  VReg p = kNoVReg, o = reg(off);
+  if (fn_.type(ptr).kind == TypeKind::TensorView) {
+    // A 1-D view (the verifier's rule) of unit stride: its base is the pointer.
+    auto v = views_.find(ptr);
+    if (v == views_.end()) return missing(op.loc, "this view");
+    const std::optional<int64_t> stride =
+        !v->second.constStrides.empty() ? std::optional<int64_t>(v->second.constStrides[0])
+        : !v->second.strides.empty()    ? constantInt(v->second.strides[0])
+                                        : std::nullopt;
+    if (stride != 1)
+      return unsupported(op.loc, "'" + op.name + "' through a view whose stride is not 1");
+    p = v->second.base;
+  } else {
+    p = reg(ptr);
+  }
   bool isSigned = isa::info(elem).kind == isa::DTypeKind::SInt;
   if (load) {
     FormId f = bytes == 8   ? FormId::S_LD
