@@ -25,7 +25,6 @@ fi
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${FUZZ_SECONDS:-30}
 seed=${FUZZ_SEED:-1}
-failed=fuzz-parser
 
 if ! grep -qs '^PTO_BUILD_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" || [ -n "${FUZZ_CXX_FLAGS:-}" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" \
@@ -35,79 +34,80 @@ if ! grep -qs '^PTO_BUILD_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" || [ -n "${FUZZ
 fi
 cmake --build "$build" --target fuzz-parser fuzz-lexer fuzz-object fuzz-npy fuzz-image pto-as pto-ld -j2
 
-fuzzer=$build/tests/fuzz/fuzz-parser
 artifacts=$build/fuzz-artifacts
 work=$(mktemp -d "${TMPDIR:-/tmp}/pto-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus" "$artifacts"
 cp "$root"/tests/fuzz/corpus/* "$work/corpus/"
 
-echo "fuzz-smoke: running fuzz-parser for ${seconds}s"
-status=0
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
-  "$fuzzer" "$work/corpus" \
-  -dict="$root/tests/fuzz/pto.dict" \
-  -seed="$seed" -runs="${FUZZ_RUNS_PARSER:-5000}" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-parser; }
+# Each target runs on its own input folder and writes only its own artifacts, so the targets run in
+# two lanes side by side (one per core): parser, lexer and npy in one, object and image in the
+# other. The run caps and time budgets are per target, as before, so a lane sees the same inputs
+# it would alone; the wall time halves on two cores.
+run_target() { # name corpus-dir runs seconds max-len timeout [extra libFuzzer args...]
+  local name=$1 corpus=$2 runs=$3 secs=$4 maxlen=$5 timeout=$6
+  shift 6
+  echo "fuzz-smoke: running $name for ${secs}s"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+    "$build/tests/fuzz/$name" "$corpus" "$@" \
+    -seed="$seed" -runs="$runs" -max_total_time="$secs" -max_len="$maxlen" -timeout="$timeout" -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/$name-" -print_final_stats=1
+}
 
-if [ "$status" -eq 0 ]; then
+lane_text() {
+  run_target fuzz-parser "$work/corpus" "${FUZZ_RUNS_PARSER:-5000}" "$seconds" 4096 10 \
+    -dict="$root/tests/fuzz/pto.dict" || { echo fuzz-parser >"$work/failed-text"; return 1; }
   # The hand-written lexer against ANTLR's, from the parser's seeds (asm/parse/Lexer.h).
   mkdir -p "$work/corpus-lexer"
   cp "$root"/tests/fuzz/corpus/* "$work/corpus-lexer/"
-  echo "fuzz-smoke: running fuzz-lexer for $((seconds / 2))s"
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
-    "$build/tests/fuzz/fuzz-lexer" "$work/corpus-lexer" \
-    -dict="$root/tests/fuzz/pto.dict" \
-    -seed="$seed" -runs="${FUZZ_RUNS_LEXER:-20000}" -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-lexer; }
-fi
+  run_target fuzz-lexer "$work/corpus-lexer" "${FUZZ_RUNS_LEXER:-20000}" "$((seconds / 2))" 4096 10 \
+    -dict="$root/tests/fuzz/pto.dict" || { echo fuzz-lexer >"$work/failed-text"; return 1; }
+  mkdir -p "$work/corpus-npy"
+  # A seed .npy written by hand: magic, version 1.0, header length, dict, then 4 f32 values.
+  printf "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }%*s\n" 52 "" \
+    >"$work/corpus-npy/seed.npy"
+  printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40' >>"$work/corpus-npy/seed.npy"
+  run_target fuzz-npy "$work/corpus-npy" "${FUZZ_RUNS_NPY:-800000}" "$((seconds / 2))" 4096 10 ||
+    { echo fuzz-npy >"$work/failed-text"; return 1; }
+}
 
-if [ "$status" -eq 0 ]; then
+lane_binary() {
   # Object seeds are made fresh by this build's pto-as, so they always match the format.
   mkdir -p "$work/corpus-object"
   ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-as" "$root/samples/vadd/vadd.pto" -o "$work/corpus-object/vadd.o"
   for k in "$root"/tests/lit/forms/seed_*.pto; do
     ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-as" "$k" -o "$work/corpus-object/$(basename "$k" .pto).o" || true
   done
-  echo "fuzz-smoke: running fuzz-object for ${seconds}s"
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
-    "$build/tests/fuzz/fuzz-object" "$work/corpus-object" \
-    -seed="$seed" -runs="${FUZZ_RUNS_OBJECT:-130000}" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-object; }
-fi
-
-if [ "$status" -eq 0 ]; then
+  run_target fuzz-object "$work/corpus-object" "${FUZZ_RUNS_OBJECT:-130000}" "$seconds" 4096 10 ||
+    { echo fuzz-object >"$work/failed-binary"; return 1; }
   # Image seeds: the samples assembled and linked by this build's tools.
-  mkdir -p "$work/corpus-image"
+  mkdir -p "$work/corpus-image" "$work/objects"
   for k in "$root"/samples/*/*.pto; do
     n=$(basename "$k" .pto)
-    ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-as" "$k" -o "$work/$n.o" &&
-      ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-ld" --auto-sync "$work/$n.o" -o "$work/corpus-image/$n.img" || true
+    ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-as" "$k" -o "$work/objects/$n.o" &&
+      ASAN_OPTIONS=detect_leaks=0 "$build/bin/pto-ld" --auto-sync "$work/objects/$n.o" -o "$work/corpus-image/$n.img" || true
   done
-  echo "fuzz-smoke: running fuzz-image for ${seconds}s"
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
-    "$build/tests/fuzz/fuzz-image" "$work/corpus-image" \
-    -seed="$seed" -runs="${FUZZ_RUNS_IMAGE:-160000}" -max_total_time="$seconds" -max_len=16384 -timeout=20 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-image; }
-fi
+  run_target fuzz-image "$work/corpus-image" "${FUZZ_RUNS_IMAGE:-160000}" "$seconds" 16384 20 ||
+    { echo fuzz-image >"$work/failed-binary"; return 1; }
+}
 
-if [ "$status" -eq 0 ]; then
-  mkdir -p "$work/corpus-npy"
-  # A seed .npy written by hand: magic, version 1.0, header length, dict, then 4 f32 values.
-  printf "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }%*s\n" 52 "" \
-    > "$work/corpus-npy/seed.npy"
-  printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40' >> "$work/corpus-npy/seed.npy"
-  echo "fuzz-smoke: running fuzz-npy for $((seconds / 2))s"
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
-    "$build/tests/fuzz/fuzz-npy" "$work/corpus-npy" \
-    -seed="$seed" -runs="${FUZZ_RUNS_NPY:-800000}" -max_total_time="$((seconds / 2))" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 || { status=$?; failed=fuzz-npy; }
-fi
+lane_text >"$work/lane-text.log" 2>&1 &
+text_pid=$!
+lane_binary >"$work/lane-binary.log" 2>&1 &
+binary_pid=$!
+status=0
+wait "$text_pid" || status=$?
+wait "$binary_pid" || status=$((status == 0 ? $? : status))
+cat "$work/lane-text.log" "$work/lane-binary.log"
 
 if [ "$status" -ne 0 ]; then
   echo "fuzz-smoke: FAILED (exit $status); reproducer(s) in $artifacts:" >&2
   ls -l "$artifacts" >&2 || true
-  echo "fuzz-smoke: reproduce with: $build/tests/fuzz/$failed <file>" >&2
+  for lane in text binary; do
+    [ -f "$work/failed-$lane" ] || continue
+    failed=$(cat "$work/failed-$lane")
+    echo "fuzz-smoke: reproduce with: $build/tests/fuzz/$failed <file>" >&2
+  done
   exit 1
 fi
 echo "fuzz-smoke: OK"
