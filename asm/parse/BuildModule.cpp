@@ -155,13 +155,34 @@ isa::Arch Builder::arch() const {
   return mod_->targetArch.value_or(isa::Arch::A2A3);
 }
 
-Function* Builder::beginFunction(std::string name, SrcLoc loc) {
-  if (const Function* f = functionIndex.find(*mod_, name)) {
-    diags_.error(loc, "redefinition of function '@" + name + "'");
-    diags_.note(f->loc, "previous definition is here");
+Builder::Declared Builder::signatureOf(const Function& f) {
+  Declared d;
+  for (ValueId a : f.body.args)
+    d.args.push_back(f.type(a));
+  d.results = f.resultTypes;
+  d.loc = f.loc;
+  return d;
+}
+
+Function* Builder::beginFunction(std::string name, SrcLoc loc, bool declaration) {
+  redeclared_.reset();
+  definedEarlier_ = nullptr;
+  Function* prev = const_cast<Function*>(functionIndex.find(*mod_, name));
+  if (prev && prev->isDeclaration) {
+    redeclared_ = signatureOf(*prev);
+    *prev = Function{};
+    fn_ = prev;
+  } else {
+    if (prev && declaration) {
+      redeclared_ = signatureOf(*prev);
+      definedEarlier_ = prev;
+    } else if (prev) {
+      diags_.error(loc, "redefinition of function '@" + name + "'");
+      diags_.note(prev->loc, "previous definition is here");
+    }
+    mod_->functions.push_back(std::make_unique<Function>());
+    fn_ = mod_->functions.back().get();
   }
-  mod_->functions.push_back(std::make_unique<Function>());
-  fn_ = mod_->functions.back().get();
   fn_->name = std::move(name);
   fn_->loc = loc;
   scopes_.assign(1, {});
@@ -194,9 +215,17 @@ void Builder::readArgs(const std::vector<P::FuncArgContext*>& args, Region& regi
   }
 }
 
+void Builder::checkRedeclaration(const Function& fn) {
+  if (!redeclared_) return;
+  const Declared now = signatureOf(fn);
+  if (now.args == redeclared_->args && now.results == redeclared_->results) return;
+  diags_.error(fn.loc, "'@" + fn.name + "' is declared again with another signature");
+  diags_.note(redeclared_->loc, "previous declaration is here");
+}
+
 Function* Builder::beginFuncHeader(P::FuncOpContext* f) {
   std::string name = f->SYMBOL()->getText().substr(1);
-  Function* fn = beginFunction(name, locOf(f->SYMBOL()));
+  Function* fn = beginFunction(name, locOf(f->SYMBOL()), !f->region());
   fn->isPrivate = f->visibility && f->visibility->getText() == "private";
   fn->attrs = readAttrs(f->attrDict());
   if (auto* r = f->funcResults()) {
@@ -209,6 +238,7 @@ Function* Builder::beginFuncHeader(P::FuncOpContext* f) {
       if (auto ty = types_.read(t)) fn->resultTypes.push_back(*ty);
   }
   readArgs(f->funcArg(), fn->body);
+  checkRedeclaration(*fn);
   return fn;
 }
 
@@ -217,6 +247,7 @@ Function* Builder::beginKernelHeader(P::KernelOpContext* k) {
   fn->attrs = readAttrs(k->attrDict());
   if (!fn->hasAttr("pto.entry")) fn->attrs.push_back({"pto.entry", ""});
   readArgs(k->funcArg(), fn->body);
+  checkRedeclaration(*fn);
   return fn;
 }
 
@@ -224,6 +255,12 @@ void Builder::buildFunc(P::FuncOpContext* f) {
   Function* fn = beginFuncHeader(f);
   fn->frontLoc = recordLoc(f->LOC());
   if (!f->region()) {
+    if (definedEarlier_) { // declared after its definition: the definition stands
+      mod_->functions.pop_back();
+      fn_ = definedEarlier_;
+      definedEarlier_ = nullptr;
+      return;
+    }
     fn->isDeclaration = true;
     readFunctionAttrs(); // a declaration's flags reach its object too
     return;

@@ -193,7 +193,18 @@ private:
   static std::string entryKey(P::AttrEntryContext* e);
   std::vector<NamedAttr> readAttrs(P::AttrDictContext* dict);
   isa::Arch arch() const;
-  Function* beginFunction(std::string name, SrcLoc loc);
+  /// A new function, or the declared one of that name built again in its place (a declaration
+  /// and its definition are one function, in one module or in sibling modules); a
+  /// `declaration` of a function already defined is read, checked and dropped by buildFunc.
+  Function* beginFunction(std::string name, SrcLoc loc, bool declaration = false);
+  /// A redeclared function's signature must be the first declaration's (or definition's).
+  void checkRedeclaration(const Function& fn);
+  /// A function's signature and where it was written.
+  struct Declared {
+    std::vector<Type> args, results;
+    SrcLoc loc;
+  };
+  static Declared signatureOf(const Function& f);
   void readArgs(const std::vector<P::FuncArgContext*>& args, Region& region);
   void buildFunc(P::FuncOpContext* f);
   void buildKernel(P::KernelOpContext* k);
@@ -540,6 +551,10 @@ private:
   std::optional<isa::Arch> archFlag_;
   std::unique_ptr<Module> mod_;
   Function* fn_ = nullptr;
+  /// Set by beginFunction for a redeclaration: the earlier signature, where it was written, and
+  /// (for a declaration after the definition) the definition.
+  std::optional<Declared> redeclared_;
+  Function* definedEarlier_ = nullptr;
   std::vector<std::unordered_map<std::string, ValueId>> scopes_;
   std::vector<Region*> regions_;
   Op* building_ = nullptr;
