@@ -20,20 +20,11 @@ namespace {
 /// The algorithm template argument of a precision form, as PTOAS's EmitC writes it: the
 /// high-precision forms name HIGH_PRECISION; TSQRT names its default (pto-isa's TSQRT needs one).
 std::string precisionTemplate(isa::OpId op) {
-  switch (op) {
-  case isa::OpId::TSQRT:
-    return "<SqrtAlgorithm::DEFAULT>";
-  case isa::OpId::TSQRT_HP:
-    return "<SqrtAlgorithm::HIGH_PRECISION>";
-  case isa::OpId::TRSQRT_HP:
-    return "<RsqrtAlgorithm::HIGH_PRECISION>";
-  case isa::OpId::TRECIP_HP:
-    return "<RecipAlgorithm::HIGH_PRECISION>";
-  case isa::OpId::TDIV_HP:
-    return "<DivAlgorithm::HIGH_PRECISION>";
-  default:
-    return "";
-  }
+  if (op == isa::OpId::TSQRT) return "<SqrtAlgorithm::DEFAULT>";
+  if (isa::defaultPrecisionForm(op) == op) return "";
+  std::string family(isa::precisionFamily(op)); // "rsqrt" -> RsqrtAlgorithm
+  family[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(family[0])));
+  return "<" + family + "Algorithm::HIGH_PRECISION>";
 }
 
 /// Matches B.IOT operands to the op's tile roles (docs/linking.md, section 2).

@@ -439,34 +439,39 @@ std::optional<OpId> scalarFirstForm(OpId id) {
   return std::nullopt;
 }
 
+namespace {
+/// The ops with a precision option (pto-isa's *Algorithm template argument, PTOAS's
+/// precisionType) and their algorithm family, with the high-precision op where there is one.
+struct PrecisionRow {
+  OpId op;
+  std::string_view family;
+  std::optional<OpId> high;
+};
+constexpr PrecisionRow kPrecision[] = {
+    {OpId::TSQRT, "sqrt", OpId::TSQRT_HP},    {OpId::TRSQRT, "rsqrt", OpId::TRSQRT_HP},
+    {OpId::TRECIP, "recip", OpId::TRECIP_HP}, {OpId::TDIV, "div", OpId::TDIV_HP},
+    {OpId::TDIVS, "div", std::nullopt},       {OpId::TDIVS_SF, "div", std::nullopt},
+    {OpId::TEXP, "exp", std::nullopt},        {OpId::TLOG, "log", std::nullopt},
+};
+} // namespace
+
 std::optional<OpId> highPrecisionForm(OpId id) {
-  switch (id) {
-  case OpId::TSQRT:
-    return OpId::TSQRT_HP;
-  case OpId::TRSQRT:
-    return OpId::TRSQRT_HP;
-  case OpId::TRECIP:
-    return OpId::TRECIP_HP;
-  case OpId::TDIV:
-    return OpId::TDIV_HP;
-  default:
-    return std::nullopt;
-  }
+  for (const PrecisionRow& r : kPrecision)
+    if (r.op == id) return r.high;
+  return std::nullopt;
 }
 
 OpId defaultPrecisionForm(OpId id) {
-  switch (id) {
-  case OpId::TSQRT_HP:
-    return OpId::TSQRT;
-  case OpId::TRSQRT_HP:
-    return OpId::TRSQRT;
-  case OpId::TRECIP_HP:
-    return OpId::TRECIP;
-  case OpId::TDIV_HP:
-    return OpId::TDIV;
-  default:
-    return id;
-  }
+  for (const PrecisionRow& r : kPrecision)
+    if (r.high == id) return r.op;
+  return id;
+}
+
+std::string_view precisionFamily(OpId id) {
+  const OpId base = defaultPrecisionForm(id);
+  for (const PrecisionRow& r : kPrecision)
+    if (r.op == base) return r.family;
+  return "";
 }
 
 std::optional<OpId> scalarSecondForm(OpId id) {

@@ -237,6 +237,10 @@ std::optional<OpId> highPrecisionForm(OpId id);
 /// op. The cpu backend and the reference interpreter compute both alike: the correctly rounded
 /// result, which is what the high-precision algorithm is for (docs/numerics.md).
 OpId defaultPrecisionForm(OpId id);
+/// The algorithm family of an op with a precision option ("sqrt", "rsqrt", "recip", "div",
+/// "exp", "log": PTOAS's #pto<sqrt_precision ...>, pto-isa's SqrtAlgorithm), its high-precision
+/// form's too; "" for an op without one.
+std::string_view precisionFamily(OpId id);
 
 /// Which tile operand's valid shape bounds a tile block (its B.DIM): the destination, or the
 /// source for reductions, compares, stores and ops without a tile output (TPRINT). The

@@ -106,38 +106,13 @@ const isa::OpInfo& Builder::scalarFirstVariant(const isa::OpInfo& info, Pieces& 
   return first && kindOf(*first) == Kind::Scalar ? isa::info(*twin) : info;
 }
 
-namespace {
-/// The stem of PTOAS's precision attribute of an op (#pto<sqrt_precision ...>), or "" for an op
-/// PTOAS gives none.
-std::string_view precisionStem(isa::OpId id) {
-  switch (id) {
-  case isa::OpId::TSQRT:
-    return "sqrt";
-  case isa::OpId::TRSQRT:
-    return "rsqrt";
-  case isa::OpId::TRECIP:
-    return "recip";
-  case isa::OpId::TDIV:
-  case isa::OpId::TDIVS:
-  case isa::OpId::TDIVS_SF:
-    return "div";
-  case isa::OpId::TEXP:
-    return "exp";
-  case isa::OpId::TLOG:
-    return "log";
-  default:
-    return "";
-  }
-}
-} // namespace
-
 bool Builder::resolvePrecision(const isa::OpInfo*& info, SrcLoc loc, TileAttrs& attrs,
                                const std::vector<Bound>& bound) {
   auto at = std::find_if(attrs.list.begin(), attrs.list.end(),
                          [](const NamedAttr& a) { return a.key == "precisionType"; });
   if (at == attrs.list.end()) return true;
   const std::string opName = "'pto." + std::string(info->mnemonic) + "'";
-  const std::string_view stem = precisionStem(info->id);
+  const std::string_view stem = isa::precisionFamily(info->id);
   if (stem.empty()) {
     diags_.error(loc, opName + " has no precisionType attribute (PTOAS gives one to tsqrt, " +
                           "trsqrt, trecip, tdiv, tdivs, texp and tlog)");
