@@ -21,6 +21,10 @@ namespace pto::ir {
 
 using as::SrcLoc;
 inline constexpr int64_t kDynamic = -1; // a `?` dimension
+/// A pto.partition_view's third int: the partition may leave its tensor view on purpose. Only
+/// the builder makes one, for the rows a collective stacks past its local view as pto-isa does
+/// (asm/parse/BuildComm.cpp); every access still meets the runtime's bounds check.
+inline constexpr int64_t kPartitionPastView = 1;
 
 /// A tile buffer type (!pto.tile_buf / !pto.tile): location, element type, physical shape,
 /// valid shape (static or kDynamic), layouts, fractal size, pad and compact mode.
@@ -237,7 +241,7 @@ enum class OpKind : uint8_t {
   // GM views, tiles, scalars
   MakeTensorView,  // operands: ptr, shape..., strides...; numShape
   ReinterpretView, // memref.reinterpret_cast: operands view, offset, sizes..., strides...; rank
-  PartitionView,   // operands: view, offsets..., sizes...
+  PartitionView,   // operands: view, offsets..., sizes...; ints rank, rank[, kPartitionPastView]
   GetTensorViewDim,
   AllocTile,     // optional operands tagged by attrs addr/valid_row/valid_col
   Subset,        // operands: src, offsets...; sizes in ints

@@ -252,7 +252,8 @@ void Verifier::checkPartition(const Op& op) {
                        " does not match the result type dimension " + std::to_string(res.shape[i]));
     // A static partition must lie inside a static view.
     auto off = constValue(op.operands[1 + i]);
-    if (off && src.shape[i] != kDynamic && (*off < 0 || *off + *c > src.shape[i]))
+    const bool pastView = op.ints.size() > 2 && op.ints[2] == kPartitionPastView;
+    if (off && !pastView && src.shape[i] != kDynamic && (*off < 0 || *off + *c > src.shape[i]))
       diags_.error(op.operandLocs[1 + i], "partition [" + std::to_string(*off) + ", " +
                                               std::to_string(*off + *c) + ") in dimension " +
                                               std::to_string(i) + " is outside the view's extent " +

@@ -303,11 +303,33 @@ bool Builder::checkComm(CommOperands& c) {
                       "columns to divide the transfer's (and no other dimension above 1)");
     c.chunked = true;
   }
+  if (c.kind == CommKind::Gather || c.kind == CommKind::Scatter) warnRowsPastView(c);
   if (c.kind == CommKind::Broadcast || c.kind == CommKind::Reduce)
     if (!(T(c.views[0]).shape == T(c.group[0]).shape))
       return fail(c.locs[0], "needs its local view of the members' shape " +
                                  toString(T(c.group[0])) + ", found " + toString(T(0)));
   return true;
+}
+
+/// A gather's or scatter's local view with fewer rows than its N members' N x H: pto-isa
+/// addresses member r's rows through the view's DIM_3 stride all the same, so the rows past the
+/// view are read or written where that stride puts them (a 1-D view's rows follow one another).
+/// PTOAS accepts it; a warning names it, and the runtime's bounds check still guards the bytes.
+void Builder::warnRowsPastView(const CommOperands& c) {
+  const Type& local = fn_->type(c.values[0]);
+  const size_t rank = local.shape.size();
+  const int64_t haveRows = rank >= 2 ? local.shape[rank - 2] : 1;
+  const int64_t needRows = static_cast<int64_t>(c.group.size()) * c.unitRows;
+  if (haveRows == kDynamic || haveRows >= needRows) return;
+  const bool gather = c.kind == CommKind::Gather;
+  diags_.warning(c.locs[0],
+                 "'" + c.name + "' " + (gather ? "writes" : "reads") + " " +
+                     std::to_string(c.group.size()) + " members x " + std::to_string(c.unitRows) +
+                     (c.unitRows == 1 ? " row" : " rows") + " from row 0 of this view, " +
+                     "which has " + std::to_string(haveRows) + ": rows [" +
+                     std::to_string(haveRows) + ", " + std::to_string(needRows) +
+                     ") lie past it, where pto-isa's " + (gather ? "TGATHER" : "TSCATTER") +
+                     " also puts them (the view's row stride; a 1-D view's length)");
 }
 
 Op& Builder::emitCommTileOp(isa::OpId id, SrcLoc loc, std::initializer_list<ValueId> operands) {
@@ -351,7 +373,12 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
   for (size_t i = 0; fits && i + 2 < rank; ++i)
     fits = lt.shape[i] == 1;
   const int64_t haveRows = rank >= 2 ? lt.shape[rank - 2] : 1;
-  fits = fits && haveRows != kDynamic && haveRows >= row0 + rows;
+  fits = fits && haveRows != kDynamic;
+  // Rows past the view: a gather's or scatter's member r lands at rows [r x H, (r + 1) x H) of
+  // the local view's DIM_3, which pto-isa's TGATHER / TSCATTER address with the view's row
+  // stride whether the view has those rows or not (a 1-D view's padded DIM_3 stride is its
+  // length, as PTOAS's GlobalTensor has it). checkComm warns of it once, at the op.
+  const bool pastView = fits && row0 + rows > haveRows;
   const size_t tvRank = def ? static_cast<size_t>(def->ints[0]) : 0;
   if (!def) {
     diags_.error(viewLoc, "'" + c.name +
@@ -362,12 +389,12 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
                               toString(lt));
     return std::nullopt;
   }
-  if (!fits || (tvRank < 2 && (row0 != 0 || rows != 1)) || tvRank < 1) {
+  if (!fits || rows > haveRows || tvRank < 1) {
     diags_.error(viewLoc, "'" + c.name + "' moves rows [" + std::to_string(row0) + ", " +
                               std::to_string(row0 + rows) + ") x columns [" + std::to_string(col0) +
                               ", " + std::to_string(col0 + cols) +
-                              ") of this view, which has not got them (a gather's or scatter's "
-                              "local view needs N x H rows, pto-isa's DIM_3 >= N x H), found " +
+                              ") of this view, which has not got them (its columns and its "
+                              "static rows must hold each transfer), found " +
                               toString(lt));
     return std::nullopt;
   }
@@ -392,7 +419,8 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
     ValueId off = defOperands[1 + i];
     ValueId size = defOperands[1 + tvRank + i];
     if (i == tvRank - 1) {
-      off = shifted(off, col0);
+      // A 1-D view's rows follow one another: row r starts r view lengths on.
+      off = shifted(off, col0 + (tvRank < 2 ? row0 * lt.shape.back() : 0));
       size = constantInt(cols, idx, c.loc);
     } else if (i == tvRank - 2) {
       off = shifted(off, row0);
@@ -412,6 +440,7 @@ std::optional<ValueId> Builder::commSlice(const CommOperands& c, ValueId view, S
   for (ValueId v : sizes)
     addOperand(slice, v, c.loc);
   slice.ints = {static_cast<int64_t>(tvRank), static_cast<int64_t>(tvRank)};
+  if (pastView) slice.ints.push_back(kPartitionPastView);
   ValueId out = fn_->addValue("comm_slice", st, c.loc);
   slice.results.push_back(out);
   return out;

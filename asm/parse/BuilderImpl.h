@@ -385,6 +385,7 @@ private:
   bool checkComm(CommOperands& c);
   Op& emitCommTileOp(isa::OpId id, SrcLoc loc, std::initializer_list<ValueId> operands);
   void emitCommBarrier(SrcLoc loc);
+  void warnRowsPastView(const CommOperands& c);
   std::optional<ValueId> commSlice(const CommOperands& c, ValueId view, SrcLoc viewLoc,
                                    int64_t row0, int64_t col0, int64_t rows, int64_t cols);
   void expandComm(CommOperands& c);
