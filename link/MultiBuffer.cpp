@@ -236,6 +236,22 @@ bool fallThrough(std::vector<uint8_t>& bytes, uint64_t at) {
   return true;
 }
 
+/// Access `g` of a loop's body as copy k of N runs it in the unrolled loop (the original body
+/// is copy N - 1): the iteration it stands for is N x (the unrolled loop's iteration) + k.
+obj::GmAccess unrolledAccess(obj::GmAccess g, uint64_t k, uint64_t n) {
+  if (g.loop == 0) return g;
+  int64_t shift = 0, stride = 0;
+  if (__builtin_mul_overflow(g.stride, static_cast<int64_t>(k), &shift) ||
+      __builtin_add_overflow(g.offset, shift, &g.offset) ||
+      __builtin_mul_overflow(g.stride, static_cast<int64_t>(n), &stride)) {
+    // Past int64: the record says only which parameter it touches.
+    const obj::GmAccess unknown{g.textOffset, g.function, g.param, g.write};
+    return unknown;
+  }
+  g.stride = stride;
+  return g;
+}
+
 /// The N - 1 copies in front of the loop (the original stays as the last copy): copy k's tiles
 /// renamed to its own descriptors, its exits aimed at the block after the loop (past the copies
 /// after it and the original), its back edge turned into a fall-through into the next copy. Empty
@@ -279,6 +295,15 @@ std::optional<Insertion> copiesOf(const obj::ObjectFile& ob, uint32_t function,
       obj::LineEntry c = e;
       c.textOffset = base + e.textOffset - head;
       ins.lines.push_back(std::move(c));
+    }
+    // The copies run the body's accesses at successive iterations: an iteration of the
+    // unrolled loop is N of the original, copy k the k-th of them (docs/sync.md 2b), so an
+    // address that moves with the loop moves N strides an iteration, from k strides on.
+    for (const obj::GmAccess& g : ob.gmAccesses) {
+      if (g.textOffset < head || g.textOffset >= end) continue;
+      obj::GmAccess c = unrolledAccess(g, k, last + 1);
+      c.textOffset = base + g.textOffset - head;
+      ins.gmAccesses.push_back(c);
     }
   }
   return ins;
@@ -441,6 +466,8 @@ void multiBuffer(LinkContext& ctx) {
     const SourceLines lines(ob); // one per object: making it per loop was quadratic
     std::vector<Insertion> all;
     std::map<uint32_t, FunctionMultiBuffer> planned;
+    // Per unrolled loop: its words [head, end) before the rewrite and its copies.
+    std::vector<std::tuple<uint64_t, uint64_t, uint32_t>> bodies;
     for (uint32_t f = 0; f < ob.functions.size() && o < s.fns.size(); ++f) {
       const SyncDecision& d = s.fns[o][f];
       if (!d.insert || !d.built || !d.built->get()) continue;
@@ -451,18 +478,31 @@ void multiBuffer(LinkContext& ctx) {
       for (const RotatedLoop& l : fm.loops) {
         mb.log.push_back(loopLine(lines, ob.functions[f], cfg, l));
         mb.copies[{o, f}] = std::max(mb.copies[{o, f}], l.copies);
+        if (l.copies > 1)
+          bodies.emplace_back(cfg.blocks[l.header].offset, cfg.blocks[l.latch].end, l.copies);
       }
       if (!fm.changed()) continue;
       all.insert(all.end(), fm.insertions.begin(), fm.insertions.end());
       planned.emplace(f, std::move(fm));
     }
     if (all.empty()) continue;
+    std::vector<std::pair<uint64_t, uint64_t>> sizes;
+    for (const Insertion& i : all)
+      sizes.emplace_back(i.offset, i.bytes.size());
+    std::sort(sizes.begin(), sizes.end());
+    const OffsetMap moved(std::move(sizes));
     auto rewritten = insertWords(ob, std::move(all));
     if (auto* err = std::get_if<std::string>(&rewritten)) {
       mb.log.push_back("'" + ctx.given[o].path + "': not multi-buffered: " + *err);
       continue;
     }
     objects[o].obj = std::move(std::get<obj::ObjectFile>(rewritten));
+    // The original body is the last copy (unrolledAccess); the copies sit in front of it.
+    for (auto [head, end, n] : bodies) {
+      const uint64_t from = moved.after(head), to = from + (end - head);
+      for (obj::GmAccess& g : objects[o].obj.gmAccesses)
+        if (g.textOffset >= from && g.textOffset < to) g = unrolledAccess(g, n - 1, n);
+    }
     for (auto& [f, fm] : planned) {
       auto& tiles = objects[o].obj.functions[f].tiles;
       tiles.insert(tiles.end(), fm.added.begin(), fm.added.end());

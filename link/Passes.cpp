@@ -474,21 +474,29 @@ void reportRaces(LinkContext& ctx, FunctionWork& fw) {
     if (dep.barrier) continue;
     if (++races > 10) continue;
     ++shown;
-    const std::string& fromTile = fn.tiles[dep.fromTile].name;
-    const std::string& toTile = fn.tiles[dep.toTile].name;
     std::string toVerb = dep.kind == DepKind::RAW ? "reads" : "writes";
     std::string fromVerb = dep.kind == DepKind::WAR ? "reads" : "writes";
-    std::string msg =
-        "race: " + opName(cfg, dep.to) + " on " + std::string(isa::spelling(dep.toPipe)) + " " +
-        toVerb + " %" + toTile +
-        (fromTile == toTile ? ", which " : " and overlaps %" + fromTile + ", which ") +
-        opName(cfg, dep.from) + " on " + std::string(isa::spelling(dep.fromPipe)) + " at " +
-        d.blockLoc(static_cast<int32_t>(dep.from)) + " " + fromVerb +
-        ", and no set_flag/wait_flag chain orders them (" +
-        (dep.kind == DepKind::RAW   ? "RAW"
-         : dep.kind == DepKind::WAR ? "WAR"
-                                    : "WAW") +
-        ") (" + d.in + ")";
+    std::string what;
+    if (dep.gm) {
+      what = dep.param >= 0 && static_cast<size_t>(dep.param) < fn.params.size()
+                 ? "GM bytes of %" + fn.params[static_cast<size_t>(dep.param)].name
+                 : std::string("GM bytes");
+      what += ", which ";
+    } else {
+      const std::string& fromTile = fn.tiles[dep.fromTile].name;
+      const std::string& toTile = fn.tiles[dep.toTile].name;
+      what = "%" + toTile +
+             (fromTile == toTile ? ", which " : " and overlaps %" + fromTile + ", which ");
+    }
+    std::string msg = "race: " + opName(cfg, dep.to) + " on " +
+                      std::string(isa::spelling(dep.toPipe)) + " " + toVerb + " " + what +
+                      opName(cfg, dep.from) + " on " + std::string(isa::spelling(dep.fromPipe)) +
+                      " at " + d.blockLoc(static_cast<int32_t>(dep.from)) + " " + fromVerb +
+                      ", and no set_flag/wait_flag chain orders them (" +
+                      (dep.kind == DepKind::RAW   ? "RAW"
+                       : dep.kind == DepKind::WAR ? "WAR"
+                                                  : "WAW") +
+                      ") (" + d.in + ")";
     if (ctx.opts.allowRaces)
       d.warn(d.blockLoc(static_cast<int32_t>(dep.to)), msg);
     else
@@ -507,14 +515,17 @@ void checkRaces(LinkContext& ctx) {
     const obj::Function& fn = ctx.inputs[fw.object].obj.functions[fw.function];
     const isa::Arch arch = archFor(ctx, fw);
     const std::vector<TileSpan> spans = tileSpans(fn, fw.tiles, fw.plan, arch);
+    // The tile ops' GM accesses (docs/sync.md 2b), ordered as tile accesses are.
+    const std::vector<GmUse> gm = gmUses(cfg, ctx.inputs[fw.object].obj, fw.function);
     // Run-time slots (docs/sync.md 2a): the loops that rotate a tile over slots read unrolled.
     if (auto view = resolveSlots(cfg, ctx.inputs[fw.object].obj, fw.function, spans, arch)) {
       auto pipes = blockPipes(view->cfg, view->tiles, arch);
-      fw.deps =
-          originalDependencies(*view, unorderedDependencies(view->cfg, pipes, view->spans, arch));
+      const std::vector<GmUse> viewGm = gmUsesOfView(*view, gm);
+      fw.deps = originalDependencies(
+          *view, unorderedDependencies(view->cfg, pipes, view->spans, arch, nullptr, viewGm));
     } else {
       auto pipes = blockPipes(cfg, fn.tiles, arch);
-      fw.deps = unorderedDependencies(cfg, pipes, spans, arch);
+      fw.deps = unorderedDependencies(cfg, pipes, spans, arch, nullptr, gm);
     }
     if (ctx.planningSync()) continue; // the auto-sync pass orders them
     reportRaces(ctx, fw);

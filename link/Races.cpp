@@ -34,6 +34,53 @@ blockPipes(const FunctionCfg& cfg, std::span<const obj::TileDesc> tiles, isa::Ar
   return out;
 }
 
+std::vector<GmUse> gmUses(const FunctionCfg& cfg, const obj::ObjectFile& ob, uint32_t function) {
+  std::vector<GmUse> out;
+  for (const obj::GmAccess& a : ob.gmAccesses) {
+    if (a.function != function) continue;
+    const int32_t b = cfg.blockAt(a.textOffset);
+    if (b < 0) continue;
+    const Block& blk = cfg.blocks[static_cast<size_t>(b)];
+    if (blk.offset != a.textOffset || blk.kind != BlockKind::Tile) continue;
+    out.push_back({static_cast<uint32_t>(b), a});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const GmUse& x, const GmUse& y) { return x.block < y.block; });
+  return out;
+}
+
+namespace {
+
+/// Whether some d in [first, inf) has lo < s x d < hi (s != 0).
+bool multipleInOpenInterval(__int128 lo, __int128 hi, __int128 s, __int128 first) {
+  if (s < 0) return multipleInOpenInterval(-hi, -lo, -s, first);
+  // The smallest d >= first with s x d > lo, then whether s x d < hi.
+  __int128 d = lo >= 0 ? lo / s + 1 : -((-lo) / s) + ((-lo) % s == 0 ? 1 : 0);
+  if (d < first) d = first;
+  return s * d < hi;
+}
+
+} // namespace
+
+bool gmMayOverlap(const obj::GmAccess& earlier, uint32_t from, const obj::GmAccess& later,
+                  uint32_t to) {
+  if (earlier.param >= 0 && later.param >= 0 && earlier.param != later.param) return false;
+  if (earlier.param < 0 || later.param < 0 || !earlier.known || !later.known) return true;
+  if (earlier.symbol != later.symbol) return true; // unrelated run-time terms
+  // earlier's bytes [a + sA x i, + eA), later's [b + sB x j, + eB).
+  const __int128 a = earlier.offset, b = later.offset;
+  const __int128 eA = static_cast<__int128>(earlier.bytes), eB = static_cast<__int128>(later.bytes);
+  auto hullsMeet = [&](__int128 shift) { return a + shift < b + eB && b < a + shift + eA; };
+  if (earlier.loop == 0 && later.loop == 0) return hullsMeet(0);
+  // One moves with a loop the other is not in (or two different loops): no relation known.
+  if (earlier.loop != later.loop || earlier.stride != later.stride) return true;
+  // Both move by s a iteration; later's iteration is earlier's + d: they meet where
+  // a - b - eB < s x d < a - b + eA. d = 0 only when earlier's block comes first.
+  const __int128 s = earlier.stride, lo = a - b - eB, hi = a - b + eA;
+  if (from < to && lo < 0 && 0 < hi) return true;
+  return multipleInOpenInterval(lo, hi, s, 1);
+}
+
 namespace {
 
 unsigned pipeBit(isa::Pipe p) {
@@ -197,8 +244,8 @@ template <class Sig> class Analysis {
 public:
   Analysis(const FunctionCfg& cfg, std::span<const std::optional<isa::Pipe>> pipes,
            std::span<const TileSpan> spans, isa::Arch arch, RaceStats* stats,
-           std::span<const uint16_t> dense)
-      : cfg_(cfg), pipes_(pipes), stats_(stats), dense_(dense), nb_(cfg.blocks.size()) {
+           std::span<const uint16_t> dense, std::span<const GmUse> gm)
+      : cfg_(cfg), pipes_(pipes), stats_(stats), dense_(dense), nb_(cfg.blocks.size()), gm_(gm) {
     // Every tile the function names gets a span (a missing one: unplaced, may alias its buffer).
     uint32_t numTiles = static_cast<uint32_t>(spans.size());
     for (const TileUse& u : cfg.uses)
@@ -206,6 +253,9 @@ public:
     spanTable_.assign(spans.begin(), spans.end());
     spanTable_.resize(numTiles);
     conflicts_ = conflictMasks(cfg, pipes, spanTable_);
+    // GM accesses are accesses numbered after the tiles (gmBase_ + their index in gm_).
+    gmBase_ = numTiles;
+    gmConflictMasks();
     numberUses();
     for (unsigned q = 0; q < 8; ++q)
       if (isa::needsIntraPipeBarrier(arch, static_cast<isa::Pipe>(q)))
@@ -235,6 +285,36 @@ public:
   }
 
 private:
+  bool isGm(uint32_t t) const { return t >= gmBase_; }
+  const obj::GmAccess& gmOf(uint32_t t) const { return gm_[t - gmBase_].access; }
+
+  /// The pipes that read and write each GM access's parameter (an access of no known
+  /// parameter: every one's), as conflictMasks gives them for tiles.
+  void gmConflictMasks() {
+    const size_t n = gmBase_ + gm_.size();
+    conflicts_.readers.resize(n, 0);
+    conflicts_.writers.resize(n, 0);
+    std::map<int32_t, std::pair<uint8_t, uint8_t>> byParam; // readers, writers
+    for (const GmUse& g : gm_) {
+      const uint8_t bit = static_cast<uint8_t>(pipeBit(pipes_[g.block].value_or(isa::Pipe::V)));
+      auto& [r, w] = byParam[g.access.param];
+      (g.access.write ? w : r) |= bit;
+    }
+    const auto any = byParam.count(-1) ? byParam[-1] : std::pair<uint8_t, uint8_t>{0, 0};
+    for (size_t k = 0; k < gm_.size(); ++k) {
+      uint8_t r = any.first, w = any.second;
+      if (gm_[k].access.param < 0) {
+        for (auto& [p, rw] : byParam)
+          r |= rw.first, w |= rw.second;
+      } else {
+        r |= byParam[gm_[k].access.param].first;
+        w |= byParam[gm_[k].access.param].second;
+      }
+      conflicts_.readers[gmBase_ + k] = r;
+      conflicts_.writers[gmBase_ + k] = w;
+    }
+  }
+
   /// One access of a block: a tile, read and/or written (its read and write merged).
   struct Use {
     uint32_t tile;
@@ -245,7 +325,8 @@ private:
   /// access's number (its slot) keys what is known about it.
   void numberUses() {
     useStart_.assign(nb_ + 1, 0);
-    useTable_.reserve(cfg_.uses.size());
+    useTable_.reserve(cfg_.uses.size() + gm_.size());
+    size_t nextGm = 0;
     for (size_t b = 0; b < nb_; ++b) {
       useStart_[b] = static_cast<uint32_t>(useTable_.size());
       const Block& blk = cfg_.blocks[b];
@@ -260,6 +341,10 @@ private:
           else
             it->read |= u.read, it->write |= u.write;
         }
+      for (; nextGm < gm_.size() && gm_[nextGm].block <= b; ++nextGm)
+        if (gm_[nextGm].block == b)
+          useTable_.push_back({gmBase_ + static_cast<uint32_t>(nextGm), !gm_[nextGm].access.write,
+                               gm_[nextGm].access.write});
     }
     useStart_[nb_] = static_cast<uint32_t>(useTable_.size());
     // Pipes each access is ordered before on every path from it: a reported cross-pipe
@@ -269,7 +354,11 @@ private:
     willOrder_.assign(useTable_.size(), 0);
   }
 
+  /// Whether pipe q's later ops are ordered after pending access p. A pipe moves GM in order
+  /// (its DMA queue; the npu model's GM check likewise skips one pipe's own accesses): a GM
+  /// access is ordered for its own pipe, barrier or not.
   bool orderedFor(const Pending<Sig>& p, isa::Pipe q) const {
+    if (p.pipe == q && isGm(p.tile)) return true;
     const bool needBarrier = (barrierPipes_ & pipeBit(q)) != 0;
     return p.pipe != q ? (p.vis & pipeBit(q)) != 0 : (!needBarrier || (p.vis & pipeBit(q)));
   }
@@ -280,7 +369,8 @@ private:
     uint8_t candidates = conflicts_.writers[p.tile] | (p.write ? conflicts_.readers[p.tile] : 0);
     // orderedFor for every pipe at once: another pipe once p.vis has it, p's own pipe also when
     // it needs no barrier.
-    const uint8_t ordered = p.vis | static_cast<uint8_t>(pipeBit(p.pipe) & ~barrierPipes_);
+    const uint8_t ordered =
+        p.vis | static_cast<uint8_t>(pipeBit(p.pipe) & (isGm(p.tile) ? 0xff : ~barrierPipes_));
     return static_cast<uint8_t>(candidates & ~ordered);
   }
 
@@ -376,9 +466,21 @@ private:
     }
   }
 
-  bool conflicting(const Pending<Sig>& p, const Use& u, isa::Pipe q) const {
-    return (p.write || u.write) && overlaps(spanOf(p.tile), spanOf(u.tile)) &&
-           !orderedFor(p, q); // p.block == b: the previous iteration
+  /// Whether pending `p` and access `u` of block `b` (on pipe q) touch common bytes with one
+  /// writing them, and nothing orders q after p yet.
+  bool conflicting(const Pending<Sig>& p, const Use& u, uint32_t b, isa::Pipe q) const {
+    if (!(p.write || u.write) || isGm(p.tile) != isGm(u.tile)) return false;
+    const bool meet = isGm(p.tile)
+                          ? gmCrowded_ || gmMayOverlap(gmOf(p.tile), p.block, gmOf(u.tile), b)
+                          : overlaps(spanOf(p.tile), spanOf(u.tile));
+    return meet && !orderedFor(p, q); // p.block == b: the previous iteration
+  }
+
+  /// Whether `u`'s access supersedes pending access `t`: a tile covering its bytes; a GM
+  /// access only its own op's earlier ones (whose iterations gmMayOverlap accounts for).
+  bool supersedes(uint32_t u, uint32_t t) const {
+    if (isGm(u) || isGm(t)) return u == t;
+    return covers(spanOf(u), u, spanOf(t), t);
   }
 
   void report(const Pending<Sig>& p, const Use& u, uint32_t b, isa::Pipe q) {
@@ -392,6 +494,10 @@ private:
     d.fromPipe = p.pipe;
     d.toPipe = q;
     d.barrier = p.pipe == q;
+    if (isGm(p.tile)) {
+      d.gm = true;
+      d.param = gmOf(p.tile).param >= 0 ? gmOf(p.tile).param : gmOf(u.tile).param;
+    }
     deps_.push_back(d);
   }
 
@@ -402,6 +508,14 @@ private:
     const bool needBarrier = (barrierPipes_ & pipeBit(q)) != 0;
     const std::span<const Use> uses(useTable_.data() + useStart_[b],
                                     useStart_[b + 1] - useStart_[b]);
+    // GM accesses at disjoint bytes that no pipe orders (rows loaded and stored in place, on and
+    // on in straight-line code) would stay pending without end and make the analysis quadratic:
+    // past kMaxPendingGm of them, a GM access of this block conflicts with each, which orders
+    // and retires them (more sync than the bytes need, never less).
+    size_t pendingGm = 0;
+    for (const Pending<Sig>& p : st)
+      pendingGm += isGm(p.tile);
+    gmCrowded_ = pendingGm > kMaxPendingGm;
     // Same pipe: the pipe_barrier(q) that planAutoSync puts in front of this block for one such
     // dependency orders every earlier op of pipe q, so one dependency (the earliest op) is
     // reported per block and the barrier's effect applies on every later visit.
@@ -415,7 +529,7 @@ private:
       const Use* firstUse = nullptr;
       for (const Use& u : uses)
         for (const Pending<Sig>& p : st)
-          if (p.pipe == q && conflicting(p, u, q) && (!first || p.block < first->block))
+          if (p.pipe == q && conflicting(p, u, b, q) && (!first || p.block < first->block))
             first = &p, firstUse = &u;
       if (first) {
         report(*first, *firstUse, b, q);
@@ -428,7 +542,7 @@ private:
     // no second one.
     for (const Use& u : uses)
       for (Pending<Sig>& p : st)
-        if (conflicting(p, u, q)) {
+        if (conflicting(p, u, b, q)) {
           p.vis |= static_cast<uint8_t>(pipeBit(q));
           if (!(willOrder_[p.slot] & pipeBit(q))) {
             willOrder_[p.slot] |= static_cast<uint8_t>(pipeBit(q));
@@ -438,13 +552,12 @@ private:
           report(p, u, b, q);
         }
     for (const Use& u : uses) {
-      const TileSpan us = spanOf(u.tile);
       // Accesses this one supersedes: later conflicts with them are conflicts with this one,
       // and whatever orders this one after them (or will, once the race is fixed) carries over.
       // A read supersedes only an earlier read on its own pipe: a later reader on a third pipe
       // is not ordered after an earlier write by this read (read-read needs no sync).
       std::erase_if(st, [&](const Pending<Sig>& p) {
-        if (!covers(us, u.tile, spanOf(p.tile), p.tile)) return false;
+        if (!supersedes(u.tile, p.tile)) return false;
         return u.write || (!p.write && p.pipe == q);
       });
     }
@@ -454,7 +567,7 @@ private:
                     useStart_[b] + static_cast<uint32_t>(k),
                     q,
                     uses[k].write,
-                    static_cast<uint8_t>(needBarrier ? 0 : pipeBit(q)),
+                    static_cast<uint8_t>(needBarrier && !isGm(uses[k].tile) ? 0 : pipeBit(q)),
                     {}});
   }
 
@@ -512,6 +625,10 @@ private:
   std::vector<uint8_t> barrierAt_; // a same-pipe dependency puts a barrier before block
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> work_;
   std::vector<uint32_t> settledAt_; // in_[b]'s generation, or none
+  std::span<const GmUse> gm_;
+  uint32_t gmBase_ = 0;
+  static constexpr size_t kMaxPendingGm = 64;
+  bool gmCrowded_ = false; // the block being visited sees more than kMaxPendingGm
 };
 
 } // namespace
@@ -519,14 +636,14 @@ private:
 std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
                                               std::span<const std::optional<isa::Pipe>> pipes,
                                               std::span<const TileSpan> spans, isa::Arch arch,
-                                              RaceStats* stats) {
+                                              RaceStats* stats, std::span<const GmUse> gm) {
   // The signal codes the function uses, numbered in order of appearance.
   std::vector<uint16_t> dense(kSignalCodes, UINT16_MAX);
   uint16_t n = 0;
   for (const Block& b : cfg.blocks)
     if (isFlag(b) && dense[signalCode(b)] == UINT16_MAX) dense[signalCode(b)] = n++;
-  if (n <= 64) return Analysis<NarrowSignals>(cfg, pipes, spans, arch, stats, dense).run();
-  return Analysis<WideSignals>(cfg, pipes, spans, arch, stats, dense).run();
+  if (n <= 64) return Analysis<NarrowSignals>(cfg, pipes, spans, arch, stats, dense, gm).run();
+  return Analysis<WideSignals>(cfg, pipes, spans, arch, stats, dense, gm).run();
 }
 
 } // namespace pto::link

@@ -24,6 +24,25 @@ struct TileSpan {
 std::vector<std::optional<isa::Pipe>>
 blockPipes(const FunctionCfg& cfg, std::span<const obj::TileDesc> tiles, isa::Arch arch);
 
+/// A GM access of a tile block: the object's record (obj::GmAccess, docs/sync.md section 2b)
+/// placed on the block whose start word it names.
+struct GmUse {
+  uint32_t block = 0;
+  obj::GmAccess access;
+};
+
+/// The GM uses of `cfg`'s blocks for function `function` of `ob`, in block order: each record
+/// whose offset starts a tile block of the function.
+std::vector<GmUse> gmUses(const FunctionCfg& cfg, const obj::ObjectFile& ob, uint32_t function);
+
+/// Whether two GM accesses may touch a common byte: `earlier` (of block `from`) still pending
+/// when `later` (of block `to`) runs. Different parameters never do (docs/sync.md 2b); an
+/// unknown address may touch any byte of its parameter. Two accesses that move with the same
+/// loop compare at each iteration distance the block order allows: 0 or more when `from` comes
+/// before `to`, 1 or more otherwise (the earlier one is then of a previous iteration).
+bool gmMayOverlap(const obj::GmAccess& earlier, uint32_t from, const obj::GmAccess& later,
+                  uint32_t to);
+
 enum class DepKind : uint8_t { RAW, WAR, WAW };
 
 /// Tile block `from` must complete before tile block `to` starts: they touch overlapping
@@ -34,6 +53,10 @@ struct Dependency {
   DepKind kind = DepKind::RAW;
   isa::Pipe fromPipe = isa::Pipe::S, toPipe = isa::Pipe::S;
   bool barrier = false; // same pipe, on an arch that needs a pipe_barrier between the two
+  // Through GM (GmUse) instead of tiles: fromTile/toTile are then not descriptors, and `param`
+  // is the parameter both access (-1: not known).
+  bool gm = false;
+  int32_t param = -1;
 };
 
 /// What the race analysis did: for tests and benchmarks that check its cost stays linear.
@@ -50,9 +73,11 @@ struct RaceStats {
 /// earlier op of the pipe). An access leaves the analysis once every pipe that touches its
 /// bytes is ordered after it. Cost: O(B * P) for B block visits and P accesses pending at a
 /// time, P bounded by the tiles and pipes, not by the length of the function.
+/// `gm`: the blocks' GM accesses (gmUses), ordered as tile accesses are.
 std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
                                               std::span<const std::optional<isa::Pipe>> pipes,
                                               std::span<const TileSpan> spans, isa::Arch arch,
-                                              RaceStats* stats = nullptr);
+                                              RaceStats* stats = nullptr,
+                                              std::span<const GmUse> gm = {});
 
 } // namespace pto::link

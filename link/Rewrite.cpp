@@ -87,11 +87,12 @@ bool stopWordAt(const std::vector<uint8_t>& text, uint64_t offset, uint64_t end)
 namespace {
 
 /// One insertion as the rewrite reads it, from either representation: its bytes, and its
-/// relocations and lines (an Insertion's, or a pattern insertion's one Event relocation).
+/// relocations, lines and GM accesses (an Insertion's, or a pattern insertion's one Event
+/// relocation).
 struct Item {
   uint64_t offset = 0;
   std::span<const uint8_t> bytes;
-  const Insertion* full = nullptr; // relocations and lines from here, else:
+  const Insertion* full = nullptr; // relocations, lines and GM accesses from here, else:
   uint32_t function = 0;
   int32_t event = -1;
   bool entry = true;
@@ -160,8 +161,9 @@ std::vector<std::pair<uint64_t, uint64_t>> sizesOf(const std::vector<const Item*
   return sizes;
 }
 
-/// One rewrite of an object: the words, relocations and lines moved and the inserted ones added
-/// (copy), then each function's branches re-aimed and, where it can, its graph derived (relay).
+/// One rewrite of an object: the words, relocations, lines and GM accesses moved and the inserted
+/// ones added (copy), then each function's branches re-aimed and, where it can, its graph derived
+/// (relay).
 class Rewriter {
 public:
   Rewriter(const obj::ObjectFile& in, const std::vector<Item>& items, uint64_t eventWord,
@@ -197,7 +199,8 @@ private:
     return t;
   }
 
-  /// The words with the insertions, the relocations and lines moved, the inserted ones added.
+  /// The words with the insertions, the relocations, lines and GM accesses moved, the inserted ones
+  /// added.
   void copy() {
     obj::ObjectFile& out = result_.obj;
     out = in_;
@@ -234,29 +237,35 @@ private:
         l.textOffset += at;
         out.lines.push_back(std::move(l));
       }
+      for (obj::GmAccess g : i->full->gmAccesses) {
+        g.textOffset += at;
+        out.gmAccesses.push_back(g);
+      }
     }
     out.text.insert(out.text.end(), in_.text.begin() + static_cast<ptrdiff_t>(copied),
                     in_.text.end());
     for (size_t k = 0; k < in_.relocs.size(); ++k)
       out.relocs[k].offset = map_.after(in_.relocs[k].offset);
-    moveLines();
+    moveByOffset(in_.lines, result_.obj.lines);
+    moveByOffset(in_.gmAccesses, result_.obj.gmAccesses);
   }
 
-  void moveLines() {
-    obj::ObjectFile& out = result_.obj;
-    for (size_t k = 0; k < in_.lines.size(); ++k)
-      out.lines[k].textOffset = map_.after(in_.lines[k].textOffset);
-    // Stably by offset. The moved lines keep their order (the map is monotonic), so when they
+  /// A table keyed by text offset (line entries, GM access records): `out` is `old` followed by
+  /// the inserted records (already at their new offsets); the old ones move after the insertions
+  /// at their offset (with the word they name), then the table is sorted.
+  template <class Record>
+  void moveByOffset(const std::vector<Record>& old, std::vector<Record>& out) const {
+    for (size_t k = 0; k < old.size(); ++k)
+      out[k].textOffset = map_.after(old[k].textOffset);
+    // Stably by offset. The moved records keep their order (the map is monotonic), so when they
     // were sorted, merging the inserted ones in gives the same order as sorting the whole table.
-    auto byOffset = [](const obj::LineEntry& a, const obj::LineEntry& b) {
-      return a.textOffset < b.textOffset;
-    };
-    const auto mid = out.lines.begin() + static_cast<ptrdiff_t>(in_.lines.size());
-    if (std::is_sorted(out.lines.begin(), mid, byOffset)) {
-      std::stable_sort(mid, out.lines.end(), byOffset);
-      std::inplace_merge(out.lines.begin(), mid, out.lines.end(), byOffset);
+    auto byOffset = [](const Record& a, const Record& b) { return a.textOffset < b.textOffset; };
+    const auto mid = out.begin() + static_cast<ptrdiff_t>(old.size());
+    if (std::is_sorted(out.begin(), mid, byOffset)) {
+      std::stable_sort(mid, out.end(), byOffset);
+      std::inplace_merge(out.begin(), mid, out.end(), byOffset);
     } else {
-      std::stable_sort(out.lines.begin(), out.lines.end(), byOffset);
+      std::stable_sort(out.begin(), out.end(), byOffset);
     }
   }
 

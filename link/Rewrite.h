@@ -1,7 +1,7 @@
 // Inserting command words into an object's .text (docs/sync.md, "Re-laying out a function").
 // Every .text offset that the object records moves with the words: function ranges,
-// relocations, line entries, and the byte offsets of the intra-function branches
-// (BSTART DIRECT/COND and their compact forms, measured from the BSTART word).
+// relocations, line entries, GM access records, and the byte offsets of the intra-function
+// branches (BSTART DIRECT/COND and their compact forms, measured from the BSTART word).
 #pragma once
 
 #include "link/Cfg.h"
@@ -22,8 +22,9 @@ struct Insertion {
   /// through from the preceding word). At one offset, fall-through-only insertions come first.
   bool entry = true;
   std::vector<uint8_t> bytes;
-  std::vector<obj::Reloc> relocs;    // offsets relative to the start of `bytes`
-  std::vector<obj::LineEntry> lines; // offsets relative to the start of `bytes`
+  std::vector<obj::Reloc> relocs;        // offsets relative to the start of `bytes`
+  std::vector<obj::LineEntry> lines;     // offsets relative to the start of `bytes`
+  std::vector<obj::GmAccess> gmAccesses; // offsets relative to the start of `bytes`
 };
 
 /// Where an old .text offset goes: `before` counts every insertion at a smaller offset, plus
@@ -62,7 +63,7 @@ std::variant<Relaid, std::string> insertWords(const obj::ObjectFile& obj,
 /// Insertions of a few byte strings repeated many times (the blocks --auto-sync inserts), held
 /// compactly: each names its bytes in `patterns` and has at most one relocation, an Event
 /// relocation (of `function`, naming event `event`) on the word at byte `eventWord` of its bytes.
-/// No lines: inserted words take the line of the word before them.
+/// No lines: inserted words take the line of the word before them. No GM access records.
 struct PatternInsertion {
   uint64_t offset = 0;
   uint32_t pattern = 0;  // index into PatternInsertions::patterns

@@ -592,13 +592,28 @@ std::vector<Dependency> originalDependencies(const SlotView& view,
   for (Dependency d : deps) {
     d.from = view.origin[d.from];
     d.to = view.origin[d.to];
-    d.fromTile = view.tileOrigin[d.fromTile];
-    d.toTile = view.tileOrigin[d.toTile];
+    if (!d.gm) {
+      d.fromTile = view.tileOrigin[d.fromTile];
+      d.toTile = view.tileOrigin[d.toTile];
+    }
     if (seen.insert({d.from, d.to}).second) out.push_back(d);
   }
   std::sort(out.begin(), out.end(), [](const Dependency& a, const Dependency& b) {
     return std::pair(a.to, a.from) < std::pair(b.to, b.from);
   });
+  return out;
+}
+
+std::vector<GmUse> gmUsesOfView(const SlotView& view, std::span<const GmUse> gm) {
+  std::multimap<uint32_t, const obj::GmAccess*> byBlock;
+  for (const GmUse& g : gm)
+    byBlock.insert({g.block, &g.access});
+  std::vector<GmUse> out;
+  for (uint32_t b = 0; b < view.origin.size(); ++b) {
+    auto [lo, hi] = byBlock.equal_range(view.origin[b]);
+    for (auto it = lo; it != hi; ++it)
+      out.push_back({b, *it->second});
+  }
   return out;
 }
 

@@ -53,6 +53,10 @@ std::optional<SlotView> resolveSlots(const FunctionCfg& cfg, const obj::ObjectFi
 std::vector<Dependency> originalDependencies(const SlotView& view,
                                              const std::vector<Dependency>& deps);
 
+/// The GM accesses `gm` of the function's blocks on the view's blocks (each copy of a block
+/// gets its accesses).
+std::vector<GmUse> gmUsesOfView(const SlotView& view, std::span<const GmUse> gm);
+
 /// Per loop of `cfg` (by its latch, the block of its back edge): the period of its slot
 /// expressions, for multi-buffering: unrolled that many times, each copy's slots are constant.
 /// Loops without a known slot are absent.

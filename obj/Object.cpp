@@ -2,6 +2,7 @@
 
 #include "obj/Binary.h"
 #include "obj/Extent.h"
+#include "obj/GmAccess.h"
 
 #include "isa/Encoding.h"
 
@@ -132,10 +133,16 @@ std::variant<std::vector<uint8_t>, std::string> writeObject(const ObjectFile& ob
     }
     secs.push_back({".symtab", SHT_SYMTAB, 0, 8, o.bytes, kStrtab, firstGlobal, sizeof(Elf64_Sym)});
   }
-  // Optional, after the fixed sections (their indices are fixed): pointer extents (obj/Extent.h).
+  // Optional, after the fixed sections (their indices are fixed): pointer extents (obj/Extent.h)
+  // and the GM accesses of tile ops (obj/GmAccess.h).
   std::vector<uint8_t> extents = detail::writeExtents(obj.functions, strs);
+  auto gm = detail::writeGmAccesses(obj);
+  if (auto* e = std::get_if<std::string>(&gm)) return *e;
+  std::vector<uint8_t>& gmAccesses = std::get<std::vector<uint8_t>>(gm);
   secs.push_back({".strtab", SHT_STRTAB, 0, 1, strs.data()});
   if (!extents.empty()) secs.push_back({".pto.extents", SHT_PROGBITS, 0, 8, std::move(extents)});
+  if (!gmAccesses.empty())
+    secs.push_back({".pto.gmaccess", SHT_PROGBITS, 0, 8, std::move(gmAccesses)});
 
   return writeElf({"object", ET_REL, archFlags(obj.arch), 0, std::nullopt}, secs);
 }
@@ -170,6 +177,8 @@ std::variant<ObjectFile, std::string> readObject(const uint8_t* data, size_t siz
     return *e;
   if (s.data.count(".pto.extents"))
     if (auto e = detail::readExtents(s.data[".pto.extents"], strtab, obj.functions)) return *e;
+  if (s.data.count(".pto.gmaccess"))
+    if (auto e = detail::readGmAccesses(s.data[".pto.gmaccess"], obj)) return *e;
   if (auto e = detail::readEvents(s.data[".pto.events"], kObjectEventsMagic, kFormatVersion, strtab,
                                   obj.functions.size(), obj.events,
                                   [](Event&, uint8_t, In&) {})) // objects carry no ids yet

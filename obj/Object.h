@@ -120,6 +120,26 @@ struct LineEntry {
   bool operator==(const LineEntry&) const = default;
 };
 
+/// One GM access of a tile op (.pto.gmaccess, docs/object-format.md): what the linker's
+/// dependency analysis knows of the GM bytes a TLOAD, TSTORE or other GM-touching tile op
+/// reads or writes, so that auto-sync orders a store and a later load of the same bytes (link/
+/// Races.cpp). The byte address is `param`'s base + `offset` + the symbolic part (`symbol`, a
+/// hash of its terms; equal hashes: equal values in one run of the function) + `stride` x the
+/// iteration of `loop`; the access covers `bytes` from there (the hull of its rows).
+struct GmAccess {
+  uint64_t textOffset = 0; // the tile op's block, into .text
+  uint32_t function = 0;
+  int32_t param = -1;  // pointer or tensor_view parameter index; -1: any parameter
+  bool write = false;  // writes GM (else reads it)
+  bool known = false;  // offset, symbol, loop, stride and bytes hold; else: any byte of param
+  int64_t offset = 0;  // bytes
+  uint64_t bytes = 0;  // > 0 when known
+  uint64_t symbol = 0; // 0: no symbolic part
+  uint32_t loop = 0;   // the function's loop (1-based) the address moves with; 0: none
+  int64_t stride = 0;  // bytes per iteration of `loop` (0 when loop == 0)
+  bool operator==(const GmAccess&) const = default;
+};
+
 struct ObjectFile {
   isa::Arch arch = isa::Arch::A2A3;
   bool usesExtensions = false; // declared in the .note.pto.isa identity (docs/encoding.md)
@@ -128,6 +148,7 @@ struct ObjectFile {
   std::vector<Event> events;
   std::vector<Reloc> relocs;
   std::vector<LineEntry> lines;
+  std::vector<GmAccess> gmAccesses; // by textOffset (several may share one)
   bool operator==(const ObjectFile&) const = default;
 };
 

@@ -1,7 +1,9 @@
 // pto-objdump: list PTO objects. -d prints canonical block assembly that pto-as reassembles
-// into the same object; -h/-t/-r/--tiles/--raw describe the file (docs/object-format.md).
+// into the same object; -h/-t/-r/--tiles/--gm-access/--raw describe the file
+// (docs/object-format.md).
 #include "asm/mc/Disasm.h"
 #include "export/CppExport.h"
+#include "obj/GmAccess.h"
 #include "obj/Image.h"
 #include "obj/Object.h"
 #include "support/Escape.h"
@@ -91,6 +93,9 @@ int main(int argc, char** argv) {
   app.add_flag("-t,--syms", opts.symbols, "The symbol table");
   app.add_flag("-r,--reloc", opts.relocs, "The relocations");
   app.add_flag("--tiles", opts.tiles, "The tile descriptor table of every function");
+  bool gmAccess = false;
+  app.add_flag("--gm-access", gmAccess,
+               "The GM access records of the tile ops (.pto.gmaccess), after the other listings");
   app.add_flag("--raw", opts.raw, "The words of .text in hex, one instruction per line");
   app.add_flag("--blocks", opts.blocks,
                "Like -d, with a comment before each block: its kind, end and branch target");
@@ -117,8 +122,9 @@ int main(int argc, char** argv) {
   if (cpp || cppHost) return exportCpp(files, cppHost);
   if (opts.blocks && !opts.source) opts.disassemble = true;
   if (!(opts.disassemble || opts.source || opts.headers || opts.symbols || opts.relocs ||
-        opts.tiles || opts.raw)) {
-    std::cerr << "pto-objdump: error: give at least one of -d, -S, -h, -t, -r, --tiles, --raw\n"
+        opts.tiles || opts.raw || gmAccess)) {
+    std::cerr << "pto-objdump: error: give at least one of -d, -S, -h, -t, -r, --tiles, --raw, "
+                 "--gm-access\n"
               << app.help();
     return 1;
   }
@@ -161,7 +167,9 @@ int main(int argc, char** argv) {
     }
     opts.fileName = path;
     if (i) std::cout << "\n";
-    std::cout << pto::as::disassemble(std::get<pto::obj::ObjectFile>(r), opts, bytes);
+    const pto::obj::ObjectFile& object = std::get<pto::obj::ObjectFile>(r);
+    std::cout << pto::as::disassemble(object, opts, bytes);
+    if (gmAccess) std::cout << "\n" << pto::obj::gmAccessListing(object); // images carry none
   }
   return finish(status);
 }

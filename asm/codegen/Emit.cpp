@@ -69,6 +69,12 @@ void FunctionLowering::layout() {
       return;
     }
     if (m.loc.valid()) lines_.push_back({at, obj_source_, {}, m.loc.line, m.loc.col});
+    if (const MInstExtra* x = extraOf(m); x && x->gmAccess >= 0) {
+      obj::GmAccess g = gmPlanned_[static_cast<size_t>(x->gmAccess)];
+      g.textOffset = at;
+      g.function = index_;
+      gmAccesses_.push_back(g);
+    }
     if (const MInstExtra* x = extraOf(m); x && !x->callee.empty()) {
       obj::Reloc r;
       r.offset = at;

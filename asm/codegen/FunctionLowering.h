@@ -6,6 +6,7 @@
 // encoding). docs/abi.md describes what they produce.
 #pragma once
 
+#include "asm/codegen/GmAddress.h"
 #include "asm/ir/IR.h"
 #include "isa/Encoding.h"
 #include "isa/Fixpipe.h"
@@ -17,6 +18,8 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -54,8 +57,9 @@ struct MInstExtra {
   // of an event-id array in the array area (which follows the spill slots).
   int stackParam = -1;
   int arrayBase = -1;
-  int outArg = -1;    // a call's outgoing argument slot (the call-argument area)
-  std::string callee; // Call relocation target
+  int outArg = -1;       // a call's outgoing argument slot (the call-argument area)
+  std::string callee;    // Call relocation target
+  int32_t gmAccess = -1; // a tile block's GM access: its index in FunctionLowering::gmPlanned_
 };
 
 /// The distinct words of one function, each kept once (a function of a million tile ops has a
@@ -162,6 +166,8 @@ public:
   std::vector<uint8_t>& text() { return text_; }
   std::vector<obj::Reloc>& relocs() { return relocs_; }
   std::vector<obj::LineEntry>& lines() { return lines_; }
+  /// The GM access records of the function's tile blocks (offsets into its text).
+  std::vector<obj::GmAccess>& gmAccesses() { return gmAccesses_; }
 
 private:
   // ------------------------------------------------------------ errors
@@ -498,6 +504,13 @@ private:
   std::vector<uint8_t> text_;
   std::vector<obj::Reloc> relocs_;
   std::vector<obj::LineEntry> lines_;
+  // GM access records (GmAddress.h): the tracker, the access of the tile op being lowered (its
+  // blocks' start words get it), the records by extra index, the records with their offsets.
+  std::unique_ptr<GmAddressTracker> gm_;
+  std::optional<obj::GmAccess> currentGm_;
+  std::vector<obj::GmAccess> gmPlanned_, gmAccesses_;
+  /// Gives a tile block's start word the GM access of the op being lowered, if it has one.
+  MInst& withGmAccess(MInst& start);
   support::InternedString obj_source_;
   bool ok_ = true;
   Region* release_ = nullptr; // releaseOpsOf

@@ -30,6 +30,7 @@ bool FunctionLowering::run() {
   if (!fn_.isDeclaration) {
     markSubblockZero(obj_.arch);
     lowerParams();
+    gm_ = std::make_unique<GmAddressTracker>(fn_, [this](ValueId v) { return constantInt(v); });
     const bool returns = !fn_.body.ops.empty() && fn_.body.ops.back()->kind == OpKind::Return;
     if (release_)
       lowerReleasing(*release_);
@@ -342,6 +343,7 @@ void FunctionLowering::lowerReleasing(Region& body) {
 }
 
 void FunctionLowering::lowerOp(const Op& op) {
+  if (gm_) gm_->before(op);
   switch (op.kind) {
   case OpKind::Constant: {
     auto bits = constantBits(op);
@@ -353,11 +355,13 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::Arith:
     return lowerArith(op);
   case OpKind::For:
-    return lowerFor(op);
+  case OpKind::While:
+    if (gm_) gm_->enterLoop(op);
+    op.kind == OpKind::For ? lowerFor(op) : lowerWhile(op);
+    if (gm_) gm_->exitLoop();
+    return;
   case OpKind::If:
     return lowerIf(op);
-  case OpKind::While:
-    return lowerWhile(op);
   case OpKind::Condition:
   case OpKind::Yield:
     return; // handled by the enclosing structured op
@@ -548,6 +552,9 @@ std::optional<obj::ObjectFile> lowerFunctions(const ir::Module& m, isa::Arch arc
       l.textOffset += base;
       if (l.line < frontByLine.size()) l.frontend = m.placeLine(frontByLine[l.line]);
     }
+    for (obj::GmAccess& g : fl.gmAccesses())
+      g.textOffset += base;
+    appendMoved(obj.gmAccesses, fl.gmAccesses());
     // Moved, not copied: a copy of a function's relocations and line entries (a million each in
     // a function of a million tile ops) would double them at pto-as's peak.
     appendMoved(obj.text, fl.text());

@@ -81,7 +81,7 @@ void FunctionLowering::lowerSlicedTransfer(const Op& op, const isa::OpInfo& info
     out_.tiles.push_back(d);
     const uint32_t idx = static_cast<uint32_t>(out_.tiles.size() - 1);
     inScalarBlock_ = false;
-    emit(enc::tileStart(eop.op, *code));
+    withGmAccess(emit(enc::tileStart(eop.op, *code)));
     if (datr) emit(enc::bDatr(*datr));
     emit(enc::bDim(0, kZero, static_cast<uint32_t>(p.sliceCols)));
     if (p.sliceRows != 1) emit(enc::bDim(1, kZero, static_cast<uint32_t>(p.sliceRows)));
@@ -128,7 +128,7 @@ void FunctionLowering::lowerDynamicSlices(const Op& op, const isa::OpInfo& info,
     // The sizes' registers first: a constant is materialized by scalar code, outside the block.
     const VReg cols = reg(p.sliceColsV), rows = reg(p.sliceRowsV);
     inScalarBlock_ = false;
-    emit(enc::tileStart(eop.op, *code));
+    withGmAccess(emit(enc::tileStart(eop.op, *code)));
     if (datr) emit(enc::bDatr(*datr));
     emit(enc::bDim(0, kZero, 0), {{"RegSrc", cols, false}});
     emit(enc::bDim(1, kZero, 0), {{"RegSrc", rows, false}});

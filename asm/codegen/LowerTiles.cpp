@@ -148,6 +148,14 @@ RoleOperands operandsByRole(const Op& op, const isa::OpInfo& info) {
 }
 } // namespace
 
+MInst& FunctionLowering::withGmAccess(MInst& start) {
+  if (currentGm_) {
+    extra(start).gmAccess = static_cast<int32_t>(gmPlanned_.size());
+    gmPlanned_.push_back(*currentGm_);
+  }
+  return start;
+}
+
 void FunctionLowering::lowerTileOp(const Op& op) {
   const isa::OpInfo& info = isa::info(op.tileOp);
   if (!attributesEncodable(op, info)) return;
@@ -168,6 +176,10 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   // Registers for the scalar and GM operands are computed before the block starts: a tile
   // block holds only header words.
   std::vector<VReg> iorRegs;
+  // The op's GM access, for its blocks' start words (every path below that emits one).
+  currentGm_.reset();
+  if (view != kNoValue && gm_)
+    currentGm_ = gm_->access(view, roleValue(op, isa::RoleId::Dst) == view);
   if (view != kNoValue) {
     std::optional<PartRegs> part;
     if (auto p = parts_.find(view); p != parts_.end())
@@ -210,8 +222,7 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   if (!code) return;
   VReg rowsReg = dimReg(valid.first), colsReg = dimReg(valid.second);
   inScalarBlock_ = false;
-  MInst& start = emit(enc::tileStart(eop->op, *code));
-  (void)start;
+  withGmAccess(emit(enc::tileStart(eop->op, *code)));
   // B.DATR: destination type, rounding, saturation, compare mode.
   if (auto datr = datrFor(op, info, dst)) emit(enc::bDatr(*datr));
   if (fix.needsFpatr()) emit(enc::bFpatr(fix));

@@ -20,6 +20,7 @@ std::optional<obj::ObjectFile> Assembler::run() {
     line(ln);
   finishFunction();
   resolve();
+  checkGmAccesses();
   if (diags_.errors() != before) return std::nullopt;
   return std::move(obj_);
 }

@@ -1,10 +1,11 @@
 // Block assembly directives (BlockAsmImpl.h): .arch, .extensions, .function, .param, .tile,
-// .event, .reloc and .loc, each checked as far as one line allows (docs/object-format.md,
-// section "Block assembly listing").
+// .event, .reloc, .loc and .gmaccess, each checked as far as one line allows
+// (docs/object-format.md, section "Block assembly listing").
 #include "asm/mc/BlockAsmImpl.h"
 #include "asm/mc/Disasm.h"
 #include "isa/Encoding.h"
 #include "obj/Extent.h"
+#include "obj/GmAccess.h"
 #include "support/Numbers.h"
 
 #include <algorithm>
@@ -37,6 +38,7 @@ void Assembler::directive(std::string_view code, size_t begin) {
   if (d == ".event") return eventDirective(t);
   if (d == ".reloc") return relocDirective(t);
   if (d == ".loc") return locDirective(t);
+  if (d == ".gmaccess") return gmAccessDirective(t);
   if (d == ".word" || d == ".short" || d == ".half" || d == ".byte") {
     std::vector<uint8_t> bytes;
     if (!data(code, begin, bytes)) return;
@@ -418,6 +420,70 @@ void Assembler::locDirective(const std::vector<Token>& t) {
   l.col = static_cast<uint32_t>(*colNo);
   if (frontend) l.frontend = t[2].value;
   obj_.lines.push_back(std::move(l));
+}
+
+/// `.gmaccess read|write [param=N] [offset=N bytes=N [symbol=N] [loop=N stride=N]]`: the GM
+/// access of the tile block that starts at the next word (docs/object-format.md 2.10); with
+/// bytes= its address is known, without it any byte of the parameter (any parameter without
+/// param=).
+void Assembler::gmAccessDirective(const std::vector<Token>& t) {
+  const char* usage = "'.gmaccess read|write [param=N] [offset=N bytes=N [symbol=N] [loop=N "
+                      "stride=N]]'";
+  if (!expectCount(t, 2, usage)) return;
+  if (!needFunction(at(t[0]), ".gmaccess")) return;
+  obj::GmAccess a;
+  a.textOffset = obj_.text.size();
+  a.function = static_cast<uint32_t>(obj_.functions.size());
+  if (t[1].value != "read" && t[1].value != "write")
+    return error(at(t[1]), "expected read or write, found '" + t[1].value + "'");
+  a.write = t[1].value == "write";
+  std::set<std::string> seen;
+  for (size_t i = 2; i < t.size(); ++i) {
+    const std::string& v = t[i].value;
+    const size_t eq = v.find('=');
+    const std::string key = v.substr(0, eq);
+    const std::string_view val =
+        eq == std::string::npos ? std::string_view{} : std::string_view(v).substr(eq + 1);
+    if (eq == std::string::npos || !seen.insert(key).second)
+      return error(at(t[i]),
+                   (eq == std::string::npos ? "expected key=value, found '" : "repeated key in '") +
+                       v + "' (" + usage + ")");
+    const auto s64 = parseI64(val);
+    const auto u64 = parseU64(val);
+    if (key == "param" && s64 && *s64 >= -1 && *s64 <= INT32_MAX)
+      a.param = static_cast<int32_t>(*s64);
+    else if (key == "offset" && s64)
+      a.offset = *s64;
+    else if (key == "bytes" && u64 && *u64 > 0)
+      a.bytes = *u64, a.known = true;
+    else if (key == "symbol" && u64)
+      a.symbol = *u64;
+    else if (key == "loop" && u64 && *u64 <= UINT32_MAX)
+      a.loop = static_cast<uint32_t>(*u64);
+    else if (key == "stride" && s64)
+      a.stride = *s64;
+    else
+      return error(at(t[i]), "bad '" + v + "' (" + usage + ")");
+  }
+  if (!a.known &&
+      (seen.count("offset") || seen.count("symbol") || seen.count("loop") || seen.count("stride")))
+    return error(at(t[0]), "a .gmaccess of unknown bytes (no bytes=) takes only param=");
+  if ((a.loop == 0) != (a.stride == 0))
+    return error(at(t[0]), "a .gmaccess moves with a loop by a stride: give both loop= and "
+                           "stride= (neither when its address is fixed)");
+  obj_.gmAccesses.push_back(a);
+  gmAccessLocs_.push_back(at(t[0]));
+}
+
+void Assembler::checkGmAccesses() {
+  uint64_t prev = 0;
+  for (size_t i = 0; i < obj_.gmAccesses.size(); ++i) {
+    if (obj::Error e = obj::checkGmAccess(obj_, i, prev)) {
+      ln_ = gmAccessLocs_[i].line;
+      error(gmAccessLocs_[i], "bad .gmaccess: " + *e);
+    }
+    prev = obj_.gmAccesses[i].textOffset;
+  }
 }
 
 } // namespace pto::as::blockasm

@@ -138,6 +138,10 @@ private:
   void eventDirective(const std::vector<Token>& t);
   void relocDirective(const std::vector<Token>& t);
   void locDirective(const std::vector<Token>& t);
+  void gmAccessDirective(const std::vector<Token>& t);
+  /// The .gmaccess records against the functions and words they name (obj::checkGmAccess).
+  void checkGmAccesses();
+  std::vector<SrcLoc> gmAccessLocs_; // per record of obj_.gmAccesses: its directive
 };
 
 } // namespace pto::as::blockasm

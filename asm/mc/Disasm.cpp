@@ -499,6 +499,7 @@ public:
     groupEvents();
     groupRelocs();
     indexLines();
+    indexGmAccesses();
     for (size_t i : topRelocs_)
       relocLine(i);
     checkExtensions();
@@ -601,6 +602,40 @@ private:
     });
   }
 
+  /// GM access records (.gmaccess directives), in offset order.
+  void indexGmAccesses() {
+    gmOrder_.resize(obj_.gmAccesses.size());
+    for (size_t i = 0; i < gmOrder_.size(); ++i)
+      gmOrder_[i] = i;
+    std::stable_sort(gmOrder_.begin(), gmOrder_.end(), [&](size_t a, size_t b) {
+      return obj_.gmAccesses[a].textOffset < obj_.gmAccesses[b].textOffset;
+    });
+  }
+
+  static std::string gmAccessDirective(const obj::GmAccess& a) {
+    std::string s = std::string(".gmaccess ") + (a.write ? "write" : "read");
+    if (a.param >= 0) s += " param=" + std::to_string(a.param);
+    if (!a.known) return s;
+    s += " offset=" + std::to_string(a.offset) + " bytes=" + std::to_string(a.bytes);
+    if (a.symbol) s += " symbol=" + hex0x(a.symbol);
+    if (a.loop) s += " loop=" + std::to_string(a.loop) + " stride=" + std::to_string(a.stride);
+    return s;
+  }
+
+  /// The records before the word at `off` (they name the block it starts).
+  void emitGmAccessesUpTo(uint64_t off) {
+    while (nextGm_ < gmOrder_.size()) {
+      const obj::GmAccess& a = obj_.gmAccesses[gmOrder_[nextGm_]];
+      if (a.textOffset > off) break;
+      if (a.textOffset != off)
+        warn("GM access record at " + hex0x(a.textOffset) +
+             " is not at an instruction boundary; reassembly drops it");
+      else
+        out_ += gmAccessDirective(a) + "\n";
+      ++nextGm_;
+    }
+  }
+
   void emitLinesUpTo(uint64_t off, bool inclusive) {
     while (nextLine_ < lineOrder_.size()) {
       const obj::LineEntry& l = obj_.lines[lineOrder_[nextLine_]];
@@ -677,6 +712,7 @@ private:
         ++nextBlock;
       }
       emitLinesUpTo(w.offset, true);
+      emitGmAccessesUpTo(w.offset);
       out_ += addrLine(w.offset) + "\t" + wordHex(w) + "\t" + w.text;
       std::string comment = w.comment;
       for (auto [it, stop] = relocAt_.equal_range(w.offset); it != stop; ++it) {
@@ -704,6 +740,9 @@ private:
     for (; nextLine_ < lineOrder_.size(); ++nextLine_)
       warn("line entry at " + hex0x(obj_.lines[lineOrder_[nextLine_]].textOffset) +
            " is outside every function: " + locText(obj_.lines[lineOrder_[nextLine_]]));
+    for (; nextGm_ < gmOrder_.size(); ++nextGm_)
+      warn("GM access record at " + hex0x(obj_.gmAccesses[gmOrder_[nextGm_]].textOffset) +
+           " is not on a word of a function; reassembly drops it");
   }
 
   const obj::ObjectFile& obj_;
@@ -716,6 +755,8 @@ private:
   std::multimap<uint64_t, size_t> relocAt_;
   std::vector<size_t> lineOrder_;
   size_t nextLine_ = 0;
+  std::vector<size_t> gmOrder_;
+  size_t nextGm_ = 0;
   uint64_t pos_ = 0; // where the block assembler will put the next word
 };
 

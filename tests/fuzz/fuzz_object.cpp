@@ -1,9 +1,11 @@
-// libFuzzer target: arbitrary bytes as an object file, as `pto-objdump -d -h -t -r --tiles --raw`
-// reads it. obj::readObject must never crash, hang or leak; when it accepts the bytes, every
-// listing must be safe, and the -d listing must assemble again. When the listing carries no
-// warning (the object is in canonical form), the reassembled object must equal the one read.
+// libFuzzer target: arbitrary bytes as an object file, as `pto-objdump -d -h -t -r --tiles --raw
+// --gm-access` reads it. obj::readObject must never crash, hang or leak; when it accepts the
+// bytes, every listing must be safe, and the -d listing must assemble again. When the listing
+// carries no warning (the object is in canonical form), the reassembled object must equal the one
+// read, GM access records (.gmaccess directives) included.
 #include "asm/mc/BlockAsm.h"
 #include "asm/mc/Disasm.h"
+#include "obj/GmAccess.h"
 #include "obj/Image.h"
 #include "obj/Object.h"
 
@@ -26,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return std::string("line one\nline two\n");
   };
   (void)pto::as::disassemble(*obj, all, std::span<const uint8_t>(data, size));
+  (void)pto::obj::gmAccessListing(*obj); // --gm-access
   pto::as::DisasmOptions d;
   d.disassemble = true;
   std::string listing = pto::as::blockListing(*obj, d);

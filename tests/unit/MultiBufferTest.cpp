@@ -126,6 +126,59 @@ TEST(MultiBuffer, RotatesTheTilesWrittenAfreshInEachIteration) {
   EXPECT_EQ(fm.groups[tiles.size()], static_cast<int32_t>(l.tiles[0]));
 }
 
+// The copies of the loop carry the GM access records of its body, at their place in each copy:
+// copy k of N stands for iterations N x t + k, so it starts k strides on and moves N strides an
+// iteration (the pass adjusts the original body, copy N - 1, the same way after the rewrite); a
+// record before the loop is not copied. After the rewrite the original body's records follow the
+// copies'.
+TEST(MultiBuffer, CopiesCarryTheBodysGmAccesses) {
+  obj::ObjectFile ob = test::assembleText(kRows, isa::Arch::A2A3);
+  auto built = buildCfg(ob, 0);
+  ASSERT_TRUE(std::holds_alternative<FunctionCfg>(built));
+  const FunctionCfg& cfg = std::get<FunctionCfg>(built);
+  ob.gmAccesses.clear();
+  for (const Block& b : cfg.blocks)
+    if (b.op == isa::OpId::TLOAD || b.op == isa::OpId::TSTORE) {
+      obj::GmAccess g;
+      g.textOffset = b.offset;
+      g.param = b.op == isa::OpId::TSTORE ? 2 : ob.gmAccesses.empty() ? 1 : 0;
+      g.write = b.op == isa::OpId::TSTORE;
+      g.known = true;
+      g.bytes = 256;
+      g.offset = static_cast<int64_t>(ob.gmAccesses.size()) * 4;
+      g.symbol = 0xabc;
+      g.loop = ob.gmAccesses.empty() ? 0 : 1;
+      g.stride = ob.gmAccesses.empty() ? 0 : 256;
+      ob.gmAccesses.push_back(g);
+    }
+  ASSERT_EQ(ob.gmAccesses.size(), 3u); // %k before the loop, %x and %y in it
+  FunctionMultiBuffer fm = planMultiBuffer(ob, 0, cfg, isa::Arch::A2A3);
+  ASSERT_EQ(fm.loops.size(), 1u);
+  ASSERT_EQ(fm.loops[0].copies, 2u);
+  ASSERT_EQ(fm.insertions.size(), 1u);
+  const Insertion& ins = fm.insertions[0];
+  const uint64_t head = ins.offset;
+  ASSERT_EQ(ins.gmAccesses.size(), 2u); // one copy of the body's two records
+  for (size_t k = 0; k < 2; ++k) {
+    // Copy 0 of 2 stands for the even iterations: from the same offset, 2 strides a step.
+    obj::GmAccess want = ob.gmAccesses[k + 1];
+    want.textOffset -= head;
+    want.stride *= 2;
+    EXPECT_EQ(ins.gmAccesses[k], want) << "record " << k;
+  }
+  auto r = insertWords(ob, fm.insertions);
+  ASSERT_TRUE(std::holds_alternative<obj::ObjectFile>(r)) << std::get<std::string>(r);
+  const obj::ObjectFile& n = std::get<obj::ObjectFile>(r);
+  const uint64_t len = ins.bytes.size();
+  ASSERT_EQ(n.gmAccesses.size(), 5u);
+  EXPECT_EQ(n.gmAccesses[0], ob.gmAccesses[0]);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(n.gmAccesses[1 + k].textOffset, ob.gmAccesses[1 + k].textOffset) << k; // the copy
+    EXPECT_EQ(n.gmAccesses[3 + k].textOffset, ob.gmAccesses[1 + k].textOffset + len) << k;
+    EXPECT_EQ(n.gmAccesses[3 + k].stride, 256);
+  }
+}
+
 TEST(MultiBuffer, TheUnrolledLoopLinksWithoutARaceAndNamesEveryCopy) {
   const obj::ObjectFile ob = test::assembleText(kRows, isa::Arch::A2A3);
   LinkOptions on, off;

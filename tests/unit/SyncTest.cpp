@@ -103,7 +103,7 @@ TEST(Rewrite, InsertEverywhereKeepsControlFlow) {
   const auto& c0 = std::get<link::FunctionCfg>(before);
   std::vector<link::Insertion> ins;
   for (const link::Block& b : c0.blocks)
-    ins.push_back({b.offset, true, link::barrierBlockBytes(isa::Pipe::All), {}, {}});
+    ins.push_back({b.offset, true, link::barrierBlockBytes(isa::Pipe::All), {}, {}, {}});
   auto r = link::insertWords(o, ins);
   ASSERT_TRUE(std::holds_alternative<obj::ObjectFile>(r)) << std::get<std::string>(r);
   const obj::ObjectFile& n = std::get<obj::ObjectFile>(r);
@@ -148,7 +148,7 @@ TEST(Rewrite, FallThroughOnlyInsertionIsSkippedByBranches) {
     if (b.transfer == link::Transfer::Direct) header = b.succ[0];
   ASSERT_GE(header, 0);
   uint64_t at = c0.blocks[static_cast<size_t>(header)].offset;
-  auto r = link::insertWords(o, {{at, false, link::barrierBlockBytes(isa::Pipe::All), {}, {}}});
+  auto r = link::insertWords(o, {{at, false, link::barrierBlockBytes(isa::Pipe::All), {}, {}, {}}});
   ASSERT_TRUE(std::holds_alternative<obj::ObjectFile>(r));
   const obj::ObjectFile& n = std::get<obj::ObjectFile>(r);
   auto built1 = link::buildCfg(n, 0);
@@ -160,6 +160,103 @@ TEST(Rewrite, FallThroughOnlyInsertionIsSkippedByBranches) {
       EXPECT_FALSE(link::isBarrier(t)); // the back edge skips the barrier
       EXPECT_TRUE(link::isBarrier(c1.blocks[static_cast<size_t>(b.succ[0]) - 1]));
     }
+}
+
+namespace {
+
+/// A known read or write of `bytes` of parameter `param` of function 0 by the block at `at`.
+obj::GmAccess gmAccess(uint64_t at, int32_t param, bool write, uint64_t bytes = 1024) {
+  return test::gmAccessAt(at, param, write, 0, bytes);
+}
+
+/// The .text offsets of the tile blocks of function 0 of `o`.
+std::vector<uint64_t> tileBlocks(const obj::ObjectFile& o) {
+  auto built = link::buildCfg(o, 0);
+  std::vector<uint64_t> at;
+  if (auto* c = std::get_if<link::FunctionCfg>(&built))
+    for (const link::Block& b : c->blocks)
+      if (b.kind == link::BlockKind::Tile) at.push_back(b.offset);
+  return at;
+}
+
+std::vector<uint64_t> gmOffsets(const obj::ObjectFile& o) {
+  std::vector<uint64_t> at;
+  for (const obj::GmAccess& g : o.gmAccesses)
+    at.push_back(g.textOffset);
+  return at;
+}
+
+} // namespace
+
+// A GM access record names the block of its tile op: words inserted in front of that block (or
+// of any block before it) move it with the block, whether the insertion is a list of Insertions
+// or of patterns (--auto-sync); its other fields stay. The result still writes and reads back.
+TEST(Rewrite, InsertionBeforeAGmAccessMovesIt) {
+  obj::ObjectFile o =
+      compile(kernel("  tload %t0, %x[0, 0]\n  tadd %t1, %t0, %t0\n  tstore %z[0, 0], %t1\n"));
+  const std::vector<uint64_t> tile = tileBlocks(o);
+  ASSERT_EQ(tile.size(), 3u);
+  o.gmAccesses = {gmAccess(tile[0], 0, false), gmAccess(tile[2], 1, true)};
+  o.gmAccesses[1].symbol = 0x1234;
+  o.gmAccesses[1].offset = -16;
+  const std::vector<uint8_t> bar = link::barrierBlockBytes(isa::Pipe::All);
+  link::Insertion before;
+  before.offset = tile[2]; // in front of the tstore: the load's record stays, the store's moves
+  before.bytes = bar;
+  auto r = link::insertWords(o, {before});
+  ASSERT_TRUE(std::holds_alternative<obj::ObjectFile>(r)) << std::get<std::string>(r);
+  const obj::ObjectFile& n = std::get<obj::ObjectFile>(r);
+  EXPECT_EQ(gmOffsets(n), (std::vector<uint64_t>{tile[0], tile[2] + bar.size()}));
+  obj::GmAccess moved = n.gmAccesses[1];
+  moved.textOffset = tile[2];
+  EXPECT_EQ(moved, o.gmAccesses[1]); // only the offset changed
+  // Held as patterns (one of them fall-through only): the same moves.
+  link::PatternInsertions pi;
+  pi.insertions.push_back({tile[2], pi.pattern(bar), 0, -1, true});
+  pi.insertions.push_back({tile[0], pi.pattern(bar), 0, -1, false});
+  auto rp = link::insertWords(o, pi, {});
+  ASSERT_TRUE(std::holds_alternative<link::Relaid>(rp)) << std::get<std::string>(rp);
+  EXPECT_EQ(gmOffsets(std::get<link::Relaid>(rp).obj),
+            (std::vector<uint64_t>{tile[0] + bar.size(), tile[2] + 2 * bar.size()}));
+  // Still inside the function: the object writes and reads back the same.
+  auto bytes = obj::writeObject(n);
+  ASSERT_TRUE(std::holds_alternative<std::vector<uint8_t>>(bytes)) << std::get<std::string>(bytes);
+  const auto& b = std::get<std::vector<uint8_t>>(bytes);
+  auto back = obj::readObject(b.data(), b.size());
+  ASSERT_TRUE(std::holds_alternative<obj::ObjectFile>(back)) << std::get<std::string>(back);
+  EXPECT_EQ(std::get<obj::ObjectFile>(back).gmAccesses, n.gmAccesses);
+}
+
+// An insertion's own records (offsets relative to its bytes) land at the insertion's place, in
+// offset order among the moved ones: in front of the record of the block they precede.
+TEST(Rewrite, InsertedGmAccessesLandAtTheirOffsets) {
+  obj::ObjectFile o =
+      compile(kernel("  tload %t0, %x[0, 0]\n  tadd %t1, %t0, %t0\n  tstore %z[0, 0], %t1\n"));
+  const std::vector<uint64_t> tile = tileBlocks(o);
+  ASSERT_EQ(tile.size(), 3u);
+  o.gmAccesses = {gmAccess(tile[0], 0, false), gmAccess(tile[1], -1, false),
+                  gmAccess(tile[2], 1, true)};
+  const std::vector<uint8_t> bar = link::barrierBlockBytes(isa::Pipe::All);
+  link::Insertion first; // no records, in front of the load: everything after moves
+  first.offset = tile[0];
+  first.bytes = bar;
+  link::Insertion two; // two blocks in front of the tadd, a record on each (given out of order)
+  two.offset = tile[1];
+  two.bytes = bar;
+  two.bytes.insert(two.bytes.end(), bar.begin(), bar.end());
+  two.gmAccesses = {gmAccess(bar.size(), 1, true, 64), gmAccess(0, 0, false, 32)};
+  auto r = link::insertWords(o, {two, first});
+  ASSERT_TRUE(std::holds_alternative<obj::ObjectFile>(r)) << std::get<std::string>(r);
+  const obj::ObjectFile& n = std::get<obj::ObjectFile>(r);
+  const uint64_t w = bar.size();
+  EXPECT_EQ(gmOffsets(n), (std::vector<uint64_t>{tile[0] + w, tile[1] + w, tile[1] + 2 * w,
+                                                 tile[1] + 3 * w, tile[2] + 3 * w}));
+  ASSERT_EQ(n.gmAccesses.size(), 5u);
+  EXPECT_EQ(n.gmAccesses[1].bytes, 32u); // the inserted record at relative offset 0
+  EXPECT_EQ(n.gmAccesses[2].bytes, 64u); // ... and at relative offset 8
+  EXPECT_EQ(n.gmAccesses[3].param, -1);  // the tadd's own record, after the inserted words
+  auto bytes = obj::writeObject(n);
+  EXPECT_TRUE(std::holds_alternative<std::vector<uint8_t>>(bytes)) << std::get<std::string>(bytes);
 }
 
 TEST(Sync, RacesAndTheirFix) {
@@ -349,7 +446,7 @@ TEST(Rewrite, RelaidGraphsMatchDecoding) {
         std::vector<uint8_t> bytes =
             rng() % 3 ? link::syncBlockBytes(set, isa::Pipe::MTE2, isa::Pipe::V, rng() % 2)
                       : link::barrierBlockBytes(rng() % 2 ? isa::Pipe::V : isa::Pipe::All);
-        ins.push_back({rng() % 8 ? b.offset : end, rng() % 2 == 0, bytes, {}, {}});
+        ins.push_back({rng() % 8 ? b.offset : end, rng() % 2 == 0, bytes, {}, {}, {}});
       }
     const link::FunctionCfg* known[] = {&c0};
     auto r = link::insertWords(o, ins, known);

@@ -32,6 +32,22 @@ inline obj::Reloc relocAt(uint64_t offset, obj::RelocType type, uint32_t functio
   return r;
 }
 
+/// A GM access record of known bytes: [offset, offset + bytes) of parameter `param` of
+/// function 0, moving `stride` bytes an iteration of `loop` (0: a fixed address).
+inline obj::GmAccess gmAccessAt(uint64_t textOffset, int32_t param, bool write, int64_t offset,
+                                uint64_t bytes, uint32_t loop = 0, int64_t stride = 0) {
+  obj::GmAccess g;
+  g.textOffset = textOffset;
+  g.param = param;
+  g.write = write;
+  g.known = true;
+  g.offset = offset;
+  g.bytes = bytes;
+  g.loop = loop;
+  g.stride = stride;
+  return g;
+}
+
 inline obj::LineEntry lineAt(uint64_t textOffset, const char* file, uint32_t line, uint32_t col) {
   obj::LineEntry l;
   l.textOffset = textOffset;
