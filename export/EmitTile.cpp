@@ -189,6 +189,11 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
   if (t.op == isa::OpId::TGATHER && t.ior)
     return fail("pto-isa's TGATHER takes its mask pattern as a template argument, and the image "
                 "carries it in a register (B.IOR)");
+  if ((t.op == isa::OpId::MGATHER || t.op == isa::OpId::MSCATTER) && t.ior &&
+      (*t.ior)[2] != kZeroReg)
+    return fail("pto-isa's " + std::string(t.op == isa::OpId::MGATHER ? "MGATHER" : "MSCATTER") +
+                " takes its coalesce, out-of-bounds and atomic modes as template arguments, and "
+                "the image carries them in a register (B.IOR RegSrc2, docs/encoding.md 5.5)");
   for (const isa::Role& r : oi.roles)
     if (r.variadic) return fail("variadic operands have no fixed pto-isa signature");
   std::vector<int> at = matchTiles(oi, t.tiles.size());

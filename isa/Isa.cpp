@@ -278,7 +278,9 @@ const DTypeSet LoadA5 = {I8,   I16, I32,    I64,    U8,   U16,  U32,      U64,  
 const DTypeSet RandomTypes = {I32, U32};
 const DTypeSet ConcatTypes = {I8, I16, I32, U8, U16, U32, F16, BF16, F32}; // pto-isa TCONCAT
 const DTypeSet DeinterleaveTypes = {I8,  I16, I32,  U8, U16,
-                                    U32, F16, BF16, F32};           // pto-isa TDEINTERLEAVE
+                                    U32, F16, BF16, F32}; // pto-isa TDEINTERLEAVE
+const DTypeSet GmIndexedA2 = {I8,  I16, I32,  U8, U16,
+                              U32, F16, BF16, F32}; // pto-isa's MGatherCheck / MScatterCheck
 const DTypeSet PrintTypes = {F32, F16, I8, I16, I32, U8, U16, U32}; // pto-isa TPRINT constraints
 
 std::vector<Role> parseSignature(std::string_view sig) {

@@ -19,13 +19,18 @@ enum class OpAttrId : uint8_t {
 };
 /// The values an attribute may take (OpAttrs.def, the Domain column).
 enum class AttrDomain : uint8_t {
-  UpperOrLower, // 0 (lower) or 1 (upper)
-  Bool,         // true or false (1 or 0)
-  Offset,       // an integer in 0..INT32_MAX (pto-isa's uint32_t, PTOAS's i32)
-  Rounds,       // TRANDOM's Philox rounds: 7 or 10 (isa/Random.h)
-  QuantType,    // INT8_SYM (0) or INT8_ASYM (1)
-  MaskPattern,  // TGATHER's P0101 ... P1111: codes 1..7 (pto-isa's MaskPattern)
-  Word,         // any word: no rule (attributes refused at lowering but for their default)
+  UpperOrLower,    // 0 (lower) or 1 (upper)
+  Bool,            // true or false (1 or 0)
+  Offset,          // an integer in 0..INT32_MAX (pto-isa's uint32_t, PTOAS's i32)
+  Rounds,          // TRANDOM's Philox rounds: 7 or 10 (isa/Random.h)
+  QuantType,       // INT8_SYM (0) or INT8_ASYM (1)
+  MaskPattern,     // TGATHER's P0101 ... P1111: codes 1..7 (pto-isa's MaskPattern)
+  Coalesce,        // MGATHER / MSCATTER: row (1) or elem (2) (pto-isa's Coalesce)
+  GatherOob,       // undefined (0), clamp, wrap, zero (pto-isa's GatherOOB)
+  ScatterOob,      // undefined (0), skip, clamp, wrap (pto-isa's ScatterOOB)
+  ScatterAtomic,   // none (0), add, max, min (pto-isa's ScatterAtomicOp)
+  ScatterConflict, // last (0), default (pto-isa's ScatterConflict, A5)
+  Word,            // any word: no rule (attributes refused at lowering but for their default)
 };
 /// What the values of `d` must be, for the verifier's message ("" for Word).
 constexpr std::string_view domainRule(AttrDomain d) {
@@ -42,6 +47,16 @@ constexpr std::string_view domainRule(AttrDomain d) {
     return "must be INT8_SYM or INT8_ASYM";
   case AttrDomain::MaskPattern:
     return "must be one of P0101, P1010, P0001, P0010, P0100, P1000, P1111";
+  case AttrDomain::Coalesce:
+    return "must be #pto<coalesce row> or #pto<coalesce elem>";
+  case AttrDomain::GatherOob:
+    return "must be undefined, clamp, wrap or zero";
+  case AttrDomain::ScatterOob:
+    return "must be undefined, skip, clamp or wrap";
+  case AttrDomain::ScatterAtomic:
+    return "must be none, add, max or min";
+  case AttrDomain::ScatterConflict:
+    return "must be last or default";
   case AttrDomain::Word:
     break;
   }
@@ -52,6 +67,12 @@ constexpr std::string_view domainRule(AttrDomain d) {
 /// (P0001, P0010, P0100, P1000) or all (P1111).
 inline constexpr std::string_view kMaskPatterns[] = {"P0101", "P1010", "P0001", "P0010",
                                                      "P0100", "P1000", "P1111"};
+/// The words of the MGATHER / MSCATTER mode domains, in the order of their codes.
+inline constexpr std::string_view kCoalesceWords[] = {"", "row", "elem"}; // 0: from the shapes
+inline constexpr std::string_view kGatherOobWords[] = {"undefined", "clamp", "wrap", "zero"};
+inline constexpr std::string_view kScatterOobWords[] = {"undefined", "skip", "clamp", "wrap"};
+inline constexpr std::string_view kScatterAtomicWords[] = {"none", "add", "max", "min"};
+inline constexpr std::string_view kScatterConflictWords[] = {"last", "default"};
 
 /// Where an attribute's value goes in the tile block (OpAttrs.def, the Encoding column).
 enum class AttrEncoding : uint8_t { Ior, Datr, Operands, Refused };
@@ -105,5 +126,35 @@ constexpr std::string_view attrValueWord(std::string_view v) {
 constexpr bool isDefaultAttrValue(const OpAttr& a, std::string_view value) {
   return !a.defaultValue.empty() && attrValueWord(value) == a.defaultValue;
 }
+
+/// MGATHER's and MSCATTER's modes, packed in one word, the block's third B.IOR scalar (after
+/// the table's address and row stride; docs/encoding.md 5.5): bits 0-1 the coalesce mode (0:
+/// from the shapes, as before the attribute existed: an index tile of one row or column of R
+/// gathers rows, else elements; 1 row, 2 elem), bits 2-3 the out-of-bounds policy (the
+/// GatherOOB or ScatterOOB code), bits 4-5 the scatter's atomic op, bit 6 its conflict policy,
+/// bits 8-63 the table's capacity (rows in row mode, elements in element mode), which a policy
+/// other than undefined needs.
+namespace gm {
+struct Modes {
+  unsigned coalesce = 0, oob = 0, atomic = 0, conflict = 0;
+  uint64_t capacity = 0;
+};
+inline constexpr unsigned kCapacityShift = 8;
+inline constexpr uint64_t kMaxCapacity = ~uint64_t{0} >> kCapacityShift;
+constexpr uint64_t modeWord(const Modes& m) {
+  return (m.coalesce & 3u) | (m.oob & 3u) << 2 | (m.atomic & 3u) << 4 | (m.conflict & 1u) << 6 |
+         m.capacity << kCapacityShift;
+}
+constexpr Modes modesOf(uint64_t word) {
+  return {static_cast<unsigned>(word & 3u), static_cast<unsigned>(word >> 2 & 3u),
+          static_cast<unsigned>(word >> 4 & 3u), static_cast<unsigned>(word >> 6 & 1u),
+          word >> kCapacityShift};
+}
+// The codes of the policies (pto-isa's enums).
+inline constexpr unsigned kRow = 1, kElem = 2;
+inline constexpr unsigned kGatherClamp = 1, kGatherWrap = 2, kGatherZero = 3;
+inline constexpr unsigned kScatterSkip = 1, kScatterClamp = 2, kScatterWrap = 3;
+inline constexpr unsigned kAtomicAdd = 1, kAtomicMax = 2, kAtomicMin = 3;
+} // namespace gm
 
 } // namespace pto::isa

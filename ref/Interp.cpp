@@ -47,6 +47,13 @@ rt::Result<Kernel> Kernel::find(const ir::Module& m, isa::Arch arch, std::string
       case TypeKind::Ptr:
         p.kind = rt::Module::ParamInfo::Kind::Pointer;
         break;
+      case TypeKind::PartView: // a partition passed in, of static shape: a buffer of its own
+        if (std::find(t.shape.begin(), t.shape.end(), ir::kDynamic) != t.shape.end())
+          return rt::Error{m.fileName + ":" + std::to_string(f->value(a).loc.line) + ":" +
+                           std::to_string(f->value(a).loc.col) +
+                           ": error: a partition parameter needs a static shape, found " +
+                           ir::toString(t)};
+        [[fallthrough]];
       case TypeKind::TensorView:
         p.kind = rt::Module::ParamInfo::Kind::TensorView;
         p.shape = t.shape;

@@ -378,6 +378,11 @@ Machine::TileOperands Machine::tileOperands(Frame& f, const Op& op, const isa::O
   }
   for (uint64_t imm : op.modes->ior)
     o.scalars.push_back(imm);
+  // MGATHER / MSCATTER: the mode word with the table's capacity, as the code generator has it.
+  if ((info.id == isa::OpId::MGATHER || info.id == isa::OpId::MSCATTER) && !op.modes->ior.empty())
+    if (auto word = ir::gmModeWord(*f.fn, op, op.modes->ior[0]);
+        std::holds_alternative<uint64_t>(word))
+      o.scalars.back() = std::get<uint64_t>(word);
   return o;
 }
 

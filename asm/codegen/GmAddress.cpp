@@ -64,7 +64,7 @@ GmAddressTracker::GmAddressTracker(const Function& fn, ConstantOf constantOf)
     const unsigned bits = isa::bitWidth(t.elem);
     if (t.kind == TypeKind::Ptr) {
       places_[a] = Place{static_cast<int32_t>(i), Affine{}, {}, false, bits};
-    } else if (t.kind == TypeKind::TensorView) {
+    } else if (t.kind == TypeKind::TensorView || t.kind == TypeKind::PartView) {
       // A tensor-view parameter is static and row-major (obj::Param::shape).
       Place p{static_cast<int32_t>(i), Affine{}, {}, true, bits};
       int64_t stride = std::max<int64_t>(1, bits / 8);

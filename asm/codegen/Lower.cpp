@@ -231,6 +231,7 @@ void FunctionLowering::addParam(ValueId a) {
     p.kind = obj::ParamKind::Pointer;
     break;
   case TypeKind::TensorView:
+  case TypeKind::PartView: // a partition passed in: its own contiguous row-major buffer
     p.kind = obj::ParamKind::TensorView;
     p.shape = t.shape;
     break;
@@ -274,8 +275,12 @@ void FunctionLowering::lowerParams() {
     ValueId a = args[i];
     const Type& t = fn_.type(a);
     addParam(a);
-    if (t.kind == TypeKind::PartView || t.kind == TypeKind::EventIdArray) {
-      unsupported(fn_.value(a).loc, "a parameter of type " + toString(t));
+    const bool staticShape = std::find(t.shape.begin(), t.shape.end(), kDynamic) == t.shape.end();
+    if ((t.kind == TypeKind::PartView && !staticShape) || t.kind == TypeKind::EventIdArray) {
+      unsupported(fn_.value(a).loc, "a parameter of type " + toString(t) +
+                                        (t.kind == TypeKind::PartView
+                                             ? " (a partition parameter needs a static shape)"
+                                             : ""));
       continue;
     }
     // A view of unknown shape is only its base address: enough for memref.reinterpret_cast
@@ -310,7 +315,7 @@ void FunctionLowering::lowerParams() {
       d.placement = obj::kRuntimePlaced;
       emitTileBind(addTile(a, d), r);
     }
-    if (t.kind == TypeKind::TensorView) {
+    if (t.kind == TypeKind::TensorView || t.kind == TypeKind::PartView) {
       ViewRegs vr;
       vr.base = r;
       vr.elem = t.elem;

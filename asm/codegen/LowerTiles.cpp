@@ -208,7 +208,13 @@ void FunctionLowering::lowerTileOp(const Op& op) {
   }
   for (ValueId s : scalars)
     iorRegs.push_back(reg(s));
-  for (uint64_t imm : op.modes->ior)
+  std::vector<uint64_t> ior = op.modes->ior;
+  if ((info.id == isa::OpId::MGATHER || info.id == isa::OpId::MSCATTER) && !ior.empty()) {
+    auto word = ir::gmModeWord(fn_, op, ior[0]);
+    if (auto* why = std::get_if<std::string>(&word)) return unsupported(op.loc, *why);
+    ior[0] = std::get<uint64_t>(word);
+  }
+  for (uint64_t imm : ior)
     iorRegs.push_back(constant(imm));
   if (iorRegs.size() > 3)
     return unsupported(op.loc, "'pto." + std::string(info.mnemonic) +

@@ -2,6 +2,8 @@
 // form is asm/ir/Printer.cpp).
 #include "asm/ir/IR.h"
 
+#include "isa/OpAttrs.h"
+
 #include "isa/Numerics.h"
 #include "isa/Pipes.h"
 #include "support/Text.h"
@@ -101,6 +103,42 @@ std::string toString(const Type& t) {
   }
   }
   return "?";
+}
+
+std::variant<uint64_t, std::string> gmModeWord(const Function& fn, const Op& op, uint64_t word) {
+  isa::gm::Modes m = isa::gm::modesOf(word);
+  if (m.oob == 0) return word;
+  const bool gather = op.tileOp == isa::OpId::MGATHER;
+  const ValueId data = roleValue(op, gather ? isa::RoleId::Dst : isa::RoleId::Src);
+  const ValueId idx = roleValue(op, isa::RoleId::Idx);
+  const ValueId table = roleValue(op, isa::RoleId::Mem);
+  if (data == kNoValue || idx == kNoValue || table == kNoValue) return std::string("its operands");
+  const TileType& d = fn.type(data).tile;
+  const TileType& i = fn.type(idx).tile;
+  if (m.coalesce == 0) {
+    if (d.validRows == kDynamic || d.validCols == kDynamic || i.validRows == kDynamic ||
+        i.validCols == kDynamic)
+      return std::string("an out-of-bounds policy with valid shapes known only at run time and "
+                         "no coalesce attribute (write coalesce = row or elem)");
+    // The rule the backends apply when the attribute is left out (isa::gm::Modes).
+    const bool same = i.validRows == d.validRows && i.validCols == d.validCols;
+    const bool row = !same && d.validCols > 1 &&
+                     ((i.validRows == 1 && i.validCols == d.validRows) ||
+                      (i.validCols == 1 && i.validRows == d.validRows));
+    m.coalesce = row ? isa::gm::kRow : isa::gm::kElem;
+  }
+  const std::vector<int64_t>& shape = fn.type(table).shape;
+  uint64_t capacity = 1;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (m.coalesce != isa::gm::kElem && k + 1 == shape.size()) break;
+    if (shape[k] == kDynamic || shape[k] <= 0 ||
+        __builtin_mul_overflow(capacity, static_cast<uint64_t>(shape[k]), &capacity))
+      return std::string("an out-of-bounds policy with a table of dynamic or too large a shape");
+  }
+  if (capacity == 0 || capacity > isa::gm::kMaxCapacity)
+    return "a table of " + std::to_string(capacity) + " entries for an out-of-bounds policy";
+  m.capacity = capacity;
+  return isa::gm::modeWord(m);
 }
 
 isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op) {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace pto::ir {
@@ -477,6 +478,12 @@ ValueId startTypeTile(const Op& op, const isa::OpInfo& info, ValueId shapeTile, 
 /// pre-quant mode pto-isa's NPU code picks for the tile types and the quant operand (defaults
 /// for any other op). The code generator encodes them, the reference interpreter runs them.
 isa::fix::Attrs fixpipeAttrs(const Function& fn, const Op& op);
+/// MGATHER's / MSCATTER's mode word (isa::gm, its B.IOR scalar) from the attributes' word
+/// `word` and what only the operands' types tell: the coalesce mode the shapes imply and the
+/// table's capacity (rows in row mode, elements in element mode), when an out-of-bounds policy
+/// needs them; or why they cannot be known (valid shapes known only at run time, no coalesce
+/// attribute). The code generator and the reference interpreter both take the word from here.
+std::variant<uint64_t, std::string> gmModeWord(const Function& fn, const Op& op, uint64_t word);
 
 /// The op's attribute `id` of isa/OpAttrs.def as the parser read it, or null when it has none.
 const AttrReading* attrReading(const Op& op, isa::OpAttrId id);

@@ -112,6 +112,9 @@ private:
   void checkConcatIdx(const Op& op, const std::string& name);
   void checkScaleAddr(const Op& op, const std::string& name);
   void checkGatherCompareTypes(const std::string& name, const std::vector<Operand>& ops);
+  /// MGATHER / MSCATTER: index type, coalesce mode against the shapes, per-arch modes
+  /// (asm/ir/VerifyGmIndexed.cpp).
+  void checkGmIndexed(const Op& op, const std::string& name, const std::vector<Operand>& ops);
   static const Operand* roleTile(const std::vector<Operand>& ops, isa::RoleId role);
   void checkInsertTypes(const std::string& name, const std::vector<Operand>& ops,
                         const Operand* dst);

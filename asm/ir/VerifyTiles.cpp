@@ -250,6 +250,8 @@ void Verifier::checkTileOp(const Op& op) {
   checkIndexCoverage(info, name, ops, dst);
   if (info.id == isa::OpId::TSTORE) checkStoreCount(name, ops);
   if (info.id == isa::OpId::TSTORE || info.id == isa::OpId::TMOV) checkFixpipe(op, name, ops);
+  if (info.id == isa::OpId::MGATHER || info.id == isa::OpId::MSCATTER)
+    checkGmIndexed(op, name, ops);
 }
 
 void Verifier::checkIndexCoverage(const isa::OpInfo& info, const std::string& name,

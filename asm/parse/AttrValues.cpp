@@ -17,6 +17,15 @@ std::string_view withoutType(std::string_view v) {
   return v;
 }
 
+/// The code of `word` among `words` (its index), searching from `first`.
+template <size_t N>
+std::optional<int64_t> wordCode(const std::string_view (&words)[N], std::string_view word,
+                                size_t first) {
+  for (size_t i = first; i < N; ++i)
+    if (word == words[i]) return static_cast<int64_t>(i);
+  return std::nullopt;
+}
+
 /// The value of `text` in `domain`, or nullopt when it is not one of the domain's values.
 std::optional<int64_t> domainValue(isa::AttrDomain domain, std::string_view text) {
   using D = isa::AttrDomain;
@@ -41,6 +50,16 @@ std::optional<int64_t> domainValue(isa::AttrDomain domain, std::string_view text
     for (size_t i = 0; i < std::size(isa::kMaskPatterns); ++i)
       if (word == isa::kMaskPatterns[i]) return static_cast<int64_t>(i + 1);
     return std::nullopt;
+  case D::Coalesce:
+    return wordCode(isa::kCoalesceWords, word, 1);
+  case D::GatherOob:
+    return wordCode(isa::kGatherOobWords, word, 0);
+  case D::ScatterOob:
+    return wordCode(isa::kScatterOobWords, word, 0);
+  case D::ScatterAtomic:
+    return wordCode(isa::kScatterAtomicWords, word, 0);
+  case D::ScatterConflict:
+    return wordCode(isa::kScatterConflictWords, word, 0);
   case D::Word:
     break;
   }
@@ -73,6 +92,21 @@ std::vector<uint64_t> iorScalars(const ir::Op& op) {
     if (auto upper = value(Id::TtriUpperOrLower); upper && *upper != 0)
       return {static_cast<uint64_t>(*upper)};
     break;
+  case isa::OpId::MGATHER:
+  case isa::OpId::MSCATTER: {
+    // One mode word (isa::gm); the table's capacity is the code generator's to add.
+    const bool gather = op.tileOp == isa::OpId::MGATHER;
+    isa::gm::Modes m;
+    auto code = [&](Id id) { return static_cast<unsigned>(value(id).value_or(0)); };
+    m.coalesce = code(gather ? Id::MgatherCoalesce : Id::MscatterCoalesce);
+    m.oob = code(gather ? Id::MgatherGatherOob : Id::MscatterScatterOob);
+    if (!gather) {
+      m.atomic = code(Id::MscatterAtomicOp);
+      m.conflict = code(Id::MscatterConflict);
+    }
+    if (const uint64_t word = isa::gm::modeWord(m)) return {word};
+    break;
+  }
   default:
     break;
   }

@@ -2,7 +2,9 @@
 // TPRINT, TFILLPAD*, TEXTRACT, TINSERT, TCONCAT, TPACK, TGATHERB, MGATHER and MSCATTER
 // (docs/runtime.md). Kernels are instantiated per element width (4-bit packed, 8, 16, 32, 64) and
 // chosen at load time.
+#include "isa/Fixpipe.h"
 #include "isa/Numerics.h"
+#include "isa/OpAttrs.h"
 #include "isa/Random.h"
 #include "runtime/Runtime.h"
 #include "runtime/cpu/KernelUtil.h"
@@ -436,33 +438,58 @@ template <unsigned Bits> struct GatherB {
   }
 };
 
-/// MGATHER / MSCATTER addressing. The index tile's shape picks pto-isa's coalesce mode: the
-/// same valid shape as the data tile is element mode (a flat table from the view's address);
-/// one index per data row (1 x R or R x 1) is row mode (table row idx at the view's row stride).
+/// MGATHER / MSCATTER addressing (pto-isa's Coalesce, GatherOOB, ScatterOOB, ScatterAtomicOp):
+/// the mode word is the block's third scalar (isa::gm). Row mode gathers table row idx[r] at
+/// the view's row stride; element mode reads a flat table from the view's address. Without a
+/// coalesce attribute the index tile's shape picks the mode: the data tile's valid shape is
+/// element mode, one index per data row (1 x R or R x 1) is row mode.
 struct GmIndexing {
   bool rowMode = false;
   uint32_t rows = 0, cols = 0;
+  isa::gm::Modes modes;
 };
 inline GmIndexing gmIndexing(const Core& c, const TileInst& t, const TileOperand& data,
                              const TileOperand& idx) {
   const Region d = sourceRegion(c, t, data), i = sourceRegion(c, t, idx);
-  GmIndexing g{false, d.rows, d.cols};
-  g.rowMode = !(i.rows == d.rows && i.cols == d.cols) && d.cols > 1 &&
-              ((i.rows == 1 && i.cols == d.rows) || (i.cols == 1 && i.rows == d.rows));
+  GmIndexing g{false, d.rows, d.cols, isa::gm::modesOf(t.scalar(c, 2))};
+  if (g.modes.coalesce != 0)
+    g.rowMode = g.modes.coalesce == isa::gm::kRow;
+  else
+    g.rowMode = !(i.rows == d.rows && i.cols == d.cols) && d.cols > 1 &&
+                ((i.rows == 1 && i.cols == d.rows) || (i.cols == 1 && i.rows == d.rows));
   return g;
 }
 inline int64_t rowIndex(Core& c, const TileOperand& oi, uint32_t r) {
   return oi.rows == 1 || oi.cols != 1 ? indexAt(c, oi, 0, r) : indexAt(c, oi, r, 0);
 }
 
-/// GM element address of data element (r, j).
-inline uint64_t gmAddress(Core& c, const TileInst& t, const GmIndexing& g, const TileOperand& oi,
-                          uint32_t r, uint32_t j, unsigned bits, bool& bad) {
+/// The table entry (row or element) index `k` names under the out-of-bounds policy, or
+/// nothing when the access is dropped (a gather's zero, a scatter's skip). A policy reads the
+/// index as pto-isa does, as a uint32; without one a negative index is an error (`bad`).
+inline std::optional<uint64_t> entryOf(int64_t k, const GmIndexing& g, bool gather, bool& bad) {
+  namespace gm = isa::gm;
+  const unsigned oob = g.modes.oob;
+  if (oob == 0) {
+    bad = k < 0;
+    return static_cast<uint64_t>(k);
+  }
+  const uint64_t u = static_cast<uint32_t>(k), cap = g.modes.capacity;
+  const bool clamp = gather ? oob == gm::kGatherClamp : oob == gm::kScatterClamp;
+  const bool wrap = gather ? oob == gm::kGatherWrap : oob == gm::kScatterWrap;
+  if (clamp) return std::min(u, cap - 1);
+  if (wrap) return u % cap;
+  if (u >= cap) return std::nullopt; // zero (gather) or skip (scatter)
+  return u;
+}
+
+/// GM element address of data element (r, j), or nothing when its access is dropped.
+inline std::optional<uint64_t> gmAddress(Core& c, const TileInst& t, const GmIndexing& g,
+                                         const TileOperand& oi, uint32_t r, uint32_t j,
+                                         unsigned bits, bool gather, bool& bad) {
   const uint64_t base = t.scalar(c, 0), stride = t.scalar(c, 1);
-  const int64_t k = g.rowMode ? rowIndex(c, oi, r) : indexAt(c, oi, r, j);
-  bad = k < 0;
-  return g.rowMode ? base + static_cast<uint64_t>(k) * stride + uint64_t{j} * bits / 8
-                   : base + static_cast<uint64_t>(k) * bits / 8;
+  const auto k = entryOf(g.rowMode ? rowIndex(c, oi, r) : indexAt(c, oi, r, j), g, gather, bad);
+  if (!k) return std::nullopt;
+  return g.rowMode ? base + *k * stride + uint64_t{j} * bits / 8 : base + *k * bits / 8;
 }
 
 template <unsigned Bits> struct MGather {
@@ -474,16 +501,46 @@ template <unsigned Bits> struct MGather {
     for (uint32_t r = 0; r < g.rows; ++r)
       for (uint32_t j = 0; j < g.cols; ++j) {
         bool bad = false;
-        const uint64_t a = gmAddress(c, t, g, oi, r, j, Bits, bad);
-        const uint8_t* p = bad ? nullptr : c.translate(a, (Bits + 7) / 8, "MGATHER", false);
+        const auto a = gmAddress(c, t, g, oi, r, j, Bits, true, bad);
+        if (!a) { // out of the table under gatherOob = zero
+          Raw<Bits>::set(db, od.elemOffset(r, j), 0);
+          continue;
+        }
+        const uint8_t* p = bad ? nullptr : c.translate(*a, (Bits + 7) / 8, "MGATHER", false);
         if (!p) return fail(c, "MGATHER: negative index in tile %" + oi.name);
         Raw<Bits>::set(db, od.elemOffset(r, j), Raw<Bits>::get(p, 0));
       }
   }
 };
 
+/// `old` combined with `v` by MSCATTER's atomic op (isa::gm codes) on `dtype` elements: add as
+/// the MTE3 atomic unit and TSTORE's atomic add do (isa::fix::atomicAdd), max and min by value
+/// (i32 signed, ui32 unsigned, f32 by IEEE order: a NaN source never replaces).
+uint64_t scatterCombine(unsigned atomic, isa::DType dtype, uint64_t old, uint64_t v) {
+  namespace gm = isa::gm;
+  if (atomic == gm::kAtomicAdd) return isa::fix::atomicAdd(dtype, old, v);
+  const bool max = atomic == gm::kAtomicMax;
+  bool greater = false; // v > old
+  if (dtype == isa::DType::F32) {
+    float a, b;
+    const uint32_t ob = static_cast<uint32_t>(old), vb = static_cast<uint32_t>(v);
+    std::memcpy(&a, &ob, 4);
+    std::memcpy(&b, &vb, 4);
+    if (b != b) return old;
+    if (max ? b > a || a != a : b < a || a != a) return v;
+    return old;
+  }
+  if (dtype == isa::DType::I32)
+    greater = static_cast<int32_t>(v) > static_cast<int32_t>(old);
+  else
+    greater = static_cast<uint32_t>(v) > static_cast<uint32_t>(old);
+  const bool less = !greater && static_cast<uint32_t>(v) != static_cast<uint32_t>(old);
+  return (max ? greater : less) ? v : old;
+}
+
 /// MSCATTER: in row-major order, so the last writer of a GM element wins (pto-isa's
-/// sequential semantics, A5 Conflict::Last).
+/// sequential semantics, A5 Conflict::Last; Conflict::Default may pick any writer, this one
+/// included); an atomic op combines every writer instead.
 template <unsigned Bits> struct MScatter {
   static void run(Core& c, const TileInst& t) {
     const TileOperand &os = t.tiles[t.src0], &oi = t.tiles[t.src1];
@@ -493,10 +550,14 @@ template <unsigned Bits> struct MScatter {
     for (uint32_t r = 0; r < g.rows; ++r)
       for (uint32_t j = 0; j < g.cols; ++j) {
         bool bad = false;
-        const uint64_t a = gmAddress(c, t, g, oi, r, j, Bits, bad);
-        uint8_t* p = bad ? nullptr : c.translate(a, (Bits + 7) / 8, "MSCATTER", true);
+        const auto a = gmAddress(c, t, g, oi, r, j, Bits, false, bad);
+        if (!a) continue; // out of the table under scatterOob = skip
+        uint8_t* p = bad ? nullptr : c.translate(*a, (Bits + 7) / 8, "MSCATTER", true);
         if (!p) return fail(c, "MSCATTER: negative index in tile %" + oi.name);
-        Raw<Bits>::set(p, 0, Raw<Bits>::get(sb, os.elemOffset(r, j)));
+        uint64_t v = Raw<Bits>::get(sb, os.elemOffset(r, j));
+        if (g.modes.atomic != 0)
+          v = scatterCombine(g.modes.atomic, os.dtype, Raw<Bits>::get(p, 0), v);
+        Raw<Bits>::set(p, 0, v);
       }
   }
 };

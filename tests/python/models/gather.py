@@ -120,41 +120,133 @@ def tgather_cmp_draw(draw, t, arch):
                 {"o_d": Expect("i32", want_d), "o_n": Expect("i32", want_n)}, f"{rows}x{cols} valid {vr}x{vc} {mode}")
 
 
-def mgather_draw(draw, t, arch):
-    """Element mode: dst[r,c] = table[idx[r,c]], the table flat in GM."""
-    rng = rng_of(draw)
+GATHER_OOB = ["undefined", "clamp", "wrap", "zero"]
+SCATTER_OOB = ["undefined", "skip", "clamp", "wrap"]
+
+
+def entry_of(k, cap, oob):
+    """The table entry index k names under an out-of-bounds policy, or None (dropped); a policy
+    reads the index as a uint32, as pto-isa does (docs/isa/MGATHER.md)."""
+    if oob == "undefined":
+        return int(k)
+    u = int(k) & 0xFFFFFFFF
+    if oob == "clamp":
+        return min(u, cap - 1)
+    if oob == "wrap":
+        return u % cap
+    return u if u < cap else None  # zero (gather) or skip (scatter)
+
+
+def draw_gm_indexed(draw, rng, t, gather):
+    """The common part of MGATHER / MSCATTER cases: the data tile, the coalesce mode (left out,
+    row or elem), the policy, the table (its partition is the data's valid shape: the capacity is
+    its rows in row mode, its elements in element mode) and the indices (some out of the table
+    when a policy is drawn)."""
     rows, cols, vr, vc = draw_shape(draw, t)
-    # the GM operand is a partition of the dst's valid shape: the table holds at least that
+    coalesce = draw(st.sampled_from(["", "row", "elem"]))
+    oob = draw(st.sampled_from(GATHER_OOB if gather else SCATTER_OOB))
+    row = coalesce == "row"
     tr, tc = vr + draw(st.integers(0, 4)), vc + draw(st.integers(0, 20))
+    cap = vr if row else vr * vc
+    limit = tr if row else tr * tc  # what an undefined policy may name
+    n = (1, vr) if row else (vr, vc)
+    if oob == "undefined":
+        idx = rng.integers(0, limit, size=n)
+    else:
+        idx = rng.integers(-3, cap + 6, size=n)
+    ix = core.Tile("ix", "i32", n[0], draw_cols(draw, "i32", n[1]), n[0], n[1])
+    attrs = ([f"coalesce = #pto<coalesce {coalesce}>"] if coalesce else []) + (
+        [f"{'gatherOob = #pto<gather_oob' if gather else 'scatterOob = #pto<scatter_oob'} {oob}>"]
+        if oob != "undefined" or draw(st.booleans()) else [])
+    return rows, cols, vr, vc, row, oob, tr, tc, cap, idx.astype(np.int32), ix, attrs
+
+
+def attr_dict(attrs):
+    return " {" + ", ".join(attrs) + "}" if attrs else ""
+
+
+def mgather_draw(draw, t, arch):
+    """dst[r,c] = table[idx[r,c]] (element mode, a flat table in GM) or dst[r,:] = table[idx[r],:]
+    (row mode), each index through the out-of-bounds policy (zero: a dropped one reads 0)."""
+    rng = rng_of(draw)
+    rows, cols, vr, vc, row, oob, tr, tc, cap, idx, ix, attrs = draw_gm_indexed(draw, rng, t, True)
     table = bits_of(rng, t, (tr, tc))
-    idx = rng.integers(0, tr * tc, size=(vr, vc)).astype(np.int32)
+    want = np.zeros((vr, vc), dtype=table.dtype)
+    flat = table.reshape(-1)
+    for r in range(vr):
+        for c in range(vc):
+            e = entry_of(idx[0, r] if row else idx[r, c], cap, oob)
+            if e is not None:
+                want[r, c] = table[e, c] if row else flat[e]
     dst = core.Tile("d", t, rows, cols, vr, vc)
-    ix = core.Tile("ix", "i32", rows, draw_cols(draw, "i32", vc), vr, vc)
     text = (f"kernel @k(%tab: !pto.tensor_view<{tr}x{tc}x{t}>, %g_ix: {ix.view()}, %o_d: {dst.view()}) {{\n"
             f"  tile %d : {dst.type()}\n  tile %ix : {ix.type()}\n  tload %ix, %g_ix[0, 0]\n"
-            f"  mgather %d, %tab[0, 0], %ix\n  tstore %o_d[0, 0], %d\n}}\n")
-    return Case(text, {"tab": table, "g_ix": idx}, {"o_d": Expect(t, table.reshape(-1)[idx], nan_bits=True)},
-                f"table {tr}x{tc}, {vr}x{vc} indices")
+            f"  mgather %d, %tab[0, 0], %ix{attr_dict(attrs)}\n  tstore %o_d[0, 0], %d\n}}\n")
+    return Case(text, {"tab": table, "g_ix": idx}, {"o_d": Expect(t, want, nan_bits=True)},
+                f"table {tr}x{tc}, {vr}x{vc} {'rows' if row else 'elements'}, oob {oob}, {attrs}")
+
+
+ATOMIC_TYPES = {  # docs/isa/MSCATTER.md, "Atomic Type Support"
+    ("a2a3", "add"): {"i8", "i16", "i32", "f16", "bf16", "f32"},
+    ("a5", "add"): {"i32", "ui32", "f32", "f16", "bf16"},
+    ("a5", "max"): {"i32", "ui32", "f32"},
+    ("a5", "min"): {"i32", "ui32", "f32"},
+}
+
+
+def combine(t, op, old, v):
+    """One atomic update of a table element (numpy carriers of type t)."""
+    if op == "add":
+        if t == "f32":
+            with np.errstate(all="ignore"):
+                return np.float32(old) + np.float32(v)
+        if t in core.FLOATS:
+            return core.encode(t, core.decode(t, np.array([old])) + core.decode(t, np.array([v])))[0]
+        return core.wrap(t, np.array([int(old) + int(v)]))[0]
+    if t == "f32":
+        if np.isnan(v):
+            return old
+        if np.isnan(old) or (v > old if op == "max" else v < old):
+            return v
+        return old
+    return max(old, v) if op == "max" else min(old, v)
 
 
 def mscatter_draw(draw, t, arch):
-    """Element mode: table[idx[r,c]] = src[r,c] (distinct indices: the writer order is the
-    implementation's); the rest of the table keeps its values."""
+    """table[idx[r,c]] = src[r,c] (element mode) or table[idx[r],:] = src[r,:] (row mode), in
+    row-major order (the last writer wins, A5's Conflict::Last), each index through the
+    out-of-bounds policy (skip: a dropped one writes nothing); an atomic op combines every
+    writer instead. The rest of the table keeps its values."""
     rng = rng_of(draw)
-    rows, cols, vr, vc = draw_shape(draw, t)
-    tr, tc = vr + draw(st.integers(0, 4)), vc + draw(st.integers(0, 20))
-    table = bits_of(rng, t, (tr, tc))
-    a = bits_of(rng, t, (vr, vc))
-    idx = rng.choice(tr * tc, size=vr * vc, replace=False).reshape(vr, vc).astype(np.int32)
-    want = table.copy().reshape(-1)
-    want[idx.reshape(-1)] = a.reshape(-1)
+    rows, cols, vr, vc, row, oob, tr, tc, cap, idx, ix, attrs = draw_gm_indexed(draw, rng, t, False)
+    atomics = [op for op in ("add", "max", "min") if t in ATOMIC_TYPES.get((arch, op), set())]
+    atomic = draw(st.sampled_from(["none"] + atomics))
+    if atomic != "none":
+        attrs.append(f"scatterAtomicOp = #pto<scatter_atomic_op {atomic}>")
+    elif arch == "a5" and draw(st.booleans()):
+        attrs.append(f"scatterConflict = #pto<scatter_conflict {draw(st.sampled_from(['last', 'default']))}>")
+    if oob == "undefined" and atomic == "none":  # distinct entries: no writer order to model
+        pool = (tr if row else tr * tc)
+        if pool >= idx.size:
+            idx = rng.choice(pool, size=idx.size, replace=False).reshape(idx.shape).astype(np.int32)
+    table = bits_of(rng, t, (tr, tc)) if atomic == "none" else core.random_values(rng, t, (tr, tc))
+    a = bits_of(rng, t, (vr, vc)) if atomic == "none" else core.random_values(rng, t, (vr, vc))
+    want = table.copy()
+    flat = want.reshape(-1)
+    for r in range(vr):
+        for c in range(vc):
+            e = entry_of(idx[0, r] if row else idx[r, c], cap, oob)
+            if e is None:
+                continue
+            at = (e, c) if row else (e // tc, e % tc)
+            want[at] = a[r, c] if atomic == "none" else combine(t, atomic, want[at], a[r, c])
     src = core.Tile("s0", t, rows, cols, vr, vc)
-    ix = core.Tile("ix", "i32", rows, draw_cols(draw, "i32", vc), vr, vc)
     text = (f"kernel @k(%tab: !pto.tensor_view<{tr}x{tc}x{t}>, %g_s0: {src.view()}, %g_ix: {ix.view()}) {{\n"
             f"  tile %s0 : {src.type()}\n  tile %ix : {ix.type()}\n  tload %s0, %g_s0[0, 0]\n  tload %ix, %g_ix[0, 0]\n"
-            f"  mscatter %tab[0, 0], %s0, %ix\n}}\n")
-    return Case(text, {"tab": table, "g_s0": a, "g_ix": idx}, {"tab": Expect(t, want.reshape(tr, tc), nan_bits=True)},
-                f"table {tr}x{tc}, {vr}x{vc} sources")
+            f"  mscatter %tab[0, 0], %s0, %ix{attr_dict(attrs)}\n}}\n")
+    return Case(text, {"tab": table, "g_s0": a, "g_ix": idx},
+                {"tab": Expect(t, want, nan_bits=atomic == "none")},
+                f"table {tr}x{tc}, {vr}x{vc} {'rows' if row else 'elements'}, oob {oob}, {attrs}")
 
 
 def thistogram_draw(draw, t, arch):
