@@ -39,6 +39,7 @@ Error checkGmAccess(const ObjectFile& obj, size_t i, uint64_t prev) {
     return what + " is not known but has an offset, size, symbol, loop or stride";
   if (a.known && a.bytes == 0) return what + " is known but covers no bytes";
   if (a.loop == 0 && a.stride != 0) return what + " has a stride but no loop";
+  if (a.loop != 0 && a.stride == 0) return what + " has a loop but no stride";
   if (i > 0 && a.textOffset < prev)
     return what + " is not sorted by text offset (" + support::hex0x(a.textOffset) + " after " +
            support::hex0x(prev) + ")";

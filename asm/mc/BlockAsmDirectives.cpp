@@ -468,9 +468,8 @@ void Assembler::gmAccessDirective(const std::vector<Token>& t) {
   if (!a.known &&
       (seen.count("offset") || seen.count("symbol") || seen.count("loop") || seen.count("stride")))
     return error(at(t[0]), "a .gmaccess of unknown bytes (no bytes=) takes only param=");
-  if ((a.loop == 0) != (a.stride == 0))
-    return error(at(t[0]), "a .gmaccess moves with a loop by a stride: give both loop= and "
-                           "stride= (neither when its address is fixed)");
+  // The fields' other rules are the reader's (obj::checkGmAccess, at the end): one rule set for
+  // the object, its writer and this listing, so a listing without warnings reassembles.
   obj_.gmAccesses.push_back(a);
   gmAccessLocs_.push_back(at(t[0]));
 }
