@@ -155,6 +155,17 @@ inline constexpr unsigned kRow = 1, kElem = 2;
 inline constexpr unsigned kGatherClamp = 1, kGatherWrap = 2, kGatherZero = 3;
 inline constexpr unsigned kScatterSkip = 1, kScatterClamp = 2, kScatterWrap = 3;
 inline constexpr unsigned kAtomicAdd = 1, kAtomicMax = 2, kAtomicMin = 3;
+
+/// The coalesce mode when the attribute is left out: the index tile's valid shape picks it. One
+/// index per data row (1 x R or R x 1, the data having more than one column) gathers rows;
+/// anything else gathers elements. The verifier, the encoder and every backend ask this.
+constexpr unsigned inferredCoalesce(uint32_t dataRows, uint32_t dataCols, uint32_t idxRows,
+                                    uint32_t idxCols) {
+  const bool same = idxRows == dataRows && idxCols == dataCols;
+  const bool row = !same && dataCols > 1 &&
+                   ((idxRows == 1 && idxCols == dataRows) || (idxCols == 1 && idxRows == dataRows));
+  return row ? kRow : kElem;
+}
 } // namespace gm
 
 } // namespace pto::isa

@@ -120,12 +120,7 @@ std::variant<uint64_t, std::string> gmModeWord(const Function& fn, const Op& op,
         i.validCols == kDynamic)
       return std::string("an out-of-bounds policy with valid shapes known only at run time and "
                          "no coalesce attribute (write coalesce = row or elem)");
-    // The rule the backends apply when the attribute is left out (isa::gm::Modes).
-    const bool same = i.validRows == d.validRows && i.validCols == d.validCols;
-    const bool row = !same && d.validCols > 1 &&
-                     ((i.validRows == 1 && i.validCols == d.validRows) ||
-                      (i.validCols == 1 && i.validRows == d.validRows));
-    m.coalesce = row ? isa::gm::kRow : isa::gm::kElem;
+    m.coalesce = isa::gm::inferredCoalesce(d.validRows, d.validCols, i.validRows, i.validCols);
   }
   const std::vector<int64_t>& shape = fn.type(table).shape;
   uint64_t capacity = 1;

@@ -7,16 +7,6 @@
 
 namespace pto::as::verify {
 
-namespace {
-
-bool oneOf(isa::DType t, std::initializer_list<isa::DType> set) {
-  for (isa::DType s : set)
-    if (s == t) return true;
-  return false;
-}
-
-} // namespace
-
 void Verifier::checkGmIndexed(const Op& op, const std::string& name,
                               const std::vector<Operand>& ops) {
   using isa::DType;
@@ -42,7 +32,6 @@ void Verifier::checkGmIndexed(const Op& op, const std::string& name,
     return ir::attrReading(op, id) ? ir::attrReading(op, id)->value : std::nullopt;
   };
   auto code = [&](Id id) { return static_cast<unsigned>(value(id).value_or(0)); };
-  auto at = [&](Id) { return op.loc; };
   if (i.dtype != DType::I32 && i.dtype != DType::U32)
     return dtypeError(*idx, name, "index tile must be i32 or ui32, found " + dt(i.dtype));
   // The coalesce mode: rows need an index of one row (or, on A5, one column) of R, elements an
@@ -75,33 +64,31 @@ void Verifier::checkGmIndexed(const Op& op, const std::string& name,
     return diags_.error(op.loc, "'" + name + "' with an out-of-bounds policy and valid shapes " +
                                     "known only at run time needs coalesce = row or elem");
   if (oob != 0 && !staticTable)
-    return diags_.error(at(gather ? Id::MgatherGatherOob : Id::MscatterScatterOob),
-                        "'" + name + "' with an out-of-bounds policy needs a table view of " +
-                            "static shape (its capacity), found " + toString(table));
+    return diags_.error(op.loc, "'" + name +
+                                    "' with an out-of-bounds policy needs a table view of " +
+                                    "static shape (its capacity), found " + toString(table));
   if (!gather) {
     if (op.attr("scatterConflict") && !a5)
-      return diags_.error(at(Id::MscatterConflict),
-                          "'" + name + "' expects scatterConflict only on A5 targets");
+      return diags_.error(op.loc, "'" + name + "' expects scatterConflict only on A5 targets");
     const unsigned atomic = code(Id::MscatterAtomicOp);
-    const bool addType =
-        a5 ? oneOf(d.dtype, {DType::I32, DType::U32, DType::F32, DType::F16, DType::BF16})
-           : oneOf(d.dtype,
-                   {DType::I8, DType::I16, DType::I32, DType::F16, DType::BF16, DType::F32});
-    if (atomic == isa::gm::kAtomicAdd && !addType)
-      return dtypeError(
-          *data, name,
-          "atomic add on " + archName() + " takes " +
-              (a5 ? "i32, ui32, f32, f16 or bf16" : "i8, i16, i32, f16, bf16 or f32") +
-              " data, found " + dt(d.dtype));
+    const isa::DTypeSet addTypes =
+        a5 ? isa::DTypeSet{DType::I32, DType::U32, DType::F32, DType::F16, DType::BF16}
+           : isa::DTypeSet{DType::I8, DType::I16, DType::I32, DType::F16, DType::BF16, DType::F32};
+    if (atomic == isa::gm::kAtomicAdd && !addTypes.contains(d.dtype))
+      return dtypeError(*data, name,
+                        "atomic add on " + archName() + " takes " + addTypes.describe() +
+                            " data, found " + dt(d.dtype));
     if (atomic == isa::gm::kAtomicMax || atomic == isa::gm::kAtomicMin) {
       const std::string which = atomic == isa::gm::kAtomicMax ? "max" : "min";
       if (!a5)
-        return diags_.error(at(Id::MscatterAtomicOp),
+        return diags_.error(op.loc,
                             "'" + name + "' atomic " + which +
                                 " is A5 only (A2/A3's MTE3 path has no atomic max or min unit)");
-      if (!oneOf(d.dtype, {DType::I32, DType::U32, DType::F32}))
+      const isa::DTypeSet maxMinTypes{DType::I32, DType::U32, DType::F32};
+      if (!maxMinTypes.contains(d.dtype))
         return dtypeError(*data, name,
-                          "atomic " + which + " takes i32, ui32 or f32 data, found " + dt(d.dtype));
+                          "atomic " + which + " takes " + maxMinTypes.describe() + " data, found " +
+                              dt(d.dtype));
     }
   }
   if (a5) return;

@@ -452,11 +452,10 @@ inline GmIndexing gmIndexing(const Core& c, const TileInst& t, const TileOperand
                              const TileOperand& idx) {
   const Region d = sourceRegion(c, t, data), i = sourceRegion(c, t, idx);
   GmIndexing g{false, d.rows, d.cols, isa::gm::modesOf(t.scalar(c, 2))};
-  if (g.modes.coalesce != 0)
-    g.rowMode = g.modes.coalesce == isa::gm::kRow;
-  else
-    g.rowMode = !(i.rows == d.rows && i.cols == d.cols) && d.cols > 1 &&
-                ((i.rows == 1 && i.cols == d.rows) || (i.cols == 1 && i.rows == d.rows));
+  const unsigned coalesce = g.modes.coalesce != 0
+                                ? g.modes.coalesce
+                                : isa::gm::inferredCoalesce(d.rows, d.cols, i.rows, i.cols);
+  g.rowMode = coalesce == isa::gm::kRow;
   return g;
 }
 inline int64_t rowIndex(Core& c, const TileOperand& oi, uint32_t r) {
