@@ -25,6 +25,7 @@ Pipe pipeOf(OpId op, std::optional<Loc> src, std::optional<Loc> dst, Arch arch) 
     if (*dst == Loc::Mat) return Pipe::FIX;
     return Pipe::V;
   case OpId::TINSERT:
+    if (src && dst && *src == Loc::Vec && *dst == Loc::Vec) return Pipe::V; // a UB copy
     if (arch != Arch::A5 || !dst) return Pipe::FIX;
     return *dst == Loc::Mat ? Pipe::MTE3 : Pipe::V;
   case OpId::TSCATTER:
@@ -42,11 +43,14 @@ struct WindowPair {
   Loc src, dst;
   bool a5Only;
 };
+// pto-isa's TExtract / TInsert per arch. Vec->vec (a UB copy of ND tiles) is on both: A2/A3 gained
+// it in pto-isa's a2a3 TExtract.hpp / TInsert.hpp (2026), with its own rules (the verifier's
+// checkWindowMove).
 constexpr WindowPair kWindowPairs[] = {
     {OpId::TEXTRACT, Loc::Mat, Loc::Left, false},   {OpId::TEXTRACT, Loc::Mat, Loc::Right, false},
     {OpId::TEXTRACT, Loc::Mat, Loc::Scaling, true}, {OpId::TEXTRACT, Loc::Vec, Loc::Mat, true},
-    {OpId::TEXTRACT, Loc::Vec, Loc::Vec, true},     {OpId::TINSERT, Loc::Acc, Loc::Mat, false},
-    {OpId::TINSERT, Loc::Vec, Loc::Mat, true},      {OpId::TINSERT, Loc::Vec, Loc::Vec, true},
+    {OpId::TEXTRACT, Loc::Vec, Loc::Vec, false},    {OpId::TINSERT, Loc::Acc, Loc::Mat, false},
+    {OpId::TINSERT, Loc::Vec, Loc::Mat, true},      {OpId::TINSERT, Loc::Vec, Loc::Vec, false},
 };
 } // namespace
 

@@ -135,7 +135,9 @@ private:
   /// TEXTRACT/TINSERT: the location pairs of the arch (isa::windowPairSupported); vec->vec
   /// windows address plain row-major (ND) tiles only.
   void checkWindowMove(const isa::OpInfo& info, const std::string& name,
-                       const std::vector<const Operand*>& tiles);
+                       const std::vector<const Operand*>& tiles, const std::vector<Operand>& ops);
+  void checkVecWindowA2A3(const isa::OpInfo& info, const std::string& name, const Operand& src,
+                          const Operand& dst, const std::vector<Operand>& ops);
   void dtypeError(const Operand& o, const std::string& name, const std::string& why);
   /// The element types of the operands under the op's type rule and the arch's dtype set.
   void checkTypes(const isa::OpInfo& info, const std::string& name, const std::vector<Operand>& ops,

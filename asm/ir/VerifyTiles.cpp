@@ -245,6 +245,8 @@ void Verifier::checkTileOp(const Op& op) {
   if (!ok) return;
   checkAttributeScalars(op, name);
   checkLocations(info, name, tiles);
+  if (info.id == isa::OpId::TEXTRACT || info.id == isa::OpId::TINSERT)
+    checkWindowMove(info, name, tiles, ops);
   checkTypes(info, name, ops, dst);
   checkShapes(info, name, ops, dst);
   checkIndexCoverage(info, name, ops, dst);
@@ -314,8 +316,6 @@ void Verifier::checkLocations(const isa::OpInfo& info, const std::string& name,
       }
     }
   }
-  if (info.id == isa::OpId::TEXTRACT || info.id == isa::OpId::TINSERT)
-    checkWindowMove(info, name, tiles);
   if (info.id == isa::OpId::TLOAD || info.id == isa::OpId::TPREFETCH) {
     for (const Operand* o : tiles)
       if (o->role->isOutput && tileOf(*o).loc != Loc::Vec && tileOf(*o).loc != Loc::Mat)
@@ -325,7 +325,8 @@ void Verifier::checkLocations(const isa::OpInfo& info, const std::string& name,
 }
 
 void Verifier::checkWindowMove(const isa::OpInfo& info, const std::string& name,
-                               const std::vector<const Operand*>& tiles) {
+                               const std::vector<const Operand*>& tiles,
+                               const std::vector<Operand>& ops) {
   const Operand* src = nullptr;
   const Operand* dst = nullptr;
   for (const Operand* o : tiles)
@@ -353,6 +354,38 @@ void Verifier::checkWindowMove(const isa::OpInfo& info, const std::string& name,
             std::string(isa::spelling(tileOf(bad).blayout)) + "/" +
             std::string(isa::spelling(tileOf(bad).slayout)));
     noteDef(bad.value, bad.loc);
+    return;
+  }
+  if (s.loc == Loc::Vec && d.loc == Loc::Vec && arch_ != isa::Arch::A5)
+    checkVecWindowA2A3(info, name, *src, *dst, ops);
+}
+
+/// TEXTRACT / TINSERT vec -> vec on A2/A3 (pto-isa's CheckT{Extract,Insert}VecToVecCommon and its
+/// ND dispatch): nine element types, and a column index whose byte offset is a whole 32-byte
+/// block unless the window is one element (the scalar path). A run-time index is the kernel's
+/// to keep aligned, as pto-isa's PTO_ASSERT leaves it.
+void Verifier::checkVecWindowA2A3(const isa::OpInfo& info, const std::string& name,
+                                  const Operand& src, const Operand& dst,
+                                  const std::vector<Operand>& ops) {
+  using isa::DType;
+  const isa::DTypeSet types{DType::I8,   DType::U8,  DType::I16, DType::U16, DType::F16,
+                            DType::BF16, DType::F32, DType::I32, DType::U32};
+  const TileType& d = tileOf(dst);
+  if (!types.contains(d.dtype))
+    return dtypeError(dst, name,
+                      "from vec to vec on a2a3 moves " + types.describe() + " data, found " +
+                          dt(d.dtype));
+  const TileType& window = tileOf(info.id == isa::OpId::TEXTRACT ? dst : src);
+  if (window.validRows == 1 && window.validCols == 1) return;
+  for (const Operand& o : ops) {
+    if (o.role->id != isa::RoleId::Col) continue;
+    const std::optional<int64_t> col = constValue(o.value);
+    const int64_t bytes = col ? *col * isa::bitWidth(d.dtype) / 8 : 0;
+    if (bytes % 32 != 0)
+      diags_.error(o.loc, "'" + name + "' from vec to vec on a2a3 needs a column index of whole " +
+                              "32-byte blocks (pto-isa: \"indexCol bytes must be 32-byte " +
+                              "aligned (A3 limitation)\"), found column " + std::to_string(*col) +
+                              " of " + dt(d.dtype) + " (" + std::to_string(bytes) + " bytes)");
   }
 }
 
@@ -513,7 +546,7 @@ void Verifier::checkInsertTypes(const std::string& name, const std::vector<Opera
   if (s != d)
     dtypeError(*dst, name,
                "copies " + dt(s) + " into " + article(dt(d)) + " tile; only acc sources convert");
-  else if (!supported)
+  else if (!supported && arch_ == isa::Arch::A5) // A2/A3's vec -> vec set: checkVecWindowA2A3
     dtypeError(*dst, name,
                "moves fp8, f16, bf16, f32, 8-bit or 32-bit integer elements, found " + dt(d));
 }

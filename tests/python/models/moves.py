@@ -48,12 +48,33 @@ def tmov_draw(draw, t, arch):
     return Case(text, {"g_s0": a}, {"o_d": Expect(t, a.copy(), nan_bits=True)}, f"{rows}x{cols} valid {vr}x{vc}")
 
 
+# Vec -> vec windows on A2/A3 (pto-isa's a2a3 TExtract / TInsert, CheckT*VecToVecCommon): these
+# element types, and a column index of whole 32-byte blocks unless the window is one element.
+A2A3_VEC_WINDOW = ("i8", "ui8", "i16", "ui16", "f16", "bf16", "f32", "i32", "ui32")
+
+
+def window_col(draw, t, arch, room, one_element):
+    """A column position in 0..room; on A2/A3 a multiple of a 32-byte block unless the window is
+    one element."""
+    if arch == "a5" or one_element:
+        return draw(st.integers(0, room))
+    step = 32 // core.nbytes(t)
+    return step * draw(st.integers(0, room // step))
+
+
+def window_dtypes(op):
+    def dtypes(arch):
+        table = [t for t in core.op_table()[op].dtypes[arch] if t in core.CARRIER]
+        return table if arch == "a5" else [t for t in table if t in A2A3_VEC_WINDOW]
+    return dtypes
+
+
 def textract_draw(draw, t, arch):
     rng = rng_of(draw)
     rows, cols, vr, vc = draw_shape(draw, t, max_rows=10)
     src = core.Tile("s0", t, rows, cols, rows, cols)
     dr, dc = draw(st.integers(1, rows)), draw(st.integers(1, cols))
-    r0, c0 = draw(st.integers(0, rows - dr)), draw(st.integers(0, cols - dc))
+    r0, c0 = draw(st.integers(0, rows - dr)), window_col(draw, t, arch, cols - dc, dr == dc == 1)
     dst = core.Tile("d", t, dr, draw_cols(draw, t, dc), dr, dc)
     a = bits_of(rng, t, (rows, cols))
     text = core.kernel([src], [dst], [f"textract %d, %s0, {r0}, {c0}"])
@@ -66,7 +87,7 @@ def tinsert_draw(draw, t, arch):
     rows, cols, _, _ = draw_shape(draw, t, max_rows=10)
     dst = core.Tile("d", t, rows, cols, rows, cols)
     sr, sc = draw(st.integers(1, rows)), draw(st.integers(1, cols))
-    r0, c0 = draw(st.integers(0, rows - sr)), draw(st.integers(0, cols - sc))
+    r0, c0 = draw(st.integers(0, rows - sr)), window_col(draw, t, arch, cols - sc, sr == sc == 1)
     src = core.Tile("s0", t, sr, draw_cols(draw, t, sc), sr, sc)
     base, a = bits_of(rng, t, (rows, cols)), bits_of(rng, t, (sr, sc))
     want = base.copy()
@@ -218,12 +239,13 @@ def tpack_draw(draw, pair, arch):
 register("tload", "move", load_store_draw, dtypes=table_dtypes("tload"))
 register("tstore", "move", load_store_draw, dtypes=table_dtypes("tstore"))
 register("tmov", "move", tmov_draw, dtypes=table_dtypes("tmov"))
-register("textract", "move", textract_draw, dtypes=table_dtypes("textract", a5_only=True))
-# The vec -> vec TINSERT the models exercise moves fp8, f16, bf16, f32, 8- and 32-bit integers
-# (pto-isa's a5 TInsert, the verifier's rule); the op table's set also covers the cube paths.
+register("textract", "move", textract_draw, dtypes=window_dtypes("textract"))
+# The vec -> vec TINSERT the models exercise on A5 moves fp8, f16, bf16, f32, 8- and 32-bit
+# integers (pto-isa's a5 TInsert, the verifier's rule); the op table's set also covers the cube
+# paths. A2/A3 moves A2A3_VEC_WINDOW.
 register("tinsert", "move", tinsert_draw,
-         dtypes=lambda arch: [t for t in table_dtypes("tinsert", a5_only=True)(arch)
-                              if t not in ("i16", "ui16", "i64", "ui64")])
+         dtypes=lambda arch: [t for t in window_dtypes("tinsert")(arch)
+                              if arch != "a5" or t not in ("i16", "ui16", "i64", "ui64")])
 register("ttrans", "move", ttrans_draw, dtypes=table_dtypes("ttrans"))
 for _op in ("tfillpad", "tfillpad_inplace", "tfillpad_expand"):
     register(_op, "move", fillpad_draw(_op), dtypes=table_dtypes(_op))
