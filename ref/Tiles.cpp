@@ -172,9 +172,10 @@ std::optional<Failure> Machine::scalarMemory(Frame& f, const Op& op) {
     f.v[op.results[0]] = core_.offsetAddress(scalar(f, ptr), offset, bits / 8);
     return std::nullopt;
   }
-  // A 1-D view of GM (the verifier's rule) is its base pointer when its stride is 1.
+  // A 1-D view of GM or a partition of one (the verifier's rule) is its base pointer when its
+  // stride is 1.
   uint64_t base = 0;
-  if (f.fn->type(ptr).kind == TypeKind::TensorView) {
+  if (f.fn->type(ptr).isView()) {
     const ViewVal& v = std::get<ViewVal>(f.v[ptr]);
     if (v.strides.size() != 1 || v.strides[0] != 1)
       return unsupported(op, "'" + op.name + "' through a view whose stride is not 1");

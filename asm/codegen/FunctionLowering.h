@@ -125,6 +125,7 @@ struct PartRegs {
   VReg addr = kNoVReg;
   VReg rowStride = kNoVReg;
   bool dn = false;
+  ValueId source = kNoValue; // the view it partitions
   struct Outer {
     int64_t size;
     VReg strideBytes;

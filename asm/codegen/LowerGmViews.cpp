@@ -101,6 +101,7 @@ void FunctionLowering::lowerPartition(const Op& op) {
   unsigned elemBits = isa::bitWidth(v.elem);
   PartRegs p;
   p.dn = v.dn;
+  p.source = op.operands[0];
   // Dimensions before the last two that span more than one element: a stack of 2-D slices,
   // counted at run time when a size of the partition is dynamic.
   bool dynamic = false;

@@ -415,9 +415,17 @@ void FunctionLowering::lowerScalarMemory(const Op& op) {
   unsigned bytes = std::max(1u, isa::bitWidth(elem) / 8);
   unsigned shift = static_cast<unsigned>(std::countr_zero(bytes));
   VReg p = kNoVReg, o = reg(off);
-  if (fn_.type(ptr).kind == TypeKind::TensorView) {
-    // A 1-D view (the verifier's rule) of unit stride: its base is the pointer.
-    auto v = views_.find(ptr);
+  const TypeKind kind = fn_.type(ptr).kind;
+  if (kind == TypeKind::TensorView || kind == TypeKind::PartView) {
+    // A 1-D view or partition of one (the verifier's rule) of unit stride: its base, or the
+    // partition's first element, is the pointer.
+    const PartRegs* part = nullptr;
+    if (kind == TypeKind::PartView) {
+      auto it = parts_.find(ptr);
+      if (it == parts_.end()) return missing(op.loc, "this partition");
+      part = &it->second;
+    }
+    auto v = views_.find(part ? part->source : ptr);
     if (v == views_.end()) return missing(op.loc, "this view");
     const std::optional<int64_t> stride =
         !v->second.constStrides.empty() ? std::optional<int64_t>(v->second.constStrides[0])
@@ -425,7 +433,7 @@ void FunctionLowering::lowerScalarMemory(const Op& op) {
                                         : std::nullopt;
     if (stride != 1)
       return unsupported(op.loc, "'" + op.name + "' through a view whose stride is not 1");
-    p = v->second.base;
+    p = part ? part->addr : v->second.base;
   } else {
     p = reg(ptr);
   }

@@ -266,11 +266,13 @@ void Verifier::checkScalarMemory(const Op& op) {
   ValueId ptr = op.operands[load ? 0 : 1];
   const Type& pt = type(ptr);
   const Type& vt = type(load ? op.results[0] : op.operands[0]);
-  // A GM pointer, or a 1-D view of GM (a memref<?xT> argument, as PTOAS's tests pass one).
-  const bool view1d = pt.kind == TypeKind::TensorView && pt.shape.size() == 1;
+  // A GM pointer, or a 1-D view of GM (a memref<?xT> argument, as PTOAS's tests pass one) or a
+  // partition of one (a memref.subview of it).
+  const bool view1d = pt.isView() && pt.shape.size() == 1;
   if (pt.kind != TypeKind::Ptr && !view1d) {
     diags_.error(op.operandLocs[load ? 0 : 1],
-                 "'" + op.name + "' needs a !pto.ptr operand or a 1-D view, found " + toString(pt));
+                 "'" + op.name + "' needs a !pto.ptr operand or a 1-D view or partition, found " +
+                     toString(pt));
     return;
   }
   if (!type(op.operands[load ? 1 : 2]).isIntLike())
