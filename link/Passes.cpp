@@ -1,6 +1,7 @@
 // The passes of the link (link/Passes.h, docs/linking.md "The passes"); the table that runs
 // them, and link(), are link/Linker.cpp; the sync passes are link/AutoSync.cpp.
 #include "link/Passes.h"
+#include "isa/TileLayout.h"
 #include "link/Slots.h"
 
 #include "link/Patch.h"
@@ -24,13 +25,21 @@ std::string shapeOf(const obj::TileDesc& t) {
 
 /// The bytes a view spans from its first element: (rows - 1) row pitches plus its valid columns
 /// (a column subset such as the right half of a 1x128 tile ends where its parent does). A
-/// dynamic valid width may reach the end of its row.
+/// dynamic valid width may reach the end of its row. A column-major or boxed view (which keeps its
+/// parent's rows as its pitch) spans up to its last valid element when its valid shape is static.
 uint64_t viewBytes(const obj::TileDesc& t) {
   const uint64_t bits = isa::bitWidth(t.dtype);
   const uint64_t pitch = (static_cast<uint64_t>(t.cols) * bits + 7) / 8;
-  if (t.rows == 0 || pitch == 0 || t.blayout != isa::BLayout::RowMajor ||
-      t.slayout != isa::SLayout::NoneBox)
-    return tileBytes(t);
+  if (t.rows == 0 || pitch == 0) return tileBytes(t);
+  if (t.blayout != isa::BLayout::RowMajor || t.slayout != isa::SLayout::NoneBox) {
+    if (t.validRows <= 0 || t.validCols <= 0 || static_cast<uint32_t>(t.validRows) > t.rows ||
+        static_cast<uint32_t>(t.validCols) > t.cols)
+      return tileBytes(t);
+    const uint64_t last = isa::elementOffset(
+        t.blayout, t.slayout, isa::innerBox(t.dtype, t.slayout, t.fractal), t.rows, t.cols,
+        static_cast<uint32_t>(t.validRows) - 1, static_cast<uint32_t>(t.validCols) - 1);
+    return std::min(tileBytes(t), ((last + 1) * bits + 7) / 8);
+  }
   const uint64_t last = t.validCols > 0 && static_cast<uint32_t>(t.validCols) <= t.cols
                             ? (static_cast<uint64_t>(t.validCols) * bits + 7) / 8
                             : pitch - t.aliasOffset % pitch;

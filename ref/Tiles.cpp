@@ -6,6 +6,7 @@
 #include "isa/Numerics.h"
 #include "isa/OpAttrs.h"
 #include "isa/Random.h"
+#include "isa/TileLayout.h"
 #include "ref/Exec.h"
 #include "ref/Scalar.h"
 #include "support/Numbers.h"
@@ -40,19 +41,9 @@ rt::TileOperand Machine::operand(const TileVal& t, const std::string& name) cons
   o.validCols = static_cast<int32_t>(t.type.validCols);
   o.pad = t.type.pad;
   o.name = name;
-  if (t.type.slayout != isa::SLayout::NoneBox) { // the fractal box (reference 4.3)
-    const unsigned bytes = std::max(1u, isa::bitWidth(t.type.dtype) / 8);
-    const bool rowBox = t.type.slayout == isa::SLayout::RowMajor;
-    if (t.type.fractal == 1024)
-      o.innerRows = o.innerCols = 16;
-    else if (t.type.fractal == 32) {
-      o.innerRows = rowBox ? 16 : 2;
-      o.innerCols = rowBox ? 2 : 16;
-    } else {
-      o.innerRows = rowBox ? 16 : 32 / bytes;
-      o.innerCols = rowBox ? 32 / bytes : 16;
-    }
-  }
+  const isa::InnerBox box = isa::innerBox(t.type.dtype, t.type.slayout, t.type.fractal);
+  o.innerRows = box.rows; // the fractal box (reference 4.3)
+  o.innerCols = box.cols;
   return o;
 }
 
@@ -226,9 +217,10 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     t.validRows = t.type.validRows;
     t.validCols = t.type.validCols;
     if (op.kind == OpKind::Subset) {
-      if (src.type.slayout != isa::SLayout::NoneBox)
-        return unsupported(op, "'" + op.name + "' of a boxed tile");
       const uint64_t r = scalar(f, op.operands[1]), c = scalar(f, op.operands[2]);
+      const isa::InnerBox box = isa::innerBox(src.type.dtype, src.type.slayout, src.type.fractal);
+      if (src.type.slayout != isa::SLayout::NoneBox && (r % box.rows != 0 || c % box.cols != 0))
+        return unsupported(op, ir::boxedSubsetOffsetError(op.name, r, c, box));
       if (!op.name.ends_with("subview")) {
         // pto.subset's dynamic valid extent: the parent's less the offset, within 0..size.
         auto extent = [](int64_t parent, int64_t phys, uint64_t off, int64_t size) {
@@ -242,18 +234,32 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
         if (t.validCols == ir::kDynamic)
           t.validCols = extent(src.validCols, src.type.cols, c, op.ints[1]);
       }
-      // A view keeps its parent's pitch (rows per column for a column-major parent).
+      // A view keeps its parent's pitch (rows per column for a column-major parent, the rows of
+      // its box columns for a boxed one) and starts at (r, c)'s element.
       const bool colMajor = src.type.blayout == isa::BLayout::ColMajor;
-      const uint64_t element = colMajor ? c * static_cast<uint64_t>(src.type.rows) + r
-                                        : r * static_cast<uint64_t>(src.type.cols) + c;
+      const uint64_t element =
+          r >= static_cast<uint64_t>(src.type.rows) || c >= static_cast<uint64_t>(src.type.cols)
+              ? (colMajor ? c * static_cast<uint64_t>(src.type.rows) + r
+                          : r * static_cast<uint64_t>(src.type.cols) + c)
+              : isa::elementOffset(src.type.blayout, src.type.slayout, box,
+                                   static_cast<uint32_t>(src.type.rows),
+                                   static_cast<uint32_t>(src.type.cols), static_cast<uint32_t>(r),
+                                   static_cast<uint32_t>(c));
       // Its valid region must lie in the parent's storage (offsets known only at run time are
       // checked here; the backends check them where the view is bound and used).
       const uint64_t vr = t.validRows >= 0 ? static_cast<uint64_t>(t.validRows) : t.type.rows,
                      vc = t.validCols >= 0 ? static_cast<uint64_t>(t.validCols) : t.type.cols;
-      const uint64_t pitch = colMajor ? src.type.rows : src.type.cols;
-      const uint64_t extent = vr == 0 || vc == 0 ? 0
-                              : colMajor         ? (vc - 1) * pitch + vr
-                                                 : (vr - 1) * pitch + vc;
+      // The elements up to its last valid one, laid out with its parent's pitch.
+      const uint64_t viewRows = colMajor ? src.type.rows : t.type.rows,
+                     viewCols = colMajor ? t.type.cols : src.type.cols;
+      const uint64_t extent =
+          vr == 0 || vc == 0 ? 0
+          : vr > viewRows || vc > viewCols
+              ? (colMajor ? (vc - 1) * viewRows + vr : (vr - 1) * viewCols + vc)
+              : isa::elementOffset(src.type.blayout, src.type.slayout, box,
+                                   static_cast<uint32_t>(viewRows), static_cast<uint32_t>(viewCols),
+                                   static_cast<uint32_t>(vr - 1), static_cast<uint32_t>(vc - 1)) +
+                    1;
       const uint64_t parentElems = static_cast<uint64_t>(src.type.rows) * src.type.cols;
       if (r >= parentElems || c >= parentElems || element + extent > parentElems)
         return Failure{op.loc, "'" + op.name + "' at (" + std::to_string(r) + ", " +

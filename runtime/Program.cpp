@@ -16,17 +16,9 @@ namespace enc = isa::enc;
 namespace code = obj::code;
 
 void innerBox(TileOperand& t, uint16_t fractal) {
-  if (t.slayout == isa::SLayout::NoneBox) return;
-  unsigned bytes = std::max(1u, isa::bitWidth(t.dtype) / 8);
-  if (fractal == 1024) {
-    t.innerRows = t.innerCols = 16;
-  } else if (fractal == 32) {
-    t.innerRows = t.slayout == isa::SLayout::RowMajor ? 16 : 2;
-    t.innerCols = t.slayout == isa::SLayout::RowMajor ? 2 : 16;
-  } else {
-    t.innerRows = t.slayout == isa::SLayout::RowMajor ? 16 : 32 / bytes;
-    t.innerCols = t.slayout == isa::SLayout::RowMajor ? 32 / bytes : 16;
-  }
+  const isa::InnerBox box = isa::innerBox(t.dtype, t.slayout, fractal);
+  t.innerRows = box.rows;
+  t.innerCols = box.cols;
 }
 
 class FunctionDecoder {

@@ -5,6 +5,7 @@
 
 #include "asm/mc/ImageCode.h"
 #include "isa/Encoding.h"
+#include "isa/TileLayout.h"
 #include "obj/Image.h"
 #include "runtime/Runtime.h"
 #include "support/Numbers.h"
@@ -176,18 +177,7 @@ struct TileOperand {
   }
   /// Element offset of (r, c) (reference 4.3, GetTileElementOffset).
   size_t elemOffset(uint32_t r, uint32_t c) const {
-    if (slayout == isa::SLayout::NoneBox)
-      return blayout == isa::BLayout::RowMajor ? size_t{r} * cols + c : size_t{c} * rows + r;
-    const uint32_t IR = innerRows, IC = innerCols, sr = r / IR, ir = r % IR, sc = c / IC,
-                   ic = c % IC;
-    const size_t inumel = size_t{IR} * IC;
-    if (blayout == isa::BLayout::ColMajor && slayout == isa::SLayout::RowMajor) // Nz
-      return size_t{sc} * rows * IC + sr * inumel + ir * IC + ic;
-    if (blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::ColMajor) // Zn
-      return size_t{sr} * cols * IR + sc * inumel + ic * IR + ir;
-    if (blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::RowMajor) // Zz
-      return size_t{sr} * cols * IR + sc * inumel + ir * IC + ic;
-    return size_t{sc} * rows * IC + sr * inumel + ic * IR + ir; // Nn
+    return isa::elementOffset(blayout, slayout, {innerRows, innerCols}, rows, cols, r, c);
   }
   size_t bytes() const { return (size_t{rows} * cols * isa::bitWidth(dtype) + 7) / 8; }
 };

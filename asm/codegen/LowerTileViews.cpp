@@ -3,6 +3,8 @@
 // descriptor placed at run time.
 #include "asm/codegen/FunctionLowering.h"
 
+#include "isa/TileLayout.h"
+
 #include <algorithm>
 #include <bit>
 
@@ -40,13 +42,29 @@ void FunctionLowering::lowerView(const Op& op) {
   d.aliasOf = static_cast<int32_t>(parent->second);
   if (op.kind == OpKind::Subset) {
     auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
-    if (src.slayout != isa::SLayout::NoneBox)
-      return unsupported(op.loc, "'" + op.name + "' of a boxed tile");
+    const bool boxed = src.slayout != isa::SLayout::NoneBox;
+    if (boxed && (!r || !c))
+      return unsupported(op.loc, "'" + op.name + "' of a boxed tile at run-time offsets");
     if (!r || !c) return lowerRuntimeSubset(op, d);
+    const isa::InnerBox box = isa::innerBox(src.dtype, src.slayout, src.fractal);
+    if (boxed && (*r % box.rows != 0 || *c % box.cols != 0)) {
+      diags_.error(op.loc, ir::boxedSubsetOffsetError(op.name, static_cast<uint64_t>(*r),
+                                                      static_cast<uint64_t>(*c), box));
+      ok_ = false;
+      return;
+    }
     // A view keeps its parent's pitch: a row-major view the parent's columns per row, a
-    // column-major (DN) view the parent's rows per column.
+    // column-major (DN) view the parent's rows per column; a boxed view the same, in boxes (on
+    // the box grid the boxes of a column, or of a row, stay adjacent). It starts at the element
+    // (r, c) of its parent.
     const bool colMajor = src.blayout == isa::BLayout::ColMajor;
-    const int64_t element = colMajor ? *c * src.rows + *r : *r * src.cols + *c;
+    const bool inside = *r >= 0 && *c >= 0 && *r < src.rows && *c < src.cols;
+    const int64_t element =
+        !inside ? (colMajor ? *c * src.rows + *r : *r * src.cols + *c)
+                : static_cast<int64_t>(isa::elementOffset(
+                      src.blayout, src.slayout, box, static_cast<uint32_t>(src.rows),
+                      static_cast<uint32_t>(src.cols), static_cast<uint32_t>(*r),
+                      static_cast<uint32_t>(*c)));
     d.aliasOffset = static_cast<uint32_t>(element * isa::bitWidth(src.dtype) / 8);
     if (colMajor)
       d.rows = static_cast<uint32_t>(src.rows);

@@ -105,6 +105,13 @@ std::string toString(const Type& t) {
   return "?";
 }
 
+std::string boxedSubsetOffsetError(const std::string& op, uint64_t r, uint64_t c,
+                                   isa::InnerBox box) {
+  return "'" + op + "' of a boxed tile at (" + std::to_string(r) + ", " + std::to_string(c) +
+         "): its offsets must lie on the tile's " + std::to_string(box.rows) + "x" +
+         std::to_string(box.cols) + " inner box grid";
+}
+
 std::variant<uint64_t, std::string> gmModeWord(const Function& fn, const Op& op, uint64_t word) {
   isa::gm::Modes m = isa::gm::modesOf(word);
   if (m.oob == 0) return word;

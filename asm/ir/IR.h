@@ -7,6 +7,7 @@
 #include "isa/Fixpipe.h"
 #include "isa/Isa.h"
 #include "isa/OpAttrs.h"
+#include "isa/TileLayout.h"
 #include "support/Diagnostics.h"
 #include "support/ThinVector.h"
 
@@ -95,6 +96,11 @@ struct Type {
 
 /// Canonical text of a type, as pto-as --emit=ir prints it (compact tile_buf syntax).
 std::string toString(const Type& t);
+
+/// The refusal of a subset of a boxed tile whose offsets are not on its inner box grid (the
+/// code generator and the reference interpreter say the same).
+std::string boxedSubsetOffsetError(const std::string& op, uint64_t r, uint64_t c,
+                                   isa::InnerBox box);
 
 /// A position in the frontend's source (an MLIR FileLineColLoc): `file` is 1-based into
 /// Module::locFiles (0: none known, as for loc(unknown) or a name without a child).

@@ -4,6 +4,7 @@
 #include "isa/Fixpipe.h"
 #include "isa/Pipes.h"
 #include "isa/Random.h"
+#include "isa/TileLayout.h"
 #include "support/Text.h"
 
 #include <algorithm>
@@ -87,17 +88,9 @@ void Verifier::checkTileBoxes(const TileType& t, SrcLoc loc, const std::string& 
     return;
   }
   if (bits < 8 || t.fractal == 16) return;
-  // Inner boxes (getInnerRow / getInnerCol): fractal 512 row-major boxes are 16 rows x 32 bytes,
-  // column-major ones 32 bytes x 16 columns; fractal 1024 boxes 16x16; MX fractal 32 boxes 16x2
-  // (row-major) or 2x16 (column-major).
-  const bool rowBox = t.slayout == isa::SLayout::RowMajor;
-  const int64_t c0 = 256 / bits;
-  int64_t innerRows = rowBox ? 16 : c0, innerCols = rowBox ? c0 : 16;
-  if (t.fractal == 1024) innerRows = innerCols = 16;
-  if (t.fractal == 32) {
-    innerRows = rowBox ? 16 : 2;
-    innerCols = rowBox ? 2 : 16;
-  }
+  // Inner boxes (pto-isa's getInnerRow / getInnerCol).
+  const isa::InnerBox box = isa::innerBox(t.dtype, t.slayout, t.fractal);
+  const int64_t innerRows = box.rows, innerCols = box.cols;
   const bool rowsExempt = t.loc == isa::Loc::Vec || t.fractal == 32 || t.rows == 1;
   if (!rowsExempt && t.rows % innerRows != 0)
     diags_.error(loc, what + ": its rows (" + std::to_string(t.rows) +
