@@ -51,8 +51,8 @@ std::string memType(const ScalarOp& m) {
   return m.size == 8 ? "int64_t" : m.size == 4 ? "int32_t" : m.size == 2 ? "int16_t" : "int8_t";
 }
 
-/// The trap word (docs/abi.md): `add zero, s<<k, ->zero`, which the code generator emits only
-/// where an scf.for whose step is not positive would run.
+/// A trap word (docs/abi.md, isa::trapword): `add zero, s<<k, ->zero`, which the code generator
+/// emits only for pto.trap and where an scf.for whose step is not positive would run.
 bool isStepTrap(const ScalarOp& m) {
   return m.op == AluOp::Add && !m.useImm && m.shamt != 0 && m.rd == kZeroReg && m.rs1 == kZeroReg;
 }
@@ -119,7 +119,9 @@ std::optional<ExportError> FunctionEmitter::scalar(const ScalarInst& s) {
   case ScalarKind::Alu:
     if (isStepTrap(m)) {
       // Without it a step of 0 would loop forever and a negative one wrap for 2^64 trips.
-      stmt = "__builtin_trap(); /* scf.for step " + reg(m.rs2) + " is not positive */";
+      stmt = m.shamt == isa::trapword::kTrapShift && m.rs2 == kZeroReg
+                 ? std::string("__builtin_trap(); /* pto.trap */")
+                 : "__builtin_trap(); /* scf.for step " + reg(m.rs2) + " is not positive */";
       break;
     }
     if (m.rd == kZeroReg) break;

@@ -337,3 +337,11 @@ std::string isaNoteDescriptor(bool usesExtensions);
 inline constexpr std::string_view kExtensionName = "pto-toolchain-ext-v1";
 
 } // namespace pto::isa::enc
+
+namespace pto::isa::trapword {
+/// The trap words (docs/abi.md): `add zero, s<<k, ->zero`, a shifted add from `zero` into `zero`
+/// that the code generator emits for nothing else; both backends stop on it at its line, the C++
+/// export writes __builtin_trap(). k = 1: an scf.for whose step `s` is not positive would run;
+/// k = 2 (s = zero): pto.trap.
+inline constexpr unsigned kStepShift = 1, kTrapShift = 2;
+} // namespace pto::isa::trapword

@@ -82,9 +82,12 @@ inline void setReg(Core& c, uint8_t rd, uint64_t v) {
 inline bool scaledAdd(Core& c, const obj::code::ScalarOp& s) {
   uint64_t* r = c.r.data();
   if (s.rd == kSinkReg && s.rs1 == 0) {
-    // The trap word (docs/abi.md): an scf.for whose step is not positive and that would
-    // run, as the reference interpreter reports it.
-    c.error = "scf.for step " + std::to_string(static_cast<int64_t>(r[s.rs2])) + " is not positive";
+    // A trap word (docs/abi.md, isa::trapword): pto.trap, or an scf.for whose step is not
+    // positive and that would run, as the reference interpreter reports them.
+    c.error =
+        s.shamt == isa::trapword::kTrapShift && s.rs2 == 0
+            ? std::string("pto.trap executed")
+            : "scf.for step " + std::to_string(static_cast<int64_t>(r[s.rs2])) + " is not positive";
     return false;
   }
   // An address formed from a pointer and a scaled index (the code generator's only use

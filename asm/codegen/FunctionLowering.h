@@ -379,6 +379,7 @@ private:
 
   void lowerAssign(const Op& op);
   void lowerTGetVal(const Op& op);
+  void lowerTrap(const Op& op);
 
   std::optional<uint32_t> tileIndex(ValueId v, SrcLoc loc);
 

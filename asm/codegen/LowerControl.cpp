@@ -40,7 +40,8 @@ void FunctionLowering::lowerFor(const Op& op) {
       scalar(FormId::S_SETC_LT, {{"SrcL", kZero}}, {{"SrcR", reg(op.operands[2]), false}});
     });
     pendingLoc_ = op.loc;
-    scalar(FormId::S_ADD, {{"shamt", 1}, {"SrcL", kZero}, {"RegDst", kZero}},
+    scalar(FormId::S_ADD,
+           {{"shamt", isa::trapword::kStepShift}, {"SrcL", kZero}, {"RegDst", kZero}},
            {{"SrcR", reg(op.operands[2]), false}});
     placeLabel(stepOk);
     inScalarBlock_ = false;
@@ -344,6 +345,16 @@ void FunctionLowering::lowerSyncAll(const Op& op) {
   pendingLoc_ = op.loc;
   emit(enc::extControl(enc::ExtCtl::COMM_SYNCALL));
   emit(enc::bstop());
+}
+
+/// pto.trap: the trap word `add zero, zero<<2, ->zero` (docs/abi.md), on which both backends stop
+/// with "pto.trap executed" at its line.
+void FunctionLowering::lowerTrap(const Op& op) {
+  pendingLoc_ = op.loc;
+  scalar(
+      FormId::S_ADD,
+      {{"shamt", isa::trapword::kTrapShift}, {"SrcL", kZero}, {"SrcR", kZero}, {"RegDst", kZero}},
+      {});
 }
 
 } // namespace pto::as::lower
