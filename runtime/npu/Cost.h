@@ -58,6 +58,11 @@ struct CostTable {
   // (docs/npu-model.md, "Cores that share the chip").
   uint32_t cores = 24;
   double chipGmBytesPerCycle = 2300;
+  // A launch's start-up, outside the kernel's own cycles (docs/npu-model.md, "Start-up"): what a
+  // device-side measurement of a whole kernel adds to them, and the clock that turns cycles into
+  // time. The summary reports both; the simulated cycles, the trace and --profile exclude it.
+  double startupCycles = 19600;
+  double clockGHz = 1.85;
 };
 
 const CostTable& costTable(isa::Arch arch);

@@ -2,6 +2,7 @@
 #include "runtime/npu/Report.h"
 
 #include "obj/Image.h"
+#include "runtime/npu/Cost.h"
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,11 @@ std::string summary(const Module& mod, const RunStats& stats) {
                   static_cast<unsigned long long>(busy[i]), util,
                   static_cast<unsigned long long>(ops[i]));
   }
+  // A whole launch as the device measures it: the kernel's cycles and the start-up before them.
+  const CostTable& costs = costTable(mod.arch());
+  const double launched = static_cast<double>(cycles) + costs.startupCycles;
+  out += format("  with the launch's start-up: %.0f cycles, %.2f us at %.2f GHz\n", launched,
+                launched / (costs.clockGHz * 1000.0), costs.clockGHz);
   return out;
 }
 
