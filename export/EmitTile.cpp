@@ -181,8 +181,9 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
   const TileBlock& t = b.tile;
   const isa::OpInfo& oi = isa::info(t.op);
   Intrinsic in = intrinsicFor(t.op);
+  const std::string shown = t.op == isa::OpId::PRINT ? "print" : std::string(oi.mnemonic);
   auto fail = [&](const std::string& why) {
-    return error(b.offset, "'pto." + std::string(oi.mnemonic) + "' cannot be exported: " + why);
+    return error(b.offset, "'pto." + shown + "' cannot be exported: " + why);
   };
   if (in.name.empty()) return fail(in.why);
   if (t.op == isa::OpId::TASSIGN) return assign(b);

@@ -279,6 +279,10 @@ Intrinsic intrinsicFor(isa::OpId op) {
                 "no variable for a tile op's scalar result (B.IOR RegDst) to receive it"};
   case isa::OpId::TASSIGN:
     return {"TASSIGN", ""}; // pto-isa's TASSIGN(tile, addr), with a run-time addr
+  case isa::OpId::PRINT:
+    return {"", "PTOAS writes it as cce::printf, whose length modifiers must match the C++ type "
+                "of the value, and the image holds the value as register bits and its format as "
+                "written; the export does not rebuild one from the other"};
   case isa::OpId::TPACK:
     return {"", "pto-isa has no TPACK intrinsic"};
   case isa::OpId::TDEINTERLEAVE:

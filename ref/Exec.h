@@ -89,6 +89,7 @@ private:
                                    const std::vector<size_t>& outerDims, bool scalars);
   std::optional<Failure> scaleAddress(Frame& f, const ir::Op& op);
   std::optional<Failure> tileGetVal(Frame& f, const ir::Op& op);
+  void printScalar(const Frame& f, const ir::Op& op);
   std::optional<Failure> coreSync(Frame& f, const ir::Op& op);
   std::optional<Failure> signal(Frame& f, const ir::Op& op);
   std::optional<Failure> viewOp(Frame& f, const ir::Op& op);

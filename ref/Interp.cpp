@@ -481,7 +481,8 @@ Machine::Step Machine::runOp(Frame& f, const Op& op, const Op** term) {
     return Flow::Next;
   case OpKind::Print:
     if (op.named == ir::NamedOp::Trap) return Failure{op.loc, "pto.trap executed"};
-    return Failure{op.loc, "'" + op.name + "' is not supported by the reference interpreter"};
+    printScalar(f, op);
+    return Flow::Next;
   case OpKind::TGetVal:
     if (auto e = tileGetVal(f, op)) return *e;
     return Flow::Next;

@@ -5,10 +5,12 @@
 #include "isa/Encoding.h"
 #include "isa/Numerics.h"
 #include "isa/OpAttrs.h"
+#include "isa/PrintFormat.h"
 #include "isa/Random.h"
 #include "isa/TileLayout.h"
 #include "ref/Exec.h"
 #include "ref/Scalar.h"
+#include "support/Escape.h"
 #include "support/Numbers.h"
 
 #include <algorithm>
@@ -314,6 +316,15 @@ std::optional<std::string> unrunnableAttribute(const Op& op) {
 /// pto.tgetval: the element at storage index `offset` of the tile, as its raw bits (a signed
 /// integer sign-extended), written from the definition (docs/isa's TGETVAL) rather than through
 /// the cpu kernel.
+/// pto.print: its value through its format (isa/PrintFormat.h, checked by the verifier) on the
+/// output TPRINT writes to, as the backends' PRINT kernel does.
+void Machine::printScalar(const Frame& f, const Op& op) {
+  const isa::DType t = ir::printedType(f.fn->type(op.operands[0]));
+  core_.output += support::visibleText(
+      isa::print::formatted(ir::printFormat(op).value_or(""), t, scalar(f, op.operands[0])),
+      /*keepNewlines=*/true);
+}
+
 std::optional<Failure> Machine::tileGetVal(Frame& f, const Op& op) {
   const TileVal& t = std::get<TileVal>(f.v[op.operands[0]]);
   const uint64_t off = scalar(f, op.operands[1]);

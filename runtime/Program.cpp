@@ -136,6 +136,7 @@ private:
     tile_.startType = tb.startType;
     tile_.datr = tb.datr;
     tile_.fix = tb.fix;
+    tile_.text = tb.text;
     std::copy(std::begin(tb.dim), std::end(tb.dim), tile_.dim);
     if (tb.ior) {
       for (unsigned i = 0; i < 3; ++i)

@@ -203,6 +203,7 @@ struct TileInst {
   int src3 = -1, tmp = -1;      // TMRGSORT's fourth list; the scratch tile (role `tmp`)
   int lscale = -1, rscale = -1; // MX matmul scale tiles
   TileKernel kernel = nullptr;
+  std::string text; // PRINT: its format (isa/PrintFormat.h, checked when the image was read)
   isa::RoundMode round = isa::RoundMode::CAST_NONE;
   isa::SatMode satMode = isa::SatMode::ON;
   isa::fix::Attrs fix;       // TMOV/TSTORE: the fixpipe's B.FPATR and B.XATR (isa/Fixpipe.h)

@@ -125,4 +125,34 @@ std::optional<std::string> safePathIn(const std::string& dir, std::string_view n
   return path.string();
 }
 
+std::optional<std::string> mlirStringValue(std::string_view q) {
+  if (q.size() < 2 || q.front() != '"' || q.back() != '"') return std::nullopt;
+  std::string out;
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 1; i + 1 < q.size(); ++i) {
+    if (q[i] != '\\') {
+      out += q[i];
+      continue;
+    }
+    if (i + 2 >= q.size()) return std::nullopt; // a backslash before the closing quote
+    const char e = q[++i];
+    if (e == '"' || e == '\\')
+      out += e;
+    else if (e == 'n')
+      out += '\n';
+    else if (e == 't')
+      out += '\t';
+    else if (i + 2 < q.size() && hex(e) >= 0 && hex(q[i + 1]) >= 0)
+      out += static_cast<char>(hex(e) * 16 + hex(q[++i]));
+    else
+      return std::nullopt;
+  }
+  return out;
+}
+
 } // namespace pto::support

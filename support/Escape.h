@@ -28,6 +28,10 @@ std::string cppStringLiteral(std::string_view s);
 /// ends it.
 std::string cppCommentText(std::string_view s);
 
+/// The bytes of an MLIR string literal (quotes included: "a\"b\n"): escapes \" \\ \n \t and
+/// two hex digits (\0A); nothing when it is not one.
+std::optional<std::string> mlirStringValue(std::string_view quoted);
+
 /// Whether `name` may be used as one file name in a directory: 1 to 200 of [A-Za-z0-9_.+-],
 /// not starting with '.' or '-' (no "..", no hidden file, no option look-alike).
 bool isSafeFileName(std::string_view name);

@@ -380,6 +380,7 @@ private:
   void lowerAssign(const Op& op);
   void lowerTGetVal(const Op& op);
   void lowerTrap(const Op& op);
+  void lowerPrint(const Op& op);
 
   std::optional<uint32_t> tileIndex(ValueId v, SrcLoc loc);
 

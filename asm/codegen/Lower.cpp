@@ -441,8 +441,7 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::TGetVal:
     return lowerTGetVal(op);
   case OpKind::Print:
-    if (op.named == NamedOp::Trap) return lowerTrap(op);
-    return unsupported(op.loc, "'" + op.name + "'");
+    return op.named == NamedOp::Trap ? lowerTrap(op) : lowerPrint(op);
   case OpKind::ReserveBuffer:
   case OpKind::ImportReserved:
     return lowerReserve(op);

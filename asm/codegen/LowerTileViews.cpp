@@ -121,6 +121,29 @@ void FunctionLowering::lowerTGetVal(const Op& op) {
   pendingLoc_ = {};
 }
 
+/// pto.print: a PRINT block on the scalar pipe (docs/encoding.md 5.6): B.IOR RegSrc0 the value,
+/// B.DIM ->LB1 the format's length in bytes, then its bytes two to a B.DIM ->LB0 immediate (low
+/// byte first). The format was checked by the verifier (isa/PrintFormat.h).
+void FunctionLowering::lowerPrint(const Op& op) {
+  const std::string format = ir::printFormat(op).value_or("");
+  const ValueId value = op.operands[0];
+  auto code = blockTypeCode(op.loc, ir::printedType(fn_.type(value)));
+  if (!code) return;
+  const VReg v = reg(value);
+  inScalarBlock_ = false;
+  obj_.usesExtensions = true;
+  emit(enc::tileStart(enc::tileOpFor(isa::OpId::PRINT)->op, *code));
+  emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", v, false}});
+  emit(enc::bDim(1, kZero, static_cast<uint32_t>(format.size())));
+  for (size_t i = 0; i < format.size(); i += 2) {
+    const uint32_t lo = static_cast<uint8_t>(format[i]);
+    const uint32_t hi = i + 1 < format.size() ? static_cast<uint8_t>(format[i + 1]) : 0;
+    emit(enc::bDim(0, kZero, lo | hi << 8));
+  }
+  emit(enc::bstop());
+  pendingLoc_ = {};
+}
+
 /// A subset at offsets known at run time (PTOAS's pto.subview at a loop's row): a view of its
 /// row-major parent, with the parent's pitch, bound where it is made (TASSIGN) at the byte
 /// offset (row * parent cols + col) * element size computed by scalar code. The runtime refuses

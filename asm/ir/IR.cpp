@@ -2,6 +2,8 @@
 // form is asm/ir/Printer.cpp).
 #include "asm/ir/IR.h"
 
+#include "support/Escape.h"
+
 #include "isa/OpAttrs.h"
 
 #include "isa/Numerics.h"
@@ -103,6 +105,18 @@ std::string toString(const Type& t) {
   }
   }
   return "?";
+}
+
+std::optional<std::string> printFormat(const Op& op) {
+  const NamedAttr* a = op.attr("format");
+  if (!a) return std::string();
+  return support::mlirStringValue(a->value);
+}
+
+isa::DType printedType(const Type& t) {
+  if (t.kind == TypeKind::Index) return isa::DType::I64;
+  if (t.elem == isa::DType::I1) return isa::DType::I32;
+  return t.elem;
 }
 
 std::string boxedSubsetOffsetError(const std::string& op, uint64_t r, uint64_t c,

@@ -97,6 +97,13 @@ struct Type {
 /// Canonical text of a type, as pto-as --emit=ir prints it (compact tile_buf syntax).
 std::string toString(const Type& t);
 
+struct Op;
+/// pto.print's format (its `format` attribute, an MLIR string) as bytes; nothing when absent or
+/// not a string. An op without one prints its value alone (isa::print::formatted).
+std::optional<std::string> printFormat(const Op& op);
+/// The element type pto.print prints a value of type `t` as: index as i64, i1 as i32 (0 or 1).
+isa::DType printedType(const Type& t);
+
 /// The refusal of a subset of a boxed tile whose offsets are not on its inner box grid (the
 /// code generator and the reference interpreter say the same).
 std::string boxedSubsetOffsetError(const std::string& op, uint64_t r, uint64_t c,

@@ -3,6 +3,7 @@
 // VerifyTiles.cpp.
 #include "asm/ir/Verifier.h"
 #include "asm/ir/VerifierImpl.h"
+#include "isa/PrintFormat.h"
 #include "support/Text.h"
 
 #include <functional>
@@ -154,6 +155,9 @@ void Verifier::checkOp(const Op& op, const std::set<std::string>& functionNames)
   case OpKind::TGetVal:
     checkTGetVal(op);
     break;
+  case OpKind::Print:
+    checkPrint(op);
+    break;
   case OpKind::LoadScalar:
   case OpKind::StoreScalar:
     checkScalarMemory(op);
@@ -282,6 +286,30 @@ void Verifier::checkScalarMemory(const Op& op) {
     diags_.error(load ? op.loc : op.operandLocs[0],
                  "'" + op.name + "' " + (load ? "loads " : "stores ") + toString(vt) + " through " +
                      toString(pt) + ": the types must match");
+}
+
+/// pto.print prints one integer, index or f16/bf16/f32 scalar through a format of
+/// isa/PrintFormat.h; pto.trap takes nothing.
+void Verifier::checkPrint(const Op& op) {
+  if (op.named == NamedOp::Trap) {
+    if (!op.operands.empty()) diags_.error(op.loc, "'pto.trap' takes no operands");
+    return;
+  }
+  if (op.operands.size() != 1)
+    return diags_.error(op.loc, "'pto.print' prints one scalar: pto.print ins(\"format\", %x : T)");
+  const Type& t = type(op.operands[0]);
+  const bool scalar = t.kind == TypeKind::Index ||
+                      (t.kind == TypeKind::Scalar && isa::bitWidth(t.elem) >= 8) ||
+                      (t.kind == TypeKind::Scalar && t.elem == isa::DType::I1);
+  const bool wideFloat = !isa::isFloat(t.elem) || t.elem == isa::DType::F32 ||
+                         t.elem == isa::DType::F16 || t.elem == isa::DType::BF16;
+  if (!scalar || !wideFloat)
+    return diags_.error(op.operandLocs[0], "'pto.print' prints an integer, index, f16, bf16 or " +
+                                               std::string("f32 scalar, found ") + toString(t));
+  const std::optional<std::string> format = ir::printFormat(op);
+  if (!format) return diags_.error(op.loc, "'pto.print' format is not a string");
+  if (auto e = isa::print::formatError(*format, ir::printedType(t)))
+    diags_.error(op.loc, "'pto.print' cannot print with " + *e);
 }
 
 void Verifier::checkFlag(const Op& op) {

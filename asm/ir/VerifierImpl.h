@@ -100,6 +100,7 @@ private:
   void checkAssign(const Op& op);
   void checkSubset(const Op& op);
   void checkTGetVal(const Op& op);
+  void checkPrint(const Op& op);
   void checkTileOp(const Op& op);
   /// tgather reads one index per destination element, tscatter one per source element: an
   /// index tile whose valid region is smaller than that would be read past its valid region at

@@ -1,6 +1,7 @@
 // Image code -> blocks (asm/mc/ImageCode.h). The block rules are docs/abi.md's: a block starts at a
 // BSTART* word (or with scalar code after a BSTOP) and ends at its BSTOP or the next BSTART*.
 #include "asm/mc/ImageCode.h"
+#include "isa/PrintFormat.h"
 #include "support/Text.h"
 
 #include <algorithm>
@@ -450,6 +451,8 @@ private:
   std::optional<std::string> finish() {
     if (!open_) return std::nullopt;
     if (open_->kind == BlockKind::Tile && !haveOp_) return std::string("tile block without an op");
+    if (open_->kind == BlockKind::Tile && open_->tile.op == isa::OpId::PRINT)
+      if (auto e = finishPrint()) return e;
     if (open_->kind == BlockKind::Tile && open_->tile.encOp == enc::TileOp::TDEQUANT &&
         (open_->tile.ior || open_->tile.tiles.size() != 4))
       return scalarDequant();
@@ -459,6 +462,30 @@ private:
   }
 
   bool inside(BlockKind k) const { return open_ && open_->kind == k; }
+
+  /// Two bytes of a PRINT block's format (docs/encoding.md 5.6), low byte first.
+  std::optional<std::string> printText(const Bound& b) {
+    if (!b.isConstant() || b.imm > 0xffff) return std::string("PRINT format word is not two bytes");
+    if (open_->tile.text.size() >= isa::print::kMaxFormatBytes + 1)
+      return std::string("PRINT format longer than its length");
+    open_->tile.text += static_cast<char>(b.imm & 0xff);
+    open_->tile.text += static_cast<char>(b.imm >> 8);
+    return std::nullopt;
+  }
+
+  /// A PRINT block's format: as long as its B.DIM ->LB1 says, and one isa/PrintFormat.h prints
+  /// its value's type with (an edited image is refused here, never formatted).
+  std::optional<std::string> finishPrint() {
+    TileBlock& t = open_->tile;
+    const Bound len = t.dim[1];
+    if (!len.isConstant() || len.imm > isa::print::kMaxFormatBytes ||
+        t.text.size() != (len.imm + 1) / 2 * 2)
+      return std::string("PRINT format words do not match its length");
+    t.text.resize(len.imm);
+    if (auto e = isa::print::formatError(t.text, t.startType)) return "PRINT with " + *e;
+    if (!t.tiles.empty() || !t.ior) return std::string("PRINT takes one scalar and no tiles");
+    return std::nullopt;
+  }
 
   /// BSTART.SFU TDEQUANT carries two forms, told apart by their bindings: seed 000's per-row
   /// tile form (four B.IOT sources dst, src, scale, offset; no B.IOR), which is ours, and the
@@ -531,6 +558,7 @@ private:
       if (!tile || !fixpipeBlock()) return "B.XATR outside a TMOV/TSTORE block";
       return enc::readXatr(in, open_->tile.fix);
     case Kind::Dim:
+      if (tile && open_->tile.op == isa::OpId::PRINT && h.lb == 0) return printText(h.bound);
       if (tile)
         open_->tile.dim[h.lb] = h.bound;
       else if (inside(BlockKind::Control) && h.lb == 0)

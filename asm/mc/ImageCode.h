@@ -74,6 +74,7 @@ struct TileBlock {
   uint8_t iorDst = 0;                        // B.IOR RegDst (0: none; TMRGSORT's counts)
   std::vector<uint32_t> tiles; // B.IOT operands, destination first (tile table indices)
   isa::fix::Attrs fix;         // TMOV/TSTORE: B.FPATR and B.XATR (defaults when absent)
+  std::string text;            // PRINT: its format (B.DIM ->LB1 the length, ->LB0 two bytes each)
 };
 
 struct ControlBlock {

@@ -490,6 +490,11 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
                           "pto.tassign");
     return;
   }
+  if (base == "print.rt") {
+    diags_.error(loc, "'" + name + "' is the machine form of pto.print: write pto.print ins(\"" +
+                          "format\", %value : type)");
+    return;
+  }
   if (commKindOf(name)) return buildComm(name, loc, p, results);
   if (isAsyncCommOp(name)) return buildAsyncComm(name, loc, p, results);
   if (auto it = kHandlers.find(base); it != kHandlers.end())

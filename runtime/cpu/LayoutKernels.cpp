@@ -5,9 +5,11 @@
 #include "isa/Fixpipe.h"
 #include "isa/Numerics.h"
 #include "isa/OpAttrs.h"
+#include "isa/PrintFormat.h"
 #include "isa/Random.h"
 #include "runtime/Runtime.h"
 #include "runtime/cpu/KernelUtil.h"
+#include "support/Escape.h"
 
 #include <algorithm>
 #include <array>
@@ -211,6 +213,13 @@ void kGetval(Core& c, const TileInst& t) {
   if (isa::info(os.dtype).kind == isa::DTypeKind::SInt && bits < 64 && (v >> (bits - 1)) & 1)
     v |= ~uint64_t{0} << bits;
   if (t.iorDst != 0) c.r[t.iorDst] = v;
+}
+
+/// PRINT (pto.print): its one scalar through its format (isa/PrintFormat.h) on the core's
+/// output, control characters escaped (the format comes from the image).
+void kPrintScalar(Core& c, const TileInst& t) {
+  c.output += support::visibleText(isa::print::formatted(t.text, t.startType, t.scalar(c, 0)),
+                                   /*keepNewlines=*/true);
 }
 
 /// TPRINT: the source's valid region (the block's LB1 x LB0) as text on the core's output,
@@ -656,6 +665,9 @@ bool selectLayoutKernel(TileInst& t, std::optional<std::string>& err) {
     return true;
   case OpId::MSCATTER:
     err = selectRaw(t, {t.src0, t.src1}, bits >= 8 ? byWidth<MScatter>(bits) : nullptr);
+    return true;
+  case OpId::PRINT:
+    t.kernel = &kPrintScalar;
     return true;
   case OpId::TPRINT:
     if (!(err = need(t, {t.src0})) && isa::bitWidth(t.tiles[t.src0].dtype) < 8)

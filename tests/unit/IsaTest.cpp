@@ -88,10 +88,11 @@ TEST(OpTable, EveryRowIsWellFormed) {
   std::set<std::string_view> names;
   for (const OpInfo& op : allOps()) {
     EXPECT_TRUE(names.insert(op.mnemonic).second) << "duplicate " << op.mnemonic;
-    // Every op writes something, except TPRINT, which only observes its input, and the pipe ops
-    // whose effect is on the cross-core pipe (init, push, free).
-    const bool noTileOutput = op.id == OpId::TPRINT || op.id == OpId::TPIPE_INIT ||
-                              op.id == OpId::TPIPE_PUSH || op.id == OpId::TPIPE_FREE;
+    // Every op writes something, except TPRINT and PRINT, which only observe their input, and the
+    // pipe ops whose effect is on the cross-core pipe (init, push, free).
+    const bool noTileOutput = op.id == OpId::TPRINT || op.id == OpId::PRINT ||
+                              op.id == OpId::TPIPE_INIT || op.id == OpId::TPIPE_PUSH ||
+                              op.id == OpId::TPIPE_FREE;
     EXPECT_GE(op.numOutputs() + noTileOutput, 1u) << op.mnemonic;
     EXPECT_GE(op.numInputs() + op.numOutputs(), 1u) << op.mnemonic;
     EXPECT_EQ(&info(op.id), &op) << op.mnemonic;

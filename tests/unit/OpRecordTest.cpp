@@ -41,6 +41,7 @@ const std::set<OpId> kNoExport = {
     OpId::TGET_SCALE_ADDR, // pto-isa's CPU simulator aliases instead of shifting the address
     OpId::TDEINTERLEAVE,   // pto-isa's TDeInterleave takes (dst1, dst0, src1, src0)
     OpId::TGETVAL,         // its scalar result has no variable in the export (Spelling.cpp)
+    OpId::PRINT,           // cce::printf's length modifiers from register bits (Spelling.cpp)
 };
 
 // Ops without an encoding: none (EXT XOPs cover what 0.58.3 lacks; docs/encoding.md 5).
