@@ -239,14 +239,7 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
       // A view keeps its parent's pitch (rows per column for a column-major parent, the rows of
       // its box columns for a boxed one) and starts at (r, c)'s element.
       const bool colMajor = src.type.blayout == isa::BLayout::ColMajor;
-      const uint64_t element =
-          r >= static_cast<uint64_t>(src.type.rows) || c >= static_cast<uint64_t>(src.type.cols)
-              ? (colMajor ? c * static_cast<uint64_t>(src.type.rows) + r
-                          : r * static_cast<uint64_t>(src.type.cols) + c)
-              : isa::elementOffset(src.type.blayout, src.type.slayout, box,
-                                   static_cast<uint32_t>(src.type.rows),
-                                   static_cast<uint32_t>(src.type.cols), static_cast<uint32_t>(r),
-                                   static_cast<uint32_t>(c));
+      const uint64_t element = ir::subsetElement(src.type, r, c);
       // Its valid region must lie in the parent's storage (offsets known only at run time are
       // checked here; the backends check them where the view is bound and used).
       const uint64_t vr = t.validRows >= 0 ? static_cast<uint64_t>(t.validRows) : t.type.rows,

@@ -58,13 +58,10 @@ void FunctionLowering::lowerView(const Op& op) {
     // the box grid the boxes of a column, or of a row, stay adjacent). It starts at the element
     // (r, c) of its parent.
     const bool colMajor = src.blayout == isa::BLayout::ColMajor;
-    const bool inside = *r >= 0 && *c >= 0 && *r < src.rows && *c < src.cols;
     const int64_t element =
-        !inside ? (colMajor ? *c * src.rows + *r : *r * src.cols + *c)
-                : static_cast<int64_t>(isa::elementOffset(
-                      src.blayout, src.slayout, box, static_cast<uint32_t>(src.rows),
-                      static_cast<uint32_t>(src.cols), static_cast<uint32_t>(*r),
-                      static_cast<uint32_t>(*c)));
+        *r < 0 || *c < 0 ? (colMajor ? *c * src.rows + *r : *r * src.cols + *c)
+                         : static_cast<int64_t>(ir::subsetElement(src, static_cast<uint64_t>(*r),
+                                                                  static_cast<uint64_t>(*c)));
     d.aliasOffset = static_cast<uint32_t>(element * isa::bitWidth(src.dtype) / 8);
     if (colMajor)
       d.rows = static_cast<uint32_t>(src.rows);

@@ -119,6 +119,17 @@ isa::DType printedType(const Type& t) {
   return t.elem;
 }
 
+uint64_t subsetElement(const TileType& parent, uint64_t r, uint64_t c) {
+  const uint64_t rows = static_cast<uint64_t>(parent.rows),
+                 cols = static_cast<uint64_t>(parent.cols);
+  if (r >= rows || c >= cols)
+    return parent.blayout == isa::BLayout::ColMajor ? c * rows + r : r * cols + c;
+  return isa::elementOffset(parent.blayout, parent.slayout,
+                            isa::innerBox(parent.dtype, parent.slayout, parent.fractal),
+                            static_cast<uint32_t>(rows), static_cast<uint32_t>(cols),
+                            static_cast<uint32_t>(r), static_cast<uint32_t>(c));
+}
+
 std::string boxedSubsetOffsetError(const std::string& op, uint64_t r, uint64_t c,
                                    isa::InnerBox box) {
   return "'" + op + "' of a boxed tile at (" + std::to_string(r) + ", " + std::to_string(c) +

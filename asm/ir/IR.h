@@ -104,6 +104,12 @@ std::optional<std::string> printFormat(const Op& op);
 /// The element type pto.print prints a value of type `t` as: index as i64, i1 as i32 (0 or 1).
 isa::DType printedType(const Type& t);
 
+/// The element of its parent a subset at (r, c) starts at (its byte offset is this times the
+/// element size): the parent's element offset of (r, c) (isa/TileLayout.h), a view keeping the
+/// parent's pitch; past the parent's rows or columns, the pitch's continuation (r * cols + c, or
+/// c * rows + r for a column-major parent), which the bounds checks then judge.
+uint64_t subsetElement(const TileType& parent, uint64_t r, uint64_t c);
+
 /// The refusal of a subset of a boxed tile whose offsets are not on its inner box grid (the
 /// code generator and the reference interpreter say the same).
 std::string boxedSubsetOffsetError(const std::string& op, uint64_t r, uint64_t c,

@@ -57,6 +57,7 @@ BACKENDS = ("cpu", "npu")
 # Ops of the table that are not tile computations, so no model applies, with the reason.
 NOT_TILE_OPS = {
     "tprint": "prints to the host log; it has no tile result",
+    "print.rt": "pto.print of one scalar to the host log (tests/unit/PrintFormatTest.cpp, run/print.pto)",
     "tassign.rt": "binds a tile to an address at run time; no data is computed",
     "tget_scale_addr": "binds a scaling tile to a left/right tile's scale storage; no data is computed",
     "tpipe.init": "cross-core pipe set-up (docs/pipes.md), not a tile computation",
