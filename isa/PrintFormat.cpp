@@ -126,7 +126,8 @@ std::string formatted(std::string_view format, DType t, uint64_t bits) {
   std::string c = "%" + spec->flags;
   if (spec->width >= 0) c += std::to_string(spec->width);
   if (spec->precision >= 0) c += "." + std::to_string(spec->precision);
-  char buf[256];
+  // Enough for any validated spec: %f of the largest double with precision 64 is 375 bytes.
+  char buf[512];
   if (floatType) {
     c += spec->conv;
     const double v = decodeToDouble(t, bits);

@@ -37,6 +37,10 @@ TEST(PrintFormat, FormatsOneScalarAsCDoes) {
   EXPECT_EQ(formatted("E00_enter_else", DType::I32, 9), "E00_enter_else");
   EXPECT_EQ(formatted("", DType::I32, 5), "5"); // an empty format: the value alone
   EXPECT_EQ(formatted("", DType::F32, f32Bits(0.5f)), "0.500000");
+  // The widest a valid spec gets: the largest f32 (39 digits) at precision 64, not cut short.
+  const std::string wide = formatted("%.64f", DType::F32, f32Bits(3.40282347e38f));
+  EXPECT_EQ(wide.size(), 39u + 1 + 64);
+  EXPECT_EQ(wide.substr(0, 12), "340282346638");
 }
 
 TEST(PrintFormat, RefusesWhatCannotPrintOneScalar) {
