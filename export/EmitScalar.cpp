@@ -53,7 +53,7 @@ std::string memType(const ScalarOp& m) {
 
 /// A trap word (docs/abi.md, isa::trapword): `add zero, s<<k, ->zero`, which the code generator
 /// emits only for pto.trap and where an scf.for whose step is not positive would run.
-bool isStepTrap(const ScalarOp& m) {
+bool isTrapWord(const ScalarOp& m) {
   return m.op == AluOp::Add && !m.useImm && m.shamt != 0 && m.rd == kZeroReg && m.rs1 == kZeroReg;
 }
 
@@ -117,7 +117,7 @@ std::optional<ExportError> FunctionEmitter::scalar(const ScalarInst& s) {
   std::string stmt;
   switch (m.kind) {
   case ScalarKind::Alu:
-    if (isStepTrap(m)) {
+    if (isTrapWord(m)) {
       // Without it a step of 0 would loop forever and a negative one wrap for 2^64 trips.
       stmt = m.shamt == isa::trapword::kTrapShift && m.rs2 == kZeroReg
                  ? std::string("__builtin_trap(); /* pto.trap */")
