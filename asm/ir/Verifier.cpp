@@ -29,7 +29,30 @@ void Verifier::run() {
     for (ValueId a : f->body.args)
       checkValueType(a);
     walk(f->body, [&](const Op& op) { checkOp(op, names); });
+    checkLocalAllocUses();
   }
+}
+
+/// PTOAS plans local memory for tiles only: a local `memref.alloc` stands for a tile when a tile
+/// op, a view or bind_tile uses it. One that nothing uses (only deallocated) or that leaves its
+/// region through scf.yield is refused, with PTOAS's message.
+void Verifier::checkLocalAllocUses() {
+  std::set<ValueId> used, yielded;
+  walk(fn_->body, [&](const Op& op) {
+    for (ValueId v : op.operands)
+      (op.kind == OpKind::Yield ? yielded : used).insert(v);
+  });
+  walk(fn_->body, [&](const Op& op) {
+    if (op.kind != OpKind::AllocTile || op.name != "memref.alloc" || op.results.empty()) return;
+    const ValueId buffer = op.results[0];
+    if (used.count(buffer) && !yielded.count(buffer)) return;
+    diags_.error(op.loc, "'memref.alloc' PlanMemory is tilebuf-only: local memref.alloc is "
+                         "unsupported; use pto.alloc_tile (" +
+                             std::string(yielded.count(buffer)
+                                             ? "this buffer leaves its region through scf.yield"
+                                             : "no tile op, view or bind_tile uses this buffer") +
+                             ")");
+  });
 }
 
 void Verifier::checkEntries() {

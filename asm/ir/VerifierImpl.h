@@ -80,8 +80,10 @@ private:
   // ---- VerifyPipes.cpp: cross-core pipes and reserved buffers
   static std::string kernelKind(const Function& f); // "cube", "vector" or ""
   void checkReservedBuffers();
+  void checkLocalAllocUses();
   void checkPipePeers();
   void checkReserve(const Op& op);
+  void checkManualReserveTiles(const Function& f, const Op& reserve);
   void checkPipeOp(const Op& op);
   void checkPipeInit(const Op& op, const std::string& kind);
   const Op* definingOp(ValueId v) const;

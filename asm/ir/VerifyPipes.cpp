@@ -5,6 +5,7 @@
 #include "support/Text.h"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 namespace pto::as::verify {
@@ -40,6 +41,7 @@ void Verifier::checkReservedBuffers() {
         }
         if (!firstReserve) firstReserve = &op;
         checkReserve(op);
+        if (op.pipe->autoAlloc.value_or(0) == 0 && op.pipe->base) checkManualReserveTiles(*f, op);
       } else if (op.kind == OpKind::ImportReserved) {
         if (firstImport) {
           diags_.error(op.loc, "'pto.import_reserved_buffer' expects at most one "
@@ -66,6 +68,25 @@ void Verifier::checkReservedBuffers() {
       }
     });
   }
+}
+
+/// A reserve_buffer at a manual base (`auto = false`) is placed by its author, so the tiles beside
+/// it must be too: the linker cannot keep planned tiles clear of bytes it did not place (PTOAS's
+/// PlanMemory refuses the same mix, with this message).
+void Verifier::checkManualReserveTiles(const Function& f, const Op& reserve) {
+  std::set<ValueId> assigned; // tiles a pto.tassign places
+  walk(f.body, [&](const Op& op) {
+    if (op.kind == OpKind::TAssign && !op.operands.empty()) assigned.insert(op.operands[0]);
+  });
+  walk(f.body, [&](const Op& op) {
+    const bool userAlloc = op.name == "pto.alloc_tile" || op.name == "memref.alloc";
+    if (op.kind != OpKind::AllocTile || !userAlloc || op.results.empty()) return;
+    if ((!op.ints.empty() && op.ints[0] != 0) || assigned.count(op.results[0])) return;
+    diags_.error(op.loc, "'" + op.name +
+                             "' cannot use pto.reserve_buffer with auto = false when local "
+                             "pto.alloc_tile still requires PlanMemory address assignment");
+    diags_.note(reserve.loc, "the reserve_buffer at a manual base is here");
+  });
 }
 
 void Verifier::checkReserve(const Op& op) {
