@@ -229,10 +229,12 @@ void Verifier::checkPipeInit(const Op& op, const std::string& kind) {
     diags_.error(op.loc, what + " 'peer_local_addr' is only allowed when dir_mask is 3");
   if (op.ints[0]) {
     const Type& g = type(op.operands[0]);
-    if (g.kind != TypeKind::Ptr && g.kind != TypeKind::TensorView)
+    // PTOAS's frontends also pass the ring as an integer (`%gm_slot_buffer: i32`): its GM byte
+    // address, as a pointer is one in a register.
+    if (g.kind != TypeKind::Ptr && g.kind != TypeKind::TensorView && !g.isIntLike())
       diags_.error(op.operandLocs[0], what +
-                                          " expects the GM slot buffer to be a pointer or a "
-                                          "GM memref, found " +
+                                          " expects the GM slot buffer to be a pointer, a GM "
+                                          "memref or an integer GM address, found " +
                                           toString(g));
   }
   bool fromReserves = true;
