@@ -354,6 +354,7 @@ private:
 
   void lowerGetDim(const Op& op);
 
+  static size_t sliceRowsDim(const Type& pt, size_t rank, bool dn);
   void lowerPartition(const Op& op);
   /// A whole tensor view used as a GM operand: the partition at offset zero with the view's
   /// shape. Computed at each use (the registers of one use may not dominate the next).

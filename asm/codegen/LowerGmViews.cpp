@@ -102,14 +102,19 @@ void FunctionLowering::lowerPartition(const Op& op) {
   PartRegs p;
   p.dn = v.dn;
   p.source = op.operands[0];
-  // Dimensions before the last two that span more than one element: a stack of 2-D slices,
+  // The rows of a slice: the second-to-last dimension, or, when that one is a single element,
+  // the last static dimension before it that spans more (moving a singleton axis changes no
+  // address: 1x16x1x16 is 16 rows of 16 at the second dimension's stride, as PTOAS
+  // canonicalizes it, issue 453).
+  const size_t rowsDim = sliceRowsDim(pt, rank, v.dn);
+  // Dimensions before the rows that span more than one element: a stack of 2-D slices,
   // counted at run time when a size of the partition is dynamic.
   bool dynamic = false;
-  for (size_t i = 0; i + 2 < rank; ++i)
+  for (size_t i = 0; i < rowsDim; ++i)
     dynamic = dynamic ||
               (pt.shape[i] != 1 && (pt.shape[i] == kDynamic || pt.shape[rank - 1] == kDynamic ||
-                                    pt.shape[rank - 2] == kDynamic));
-  for (size_t i = 0; i + 2 < rank; ++i) {
+                                    pt.shape[rowsDim] == kDynamic));
+  for (size_t i = 0; i < rowsDim; ++i) {
     if (pt.shape[i] == 1) continue;
     if (v.dn) return unsupported(op.loc, "a DN partition with more than two non-unit dimensions");
     VReg stride = newVReg();
@@ -120,11 +125,11 @@ void FunctionLowering::lowerPartition(const Op& op) {
       p.outer.push_back({pt.shape[i], stride});
   }
   if (dynamic) {
-    p.sliceRowsV = op.operands[1 + 2 * rank - 2];
+    p.sliceRowsV = op.operands[1 + rank + rowsDim];
     p.sliceColsV = op.operands[1 + 2 * rank - 1];
   }
   if (!p.outer.empty()) {
-    p.sliceRows = rank >= 2 ? pt.shape[rank - 2] : 1;
+    p.sliceRows = rank >= 2 ? pt.shape[rowsDim] : 1;
     p.sliceCols = pt.shape[rank - 1];
   }
   VReg acc = kNoVReg;
@@ -155,10 +160,19 @@ void FunctionLowering::lowerPartition(const Op& op) {
   p.rowStride = newVReg();
   // ND: the stride between rows; DN: between columns (the rows of a column are adjacent).
   if (rank >= 2)
-    scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rank - 2), elemBits);
+    scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rowsDim), elemBits);
   else
     materialize(p.rowStride, 0);
   parts_[op.results[0]] = p;
+}
+
+size_t FunctionLowering::sliceRowsDim(const Type& pt, size_t rank, bool dn) {
+  if (rank < 2) return 0;
+  const size_t rows = rank - 2;
+  if (dn || rank < 3 || pt.shape[rows] != 1 || pt.shape[rank - 1] == kDynamic) return rows;
+  for (size_t j = rows; j-- > 0;)
+    if (pt.shape[j] != 1) return pt.shape[j] == kDynamic ? rows : j;
+  return rows;
 }
 
 std::optional<PartRegs> FunctionLowering::wholeViewPartition(const Op& op, ValueId view) {

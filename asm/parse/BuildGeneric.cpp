@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <typeinfo>
 
 namespace pto::as::detail {
@@ -388,6 +389,26 @@ void Builder::buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
   buildTileOp(*info, loc, p, results);
 }
 
+/// PTOAS's tload takes HIVM's load clauses (pad_mode, pad_value, left_padding_num,
+/// right_padding_num, init_out_buffer, init_condition) and drops them when it emits pto-isa's
+/// TLOAD, which has no per-load padding. Dropping them would change what the author asked for,
+/// so each is refused by name at its place.
+bool Builder::loadClausesSupported(const Pieces& p) {
+  static const std::set<std::string_view> clauses = {"pad_mode",         "pad_value",
+                                                     "left_padding_num", "right_padding_num",
+                                                     "init_out_buffer",  "init_condition"};
+  for (const PieceSeen& seen : p.seen)
+    if (seen.kind == PieceKind::Keyword && clauses.count(seen.word)) {
+      diags_.error(seen.loc,
+                   "'pto.tload' clause '" + seen.word +
+                       "' is not supported: pto-isa's TLOAD has no per-load padding or "
+                       "initialization (PTOAS drops the clause); the tile's `pad` value pads "
+                       "its rows, pto.tfillpad fills the rest");
+      return false;
+    }
+  return true;
+}
+
 /// A `pto.` op (or a PTO-AS mnemonic) that is not arith or structure: its builder by name, or a
 /// tile op of the op table.
 void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
@@ -500,6 +521,7 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
   if (auto it = kHandlers.find(base); it != kHandlers.end())
     return (this->*(it->second))("pto." + base, loc, p, results);
   if (const isa::OpInfo* info = isa::findOp(name)) {
+    if (base == "tload" && !loadClausesSupported(p)) return;
     bool dps = p.call("ins") || p.call("outs");
     bool ok = dps ? only({K::Call, K::Dict}, {"ins", "outs", "wait", "record"})
                   : only({K::Operand, K::Types, K::Arrow, K::Dict, K::Hash, K::Angle, K::Call},

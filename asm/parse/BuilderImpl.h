@@ -349,6 +349,7 @@ private:
   void buildTileDecl(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results);
+  bool loadClausesSupported(const Pieces& p);
   void buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
                   const std::vector<ResultName>& results);
 
