@@ -193,14 +193,15 @@ std::optional<PartRegs> FunctionLowering::wholeViewPartition(const Op& op, Value
   for (size_t i = 0; folds && i + 2 < rank; ++i)
     folds =
         t.shape[i + 1] != kDynamic && v.constStrides[i] == v.constStrides[i + 1] * t.shape[i + 1];
-  for (size_t i = 0; !folds && i + 2 < rank; ++i) {
+  const size_t rowsDim = folds ? (rank >= 2 ? rank - 2 : 0) : sliceRowsDim(t, rank, v.dn);
+  for (size_t i = 0; !folds && i < rowsDim; ++i) {
     if (t.shape[i] == 1) continue;
     if (v.dn) {
       unsupported(op.loc,
                   "a whole DN tensor view with more than two non-unit dimensions as a GM operand");
       return std::nullopt;
     }
-    if (t.shape[i] == kDynamic || t.shape[rank - 1] == kDynamic || t.shape[rank - 2] == kDynamic) {
+    if (t.shape[i] == kDynamic || t.shape[rank - 1] == kDynamic || t.shape[rowsDim] == kDynamic) {
       unsupported(
           op.loc,
           "a whole tensor view of more than two dimensions with a dynamic size as a GM operand");
@@ -211,14 +212,14 @@ std::optional<PartRegs> FunctionLowering::wholeViewPartition(const Op& op, Value
     p.outer.push_back({t.shape[i], stride});
   }
   if (!p.outer.empty()) {
-    p.sliceRows = rank >= 2 ? t.shape[rank - 2] : 1;
+    p.sliceRows = rank >= 2 ? t.shape[rowsDim] : 1;
     p.sliceCols = t.shape[rank - 1];
   }
   p.addr = newVReg();
   copy(p.addr, v.base);
   p.rowStride = newVReg();
   if (rank >= 2)
-    scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rank - 2), elemBits);
+    scaleToBytes(p.rowStride, strideReg(v, v.dn ? rank - 1 : rowsDim), elemBits);
   else
     materialize(p.rowStride, 0);
   return p;
