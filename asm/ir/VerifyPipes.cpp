@@ -21,8 +21,8 @@ std::string Verifier::kernelKind(const Function& f) {
   }
 }
 
-/// Module-wide: each function has at most one reserve_buffer and one import_reserved_buffer; an
-/// import names an existing function holding a reserve_buffer of that name.
+/// Module-wide: reserve names and imports are unique in a function; an import names an existing
+/// function holding a reserve_buffer of that name.
 void Verifier::checkReservedBuffers() {
   std::map<std::string, std::vector<std::string>> reserves; // function -> reserve names
   for (const auto& f : mod_.functions)
@@ -30,25 +30,28 @@ void Verifier::checkReservedBuffers() {
       if (op.kind == OpKind::ReserveBuffer) reserves[f->name].push_back(op.pipe->name);
     });
   for (const auto& f : mod_.functions) {
-    const Op* firstReserve = nullptr;
-    const Op* firstImport = nullptr;
+    // A function opens one pipe per id (PTOAS's `id`), so it may hold several reserves and
+    // imports: a reserve's name, and an import's (name, peer_func), are unique in it.
+    std::map<std::string, const Op*> reserveNamed;
+    std::map<std::pair<std::string, std::string>, const Op*> importNamed;
     walk(f->body, [&](const Op& op) {
       if (op.kind == OpKind::ReserveBuffer) {
-        if (firstReserve) {
-          diags_.error(op.loc, "'pto.reserve_buffer' expects at most one reserve_buffer in the "
-                               "function");
-          diags_.note(firstReserve->loc, "the first reserve_buffer is here");
+        if (auto [it, fresh] = reserveNamed.try_emplace(op.pipe->name, &op); !fresh) {
+          diags_.error(op.loc, "'pto.reserve_buffer' expects 'name' to be unique in the function "
+                               "('" +
+                                   op.pipe->name + "')");
+          diags_.note(it->second->loc, "the first reserve_buffer of that name is here");
         }
-        if (!firstReserve) firstReserve = &op;
         checkReserve(op);
         if (op.pipe->autoAlloc.value_or(0) == 0 && op.pipe->base) checkManualReserveTiles(*f, op);
       } else if (op.kind == OpKind::ImportReserved) {
-        if (firstImport) {
-          diags_.error(op.loc, "'pto.import_reserved_buffer' expects at most one "
-                               "import_reserved_buffer in the function");
-          diags_.note(firstImport->loc, "the first import_reserved_buffer is here");
+        if (auto [it, fresh] = importNamed.try_emplace({op.pipe->name, op.pipe->peerFunc}, &op);
+            !fresh) {
+          diags_.error(op.loc, "'pto.import_reserved_buffer' expects (name, peer_func) to be "
+                               "unique in the function ('" +
+                                   op.pipe->name + "', @" + op.pipe->peerFunc + ")");
+          diags_.note(it->second->loc, "the first import of that buffer is here");
         }
-        if (!firstImport) firstImport = &op;
         const std::string& peer = op.pipe->peerFunc;
         const std::string& name = op.pipe->name;
         bool exists = false;
@@ -306,6 +309,15 @@ void Verifier::checkPipePeers() {
       continue;
     }
     const End &a = ends[members[0]], &b = ends[members[1]];
+    // Both ends wait on and signal the same cross-core flags (a function's pipes take theirs in
+    // the order of their ids).
+    const int64_t fa = a.init->pipe->flagBase.value_or(0), fb = b.init->pipe->flagBase.value_or(0);
+    if (fa != fb)
+      diags_.error(b.init->loc, "'" + b.init->name + "' uses cross-core flags from " +
+                                    std::to_string(fb) + " but its peer in @" + a.fn->name +
+                                    " uses them from " + std::to_string(fa) +
+                                    ": open the same pipe ids, with the same directions, in both "
+                                    "functions");
     const auto na = a.init->pipe->noSplit, nb = b.init->pipe->noSplit;
     if (na && nb && *na != *nb)
       diags_.error(b.init->loc, "'" + b.init->name +

@@ -349,6 +349,7 @@ void Builder::readFunctionAttrs() {
 
 void Builder::finishFunction() {
   resolveEvents();
+  assignFrontendFlags();
   readFunctionAttrs();
   for (auto& [name, p] : pendingPlacements_)
     diags_.error(p.loc, "'%" + name + "' is placed with tassign but never used as a tile");

@@ -125,18 +125,26 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
   if (!expectResults(name, loc, results, 0)) return;
   std::vector<NamedAttr> attrs = pipeAttrs(name, loc, p);
   if (attrs.empty()) return;
-  FrontendPipe& fp = frontendPipes_[fn_];
+  // PTOAS binds an init to its push, pop and free ops by `id` (0 when absent), unique in the
+  // function: a function may open several pipes.
+  const int64_t id = attrValueInt(attrs, "id").value_or(0);
+  FrontendPipe& fp = frontendPipes_[fn_][id];
   if (fp.pipe != kNoValue) {
-    diags_.error(loc, "'" + name +
-                          "' requires at most one pto.aic_initialize_pipe or "
-                          "pto.aiv_initialize_pipe per function");
-    diags_.note(fp.loc, "previous initialize_pipe is here");
+    diags_.error(loc, "'" + name + "' requires 'id' to be unique in the function (id " +
+                          std::to_string(id) + ")");
+    diags_.note(fp.loc, "previous initialize_pipe with this id is here");
     return;
   }
   std::optional<int64_t> dir = attrValueInt(attrs, "dir_mask"),
                          slotSize = attrValueInt(attrs, "slot_size");
   if (!dir || !slotSize) {
     diags_.error(loc, "'" + name + "' expects 'dir_mask' and 'slot_size' attributes");
+    return;
+  }
+  std::optional<int64_t> slotNum = attrValueInt(attrs, "slot_num"),
+                         localSlotNum = attrValueInt(attrs, "local_slot_num");
+  if ((slotNum && *slotNum <= 0) || (localSlotNum && *localSlotNum <= 0)) {
+    diags_.error(loc, "'" + name + "' expects 'slot_num' and 'local_slot_num' to be positive");
     return;
   }
   if (p.parens.empty()) {
@@ -178,14 +186,18 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.error(loc, "'" + name + "' requires 'gm_slot_buffer' when lowering to a2/a3");
     return;
   }
-  const int64_t slots = *dir == 3 ? 4 : 8;
+  if (a5 && localSlotNum) {
+    diags_.error(loc, "'" + name + "' expects 'local_slot_num' to be omitted on a5");
+    return;
+  }
+  const int64_t slots = slotNum.value_or(*dir == 3 ? 4 : 8);
   Op& op =
       emit(OpKind::PipeInit, loc, a5 ? "pto.initialize_l2l_pipe" : "pto.initialize_l2g2l_pipe");
   op.ints = {a5 ? 0 : 1};
   op.attrs = {{"dir_mask", std::to_string(*dir)},
               {"slot_size", std::to_string(*slotSize)},
               {"slot_num", std::to_string(slots)}};
-  if (!a5) op.attrs.push_back({"local_slot_num", std::to_string(slots)});
+  if (!a5) op.attrs.push_back({"local_slot_num", std::to_string(localSlotNum.value_or(slots))});
   if (const NamedAttr* ns = findNamed(attrs, "nosplit")) op.attrs.push_back(*ns);
   // Which kernel kind the front-end op belongs to, for the verifier.
   op.attrs.push_back({"frontend", name == "pto.aic_initialize_pipe" ? "\"aic\"" : "\"aiv\""});
@@ -201,7 +213,31 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
   const ValueId pipe =
       fn_->addValue("pipe" + std::to_string(fn_->values.size()), Type{TypeKind::Pipe}, loc);
   op.results.push_back(pipe);
-  fp = {pipe, static_cast<int>(*dir), loc};
+  fp = {pipe, static_cast<int>(*dir), loc, &op};
+}
+
+/// The cross-core flags of a function's front-end pipes, in the order of their ids: two per
+/// direction each (flag_base F: F, F+1; a two-way pipe's V2C F+2, F+3), of the 16 the hardware
+/// has. Both ends of a pipe open the same ids with the same directions (the verifier pairs them),
+/// so both count the same flags.
+void Builder::assignFrontendFlags() {
+  auto it = frontendPipes_.find(fn_);
+  if (it == frontendPipes_.end() || it->second.size() < 2) return;
+  int64_t next = 0;
+  for (auto& [id, fp] : it->second) {
+    if (!fp.init) continue;
+    const int64_t width = fp.dir == 3 ? 4 : 2;
+    if (next > 12 || next + width > 16) {
+      diags_.error(fp.loc, "the function's pipes need more cross-core flags than the hardware's "
+                           "16 (pipe id " +
+                               std::to_string(id) + " would start at flag " + std::to_string(next) +
+                               "; a pipe starts at 0..12)");
+      return;
+    }
+    fp.init->attrs.push_back({"flag_base", std::to_string(next)});
+    fp.init->pipe = readPipeAttrs(fp.init->attrs);
+    next += width;
+  }
 }
 
 /// `pto.tpush(%tile, %pipe : T, !pto.pipe) {split}`, `pto.tpop(%tile, %pipe : ...) {split}`,
@@ -277,12 +313,18 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
   if (!split) return;
   // Cube-side ops move tiles to or from the vector cores (C2V out, V2C in), and the reverse.
   const bool c2v = name.ends_with("_to_aiv") || name.ends_with("_from_aic");
+  const int64_t id =
+      attrValueInt(p.dicts.empty() ? std::vector<NamedAttr>{} : readAttrs(p.dicts[0]), "id")
+          .value_or(0);
   auto it = frontendPipes_.find(fn_);
-  if (it == frontendPipes_.end() || it->second.pipe == kNoValue) {
-    diags_.error(loc, "'" + name + "' requires a frontend initialize_pipe op in the same function");
+  auto pipeIt = it == frontendPipes_.end() ? decltype(it->second.end()){} : it->second.find(id);
+  if (it == frontendPipes_.end() || pipeIt == it->second.end() || pipeIt->second.pipe == kNoValue) {
+    diags_.error(loc, "'" + name + "' requires a frontend initialize_pipe op" +
+                          (id ? " with id " + std::to_string(id) : std::string()) +
+                          " in the same function");
     return;
   }
-  const FrontendPipe& fp = it->second;
+  const FrontendPipe& fp = pipeIt->second;
   if (!(fp.dir & (c2v ? 1 : 2))) {
     diags_.error(loc, "'" + name + "' requires the dominating initialize_pipe op to enable " +
                           (c2v ? "C2V" : "V2C"));

@@ -500,7 +500,9 @@ private:
     ValueId pipe = kNoValue;
     int dir = 0; // dir_mask
     SrcLoc loc;
+    Op* init = nullptr; // the internal init op it became (its flag_base is set at the end)
   };
+  void assignFrontendFlags();
   std::vector<NamedAttr> pipeAttrs(const std::string& name, SrcLoc loc, Pieces& p);
   std::optional<int64_t> pipeSplit(const std::string& name, SrcLoc loc, Pieces& p);
   std::optional<Type> arrowTileType(const std::string& name, SrcLoc loc, Pieces& p);
@@ -521,7 +523,7 @@ private:
                         const std::vector<ResultName>& results);
   void buildSetFfts(const std::string& name, SrcLoc loc, Pieces& p,
                     const std::vector<ResultName>& results);
-  std::map<const Function*, FrontendPipe> frontendPipes_;
+  std::map<const Function*, std::map<int64_t, FrontendPipe>> frontendPipes_; // by `id`
 
   // -------- sync: flags, barriers, event id arrays, event chains (BuildSync.cpp)
   void buildEventIdArray(const std::string& name, SrcLoc loc, Pieces& p,
