@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
 namespace pto::link {
 
@@ -227,11 +228,16 @@ void selectEntries(LinkContext& ctx) {
         continue;
       }
       uint32_t f = ctx.imageFn[{it->second.object, it->second.function}];
+      if (ctx.image.functions[f].flags & obj::kReturnsValues) {
+        ctx.error("", "--entry '" + name + "': the function returns values, so it is not a kernel");
+        continue;
+      }
       if (std::find(entries.begin(), entries.end(), f) == entries.end()) entries.push_back(f);
     }
   } else {
     // PTOAS's rule per module: the pto.entry functions; a module with a single function
-    // definition and no pto.entry exports that function.
+    // definition and no pto.entry exports that function, unless it returns values (a library
+    // function, called from another object).
     for (size_t o = 0; o < ctx.inputs.size(); ++o) {
       std::vector<uint32_t> marked, defined;
       for (uint32_t f = 0; f < ctx.inputs[o].obj.functions.size(); ++f) {
@@ -241,7 +247,7 @@ void selectEntries(LinkContext& ctx) {
         if (fn.flags & obj::kEntry) marked.push_back(f);
       }
       if (marked.empty() && defined.size() == 1 &&
-          !(ctx.inputs[o].obj.functions[defined[0]].flags & obj::kPrivate))
+          !(ctx.inputs[o].obj.functions[defined[0]].flags & (obj::kPrivate | obj::kReturnsValues)))
         marked = defined;
       for (uint32_t f : marked)
         entries.push_back(ctx.imageFn[{o, f}]);
@@ -518,6 +524,11 @@ void reportRaces(LinkContext& ctx, FunctionWork& fw) {
 }
 
 void checkRaces(LinkContext& ctx) {
+  // The functions some call names: their returns hand the tiles and GM back to a caller.
+  std::set<std::string> called;
+  for (const InputObject& in : ctx.inputs)
+    for (const obj::Reloc& r : in.obj.relocs)
+      if (r.type == obj::RelocType::Call) called.insert(r.symbol.str());
   for (FunctionWork& fw : ctx.functions) {
     if (!ctx.analyses(fw)) continue;
     const FunctionCfg& cfg = *fw.cfg();
@@ -526,15 +537,18 @@ void checkRaces(LinkContext& ctx) {
     const std::vector<TileSpan> spans = tileSpans(fn, fw.tiles, fw.plan, arch);
     // The tile ops' GM accesses (docs/sync.md 2b), ordered as tile accesses are.
     const std::vector<GmUse> gm = gmUses(cfg, ctx.inputs[fw.object].obj, fw.function);
+    // With auto-sync, a call waits for the caller's pending accesses and a called function's
+    // return for its own (the other side may touch any byte); explicit sync is the author's.
+    const DrainPoints drains{ctx.planningSync(), ctx.planningSync() && called.count(fn.name) != 0};
     // Run-time slots (docs/sync.md 2a): the loops that rotate a tile over slots read unrolled.
     if (auto view = resolveSlots(cfg, ctx.inputs[fw.object].obj, fw.function, spans, arch)) {
       auto pipes = blockPipes(view->cfg, view->tiles, arch);
       const std::vector<GmUse> viewGm = gmUsesOfView(*view, gm);
-      fw.deps = originalDependencies(
-          *view, unorderedDependencies(view->cfg, pipes, view->spans, arch, nullptr, viewGm));
+      fw.deps = originalDependencies(*view, unorderedDependencies(view->cfg, pipes, view->spans,
+                                                                  arch, nullptr, viewGm, drains));
     } else {
       auto pipes = blockPipes(cfg, fn.tiles, arch);
-      fw.deps = unorderedDependencies(cfg, pipes, spans, arch, nullptr, gm);
+      fw.deps = unorderedDependencies(cfg, pipes, spans, arch, nullptr, gm, drains);
     }
     if (ctx.planningSync()) continue; // the auto-sync pass orders them
     reportRaces(ctx, fw);

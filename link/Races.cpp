@@ -244,8 +244,9 @@ template <class Sig> class Analysis {
 public:
   Analysis(const FunctionCfg& cfg, std::span<const std::optional<isa::Pipe>> pipes,
            std::span<const TileSpan> spans, isa::Arch arch, RaceStats* stats,
-           std::span<const uint16_t> dense, std::span<const GmUse> gm)
-      : cfg_(cfg), pipes_(pipes), stats_(stats), dense_(dense), nb_(cfg.blocks.size()), gm_(gm) {
+           std::span<const uint16_t> dense, std::span<const GmUse> gm, DrainPoints drains)
+      : cfg_(cfg), pipes_(pipes), stats_(stats), dense_(dense), nb_(cfg.blocks.size()), gm_(gm),
+        drains_(drains) {
     // Every tile the function names gets a span (a missing one: unplaced, may alias its buffer).
     uint32_t numTiles = static_cast<uint32_t>(spans.size());
     for (const TileUse& u : cfg.uses)
@@ -256,6 +257,15 @@ public:
     // GM accesses are accesses numbered after the tiles (gmBase_ + their index in gm_).
     gmBase_ = numTiles;
     gmConflictMasks();
+    // A drain point waits on the scalar pipe for whatever is pending, whatever bytes: every
+    // access stays pending until the scalar pipe is ordered after it.
+    if (hasDrain()) {
+      const auto s = static_cast<uint8_t>(pipeBit(isa::Pipe::S));
+      for (uint8_t& m : conflicts_.readers)
+        m |= s;
+      for (uint8_t& m : conflicts_.writers)
+        m |= s;
+    }
     numberUses();
     for (unsigned q = 0; q < 8; ++q)
       if (isa::needsIntraPipeBarrier(arch, static_cast<isa::Pipe>(q)))
@@ -412,6 +422,25 @@ private:
     coalesce(st);
   }
 
+  bool hasDrain() const {
+    for (const Block& blk : cfg_.blocks)
+      if (isDrain(blk)) return true;
+    return false;
+  }
+  bool isDrain(const Block& blk) const {
+    return (drains_.calls && blk.transfer == Transfer::Call) ||
+           (drains_.returns && blk.transfer == Transfer::Ret);
+  }
+
+  /// A call or return that must wait for every pending access: one dependency per access not yet
+  /// ordered for the scalar pipe (its set/wait pair is put before the block); then nothing is
+  /// pending, as after pipe_barrier(PIPE_ALL).
+  void drain(uint32_t b, State<Sig>& st) {
+    for (const Pending<Sig>& p : st)
+      if (!orderedFor(p, isa::Pipe::S)) report(p, Use{p.tile, true, true}, b, isa::Pipe::S);
+    st.clear();
+  }
+
   bool isJoin(uint32_t b) const { return b == 0 || cfg_.predsOf(b).size() != 1; }
   const TileSpan& spanOf(uint32_t t) const { return spanTable_[t]; }
 
@@ -427,6 +456,7 @@ private:
     const bool settled = passes && settledAt_[b] == willGen_;
     if (blk.kind == BlockKind::Control) syncOp(blk, st);
     if (blk.kind == BlockKind::Tile) tileOp(b, st);
+    if (isDrain(blk)) drain(b, st);
     if (!settled) settle(st);
     if (stats_) {
       ++stats_->blockVisits;
@@ -446,11 +476,15 @@ private:
       break;
     }
     case ExtCtl::WAIT_FLAG: {
+      // A wait on the scalar pipe stalls the unit that issues every pipe's ops: whatever is
+      // issued after it starts after the signalled access.
       const uint16_t code = dense_[signalCode(blk)];
+      const auto seen =
+          static_cast<uint8_t>(blk.dstPipe == isa::Pipe::S ? 0xFF : pipeBit(blk.dstPipe));
       for (Pending<Sig>& p : st)
         if (p.sig.has(code)) {
           p.sig.remove(code);
-          p.vis |= static_cast<uint8_t>(pipeBit(blk.dstPipe));
+          p.vis |= seen;
         }
       break;
     }
@@ -626,6 +660,7 @@ private:
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> work_;
   std::vector<uint32_t> settledAt_; // in_[b]'s generation, or none
   std::span<const GmUse> gm_;
+  DrainPoints drains_;
   uint32_t gmBase_ = 0;
   static constexpr size_t kMaxPendingGm = 64;
   bool gmCrowded_ = false; // the block being visited sees more than kMaxPendingGm
@@ -636,14 +671,16 @@ private:
 std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
                                               std::span<const std::optional<isa::Pipe>> pipes,
                                               std::span<const TileSpan> spans, isa::Arch arch,
-                                              RaceStats* stats, std::span<const GmUse> gm) {
+                                              RaceStats* stats, std::span<const GmUse> gm,
+                                              DrainPoints drains) {
   // The signal codes the function uses, numbered in order of appearance.
   std::vector<uint16_t> dense(kSignalCodes, UINT16_MAX);
   uint16_t n = 0;
   for (const Block& b : cfg.blocks)
     if (isFlag(b) && dense[signalCode(b)] == UINT16_MAX) dense[signalCode(b)] = n++;
-  if (n <= 64) return Analysis<NarrowSignals>(cfg, pipes, spans, arch, stats, dense, gm).run();
-  return Analysis<WideSignals>(cfg, pipes, spans, arch, stats, dense, gm).run();
+  if (n <= 64)
+    return Analysis<NarrowSignals>(cfg, pipes, spans, arch, stats, dense, gm, drains).run();
+  return Analysis<WideSignals>(cfg, pipes, spans, arch, stats, dense, gm, drains).run();
 }
 
 } // namespace pto::link

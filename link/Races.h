@@ -74,10 +74,16 @@ struct RaceStats {
 /// bytes is ordered after it. Cost: O(B * P) for B block visits and P accesses pending at a
 /// time, P bounded by the tiles and pipes, not by the length of the function.
 /// `gm`: the blocks' GM accesses (gmUses), ordered as tile accesses are.
-std::vector<Dependency> unorderedDependencies(const FunctionCfg& cfg,
-                                              std::span<const std::optional<isa::Pipe>> pipes,
-                                              std::span<const TileSpan> spans, isa::Arch arch,
-                                              RaceStats* stats = nullptr,
-                                              std::span<const GmUse> gm = {});
+/// `drains`: the function's calls (and, with `drainAtReturn`, its returns) are points where the
+/// scalar unit must wait for every pending access first (a dependency on PIPE_S): the callee, or
+/// the caller after the return, may touch any byte (the auto-sync of functions that call or are
+/// called, docs/sync.md).
+struct DrainPoints {
+  bool calls = false, returns = false;
+};
+std::vector<Dependency>
+unorderedDependencies(const FunctionCfg& cfg, std::span<const std::optional<isa::Pipe>> pipes,
+                      std::span<const TileSpan> spans, isa::Arch arch, RaceStats* stats = nullptr,
+                      std::span<const GmUse> gm = {}, DrainPoints drains = {});
 
 } // namespace pto::link

@@ -71,6 +71,8 @@ enum FunctionFlag : uint32_t {
   // A5: a vector function whose cross-core pipe ops do not split their tiles runs on vector
   // core 0 only (PTOAS guards it with get_subblockid() == 0; docs/pipes.md).
   kSubblockZeroOnly = 1u << 5,
+  // The function returns values (in a0..a7): a library function, never a kernel entry.
+  kReturnsValues = 1u << 6,
 };
 
 struct Function {

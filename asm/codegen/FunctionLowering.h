@@ -346,6 +346,10 @@ private:
   void lowerSignal(const Op& op);
   void lowerSyncAll(const Op& op);
   void lowerCall(const Op& op);
+  void lowerReturn(const Op& op);
+  std::optional<VReg> descAddress(uint32_t idx);
+  bool tileAbiValues(ValueId tile, SrcLoc loc, const std::string& use, std::vector<VReg>& out);
+  void bindTileResult(ValueId result, const std::vector<VReg>& regs);
 
   // ------------------------------------------------------------ views
   bool viewLayout(const Op& op, size_t stridesAt, size_t rank, ViewRegs& v);
@@ -535,6 +539,7 @@ private:
   std::map<ValueId, PartRegs> parts_;
   std::map<ValueId, uint32_t> tiles_;
   std::map<ValueId, std::pair<Dim, Dim>> valid_;
+  std::map<uint32_t, VReg> runtimeAddr_; // descriptors placed at run time: the bound register
   std::map<ValueId, uint32_t> arrays_;
   uint32_t arrayBytes_ = 0;
   std::vector<std::pair<size_t, size_t>> loops_;

@@ -136,9 +136,12 @@ private:
     return it == byName_.end() ? nullptr : it->second;
   }
 
+  /// A call to a function of this module that takes or returns tiles: inlined. A declaration's
+  /// body is in another object, so a call to it stays a call and passes each tile by its
+  /// address (docs/abi.md).
   bool isTileCall(const Op& op) const {
     const Function* f = op.kind == OpKind::Call ? callee(op) : nullptr;
-    return f && takesTiles(*f);
+    return f && !f->isDeclaration && takesTiles(*f);
   }
 
   bool hasTileCall(const Region& r) const {
@@ -170,12 +173,6 @@ private:
   /// values the callee returns.
   bool inlineCall(Function& fn, const Op& call, std::vector<std::unique_ptr<Op>>& out) {
     const Function* target = callee(call);
-    if (target->isDeclaration) {
-      diags_.error(call.loc, "a call passing tiles to '@" + target->name +
-                                 "', which has no body here, is not supported: tiles cross "
-                                 "calls by inlining the callee (docs/abi.md)");
-      return false;
-    }
     const Function* body = resolved(*target);
     if (!body) return false;
     if (!returnsAtEnd(body->body)) {
@@ -242,7 +239,8 @@ private:
 /// from elsewhere) receives each tile by its address in its buffer (the parameter itself, an
 /// index) and, for each dynamic valid dimension, the dimension as an index parameter right after
 /// it, named `%t.v_row` / `%t.v_col` (PTOAS passes them the same way). Its body starts by giving
-/// each such tile its valid shape.
+/// each such tile its valid shape. A declaration gets the same parameters (its body is in
+/// another object).
 std::unique_ptr<Function> withTileSignature(const Function& f) {
   auto copy = cloneFunction(f);
   std::vector<ValueId> args;
@@ -250,8 +248,7 @@ std::unique_ptr<Function> withTileSignature(const Function& f) {
   for (ValueId a : f.body.args) {
     args.push_back(a);
     const ir::Type& t = f.type(a);
-    if (!t.isTile() || (t.tile.validRows != ir::kDynamic && t.tile.validCols != ir::kDynamic))
-      continue;
+    if (!t.isTile() || tileAbiDims(t) == 0) continue;
     auto set = std::make_unique<Op>();
     set->kind = OpKind::SetValidShape;
     set->loc = f.values[a].loc;
@@ -281,6 +278,7 @@ std::unique_ptr<Function> withTileSignature(const Function& f) {
     prologue.push_back(std::move(set));
   }
   copy->body.args = std::move(args);
+  if (f.isDeclaration) return copy;
   for (auto& op : copy->body.ops)
     prologue.push_back(std::move(op));
   copy->body.ops = std::move(prologue);
@@ -288,6 +286,15 @@ std::unique_ptr<Function> withTileSignature(const Function& f) {
 }
 
 } // namespace
+
+unsigned tileAbiDims(const ir::Type& t) {
+  if (!t.isTile()) return 0;
+  return (t.tile.validRows == ir::kDynamic) + (t.tile.validCols == ir::kDynamic);
+}
+
+unsigned abiSlots(const ir::Type& t) {
+  return t.isTile() ? 1 + tileAbiDims(t) : 1;
+}
 
 bool takesTiles(const ir::Function& f) {
   for (ValueId a : f.body.args)
@@ -306,13 +313,13 @@ InlinedModule inlineTileCalls(const ir::Module& m, DiagEngine& diags) {
   result.owned = inliner.takeOwned();
   std::vector<const ir::Function*> kept;
   for (const ir::Function* f : result.functions) {
-    if (f->isDeclaration || !takesTiles(*f)) {
+    if (!takesTiles(*f)) {
       kept.push_back(f);
       continue;
     }
     // A private function is called only from this module, where every call was inlined: like
     // an internal function after LLVM's inliner, it has nothing left to do.
-    if (f->isPrivate) continue;
+    if (f->isPrivate && !f->isDeclaration) continue;
     result.owned.push_back(withTileSignature(*f));
     kept.push_back(result.owned.back().get());
   }

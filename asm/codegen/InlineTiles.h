@@ -13,6 +13,13 @@ namespace pto::as::lower {
 /// True when a function takes or returns a tile.
 bool takesTiles(const ir::Function& f);
 
+/// A tile crossing a call that stays a call (a public function's parameter or result, a
+/// declaration's): its byte address in its buffer, then each valid dimension its type leaves
+/// dynamic (`v_row=?`, then `v_col=?`), each an index (docs/abi.md). The number of valid
+/// dimensions passed for type t, and the registers a value of type t takes.
+unsigned tileAbiDims(const ir::Type& t);
+unsigned abiSlots(const ir::Type& t);
+
 /// The module's functions in order, each with its calls to functions that take or return tiles
 /// replaced by the callee's body; private functions that take tiles are left out (every call to
 /// them is inlined), public ones take each tile as its address (and its dynamic valid
@@ -24,9 +31,8 @@ struct InlinedModule {
   bool ok = true; // false after a reported error (the functions are still there to lower)
 };
 
-/// Inlines every call to a function that takes or returns tiles; a call to a declaration that
-/// takes tiles is a located error (its body is needed), and so is a callee that returns from
-/// inside a region.
+/// Inlines every call to a function of the module that takes or returns tiles (a call to a
+/// declaration stays a call); a callee that returns from inside a region is a located error.
 InlinedModule inlineTileCalls(const ir::Module& m, DiagEngine& diags);
 
 } // namespace pto::as::lower

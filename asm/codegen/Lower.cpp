@@ -22,6 +22,7 @@ namespace pto::as::lower {
 bool FunctionLowering::run() {
   out_.name = fn_.name;
   if (fn_.isEntry || fn_.isFragment) out_.flags |= obj::kEntry;
+  if (!fn_.resultTypes.empty()) out_.flags |= obj::kReturnsValues;
   if (fn_.isPrivate) out_.flags |= obj::kPrivate;
   if (fn_.isDeclaration) out_.flags |= obj::kDeclaration;
   if (fn_.kernelKind != Function::KernelKind::None)
@@ -371,15 +372,7 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::Yield:
     return; // handled by the enclosing structured op
   case OpKind::Return:
-    if (!op.operands.empty() && fn_.type(op.operands[0]).isTile())
-      return unsupported(op.operandLocs.empty() ? op.loc : op.operandLocs[0],
-                         "returning a tile from a public function (a private one is inlined "
-                         "where it is called)");
-    if (!op.operands.empty()) {
-      VReg v = reg(op.operands[0]);
-      scalar(FormId::S_ADDI, {{"uimm12", 0}, {"RegDst", kA0}}, {{"SrcL", v, false}});
-    }
-    return emitReturn(op.loc);
+    return lowerReturn(op);
   case OpKind::Section:
     out_.flags |= op.named == NamedOp::SectionCube ? obj::kKernelCube : obj::kKernelVector;
     return lowerRegion(op.regions[0]);
@@ -471,19 +464,35 @@ void FunctionLowering::emitReturn(SrcLoc) {
 /// argument overwrites another), values live across the call are kept in the frame (the
 /// callee may use every register), and the result comes back in a0 (docs/abi.md).
 void FunctionLowering::lowerCall(const Op& op) {
-  if (op.operands.size() > kMaxRegParams)
-    return unsupported(op.loc, "a call with more than 8 arguments");
-  if (op.results.size() > 1) return unsupported(op.loc, "a call with more than one result");
-  for (ValueId v : op.operands)
-    if (!fn_.type(v).isScalarLike() && fn_.type(v).kind != TypeKind::Ptr)
-      return unsupported(op.operandLocs[0], "passing " + toString(fn_.type(v)) + " to a call");
-  hasCalls_ = true;
+  // The argument registers: a tile (passed to a declaration: a call to a function of the module
+  // that takes tiles was inlined) is its address and dynamic valid dimensions.
+  std::vector<VReg> args;
   for (size_t i = 0; i < op.operands.size(); ++i) {
-    VReg v = reg(op.operands[i]);
-    scalar(FormId::S_SDI, {{"SrcR", kSp}, {"simm12", 0}}, {{"SrcL", v, false}});
+    const ValueId v = op.operands[i];
+    const SrcLoc at = i < op.operandLocs.size() ? op.operandLocs[i] : op.loc;
+    if (fn_.type(v).isTile()) {
+      if (!tileAbiValues(v, at, "passing the tile", args)) return;
+    } else if (!fn_.type(v).isScalarLike() && fn_.type(v).kind != TypeKind::Ptr) {
+      return unsupported(at, "passing " + toString(fn_.type(v)) + " to a call");
+    } else {
+      args.push_back(reg(v));
+    }
+  }
+  if (args.size() > kMaxRegParams)
+    return unsupported(op.loc, "a call with more than 8 arguments (a tile counts its address "
+                               "and each dynamic valid dimension)");
+  size_t resultSlots = 0;
+  for (ValueId r : op.results)
+    resultSlots += abiSlots(fn_.type(r));
+  if (resultSlots > kMaxRegParams)
+    return unsupported(op.loc, "a call with more than 8 results (a tile counts its address and "
+                               "each dynamic valid dimension)");
+  hasCalls_ = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    scalar(FormId::S_SDI, {{"SrcR", kSp}, {"simm12", 0}}, {{"SrcL", args[i], false}});
     extra(code_.back()).outArg = static_cast<int>(i);
   }
-  for (size_t i = 0; i < op.operands.size(); ++i) {
+  for (size_t i = 0; i < args.size(); ++i) {
     scalar(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}, {"RegDst", kA0 + static_cast<int64_t>(i)}},
            {});
     extra(code_.back()).outArg = static_cast<int>(i);
@@ -493,9 +502,30 @@ void FunctionLowering::lowerCall(const Op& op) {
   call.clobbersRegs = true;
   extra(call).callee = op.name;
   inScalarBlock_ = false; // the callee returns to the next word, which starts a block
-  if (!op.results.empty())
+  if (resultSlots == 1 && !fn_.type(op.results[0]).isTile()) {
     scalar(FormId::S_ADDI, {{"SrcL", kA0}, {"uimm12", 0}},
            {{"RegDst", define(op.results[0]), true}});
+    return;
+  }
+  // Several values come back in a0..a7: each is stored to the call-argument area before any is
+  // read into a register, so that no result overwrites another still waiting in its register.
+  for (size_t i = 0; i < resultSlots; ++i) {
+    scalar(FormId::S_SDI, {{"SrcR", kSp}, {"simm12", 0}, {"SrcL", kA0 + static_cast<int64_t>(i)}},
+           {});
+    extra(code_.back()).outArg = static_cast<int>(i);
+  }
+  size_t slot = 0;
+  for (ValueId r : op.results) {
+    const bool tile = fn_.type(r).isTile();
+    std::vector<VReg> regs;
+    for (unsigned k = 0; k < abiSlots(fn_.type(r)); ++k) {
+      const VReg v = tile ? newVReg() : define(r);
+      scalar(FormId::S_LDI, {{"SrcL", kSp}, {"simm12", 0}}, {{"RegDst", v, true}});
+      extra(code_.back()).outArg = static_cast<int>(slot++);
+      regs.push_back(v);
+    }
+    if (tile) bindTileResult(r, regs);
+  }
 }
 
 } // namespace pto::as::lower

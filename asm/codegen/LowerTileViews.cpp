@@ -201,6 +201,7 @@ void FunctionLowering::lowerAssign(const Op& op) {
 }
 
 void FunctionLowering::emitTileBind(uint32_t idx, VReg addr) {
+  runtimeAddr_[idx] = addr;
   obj_.usesExtensions = true;
   inScalarBlock_ = false;
   const auto code = enc::dataTypeCode(out_.tiles[idx].dtype);

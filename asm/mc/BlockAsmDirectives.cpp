@@ -102,6 +102,8 @@ void Assembler::functionDirective(const std::vector<Token>& t) {
       pf.fn.flags |= obj::kKernelCube;
     else if (v == "subblock0")
       pf.fn.flags |= obj::kSubblockZeroOnly;
+    else if (v == "returns")
+      pf.fn.flags |= obj::kReturnsValues;
     else if (auto f = keyed("frame")) {
       auto x = parseU64(*f);
       if (!x || *x > obj::kMaxFrameSize)

@@ -198,6 +198,7 @@ std::string flagsText(const obj::Function& f) {
   take(obj::kKernelVector, "kernel=vector");
   take(obj::kKernelCube, "kernel=cube");
   take(obj::kSubblockZeroOnly, "subblock0");
+  take(obj::kReturnsValues, "returns");
   if (rest) s += " flags=" + hex0x(rest);
   return s;
 }
