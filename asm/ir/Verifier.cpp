@@ -55,12 +55,19 @@ void Verifier::checkLocalAllocUses() {
   });
 }
 
-/// A marked entry returns nothing. (A module's only function, when none is marked, is its entry
-/// unless it returns values: then it is a library function another object calls, docs/abi.md.)
 void Verifier::checkEntries() {
+  bool anyMarked = false;
+  for (const auto& f : mod_.functions)
+    anyMarked = anyMarked || f->isEntry;
   for (const auto& f : mod_.functions) {
     if (f->isEntry && !f->resultTypes.empty())
       diags_.error(f->loc, "entry function '@" + f->name + "' must not return values");
+    // A module's only function is its entry when none is marked (as in PTOAS: "PTO entry
+    // functions must return void"); a library function sits beside others (docs/abi.md).
+    if (!anyMarked && mod_.functions.size() == 1 && !f->resultTypes.empty())
+      diags_.error(f->loc,
+                   "entry function '@" + f->name +
+                       "' must not return values (a module's only function is its entry kernel)");
     if (f->kernelKind == Function::KernelKind::Invalid)
       diags_.error(f->loc,
                    "pto.kernel_kind must be #pto.kernel_kind<vector> or #pto.kernel_kind<cube>");
