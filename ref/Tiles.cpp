@@ -208,7 +208,21 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
       return Failure{op.loc, "dimension " + std::to_string(d) +
                                  " is out of range for a view of rank " +
                                  std::to_string(v.shape.size())};
-    f.v[op.results[0]] = static_cast<uint64_t>(v.shape[d]);
+    // get_tensor_view_stride: the stride in elements (a partition keeps its view's).
+    const bool stride = op.name == "pto.get_tensor_view_stride";
+    f.v[op.results[0]] = static_cast<uint64_t>(stride ? v.strides[d] : v.shape[d]);
+    return std::nullopt;
+  }
+  case OpKind::GetValidShape: {
+    const TileVal& t = std::get<TileVal>(f.v[op.operands[0]]);
+    const int64_t rows = t.validRows >= 0 ? t.validRows : t.type.rows;
+    const int64_t cols = t.validCols >= 0 ? t.validCols : t.type.cols;
+    if (op.name == "pto.tile_valid_cols") {
+      f.v[op.results[0]] = static_cast<uint64_t>(cols);
+    } else {
+      f.v[op.results[0]] = static_cast<uint64_t>(rows);
+      if (op.results.size() > 1) f.v[op.results[1]] = static_cast<uint64_t>(cols);
+    }
     return std::nullopt;
   }
   case OpKind::Subset:

@@ -347,6 +347,8 @@ private:
   void lowerSyncAll(const Op& op);
   void lowerCall(const Op& op);
   void lowerReturn(const Op& op);
+  void lowerGetValidShape(const Op& op);
+  void lowerGetStride(const Op& op, size_t dim);
   std::optional<VReg> descAddress(uint32_t idx);
   bool tileAbiValues(ValueId tile, SrcLoc loc, const std::string& use, std::vector<VReg>& out);
   void bindTileResult(ValueId result, const std::vector<VReg>& regs);

@@ -396,6 +396,8 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::Reshape:
   case OpKind::Bitcast:
     return lowerView(op);
+  case OpKind::GetValidShape:
+    return lowerGetValidShape(op);
   case OpKind::SetValidShape:
     valid_[op.operands[0]] = {Dim{0, op.operands[1]}, Dim{0, op.operands[2]}};
     pendingLoc_ = {};

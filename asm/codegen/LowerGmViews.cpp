@@ -73,7 +73,7 @@ void FunctionLowering::lowerReinterpret(const Op& op) {
 
 void FunctionLowering::lowerGetDim(const Op& op) {
   auto dim = constantInt(op.operands[1]);
-  if (!dim) return unsupported(op.loc, "'pto.get_tensor_view_dim' with a non-constant dimension");
+  if (!dim) return unsupported(op.loc, "'" + op.name + "' with a non-constant dimension");
   const Type& t = fn_.type(op.operands[0]);
   if (*dim < 0 || static_cast<size_t>(*dim) >= t.shape.size()) {
     diags_.error(op.operandLocs[1],
@@ -81,6 +81,7 @@ void FunctionLowering::lowerGetDim(const Op& op) {
     ok_ = false;
     return;
   }
+  if (op.name == "pto.get_tensor_view_stride") return lowerGetStride(op, static_cast<size_t>(*dim));
   // A static extent is a constant; a dynamic one is the shape operand of make_tensor_view.
   if (t.shape[*dim] != kDynamic) {
     constants_[op.results[0]] = static_cast<uint64_t>(t.shape[*dim]);
@@ -90,6 +91,23 @@ void FunctionLowering::lowerGetDim(const Op& op) {
   if (shapes == dynamicShapes_.end())
     return unsupported(op.loc, "'pto.get_tensor_view_dim' of this view");
   copy(define(op.results[0]), reg(shapes->second[*dim]));
+}
+
+/// pto.get_tensor_view_stride: the stride in elements of a view's dimension (a partition's are its
+/// view's): a static stride is a constant, a dynamic one the make_tensor_view operand.
+void FunctionLowering::lowerGetStride(const Op& op, size_t dim) {
+  ValueId view = op.operands[0];
+  if (auto p = parts_.find(view); p != parts_.end() && p->second.source != kNoValue)
+    view = p->second.source;
+  auto vit = views_.find(view);
+  if (vit == views_.end()) return unsupported(op.loc, "'" + op.name + "' of this view");
+  const ViewRegs& v = vit->second;
+  if (!v.constStrides.empty() && dim < v.constStrides.size()) {
+    constants_[op.results[0]] = static_cast<uint64_t>(v.constStrides[dim]);
+    return;
+  }
+  if (dim >= v.strides.size()) return unsupported(op.loc, "'" + op.name + "' of this view");
+  copy(define(op.results[0]), reg(v.strides[dim]));
 }
 
 void FunctionLowering::lowerPartition(const Op& op) {

@@ -76,6 +76,23 @@ void FunctionLowering::bindTileResult(ValueId result, const std::vector<VReg>& r
   emitTileBind(idx, regs[0]);
 }
 
+/// pto.get_validshape / tile_valid_rows / tile_valid_cols: a static valid extent is a constant, a
+/// dynamic one the register that holds it.
+void FunctionLowering::lowerGetValidShape(const Op& op) {
+  const auto [rows, cols] = validOf(op.operands[0]);
+  std::vector<const Dim*> dims;
+  if (op.name != "pto.tile_valid_cols") dims.push_back(&rows);
+  if (op.name != "pto.tile_valid_rows") dims.push_back(&cols);
+  for (size_t i = 0; i < dims.size() && i < op.results.size(); ++i) {
+    if (!dims[i]->dynamic()) {
+      constants_[op.results[i]] = static_cast<uint64_t>(dims[i]->constant);
+      continue;
+    }
+    copy(define(op.results[i]), dimReg(*dims[i]));
+  }
+  pendingLoc_ = {};
+}
+
 /// `return %a, %b, ...`: the values (a tile as its address and dynamic valid dimensions) in
 /// a0..a7. Each move may overwrite a register another value still waits in, so values live
 /// across the moves are kept in the frame (the moves count as clobbering every register).

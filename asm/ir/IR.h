@@ -268,6 +268,7 @@ enum class OpKind : uint8_t {
   Reshape,       // pto.treshape
   Bitcast,       // pto.bitcast
   SetValidShape, // operands: tile, vr, vc
+  GetValidShape, // pto.get_validshape (results vr, vc) / tile_valid_rows / tile_valid_cols (name)
   TAssign,       // operands: tile, addr -> result (or in place for fragments)
   LoadScalar,
   StoreScalar,

@@ -261,6 +261,7 @@ private:
     case OpKind::Reshape:
     case OpKind::Bitcast:
     case OpKind::SetValidShape:
+    case OpKind::GetValidShape:
     case OpKind::TAssign:
     case OpKind::LoadScalar:
     case OpKind::StoreScalar:
@@ -441,6 +442,10 @@ private:
       return;
     case OpKind::SetValidShape:
       line() << op.name << " " << operandList(ops) << " : " << typeOf(ops[0]) << "\n";
+      return;
+    case OpKind::GetValidShape:
+      line() << results(op) << op.name << " " << name(ops[0]) << " : " << typeOf(ops[0])
+             << (op.results.size() == 1 ? " -> index" : "") << "\n";
       return;
     case OpKind::TAssign:
       if (!op.results.empty())

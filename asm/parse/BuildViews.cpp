@@ -110,6 +110,32 @@ void Builder::buildPartitionView(const std::string& name, SrcLoc loc, Pieces& p,
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 
+/// `%r, %c = pto.get_validshape %t : T`, `%r = pto.tile_valid_rows %t : T -> index` (and
+/// tile_valid_cols): a tile's valid shape, static or set at run time, as index values.
+void Builder::buildGetValidShape(const std::string& name, SrcLoc loc, Pieces& p,
+                                 const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  const bool both = name == "pto.get_validshape";
+  if (p.operands.size() != 1) {
+    diags_.error(loc, "expected '" + name + " %tile : T" + (both ? "'" : " -> index'"));
+    return;
+  }
+  const ValueId tile = use(p.operands[0]);
+  if (tile == kNoValue) return;
+  if (!fn_->type(tile).isTile()) {
+    diags_.error(p.operands[0].loc,
+                 "'" + name + "' reads a tile, found " + toString(fn_->type(tile)));
+    return;
+  }
+  if (!expectResults(name, loc, results, both ? 2 : 1)) return;
+  Op& op = emit(OpKind::GetValidShape, loc, name);
+  addOperand(op, tile, p.operands[0].loc);
+  defineResults(op, results,
+                both ? std::vector<Type>{Type::index(), Type::index()}
+                     : std::vector<Type>{Type::index()});
+}
+
 void Builder::buildGetDim(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results) {
   if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
