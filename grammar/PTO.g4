@@ -272,6 +272,7 @@ angleAtom
   | SHAPE
   | HASH_ID angle?
   | BANG_ID angle?
+  | BANG_TYPE  // a type parameter (`!pto.multi_tile_buf<!pto.tile_buf<...>, count=2>`)
   | angle
   | STRING
   | VALUE_ID

@@ -213,6 +213,19 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     f.v[op.results[0]] = static_cast<uint64_t>(stride ? v.strides[d] : v.shape[d]);
     return std::nullopt;
   }
+  case OpKind::MultiTileGet: {
+    // Slot k of the storage: its own layout, k slots of bytes on, the valid shape of the alloc.
+    const TileVal& src = std::get<TileVal>(f.v[op.operands[0]]);
+    const ir::Type& mt = f.fn->type(op.operands[0]);
+    const uint64_t k = scalar(f, op.operands[1]);
+    if (k >= static_cast<uint64_t>(mt.shape.at(0)))
+      return Failure{op.loc, "pto.multi_tile_get slot " + std::to_string(static_cast<int64_t>(k)) +
+                                 " is out of range for " + ir::toString(mt)};
+    TileVal t{mt.slotTile(), src.offset, src.validRows, src.validCols};
+    t.offset += static_cast<uint32_t>(k * t.type.byteSize());
+    f.v[op.results[0]] = t;
+    return std::nullopt;
+  }
   case OpKind::GetValidShape: {
     const TileVal& t = std::get<TileVal>(f.v[op.operands[0]]);
     const int64_t rows = t.validRows >= 0 ? t.validRows : t.type.rows;

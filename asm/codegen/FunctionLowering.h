@@ -433,6 +433,7 @@ private:
   /// A descriptor placed at run time, copied from `idx` (kept a view of its parent if it is one).
   uint32_t runtimeTile(ValueId v, uint32_t idx);
   void lowerRuntimeSubset(const Op& op, obj::TileDesc d);
+  void lowerMultiTileGet(const Op& op);
   void setSubsetValid(const Op& op);
 
   std::optional<enc::Datr> datrFor(const Op& op, const isa::OpInfo& info, ValueId dst);

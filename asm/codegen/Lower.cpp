@@ -398,6 +398,8 @@ void FunctionLowering::lowerOp(const Op& op) {
     return lowerView(op);
   case OpKind::GetValidShape:
     return lowerGetValidShape(op);
+  case OpKind::MultiTileGet:
+    return lowerMultiTileGet(op);
   case OpKind::SetValidShape:
     valid_[op.operands[0]] = {Dim{0, op.operands[1]}, Dim{0, op.operands[2]}};
     pendingLoc_ = {};

@@ -141,6 +141,37 @@ void FunctionLowering::lowerPrint(const Op& op) {
   pendingLoc_ = {};
 }
 
+/// pto.multi_tile_get: slot k of a multi-buffer tile, a view of the storage k * (slot bytes) on
+/// with the slot's own layout. A constant slot is an alias descriptor at that offset; a slot
+/// known at run time is bound there by TASSIGN (the runtime refuses a slot past the storage).
+/// The slot keeps the valid shape its alloc_multi_tile gave.
+void FunctionLowering::lowerMultiTileGet(const Op& op) {
+  auto parent = tiles_.find(op.operands[0]);
+  if (parent == tiles_.end()) return missing(op.loc, "a slot of this multi-buffer tile");
+  const TileType& slot = fn_.type(op.results[0]).tile;
+  obj::TileDesc d = descOf(slot);
+  d.aliasOf = static_cast<int32_t>(parent->second);
+  const uint64_t slotBytes = slot.byteSize();
+  const auto k = constantInt(op.operands[1]);
+  if (k) {
+    d.aliasOffset = static_cast<uint32_t>(static_cast<uint64_t>(*k) * slotBytes);
+  } else {
+    d.aliasOffset = 0;
+    d.placement = obj::kRuntimePlaced;
+  }
+  if (!tileDescFits(op.loc)) return;
+  const uint32_t idx = addTile(op.results[0], d);
+  valid_[op.results[0]] = validOf(op.operands[0]);
+  if (!k) {
+    const VReg size = newVReg(), offset = newVReg();
+    materialize(size, slotBytes);
+    scalar(FormId::S_MUL, {},
+           {{"SrcL", reg(op.operands[1]), false}, {"SrcR", size, false}, {"RegDst", offset, true}});
+    emitTileBind(idx, offset);
+  }
+  pendingLoc_ = {};
+}
+
 /// A subset at offsets known at run time (PTOAS's pto.subview at a loop's row): a view of its
 /// row-major parent, with the parent's pitch, bound where it is made (TASSIGN) at the byte
 /// offset (row * parent cols + col) * element size computed by scalar code. The runtime refuses

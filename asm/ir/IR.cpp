@@ -77,6 +77,9 @@ std::string toString(const Type& t) {
       dims += std::to_string(d) + "x";
     return "!pto.local_array<" + dims + std::string(isa::spelling(t.elem)) + ">";
   }
+  case TypeKind::MultiTile:
+    return "!pto.multi_tile_buf<" + toString(Type::tileOf(t.slotTile())) +
+           ", count=" + std::to_string(t.shape.at(0)) + ">";
   case TypeKind::Pipe:
     return "!pto.pipe";
   case TypeKind::AsyncSession:

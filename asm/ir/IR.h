@@ -58,6 +58,10 @@ enum class TypeKind : uint8_t {
   Vector,       // vector<4xi16>: tmrgsort's executed-count list, 64 bits in one register
   AsyncSession, // !pto.async_session: defined by pto.build_async_session (never flows)
   AsyncEvent,   // !pto.async_event: defined by pto.tput_async / tget_async (never flows)
+  // !pto.multi_tile_buf<T, count=N>: N slots of tile type T laid out back to back; `tile` is
+  // the storage (T with N times its rows, the bytes of all slots), shape[0] = N. Only
+  // pto.multi_tile_get reads it (a slot, of type T).
+  MultiTile,
 };
 
 struct Type {
@@ -80,6 +84,17 @@ struct Type {
   static Type scalar(isa::DType t) { return {TypeKind::Scalar, t}; }
   static Type ptr(isa::DType t) { return {TypeKind::Ptr, t}; }
   static Type tileOf(const TileType& t) { return {TypeKind::Tile, t.dtype, {}, t}; }
+  static Type multiTileOf(const TileType& slot, int64_t count) {
+    TileType storage = slot;
+    storage.rows *= count;
+    return {TypeKind::MultiTile, slot.dtype, {count}, storage};
+  }
+  /// A multi_tile_buf's slot type.
+  TileType slotTile() const {
+    TileType slot = tile;
+    if (kind == TypeKind::MultiTile && !shape.empty() && shape[0] > 0) slot.rows /= shape[0];
+    return slot;
+  }
   bool isTile() const { return kind == TypeKind::Tile; }
   bool isView() const { return kind == TypeKind::TensorView || kind == TypeKind::PartView; }
   /// A value in one scalar register (a vector<4xi16> too: four 16-bit lanes, lane i in bits
@@ -269,6 +284,7 @@ enum class OpKind : uint8_t {
   Bitcast,       // pto.bitcast
   SetValidShape, // operands: tile, vr, vc
   GetValidShape, // pto.get_validshape (results vr, vc) / tile_valid_rows / tile_valid_cols (name)
+  MultiTileGet,  // pto.multi_tile_get: operands multi_tile_buf, slot -> the slot's tile
   TAssign,       // operands: tile, addr -> result (or in place for fragments)
   LoadScalar,
   StoreScalar,

@@ -262,6 +262,7 @@ private:
     case OpKind::Bitcast:
     case OpKind::SetValidShape:
     case OpKind::GetValidShape:
+    case OpKind::MultiTileGet:
     case OpKind::TAssign:
     case OpKind::LoadScalar:
     case OpKind::StoreScalar:
@@ -420,7 +421,8 @@ private:
              << " -> index\n";
       return;
     case OpKind::AllocTile: {
-      line() << results(op) << "pto.alloc_tile";
+      line() << results(op)
+             << (op.name == "pto.alloc_multi_tile" ? "pto.alloc_multi_tile" : "pto.alloc_tile");
       const char* keys[] = {"addr", "valid_row", "valid_col"};
       size_t k = 0;
       for (int i = 0; i < 3; ++i)
@@ -442,6 +444,10 @@ private:
       return;
     case OpKind::SetValidShape:
       line() << op.name << " " << operandList(ops) << " : " << typeOf(ops[0]) << "\n";
+      return;
+    case OpKind::MultiTileGet:
+      line() << results(op) << "pto.multi_tile_get " << name(ops[0]) << "[" << name(ops[1])
+             << "] : " << typeOf(ops[0]) << " -> " << typeOf(op.results[0]) << "\n";
       return;
     case OpKind::GetValidShape:
       line() << results(op) << op.name << " " << name(ops[0]) << " : " << typeOf(ops[0])

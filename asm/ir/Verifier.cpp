@@ -137,7 +137,7 @@ void Verifier::checkOp(const Op& op, const std::set<std::string>& functionNames)
     if (v == kNoValue) return;
   // A declared tile's type errors point at its type annotation.
   if (op.kind == OpKind::AllocTile && op.typeLoc.valid() && op.typeLoc.line != 0)
-    checkTileType(type(op.results[0]).tile, op.typeLoc, op.results[0]);
+    checkTileType(type(op.results[0]).slotTile(), op.typeLoc, op.results[0]);
   for (ValueId r : op.results)
     checkValueType(r);
   for (const Region& reg : op.regions)
@@ -149,6 +149,9 @@ void Verifier::checkOp(const Op& op, const std::set<std::string>& functionNames)
     break;
   case OpKind::AllocTile:
     checkAlloc(op);
+    break;
+  case OpKind::MultiTileGet:
+    checkMultiTileGet(op);
     break;
   case OpKind::TAssign:
     checkAssign(op);
@@ -377,9 +380,10 @@ void verifyModule(const ir::Module& m, isa::Arch arch, DiagEngine& diags) {
 void verifyManualPlacement(const ir::Module& m, DiagEngine& diags) {
   for (const auto& f : m.functions)
     ir::walk(f->body, [&](const ir::Op& op) {
-      if (op.kind == ir::OpKind::AllocTile && op.name == "pto.alloc_tile" &&
+      if (op.kind == ir::OpKind::AllocTile &&
+          (op.name == "pto.alloc_tile" || op.name == "pto.alloc_multi_tile") &&
           (op.ints.empty() || op.ints[0] == 0))
-        diags.error(op.loc, "'pto.alloc_tile' requires 'addr' operand when --pto-level=level3");
+        diags.error(op.loc, "'" + op.name + "' requires 'addr' operand when --pto-level=level3");
     });
 }
 

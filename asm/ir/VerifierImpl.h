@@ -81,6 +81,7 @@ private:
   static std::string kernelKind(const Function& f); // "cube", "vector" or ""
   void checkReservedBuffers();
   void checkLocalAllocUses();
+  void checkMultiTileGet(const Op& op);
   void checkPipePeers();
   void checkReserve(const Op& op);
   void checkManualReserveTiles(const Function& f, const Op& reserve);

@@ -82,7 +82,8 @@ void Verifier::checkManualReserveTiles(const Function& f, const Op& reserve) {
     if (op.kind == OpKind::TAssign && !op.operands.empty()) assigned.insert(op.operands[0]);
   });
   walk(f.body, [&](const Op& op) {
-    const bool userAlloc = op.name == "pto.alloc_tile" || op.name == "memref.alloc";
+    const bool userAlloc = op.name == "pto.alloc_tile" || op.name == "memref.alloc" ||
+                           op.name == "pto.alloc_multi_tile";
     if (op.kind != OpKind::AllocTile || !userAlloc || op.results.empty()) return;
     if ((!op.ints.empty() && op.ints[0] != 0) || assigned.count(op.results[0])) return;
     diags_.error(op.loc, "'" + op.name +

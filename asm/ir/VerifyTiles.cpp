@@ -105,7 +105,16 @@ void Verifier::checkTileBoxes(const TileType& t, SrcLoc loc, const std::string& 
 }
 
 void Verifier::checkAlloc(const Op& op) {
-  const TileType& t = type(op.results[0]).tile;
+  const TileType& t = type(op.results[0]).tile; // a multi_tile_buf's: the storage of its slots
+  if (type(op.results[0]).kind == TypeKind::MultiTile) {
+    const isa::BufferSpec& buf = isa::buffer(arch_, t.loc);
+    if (t.byteSize() > buf.capacity)
+      diags_.error(op.loc, "'%" + value(op.results[0]).name + "' needs " +
+                               std::to_string(t.byteSize()) + " bytes for its " +
+                               std::to_string(type(op.results[0]).shape[0]) + " slots but the " +
+                               std::string(isa::spelling(t.loc)) + " buffer holds " +
+                               std::to_string(buf.capacity) + " bytes on " + archName());
+  }
   size_t k = 0;
   if (op.ints[0]) {
     ValueId addr = op.operands[k++];
@@ -120,6 +129,17 @@ void Verifier::checkAlloc(const Op& op) {
     diags_.error(op.loc,
                  hasVC ? "'valid_col' given but the tile type has a static v_col"
                        : "the tile type has a dynamic v_col ('?'): pass 'valid_col = %value'");
+}
+
+/// pto.multi_tile_get: a constant slot lies in [0, count); a slot known only at run time is
+/// checked where its view is bound.
+void Verifier::checkMultiTileGet(const Op& op) {
+  const Type& mt = type(op.operands[0]);
+  if (mt.kind != TypeKind::MultiTile || mt.shape.empty()) return; // the builder's error
+  if (auto k = constValue(op.operands[1]); k && (*k < 0 || *k >= mt.shape[0]))
+    diags_.error(op.operandLocs[1], "'pto.multi_tile_get' slot " + std::to_string(*k) +
+                                        " is out of range for " + toString(mt) + " (0.." +
+                                        std::to_string(mt.shape[0] - 1) + ")");
 }
 
 void Verifier::checkAddress(const TileType& t, int64_t addr, SrcLoc loc, ValueId tile) {

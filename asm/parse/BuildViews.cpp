@@ -110,6 +110,41 @@ void Builder::buildPartitionView(const std::string& name, SrcLoc loc, Pieces& p,
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
 }
 
+/// `%t = pto.multi_tile_get %mb[%k] : !pto.multi_tile_buf<T, count=N> -> T`: slot k (an index,
+/// constant or not) of a multi-buffer tile, a view of its bytes k * sizeof(T) on.
+void Builder::buildMultiTileGet(const std::string& name, SrcLoc loc, Pieces& p,
+                                const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Operand, PieceKind::Types, PieceKind::Arrow}))
+    return;
+  if (p.operands.size() != 1 || p.operands[0].kind != OperandRef::Memory ||
+      p.operands[0].indices.size() != 1 || p.arrowTypes.size() != 1) {
+    diags_.error(loc,
+                 "expected '" + name + " %multi[%slot] : !pto.multi_tile_buf<T, count=N> -> T'");
+    return;
+  }
+  const ValueId src = use(p.operands[0]);
+  if (src == kNoValue) return;
+  if (fn_->type(src).kind != TypeKind::MultiTile) {
+    diags_.error(p.operands[0].loc,
+                 "'" + name + "' reads a !pto.multi_tile_buf, found " + toString(fn_->type(src)));
+    return;
+  }
+  auto declared = readType(p.arrowTypes[0]);
+  if (!declared) return;
+  const Type slot = Type::tileOf(fn_->type(src).slotTile());
+  if (!(*declared == slot)) {
+    diags_.error(locOf(p.arrowTypes[0]), "'" + name + "' expects result type " + toString(slot) +
+                                             " (the slot type), found " + toString(*declared));
+    return;
+  }
+  const ValueId k = indexOperand(p.operands[0].indices[0]);
+  if (k == kNoValue || !expectResults(name, loc, results, 1)) return;
+  Op& op = emit(OpKind::MultiTileGet, loc, name);
+  addOperand(op, src, p.operands[0].loc);
+  addOperand(op, k, p.operands[0].indices[0].loc);
+  defineResults(op, results, {slot});
+}
+
 /// `%r, %c = pto.get_validshape %t : T`, `%r = pto.tile_valid_rows %t : T -> index` (and
 /// tile_valid_cols): a tile's valid shape, static or set at run time, as index values.
 void Builder::buildGetValidShape(const std::string& name, SrcLoc loc, Pieces& p,
@@ -157,8 +192,12 @@ void Builder::buildAllocTile(const std::string& name, SrcLoc loc, Pieces& p,
     return;
   auto type = singleType(name, loc, p);
   if (!type) return;
-  if (!type->isTile()) {
-    diags_.error(p.typesLoc, "'" + name + "' must produce a tile, found " + toString(*type));
+  // pto.alloc_multi_tile: the storage of N slots (ir::TypeKind::MultiTile), placed as one tile.
+  const bool multi = name == "pto.alloc_multi_tile";
+  if (multi ? type->kind != TypeKind::MultiTile : !type->isTile()) {
+    diags_.error(p.typesLoc, "'" + name + "' must produce a " +
+                                 (multi ? "!pto.multi_tile_buf" : "tile") + ", found " +
+                                 toString(*type));
     return;
   }
   Op& op = emit(OpKind::AllocTile, loc, name);

@@ -325,6 +325,8 @@ private:
                            const std::vector<ResultName>& results);
   void buildPartitionView(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results);
+  void buildMultiTileGet(const std::string& name, SrcLoc loc, Pieces& p,
+                         const std::vector<ResultName>& results);
   void buildGetValidShape(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results);
   void buildGetDim(const std::string& name, SrcLoc loc, Pieces& p,
