@@ -93,6 +93,7 @@ private:
   std::optional<Failure> coreSync(Frame& f, const ir::Op& op);
   std::optional<Failure> signal(Frame& f, const ir::Op& op);
   std::optional<Failure> viewOp(Frame& f, const ir::Op& op);
+  std::optional<Failure> tileQuery(Frame& f, const ir::Op& op);
   std::optional<Failure> makeView(Frame& f, const ir::Op& op);
   std::optional<Failure> partitionView(Frame& f, const ir::Op& op);
   std::optional<Failure> scalarMemory(Frame& f, const ir::Op& op);

@@ -194,25 +194,9 @@ std::optional<Failure> Machine::scalarMemory(Frame& f, const Op& op) {
   return std::nullopt;
 }
 
-std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
+/// pto.multi_tile_get (a slot's view) and the valid-shape reads.
+std::optional<Failure> Machine::tileQuery(Frame& f, const Op& op) {
   switch (op.kind) {
-  case OpKind::MakeTensorView:
-  case OpKind::ReinterpretView:
-    return makeView(f, op);
-  case OpKind::PartitionView:
-    return partitionView(f, op);
-  case OpKind::GetTensorViewDim: {
-    const ViewVal& v = std::get<ViewVal>(f.v[op.operands[0]]);
-    const uint64_t d = scalar(f, op.operands[1]);
-    if (d >= v.shape.size())
-      return Failure{op.loc, "dimension " + std::to_string(d) +
-                                 " is out of range for a view of rank " +
-                                 std::to_string(v.shape.size())};
-    // get_tensor_view_stride: the stride in elements (a partition keeps its view's).
-    const bool stride = op.name == "pto.get_tensor_view_stride";
-    f.v[op.results[0]] = static_cast<uint64_t>(stride ? v.strides[d] : v.shape[d]);
-    return std::nullopt;
-  }
   case OpKind::MultiTileGet: {
     // Slot k of the storage: its own layout, k slots of bytes on, the valid shape of the alloc.
     const TileVal& src = std::get<TileVal>(f.v[op.operands[0]]);
@@ -238,6 +222,33 @@ std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
     }
     return std::nullopt;
   }
+  default:
+    return unsupported(op, "'" + op.name + "'");
+  }
+}
+
+std::optional<Failure> Machine::viewOp(Frame& f, const Op& op) {
+  switch (op.kind) {
+  case OpKind::MakeTensorView:
+  case OpKind::ReinterpretView:
+    return makeView(f, op);
+  case OpKind::PartitionView:
+    return partitionView(f, op);
+  case OpKind::GetTensorViewDim: {
+    const ViewVal& v = std::get<ViewVal>(f.v[op.operands[0]]);
+    const uint64_t d = scalar(f, op.operands[1]);
+    if (d >= v.shape.size())
+      return Failure{op.loc, "dimension " + std::to_string(d) +
+                                 " is out of range for a view of rank " +
+                                 std::to_string(v.shape.size())};
+    // get_tensor_view_stride: the stride in elements (a partition keeps its view's).
+    const bool stride = op.name == "pto.get_tensor_view_stride";
+    f.v[op.results[0]] = static_cast<uint64_t>(stride ? v.strides[d] : v.shape[d]);
+    return std::nullopt;
+  }
+  case OpKind::MultiTileGet:
+  case OpKind::GetValidShape:
+    return tileQuery(f, op);
   case OpKind::Subset:
   case OpKind::Reshape:
   case OpKind::Bitcast: {

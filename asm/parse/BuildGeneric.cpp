@@ -409,19 +409,9 @@ bool Builder::loadClausesSupported(const Pieces& p) {
   return true;
 }
 
-/// A `pto.` op (or a PTO-AS mnemonic) that is not arith or structure: its builder by name, or a
-/// tile op of the op table.
-void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
-                         const std::vector<ResultName>& results) {
-  auto only = [&](std::initializer_list<PieceKind> kinds,
-                  std::initializer_list<std::string_view> words = {}) {
-    return onlyPieces(diags_, p, name, kinds, words);
-  };
-  using K = PieceKind;
-  std::string base = name.starts_with("pto.") ? name.substr(4) : name;
-  using Handler =
-      void (Builder::*)(const std::string&, SrcLoc, Pieces&, const std::vector<ResultName>&);
-  static const std::map<std::string, Handler, std::less<>> kHandlers = {
+/// The builders of the pto ops that are not tile ops of the op table, by name without `pto.`.
+const std::map<std::string, Builder::PtoHandler, std::less<>>& Builder::ptoHandlers() {
+  static const std::map<std::string, Builder::PtoHandler, std::less<>> kHandlers = {
       {"make_tensor_view", &Builder::buildMakeTensorView},
       {"partition_view", &Builder::buildPartitionView},
       {"get_tensor_view_dim", &Builder::buildGetDim},
@@ -504,6 +494,20 @@ void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
       {"declare_tile", &Builder::buildDeclareTile},
       {"set_ffts", &Builder::buildSetFfts},
   };
+  return kHandlers;
+}
+
+/// A `pto.` op (or a PTO-AS mnemonic) that is not arith or structure: its builder by name, or a
+/// tile op of the op table.
+void Builder::buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
+                         const std::vector<ResultName>& results) {
+  auto only = [&](std::initializer_list<PieceKind> kinds,
+                  std::initializer_list<std::string_view> words = {}) {
+    return onlyPieces(diags_, p, name, kinds, words);
+  };
+  using K = PieceKind;
+  std::string base = name.starts_with("pto.") ? name.substr(4) : name;
+  const auto& kHandlers = ptoHandlers();
   // The machine ops of the pipes are written with the ops above (docs/pipes.md).
   if (base.starts_with("tpipe.")) {
     diags_.error(loc, "'" + name +

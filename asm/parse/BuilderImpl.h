@@ -354,6 +354,9 @@ private:
   void buildQuotedGeneric(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results);
   bool loadClausesSupported(const Pieces& p);
+  using PtoHandler = void (Builder::*)(const std::string&, SrcLoc, Pieces&,
+                                       const std::vector<ResultName>&);
+  static const std::map<std::string, PtoHandler, std::less<>>& ptoHandlers();
   void buildPtoOp(const std::string& name, SrcLoc loc, Pieces& p,
                   const std::vector<ResultName>& results);
 

@@ -111,6 +111,7 @@ private:
   std::optional<ir::Type> readUncached(P::TypeContext* t);
   std::optional<ir::Type> readBang(const std::string& name, const std::vector<AngleParam>& params,
                                    bool hasAngle, SrcLoc loc);
+  std::optional<ir::Type> readMultiTile(const std::vector<AngleParam>& params, SrcLoc loc);
   std::optional<ir::Type> readBuiltin(const std::string& name,
                                       const std::vector<AngleParam>& params, bool hasAngle,
                                       SrcLoc loc);

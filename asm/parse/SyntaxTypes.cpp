@@ -229,6 +229,33 @@ void TypeReader::defineAlias(const std::string& name, P::TypeContext* type, SrcL
     diags_.error(at, "type alias '" + name + "' is defined twice");
 }
 
+/// `!pto.multi_tile_buf<!pto.tile_buf<...>, count=N>` (or a type alias for the slot).
+std::optional<Type> TypeReader::readMultiTile(const std::vector<AngleParam>& params, SrcLoc loc) {
+  const auto count =
+      params.size() == 2 && params[1].key == "count" ? intParam(params[1], false) : std::nullopt;
+  std::optional<Type> slot;
+  if (count && !params[0].key.empty())
+    slot = std::nullopt;
+  else if (count) {
+    const std::string& text = params[0].text();
+    const size_t open = text.find('<');
+    if (open != std::string::npos && text.back() == '>')
+      slot = readBang(
+          text.substr(0, open),
+          angleParamsFromText(std::string_view(text).substr(open + 1, text.size() - open - 2),
+                              params[0].valueLoc),
+          true, params[0].valueLoc);
+    else if (auto it = aliases_.find(text); it != aliases_.end())
+      slot = it->second;
+  }
+  if (!count || *count < 1 || *count > 64 || !slot || !slot->isTile()) {
+    diags_.error(loc, "expected '!pto.multi_tile_buf<!pto.tile_buf<...>, count=N>' with N in "
+                      "1..64");
+    return std::nullopt;
+  }
+  return Type::multiTileOf(slot->tile, *count);
+}
+
 std::optional<Type> TypeReader::readBang(const std::string& name,
                                          const std::vector<AngleParam>& params, bool hasAngle,
                                          SrcLoc loc) {
@@ -299,32 +326,7 @@ std::optional<Type> TypeReader::readBang(const std::string& name,
     }
     return Type{TypeKind::Pipe};
   }
-  if (name == "!pto.multi_tile_buf") {
-    // `!pto.multi_tile_buf<!pto.tile_buf<...>, count=N>` (or a type alias for the slot).
-    const auto count =
-        params.size() == 2 && params[1].key == "count" ? intParam(params[1], false) : std::nullopt;
-    std::optional<Type> slot;
-    if (count && !params[0].key.empty())
-      slot = std::nullopt;
-    else if (count) {
-      const std::string& text = params[0].text();
-      const size_t open = text.find('<');
-      if (open != std::string::npos && text.back() == '>')
-        slot = readBang(
-            text.substr(0, open),
-            angleParamsFromText(std::string_view(text).substr(open + 1, text.size() - open - 2),
-                                params[0].valueLoc),
-            true, params[0].valueLoc);
-      else if (auto it = aliases_.find(text); it != aliases_.end())
-        slot = it->second;
-    }
-    if (!count || *count < 1 || *count > 64 || !slot || !slot->isTile()) {
-      diags_.error(loc, "expected '!pto.multi_tile_buf<!pto.tile_buf<...>, count=N>' with N in "
-                        "1..64");
-      return std::nullopt;
-    }
-    return Type::multiTileOf(slot->tile, *count);
-  }
+  if (name == "!pto.multi_tile_buf") return readMultiTile(params, loc);
   if (name == "!pto.eventid_array") {
     auto n = params.size() == 1 ? intParam(params[0], false) : std::nullopt;
     if (!n || *n <= 0 || *n > 64) {
