@@ -4,6 +4,7 @@
 #include "asm/mc/Disasm.h"
 #include "asm/mc/DisasmImpl.h"
 
+#include "support/Escape.h"
 #include "support/Text.h"
 
 namespace pto::as::dis {
@@ -106,6 +107,33 @@ std::string place(const obj::ObjectFile& obj, uint64_t off) {
   return s;
 }
 
+bool isPrint(const enc::Inst& start) {
+  const auto op = enc::tileOpOf(start);
+  const enc::TileOpInfo* print = enc::tileOpFor(isa::OpId::PRINT);
+  return op && print && *op == print->op;
+}
+
+/// A PRINT block's format (docs/encoding.md 5.6: B.DIM ->LB1 its length, ->LB0 two bytes each,
+/// low byte first) as a C string on its start word, so the listing shows what it prints.
+void notePrintFormat(std::span<const code::Word> words, Word& start) {
+  std::string bytes;
+  std::optional<uint32_t> length;
+  for (const code::Word& w : words) {
+    const auto imm = w.inst.get(enc::Field::uimm17);
+    if (!imm) continue;
+    if (w.inst.form == enc::FormId::B_DIM_LB1) length = static_cast<uint32_t>(*imm);
+    if (w.inst.form == enc::FormId::B_DIM_LB0) {
+      bytes += static_cast<char>(*imm & 0xff);
+      bytes += static_cast<char>((*imm >> 8) & 0xff);
+    }
+  }
+  const bool whole = length && *length <= bytes.size() && bytes.size() - *length < 2;
+  const std::string note =
+      whole ? "format " + support::cppStringLiteral(std::string_view(bytes).substr(0, *length))
+            : std::string("format words do not match its length");
+  start.comment += (start.comment.empty() ? "" : "; ") + note;
+}
+
 std::string kindText(const ListedBlock& lb) {
   switch (lb.block.kind) {
   case code::BlockKind::Tile:
@@ -127,9 +155,12 @@ TextListing listText(std::span<const uint8_t> text, uint64_t begin, uint64_t end
     const code::DecodedBlocks d = code::decodeBlocks(text, pos, end);
     for (const code::BlockWords& b : d.code.blocks) {
       const code::Word* s = d.code.startOf(b);
-      out.blocks.push_back({out.words.size(), b, s ? s->inst : enc::Inst{}});
+      const size_t first = out.words.size();
+      out.blocks.push_back({first, b, s ? s->inst : enc::Inst{}});
       for (const code::Word& w : d.code.wordsOf(b))
         listWord(text, w, out.words);
+      if (s && first < out.words.size() && isPrint(s->inst))
+        notePrintFormat(d.code.wordsOf(b), out.words[first]);
     }
     if (!d.error) break;
     // The word that does not decode: data, with the decoder's reason; decoding goes on after it.
