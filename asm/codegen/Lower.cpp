@@ -277,7 +277,8 @@ void FunctionLowering::lowerParams() {
     const Type& t = fn_.type(a);
     addParam(a);
     const bool staticShape = std::find(t.shape.begin(), t.shape.end(), kDynamic) == t.shape.end();
-    if ((t.kind == TypeKind::PartView && !staticShape) || t.kind == TypeKind::EventIdArray) {
+    if ((t.kind == TypeKind::PartView && !staticShape) || t.kind == TypeKind::EventIdArray ||
+        t.kind == TypeKind::MultiTile) {
       unsupported(fn_.value(a).loc, "a parameter of type " + toString(t) +
                                         (t.kind == TypeKind::PartView
                                              ? " (a partition parameter needs a static shape)"

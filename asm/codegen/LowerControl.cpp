@@ -185,6 +185,7 @@ bool FunctionLowering::bindHome(ValueId home, ValueId from, SrcLoc loc) {
   case TypeKind::Pipe:
   case TypeKind::AsyncSession:
   case TypeKind::AsyncEvent:
+  case TypeKind::MultiTile:
   case TypeKind::None:
     unsupported(loc, "carrying " + toString(t) + " across a region");
     return false;

@@ -39,6 +39,22 @@ bool FunctionLowering::tileAbiValues(ValueId tile, SrcLoc loc, const std::string
                                      std::vector<VReg>& out) {
   auto idx = tileIndex(tile, loc);
   if (!idx) return false;
+  // The receiver binds a tile of the declared type, with that type's own row pitch: a view that
+  // keeps its parent's pitch (a column subset) would be read with the wrong one.
+  const TileType& ty = fn_.type(tile).tile;
+  const obj::TileDesc& desc = out_.tiles[*idx];
+  const bool colMajor = ty.blayout == isa::BLayout::ColMajor;
+  if (colMajor ? desc.rows != static_cast<uint32_t>(ty.rows)
+               : desc.cols != static_cast<uint32_t>(ty.cols)) {
+    unsupported(loc, use + " '%" + fn_.value(tile).name + "', a view that keeps its parent's " +
+                         (colMajor ? "column height (" + std::to_string(desc.rows)
+                                   : "row pitch (" + std::to_string(desc.cols)) +
+                         " elements) where its type has " +
+                         std::to_string(colMajor ? ty.rows : ty.cols) +
+                         " (the other side binds it with its type's own pitch; copy it into a "
+                         "tile of its own first)");
+    return false;
+  }
   auto addr = descAddress(*idx);
   if (!addr) {
     unsupported(loc, use + " '%" + fn_.value(tile).name +
@@ -101,8 +117,11 @@ void FunctionLowering::lowerReturn(const Op& op) {
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const ValueId v = op.operands[i];
     const SrcLoc at = i < op.operandLocs.size() ? op.operandLocs[i] : op.loc;
-    if (fn_.type(v).isTile()) {
+    const Type& t = fn_.type(v);
+    if (t.isTile()) {
       if (!tileAbiValues(v, at, "returning the tile", values)) return;
+    } else if (!t.isScalarLike() && t.kind != TypeKind::Ptr && !t.isView()) {
+      return unsupported(at, "returning " + toString(t));
     } else {
       values.push_back(reg(v));
     }

@@ -82,6 +82,7 @@ private:
   void checkReservedBuffers();
   void checkLocalAllocUses();
   void checkMultiTileGet(const Op& op);
+  void checkPipeFlags(const Function& f);
   void checkPipePeers();
   void checkReserve(const Op& op);
   void checkManualReserveTiles(const Function& f, const Op& reserve);

@@ -30,6 +30,7 @@ void Verifier::checkReservedBuffers() {
       if (op.kind == OpKind::ReserveBuffer) reserves[f->name].push_back(op.pipe->name);
     });
   for (const auto& f : mod_.functions) {
+    checkPipeFlags(*f);
     // A function opens one pipe per id (PTOAS's `id`), so it may hold several reserves and
     // imports: a reserve's name, and an import's (name, peer_func), are unique in it.
     std::map<std::string, const Op*> reserveNamed;
@@ -90,6 +91,26 @@ void Verifier::checkManualReserveTiles(const Function& f, const Op& reserve) {
                              "' cannot use pto.reserve_buffer with auto = false when local "
                              "pto.alloc_tile still requires PlanMemory address assignment");
     diags_.note(reserve.loc, "the reserve_buffer at a manual base is here");
+  });
+}
+
+/// The pipes one function opens use disjoint cross-core flags: two directions on one flag pair
+/// would be one queue (flag_base F: F and F+1, a two-way pipe's V2C F+2 and F+3).
+void Verifier::checkPipeFlags(const Function& f) {
+  std::map<int64_t, const Op*> owner; // flag -> the init using it
+  walk(f.body, [&](const Op& op) {
+    if (op.kind != OpKind::PipeInit) return;
+    const int64_t base = op.pipe->flagBase.value_or(0);
+    const int64_t width = op.pipe->dirMask.value_or(1) == 3 ? 4 : 2;
+    for (int64_t flag = base; flag < base + width; ++flag) {
+      auto [it, fresh] = owner.try_emplace(flag, &op);
+      if (fresh || it->second == &op) continue;
+      diags_.error(op.loc, "'" + op.name + "' uses cross-core flag " + std::to_string(flag) +
+                               ", which another pipe of the function already uses (give each "
+                               "pipe its own id, or flag_base)");
+      diags_.note(it->second->loc, "the other pipe is opened here");
+      return;
+    }
   });
 }
 
