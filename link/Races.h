@@ -74,7 +74,7 @@ struct RaceStats {
 /// bytes is ordered after it. Cost: O(B * P) for B block visits and P accesses pending at a
 /// time, P bounded by the tiles and pipes, not by the length of the function.
 /// `gm`: the blocks' GM accesses (gmUses), ordered as tile accesses are.
-/// `drains`: the function's calls (and, with `drainAtReturn`, its returns) are points where the
+/// `drains`: the function's calls (and, with `returns`, its returns) are points where the
 /// scalar unit must wait for every pending access first (a dependency on PIPE_S): the callee, or
 /// the caller after the return, may touch any byte (the auto-sync of functions that call or are
 /// called, docs/sync.md).

@@ -348,6 +348,7 @@ private:
   void lowerCall(const Op& op);
   void lowerReturn(const Op& op);
   void lowerGetValidShape(const Op& op);
+  std::optional<VReg> validExtentReg(const Dim& d, ValueId tile, SrcLoc loc);
   void lowerGetStride(const Op& op, size_t dim);
   std::optional<VReg> descAddress(uint32_t idx);
   bool tileAbiValues(ValueId tile, SrcLoc loc, const std::string& use, std::vector<VReg>& out);

@@ -69,9 +69,9 @@ bool FunctionLowering::tileAbiValues(ValueId tile, SrcLoc loc, const std::string
   const std::pair<int64_t, const Dim*> dims[2] = {{t.validRows, &rows}, {t.validCols, &cols}};
   for (const auto& [declared, dim] : dims) {
     if (declared != kDynamic) continue;
-    VReg r = dimReg(*dim);
-    if (r == kNoVReg) r = constant(static_cast<uint64_t>(dim->constant));
-    out.push_back(r);
+    auto r = validExtentReg(*dim, tile, loc);
+    if (!r) return false;
+    out.push_back(*r);
   }
   return true;
 }
@@ -90,23 +90,6 @@ void FunctionLowering::bindTileResult(ValueId result, const std::vector<VReg>& r
   if (t.validCols == kDynamic) cols = Dim{0, kNoValue, regs[k++]};
   valid_[result] = {rows, cols};
   emitTileBind(idx, regs[0]);
-}
-
-/// pto.get_validshape / tile_valid_rows / tile_valid_cols: a static valid extent is a constant, a
-/// dynamic one the register that holds it.
-void FunctionLowering::lowerGetValidShape(const Op& op) {
-  const auto [rows, cols] = validOf(op.operands[0]);
-  std::vector<const Dim*> dims;
-  if (op.name != "pto.tile_valid_cols") dims.push_back(&rows);
-  if (op.name != "pto.tile_valid_rows") dims.push_back(&cols);
-  for (size_t i = 0; i < dims.size() && i < op.results.size(); ++i) {
-    if (!dims[i]->dynamic()) {
-      constants_[op.results[i]] = static_cast<uint64_t>(dims[i]->constant);
-      continue;
-    }
-    copy(define(op.results[i]), dimReg(*dims[i]));
-  }
-  pendingLoc_ = {};
 }
 
 /// `return %a, %b, ...`: the values (a tile as its address and dynamic valid dimensions) in

@@ -141,6 +141,37 @@ void FunctionLowering::lowerPrint(const Op& op) {
   pendingLoc_ = {};
 }
 
+/// A valid extent in a register: the one that holds a dynamic extent, a constant for a static
+/// one. An extent that no op gave (a reshape or bitcast whose type says `?`) is refused by name.
+std::optional<VReg> FunctionLowering::validExtentReg(const Dim& d, ValueId tile, SrcLoc loc) {
+  if (d.dynamic()) return dimReg(d);
+  if (d.constant < 0) {
+    unsupported(loc, "reading the valid shape of '%" + fn_.value(tile).name +
+                         "', which no op set (set it with pto.set_validshape first)");
+    return std::nullopt;
+  }
+  return constant(static_cast<uint64_t>(d.constant));
+}
+
+/// pto.get_validshape / tile_valid_rows / tile_valid_cols: a static valid extent is a constant, a
+/// dynamic one the register that holds it.
+void FunctionLowering::lowerGetValidShape(const Op& op) {
+  const auto [rows, cols] = validOf(op.operands[0]);
+  std::vector<const Dim*> dims;
+  if (op.name != "pto.tile_valid_cols") dims.push_back(&rows);
+  if (op.name != "pto.tile_valid_rows") dims.push_back(&cols);
+  for (size_t i = 0; i < dims.size() && i < op.results.size(); ++i) {
+    if (!dims[i]->dynamic() && dims[i]->constant >= 0) {
+      constants_[op.results[i]] = static_cast<uint64_t>(dims[i]->constant);
+      continue;
+    }
+    auto r = validExtentReg(*dims[i], op.operands[0], op.loc);
+    if (!r) return;
+    copy(define(op.results[i]), *r);
+  }
+  pendingLoc_ = {};
+}
+
 /// pto.multi_tile_get: slot k of a multi-buffer tile, a view of the storage k * (slot bytes) on
 /// with the slot's own layout. A constant slot is an alias descriptor at that offset; a slot
 /// known at run time is bound there by TASSIGN (the runtime refuses a slot past the storage).
