@@ -15,6 +15,12 @@ namespace {
 using isa::Loc;
 using isa::OpId;
 
+constexpr uint64_t kRepeatMax = 255; // repeats one vector instruction takes (REPEAT_MAX)
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
+
 // Transfers (reference 7.2, kA2A3ArchConfig bandwidths at 1.85 GHz). GM->UB and GM->L1 (MTE2)
 // follow pto-isa's hardware-profiled TLOADs (tests/costmodel/st/testcase/tload): every transfer
 // pays 264 cycles and then streams 128 B/cycle -- `slices x (264 + bytes/128)` fits 8 of its 9
@@ -135,7 +141,7 @@ VecLines makeLines(isa::Arch arch) {
     l.byOp[i] = arch == isa::Arch::A5 ? derivedA5(a2a3) : a2a3;
   }
   const RepeatCount Flat = RepeatCount::Flat, Rows = RepeatCount::Rows,
-                    ColReduce = RepeatCount::ColReduce;
+                    ColReduce = RepeatCount::ColReduce, Chunks = RepeatCount::Chunks;
   const isa::Arch A2A3 = isa::Arch::A2A3, A5 = isa::Arch::A5;
   using D = isa::DType;
 #define NPU_LINE(Count, Unit, Wide16, Fixed, PerRepeat, PerRow, WideAbove, WidePerRepeat,          \
@@ -152,7 +158,7 @@ VecLines makeLines(isa::Arch arch) {
 #define NPU_VEC(Op, Slope, Fixed)
 #include "runtime/npu/CostTable.def"
 #undef NPU_LINE
-  (void)Flat, (void)Rows, (void)ColReduce, (void)A2A3, (void)A5;
+  (void)Flat, (void)Rows, (void)ColReduce, (void)Chunks, (void)A2A3, (void)A5;
   return l;
 }
 
@@ -165,13 +171,6 @@ uint32_t dimOr(int32_t descriptor, uint32_t dynamicValue) {
   return descriptor >= 0 ? static_cast<uint32_t>(descriptor) : dynamicValue;
 }
 
-/// The op's largest tile operand (valid bytes at the widest operand's element width): its valid
-/// rows and columns, tile columns, and that width in bits.
-struct VecShape {
-  uint64_t rows = 1, cols = 1, tileCols = 1;
-  unsigned bits = 8;
-};
-
 VecShape vecShape(const TileInst& t, const Core& c) {
   VecShape best;
   unsigned widest = 1;
@@ -183,9 +182,12 @@ VecShape vecShape(const TileInst& t, const Core& c) {
     widest = std::max(widest, isa::bitWidth(o.dtype));
     if (rows * cols * isa::bitWidth(o.dtype) > bestElems) {
       bestElems = rows * cols * isa::bitWidth(o.dtype);
-      best = {rows, cols, o.cols, 0};
+      best.rows = rows, best.cols = cols, best.tileRows = o.rows, best.tileCols = o.cols;
     }
   }
+  for (const TileOperand& o : t.tiles)
+    if (!(o.validCols >= 0 && static_cast<uint32_t>(o.validCols) == o.cols) && o.rows != 1)
+      best.staticRun = false;
   best.bits = widest;
   return best;
 }
@@ -200,6 +202,12 @@ double vecCycles(const VecLine& v, const VecShape& s) {
     const double further = static_cast<double>(s.rows > 0 ? s.rows - 1 : 0);
     return v.fixed + static_cast<double>((rowBytes + 31) / 32) +
            v.perRepeat * further * static_cast<double>(perRow) + v.perRow * further;
+  }
+  if (v.count == RepeatCount::Chunks) {
+    const double repeats = s.staticRun ? static_cast<double>((s.rows * rowBytes + unit - 1) / unit)
+                                       : rows * static_cast<double>(perRow);
+    return v.fixed + v.perRepeat * repeats +
+           v.perRow * static_cast<double>(scalarOpInstructions(s));
   }
   const bool flat = v.count == RepeatCount::Flat && (s.cols == s.tileCols || s.rows <= 1);
   if (flat)
@@ -276,6 +284,29 @@ uint64_t cube(const TileInst& t, const Core& c, const CostTable& k) {
 }
 
 } // namespace
+
+uint64_t scalarOpInstructions(const VecShape& s) {
+  const uint64_t perRepeat = std::max<uint64_t>(1, 256 * 8 / s.bits);
+  if (s.staticRun) {
+    const uint64_t elems = s.rows * s.cols, repeats = ceilDiv(elems, perRepeat);
+    const bool countMode =
+        (s.tileCols % perRepeat != 0 && s.tileCols > perRepeat) || repeats > kRepeatMax;
+    return countMode ? 1 : 1 + (elems % perRepeat != 0 ? 1 : 0);
+  }
+  const uint64_t tileColRepeats = s.tileCols / perRepeat;
+  if ((tileColRepeats > 1 && s.tileRows * tileColRepeats < 4) || s.tileRows < tileColRepeats + 1)
+    return s.rows;
+  const uint64_t strideBlocks = s.tileCols * s.bits / 8 / 32;
+  const uint64_t headRepeats = s.cols / perRepeat, tail = s.cols % perRepeat;
+  if (s.tileRows <= kRepeatMax && strideBlocks <= kRepeatMax)
+    return headRepeats + (tail != 0 ? 1 : 0);
+  const bool heads = s.tileRows > perRepeat;
+  const uint64_t headInstructions =
+      heads && headRepeats > 0 ? s.rows * ceilDiv(headRepeats, kRepeatMax) : 0;
+  const uint64_t remain = heads ? tail : s.cols;
+  if (remain == 0) return headInstructions;
+  return headInstructions + (strideBlocks > kRepeatMax ? s.rows : ceilDiv(s.rows, kRepeatMax));
+}
 
 const CostTable& costTable(isa::Arch arch) {
   static const CostTable a2a3 = makeA2A3(), a5 = makeA5();

@@ -16,6 +16,10 @@ enum class RepeatCount : uint8_t {
   Rows,      // row by row, each row charged
   ColReduce, // a column reduction: the first row copied (one 32-byte block a cycle), then one
              // instruction a further row folding it in: repeats and rows counted over rows - 1
+  Chunks,    // as pto-isa's A2/A3 tile-scalar ops issue them (TBinSOp.hpp): one run when the
+             // valid columns are statically the tile's, else an instruction per 256-byte column
+             // chunk repeating over the rows (or per row, for wide short tiles); `perRow` is then
+             // charged per vector instruction, not per row
 };
 
 /// A vector op's line: `fixed + perRepeat * repeats + perRow * rows` cycles, one repeat =
@@ -35,6 +39,23 @@ struct VecLine {
   unsigned wideAbove = 0;
   double widePerRepeat = 0, widePerRow = 0;
 };
+
+/// The op's largest tile operand (valid bytes at the widest operand's element width): its valid
+/// rows and columns, tile rows and columns, and that width in bits.
+struct VecShape {
+  uint64_t rows = 1, cols = 1, tileRows = 1, tileCols = 1;
+  unsigned bits = 8;
+  /// Every operand's valid columns are statically its tile's (or it is one row): pto-isa's
+  /// compile-time test for running the op over the bytes as one run.
+  bool staticRun = true;
+};
+
+/// The vector instructions pto-isa's A2/A3 TBinSInstr issues for a tile-scalar op (TBinSOp.hpp):
+/// one run (a count-mode instruction, or a head and a masked tail) when the valid columns are
+/// statically the tile's; otherwise, by the tile's static shape, one instruction a row (few rows
+/// of many repeats), one a 256-byte column chunk repeating over the rows (at most 255 rows and
+/// row strides of at most 255 blocks), or row heads and a tail over rows in 255-row steps.
+uint64_t scalarOpInstructions(const VecShape& s);
 
 /// A transfer: `fixed + bytes / bytesPerCycle + (bursts - 1) * perBurst`. A burst is one
 /// contiguous run of GM bytes (a row, or the whole tile when the rows are back to back); `fixed`

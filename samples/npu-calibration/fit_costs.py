@@ -11,15 +11,18 @@ operand, 16-bit data counted as 32-bit where the line says `Wide16`). A repeat i
 256 (a vector repeat) or 32 (a block, for copies through UB's MTE). The count is `Flat` (rows back
 to back -- valid columns = tile columns, or one row -- are one run of bytes: repeats =
 ceil(bytes / Unit), no per-row charge; otherwise row by row), `Rows` (always row by row: repeats =
-rows * ceil(row bytes / Unit), rows charged) or `ColReduce` (a column reduction: the first row
-copied at one 32-byte block a cycle, then repeats and rows counted over the further rows). On A5 a
+rows * ceil(row bytes / Unit), rows charged), `ColReduce` (a column reduction: the first row
+copied at one 32-byte block a cycle, then repeats and rows counted over the further rows) or
+`Chunks` (A2/A3 tile-scalar ops: the instructions of pto-isa's TBinSOp charged in place of rows,
+scalar_op_instructions). On A5 a
 row-by-row run may go serial beyond `WideAbove` units a row, with a perRepeat and perRow of its own
 (worth it only when it saves a point beyond 10% or 1% of median error). Runtime/npu/Cost.cpp
 computes the same quantities (vecShape / vecCycles).
 
 The fit uses the plausible points (no faster than 256 B/cycle) outside the held-out fifth (FNV-1a
 of the point's line modulo 5 == 0, as tests/unit/NpuCalibrationTest.cpp splits them): weighted
-least squares on relative error, all coefficients non-negative, the fixed part fitted or kept at
+least squares on relative error (refitted on the points it meets within 10%, so one outlier
+does not pull a line off the rest), all coefficients non-negative, the fixed part fitted or kept at
 the hand-set line's (A5: + 31); the count, unit, Wide16 and the coefficients fitted chosen by the
 training error, then the fewest coefficients. Ops that share one pto-isa implementation are one
 group (POOL); ops with no training point keep their hand-set line or take their family's (FAMILY).
@@ -53,6 +56,10 @@ FAMILY = {'TROWMIN': 'TROWMAX', 'TROWSUM': 'TROWMAX', 'TROWPROD': 'TROWMAX',
           'TCOLMIN': 'TCOLMAX', 'TCOLPROD': 'TCOLSUM', 'TSUBS': 'TADDS', 'TMAXS': 'TMINS',
           'TMAX': 'TADD', 'TMIN': 'TADD'}
 
+
+# A2/A3 ops that run through pto-isa's tile-scalar template (TBinSOp.hpp): they may count
+# `Chunks`, the instructions that template issues (runtime/npu/Cost.h).
+TILE_SCALAR_A2A3 = {'TADDS', 'TSUBS', 'TMULS', 'TMINS', 'TMAXS', 'TDIVS', 'TDIVS_SF'}
 
 # One-source elementwise ops (Cost.cpp's unaryElementwise): their hand-set lines count Flat, the
 # others Rows; a fit that cannot tell the two counts apart keeps that one.
@@ -115,11 +122,39 @@ def features(p, form):
         bits = 32
     row_bytes = math.ceil(vc * bits / 8)
     per_row = math.ceil(row_bytes / unit)
+    if count == 'Chunks':
+        return 0, [1.0, vr * per_row, float(scalar_op_instructions(p))], per_row, False
     if count == 'ColReduce':
         return math.ceil(row_bytes / 32), [1.0, (vr - 1) * per_row, float(vr - 1)], per_row, False
     if count == 'Flat' and (vc == cols or vr <= 1):
         return 0, [1.0, math.ceil(vr * row_bytes / unit), 0.0], per_row, False
     return 0, [1.0, vr * per_row, float(vr)], per_row, True
+
+
+REPEAT_MAX = 255
+
+
+def scalar_op_instructions(p):
+    """The vector instructions of pto-isa's A2/A3 tile-scalar ops (TBinSOp.hpp, TBinSInstr) on
+    a tile of run-time valid shape, as the A2/A3 points' tiles are (`Tile<..., -1, -1>`): by the
+    tile's static shape, one instruction a row (few rows of many repeats), one a 256-byte column
+    chunk repeating over the rows, or row heads and tails in 255-row steps."""
+    vr, vc, cols, bits = shape(p)
+    rows = p['r']
+    per_rep = 256 * 8 // bits
+    col_reps = cols // per_rep
+    if (col_reps > 1 and rows * col_reps < 4) or rows < col_reps + 1:
+        return vr
+    stride_blocks = cols * bits // 8 // 32
+    head, tail = vc // per_rep, vc % per_rep
+    if rows <= REPEAT_MAX and stride_blocks <= REPEAT_MAX:
+        return head + (1 if tail else 0)
+    heads = rows > per_rep
+    n = vr * math.ceil(head / REPEAT_MAX) if heads and head else 0
+    remain = tail if heads else vc
+    if remain:
+        n += vr if stride_blocks > REPEAT_MAX else math.ceil(vr / REPEAT_MAX)
+    return n
 
 
 def predict(p, line):
@@ -166,16 +201,23 @@ def fit_line(group, form, prior_fixed):
                 if len(use) > len(group) or (2 in cols and not X[:, 2].any()):
                     continue
                 base = 0.0 if free_fixed else prior_fixed
-                s, *_ = np.linalg.lstsq(X[:, use] * w[:, None], (y - base) * w, rcond=None)
-                if (s < 0).any():
-                    continue
-                sol = np.zeros(3)
-                sol[list(use)] = s
-                if not free_fixed:
-                    sol[0] = prior_fixed
-                score = rank(group, (form, sol, None)) + (len(use),)
-                if best is None or score < best[0]:
-                    best = (score, sol)
+                keep = np.ones(len(group), dtype=bool)
+                for _ in range(3):  # refit on the points within 10%: an outlier's pull out
+                    s, *_ = np.linalg.lstsq(X[keep][:, use] * w[keep, None],
+                                            (y[keep] - base) * w[keep], rcond=None)
+                    if (s < 0).any():
+                        break
+                    sol = np.zeros(3)
+                    sol[list(use)] = s
+                    if not free_fixed:
+                        sol[0] = prior_fixed
+                    score = rank(group, (form, sol, None)) + (len(use),)
+                    if best is None or score < best[0]:
+                        best = (score, sol)
+                    near = np.abs(X[:, use] @ s + base - y) * w <= 0.10
+                    if near.sum() < len(use) or (near == keep).all():
+                        break
+                    keep = near
     return best
 
 
@@ -203,8 +245,11 @@ def forms(key, has16):
         counts = ('ColReduce',)
     else:
         counts = ('Flat', 'Rows') if key[1] in UNARY else ('Rows', 'Flat')
-    return [(c, u, w) for c in counts for u in (256, 32) for w in ((False, True) if has16 else
-                                                                    (False,))]
+    out = [(c, u, w) for c in counts for u in (256, 32) for w in ((False, True) if has16 else
+                                                                   (False,))]
+    if key[0] == 'a2a3' and key[1] in TILE_SCALAR_A2A3:
+        out.append(('Chunks', 256, False))
+    return out
 
 
 def fit_group(key, train, prior_fixed):

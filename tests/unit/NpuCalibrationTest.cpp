@@ -189,11 +189,28 @@ std::string scalarConst(const std::string& dt) {
   return dt[0] == 'f' || dt == "bf16" ? "1.0 : " + dt : "1 : " + ptoType(dt);
 }
 
-/// The kernel's body: declarations and the op; %d is stored to %z (shape zr x zc of zdt).
+/// The kernel's body: declarations and the op; `out` (%d) is stored to %z (shape zr x zc of zdt).
 struct Kernel {
   std::string body, zdt;
   int zr = 0, zc = 0;
+  std::string out = "%d";
 };
+
+/// Declarations of %a and %d for an elementwise point. pto-isa's A2/A3 cost-model tests declare
+/// their tiles with a run-time valid shape (`Tile<Vec, T, R, C, RowMajor, -1, -1>`), which picks
+/// the 2-D path of its tile-scalar ops (TBinSOp.hpp), so the A2/A3 kernels do too; the op's
+/// result is then moved to a static tile %o for the store.
+std::string elementwiseTiles(const HwPoint& p, const std::string& staticType) {
+  if (p.arch != "a2a3") return "  tile %a, %d : " + staticType + "\n";
+  std::ostringstream s;
+  const std::string dyn = "!pto.tile_buf<vec, " + std::to_string(p.rows) + "x" +
+                          std::to_string(p.cols) + "x" + ptoType(p.dtype) + ", valid=?x?>";
+  s << "  %vr = arith.constant " << p.validRows << " : index\n"
+    << "  %vc = arith.constant " << p.validCols << " : index\n";
+  for (const char* name : {"%a", "%d"})
+    s << "  " << name << " = pto.alloc_tile valid_row = %vr valid_col = %vc : " << dyn << "\n";
+  return s.str();
+}
 
 std::optional<Kernel> elementwise(const HwPoint& p) {
   static const std::set<std::string> binary = {"TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN"},
@@ -205,7 +222,7 @@ std::optional<Kernel> elementwise(const HwPoint& p) {
                     t = vecTile(p.dtype, p.rows, p.cols, p.validRows, p.validCols);
   // Two tiles: the widest A5 shapes (20x1312 f32) do not fit three in UB; a binary op reads
   // its one source twice.
-  Kernel k{"  tile %a, %d : " + t + "\n", p.dtype, p.validRows, p.validCols};
+  Kernel k{elementwiseTiles(p, t), p.dtype, p.validRows, p.validCols};
   if (binary.count(p.op)) {
     k.body += "  " + op + " %d, %a, %a\n";
   } else if (unary.count(p.op)) {
@@ -219,6 +236,10 @@ std::optional<Kernel> elementwise(const HwPoint& p) {
         p.variant == "scalar_tile" ? "  " + op + " %d, %s, %a\n" : "  " + op + " %d, %a, %s\n";
   } else {
     return std::nullopt;
+  }
+  if (p.arch == "a2a3") {
+    k.body += "  tile %o : " + t + "\n  tmov %o, %d\n";
+    k.out = "%o";
   }
   return k;
 }
@@ -336,7 +357,7 @@ std::variant<std::string, std::monostate> kernelText(const HwPoint& p, std::stri
   std::ostringstream s;
   s << "kernel @point(%z: !pto.tensor_view<" << k->zr << "x" << k->zc << "x" << ptoType(k->zdt)
     << ">) {\n"
-    << k->body << "  tstore %z[0, 0], %d\n}\n";
+    << k->body << "  tstore %z[0, 0], " << k->out << "\n}\n";
   return s.str();
 }
 
@@ -556,10 +577,19 @@ held-out rows below measure the fit on points it did not see. A line is a formul
 largest operand, not a table of shapes: `fixed + perRepeat * repeats + perRow * rows`, its
 repeats counted as pto-isa issues the op (one run of bytes when the rows are back to back, else
 row by row; 256-byte vector repeats, or 32-byte blocks for UB-to-UB copies; column reductions as
-a copy of the first row and one instruction a further row), and on A5 a second regime for rows
-longer than a few repeats (`docs/npu-model.md`, "Cost"). Ops that share one pto-isa
-implementation are fitted as one group (A2/A3: TADDS and TMULS, both TBinSOp; TDIVS in both
-operand orders, vector_dup then vdiv).
+a copy of the first row and one instruction a further row; A2/A3 tile-scalar ops as the
+instructions of pto-isa's TBinSOp, charged each), and on A5 a second regime for rows longer than
+a few repeats (`docs/npu-model.md`, "Cost"). Each least-squares fit is refitted on the points it
+meets within 10%, so that one outlier does not pull a line off the rest. Ops that share one
+pto-isa implementation are fitted as one group (A2/A3: TADDS and TMULS, both TBinSOp; TDIVS in
+both operand orders, vector_dup then vdiv).
+
+The A2/A3 elementwise kernels declare their tiles with a run-time valid shape, as pto-isa's
+A2/A3 cost-model tests do (`Tile<Vec, T, R, C, RowMajor, -1, -1>`): that picks the 2-D path of
+its tile-scalar ops, an instruction per 256-byte column chunk repeating over the rows (TADDS f32
+256x16 = 266: 255 + 1 repeats of 64 bytes; i32 31x128 = 70: two chunks of 31 repeats; f32 7x448
+= 77: seven chunks of 7), where a static valid shape equal to the tile's runs as one instruction.
+The model does the same from the tile descriptors (`Chunks`), so it charges a static tile less.
 
 ## Outliers
 
@@ -573,9 +603,9 @@ larger. Points that are plausible but disagree with their neighbours are kept an
 no line can meet both sides: TEXP f32 32x16 = 30 where 32x32 f16, the same bytes, is 47; TSQRT
 f16 64x64 = 160 as f32; TMINS f32 64x64 = 87 and i32 = 68, f16 = 55 and i16 = 70 (each pair one
 instruction stream); TSUB i32 64x64 = 132 and i16 = 170; TCOLMAX f16 64x64 = 2713 and i16 =
-454 (the same 63 instructions); TADDS / TMULS f32 256x16 = 266 where i32 31x128 = 70 (the
-tiles are contiguous: each is one instruction, of 64 and 62 repeats). These are the A2/A3 points
-that keep the arch under 90% within 10%; matching them would take a line per shape.
+454 (the same 63 instructions); TADDS / TMULS f32 32x64 = 57 / 58 where f16 63x64 = 69 (one
+instruction each, of 32 and 63 repeats; 2 x 31 repeats are 70). These are the A2/A3 points that
+keep the arch under 90% within 10%; matching them would take a line per shape.
 
 The four TMATMUL points are kept though pto-isa asserts them with accuracy 1.0: they are its
 cube formula, which the model shares, rather than measurements. In-place variants (TSQRT,
