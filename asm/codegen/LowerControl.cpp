@@ -186,6 +186,7 @@ bool FunctionLowering::bindHome(ValueId home, ValueId from, SrcLoc loc) {
   case TypeKind::AsyncSession:
   case TypeKind::AsyncEvent:
   case TypeKind::MultiTile:
+  case TypeKind::LocalView:
   case TypeKind::None:
     unsupported(loc, "carrying " + toString(t) + " across a region");
     return false;

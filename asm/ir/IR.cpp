@@ -80,6 +80,10 @@ std::string toString(const Type& t) {
   case TypeKind::MultiTile:
     return "!pto.multi_tile_buf<" + toString(Type::tileOf(t.slotTile())) +
            ", count=" + std::to_string(t.shape.at(0)) + ">";
+  case TypeKind::LocalView:
+    return "memref<" + dims(t.shape) + std::string(isa::spelling(t.elem)) +
+           (t.strided ? ", strided<...>" : "") + ", #pto.address_space<" +
+           std::string(isa::spelling(t.tile.loc)) + ">>";
   case TypeKind::Pipe:
     return "!pto.pipe";
   case TypeKind::AsyncSession:

@@ -62,6 +62,11 @@ enum class TypeKind : uint8_t {
   // the storage (T with N times its rows, the bytes of all slots), shape[0] = N. Only
   // pto.multi_tile_get reads it (a slot, of type T).
   MultiTile,
+  // A local memref type whose dimensions or strides are `?` or not the contiguous row-major ones
+  // (`memref<?x?xf16, strided<[?, ?], offset: ?>, #pto.address_space<vec>>`): it names no tile
+  // by itself. Only a memref.reinterpret_cast of a local buffer, whose constant operands give
+  // the shape and strides, makes a value it may annotate (elem, shape with kDynamic, tile.loc).
+  LocalView,
 };
 
 struct Type {

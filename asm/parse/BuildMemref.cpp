@@ -174,6 +174,12 @@ void Builder::buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultNa
     }
   auto type = singleType(name, loc, p);
   if (!type) return;
+  if (type->kind == TypeKind::LocalView) {
+    diags_.error(p.typesLoc, "a local memref needs static, positive dimensions and its "
+                             "row-major layout to be allocated, found " +
+                                 toString(*type));
+    return;
+  }
   if (!type->isTile()) {
     diags_.error(
         p.typesLoc,
@@ -204,6 +210,11 @@ void Builder::buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<Resu
   }
   auto type = readType(p.toType);
   if (!type) return;
+  if (type->isTile() || type->kind == TypeKind::LocalView) {
+    const ValueId src = use(p.operands[0]);
+    if (src != kNoValue) buildLocalReinterpret(loc, src, *type, p, results);
+    return;
+  }
   if (type->kind != TypeKind::TensorView) {
     diags_.error(locOf(p.toType),
                  "'" + name + "' makes a GM view (a memref in #pto.address_space<gm>), found " +
@@ -240,6 +251,110 @@ void Builder::buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<Resu
       op.attrs.push_back(a);
   if (const NamedAttr* layout = op.attr("layout")) op.layout = parseViewLayout(layout->value);
   if (expectResults(name, loc, results, 1)) defineResults(op, results, {*type});
+}
+
+/// The integers of `offset: [...]` / `sizes: [...]` / `strides: [...]`: literals or values
+/// arith.constant defines.
+std::optional<std::vector<int64_t>> Builder::constantList(const Keyword& k,
+                                                          const std::string& what) {
+  std::vector<int64_t> out;
+  for (ValueId v : indexList(k.value, what, k.loc)) {
+    const std::optional<int64_t> c = integerConstant(v);
+    if (!c) {
+      diags_.error(k.loc, "'memref.reinterpret_cast' of a local buffer needs constant " + what +
+                              " (its result is a tile view, of static shape)");
+      return std::nullopt;
+    }
+    out.push_back(*c);
+  }
+  return out;
+}
+
+/// The buffer whose storage a local view names from its start: through memref.subview /
+/// pto.subview and bind_tile, as MLIR's memref.reinterpret_cast counts its offset from the
+/// source's base pointer, not from the view's offset.
+ValueId Builder::bufferBase(ValueId view) const {
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const Region* r : regions_)
+      for (const auto& op : r->ops)
+        if ((op->kind == OpKind::Subset ||
+             (op->kind == OpKind::Reshape && op->name == "pto.treshape")) &&
+            !op->results.empty() && op->results[0] == view && !op->operands.empty()) {
+          view = op->operands[0];
+          moved = true;
+        }
+  }
+  return view;
+}
+
+/// `memref.reinterpret_cast %buf to offset: [o], sizes: [r, c], strides: [s, 1] : A to B` of a
+/// local buffer: the r x c view whose element (i, j) is element o + i*s + j of the buffer's
+/// storage (MLIR's semantics, the offset counted from the buffer's start). A tile view keeps its
+/// buffer's row pitch and row-major order, so s must be that pitch (or r 1) and the column
+/// stride 1 (or c 1); the view becomes a pto.subview of the buffer at (o / pitch, o % pitch).
+void Builder::buildLocalReinterpret(SrcLoc loc, ValueId src, const Type& declared, Pieces& p,
+                                    const std::vector<ResultName>& results) {
+  const std::string name = "memref.reinterpret_cast";
+  if (!fn_->type(src).isTile()) {
+    diags_.error(p.operands[0].loc, "'" + name + "' to a local memref needs a local buffer, '%" +
+                                        fn_->value(src).name + "' is " + toString(fn_->type(src)));
+    return;
+  }
+  auto off = constantList(*p.colonKeyword("offset"), "offset");
+  auto sizes = constantList(*p.colonKeyword("sizes"), "sizes");
+  auto strides = constantList(*p.colonKeyword("strides"), "strides");
+  if (!off || !sizes || !strides) return;
+  const size_t rank = sizes->size();
+  const size_t declaredRank = declared.isTile() ? 2 : declared.shape.size();
+  if (off->size() != 1 || rank < 1 || rank > 2 || strides->size() != rank ||
+      (declared.kind == TypeKind::LocalView && declaredRank != rank)) {
+    diags_.error(loc, "'" + name +
+                          "' of a local buffer takes one offset and one or two sizes "
+                          "and strides, as many as its result type's dimensions");
+    return;
+  }
+  const ValueId base = bufferBase(src);
+  const TileType buf = fn_->type(base).tile;
+  const int64_t r = rank == 1 ? 1 : (*sizes)[0], c = sizes->back();
+  const int64_t rowStride = rank == 1 ? buf.cols : (*strides)[0], colStride = strides->back();
+  const std::string spec = "offset " + std::to_string((*off)[0]) + ", sizes " + std::to_string(r) +
+                           "x" + std::to_string(c) + ", strides [" + std::to_string(rowStride) +
+                           ", " + std::to_string(colStride) + "]";
+  if (buf.blayout != isa::BLayout::RowMajor || buf.slayout != isa::SLayout::NoneBox) {
+    diags_.error(loc, "'" + name + "' of a local buffer laid out " + toString(fn_->type(base)) +
+                          " is not supported (a view of a row-major, unboxed buffer only)");
+    return;
+  }
+  if ((c > 1 && colStride != 1) || (r > 1 && rowStride != buf.cols)) {
+    diags_.error(loc, "'" + name + "' (" + spec + ") is not a view a tile can name: a local view " +
+                          "keeps its buffer's row-major order and row pitch (strides [" +
+                          std::to_string(buf.cols) + ", 1])");
+    return;
+  }
+  const int64_t o = (*off)[0], row = o / buf.cols, col = o % buf.cols;
+  if (r <= 0 || c <= 0 || o < 0 || row + r > buf.rows || col + c > buf.cols) {
+    diags_.error(loc, "'" + name + "' (" + spec + ") reaches past its " + std::to_string(buf.rows) +
+                          "x" + std::to_string(buf.cols) + " buffer");
+    return;
+  }
+  if (declared.isTile() && (declared.tile.validRows != r || declared.tile.validCols != c)) {
+    diags_.error(locOf(p.toType), "'" + name + "' result type " + toString(declared) +
+                                      " differs from its sizes " + std::to_string(r) + "x" +
+                                      std::to_string(c));
+    return;
+  }
+  Op& op = emit(OpKind::Subset, loc, "pto.subview");
+  addOperand(op, base, p.operands[0].loc);
+  addOperand(op, constantInt(row, Type::index(), loc), loc);
+  addOperand(op, constantInt(col, Type::index(), loc), loc);
+  TileType t = buf;
+  t.rows = t.validRows = r;
+  t.cols = t.validCols = c;
+  op.ints = {r, c};
+  if (!expectResults(name, loc, results, 1)) return;
+  defineResults(op, results, {Type::tileOf(t)});
+  if (!op.results.empty()) boundTileAnnotations_[{fn_, op.results[0]}] = declared;
 }
 
 /// `memref.dealloc %b : memref<...>`: the end of a buffer's life. The linker's planner frees a

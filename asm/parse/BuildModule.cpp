@@ -195,7 +195,13 @@ void Builder::readArgs(const std::vector<P::FuncArgContext*>& args, Region& regi
   unsigned index = 0;
   for (auto* a : args) {
     auto ty = types_.read(a->type());
-    if (ty && ty->strided) {
+    if (ty && ty->kind == TypeKind::LocalView) {
+      diags_.error(locOf(a->type()),
+                   "a local memref parameter of type " + toString(*ty) +
+                       " is not supported: a tile parameter has a static shape and the "
+                       "row-major layout (a ? dimension or other strides name no tile)");
+      ty.reset();
+    } else if (ty && ty->strided) {
       diags_.error(locOf(a->type()),
                    "a memref parameter whose layout has other strides or an offset is not "
                    "supported: memrefs are contiguous and row-major (memref.reinterpret_cast "
@@ -619,7 +625,7 @@ void Builder::checkAnnotatedTypes(Op& op, Pieces& p) {
     auto t = readType(p.types[i]);
     ValueId v = op.operands[i];
     if (!t || v == kNoValue) continue;
-    if (!(fn_->type(v) == *t)) {
+    if (!annotatedAs(v, *t)) {
       diags_.error(locOf(p.types[i]), "type " + toString(*t) + " does not match operand '%" +
                                           fn_->value(v).name + "' of type " +
                                           toString(fn_->type(v)));

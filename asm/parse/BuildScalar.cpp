@@ -48,10 +48,20 @@ void Builder::buildFor(P::ScfForContext* f, const std::vector<ResultName>& resul
     diags_.error(locOf(f->typeGroup()), "scf.for has " + std::to_string(iters.size()) +
                                             " iter_args but " + std::to_string(iterTypes.size()) +
                                             " types");
+  std::vector<std::pair<size_t, Type>> viewTypes; // iter_args typed as a local view's `?` memref
   for (size_t i = 0; i < iters.size(); ++i) {
     Type t = i < iterTypes.size() ? iterTypes[i] : Type::index();
     auto v = operandValue(iters[i]->operand(), t);
     addOperand(op, v.value_or(kNoValue), locOf(iters[i]->operand()));
+    if (t.kind == TypeKind::LocalView && v) {
+      // The view's tile carries through; uses may keep spelling the cast's result type.
+      if (!annotatedAs(*v, t))
+        diags_.error(locOf(iters[i]->operand()), "iter_arg type " + toString(t) +
+                                                     " names no tile: it may carry only a view " +
+                                                     "memref.reinterpret_cast made with that type");
+      iterTypes[i] = fn_->type(*v);
+      viewTypes.emplace_back(i, t);
+    }
   }
   op.regions.emplace_back();
   scopes_.emplace_back();
@@ -61,10 +71,28 @@ void Builder::buildFor(P::ScfForContext* f, const std::vector<ResultName>& resul
     body.args.push_back(define(iters[i]->VALUE_ID()->getText().substr(1),
                                i < iterTypes.size() ? iterTypes[i] : Type::index(),
                                locOf(iters[i]->VALUE_ID())));
+  for (const auto& [i, t] : viewTypes)
+    boundTileAnnotations_[{fn_, body.args[i + 1]}] = t;
   buildRegionBody(f->region(), body, false);
   scopes_.pop_back();
   iterTypes.resize(iters.size(), Type::index());
   defineResults(op, results, iterTypes);
+  for (const auto& [i, t] : viewTypes)
+    if (i < op.results.size()) boundTileAnnotations_[{fn_, op.results[i]}] = t;
+}
+
+bool Builder::annotatedAs(ValueId v, const Type& t) const {
+  if (fn_->type(v) == t) return true;
+  auto it = boundTileAnnotations_.find({fn_, v});
+  return it != boundTileAnnotations_.end() && it->second == t;
+}
+
+void Builder::refuseViewTypes(const std::vector<Type>& types, SrcLoc loc, const char* what) {
+  for (const Type& t : types)
+    if (t.kind == TypeKind::LocalView)
+      diags_.error(loc, std::string(what) + " result type " + toString(t) +
+                            " names no tile (a memref.reinterpret_cast's view type may carry "
+                            "through scf.for only)");
 }
 
 void Builder::buildIf(P::ScfIfContext* i, const std::vector<ResultName>& results) {
@@ -73,6 +101,7 @@ void Builder::buildIf(P::ScfIfContext* i, const std::vector<ResultName>& results
   addOperand(op, c.value_or(kNoValue), locOf(i->operand()));
   std::vector<Type> types;
   if (i->typeGroup()) typeGroup(i->typeGroup(), types);
+  refuseViewTypes(types, op.loc, "scf.if");
   op.regions.resize(2);
   auto regions = i->region();
   buildRegionBody(regions[0], op.regions[0]);
@@ -90,6 +119,8 @@ void Builder::buildWhile(P::ScfWhileContext* w, const std::vector<ResultName>& r
     for (auto* t : ft->type())
       if (auto ty = types_.read(t)) inTypes.push_back(*ty);
     typeGroup(ft->typeGroup(), outTypes);
+    refuseViewTypes(inTypes, op.loc, "scf.while");
+    refuseViewTypes(outTypes, op.loc, "scf.while");
   } else {
     diags_.error(locOf(w->type()), "scf.while needs a function type '(inputs) -> (results)'");
   }

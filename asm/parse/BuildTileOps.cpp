@@ -447,7 +447,7 @@ void Builder::assignPoolTypes(const isa::OpInfo& info, std::vector<Bound>& bound
   std::vector<Type> tiles, views, scalars;
   for (auto& t : pool) {
     if (!t) continue;
-    if (t->isTile())
+    if (t->isTile() || t->kind == TypeKind::LocalView)
       tiles.push_back(*t);
     else if (t->isView())
       views.push_back(*t);

@@ -429,6 +429,12 @@ private:
   void buildMemrefAlloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildMemrefDealloc(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
   void buildReinterpretCast(SrcLoc loc, Pieces& p, const std::vector<ResultName>& results);
+  void buildLocalReinterpret(SrcLoc loc, ValueId src, const Type& declared, Pieces& p,
+                             const std::vector<ResultName>& results);
+  std::optional<std::vector<int64_t>> constantList(const Keyword& k, const std::string& what);
+  ValueId bufferBase(ValueId view) const;
+  bool annotatedAs(ValueId v, const Type& t) const;
+  void refuseViewTypes(const std::vector<Type>& types, SrcLoc loc, const char* what);
   ValueId declareFragmentTile(const OperandRef& r, const Type& type);
   ValueId declareFragmentParam(const OperandRef& r, const Type& type);
 

@@ -177,17 +177,18 @@ std::optional<Type> TypeReader::readBuiltin(const std::string& name,
       t.strided = strided != nullptr;
       return t;
     }
-    if (strided) {
-      diags_.error(strided->valueLoc, "a memref layout '" + strided->value +
-                                          "' is not supported: local memrefs are contiguous and "
-                                          "row-major (the default layout, or its strides written "
-                                          "out)");
-      return std::nullopt;
-    }
     auto l = isa::parseLoc(space);
     if (!l || shape->dims.empty()) {
       diags_.error(loc, "unsupported memref address space '" + space + "'");
       return std::nullopt;
+    }
+    // Other strides, or `?` dimensions: the memref.reinterpret_cast that makes such a view gives
+    // them (checked there); the type alone names no tile.
+    if (strided || std::count(shape->dims.begin(), shape->dims.end(), kDynamic) > 0) {
+      Type t{TypeKind::LocalView, *shape->elem, shape->dims};
+      t.tile.loc = *l;
+      t.strided = strided != nullptr;
+      return t;
     }
     // A local memref is a tile buffer: its leading dimensions stack into rows (a 16x16x16
     // buffer is a 256x16 tile), as the PTO memory planner lays it out. Rows are padded to the
