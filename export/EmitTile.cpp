@@ -177,6 +177,25 @@ FunctionEmitter::callText(const TileBlock& t, const std::string& intrinsic,
   return call;
 }
 
+/// The order of an intrinsic's arguments by role: outputs, then inputs, each in signature order,
+/// except where pto-isa's intrinsic interleaves them (TPARTARGMAX(dstVal, src0Val, src1Val,
+/// dstIdx, src0Idx, src1Idx)).
+static std::vector<size_t> argumentOrder(const isa::OpInfo& oi) {
+  using R = isa::RoleId;
+  std::vector<isa::RoleId> wanted;
+  if (oi.id == isa::OpId::TPARTARGMAX || oi.id == isa::OpId::TPARTARGMIN)
+    wanted = {R::Dst, R::Src0, R::Src1, R::DstIdx, R::Src0Idx, R::Src1Idx};
+  std::vector<size_t> order;
+  for (R id : wanted)
+    for (size_t r = 0; r < oi.roles.size(); ++r)
+      if (oi.roles[r].id == id) order.push_back(r);
+  if (!order.empty()) return order;
+  for (bool outputs : {true, false})
+    for (size_t r = 0; r < oi.roles.size(); ++r)
+      if (oi.roles[r].isOutput == outputs) order.push_back(r);
+  return order;
+}
+
 std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
   const TileBlock& t = b.tile;
   const isa::OpInfo& oi = isa::info(t.op);
@@ -253,12 +272,8 @@ std::optional<ExportError> FunctionEmitter::tile(const Block& b) {
     }
     }
   };
-  for (size_t r = 0; r < oi.roles.size(); ++r)
-    if (oi.roles[r].isOutput)
-      if (auto e = addRole(r)) return e;
-  for (size_t r = 0; r < oi.roles.size(); ++r)
-    if (!oi.roles[r].isOutput)
-      if (auto e = addRole(r)) return e;
+  for (size_t r : argumentOrder(oi))
+    if (auto e = addRole(r)) return e;
   auto extra = trailing(b, oi);
   if (auto* e = std::get_if<std::string>(&extra)) return fail(*e);
   for (const std::string& a : std::get<std::vector<std::string>>(extra))

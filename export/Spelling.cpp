@@ -162,6 +162,8 @@ constexpr std::pair<isa::OpId, std::string_view> kSpellings[] = {
     {isa::OpId::TSHR, "TSHR"},
     {isa::OpId::TPARTADD, "TPARTADD"},
     {isa::OpId::TPARTMAX, "TPARTMAX"},
+    {isa::OpId::TPARTARGMAX, "TPARTARGMAX"}, // operands in pto-isa's order (EmitTile.cpp)
+    {isa::OpId::TPARTARGMIN, "TPARTARGMIN"},
     {isa::OpId::TPARTMIN, "TPARTMIN"},
     {isa::OpId::TPARTMUL, "TPARTMUL"},
     {isa::OpId::TREM, "TREM"},

@@ -44,6 +44,8 @@ std::string_view ruleText(TypeRule r) {
     return "data in the set, indices i16/i32";
   case TypeRule::GatherCmp:
     return "src in the set (A2/A3 i32: cmpMode eq), dst/cdst i32 or ui32, scalar of src's type";
+  case TypeRule::PartArg:
+    return "values in the set, alike; indices alike: i16/u16/i32/u32 for f16, i32/u32 for f32";
   case TypeRule::Any:
     return "any";
   }

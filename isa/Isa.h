@@ -123,6 +123,8 @@ enum class TypeRule : uint8_t {
   Store,     // like Load, acc sources may narrow
   Gather,    // data tile in the set, index tiles i16/i32/u16/u32
   GatherCmp, // TGATHER_CMP: src in the set, dst and cdst i32/u32 alike, the scalar of src's type
+  PartArg,   // TPARTARGMAX/MIN: dst, src0, src1 one value type in the set; dstIdx, src0Idx,
+             // src1Idx one index type (f16: i16/u16/i32/u32, f32: i32/u32)
   Any,       // no dtype constraint beyond the tile's own
 };
 
@@ -160,8 +162,21 @@ Loc cubeLocOf(RoleId r);
 
 /// The operand slots of a tile kernel (rt::TileInst's dst, src0..src3, acc, bias, tmp, lscale,
 /// rscale); None for a role no kernel slot names.
-enum class Slot : uint8_t { None, Dst, Src0, Src1, Src2, Src3, Acc, Bias, Tmp, LScale, RScale };
-inline constexpr size_t kNumSlots = 11;
+enum class Slot : uint8_t {
+  None,
+  Dst,
+  Src0,
+  Src1,
+  Src2,
+  Src3,
+  Acc,
+  Bias,
+  Tmp,
+  LScale,
+  RScale,
+  Dst1, // a second output (TPARTARGMAX's indices)
+};
+inline constexpr size_t kNumSlots = 12;
 
 struct Role {
   std::string_view name; // as the signature spells it, for diagnostics and printing

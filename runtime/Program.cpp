@@ -309,6 +309,7 @@ void assignSlots(TileInst& t, std::span<const int> roles) {
   t.tmp = isa::slotOperand(at, Slot::Tmp);
   t.lscale = isa::slotOperand(at, Slot::LScale);
   t.rscale = isa::slotOperand(at, Slot::RScale);
+  t.dst1 = isa::slotOperand(at, Slot::Dst1);
 }
 
 std::optional<std::string> assignTileRoles(TileInst& t) {

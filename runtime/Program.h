@@ -201,6 +201,7 @@ struct TileInst {
   // Operand positions by role (-1 when absent), filled by the role matcher.
   int dst = -1, src0 = -1, src1 = -1, src2 = -1, acc = -1, bias = -1;
   int src3 = -1, tmp = -1;      // TMRGSORT's fourth list; the scratch tile (role `tmp`)
+  int dst1 = -1;                // a second output (TPARTARGMAX's indices)
   int lscale = -1, rscale = -1; // MX matmul scale tiles
   TileKernel kernel = nullptr;
   std::string text; // PRINT: its format (isa/PrintFormat.h, checked when the image was read)

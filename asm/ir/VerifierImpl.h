@@ -117,6 +117,10 @@ private:
   void checkConcatIdx(const Op& op, const std::string& name);
   void checkScaleAddr(const Op& op, const std::string& name);
   void checkGatherCompareTypes(const std::string& name, const std::vector<Operand>& ops);
+  void checkDequantTypes(const std::string& name, const std::vector<Operand>& ops,
+                         const Operand* dst);
+  void checkPartArgTypes(const std::string& name, const std::vector<Operand>& ops,
+                         const Operand* dst);
   /// MGATHER / MSCATTER: index type, coalesce mode against the shapes, per-arch modes
   /// (asm/ir/VerifyGmIndexed.cpp).
   void checkGmIndexed(const Op& op, const std::string& name, const std::vector<Operand>& ops);

@@ -464,21 +464,9 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
                      ", " + dt(s) + ")");
     break;
   }
-  case isa::TypeRule::Dequant: {
-    const Operand* src = tile(Src);
-    if (!src || !dst) return;
-    if (tileOf(*dst).dtype != DType::F32)
-      dtypeError(*dst, name, "produces f32, found " + dt(tileOf(*dst).dtype));
-    DType s = tileOf(*src).dtype;
-    if (s != DType::I8 && s != DType::I16)
-      dtypeError(*src, name, "dequantizes i8 or i16 sources, found " + dt(s));
-    for (isa::RoleId p : {Scale, Offset})
-      if (const Operand* o = tile(p); o && tileOf(*o).dtype != DType::F32)
-        dtypeError(*o, name,
-                   "'" + std::string(o->role->name) + "' must be f32, found " +
-                       dt(tileOf(*o).dtype));
+  case isa::TypeRule::Dequant:
+    checkDequantTypes(name, ops, dst);
     break;
-  }
   case isa::TypeRule::Quant: {
     const Operand* src = tile(Src);
     if (src && tileOf(*src).dtype != DType::F32)
@@ -528,6 +516,9 @@ void Verifier::checkTypes(const isa::OpInfo& info, const std::string& name,
     break;
   case isa::TypeRule::GatherCmp:
     checkGatherCompareTypes(name, ops);
+    break;
+  case isa::TypeRule::PartArg:
+    checkPartArgTypes(name, ops, dst);
     break;
   case isa::TypeRule::Any:
     break;
@@ -612,6 +603,65 @@ void Verifier::checkGatherCompareTypes(const std::string& name, const std::vecto
   if (k.elem != s && k.kind == ir::TypeKind::Scalar)
     diags_.error(scalar->loc, "'" + name + "' compares against a scalar of the source's type (" +
                                   dt(s) + "), found " + toString(k));
+}
+
+/// TDEQUANT: i8 or i16 sources to f32, with f32 scale and offset tiles.
+void Verifier::checkDequantTypes(const std::string& name, const std::vector<Operand>& ops,
+                                 const Operand* dst) {
+  const Operand* src = roleTile(ops, isa::RoleId::Src);
+  if (!src || !dst) return;
+  if (tileOf(*dst).dtype != DType::F32)
+    dtypeError(*dst, name, "produces f32, found " + dt(tileOf(*dst).dtype));
+  const DType s = tileOf(*src).dtype;
+  if (s != DType::I8 && s != DType::I16)
+    dtypeError(*src, name, "dequantizes i8 or i16 sources, found " + dt(s));
+  for (isa::RoleId p : {isa::RoleId::Scale, isa::RoleId::Offset})
+    if (const Operand* o = roleTile(ops, p); o && tileOf(*o).dtype != DType::F32)
+      dtypeError(*o, name,
+                 "'" + std::string(o->role->name) + "' must be f32, found " + dt(tileOf(*o).dtype));
+}
+
+/// TPARTARGMAX / TPARTARGMIN: the values one type of the arch set, the indices one type that
+/// pto-isa pairs with it (its static_asserts: half with int16/uint16/int32/uint32, float with
+/// int32/uint32); each index tile has its value tile's valid shape.
+void Verifier::checkPartArgTypes(const std::string& name, const std::vector<Operand>& ops,
+                                 const Operand* dst) {
+  using isa::RoleId;
+  const Operand* idx = roleTile(ops, RoleId::DstIdx);
+  if (!dst || !idx) return;
+  const isa::DTypeSet& allowed = isa::info(isa::OpId::TPARTARGMAX).types(arch_);
+  const DType v = tileOf(*dst).dtype, i = tileOf(*idx).dtype;
+  if (!allowed.contains(v))
+    return dtypeError(*dst, name,
+                      "does not support " + dt(v) + " values on " + archName() +
+                          " (supported: " + allowed.describe() + ")");
+  const bool indexOk = i == DType::I32 || i == DType::U32 ||
+                       (v == DType::F16 && (i == DType::I16 || i == DType::U16));
+  if (!indexOk)
+    return dtypeError(*idx, name,
+                      "pairs " + dt(v) + " values with " +
+                          (v == DType::F16 ? "i16, ui16, i32 or ui32" : "i32 or ui32") +
+                          " indices, found " + dt(i));
+  const std::pair<RoleId, RoleId> pairs[] = {{RoleId::Src0, RoleId::Src0Idx},
+                                             {RoleId::Src1, RoleId::Src1Idx},
+                                             {RoleId::Dst, RoleId::DstIdx}};
+  for (const auto& [valueRole, indexRole] : pairs) {
+    const Operand *value = roleTile(ops, valueRole), *index = roleTile(ops, indexRole);
+    if (!value || !index) continue;
+    if (tileOf(*value).dtype != v)
+      return dtypeError(*value, name,
+                        "operand '" + std::string(value->role->name) + "' is " +
+                            dt(tileOf(*value).dtype) + " but the destination is " + dt(v));
+    if (tileOf(*index).dtype != i)
+      return dtypeError(*index, name,
+                        "operand '" + std::string(index->role->name) + "' is " +
+                            dt(tileOf(*index).dtype) + " but 'dstIdx' is " + dt(i));
+    const ir::TileType &vt = tileOf(*value), &it = tileOf(*index);
+    if (vt.validRows != it.validRows || vt.validCols != it.validCols)
+      diags_.error(index->loc, "'" + name + "' operand '" + std::string(index->role->name) +
+                                   "' must have the valid shape of '" +
+                                   std::string(value->role->name) + "'");
+  }
 }
 
 void Verifier::checkMatmul(const std::string& name, const std::vector<Operand>& ops,

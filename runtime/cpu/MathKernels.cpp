@@ -61,6 +61,44 @@ template <Bin B> struct Part {
   };
 };
 
+/// TPARTARGMAX / TPARTARGMIN (pto-isa's TPartArgMax / TPartArgMin): over dst's valid region,
+/// where both sources are valid the greater (smaller) value with its index -- src0's only when
+/// it is strictly greater (smaller), so a tie or a NaN takes src1's --, where one is valid its
+/// value and index, and nothing where neither is. An index tile has its value tile's region.
+template <bool Max> struct PartArg {
+  template <DType D> struct K {
+    static void run(Core& c, const TileInst& t) {
+      using S = typename Tr<D>::S;
+      const uint32_t vr = t.validRows(c), vc = t.validCols(c);
+      const TileOperand &od = t.tiles[t.dst], &oa = t.tiles[t.src0], &ob = t.tiles[t.src1];
+      const TileOperand &xd = t.tiles[t.dst1], &xa = t.tiles[t.src2], &xb = t.tiles[t.src3];
+      const Region ra = sourceRegion(c, t, oa), rb = sourceRegion(c, t, ob);
+      if (!fits(c, t, od, vr, vc) || !fits(c, t, xd, vr, vc) || !fits(c, t, oa, ra.rows, ra.cols) ||
+          !fits(c, t, xa, ra.rows, ra.cols) || !fits(c, t, ob, rb.rows, rb.cols) ||
+          !fits(c, t, xb, rb.rows, rb.cols))
+        return;
+      Acc<S> d(c, od), a(c, oa), b(c, ob);
+      const unsigned bits = isa::bitWidth(xd.dtype);
+      uint8_t* xdb = bptr(c, xd);
+      const uint8_t *xab = bptr(c, xa), *xbb = bptr(c, xb);
+      for (uint32_t r = 0; r < vr; ++r)
+        for (uint32_t j = 0; j < vc; ++j) {
+          const bool ia = r < ra.rows && j < ra.cols, ib = r < rb.rows && j < rb.cols;
+          if (!ia && !ib) continue;
+          bool takeA = ia;
+          if (ia && ib) {
+            const auto x = Tr<D>::ld(a.at(r, j)), y = Tr<D>::ld(b.at(r, j));
+            takeA = Max ? x > y : x < y;
+          }
+          d.at(r, j) = takeA ? a.at(r, j) : b.at(r, j);
+          const uint64_t index = takeA ? getBits(xab, bits, xa.elemOffset(r, j))
+                                       : getBits(xbb, bits, xb.elemOffset(r, j));
+          setBits(xdb, bits, xd.elemOffset(r, j), index);
+        }
+    }
+  };
+};
+
 // ------------------------------------------------------------------ ternary
 /// TADDC / TSUBC: (src0 op src1) + src2; TADDSC / TSUBSC: (src0 op scalar) + src1. Each of
 /// the two operations rounds to the element type, as the NPU runs two vector instructions.
@@ -297,6 +335,15 @@ bool selectMathKernel(TileInst& t, std::optional<std::string>& err) {
     PART(TPARTMIN, Bin::Min)
     PART(TPARTMUL, Bin::Mul)
 #undef PART
+  case OpId::TPARTARGMAX:
+  case OpId::TPARTARGMIN:
+    if (!(err = need(t, {t.dst, t.src0, t.src1, t.dst1, t.src2, t.src3})) &&
+        !(err = sourceRegionKnown(t, t.src0)) && !(err = sourceRegionKnown(t, t.src1)))
+      err = use(t,
+                t.op == OpId::TPARTARGMAX ? arith<PartArg<true>::template K>(d)
+                                          : arith<PartArg<false>::template K>(d),
+                d);
+    return true;
   case OpId::TADDC:
     if (!(err = need(t, {t.dst, t.src0, t.src1, t.src2})))
       err = use(t, arith<Ternary<Bin::Add, false>::template K>(d), d);

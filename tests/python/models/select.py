@@ -116,9 +116,54 @@ def part_draw(kind: str):
     return draw_case
 
 
+def part_arg_draw(kind: str):
+    """TPARTARGMAX / TPARTARGMIN (docs/isa/TPARTARGMAX.md, TPARTARGMIN.md): as TPARTMAX / TPARTMIN
+    over dst's valid region, and dstIdx takes the index beside the value taken; where both
+    sources are valid src0 wins only when strictly greater (smaller), so ties (drawn often) and
+    NaN take src1. Indices: i16/ui16/i32/ui32 beside f16 values, i32/ui32 beside f32."""
+    better = operator.gt if kind == "max" else operator.lt
+
+    def draw_case(draw, t, arch):
+        rng = rng_of(draw)
+        it = draw(st.sampled_from(["i16", "ui16", "i32", "ui32"] if t == "f16" else ["i32", "ui32"]))
+        rows, cols, vr, vc = draw_shape(draw, t)
+        r0, c0 = draw(st.integers(1, vr)), draw(st.integers(1, vc))
+        r1, c1 = draw(st.integers(1, vr)), draw(st.integers(1, vc))
+        if draw(st.booleans()):
+            r0, c0 = vr, vc
+        specials = draw(st.booleans())
+        s0 = core.Tile("s0", t, rows, draw_cols(draw, t, c0), r0, c0)
+        s1 = core.Tile("s1", t, rows, draw_cols(draw, t, c1), r1, c1)
+        i0 = core.Tile("i0", it, rows, draw_cols(draw, it, c0), r0, c0)
+        i1 = core.Tile("i1", it, rows, draw_cols(draw, it, c1), r1, c1)
+        dst = core.Tile("d", t, rows, cols, vr, vc)
+        di = core.Tile("di", it, rows, draw_cols(draw, it, vc), vr, vc)
+        a = core.random_values(rng, t, (r0, c0), specials=specials)
+        b = tied(rng, t, np.resize(a, (r1, c1)), (r1, c1), specials)
+        ia, ib = core.random_values(rng, it, (r0, c0)), core.random_values(rng, it, (r1, c1))
+        base, base_i = core.random_values(rng, t, (vr, vc)), core.random_values(rng, it, (vr, vc))
+        want, want_i = base.copy(), base_i.copy()
+        want[:r1, :c1], want_i[:r1, :c1] = b, ib
+        want[:r0, :c0], want_i[:r0, :c0] = a, ia
+        rb, cb = min(r0, r1), min(c0, c1)
+        with np.errstate(all="ignore"):
+            take0 = better(values(t, a[:rb, :cb]), values(t, b[:rb, :cb]))
+        want[:rb, :cb] = np.where(take0, a[:rb, :cb], b[:rb, :cb])
+        want_i[:rb, :cb] = np.where(take0, ia[:rb, :cb], ib[:rb, :cb])
+        body = [f"pto.tpartarg{kind} ins(%s0, %s1, %i0, %i1 : {s0.type()}, {s1.type()}, {i0.type()}, "
+                f"{i1.type()}) outs(%d, %di : {dst.type()}, {di.type()})"]
+        text = core.kernel([s0, s1, i0, i1, dst, di], [dst, di], body)
+        return Case(text, {"g_s0": a, "g_s1": b, "g_i0": ia, "g_i1": ib, "g_d": base, "g_di": base_i},
+                    {"o_d": Expect(t, want, nan_bits=True), "o_di": Expect(it, want_i)},
+                    f"dst {rows}x{cols} valid {vr}x{vc}, src0 {r0}x{c0}, src1 {r1}x{c1}, {it} indices")
+    return draw_case
+
+
 register("tcmp", "compare", cmp_draw(False))
 register("tcmps", "compare", cmp_draw(True))
 register("tsel", "select", sel_draw(False))
 register("tsels", "select", sel_draw(True))
 for _k in ("add", "max", "min", "mul"):
     register(f"tpart{_k}", "partial", part_draw(_k))
+for _k in ("max", "min"):
+    register(f"tpartarg{_k}", "partial", part_arg_draw(_k))

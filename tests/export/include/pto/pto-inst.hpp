@@ -263,6 +263,14 @@ PTO_INST RecordEvent TGEMV_MX(TileRes& cMatrix, TileLeft& aMatrix, TileLeftScale
 PTO_BINARY(TADD) PTO_BINARY(TSUB) PTO_BINARY(TMUL) PTO_BINARY(TMAX) PTO_BINARY(TMIN)
 PTO_BINARY(TAND) PTO_BINARY(TOR) PTO_BINARY(TSHL) PTO_BINARY(TSHR)
 PTO_BINARY(TPARTADD) PTO_BINARY(TPARTMAX) PTO_BINARY(TPARTMIN) PTO_BINARY(TPARTMUL)
+#define PTO_PART_ARG(NAME)                                                                         \
+  template <typename TileDataDst, typename TileDataSrc0, typename TileDataSrc1,                    \
+            typename TileDataDstIdx, typename TileDataSrc0Idx, typename TileDataSrc1Idx,           \
+            typename... WaitEvents>                                                                \
+  PTO_INST RecordEvent NAME(TileDataDst& dstVal, TileDataSrc0& src0Val, TileDataSrc1& src1Val,     \
+                            TileDataDstIdx& dstIdx, TileDataSrc0Idx& src0Idx,                      \
+                            TileDataSrc1Idx& src1Idx, WaitEvents&... events);
+PTO_PART_ARG(TPARTARGMAX) PTO_PART_ARG(TPARTARGMIN)
 PTO_BINARY_P(TDIV, DivAlgorithm) PTO_BINARY_P(TFMOD, FmodAlgorithm)
 template <auto PrecisionType = RemAlgorithm::DEFAULT, typename TileDataDst, typename TileDataSrc0,
           typename TileDataSrc1, typename TileDataTmp, typename... WaitEvents>
