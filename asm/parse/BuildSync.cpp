@@ -352,9 +352,15 @@ void Builder::buildMemoryFence(const std::string& name, SrcLoc loc, Pieces& p,
 /// Cross-core flags and A5 buffer tokens, one pipe and one id each (docs/sync.md):
 /// `pto.sync.set <PIPE_FIX>, 0` / `pto.sync.wait #pto.pipe<PIPE_V>, %id` (PTOAS's ffts_mode 2,
 /// the only mode modelled) and `pto.get_buf [#pto.pipe_event_type<TVEC>, 0] {mode = 0}` /
-/// `pto.rls_buf [...]`.
-void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
+/// `pto.rls_buf [...]`. PTOAS's named `pto.set_intra_block` / `pto.wait_intra_block` are the
+/// flags between the cube and vector halves of one block too (ids 0..15 on A2/A3, 0..31 on A5,
+/// PTOAS's limits): the same op, printed back as pto.sync.set / pto.sync.wait.
+void Builder::buildCoreSync(const std::string& writtenName, SrcLoc loc, Pieces& p,
                             const std::vector<ResultName>& results) {
+  const bool intra = writtenName.ends_with("_intra_block");
+  const std::string name = !intra                               ? writtenName
+                           : writtenName.starts_with("pto.set") ? std::string("pto.sync.set")
+                                                                : std::string("pto.sync.wait");
   const bool token = name == "pto.get_buf" || name == "pto.rls_buf";
   if (!onlyPieces(diags_, p, name,
                   token ? std::initializer_list<PieceKind>{PieceKind::Bracket, PieceKind::Dict}
@@ -367,7 +373,7 @@ void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
   const std::string modeKey = token ? "mode" : "ffts_mode";
   const int64_t defaultMode = token ? 0 : 2;
   if (auto m = attrValueInt(attrs, modeKey); m && *m != defaultMode) {
-    diags_.error(loc, "'" + name + "' with " + modeKey + " = " + std::to_string(*m) +
+    diags_.error(loc, "'" + writtenName + "' with " + modeKey + " = " + std::to_string(*m) +
                           " is not supported (" + modeKey + " " + std::to_string(defaultMode) +
                           " is)");
     return;
@@ -390,7 +396,7 @@ void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
                   locOf(p.hashes[0])};
     }
     if (pipeItem.word.empty() || p.operands.size() != 1) {
-      diags_.error(loc, "expected '" + name + " <PIPE_X>, <event id>'");
+      diags_.error(loc, "expected '" + writtenName + " <PIPE_X>, <event id>'");
       return;
     }
     const OperandRef& r = p.operands[0];
@@ -403,7 +409,7 @@ void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
   auto pipe = syncPipe(pipeItem, token);
   if (!pipe) return;
   if (*pipe == isa::Pipe::All) {
-    diags_.error(pipeItem.loc, "'" + name + "' names one pipe, not PIPE_ALL");
+    diags_.error(pipeItem.loc, "'" + writtenName + "' names one pipe, not PIPE_ALL");
     return;
   }
   Op& op = emit(OpKind::CoreSync, loc, name);
@@ -416,15 +422,26 @@ void Builder::buildCoreSync(const std::string& name, SrcLoc loc, Pieces& p,
   }
   auto id = parseInt(idItem.word);
   // Flag ids: 16 per vector core (id 16.. names the second, as PTOAS's A5 mirroring does).
-  const int64_t limit = 32;
+  const int64_t limit = intra && arch() == isa::Arch::A2A3 ? 16 : 32;
   if (!id || *id < 0 || *id >= limit) {
-    diags_.error(idItem.loc, "'" + name + "' takes an id in 0.." + std::to_string(limit - 1) +
-                                 ", found '" + idItem.word + "'");
+    diags_.error(idItem.loc, "'" + writtenName + "' takes an id in 0.." +
+                                 std::to_string(limit - 1) + ", found '" + idItem.word + "'");
     return;
   }
   op.event.edit().kind = EventRef::Kind::Const;
   op.event.edit().id = static_cast<int>(*id);
   op.typeLoc = idItem.loc;
+}
+
+/// PTOAS's `pto.set_cross_block <PIPE_X>, id` / `pto.wait_cross_block` (ffts mode 0): a flag
+/// that every core of the launch raises and each waits for, a split barrier across blocks. The
+/// runtime models flags within one core only (docs/sync.md), so these are refused by name.
+void Builder::buildCrossBlockFlag(const std::string& name, SrcLoc loc, Pieces&,
+                                  const std::vector<ResultName>&) {
+  diags_.error(loc, "'" + name +
+                        "' (a flag every block of the launch raises and waits for, ffts mode 0) "
+                        "is not supported: flags are modelled within one block (pto.sync.set, "
+                        "pto.set_intra_block); a barrier of every block is pto.syncall");
 }
 
 /// `pto.tsync ins(%a, %b : A, B)`: waits until every operation on the named buffers has

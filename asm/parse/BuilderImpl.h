@@ -549,6 +549,8 @@ private:
                      const std::vector<ResultName>& results);
   void buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
                     const std::vector<ResultName>& results);
+  void buildCrossBlockFlag(const std::string& name, SrcLoc loc, Pieces& p,
+                           const std::vector<ResultName>& results);
   void buildTSync(const std::string& name, SrcLoc loc, Pieces& p,
                   const std::vector<ResultName>& results);
   /// Gives the chained events their pipes: a record takes the pipe of the op it follows, a
