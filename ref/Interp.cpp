@@ -238,6 +238,7 @@ Machine::Machine(const ir::Module& m, isa::Arch arch, const std::vector<rt::GmRe
     });
   }
   core_.gm = &gm;
+  core_.arch = arch;
   for (unsigned l = 0; l < 7; ++l) {
     const uint64_t capacity =
         std::max<uint32_t>(isa::buffer(arch, static_cast<isa::Loc>(l)).capacity, 32);

@@ -30,6 +30,7 @@ void BlockRun::setupCore(Core& c) const {
   c.blockNum = blocks_;
   c.instructionLimit = opts_.maxInstructions;
   c.cancel = opts_.cancel;
+  c.arch = prog_.image.arch;
   for (unsigned l = 0; l < 7; ++l)
     c.allocateBuffer(l, std::max<uint32_t>(
                             isa::buffer(prog_.image.arch, static_cast<isa::Loc>(l)).capacity, 32));

@@ -72,8 +72,9 @@ struct RemoteStage {
 struct Core {
   std::array<uint64_t, kNumRegs> r{};
   bool cond = false;
-  std::array<uint8_t*, 7> buf{};   // by isa::Loc
-  std::array<size_t, 7> bufSize{}; // bytes of each buffer (the arch's capacity)
+  std::array<uint8_t*, 7> buf{};    // by isa::Loc
+  std::array<size_t, 7> bufSize{};  // bytes of each buffer (the arch's capacity)
+  isa::Arch arch = isa::Arch::A2A3; // the kernels whose NPU forms differ by arch (TPARTARGMAX)
   // Backing of buf: anonymous mappings, zero pages the kernel never touches never faulted in.
   // A zero-filled vector (or calloc, which glibc serves from its heap once a buffer has been
   // freed) wrote every byte of every buffer (1-2 MB a core) at each launch: most of a small

@@ -662,6 +662,19 @@ void Verifier::checkPartArgTypes(const std::string& name, const std::vector<Oper
                                    "' must have the valid shape of '" +
                                    std::string(value->role->name) + "'");
   }
+  // pto-isa: the destination's valid region is exactly one source's.
+  const Operand *s0 = roleTile(ops, RoleId::Src0), *s1 = roleTile(ops, RoleId::Src1);
+  if (!s0 || !s1) return;
+  const ir::TileType &d = tileOf(*dst), &a = tileOf(*s0), &b = tileOf(*s1);
+  auto same = [](const ir::TileType& x, const ir::TileType& y) {
+    return x.validRows == y.validRows && x.validCols == y.validCols;
+  };
+  auto known = [](const ir::TileType& x) {
+    return x.validRows != ir::kDynamic && x.validCols != ir::kDynamic;
+  };
+  if (known(d) && known(a) && known(b) && !same(d, a) && !same(d, b))
+    diags_.error(dst->loc, "'" + name + "' destination valid shape " + vshape(d) +
+                               " must be src0's (" + vshape(a) + ") or src1's (" + vshape(b) + ")");
 }
 
 void Verifier::checkMatmul(const std::string& name, const std::vector<Operand>& ops,

@@ -270,6 +270,13 @@ std::optional<std::vector<int64_t>> Builder::constantList(const Keyword& k,
   return out;
 }
 
+/// Whether a view's elements are its source's, row for row (the same element type, layout and
+/// pitch): a reshape that changes any of them starts a buffer of its own.
+static bool samePitch(const TileType& source, const TileType& view) {
+  return source.dtype == view.dtype && source.cols == view.cols && source.blayout == view.blayout &&
+         source.slayout == view.slayout;
+}
+
 /// The buffer whose storage a local view names from its start: through memref.subview /
 /// pto.subview and bind_tile, as MLIR's memref.reinterpret_cast counts its offset from the
 /// source's base pointer, not from the view's offset.
@@ -278,14 +285,24 @@ ValueId Builder::bufferBase(ValueId view) const {
     moved = false;
     for (const Region* r : regions_)
       for (const auto& op : r->ops)
-        if ((op->kind == OpKind::Subset ||
-             (op->kind == OpKind::Reshape && op->name == "pto.treshape")) &&
-            !op->results.empty() && op->results[0] == view && !op->operands.empty()) {
+        if ((op->kind == OpKind::Subset || op->kind == OpKind::Reshape) && !op->results.empty() &&
+            op->results[0] == view && !op->operands.empty() &&
+            samePitch(fn_->type(op->operands[0]).tile, fn_->type(view).tile)) {
           view = op->operands[0];
           moved = true;
         }
   }
   return view;
+}
+
+/// Whether a result type's static dimensions (rank 1: the columns) are the view's.
+static bool staticDimsAgree(const std::vector<int64_t>& dims, std::pair<int64_t, int64_t> rc) {
+  const std::vector<int64_t> want = dims.size() == 1 ? std::vector<int64_t>{rc.second}
+                                                     : std::vector<int64_t>{rc.first, rc.second};
+  if (dims.size() != want.size()) return false;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != kDynamic && dims[i] != want[i]) return false;
+  return true;
 }
 
 /// `memref.reinterpret_cast %buf to offset: [o], sizes: [r, c], strides: [s, 1] : A to B` of a
@@ -326,6 +343,13 @@ void Builder::buildLocalReinterpret(SrcLoc loc, ValueId src, const Type& declare
                           " is not supported (a view of a row-major, unboxed buffer only)");
     return;
   }
+  if (buf.rows > 1 && buf.validCols != buf.cols) {
+    diags_.error(loc, "'" + name + "' of " + toString(fn_->type(base)) +
+                          " is not supported: its rows are padded to 32 bytes in storage (" +
+                          std::to_string(buf.validCols) + " of " + std::to_string(buf.cols) +
+                          " columns), and MLIR's offsets and strides count the unpadded elements");
+    return;
+  }
   if ((c > 1 && colStride != 1) || (r > 1 && rowStride != buf.cols)) {
     diags_.error(loc, "'" + name + "' (" + spec + ") is not a view a tile can name: a local view " +
                           "keeps its buffer's row-major order and row pitch (strides [" +
@@ -333,15 +357,22 @@ void Builder::buildLocalReinterpret(SrcLoc loc, ValueId src, const Type& declare
     return;
   }
   const int64_t o = (*off)[0], row = o / buf.cols, col = o % buf.cols;
-  if (r <= 0 || c <= 0 || o < 0 || row + r > buf.rows || col + c > buf.cols) {
+  if (r <= 0 || c <= 0 || o < 0 || row + r > buf.rows || col + c > buf.validCols) {
     diags_.error(loc, "'" + name + "' (" + spec + ") reaches past its " + std::to_string(buf.rows) +
                           "x" + std::to_string(buf.cols) + " buffer");
     return;
   }
-  if (declared.isTile() && (declared.tile.validRows != r || declared.tile.validCols != c)) {
+  const bool sameKind = declared.isTile()
+                            ? declared.tile.dtype == buf.dtype && declared.tile.loc == buf.loc &&
+                                  declared.tile.validRows == r && declared.tile.validCols == c
+                            : declared.elem == buf.dtype && declared.tile.loc == buf.loc &&
+                                  staticDimsAgree(declared.shape, {r, c});
+  if (!sameKind) {
     diags_.error(locOf(p.toType), "'" + name + "' result type " + toString(declared) +
-                                      " differs from its sizes " + std::to_string(r) + "x" +
-                                      std::to_string(c));
+                                      " differs from the view it makes: " + std::to_string(r) +
+                                      "x" + std::to_string(c) + " " +
+                                      std::string(isa::spelling(buf.dtype)) + " in " +
+                                      std::string(isa::spelling(buf.loc)));
     return;
   }
   Op& op = emit(OpKind::Subset, loc, "pto.subview");

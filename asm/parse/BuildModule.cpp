@@ -510,6 +510,15 @@ std::vector<Builder::ResultName> Builder::resultNames(P::ResultListContext* rl) 
 
 void Builder::defineResults(Op& op, const std::vector<ResultName>& names,
                             const std::vector<Type>& types) {
+  for (const Type& t : types)
+    if (t.kind == TypeKind::LocalView) {
+      // Only memref.reinterpret_cast (and scf.for carrying its view) give such a type a tile.
+      diags_.error(op.loc, "'" + opLabel(op) + "' result type " + toString(t) +
+                               " names no tile: a local memref with ? dimensions or other "
+                               "strides types only a memref.reinterpret_cast of a local buffer");
+      resultsRejected_ = true;
+      return;
+    }
   if (names.empty() && op.kind == OpKind::Call) {
     // MLIR lets an op leave its results unnamed; PTOAS's tests call a function for its effect
     // that way (`func.call @f() : () -> i64`). Such results are values no text can refer to,

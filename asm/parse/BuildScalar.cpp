@@ -101,7 +101,6 @@ void Builder::buildIf(P::ScfIfContext* i, const std::vector<ResultName>& results
   addOperand(op, c.value_or(kNoValue), locOf(i->operand()));
   std::vector<Type> types;
   if (i->typeGroup()) typeGroup(i->typeGroup(), types);
-  refuseViewTypes(types, op.loc, "scf.if");
   op.regions.resize(2);
   auto regions = i->region();
   buildRegionBody(regions[0], op.regions[0]);
@@ -120,7 +119,6 @@ void Builder::buildWhile(P::ScfWhileContext* w, const std::vector<ResultName>& r
       if (auto ty = types_.read(t)) inTypes.push_back(*ty);
     typeGroup(ft->typeGroup(), outTypes);
     refuseViewTypes(inTypes, op.loc, "scf.while");
-    refuseViewTypes(outTypes, op.loc, "scf.while");
   } else {
     diags_.error(locOf(w->type()), "scf.while needs a function type '(inputs) -> (results)'");
   }

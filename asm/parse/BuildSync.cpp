@@ -412,6 +412,14 @@ void Builder::buildCoreSync(const std::string& writtenName, SrcLoc loc, Pieces& 
     diags_.error(pipeItem.loc, "'" + writtenName + "' names one pipe, not PIPE_ALL");
     return;
   }
+  using isa::Pipe;
+  if (intra && *pipe != Pipe::FIX && *pipe != Pipe::MTE1 && *pipe != Pipe::MTE2 &&
+      *pipe != Pipe::MTE3 && *pipe != Pipe::V) {
+    diags_.error(pipeItem.loc, "'" + writtenName +
+                                   "' takes PIPE_FIX, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3 or PIPE_V "
+                                   "(PTOAS's rule)");
+    return;
+  }
   Op& op = emit(OpKind::CoreSync, loc, name);
   op.srcPipe = op.dstPipe = *pipe;
   op.attrs = attrs;

@@ -61,10 +61,12 @@ template <Bin B> struct Part {
   };
 };
 
-/// TPARTARGMAX / TPARTARGMIN (pto-isa's TPartArgMax / TPartArgMin): over dst's valid region,
-/// where both sources are valid the greater (smaller) value with its index -- src0's only when
-/// it is strictly greater (smaller), so a tie or a NaN takes src1's --, where one is valid its
-/// value and index, and nothing where neither is. An index tile has its value tile's region.
+/// TPARTARGMAX / TPARTARGMIN as pto-isa's NPU kernels run them: over dst's valid region, where
+/// both sources are valid the greater (smaller) value with its index, src0's on a tie (A2/A3
+/// selects src0 where vcmp_ge(src0, src1) / vcmp_le holds, so a NaN takes src1; A5 selects src1
+/// where vcmp_gt(src1, src0) / vcmp_lt holds, so a NaN takes src0; pto-isa's CPU simulator and
+/// docs give ties to src1, the NPU does not); where one is valid its value and index; nothing
+/// where neither is. An index tile has its value tile's region.
 template <bool Max> struct PartArg {
   template <DType D> struct K {
     static void run(Core& c, const TileInst& t) {
@@ -88,7 +90,10 @@ template <bool Max> struct PartArg {
           bool takeA = ia;
           if (ia && ib) {
             const auto x = Tr<D>::ld(a.at(r, j)), y = Tr<D>::ld(b.at(r, j));
-            takeA = Max ? x > y : x < y;
+            if (c.arch == isa::Arch::A5)
+              takeA = !(Max ? y > x : y < x);
+            else
+              takeA = Max ? x >= y : x <= y;
           }
           d.at(r, j) = takeA ? a.at(r, j) : b.at(r, j);
           const uint64_t index = takeA ? getBits(xab, bits, xa.elemOffset(r, j))

@@ -185,9 +185,14 @@ VecShape vecShape(const TileInst& t, const Core& c) {
       best.rows = rows, best.cols = cols, best.tileRows = o.rows, best.tileCols = o.cols;
     }
   }
-  for (const TileOperand& o : t.tiles)
-    if (!(o.validCols >= 0 && static_cast<uint32_t>(o.validCols) == o.cols) && o.rows != 1)
-      best.staticRun = false;
+  // pto-isa's compile-time test: every operand's valid columns are its tile's, or every operand
+  // is one row.
+  bool allColsStatic = true, allOneRow = true;
+  for (const TileOperand& o : t.tiles) {
+    allColsStatic &= o.validCols >= 0 && static_cast<uint32_t>(o.validCols) == o.cols;
+    allOneRow &= o.rows == 1;
+  }
+  best.staticRun = allColsStatic || allOneRow;
   best.bits = widest;
   return best;
 }
@@ -288,10 +293,12 @@ uint64_t cube(const TileInst& t, const Core& c, const CostTable& k) {
 uint64_t scalarOpInstructions(const VecShape& s) {
   const uint64_t perRepeat = std::max<uint64_t>(1, 256 * 8 / s.bits);
   if (s.staticRun) {
-    const uint64_t elems = s.rows * s.cols, repeats = ceilDiv(elems, perRepeat);
+    // Count mode is chosen from the tile's static Rows x Cols, the norm-mode tail from the valid
+    // elements.
+    const uint64_t tileRepeats = ceilDiv(s.tileRows * s.tileCols, perRepeat);
     const bool countMode =
-        (s.tileCols % perRepeat != 0 && s.tileCols > perRepeat) || repeats > kRepeatMax;
-    return countMode ? 1 : 1 + (elems % perRepeat != 0 ? 1 : 0);
+        (s.tileCols % perRepeat != 0 && s.tileCols > perRepeat) || tileRepeats > kRepeatMax;
+    return countMode ? 1 : 1 + ((s.rows * s.cols) % perRepeat != 0 ? 1 : 0);
   }
   const uint64_t tileColRepeats = s.tileCols / perRepeat;
   if ((tileColRepeats > 1 && s.tileRows * tileColRepeats < 4) || s.tileRows < tileColRepeats + 1)

@@ -28,6 +28,8 @@ TEST(NpuCost, TileScalarStaticRunIsOneInstruction) {
   EXPECT_EQ(scalarOpInstructions(shape(3, 40, 32, true)), 2u);
   // 512x64 f32: 512 repeats > 255 -> count mode.
   EXPECT_EQ(scalarOpInstructions(shape(512, 64, 32, true)), 1u);
+  // 5 valid rows of a 1024x16 f32 tile: count mode is chosen from the tile's 256 repeats.
+  EXPECT_EQ(scalarOpInstructions(shape(5, 16, 32, true, 1024, 16)), 1u);
 }
 
 TEST(NpuCost, TileScalarRunTimeShapeGoesByColumnChunks) {

@@ -117,11 +117,16 @@ def part_draw(kind: str):
 
 
 def part_arg_draw(kind: str):
-    """TPARTARGMAX / TPARTARGMIN (docs/isa/TPARTARGMAX.md, TPARTARGMIN.md): as TPARTMAX / TPARTMIN
-    over dst's valid region, and dstIdx takes the index beside the value taken; where both
-    sources are valid src0 wins only when strictly greater (smaller), so ties (drawn often) and
-    NaN take src1. Indices: i16/ui16/i32/ui32 beside f16 values, i32/ui32 beside f32."""
-    better = operator.gt if kind == "max" else operator.lt
+    """TPARTARGMAX / TPARTARGMIN: as TPARTMAX / TPARTMIN over dst's valid region, and dstIdx
+    takes the index beside the value taken; where both sources are valid, pto-isa's NPU kernels
+    select (its docs give ties to src1, its A2/A3 and A5 kernels to src0): A2/A3 src0 where
+    src0 >= src1 (<= for min), so NaN takes src1; A5 src1 only where src1 > src0 (< for min), so
+    NaN takes src0. Ties are drawn often. Indices: i16/ui16/i32/ui32 beside f16 values, i32/ui32
+    beside f32."""
+    def take0(arch, x, y):
+        if arch == "a5":
+            return ~(operator.gt(y, x) if kind == "max" else operator.lt(y, x))
+        return operator.ge(x, y) if kind == "max" else operator.le(x, y)
 
     def draw_case(draw, t, arch):
         rng = rng_of(draw)
@@ -129,8 +134,10 @@ def part_arg_draw(kind: str):
         rows, cols, vr, vc = draw_shape(draw, t)
         r0, c0 = draw(st.integers(1, vr)), draw(st.integers(1, vc))
         r1, c1 = draw(st.integers(1, vr)), draw(st.integers(1, vc))
-        if draw(st.booleans()):
+        if draw(st.booleans()):  # pto-isa: dst's valid region is exactly one source's
             r0, c0 = vr, vc
+        else:
+            r1, c1 = vr, vc
         specials = draw(st.booleans())
         s0 = core.Tile("s0", t, rows, draw_cols(draw, t, c0), r0, c0)
         s1 = core.Tile("s1", t, rows, draw_cols(draw, t, c1), r1, c1)
@@ -147,9 +154,9 @@ def part_arg_draw(kind: str):
         want[:r0, :c0], want_i[:r0, :c0] = a, ia
         rb, cb = min(r0, r1), min(c0, c1)
         with np.errstate(all="ignore"):
-            take0 = better(values(t, a[:rb, :cb]), values(t, b[:rb, :cb]))
-        want[:rb, :cb] = np.where(take0, a[:rb, :cb], b[:rb, :cb])
-        want_i[:rb, :cb] = np.where(take0, ia[:rb, :cb], ib[:rb, :cb])
+            first = take0(arch, values(t, a[:rb, :cb]), values(t, b[:rb, :cb]))
+        want[:rb, :cb] = np.where(first, a[:rb, :cb], b[:rb, :cb])
+        want_i[:rb, :cb] = np.where(first, ia[:rb, :cb], ib[:rb, :cb])
         body = [f"pto.tpartarg{kind} ins(%s0, %s1, %i0, %i1 : {s0.type()}, {s1.type()}, {i0.type()}, "
                 f"{i1.type()}) outs(%d, %di : {dst.type()}, {di.type()})"]
         text = core.kernel([s0, s1, i0, i1, dst, di], [dst, di], body)
