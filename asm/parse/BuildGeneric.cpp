@@ -467,6 +467,8 @@ const std::map<std::string, Builder::PtoHandler, std::less<>>& Builder::ptoHandl
       {"wait_cross_block", &Builder::buildCrossBlockFlag},
       {"get_buf", &Builder::buildCoreSync},
       {"rls_buf", &Builder::buildCoreSync},
+      {"get_buf_dyn", &Builder::buildCoreSync},
+      {"rls_buf_dyn", &Builder::buildCoreSync},
       {"barrier_sync", &Builder::buildBarrier},
       {"pipe_barrier", &Builder::buildBarrier},
       {"tsync", &Builder::buildTSync},

@@ -349,6 +349,47 @@ void Builder::buildMemoryFence(const std::string& name, SrcLoc loc, Pieces& p,
   if (view != kNoValue) addOperand(op, view, viewLoc);
 }
 
+/// The pipe and id of a buffer token op: `[#pto.pipe_event_type<OP>, id[, mode]]`, or the string
+/// form of PTOAS's get_buf_dyn / rls_buf_dyn, `"PIPE_X", %id[, mode]` (`pipeWord`: the item
+/// names a pipe). A mode written there must be 0, as the `{mode = ...}` attribute.
+bool Builder::tokenItems(const std::string& name, SrcLoc loc, Pieces& p, SyncItem& pipeItem,
+                         SyncItem& idItem, bool& pipeWord) {
+  std::vector<SyncItem> items;
+  if (p.brackets.size() == 1 && p.operands.empty()) {
+    items = syncItems(p.brackets[0]);
+  } else if (p.brackets.empty() && !p.operands.empty() &&
+             p.operands[0].kind == OperandRef::Literal &&
+             p.operands[0].lit->getText().starts_with("\"")) {
+    pipeWord = true;
+    for (const OperandRef& r : p.operands) {
+      SyncItem it;
+      it.loc = r.loc;
+      if (r.kind == OperandRef::Literal)
+        it.word = r.lit->getText();
+      else
+        it.value = r;
+      if (it.word.size() >= 2 && it.word.front() == '"')
+        it.word = it.word.substr(1, it.word.size() - 2);
+      items.push_back(it);
+    }
+  }
+  if (items.size() != 2 && items.size() != 3) {
+    diags_.error(loc, "expected '" + name + " [#pto.pipe_event_type<OP>, <buffer id>[, <mode>]]'" +
+                          (name.ends_with("_dyn") ? " or '" + name + " \"PIPE_X\", %id[, <mode>]'"
+                                                  : std::string()));
+    return false;
+  }
+  if (items.size() == 3 && items[2].word != "0") {
+    diags_.error(items[2].loc, "'" + name + "' with mode " +
+                                   (items[2].word.empty() ? "?" : items[2].word) +
+                                   " is not supported (mode 0 is)");
+    return false;
+  }
+  pipeItem = items[0];
+  idItem = items[1];
+  return true;
+}
+
 /// Cross-core flags and A5 buffer tokens, one pipe and one id each (docs/sync.md):
 /// `pto.sync.set <PIPE_FIX>, 0` / `pto.sync.wait #pto.pipe<PIPE_V>, %id` (PTOAS's ffts_mode 2,
 /// the only mode modelled) and `pto.get_buf [#pto.pipe_event_type<TVEC>, 0] {mode = 0}` /
@@ -358,12 +399,14 @@ void Builder::buildMemoryFence(const std::string& name, SrcLoc loc, Pieces& p,
 void Builder::buildCoreSync(const std::string& writtenName, SrcLoc loc, Pieces& p,
                             const std::vector<ResultName>& results) {
   const bool intra = writtenName.ends_with("_intra_block");
-  const std::string name = !intra                               ? writtenName
-                           : writtenName.starts_with("pto.set") ? std::string("pto.sync.set")
-                                                                : std::string("pto.sync.wait");
+  const std::string name =
+      intra ? (writtenName.starts_with("pto.set") ? "pto.sync.set" : "pto.sync.wait")
+      : writtenName.ends_with("_dyn") ? writtenName.substr(0, writtenName.size() - 4)
+                                      : writtenName;
   const bool token = name == "pto.get_buf" || name == "pto.rls_buf";
-  if (!onlyPieces(diags_, p, name,
-                  token ? std::initializer_list<PieceKind>{PieceKind::Bracket, PieceKind::Dict}
+  if (!onlyPieces(diags_, p, writtenName,
+                  token ? std::initializer_list<PieceKind>{PieceKind::Bracket, PieceKind::Operand,
+                                                           PieceKind::Comma, PieceKind::Dict}
                         : std::initializer_list<PieceKind>{PieceKind::Angle, PieceKind::Hash,
                                                            PieceKind::Operand, PieceKind::Comma,
                                                            PieceKind::Dict}))
@@ -379,15 +422,9 @@ void Builder::buildCoreSync(const std::string& writtenName, SrcLoc loc, Pieces& 
     return;
   }
   SyncItem pipeItem, idItem;
+  bool pipeWord = false; // the token op's string form names a pipe, not an op type
   if (token) {
-    std::vector<SyncItem> items =
-        p.brackets.size() == 1 ? syncItems(p.brackets[0]) : std::vector<SyncItem>{};
-    if (items.size() != 2) {
-      diags_.error(loc, "expected '" + name + " [#pto.pipe_event_type<OP>, <buffer id>]'");
-      return;
-    }
-    pipeItem = items[0];
-    idItem = items[1];
+    if (!tokenItems(writtenName, loc, p, pipeItem, idItem, pipeWord)) return;
   } else {
     if (!p.angles.empty()) {
       pipeItem = {enumWord(p.angles[0]).value_or(""), "", std::nullopt, locOf(p.angles[0])};
@@ -406,7 +443,9 @@ void Builder::buildCoreSync(const std::string& writtenName, SrcLoc loc, Pieces& 
     else
       idItem.value = r;
   }
-  auto pipe = syncPipe(pipeItem, token);
+  // A token op names an op type (#pto.pipe_event_type<TLOAD>) or, PTOAS's pipe-like attribute,
+  // a pipe (#pto.pipe<PIPE_MTE2>, what --emit=ir prints).
+  auto pipe = syncPipe(pipeItem, token && !pipeWord && !pipeItem.word.starts_with("PIPE_"));
   if (!pipe) return;
   if (*pipe == isa::Pipe::All) {
     diags_.error(pipeItem.loc, "'" + writtenName + "' names one pipe, not PIPE_ALL");

@@ -549,6 +549,8 @@ private:
                      const std::vector<ResultName>& results);
   void buildBarrier(const std::string& name, SrcLoc loc, Pieces& p,
                     const std::vector<ResultName>& results);
+  bool tokenItems(const std::string& name, SrcLoc loc, Pieces& p, SyncItem& pipeItem,
+                  SyncItem& idItem, bool& pipeWord);
   void buildCrossBlockFlag(const std::string& name, SrcLoc loc, Pieces& p,
                            const std::vector<ResultName>& results);
   void buildTSync(const std::string& name, SrcLoc loc, Pieces& p,
