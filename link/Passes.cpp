@@ -218,6 +218,17 @@ void layOutText(LinkContext& ctx) {
   }
 }
 
+/// "No entry kernel", naming the public functions that could be one (at most eight).
+static std::string noEntryMessage(const std::vector<std::string>& candidates) {
+  std::string m = "no entry kernel: mark one with the pto.entry attribute or pass --entry <name>";
+  if (candidates.empty()) return m + " (the inputs define no public function)";
+  m += " (public functions:";
+  for (size_t i = 0; i < candidates.size() && i < 8; ++i)
+    m += " @" + candidates[i];
+  if (candidates.size() > 8) m += " and " + std::to_string(candidates.size() - 8) + " more";
+  return m + ")";
+}
+
 void selectEntries(LinkContext& ctx) {
   std::vector<uint32_t> entries;
   if (!ctx.opts.entries.empty()) {
@@ -235,9 +246,11 @@ void selectEntries(LinkContext& ctx) {
       if (std::find(entries.begin(), entries.end(), f) == entries.end()) entries.push_back(f);
     }
   } else {
-    // PTOAS's rule per module: the pto.entry functions; a module with a single function
-    // definition and no pto.entry exports that function, unless it returns values (a library
-    // function, called from another object).
+    // PTOAS's rule per module (its test pto_entry_multifunc_no_entry emits no kernel for a
+    // module of several functions without pto.entry): the pto.entry functions; a module with a
+    // single function definition and no pto.entry exports that function, unless it returns values
+    // (a library function, called from another object).
+    std::vector<std::string> candidates; // public kernels, named when none is an entry
     for (size_t o = 0; o < ctx.inputs.size(); ++o) {
       std::vector<uint32_t> marked, defined;
       for (uint32_t f = 0; f < ctx.inputs[o].obj.functions.size(); ++f) {
@@ -245,6 +258,7 @@ void selectEntries(LinkContext& ctx) {
         if (fn.flags & obj::kDeclaration) continue;
         defined.push_back(f);
         if (fn.flags & obj::kEntry) marked.push_back(f);
+        if (!(fn.flags & (obj::kPrivate | obj::kReturnsValues))) candidates.push_back(fn.name);
       }
       if (marked.empty() && defined.size() == 1 &&
           !(ctx.inputs[o].obj.functions[defined[0]].flags & (obj::kPrivate | obj::kReturnsValues)))
@@ -252,9 +266,7 @@ void selectEntries(LinkContext& ctx) {
       for (uint32_t f : marked)
         entries.push_back(ctx.imageFn[{o, f}]);
     }
-    if (entries.empty())
-      ctx.error("",
-                "no entry kernel: mark one with the pto.entry attribute or pass --entry <name>");
+    if (entries.empty()) ctx.error("", noEntryMessage(candidates));
   }
   for (uint32_t f : entries) {
     ctx.image.functions[f].flags |= obj::kEntry;
