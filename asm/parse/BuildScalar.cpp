@@ -87,10 +87,12 @@ bool Builder::annotatedAs(ValueId v, const Type& t) const {
   return it != boundTileAnnotations_.end() && it->second == t;
 }
 
+/// A region's argument types: a local view's `?` memref type carries a tile through scf.for
+/// only (buildFor); results are checked where they are defined (defineResults).
 void Builder::refuseViewTypes(const std::vector<Type>& types, SrcLoc loc, const char* what) {
   for (const Type& t : types)
     if (t.kind == TypeKind::LocalView)
-      diags_.error(loc, std::string(what) + " result type " + toString(t) +
+      diags_.error(loc, std::string(what) + " input type " + toString(t) +
                             " names no tile (a memref.reinterpret_cast's view type may carry "
                             "through scf.for only)");
 }

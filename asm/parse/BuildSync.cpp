@@ -69,6 +69,12 @@ void Builder::buildEventIdArray(const std::string& name, SrcLoc loc, Pieces& p,
   }
 }
 
+/// A literal's text without its quotes, if it is a string.
+static std::string unquoted(std::string text) {
+  if (text.size() >= 2 && text.front() == '"') return text.substr(1, text.size() - 2);
+  return text;
+}
+
 std::vector<Builder::SyncItem> Builder::syncItems(P::BracketContext* b) {
   std::vector<SyncItem> out;
   SyncItem item;
@@ -94,9 +100,7 @@ std::vector<Builder::SyncItem> Builder::syncItems(P::BracketContext* b) {
       r.loc = locOf(v->VALUE_ID());
       item.value = r;
     } else if (auto* l = dynamic_cast<P::LiteralPieceContext*>(piece)) {
-      item.word = l->getText();
-      if (item.word.size() >= 2 && item.word.front() == '"')
-        item.word = item.word.substr(1, item.word.size() - 2);
+      item.word = unquoted(l->getText());
     }
   }
   if (have) out.push_back(item);
@@ -365,11 +369,9 @@ bool Builder::tokenItems(const std::string& name, SrcLoc loc, Pieces& p, SyncIte
       SyncItem it;
       it.loc = r.loc;
       if (r.kind == OperandRef::Literal)
-        it.word = r.lit->getText();
+        it.word = unquoted(r.lit->getText());
       else
         it.value = r;
-      if (it.word.size() >= 2 && it.word.front() == '"')
-        it.word = it.word.substr(1, it.word.size() - 2);
       items.push_back(it);
     }
   }

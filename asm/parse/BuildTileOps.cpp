@@ -569,10 +569,7 @@ ValueId Builder::resolveNamed(Bound& b, const char* what) {
 }
 
 void Builder::checkAnnotation(const Bound& b, ValueId v) {
-  if (!b.annotated || fn_->type(v) == *b.annotated) return;
-  if (auto it = boundTileAnnotations_.find({fn_, v});
-      it != boundTileAnnotations_.end() && it->second == *b.annotated)
-    return;
+  if (!b.annotated || annotatedAs(v, *b.annotated)) return;
   // A GM memref.subview is a partition; its uses spell its memref type (a GM view of its shape).
   const Type& t = fn_->type(v);
   if (t.kind == TypeKind::PartView && b.annotated->kind == TypeKind::TensorView &&

@@ -209,7 +209,7 @@ double vecCycles(const VecLine& v, const VecShape& s) {
            v.perRepeat * further * static_cast<double>(perRow) + v.perRow * further;
   }
   if (v.count == RepeatCount::Chunks) {
-    const double repeats = s.staticRun ? static_cast<double>((s.rows * rowBytes + unit - 1) / unit)
+    const double repeats = s.staticRun ? static_cast<double>(ceilDiv(s.rows * rowBytes, unit))
                                        : rows * static_cast<double>(perRow);
     return v.fixed + v.perRepeat * repeats +
            v.perRow * static_cast<double>(scalarOpInstructions(s));
