@@ -131,7 +131,7 @@ struct VecLines {
     isa::DType dtype;
     VecLine line;
   };
-  std::vector<Typed> typed; // an op on one element type (the high-precision forms)
+  std::vector<Typed> typed; // an op on one element type (high-precision forms, A2/A3 f32 TBinSOp)
 };
 
 VecLines makeLines(isa::Arch arch) {

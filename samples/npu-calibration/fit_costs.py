@@ -248,7 +248,7 @@ def forms(key, has16):
     out = [(c, u, w) for c in counts for u in (256, 32) for w in ((False, True) if has16 else
                                                                    (False,))]
     if key[0] == 'a2a3' and key[1] in TILE_SCALAR_A2A3:
-        out.append(('Chunks', 256, False))
+        out.insert(0, ('Chunks', 256, False))  # the count of their template, where a tie
     return out
 
 
@@ -284,7 +284,14 @@ def fit_group(key, train, prior_fixed):
 # divides tile by scalar and scalar by tile alike (vector_dup, then vdiv; TDivS.hpp).
 # On A5 pto-isa's TRECIP is TDIVS(dst, 1, src), so the high-precision reciprocal and division
 # run the same IEEE-754 division sequence per repeat (custom/Div754.hpp).
-POOL = {('a2a3', 'TDIVS_SF'): 'TDIVS', ('a2a3', 'TMULS'): 'TADDS', ('a5', 'TDIV_HP'): 'TRECIP_HP'}
+POOL = {('a2a3', 'TDIVS_SF'): 'TDIVS', ('a2a3', 'TMULS'): 'TADDS', ('a2a3', 'TSUBS'): 'TADDS',
+        ('a2a3', 'TMINS'): 'TADDS', ('a2a3', 'TMAXS'): 'TADDS', ('a5', 'TDIV_HP'): 'TRECIP_HP'}
+
+# A2/A3 tile-scalar ops (TBinSOp: vadds, vmuls, vmins, vmaxs) on f32 pay a larger fixed part than on
+# the 16-bit types and i32: all seven f32 points of TADDS, TMULS and TMINS sit about 17 cycles
+# above the line the other nine meet, whatever their repeats and instructions (one instruction of
+# 32 or 64 repeats, 7 of 7, 2 of 255 + 1). They get a line of their own (NPU_FIT_DT, F32).
+F32_APART = {('a2a3', 'TADDS')}
 
 # A5 high-precision forms without hardware points, derived from measured lines by the
 # instructions pto-isa runs per repeat: TSQRT_HP is vsqrt and 23 more single vector
@@ -315,6 +322,8 @@ def line_key(arch, op, p):
     element type for the high-precision forms (pto-isa's f16 and f32 sequences differ)."""
     if p['op'] == 'TCVT':
         return (arch, op, p['src'], p['dt'])
+    if (arch, op) in F32_APART:
+        return (arch, op, '', 'f32' if p['dt'] == 'f32' else '')
     return (arch, op, '', p['dt'] if op in PER_DTYPE else '')
 
 

@@ -581,8 +581,15 @@ a copy of the first row and one instruction a further row; A2/A3 tile-scalar ops
 instructions of pto-isa's TBinSOp, charged each), and on A5 a second regime for rows longer than
 a few repeats (`docs/npu-model.md`, "Cost"). Each least-squares fit is refitted on the points it
 meets within 10%, so that one outlier does not pull a line off the rest. Ops that share one
-pto-isa implementation are fitted as one group (A2/A3: TADDS and TMULS, both TBinSOp; TDIVS in
-both operand orders, vector_dup then vdiv).
+pto-isa implementation are fitted as one group (A2/A3: TADDS, TMULS and TMINS, all TBinSOp;
+TDIVS in both operand orders, TBinSOp issuing vector_dup, a pipe barrier and vdiv an
+instruction).
+
+The A2/A3 tile-scalar ops on f32 have a line of their own: all seven f32 points of TADDS, TMULS
+and TMINS sit about 17 cycles above the line the nine 16-bit and i32 points meet (27 + 0.93 a
+repeat + 0.63 an instruction against 12 + 0.91 a repeat), whatever their repeats and instructions
+(one instruction of 32 or 64 repeats, seven of seven, two of 255 + 1). It is a line over data
+type, fitted to seven points of three shapes, not a table of shapes.
 
 The A2/A3 elementwise kernels declare their tiles with a run-time valid shape, as pto-isa's
 A2/A3 cost-model tests do (`Tile<Vec, T, R, C, RowMajor, -1, -1>`): that picks the 2-D path of
@@ -601,11 +608,10 @@ the cost of a fast path that skips the op or a mis-read profile; pto-isa re-base
 points in a June 2026 commit, and these sit beside figures of the same op that are 30-100x
 larger. Points that are plausible but disagree with their neighbours are kept and scored, and
 no line can meet both sides: TEXP f32 32x16 = 30 where 32x32 f16, the same bytes, is 47; TSQRT
-f16 64x64 = 160 as f32; TMINS f32 64x64 = 87 and i32 = 68, f16 = 55 and i16 = 70 (each pair one
-instruction stream); TSUB i32 64x64 = 132 and i16 = 170; TCOLMAX f16 64x64 = 2713 and i16 =
-454 (the same 63 instructions); TADDS / TMULS f32 32x64 = 57 / 58 where f16 63x64 = 69 (one
-instruction each, of 32 and 63 repeats; 2 x 31 repeats are 70). These are the A2/A3 points that
-keep the arch under 90% within 10%; matching them would take a line per shape.
+f16 64x64 = 160 as f32; TMINS f16 64x64 = 55 and i16 = 70 (one instruction stream); TSUB i32
+64x64 = 132 and i16 = 170; TCOLMAX f16 64x64 = 2713 and i16 = 454 (the same 63 instructions,
+each behind a pipe barrier). These are the A2/A3 points beyond 10%; matching them would take a
+line per shape.
 
 The four TMATMUL points are kept though pto-isa asserts them with accuracy 1.0: they are its
 cube formula, which the model shares, rather than measurements. In-place variants (TSQRT,
@@ -645,7 +651,7 @@ TEST(NpuHw, CalibrationMatchesHardwareAndDocs) {
   // that loses ground fails here.
   EXPECT_GE(sc.at("a5 all").w10, sc.at("a5 all").n * 92 / 100);
   EXPECT_LE(sc.at("a5 all").median, 0.02);
-  EXPECT_GE(sc.at("a2a3 all").w10, sc.at("a2a3 all").n * 83 / 100);
+  EXPECT_GE(sc.at("a2a3 all").w10, sc.at("a2a3 all").n * 90 / 100);
   EXPECT_LE(sc.at("a2a3 all").median, 0.02);
 }
 
