@@ -119,9 +119,14 @@ std::optional<ExportError> FunctionEmitter::scalar(const ScalarInst& s) {
   case ScalarKind::Alu:
     if (isTrapWord(m)) {
       // Without it a step of 0 would loop forever and a negative one wrap for 2^64 trips.
-      stmt = m.shamt == isa::trapword::kTrapShift && m.rs2 == kZeroReg
-                 ? std::string("__builtin_trap(); /* pto.trap */")
-                 : "__builtin_trap(); /* scf.for step " + reg(m.rs2) + " is not positive */";
+      if (m.shamt == isa::trapword::kTrapShift && m.rs2 == kZeroReg)
+        stmt = "__builtin_trap(); /* pto.trap */";
+      else if (m.shamt == isa::trapword::kBoxRowShift || m.shamt == isa::trapword::kBoxColShift)
+        stmt = "__builtin_trap(); /* a view's " +
+               std::string(m.shamt == isa::trapword::kBoxRowShift ? "row" : "column") + " offset " +
+               reg(m.rs2) + " is off its boxed tile's grid */";
+      else
+        stmt = "__builtin_trap(); /* scf.for step " + reg(m.rs2) + " is not positive */";
       break;
     }
     if (m.rd == kZeroReg) break;

@@ -342,6 +342,7 @@ namespace pto::isa::trapword {
 /// The trap words (docs/abi.md): `add zero, s<<k, ->zero`, a shifted add from `zero` into `zero`
 /// that the code generator emits for nothing else; both backends stop on it at its line, the C++
 /// export writes __builtin_trap(). k = 1: an scf.for whose step `s` is not positive would run;
-/// k = 2 (s = zero): pto.trap.
-inline constexpr unsigned kStepShift = 1, kTrapShift = 2;
+/// k = 2 (s = zero): pto.trap; k = 3 / 4: a view of a boxed tile whose run-time row / column offset
+/// `s` is off its inner box grid.
+inline constexpr unsigned kStepShift = 1, kTrapShift = 2, kBoxRowShift = 3, kBoxColShift = 4;
 } // namespace pto::isa::trapword

@@ -334,6 +334,25 @@ uint64_t descBytes(const obj::TileDesc& d) {
   return (uint64_t{d.rows} * d.cols * isa::bitWidth(d.dtype) + 7) / 8;
 }
 
+/// A view bound at run time ends where its parent does, `left` bytes on: the lines left from its
+/// offset (rows of a row-major view, columns of a column-major one; blocks of box rows or box
+/// columns on a boxed one), the last of them possibly in part (a view narrower than its pitch,
+/// PTOAS's subview). The pitch, the line's length, stays.
+void clipToParent(TileOperand& o, uint64_t left) {
+  const bool colMajor = o.blayout == isa::BLayout::ColMajor;
+  const uint32_t width = o.slayout == isa::SLayout::NoneBox ? 1
+                         : colMajor                         ? o.innerCols
+                                                            : o.innerRows;
+  uint32_t& lines = colMajor ? o.cols : o.rows;
+  const uint64_t pitch = colMajor ? o.rows : o.cols, bits = isa::bitWidth(o.dtype);
+  const uint64_t lineBytes = (pitch * width * bits + 7) / 8;
+  if (!lineBytes || left / lineBytes >= lines / std::max(1u, width)) return;
+  const uint64_t tail = left % lineBytes * 8 / bits / width; // elements of the pitch left
+  o.lastLine = static_cast<uint32_t>(tail);
+  o.lastLineWidth = width;
+  lines = static_cast<uint32_t>((left / lineBytes + (tail > 0)) * width);
+}
+
 int64_t boundAt(const TileBindings& b, uint32_t i) {
   return i < b.size() ? b[i] : -1;
 }
@@ -446,18 +465,9 @@ std::optional<std::string> resolveTiles(const DecodedFunction& fn, const TileBin
              " is used before a TASSIGN gives it an address";
     o.offset = static_cast<uint32_t>(*off);
     const obj::TileDesc& d = fn.runtimeDescs[i];
-    if (d.aliasOf >= 0 && boundAt(b, i) >= 0) {
-      // A view bound at run time ends where its parent does: the rows left from its offset,
-      // the last of them possibly in part (a view narrower than its pitch, PTOAS's subview).
-      const obj::TileDesc& p = fn.runtimeDescs[static_cast<size_t>(d.aliasOf)];
-      const uint64_t rowBytes = (uint64_t{d.cols} * isa::bitWidth(d.dtype) + 7) / 8;
-      const uint64_t left = descBytes(p) - static_cast<uint64_t>(b[i]);
-      if (rowBytes && left / rowBytes < d.rows) {
-        const uint64_t tailCols = left % rowBytes * 8 / isa::bitWidth(d.dtype);
-        o.rows = static_cast<uint32_t>(left / rowBytes + (tailCols > 0));
-        o.lastRowCols = static_cast<uint32_t>(tailCols);
-      }
-    }
+    if (d.aliasOf >= 0 && boundAt(b, i) >= 0)
+      clipToParent(o, descBytes(fn.runtimeDescs[static_cast<size_t>(d.aliasOf)]) -
+                          static_cast<uint64_t>(b[i]));
   }
   return std::nullopt;
 }

@@ -160,9 +160,10 @@ struct TileOperand {
   isa::SLayout slayout = isa::SLayout::NoneBox;
   uint32_t offset = 0; // byte offset in the buffer
   uint32_t rows = 0, cols = 0;
-  /// A view bound at run time whose last row ends in its parent's last bytes: the columns of
-  /// row rows - 1 inside the parent (0: the whole row is).
-  uint32_t lastRowCols = 0;
+  /// A view bound at run time whose last line (row of a row-major tile, column of a column-major
+  /// one; `lastLineWidth` of them on a boxed tile) ends in its parent's last bytes: the elements
+  /// of its pitch inside the parent (0: the whole line is).
+  uint32_t lastLine = 0, lastLineWidth = 1;
   int32_t validRows = 0, validCols = 0;  // descriptor (kDynamicDim = -1 when dynamic)
   uint32_t innerRows = 1, innerCols = 1; // box shape (1x1 for NoneBox)
   isa::PadValue pad = isa::PadValue::Null;
@@ -171,7 +172,9 @@ struct TileOperand {
 
   /// Whether a vr x vc valid region lies inside the operand's storage.
   bool holds(uint32_t vr, uint32_t vc) const {
-    return vr <= rows && vc <= cols && (lastRowCols == 0 || vr < rows || vc <= lastRowCols);
+    if (vr > rows || vc > cols || lastLine == 0) return vr <= rows && vc <= cols;
+    return blayout == isa::BLayout::ColMajor ? vc + lastLineWidth <= cols || vr <= lastLine
+                                             : vr + lastLineWidth <= rows || vc <= lastLine;
   }
   bool plainRowMajor() const {
     return blayout == isa::BLayout::RowMajor && slayout == isa::SLayout::NoneBox;

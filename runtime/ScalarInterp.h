@@ -77,17 +77,25 @@ inline void setReg(Core& c, uint8_t rd, uint64_t v) {
     c.wideReg = Core::kNoWideReg;
 }
 
+/// What a trap word reports (isa::trapword), as the reference interpreter words it.
+inline std::string trapMessage(unsigned shift, bool fromZero, int64_t value) {
+  namespace tw = isa::trapword;
+  if (shift == tw::kTrapShift && fromZero) return "pto.trap executed";
+  if (shift == tw::kBoxRowShift || shift == tw::kBoxColShift)
+    return std::string("a view of a boxed tile at ") +
+           (shift == tw::kBoxRowShift ? "row" : "column") + " offset " + std::to_string(value) +
+           ": its offsets must lie on the tile's inner box grid";
+  return "scf.for step " + std::to_string(value) + " is not positive";
+}
+
 /// The shifted add (m.s.shamt != 0): the trap word, or an address formed from a pointer and a
 /// scaled index. False with c.error set on the trap.
 inline bool scaledAdd(Core& c, const obj::code::ScalarOp& s) {
   uint64_t* r = c.r.data();
   if (s.rd == kSinkReg && s.rs1 == 0) {
-    // A trap word (docs/abi.md, isa::trapword): pto.trap, or an scf.for whose step is not
-    // positive and that would run, as the reference interpreter reports them.
-    c.error =
-        s.shamt == isa::trapword::kTrapShift && s.rs2 == 0
-            ? std::string("pto.trap executed")
-            : "scf.for step " + std::to_string(static_cast<int64_t>(r[s.rs2])) + " is not positive";
+    // A trap word (docs/abi.md, isa::trapword): pto.trap, an scf.for whose step is not positive
+    // and that would run, or a view of a boxed tile off its box grid.
+    c.error = trapMessage(s.shamt, s.rs2 == 0, static_cast<int64_t>(r[s.rs2]));
     return false;
   }
   // An address formed from a pointer and a scaled index (the code generator's only use

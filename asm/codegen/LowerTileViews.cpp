@@ -43,8 +43,6 @@ void FunctionLowering::lowerView(const Op& op) {
   if (op.kind == OpKind::Subset) {
     auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
     const bool boxed = src.slayout != isa::SLayout::NoneBox;
-    if (boxed && (!r || !c))
-      return unsupported(op.loc, "'" + op.name + "' of a boxed tile at run-time offsets");
     if (!r || !c) return lowerRuntimeSubset(op, d);
     const isa::InnerBox box = isa::innerBox(src.dtype, src.slayout, src.fractal);
     if (boxed && (*r % box.rows != 0 || *c % box.cols != 0)) {
@@ -203,37 +201,76 @@ void FunctionLowering::lowerMultiTileGet(const Op& op) {
   pendingLoc_ = {};
 }
 
-/// A subset at offsets known at run time (PTOAS's pto.subview at a loop's row): a view of its
-/// row-major parent, with the parent's pitch, bound where it is made (TASSIGN) at the byte
-/// offset (row * parent cols + col) * element size computed by scalar code. The runtime refuses
-/// an offset past the parent's end, and clips the view to the rows left in its parent.
+/// A subset at offsets known at run time (PTOAS's pto.subview at a loop's row): a view with its
+/// parent's pitch, bound where it is made (TASSIGN) at the byte offset of the element (row, col)
+/// computed by scalar code: row * parent cols + col for a row-major parent, col * parent rows +
+/// row for a column-major one. On a boxed parent the offsets must lie on its inner box grid,
+/// where (row, col)'s element is row * parent cols + col * box rows (row-major box grid) or col *
+/// parent rows + row * box cols (column-major): an offset off the grid traps at run time, at the
+/// view's line. The runtime refuses an offset past the parent's end, and clips the view to the
+/// rows left in its parent.
 void FunctionLowering::lowerRuntimeSubset(const Op& op, obj::TileDesc d) {
   const TileType& src = fn_.type(op.operands[0]).tile;
   const unsigned bits = isa::bitWidth(src.dtype);
-  if (src.blayout != isa::BLayout::RowMajor || bits < 8)
-    return unsupported(op.loc, "'" + op.name + "' with run-time offsets of a " +
-                                   (bits < 8 ? "sub-byte" : "column-major") + " tile");
+  if (bits < 8)
+    return unsupported(op.loc, "'" + op.name + "' with run-time offsets of a sub-byte tile");
   const TileType& t = fn_.type(op.results[0]).tile;
+  const bool colMajor = src.blayout == isa::BLayout::ColMajor;
   d.aliasOffset = 0;
   d.placement = obj::kRuntimePlaced;
-  d.cols = static_cast<uint32_t>(src.cols);
+  if (colMajor)
+    d.rows = static_cast<uint32_t>(src.rows);
+  else
+    d.cols = static_cast<uint32_t>(src.cols);
   if (!tileDescFits(op.loc)) return;
   const uint32_t idx = addTile(op.results[0], d);
   valid_[op.results[0]] = {Dim{t.validRows, kNoValue}, Dim{t.validCols, kNoValue}};
   setSubsetValid(op);
-  // element = row * parent cols + col; offset = element << log2(element bytes)
+  const VReg row = reg(op.operands[1]), col = reg(op.operands[2]);
+  uint64_t minorStep = 1;
+  if (src.slayout != isa::SLayout::NoneBox) {
+    const isa::InnerBox box = isa::innerBox(src.dtype, src.slayout, src.fractal);
+    checkOnBoxGrid(row, box.rows, isa::trapword::kBoxRowShift, op.loc);
+    checkOnBoxGrid(col, box.cols, isa::trapword::kBoxColShift, op.loc);
+    minorStep = colMajor ? box.cols : box.rows;
+  }
+  // element = major * pitch + minor * step; offset = element << log2(element bytes)
+  const VReg major = colMajor ? col : row, minor = colMajor ? row : col;
   const VReg pitch = newVReg(), element = newVReg(), offset = newVReg();
-  materialize(pitch, static_cast<uint64_t>(src.cols));
+  materialize(pitch, static_cast<uint64_t>(colMajor ? src.rows : src.cols));
   scalar(FormId::S_MUL, {},
-         {{"SrcL", reg(op.operands[1]), false}, {"SrcR", pitch, false}, {"RegDst", element, true}});
-  scalar(
-      FormId::S_ADD, {},
-      {{"SrcL", element, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", element, true}});
+         {{"SrcL", major, false}, {"SrcR", pitch, false}, {"RegDst", element, true}});
+  VReg step = minor;
+  if (minorStep != 1) {
+    const VReg k = newVReg();
+    step = newVReg();
+    materialize(k, minorStep);
+    scalar(FormId::S_MUL, {}, {{"SrcL", minor, false}, {"SrcR", k, false}, {"RegDst", step, true}});
+  }
+  scalar(FormId::S_ADD, {},
+         {{"SrcL", element, false}, {"SrcR", step, false}, {"RegDst", element, true}});
   scalar(FormId::S_ADD,
          {{"shamt", static_cast<unsigned>(std::countr_zero(bits / 8))}, {"SrcL", kZero}},
          {{"SrcR", element, false}, {"RegDst", offset, true}});
   emitTileBind(idx, offset);
   pendingLoc_ = {};
+}
+
+/// Traps (the trap word of `shift`, docs/abi.md) unless `offset` is a multiple of `box`, a power
+/// of two: the offset of a view into a boxed tile must lie on its inner box grid.
+void FunctionLowering::checkOnBoxGrid(VReg offset, uint32_t box, unsigned shift, SrcLoc loc) {
+  const int onGrid = newLabel();
+  const VReg low = newVReg();
+  conditionalExit(onGrid, loc, [&] {
+    scalar(FormId::S_ANDI, {{"simm12", static_cast<int64_t>(box - 1)}},
+           {{"SrcL", offset, false}, {"RegDst", low, true}});
+    scalar(FormId::S_SETC_EQI, {{"simm12", 0}}, {{"SrcL", low, false}});
+  });
+  pendingLoc_ = loc;
+  scalar(FormId::S_ADD, {{"shamt", shift}, {"SrcL", kZero}, {"RegDst", kZero}},
+         {{"SrcR", offset, false}});
+  placeLabel(onGrid);
+  inScalarBlock_ = false;
 }
 
 void FunctionLowering::lowerAssign(const Op& op) {

@@ -26,10 +26,14 @@ inline uint8_t* bptr(Core& c, const TileOperand& o) {
 inline bool fits(Core& c, const TileInst& t, const TileOperand& o, uint32_t vr, uint32_t vc) {
   if (o.holds(vr, vc)) return true;
   if (c.error.empty())
-    c.error =
-        std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" + std::to_string(vc) +
-        " exceeds tile %" + o.name + " (" + std::to_string(o.rows) + "x" + std::to_string(o.cols) +
-        (o.lastRowCols ? ", its last row " + std::to_string(o.lastRowCols) + " columns" : "") + ")";
+    c.error = std::string(t.name) + ": valid shape " + std::to_string(vr) + "x" +
+              std::to_string(vc) + " exceeds tile %" + o.name + " (" + std::to_string(o.rows) +
+              "x" + std::to_string(o.cols) +
+              (!o.lastLine ? ""
+               : o.blayout == isa::BLayout::ColMajor
+                   ? ", its last column " + std::to_string(o.lastLine) + " rows"
+                   : ", its last row " + std::to_string(o.lastLine) + " columns") +
+              ")";
   return false;
 }
 
