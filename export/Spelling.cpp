@@ -301,6 +301,9 @@ Intrinsic intrinsicFor(isa::OpId op) {
   case isa::OpId::TPIPE_PUSH:
   case isa::OpId::TPIPE_POP:
   case isa::OpId::TPIPE_FREE:
+  case isa::OpId::TPIPE_ALLOC:
+  case isa::OpId::TPIPE_COMMIT:
+  case isa::OpId::TPIPE_TAKE:
     return {"", "cross-core pipes are not exported: pto-isa's TPUSH/TPOP/TFREE take a TPipe whose "
                 "template arguments (flag, direction, slot size and count) the export does not "
                 "build from the image's configuration word"};

@@ -22,17 +22,18 @@ struct InitConfig {
   bool gmPath = false;     // the ring is in GM (initialize_l2g2l_pipe), else local (l2l)
   bool bufIsV2C = false;   // the bound `buf` tile is the V2C consumer buffer (else C2V)
   bool localIsV2C = false; // the `local` register is the V2C consumer buffer (else C2V)
+  bool gmEntries = false;  // slots are GM tensor views (gm_slot_tensor): no data moved by the pipe
 };
 
 inline uint64_t pack(const InitConfig& c) {
   return uint64_t{c.slotSize & 0xFFFFF} | uint64_t{c.slotNum & 0xFu} << 20 |
          uint64_t{c.localSlotNum & 0xFu} << 24 | uint64_t{c.flagBase & 0xFu} << 28 |
          uint64_t{c.dirMask & 3u} << 32 | uint64_t{c.noSplit} << 34 | uint64_t{c.gmPath} << 35 |
-         uint64_t{c.bufIsV2C} << 36 | uint64_t{c.localIsV2C} << 37;
+         uint64_t{c.bufIsV2C} << 36 | uint64_t{c.localIsV2C} << 37 | uint64_t{c.gmEntries} << 38;
 }
 
 inline std::optional<InitConfig> unpackInit(uint64_t w) {
-  if (w >> 38) return std::nullopt;
+  if (w >> 39) return std::nullopt;
   InitConfig c;
   c.slotSize = static_cast<uint32_t>(w & 0xFFFFF);
   c.slotNum = static_cast<uint8_t>(w >> 20 & 0xF);
@@ -43,8 +44,9 @@ inline std::optional<InitConfig> unpackInit(uint64_t w) {
   c.gmPath = w >> 35 & 1;
   c.bufIsV2C = w >> 36 & 1;
   c.localIsV2C = w >> 37 & 1;
+  c.gmEntries = w >> 38 & 1;
   if (c.slotSize == 0 || (c.slotNum != 4 && c.slotNum != 8) || c.localSlotNum == 0 ||
-      c.localSlotNum > c.slotNum || c.flagBase > 12 || c.dirMask == 0)
+      c.localSlotNum > c.slotNum || c.flagBase > 12 || c.dirMask == 0 || (c.gmEntries && !c.gmPath))
     return std::nullopt;
   return c;
 }

@@ -64,9 +64,10 @@ std::string Cluster::progress(const Channel& ch) const {
   for (unsigned l = 0; l < kLanes; ++l) {
     const bool producer = (ch.dir == kC2V) == (l == 0);
     s += std::string(" ") + laneName(l) +
-         (producer ? " pushed " + std::to_string(ch.pushed[l])
+         (producer ? (ch.cfg.gmEntries ? " allocated " + std::to_string(ch.allocated[l]) : "") +
+                         " pushed " + std::to_string(ch.pushed[l])
                    : " popped " + std::to_string(ch.popped[l]));
-    if (!producer && ch.cfg.gmPath == false && ch.configured)
+    if (!producer && (!ch.cfg.gmPath || ch.cfg.gmEntries) && ch.configured)
       s += " freed " + std::to_string(ch.freed[l]);
     s += l + 1 < kLanes ? "," : "";
   }
@@ -141,7 +142,7 @@ bool Cluster::init(Core& c, const TileInst& t) {
     ch.flagBase = cfg->flagBase;
     ch.dir = dir;
     if (ch.configured && (ch.cfg.slotSize != cfg->slotSize || ch.cfg.slotNum != cfg->slotNum ||
-                          ch.cfg.gmPath != cfg->gmPath))
+                          ch.cfg.gmPath != cfg->gmPath || ch.cfg.gmEntries != cfg->gmEntries))
       return fail(c, "TPIPE_INIT: the two ends of the " + dirName(dir) + " pipe (flag " +
                          std::to_string(cfg->flagBase) +
                          ") disagree: " + std::to_string(ch.cfg.slotNum) + " slots of " +
@@ -170,93 +171,185 @@ bool Cluster::init(Core& c, const TileInst& t) {
   return true;
 }
 
-bool Cluster::push(Core& c, const TileInst& t) {
-  auto op = isa::xcore::unpackOp(t.scalar(c, 0));
-  if (!op) return fail(c, "TPIPE_PUSH: corrupt configuration word");
+uint8_t Cluster::producerLanes(const isa::xcore::OpConfig& op) const {
+  if (op.dir == kC2V) return bit(0);
+  return arch_ == isa::Arch::A5 && op.split == 0 ? bit(1) : bit(1) | bit(2);
+}
+
+Cluster::Channel* Cluster::channelFor(Core& c, const char* name, const isa::xcore::OpConfig& op,
+                                      bool producer, bool gmEntries) {
   const unsigned lane = c.lane;
-  if ((op->dir == kC2V) != (lane == 0))
-    return fail(c, std::string("TPIPE_PUSH: ") + laneName(lane) + " cannot push into a " +
-                       dirName(op->dir) + " pipe");
-  std::unique_lock<std::mutex> lock(mu_);
-  Channel& ch = channel(op->flagBase, op->dir);
-  if (!ch.open[lane])
-    return fail(c, "TPIPE_PUSH before this core opened the " + dirName(op->dir) + " pipe (flag " +
-                       std::to_string(op->flagBase) + ") with its initialize_pipe");
-  const uint8_t producers = op->dir == kC2V                            ? bit(0)
-                            : arch_ == isa::Arch::A5 && op->split == 0 ? bit(1)
-                                                                       : bit(1) | bit(2);
-  if (!(producers & bit(lane)))
-    return fail(c, std::string("TPIPE_PUSH: ") + laneName(lane) +
-                       " pushes a tile with split = 0 into a V2C pipe; on A5 only AIV0 takes part");
+  if (((op.dir == kC2V) == (lane == 0)) != producer) {
+    fail(c, std::string(name) + ": " + laneName(lane) + " cannot " +
+                (producer ? "push into a " : "pop from a ") + dirName(op.dir) + " pipe");
+    return nullptr;
+  }
+  Channel& ch = channel(op.flagBase, op.dir);
+  if (!ch.open[lane]) {
+    fail(c, std::string(name) + " before this core opened the " + dirName(op.dir) + " pipe (flag " +
+                std::to_string(op.flagBase) + ") with its initialize_pipe");
+    return nullptr;
+  }
+  if (ch.cfg.gmEntries != gmEntries) {
+    fail(c, std::string(name) + ": the " + dirName(op.dir) + " pipe (flag " +
+                std::to_string(op.flagBase) + ") " +
+                (ch.cfg.gmEntries ? "hands over GM tensor views (gm_slot_tensor), not tiles"
+                                  : "hands over tiles, not GM tensor views"));
+    return nullptr;
+  }
+  if (producer && !(producerLanes(op) & bit(lane))) {
+    fail(c, std::string(name) + ": " + laneName(lane) +
+                " pushes a tile with split = 0 into a V2C pipe; on A5 only AIV0 takes part");
+    return nullptr;
+  }
+  return &ch;
+}
+
+Cluster::TileRec* Cluster::claimSlot(std::unique_lock<std::mutex>& lock, Core& c, const char* name,
+                                     Channel& ch, uint64_t i, uint8_t split) {
   const isa::xcore::InitConfig& cfg = ch.cfg;
-  const uint64_t i = ch.pushed[lane];
-  const WaitInfo what{"TPIPE_PUSH", "a free slot for ", ch.flagBase, ch.dir, i};
+  const WaitInfo what{name, "a free slot for ", ch.flagBase, ch.dir, i};
   auto slotFree = [&] {
     if (i < cfg.slotNum) return true;
     const TileRec* old = record(ch, i - cfg.slotNum);
     return !old || (old->released == old->consumers && old->producersDone == old->producersNeeded);
   };
-  if (!wait(lock, c, slotFree, what)) return false;
+  if (!wait(lock, c, slotFree, what)) return nullptr;
   TileRec* rec = record(ch, i);
   if (!rec) {
     while (ch.base + ch.tiles.size() <= i)
       ch.tiles.push_back({});
     rec = record(ch, i);
-    rec->split = op->split;
-    rec->producersNeeded = producers;
-    rec->consumers = consumerLanes(ch, op->split);
-  } else if (rec->split != op->split) {
-    return fail(c, "TPIPE_PUSH: the vector cores push tile " + std::to_string(i) +
-                       " with different splits");
+    rec->split = split;
+    isa::xcore::OpConfig op;
+    op.dir = static_cast<uint8_t>(ch.dir);
+    op.split = split;
+    rec->producersNeeded = producerLanes(op);
+    rec->consumers = consumerLanes(ch, split);
+  } else if (rec->split != split) {
+    fail(c, std::string(name) + ": the vector cores push tile " + std::to_string(i) +
+                " with different splits");
+    return nullptr;
   }
-  // The npu model's time: the push starts once its slot is free.
+  // The npu model's time: the op starts once its slot is free.
   ch.slotFreeAt.resize(cfg.slotNum);
   c.simNotBefore = std::max(c.simNotBefore, ch.slotFreeAt[i % cfg.slotNum]);
-  if (!writeSlot(c, t, ch, i, op->split)) return false;
+  return rec;
+}
+
+uint64_t Cluster::slotAddress(const Core& c, const TileInst& t, const Channel& ch, uint64_t i,
+                              uint8_t split) const {
+  const uint64_t half = split != 0 && c.lane == 2 ? t.scalar(c, 1) : 0;
+  return ch.gm[c.lane] + i % ch.cfg.slotNum * ch.cfg.slotSize + half;
+}
+
+bool Cluster::push(Core& c, const TileInst& t) {
+  auto op = isa::xcore::unpackOp(t.scalar(c, 0));
+  if (!op) return fail(c, "TPIPE_PUSH: corrupt configuration word");
+  std::unique_lock<std::mutex> lock(mu_);
+  Channel* ch = channelFor(c, "TPIPE_PUSH", *op, true, false);
+  if (!ch) return false;
+  const unsigned lane = c.lane;
+  const uint64_t i = ch->pushed[lane];
+  TileRec* rec = claimSlot(lock, c, "TPIPE_PUSH", *ch, i, op->split);
+  if (!rec || !writeSlot(c, t, *ch, i, op->split)) return false;
   rec->readyAt = std::max(rec->readyAt, std::max(c.simStart, c.simNotBefore) + c.simCost);
   rec->producersDone |= bit(lane);
-  ++ch.pushed[lane];
+  ++ch->pushed[lane];
   wakeAll();
   return true;
+}
+
+bool Cluster::alloc(Core& c, const TileInst& t) {
+  auto op = isa::xcore::unpackOp(t.scalar(c, 0));
+  if (!op) return fail(c, "TPIPE_ALLOC: corrupt configuration word");
+  std::unique_lock<std::mutex> lock(mu_);
+  Channel* ch = channelFor(c, "TPIPE_ALLOC", *op, true, true);
+  if (!ch) return false;
+  const uint64_t i = ch->allocated[c.lane];
+  if (!claimSlot(lock, c, "TPIPE_ALLOC", *ch, i, op->split)) return false;
+  if (t.iorDst != 0) c.r[t.iorDst] = slotAddress(c, t, *ch, i, op->split);
+  ++ch->allocated[c.lane];
+  return true;
+}
+
+bool Cluster::commit(Core& c, const TileInst& t) {
+  auto op = isa::xcore::unpackOp(t.scalar(c, 0));
+  if (!op) return fail(c, "TPIPE_COMMIT: corrupt configuration word");
+  std::unique_lock<std::mutex> lock(mu_);
+  Channel* ch = channelFor(c, "TPIPE_COMMIT", *op, true, true);
+  if (!ch) return false;
+  const unsigned lane = c.lane;
+  const uint64_t i = ch->pushed[lane];
+  TileRec* rec = record(*ch, i);
+  if (i >= ch->allocated[lane] || !rec)
+    return fail(c, "TPIPE_COMMIT: " + std::string(laneName(lane)) + " pushes slot " +
+                       std::to_string(i) + " of the " + dirName(op->dir) + " pipe (flag " +
+                       std::to_string(op->flagBase) + "), which it has not allocated (talloc)");
+  rec->readyAt = std::max(rec->readyAt, std::max(c.simStart, c.simNotBefore) + c.simCost);
+  rec->producersDone |= bit(lane);
+  ++ch->pushed[lane];
+  wakeAll();
+  return true;
+}
+
+/// The consumer's next tile j of a channel, once every producer has written it: its record, or
+/// nullptr with the core's error set.
+Cluster::TileRec* Cluster::awaitWritten(std::unique_lock<std::mutex>& lock, Core& c,
+                                        const char* name, Channel& ch, uint64_t j) {
+  const WaitInfo what{name, "", ch.flagBase, ch.dir, j};
+  auto written = [&] {
+    const TileRec* rec = record(ch, j);
+    return rec && rec->producersDone == rec->producersNeeded;
+  };
+  if (!wait(lock, c, written, what)) return nullptr;
+  TileRec* rec = record(ch, j);
+  if (!(rec->consumers & bit(c.lane))) {
+    fail(c, std::string(name) + ": " + laneName(c.lane) + " pops tile " + std::to_string(j) +
+                " of the " + dirName(ch.dir) +
+                " pipe, which was pushed with split = 0: on A5 only AIV0 receives it");
+    return nullptr;
+  }
+  c.simNotBefore = std::max(c.simNotBefore, rec->readyAt); // the data is there from then on
+  return rec;
 }
 
 bool Cluster::pop(Core& c, const TileInst& t) {
   auto op = isa::xcore::unpackOp(t.scalar(c, 0));
   if (!op) return fail(c, "TPIPE_POP: corrupt configuration word");
   const unsigned lane = c.lane;
-  if ((op->dir == kC2V) == (lane == 0))
-    return fail(c, std::string("TPIPE_POP: ") + laneName(lane) + " cannot pop from a " +
-                       dirName(op->dir) + " pipe");
   if (arch_ == isa::Arch::A5 && op->dir == kC2V && op->split == 0 && lane == 2)
     return fail(c, "TPIPE_POP: AIV1 pops with split = 0, but on A5 only AIV0 receives an unsplit "
                    "tile (PTOAS runs such a vector function on AIV0 alone unless it reads its "
                    "sub-block index)");
   std::unique_lock<std::mutex> lock(mu_);
-  Channel& ch = channel(op->flagBase, op->dir);
-  if (!ch.open[lane])
-    return fail(c, "TPIPE_POP before this core opened the " + dirName(op->dir) + " pipe (flag " +
-                       std::to_string(op->flagBase) + ") with its initialize_pipe");
-  const uint64_t j = ch.popped[lane];
-  const WaitInfo what{"TPIPE_POP", "", ch.flagBase, ch.dir, j};
-  auto written = [&] {
-    const TileRec* rec = record(ch, j);
-    return rec && rec->producersDone == rec->producersNeeded;
-  };
-  if (!wait(lock, c, written, what)) return false;
-  TileRec* rec = record(ch, j);
-  if (!(rec->consumers & bit(lane)))
-    return fail(c, std::string("TPIPE_POP: ") + laneName(lane) + " pops tile " + std::to_string(j) +
-                       " of the " + dirName(op->dir) +
-                       " pipe, which was pushed with split = 0: on A5 only AIV0 receives it");
-  c.simNotBefore = std::max(c.simNotBefore, rec->readyAt); // the data is there from then on
-  if (!readSlot(c, t, ch, j, rec->split)) return false;
-  if (ch.cfg.gmPath)
-    release(ch, *rec, j, lane, std::max(c.simStart, c.simNotBefore) + c.simCost); // copied out
+  Channel* ch = channelFor(c, "TPIPE_POP", *op, false, false);
+  if (!ch) return false;
+  const uint64_t j = ch->popped[lane];
+  TileRec* rec = awaitWritten(lock, c, "TPIPE_POP", *ch, j);
+  if (!rec || !readSlot(c, t, *ch, j, rec->split)) return false;
+  if (ch->cfg.gmPath)
+    release(*ch, *rec, j, lane, std::max(c.simStart, c.simNotBefore) + c.simCost); // copied out
   else
-    ch.held[lane].push_back(j); // A5: the tile is the slot until TFREE
-  ++ch.popped[lane];
-  dropReleased(ch);
+    ch->held[lane].push_back(j); // A5: the tile is the slot until TFREE
+  ++ch->popped[lane];
+  dropReleased(*ch);
   wakeAll();
+  return true;
+}
+
+bool Cluster::take(Core& c, const TileInst& t) {
+  auto op = isa::xcore::unpackOp(t.scalar(c, 0));
+  if (!op) return fail(c, "TPIPE_TAKE: corrupt configuration word");
+  std::unique_lock<std::mutex> lock(mu_);
+  Channel* ch = channelFor(c, "TPIPE_TAKE", *op, false, true);
+  if (!ch) return false;
+  const uint64_t j = ch->popped[c.lane];
+  TileRec* rec = awaitWritten(lock, c, "TPIPE_TAKE", *ch, j);
+  if (!rec) return false;
+  if (t.iorDst != 0) c.r[t.iorDst] = slotAddress(c, t, *ch, j, rec->split);
+  ch->held[c.lane].push_back(j); // the slot is the consumer's until TFREE
+  ++ch->popped[c.lane];
   return true;
 }
 
@@ -269,7 +362,9 @@ bool Cluster::free(Core& c, const TileInst& t) {
   if (!ch.open[lane])
     return fail(c, "TPIPE_FREE before this core opened the " + dirName(op->dir) + " pipe (flag " +
                        std::to_string(op->flagBase) + ") with its initialize_pipe");
-  if (ch.cfg.gmPath) return true; // A2/A3: TFREE is a no-op (the pop released the slot)
+  // A2/A3 tile pipes: TFREE is a no-op (the pop released the slot); a GM entry is the
+  // consumer's until it is freed.
+  if (ch.cfg.gmPath && !ch.cfg.gmEntries) return true;
   if (ch.held[lane].empty())
     return fail(c, "TPIPE_FREE: no popped tile of the " + dirName(op->dir) + " pipe (flag " +
                        std::to_string(op->flagBase) + ") to free");

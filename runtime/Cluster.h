@@ -37,6 +37,12 @@ public:
   bool push(Core& c, const TileInst& t);
   bool pop(Core& c, const TileInst& t);
   bool free(Core& c, const TileInst& t);
+  // A pipe whose slots are GM tensor views (gm_slot_tensor): the producer allocates a slot and
+  // commits it once written, the consumer takes it and frees it once read; each gives the slot's
+  // GM address in the op's B.IOR RegDst.
+  bool alloc(Core& c, const TileInst& t);
+  bool commit(Core& c, const TileInst& t);
+  bool take(Core& c, const TileInst& t);
 
   /// A lane stops (its function returned or failed): the others may be waiting for it.
   void finish(unsigned lane, bool failed);
@@ -59,7 +65,8 @@ private:
     std::array<uint64_t, kLanes> gm{};       // each side's GM ring base (virtual address)
     std::array<int64_t, kLanes> localSlot{}; // each consumer's local slot buffer (-1: none)
     std::array<uint64_t, kLanes> pushed{}, popped{}, freed{};
-    std::deque<TileRec> tiles; // index base..base+size-1
+    std::array<uint64_t, kLanes> allocated{}; // GM-entry pipes: slots claimed by TPIPE_ALLOC
+    std::deque<TileRec> tiles;                // index base..base+size-1
     uint64_t base = 0;
     std::array<std::deque<uint64_t>, kLanes> held{};  // A5: popped, not yet freed
     std::array<std::vector<uint8_t>, kLanes> slots{}; // local path: each consumer's ring
@@ -69,6 +76,21 @@ private:
   Channel& channel(unsigned flagBase, unsigned dir) { return channels_[{flagBase, dir}]; }
   TileRec* record(Channel& ch, uint64_t i);
   uint8_t consumerLanes(const Channel& ch, uint8_t split) const;
+  /// The channel an op of `lane` addresses, as its producer (push, alloc, commit) or consumer
+  /// (pop, take, free): nullptr with the core's error set when the lane cannot, the pipe is not
+  /// open on this core, or the op does not fit the pipe's kind (tiles or GM entries).
+  Channel* channelFor(Core& c, const char* name, const isa::xcore::OpConfig& op, bool producer,
+                      bool gmEntries);
+  uint8_t producerLanes(const isa::xcore::OpConfig& op) const;
+  /// Waits until the slot of tile i is free and returns its record (created as the first
+  /// producer claims it); nullptr with the core's error set.
+  TileRec* claimSlot(std::unique_lock<std::mutex>& lock, Core& c, const char* name, Channel& ch,
+                     uint64_t i, uint8_t split);
+  TileRec* awaitWritten(std::unique_lock<std::mutex>& lock, Core& c, const char* name, Channel& ch,
+                        uint64_t j);
+  /// A GM-entry slot's address for this lane: vector core 1 sees the second half of a split slot.
+  uint64_t slotAddress(const Core& c, const TileInst& t, const Channel& ch, uint64_t i,
+                       uint8_t split) const;
   /// Drops the oldest tiles every reader has released (their slots are free).
   static void dropReleased(Channel& ch);
   /// `lane` is done with tile j's slot (at npu time `at`); the slot is free once all are.

@@ -445,11 +445,16 @@ private:
     uint8_t flagBase = 0, dirMask = 1;
     std::optional<uint32_t> buf; // this core's reserved slot buffer (a tile), if bound
     bool bufIsV2C = false;
+    bool gmEntries = false;           // slots are GM tensor views (gm_slot_tensor)
+    std::vector<int64_t> slotStrides; // gmEntries: the slot view's strides, in elements
   };
   void lowerReserve(const Op& op);
   bool isCubeFunction() const;
   void lowerPipeInit(const Op& op);
   void lowerPipeData(const Op& op);
+  void lowerDeclareGlobal(const Op& op);
+  void lowerPipeEntry(const Op& op, const PipeState& pipe);
+  bool gmEntryInit(const Op& op, PipeState& pipe);
   void bindTiles(const std::vector<uint32_t>& idx);
   void bindTiles(const std::vector<uint32_t>& idx, const std::vector<bool>& reloc);
   void markSubblockZero(isa::Arch arch);

@@ -448,7 +448,10 @@ void FunctionLowering::lowerOp(const Op& op) {
   case OpKind::PipePush:
   case OpKind::PipePop:
   case OpKind::PipeFree:
+  case OpKind::PipeAlloc:
     return lowerPipeData(op);
+  case OpKind::DeclareGlobal:
+    return lowerDeclareGlobal(op);
   }
 }
 

@@ -46,10 +46,16 @@ void FunctionLowering::lowerPipeInit(const Op& op) {
   if (!c.gmPath) c.localSlotNum = c.slotNum;
   c.flagBase = static_cast<uint8_t>(op.pipe->flagBase.value_or(0));
   c.noSplit = op.pipe->noSplit.value_or(0) != 0;
-  PipeState pipe{c.flagBase, c.dirMask, std::nullopt, false};
+  PipeState pipe{c.flagBase, c.dirMask, std::nullopt, false, false, {}};
   VReg gm = kNoVReg, local = kNoVReg;
   size_t k = 0;
-  if (c.gmPath) gm = reg(op.operands[k++]);
+  if (op.ints.size() > 1 && op.ints[1]) {
+    if (!gmEntryInit(op, pipe)) return;
+    c.gmEntries = true;
+    gm = views_[op.operands[k++]].base;
+  } else if (c.gmPath) {
+    gm = reg(op.operands[k++]);
+  }
   // The local buffers, C2V's first (or V2C's alone for dir_mask 2): a reserved buffer is bound
   // as a tile; an imported one is the peer's, which the peer's init registers; any other value
   // is an address computed at run time, passed in a register.
@@ -83,11 +89,100 @@ void FunctionLowering::lowerPipeInit(const Op& op) {
   emit(enc::bstop());
 }
 
+/// A GM-entry pipe's init: the slot view's strides, constants (the entries a talloc or tpop binds
+/// are views with them).
+bool FunctionLowering::gmEntryInit(const Op& op, PipeState& pipe) {
+  auto v = views_.find(op.operands[0]);
+  if (v == views_.end()) {
+    missing(op.loc, "the GM slot tensor of this pipe");
+    return false;
+  }
+  pipe.gmEntries = true;
+  if (!v->second.constStrides.empty()) {
+    pipe.slotStrides = v->second.constStrides;
+  } else {
+    for (ValueId s : v->second.strides) {
+      auto k = constantInt(s);
+      if (!k) {
+        unsupported(op.loc, "a gm_slot_tensor whose strides are known only at run time");
+        return false;
+      }
+      pipe.slotStrides.push_back(*k);
+    }
+  }
+  if (v->second.dn) {
+    unsupported(op.loc, "a gm_slot_tensor of layout DN");
+    return false;
+  }
+  return true;
+}
+
+/// `pto.declare_global`: a GM entry whose base a later talloc or tpop sets (its register).
+void FunctionLowering::lowerDeclareGlobal(const Op& op) {
+  const Type& t = fn_.type(op.results[0]);
+  ViewRegs v;
+  v.base = define(op.results[0]);
+  v.elem = t.elem;
+  v.constStrides.assign(t.shape.size(), 1);
+  for (size_t d = t.shape.size(); d-- > 1;)
+    v.constStrides[d - 1] = v.constStrides[d] * t.shape[d];
+  views_[op.results[0]] = v;
+  pendingLoc_ = {};
+}
+
+/// The data ops of a GM-entry pipe: talloc and tpop bind their entry to a slot (TPIPE_ALLOC /
+/// TPIPE_TAKE give its address, vector core 1's half of a split slot `half` bytes on: the entry's
+/// rows, or columns, at the slot's strides), tpush commits it and tfree gives it back, each after
+/// a pipe_barrier(PIPE_ALL): the stores into the slot, or the loads from it, are done by then.
+void FunctionLowering::lowerPipeEntry(const Op& op, const PipeState& pipe) {
+  const bool producer = op.kind == OpKind::PipeAlloc || op.kind == OpKind::PipePush;
+  isa::xcore::OpConfig c;
+  c.flagBase = pipe.flagBase;
+  c.dir = static_cast<uint8_t>(producer == isCubeFunction() ? isa::xcore::kC2V : isa::xcore::kV2C);
+  c.split = static_cast<uint8_t>(op.ints[0]);
+  const VReg cfg = constant(isa::xcore::pack(c));
+  const ValueId entry = op.operands[0];
+  auto view = views_.find(entry);
+  if (view == views_.end()) return missing(op.loc, "this GM entry");
+  obj_.usesExtensions = true;
+  inScalarBlock_ = false;
+  if (op.kind == OpKind::PipePush || op.kind == OpKind::PipeFree) {
+    emit(enc::extControl(enc::ExtCtl::PIPE_BARRIER, isa::Pipe::All));
+    emit(enc::bstop());
+    emit(enc::tileStart(enc::tileOpFor(op.kind == OpKind::PipePush ? isa::OpId::TPIPE_COMMIT
+                                                                   : isa::OpId::TPIPE_FREE)
+                            ->op,
+                        *enc::dataTypeCode(isa::DType::U8)));
+    emit(enc::bIor(0, 0, 0, 0), {{"RegSrc0", cfg, false}});
+    emit(enc::bstop());
+    return;
+  }
+  const Type& t = fn_.type(entry);
+  const size_t rank = t.shape.size();
+  view->second.constStrides = pipe.slotStrides; // the entry lies in the slot
+  view->second.strides.clear();
+  uint64_t half = 0;
+  if (c.split != 0 && rank >= 2 && pipe.slotStrides.size() == rank) {
+    const size_t axis = c.split == 1 ? rank - 2 : rank - 1;
+    half = static_cast<uint64_t>(t.shape[axis] * pipe.slotStrides[axis]) *
+           std::max(1u, isa::bitWidth(t.elem) / 8);
+  }
+  const VReg halfReg = constant(half);
+  emit(enc::tileStart(
+      enc::tileOpFor(op.kind == OpKind::PipeAlloc ? isa::OpId::TPIPE_ALLOC : isa::OpId::TPIPE_TAKE)
+          ->op,
+      *enc::dataTypeCode(isa::DType::U8)));
+  emit(enc::bIor(0, 0, 0, 0),
+       {{"RegSrc0", cfg, false}, {"RegSrc1", halfReg, false}, {"RegDst", view->second.base, true}});
+  emit(enc::bstop());
+}
+
 void FunctionLowering::lowerPipeData(const Op& op) {
   const ValueId pipeValue = op.operands.back();
   auto p = pipes_.find(pipeValue);
   if (p == pipes_.end()) return missing(op.loc, "this pipe");
   const PipeState& pipe = p->second;
+  if (pipe.gmEntries) return lowerPipeEntry(op, pipe);
   const bool cube = isCubeFunction();
   const bool push = op.kind == OpKind::PipePush;
   isa::xcore::OpConfig c;

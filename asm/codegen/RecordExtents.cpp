@@ -229,7 +229,14 @@ private:
     // A GM slot ring (initialize_l2g2l_pipe): slot_num slots of slot_size bytes, twice that
     // for a two-way pipe (docs/pipes.md).
     if (op.ints.empty() || !op.ints[0] || op.operands.empty()) return;
-    auto [base, off] = pointer(op.operands[0]);
+    // A GM-entry pipe names the tensor view of its first slot: the ring starts at its pointer.
+    ValueId ring = op.operands[0];
+    if (op.ints.size() > 1 && op.ints[1]) {
+      auto d = def_.find(ring);
+      if (d == def_.end() || d->second->kind != OpKind::MakeTensorView) return;
+      ring = d->second->operands[0];
+    }
+    auto [base, off] = pointer(ring);
     if (base == kNoValue) return;
     const auto slots = op.pipe->slotNum;
     const auto size = op.pipe->slotSize;

@@ -305,12 +305,15 @@ enum class OpKind : uint8_t {
   // cross-core pipes (docs/pipes.md)
   ReserveBuffer,  // pto.reserve_buffer: attrs name, size, location, auto[, base]; result i32
   ImportReserved, // pto.import_reserved_buffer: attrs name, peer_func; result i32
-  PipeInit, // initialize_l2g2l_pipe / initialize_l2l_pipe (name): operands [gm,] local[, peer];
-            // ints {hasGm}; attrs dir_mask, slot_size, slot_num[, local_slot_num, flag_base,
-            // nosplit]; result !pto.pipe
-  PipePush, // pto.tpush(tile, pipe) {split}: ints {split}
-  PipePop,  // pto.tpop(tile, pipe) {split}: ints {split}
-  PipeFree, // pto.tfree(pipe) {split}: ints {split}
+  PipeInit,  // initialize_l2g2l_pipe / initialize_l2l_pipe (name): operands [gm,] local[, peer];
+             // ints {hasGm, gmEntries}; attrs dir_mask, slot_size, slot_num[, local_slot_num,
+             // flag_base, nosplit]; result !pto.pipe. A GM-entry pipe (gmEntries, PTOAS's
+             // gm_slot_tensor) has one operand: the tensor view of one slot at the ring's base.
+  PipePush,  // pto.tpush(tile or GM entry, pipe) {split}: ints {split}
+  PipePop,   // pto.tpop(tile or GM entry, pipe) {split}: ints {split}
+  PipeFree,  // pto.tfree([GM entry,] pipe) {split}: ints {split}
+  PipeAlloc, // pto.talloc(GM entry, pipe) {split}: ints {split}
+  DeclareGlobal, // pto.declare_global -> !pto.tensor_view: a GM entry a talloc / tpop binds
   // synchronisation
   SetFlag, // src/dst pipe, event
   WaitFlag,

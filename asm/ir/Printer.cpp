@@ -277,6 +277,8 @@ private:
     case OpKind::PipePush:
     case OpKind::PipePop:
     case OpKind::PipeFree:
+    case OpKind::PipeAlloc:
+    case OpKind::DeclareGlobal:
     case OpKind::EventIdArrayGet:
     case OpKind::EventIdArraySet:
     case OpKind::Print:
@@ -504,8 +506,12 @@ private:
     case OpKind::PipePush:
     case OpKind::PipePop:
     case OpKind::PipeFree:
+    case OpKind::PipeAlloc:
       line() << op.name << "(" << operandList(ops) << " : " << typeList(ops)
              << ") {split = " << op.ints[0] << "}\n";
+      return;
+    case OpKind::DeclareGlobal:
+      line() << results(op) << op.name << " -> " << typeOf(op.results[0]) << "\n";
       return;
     case OpKind::EventIdArrayGet:
     case OpKind::EventIdArraySet: {

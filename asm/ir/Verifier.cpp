@@ -193,6 +193,7 @@ void Verifier::checkOp(const Op& op, const std::set<std::string>& functionNames)
   case OpKind::PipePush:
   case OpKind::PipePop:
   case OpKind::PipeFree:
+  case OpKind::PipeAlloc:
     checkPipeOp(op);
     break;
   default:

@@ -87,6 +87,7 @@ private:
   void checkReserve(const Op& op);
   void checkManualReserveTiles(const Function& f, const Op& reserve);
   void checkPipeOp(const Op& op);
+  void checkPipeEntry(const Op& op, const Op& init, bool cube);
   void checkPipeInit(const Op& op, const std::string& kind);
   const Op* definingOp(ValueId v) const;
   std::map<ValueId, const Op*> pipeInits_;      // this function's pipes

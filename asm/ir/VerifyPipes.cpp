@@ -150,7 +150,9 @@ void Verifier::checkReserve(const Op& op) {
 void Verifier::checkPipeOp(const Op& op) {
   // The builder emits these whole (a pipe last, a tile first for push and pop); an op that is
   // not is left to the builder's error.
-  const size_t want = op.kind == OpKind::PipePush || op.kind == OpKind::PipePop ? 2 : 1;
+  const size_t want =
+      op.kind == OpKind::PipePush || op.kind == OpKind::PipePop || op.kind == OpKind::PipeAlloc ? 2
+                                                                                                : 1;
   if (op.operands.size() < want || op.ints.empty() ||
       (op.kind == OpKind::PipeInit && op.results.empty()))
     return;
@@ -172,7 +174,7 @@ void Verifier::checkPipeOp(const Op& op) {
   }
   // The cube pushes C2V and pops V2C; the vector cores the reverse.
   const bool cube = kind == "cube";
-  const bool c2v = op.kind == OpKind::PipePush ? cube : !cube;
+  const bool c2v = op.kind == OpKind::PipePush || op.kind == OpKind::PipeAlloc ? cube : !cube;
   const int dir = static_cast<int>(init->pipe->dirMask.value_or(0));
   if (!(dir & (c2v ? 1 : 2))) {
     diags_.error(op.loc, what + " in a " + kind + " kernel moves tiles " +
@@ -188,6 +190,15 @@ void Verifier::checkPipeOp(const Op& op) {
     reportedSplitMix_.insert(pipe);
     diags_.error(op.loc, what + " cannot mix 'split = 0' with 'split = 1' or 'split = 2' on the "
                                 "same logical pipe");
+  }
+  const bool gmEntries = init->ints.size() > 1 && init->ints[1];
+  if (gmEntries) return checkPipeEntry(op, *init, cube);
+  if (op.kind == OpKind::PipeAlloc || (op.kind == OpKind::PipeFree && op.operands.size() > 1)) {
+    diags_.error(op.loc, what + (op.kind == OpKind::PipeAlloc ? "" : " with an entry operand") +
+                             " needs a pipe whose slots are GM tensor views (gm_slot_tensor); "
+                             "this pipe hands tiles over");
+    diags_.note(init->loc, "the pipe is initialized here");
+    return;
   }
   if (op.kind == OpKind::PipeFree) return;
   const ValueId tile = op.operands[0];
@@ -209,6 +220,45 @@ void Verifier::checkPipeOp(const Op& op) {
                                           (cube ? "a mat" : "a vec") +
                                           " tile, found loc=" + std::string(isa::spelling(loc)));
   }
+}
+
+/// A data op of a GM-entry pipe (PTOAS's global-only GM FIFO): its entry is a !pto.tensor_view
+/// (a tfree names the one its tpop gave) of the slot view's element type, and fits the slot:
+/// a vector core's entry of a split slot is half of it.
+void Verifier::checkPipeEntry(const Op& op, const Op& init, bool cube) {
+  const std::string what = "'" + op.name + "'";
+  if (op.operands.size() < 2) {
+    diags_.error(op.loc, what + " of a pipe whose slots are GM tensor views names the entry it "
+                                "gives back (tfree_from_aic(%entry : !pto.tensor_view<...>))");
+    return;
+  }
+  const Type& entry = type(op.operands[0]);
+  if (entry.kind != TypeKind::TensorView) {
+    diags_.error(op.operandLocs[0], what +
+                                        " of a pipe whose slots are GM tensor views "
+                                        "(gm_slot_tensor) expects a !pto.tensor_view entry, "
+                                        "found " +
+                                        toString(entry));
+    diags_.note(init.loc, "the pipe is initialized here");
+    return;
+  }
+  const Type& slot = type(init.operands[0]);
+  if (slot.elem != entry.elem) {
+    diags_.error(op.operandLocs[0], what + " entry " + toString(entry) +
+                                        " does not match the pipe's gm_slot_tensor " +
+                                        toString(slot));
+    return;
+  }
+  int64_t bytes = static_cast<int64_t>(std::max(1u, isa::bitWidth(entry.elem) / 8));
+  for (int64_t d : entry.shape)
+    bytes *= std::max<int64_t>(d, 1);
+  if (!cube && op.ints[0] != 0) bytes *= 2; // a vector core's half of a split slot
+  const int64_t slotSize = init.pipe->slotSize.value_or(0);
+  if (slotSize > 0 && bytes > slotSize)
+    diags_.error(op.operandLocs[0],
+                 what + " entry " + toString(entry) + " needs " + std::to_string(bytes) +
+                     " bytes of a slot" + (!cube && op.ints[0] ? " (two halves, split)" : "") +
+                     ", more than the pipe's slot_size " + std::to_string(slotSize));
 }
 
 void Verifier::checkPipeInit(const Op& op, const std::string& kind) {
@@ -242,6 +292,12 @@ void Verifier::checkPipeInit(const Op& op, const std::string& kind) {
   if (flagBase && (*flagBase < 0 || *flagBase > 12))
     diags_.error(op.loc, what + " expects 'flag_base' in 0..12 (the pipe uses flags flag_base.."
                                 "flag_base+3 of the 16 cross-core flags)");
+  if (op.ints.size() > 1 && op.ints[1]) { // a GM-entry pipe: one slot's tensor view
+    if (arch_ == isa::Arch::A5)
+      diags_.error(op.loc, what + " with a gm_slot_tensor needs an A2/A3 target: A5's pipes have "
+                                  "no GM ring");
+    return;
+  }
   const size_t first = op.ints[0] ? 1 : 0; // the GM ring comes first in initialize_l2g2l_pipe
   if (op.operands.size() <= first) {
     diags_.error(op.loc, what + " expects a local address");

@@ -489,6 +489,8 @@ const std::map<std::string, Builder::PtoHandler, std::less<>>& Builder::ptoHandl
       {"tpush", &Builder::buildPipeData},
       {"tpop", &Builder::buildPipeData},
       {"tfree", &Builder::buildPipeData},
+      {"talloc", &Builder::buildPipeData},
+      {"declare_global", &Builder::buildDeclareGlobal},
       {"tpush_to_aiv", &Builder::buildFrontendData},
       {"talloc_to_aiv", &Builder::buildTAllocSlot},
       {"talloc_to_aic", &Builder::buildTAllocSlot},

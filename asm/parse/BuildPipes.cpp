@@ -93,22 +93,26 @@ void Builder::buildPipeInit(const std::string& name, SrcLoc loc, Pieces& p,
   }
   const bool gm = name == "pto.initialize_l2g2l_pipe";
   Pieces args = collectPieces(piecesOf(p.parens[0]));
-  const size_t minArgs = gm ? 2 : 1;
-  if (args.operands.size() < minArgs || args.operands.size() > minArgs + 1) {
-    diags_.error(loc, "'" + name + "' expects " +
-                          (gm ? "(gm_slot_buffer, local_addr[, peer_local_addr])"
-                              : "(local_addr[, peer_local_addr])"));
-    return;
-  }
   // Operands first: an op is emitted whole or not at all.
   std::vector<ValueId> values;
   for (const OperandRef& r : args.operands)
     if (values.push_back(use(r)); values.back() == kNoValue) return;
+  // A GM-entry pipe (PTOAS's gm_slot_tensor) names just the tensor view of its first slot.
+  const bool gmEntries =
+      gm && values.size() == 1 && fn_->type(values[0]).kind == TypeKind::TensorView;
+  const size_t minArgs = gm ? 2 : 1;
+  if (!gmEntries && (values.size() < minArgs || values.size() > minArgs + 1)) {
+    diags_.error(loc, "'" + name + "' expects " +
+                          (gm ? "(gm_slot_buffer, local_addr[, peer_local_addr]) or "
+                                "(gm_slot_tensor)"
+                              : "(local_addr[, peer_local_addr])"));
+    return;
+  }
   if (!expectResults(name, loc, results, 1)) return;
   Op& op = emit(OpKind::PipeInit, loc, name);
   op.attrs = std::move(attrs);
   op.pipe = readPipeAttrs(op.attrs);
-  op.ints = {gm ? 1 : 0};
+  op.ints = {gm ? 1 : 0, gmEntries ? 1 : 0};
   for (size_t i = 0; i < values.size(); ++i)
     addOperand(op, values[i], args.operands[i].loc);
   defineResults(op, results, {Type{TypeKind::Pipe}});
@@ -154,14 +158,11 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
   Pieces args = collectPieces(piecesOf(p.parens[0]));
   std::map<std::string, std::pair<ValueId, SrcLoc>> bufs;
   for (const Keyword& kw : args.keywords) {
-    if (kw.key == "gm_slot_tensor") {
-      diags_.error(kw.loc, gmTensorPipeRefusal("'gm_slot_tensor' of '" + name + "'"));
-      return;
-    }
     if (kw.key != "gm_slot_buffer" && kw.key != "c2v_consumer_buf" &&
-        kw.key != "v2c_consumer_buf") {
+        kw.key != "v2c_consumer_buf" && kw.key != "gm_slot_tensor") {
       diags_.error(kw.loc, "unknown operand '" + kw.key + "' of '" + name +
-                               "' (gm_slot_buffer, c2v_consumer_buf, v2c_consumer_buf)");
+                               "' (gm_slot_buffer, gm_slot_tensor, c2v_consumer_buf, "
+                               "v2c_consumer_buf)");
       return;
     }
     auto* value = kw.value;
@@ -175,6 +176,17 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
     ValueId v = use(r);
     if (v == kNoValue) return;
     bufs[kw.key] = {v, r.loc};
+  }
+  const int64_t slots = slotNum.value_or(*dir == 3 ? 4 : 8);
+  if (bufs.count("gm_slot_tensor")) {
+    if (bufs.size() > 1 || localSlotNum) {
+      diags_.error(loc, "'" + name +
+                            "' with 'gm_slot_tensor' (a global-only GM FIFO) takes no "
+                            "gm_slot_buffer, local_slot_num, c2v_consumer_buf or "
+                            "v2c_consumer_buf");
+      return;
+    }
+    return buildGmEntryInit(name, loc, attrs, bufs["gm_slot_tensor"], *dir, *slotSize, slots, fp);
   }
   for (const char* key : {"c2v_consumer_buf", "v2c_consumer_buf"})
     if (!bufs.count(key)) {
@@ -190,10 +202,9 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
     diags_.error(loc, "'" + name + "' expects 'local_slot_num' to be omitted on a5");
     return;
   }
-  const int64_t slots = slotNum.value_or(*dir == 3 ? 4 : 8);
   Op& op =
       emit(OpKind::PipeInit, loc, a5 ? "pto.initialize_l2l_pipe" : "pto.initialize_l2g2l_pipe");
-  op.ints = {a5 ? 0 : 1};
+  op.ints = {a5 ? 0 : 1, 0};
   op.attrs = {{"dir_mask", std::to_string(*dir)},
               {"slot_size", std::to_string(*slotSize)},
               {"slot_num", std::to_string(slots)}};
@@ -214,6 +225,41 @@ void Builder::buildFrontendInit(const std::string& name, SrcLoc loc, Pieces& p,
       fn_->addValue("pipe" + std::to_string(fn_->values.size()), Type{TypeKind::Pipe}, loc);
   op.results.push_back(pipe);
   fp = {pipe, static_cast<int>(*dir), loc, &op};
+}
+
+/// A front-end init with `gm_slot_tensor`: PTOAS's global-only GM FIFO, whose slots stay in GM
+/// and are handed over as tensor views (talloc / tpush / tpop / tfree of a !pto.tensor_view),
+/// A2/A3 only (initialize_l2g2l_pipe; A5's pipes have no GM ring). The view describes one slot
+/// at the ring's base; slot k starts k x slot_size bytes on.
+void Builder::buildGmEntryInit(const std::string& name, SrcLoc loc,
+                               const std::vector<NamedAttr>& attrs,
+                               std::pair<ValueId, SrcLoc> slotView, int64_t dir, int64_t slotSize,
+                               int64_t slots, FrontendPipe& fp) {
+  if (arch() == isa::Arch::A5) {
+    diags_.error(loc, "'" + name +
+                          "' with 'gm_slot_tensor' needs an A2/A3 target: its slots "
+                          "stay in GM, and A5's pipes have no GM ring");
+    return;
+  }
+  if (fn_->type(slotView.first).kind != TypeKind::TensorView) {
+    diags_.error(slotView.second, "'gm_slot_tensor' of '" + name +
+                                      "' expects a !pto.tensor_view, found " +
+                                      toString(fn_->type(slotView.first)));
+    return;
+  }
+  Op& op = emit(OpKind::PipeInit, loc, "pto.initialize_l2g2l_pipe");
+  op.ints = {1, 1};
+  op.attrs = {{"dir_mask", std::to_string(dir)},
+              {"slot_size", std::to_string(slotSize)},
+              {"slot_num", std::to_string(slots)}};
+  if (const NamedAttr* ns = findNamed(attrs, "nosplit")) op.attrs.push_back(*ns);
+  op.attrs.push_back({"frontend", name == "pto.aic_initialize_pipe" ? "\"aic\"" : "\"aiv\""});
+  op.pipe = readPipeAttrs(op.attrs);
+  addOperand(op, slotView.first, slotView.second);
+  const ValueId pipe =
+      fn_->addValue("pipe" + std::to_string(fn_->values.size()), Type{TypeKind::Pipe}, loc);
+  op.results.push_back(pipe);
+  fp = {pipe, static_cast<int>(dir), loc, &op};
 }
 
 /// The cross-core flags of a function's front-end pipes, in the order of their ids: two per
@@ -247,15 +293,13 @@ void Builder::buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
   if (!onlyPieces(diags_, p, name, {PieceKind::Paren, PieceKind::Dict})) return;
   if (!expectResults(name, loc, results, 0)) return;
   const bool free = name == "pto.tfree";
-  if (p.parens.empty()) {
-    diags_.error(loc, "'" + name + "' expects " +
-                          (free ? "(%pipe : !pto.pipe)" : "(%tile, %pipe : T, !pto.pipe)"));
-    return;
-  }
-  Pieces args = collectPieces(piecesOf(p.parens[0]));
-  if (args.operands.size() != (free ? 1u : 2u)) {
-    diags_.error(loc, "'" + name + "' expects " +
-                          (free ? "(%pipe : !pto.pipe)" : "(%tile, %pipe : T, !pto.pipe)"));
+  const std::string form = free ? "([%entry, ]%pipe : [!pto.tensor_view<...>, ]!pto.pipe)"
+                           : name == "pto.talloc"
+                               ? "(%entry, %pipe : !pto.tensor_view<...>, !pto.pipe)"
+                               : "(%tile, %pipe : T, !pto.pipe)";
+  Pieces args = p.parens.empty() ? Pieces{} : collectPieces(piecesOf(p.parens[0]));
+  if (p.parens.empty() || args.operands.size() > 2 || args.operands.size() < (free ? 1u : 2u)) {
+    diags_.error(loc, "'" + name + "' expects " + form);
     return;
   }
   auto split = pipeSplit(name, loc, p);
@@ -263,9 +307,10 @@ void Builder::buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
   std::vector<ValueId> values;
   for (const OperandRef& r : args.operands)
     if (values.push_back(use(r)); values.back() == kNoValue) return;
-  Op& op = emit(free                  ? OpKind::PipeFree
-                : name == "pto.tpush" ? OpKind::PipePush
-                                      : OpKind::PipePop,
+  Op& op = emit(free                   ? OpKind::PipeFree
+                : name == "pto.tpush"  ? OpKind::PipePush
+                : name == "pto.talloc" ? OpKind::PipeAlloc
+                                       : OpKind::PipePop,
                 loc, name);
   op.ints = {*split};
   for (size_t i = 0; i < values.size(); ++i)
@@ -276,17 +321,99 @@ void Builder::buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
 /// `pto.tpush_to_aiv(%t : T) {split}`, `%t = pto.tpop_from_aic [(%vr, %vc)] {split} -> T`
 /// (a declared tile, its valid shape set from the operands, then tpop), `pto.tfree_from_aic
 /// {split}`; the same with aic/aiv swapped.
-/// PTOAS's pipes whose slots stay in GM as tensor views (`gm_slot_tensor`, `pto.talloc_to_aiv` /
-/// `_to_aic`, tpush / tpop / tfree of a !pto.tensor_view): refused by name.
-std::string Builder::gmTensorPipeRefusal(const std::string& what) {
-  return what + " belongs to a pipe whose slots are GM tensor views (gm_slot_tensor, "
-                "pto.talloc_to_aiv / _to_aic), which is not supported: pipes hand tiles over "
-                "through gm_slot_buffer or the consumer's reserved buffer (docs/pipes.md)";
+/// The front-end pipe a data op names by its `id` (0 when absent), which must enable the op's
+/// direction (C2V for the cube's pushes and the vector cores' pops); nullptr after an error.
+const Builder::FrontendPipe* Builder::frontendPipeFor(const std::string& name, SrcLoc loc,
+                                                      Pieces& p, bool c2v) {
+  const int64_t id =
+      attrValueInt(p.dicts.empty() ? std::vector<NamedAttr>{} : readAttrs(p.dicts[0]), "id")
+          .value_or(0);
+  auto it = frontendPipes_.find(fn_);
+  auto pipeIt = it == frontendPipes_.end() ? decltype(it->second.end()){} : it->second.find(id);
+  if (it == frontendPipes_.end() || pipeIt == it->second.end() || pipeIt->second.pipe == kNoValue) {
+    diags_.error(loc, "'" + name + "' requires a frontend initialize_pipe op" +
+                          (id ? " with id " + std::to_string(id) : std::string()) +
+                          " in the same function");
+    return nullptr;
+  }
+  const FrontendPipe& fp = pipeIt->second;
+  if (!(fp.dir & (c2v ? 1 : 2))) {
+    diags_.error(loc, "'" + name + "' requires the dominating initialize_pipe op to enable " +
+                          (c2v ? "C2V" : "V2C"));
+    diags_.note(fp.loc, "the initialize_pipe op is here");
+    return nullptr;
+  }
+  return &fp;
 }
 
-void Builder::buildTAllocSlot(const std::string& name, SrcLoc loc, Pieces&,
-                              const std::vector<ResultName>&) {
-  diags_.error(loc, gmTensorPipeRefusal("'" + name + "'"));
+/// `%e = pto.talloc_to_aiv {[id,] split} -> !pto.tensor_view<...>` (cube) and `talloc_to_aic`
+/// (vector): the producer's next free slot of a GM-entry pipe, as PTOAS lowers it: a declared
+/// GM entry, then pto.talloc binding it to the slot.
+void Builder::buildTAllocSlot(const std::string& name, SrcLoc loc, Pieces& p,
+                              const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Dict, PieceKind::Arrow})) return;
+  if (!expectResults(name, loc, results, 1)) return;
+  auto split = pipeSplit(name, loc, p);
+  if (!split) return;
+  const FrontendPipe* fp = frontendPipeFor(name, loc, p, name.ends_with("_to_aiv"));
+  if (!fp) return;
+  auto type = arrowViewType(name, loc, p);
+  if (!type) return;
+  Op& decl = emit(OpKind::DeclareGlobal, loc, "pto.declare_global");
+  decl.typeLoc = locOf(p.arrowTypes[0]);
+  defineResults(decl, results, {*type});
+  if (decl.results.empty()) return;
+  const ValueId entry = decl.results[0];
+  Op& op = emit(OpKind::PipeAlloc, loc, "pto.talloc");
+  op.ints = {*split};
+  addOperand(op, entry, loc);
+  addOperand(op, fp->pipe, loc);
+}
+
+/// The GM-entry forms of the front-end data ops: `pto.tpush_to_aiv(%e : !pto.tensor_view<...>)`,
+/// `%e = pto.tpop_from_aic {...} -> !pto.tensor_view<...>` (a declared GM entry, then tpop
+/// binding it), `pto.tfree_from_aic(%e : !pto.tensor_view<...>)`; aic and aiv swapped alike.
+void Builder::buildFrontendEntry(const std::string& name, SrcLoc loc, Pieces& p,
+                                 const std::vector<ResultName>& results, const FrontendPipe& fp,
+                                 int64_t split) {
+  const bool push = name.starts_with("pto.tpush_to_");
+  const bool pop = name.starts_with("pto.tpop_from_");
+  ValueId entry = kNoValue;
+  SrcLoc entryLoc = loc;
+  if (pop) {
+    if (!p.parens.empty()) {
+      diags_.error(loc, "'" + name +
+                            "' of a GM entry takes no valid_row / valid_col operands "
+                            "(the entry is the whole slot)");
+      return;
+    }
+    auto type = arrowViewType(name, loc, p);
+    if (!type) return;
+    Op& decl = emit(OpKind::DeclareGlobal, loc, "pto.declare_global");
+    decl.typeLoc = locOf(p.arrowTypes[0]);
+    defineResults(decl, results, {*type});
+    if (decl.results.empty()) return;
+    entry = decl.results[0];
+  } else {
+    Pieces args = p.parens.empty() ? Pieces{} : collectPieces(piecesOf(p.parens[0]));
+    if (args.operands.size() != 1) {
+      diags_.error(loc, "'" + name + "' expects (%entry : !pto.tensor_view<...>)");
+      return;
+    }
+    entry = use(args.operands[0]);
+    entryLoc = args.operands[0].loc;
+    if (entry == kNoValue) return;
+  }
+  Op& op = emit(push  ? OpKind::PipePush
+                : pop ? OpKind::PipePop
+                      : OpKind::PipeFree,
+                loc,
+                push  ? "pto.tpush"
+                : pop ? "pto.tpop"
+                      : "pto.tfree");
+  op.ints = {split};
+  addOperand(op, entry, entryLoc);
+  addOperand(op, fp.pipe, loc);
 }
 
 void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
@@ -305,32 +432,14 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
   if (!pop && !p.parens.empty())
     for (auto* t : collectPieces(piecesOf(p.parens[0])).types)
       gmSlot |= t->getText().starts_with("!pto.tensor_view");
-  if (gmSlot) {
-    diags_.error(loc, gmTensorPipeRefusal("'" + name + "' of a !pto.tensor_view"));
-    return;
-  }
   auto split = pipeSplit(name, loc, p);
   if (!split) return;
   // Cube-side ops move tiles to or from the vector cores (C2V out, V2C in), and the reverse.
   const bool c2v = name.ends_with("_to_aiv") || name.ends_with("_from_aic");
-  const int64_t id =
-      attrValueInt(p.dicts.empty() ? std::vector<NamedAttr>{} : readAttrs(p.dicts[0]), "id")
-          .value_or(0);
-  auto it = frontendPipes_.find(fn_);
-  auto pipeIt = it == frontendPipes_.end() ? decltype(it->second.end()){} : it->second.find(id);
-  if (it == frontendPipes_.end() || pipeIt == it->second.end() || pipeIt->second.pipe == kNoValue) {
-    diags_.error(loc, "'" + name + "' requires a frontend initialize_pipe op" +
-                          (id ? " with id " + std::to_string(id) : std::string()) +
-                          " in the same function");
-    return;
-  }
-  const FrontendPipe& fp = pipeIt->second;
-  if (!(fp.dir & (c2v ? 1 : 2))) {
-    diags_.error(loc, "'" + name + "' requires the dominating initialize_pipe op to enable " +
-                          (c2v ? "C2V" : "V2C"));
-    diags_.note(fp.loc, "the initialize_pipe op is here");
-    return;
-  }
+  const FrontendPipe* found = frontendPipeFor(name, loc, p, c2v);
+  if (!found) return;
+  const FrontendPipe& fp = *found;
+  if (gmSlot) return buildFrontendEntry(name, loc, p, results, fp, *split);
   ValueId tile = kNoValue;
   SrcLoc tileLoc = loc;
   if (push) {
@@ -405,6 +514,39 @@ void Builder::buildDeclareTile(const std::string& name, SrcLoc loc, Pieces& p,
   op.typeLoc = locOf(p.arrowTypes[0]);
   op.ints = {0, 0, 0};
   defineResults(op, results, {*type});
+}
+
+/// `%e = pto.declare_global -> !pto.tensor_view<...>`: a GM entry of a pipe whose slots are
+/// tensor views; the talloc or tpop after it binds it to a slot.
+void Builder::buildDeclareGlobal(const std::string& name, SrcLoc loc, Pieces& p,
+                                 const std::vector<ResultName>& results) {
+  if (!onlyPieces(diags_, p, name, {PieceKind::Arrow, PieceKind::Dict})) return;
+  auto type = arrowViewType(name, loc, p);
+  if (!type || !expectResults(name, loc, results, 1)) return;
+  Op& op = emit(OpKind::DeclareGlobal, loc, name);
+  op.typeLoc = locOf(p.arrowTypes[0]);
+  defineResults(op, results, {*type});
+}
+
+/// The tensor view type after `->` of a GM entry (declare_global, talloc_to_*, tpop_from_*) with
+/// a static shape; nullopt after an error.
+std::optional<Type> Builder::arrowViewType(const std::string& name, SrcLoc loc, Pieces& p) {
+  if (p.arrowTypes.size() != 1) {
+    diags_.error(loc, "'" + name + "' expects '-> !pto.tensor_view<...>'");
+    return std::nullopt;
+  }
+  auto type = readType(p.arrowTypes[0]);
+  if (!type) return std::nullopt;
+  const bool dynamic =
+      std::any_of(type->shape.begin(), type->shape.end(), [](int64_t d) { return d < 0; });
+  if (type->kind != TypeKind::TensorView || type->shape.empty() || dynamic) {
+    diags_.error(locOf(p.arrowTypes[0]), "'" + name +
+                                             "' must produce a !pto.tensor_view of static shape "
+                                             "(a pipe slot), found " +
+                                             toString(*type));
+    return std::nullopt;
+  }
+  return type;
 }
 
 /// `pto.set_ffts %ffts : memref<Nxi64>`: sets the base address of the FFTS flags the hardware's

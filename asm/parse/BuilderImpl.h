@@ -516,6 +516,9 @@ private:
     Op* init = nullptr; // the internal init op it became (its flag_base is set at the end)
   };
   void assignFrontendFlags();
+  void buildGmEntryInit(const std::string& name, SrcLoc loc, const std::vector<NamedAttr>& attrs,
+                        std::pair<ValueId, SrcLoc> slotView, int64_t dir, int64_t slotSize,
+                        int64_t slots, FrontendPipe& fp);
   std::vector<NamedAttr> pipeAttrs(const std::string& name, SrcLoc loc, Pieces& p);
   std::optional<int64_t> pipeSplit(const std::string& name, SrcLoc loc, Pieces& p);
   std::optional<Type> arrowTileType(const std::string& name, SrcLoc loc, Pieces& p);
@@ -527,7 +530,13 @@ private:
                          const std::vector<ResultName>& results);
   void buildPipeData(const std::string& name, SrcLoc loc, Pieces& p,
                      const std::vector<ResultName>& results);
-  static std::string gmTensorPipeRefusal(const std::string& what);
+  const FrontendPipe* frontendPipeFor(const std::string& name, SrcLoc loc, Pieces& p, bool c2v);
+  void buildFrontendEntry(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results, const FrontendPipe& fp,
+                          int64_t split);
+  void buildDeclareGlobal(const std::string& name, SrcLoc loc, Pieces& p,
+                          const std::vector<ResultName>& results);
+  std::optional<Type> arrowViewType(const std::string& name, SrcLoc loc, Pieces& p);
   void buildTAllocSlot(const std::string& name, SrcLoc loc, Pieces& p,
                        const std::vector<ResultName>& results);
   void buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,

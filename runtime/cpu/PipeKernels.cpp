@@ -23,6 +23,15 @@ void kPipePop(Core& c, const TileInst& t) {
 void kPipeFree(Core& c, const TileInst& t) {
   if (Cluster* k = clusterOf(c, t)) k->free(c, t);
 }
+void kPipeAlloc(Core& c, const TileInst& t) {
+  if (Cluster* k = clusterOf(c, t)) k->alloc(c, t);
+}
+void kPipeCommit(Core& c, const TileInst& t) {
+  if (Cluster* k = clusterOf(c, t)) k->commit(c, t);
+}
+void kPipeTake(Core& c, const TileInst& t) {
+  if (Cluster* k = clusterOf(c, t)) k->take(c, t);
+}
 
 } // namespace
 
@@ -41,6 +50,15 @@ bool selectPipeKernel(TileInst& t, std::optional<std::string>& err) {
     return true;
   case isa::OpId::TPIPE_FREE:
     t.kernel = &kPipeFree;
+    return true;
+  case isa::OpId::TPIPE_ALLOC:
+    t.kernel = &kPipeAlloc;
+    return true;
+  case isa::OpId::TPIPE_COMMIT:
+    t.kernel = &kPipeCommit;
+    return true;
+  case isa::OpId::TPIPE_TAKE:
+    t.kernel = &kPipeTake;
     return true;
   default:
     return false;

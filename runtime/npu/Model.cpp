@@ -68,7 +68,9 @@ bool Simulator::tile(Core& c, const TileInst& t, const MOp& m) {
   // A cross-core pipe op may wait for another core, which may wait for an op this core issued
   // earlier: those run first, as far as they can (they are on other pipes of the hardware).
   if (t.op == isa::OpId::TPIPE_INIT || t.op == isa::OpId::TPIPE_PUSH ||
-      t.op == isa::OpId::TPIPE_POP || t.op == isa::OpId::TPIPE_FREE)
+      t.op == isa::OpId::TPIPE_POP || t.op == isa::OpId::TPIPE_FREE ||
+      t.op == isa::OpId::TPIPE_ALLOC || t.op == isa::OpId::TPIPE_COMMIT ||
+      t.op == isa::OpId::TPIPE_TAKE)
     while (!drained()) {
       const int r = step(c);
       if (r < 0) return false;

@@ -64,6 +64,9 @@ NOT_TILE_OPS = {
     "tpipe.push": "cross-core pipe transfer, tested by the pipe lit tests",
     "tpipe.pop": "cross-core pipe transfer, tested by the pipe lit tests",
     "tpipe.free": "cross-core pipe bookkeeping, no data",
+    "tpipe.alloc": "cross-core pipe bookkeeping (a GM slot's address), tested by the pipe lit tests",
+    "tpipe.commit": "cross-core pipe bookkeeping, no data",
+    "tpipe.take": "cross-core pipe bookkeeping (a GM slot's address), tested by the pipe lit tests",
     "tprefetch": "a cache hint: no observable result",
     "tgetval": "reads one element into a scalar register, no tile result (lit run/tgetval.pto)",
 }

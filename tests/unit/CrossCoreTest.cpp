@@ -39,6 +39,7 @@ TEST(CrossCore, RandomConfigurationsRoundTrip) {
     c.gmPath = rng() % 2;
     c.bufIsV2C = rng() % 2;
     c.localIsV2C = rng() % 2;
+    c.gmEntries = c.gmPath && rng() % 2;
     auto u = unpackInit(pack(c));
     ASSERT_TRUE(u);
     EXPECT_EQ(u->slotSize, c.slotSize);
@@ -50,6 +51,7 @@ TEST(CrossCore, RandomConfigurationsRoundTrip) {
     EXPECT_EQ(u->gmPath, c.gmPath);
     EXPECT_EQ(u->bufIsV2C, c.bufIsV2C);
     EXPECT_EQ(u->localIsV2C, c.localIsV2C);
+    EXPECT_EQ(u->gmEntries, c.gmEntries);
     OpConfig o{static_cast<uint8_t>(rng() % 13), static_cast<uint8_t>(1 + rng() % 2),
                static_cast<uint8_t>(rng() % 3)};
     auto v = unpackOp(pack(o));
@@ -67,7 +69,8 @@ TEST(CrossCore, CorruptWordsAreRefused) {
   c.slotSize = 512;
   const uint64_t good = pack(c);
   ASSERT_TRUE(unpackInit(good));
-  EXPECT_FALSE(unpackInit(good | 1ull << 38));                     // a reserved bit
+  EXPECT_FALSE(unpackInit(good | 1ull << 39));                     // a reserved bit
+  EXPECT_FALSE(unpackInit(good | 1ull << 38));                     // GM entries, no GM ring
   EXPECT_FALSE(unpackInit(good & ~0xFFFFFull));                    // slot size 0
   EXPECT_FALSE(unpackInit((good & ~(0xFull << 20)) | 6ull << 20)); // 6 slots
   EXPECT_FALSE(unpackInit((good & ~(0xFull << 24)) | 0ull << 24)); // no local slot

@@ -92,7 +92,7 @@ TEST(OpTable, EveryRowIsWellFormed) {
     // pipe ops whose effect is on the cross-core pipe (init, push, free).
     const bool noTileOutput = op.id == OpId::TPRINT || op.id == OpId::PRINT ||
                               op.id == OpId::TPIPE_INIT || op.id == OpId::TPIPE_PUSH ||
-                              op.id == OpId::TPIPE_FREE;
+                              op.id == OpId::TPIPE_FREE || op.id == OpId::TPIPE_COMMIT;
     EXPECT_GE(op.numOutputs() + noTileOutput, 1u) << op.mnemonic;
     EXPECT_GE(op.numInputs() + op.numOutputs(), 1u) << op.mnemonic;
     EXPECT_EQ(&info(op.id), &op) << op.mnemonic;

@@ -35,8 +35,10 @@ const std::set<OpId> kNoCpuKernel = {
 
 // Ops the C++ export refuses with a reason (export/Spelling.cpp intrinsicFor, docs/cpp-export.md).
 const std::set<OpId> kNoExport = {
-    OpId::TRANDOM,         OpId::TPACK,      OpId::TTRI,      OpId::THISTOGRAM, OpId::TQUANT,
-    OpId::TPIPE_INIT,      OpId::TPIPE_PUSH, OpId::TPIPE_POP, OpId::TPIPE_FREE, // docs/pipes.md 5
+    OpId::TRANDOM, OpId::TPACK, OpId::TTRI, OpId::THISTOGRAM, OpId::TQUANT,
+    // the cross-core pipe ops (docs/pipes.md 5)
+    OpId::TPIPE_INIT, OpId::TPIPE_PUSH, OpId::TPIPE_POP, OpId::TPIPE_FREE, OpId::TPIPE_ALLOC,
+    OpId::TPIPE_COMMIT, OpId::TPIPE_TAKE,
     OpId::TGATHER_CMP,     // pto-isa's compare form takes a per-row threshold tile, not a scalar
     OpId::TGET_SCALE_ADDR, // pto-isa's CPU simulator aliases instead of shifting the address
     OpId::TDEINTERLEAVE,   // pto-isa's TDeInterleave takes (dst1, dst0, src1, src0)
