@@ -24,6 +24,7 @@ void Verifier::run() {
     fn_ = f.get();
     checkedTiles_.clear();
     pipeInits_.clear();
+    unboundEntries_.clear();
     pipeSplits_.clear();
     reportedSplitMix_.clear();
     for (ValueId a : f->body.args)
@@ -135,6 +136,7 @@ void Verifier::checkOp(const Op& op, const std::set<std::string>& functionNames)
   // Ops the builder already reported (an undefined operand) are not checked again.
   for (ValueId v : op.operands)
     if (v == kNoValue) return;
+  checkEntryBound(op);
   // A declared tile's type errors point at its type annotation.
   if (op.kind == OpKind::AllocTile && op.typeLoc.valid() && op.typeLoc.line != 0)
     checkTileType(type(op.results[0]).slotTile(), op.typeLoc, op.results[0]);

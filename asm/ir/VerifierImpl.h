@@ -90,7 +90,9 @@ private:
   void checkPipeEntry(const Op& op, const Op& init, bool cube);
   void checkPipeInit(const Op& op, const std::string& kind);
   const Op* definingOp(ValueId v) const;
-  std::map<ValueId, const Op*> pipeInits_;      // this function's pipes
+  std::map<ValueId, const Op*> pipeInits_; // this function's pipes
+  std::set<ValueId> unboundEntries_;       // declare_global results no talloc / tpop has bound yet
+  void checkEntryBound(const Op& op);
   std::map<ValueId, std::set<int>> pipeSplits_; // split classes seen per pipe (0 / not 0)
   std::set<ValueId> reportedSplitMix_;
 

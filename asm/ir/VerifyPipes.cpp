@@ -222,6 +222,27 @@ void Verifier::checkPipeOp(const Op& op) {
   }
 }
 
+/// A GM entry (pto.declare_global) has no address until a talloc or tpop binds it to a slot: any
+/// other use before that reads nothing.
+void Verifier::checkEntryBound(const Op& op) {
+  if (op.kind == OpKind::DeclareGlobal && !op.results.empty()) {
+    unboundEntries_.insert(op.results[0]);
+    return;
+  }
+  const bool binds = op.kind == OpKind::PipeAlloc || op.kind == OpKind::PipePop;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    if (!unboundEntries_.count(op.operands[i])) continue;
+    if (binds && i == 0) {
+      unboundEntries_.erase(op.operands[i]);
+      continue;
+    }
+    diags_.error(op.operandLocs[i], "'%" + fn_->value(op.operands[i]).name +
+                                        "' (pto.declare_global) is used before a pto.talloc or "
+                                        "pto.tpop binds it to a pipe slot");
+    unboundEntries_.erase(op.operands[i]); // reported once
+  }
+}
+
 /// A data op of a GM-entry pipe (PTOAS's global-only GM FIFO): its entry is a !pto.tensor_view
 /// (a tfree names the one its tpop gave) of the slot view's element type, and fits the slot:
 /// a vector core's entry of a split slot is half of it.

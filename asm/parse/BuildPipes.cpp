@@ -357,53 +357,44 @@ void Builder::buildTAllocSlot(const std::string& name, SrcLoc loc, Pieces& p,
   if (!split) return;
   const FrontendPipe* fp = frontendPipeFor(name, loc, p, name.ends_with("_to_aiv"));
   if (!fp) return;
-  auto type = arrowViewType(name, loc, p);
-  if (!type) return;
-  Op& decl = emit(OpKind::DeclareGlobal, loc, "pto.declare_global");
-  decl.typeLoc = locOf(p.arrowTypes[0]);
-  defineResults(decl, results, {*type});
-  if (decl.results.empty()) return;
-  const ValueId entry = decl.results[0];
+  const ValueId entry = declareGlobal(name, loc, p, results);
+  if (entry == kNoValue) return;
   Op& op = emit(OpKind::PipeAlloc, loc, "pto.talloc");
   op.ints = {*split};
   addOperand(op, entry, loc);
   addOperand(op, fp->pipe, loc);
 }
 
-/// The GM-entry forms of the front-end data ops: `pto.tpush_to_aiv(%e : !pto.tensor_view<...>)`,
-/// `%e = pto.tpop_from_aic {...} -> !pto.tensor_view<...>` (a declared GM entry, then tpop
-/// binding it), `pto.tfree_from_aic(%e : !pto.tensor_view<...>)`; aic and aiv swapped alike.
-void Builder::buildFrontendEntry(const std::string& name, SrcLoc loc, Pieces& p,
-                                 const std::vector<ResultName>& results, const FrontendPipe& fp,
-                                 int64_t split) {
+/// A GM entry declared for a talloc or tpop to bind (`%e = pto.declare_global -> T`, T after the
+/// op's `->`); kNoValue after an error.
+ValueId Builder::declareGlobal(const std::string& name, SrcLoc loc, Pieces& p,
+                               const std::vector<ResultName>& results) {
+  auto type = arrowViewType(name, loc, p);
+  if (!type) return kNoValue;
+  Op& decl = emit(OpKind::DeclareGlobal, loc, "pto.declare_global");
+  decl.typeLoc = locOf(p.arrowTypes[0]);
+  defineResults(decl, results, {*type});
+  return decl.results.empty() ? kNoValue : decl.results[0];
+}
+
+/// The one operand in a front-end data op's parentheses (the pushed tile or entry, the freed
+/// entry) and its location; kNoValue after an error.
+std::pair<ValueId, SrcLoc> Builder::soleOperand(const std::string& name, SrcLoc loc, Pieces& p,
+                                                const std::string& form) {
+  Pieces args = p.parens.empty() ? Pieces{} : collectPieces(piecesOf(p.parens[0]));
+  if (args.operands.size() != 1) {
+    diags_.error(loc, "'" + name + "' expects " + form);
+    return {kNoValue, loc};
+  }
+  return {use(args.operands[0]), args.operands[0].loc};
+}
+
+/// The internal data op a front-end push, pop or free becomes: `item` (a tile or GM entry, or
+/// none for a tile pipe's free) and the pipe.
+void Builder::emitPipeData(const std::string& name, SrcLoc loc, ValueId item, SrcLoc itemLoc,
+                           ValueId pipe, int64_t split) {
   const bool push = name.starts_with("pto.tpush_to_");
   const bool pop = name.starts_with("pto.tpop_from_");
-  ValueId entry = kNoValue;
-  SrcLoc entryLoc = loc;
-  if (pop) {
-    if (!p.parens.empty()) {
-      diags_.error(loc, "'" + name +
-                            "' of a GM entry takes no valid_row / valid_col operands "
-                            "(the entry is the whole slot)");
-      return;
-    }
-    auto type = arrowViewType(name, loc, p);
-    if (!type) return;
-    Op& decl = emit(OpKind::DeclareGlobal, loc, "pto.declare_global");
-    decl.typeLoc = locOf(p.arrowTypes[0]);
-    defineResults(decl, results, {*type});
-    if (decl.results.empty()) return;
-    entry = decl.results[0];
-  } else {
-    Pieces args = p.parens.empty() ? Pieces{} : collectPieces(piecesOf(p.parens[0]));
-    if (args.operands.size() != 1) {
-      diags_.error(loc, "'" + name + "' expects (%entry : !pto.tensor_view<...>)");
-      return;
-    }
-    entry = use(args.operands[0]);
-    entryLoc = args.operands[0].loc;
-    if (entry == kNoValue) return;
-  }
   Op& op = emit(push  ? OpKind::PipePush
                 : pop ? OpKind::PipePop
                       : OpKind::PipeFree,
@@ -412,8 +403,30 @@ void Builder::buildFrontendEntry(const std::string& name, SrcLoc loc, Pieces& p,
                 : pop ? "pto.tpop"
                       : "pto.tfree");
   op.ints = {split};
-  addOperand(op, entry, entryLoc);
-  addOperand(op, fp.pipe, loc);
+  if (item != kNoValue) addOperand(op, item, itemLoc);
+  addOperand(op, pipe, loc);
+}
+
+/// The GM-entry forms of the front-end data ops: `pto.tpush_to_aiv(%e : !pto.tensor_view<...>)`,
+/// `%e = pto.tpop_from_aic {...} -> !pto.tensor_view<...>` (a declared GM entry, then tpop
+/// binding it), `pto.tfree_from_aic(%e : !pto.tensor_view<...>)`; aic and aiv swapped alike.
+void Builder::buildFrontendEntry(const std::string& name, SrcLoc loc, Pieces& p,
+                                 const std::vector<ResultName>& results, const FrontendPipe& fp,
+                                 int64_t split) {
+  std::pair<ValueId, SrcLoc> entry{kNoValue, loc};
+  if (name.starts_with("pto.tpop_from_")) {
+    if (!p.parens.empty()) {
+      diags_.error(loc, "'" + name +
+                            "' of a GM entry takes no valid_row / valid_col operands "
+                            "(the entry is the whole slot)");
+      return;
+    }
+    entry.first = declareGlobal(name, loc, p, results);
+  } else {
+    entry = soleOperand(name, loc, p, "(%entry : !pto.tensor_view<...>)");
+  }
+  if (entry.first == kNoValue) return;
+  emitPipeData(name, loc, entry.first, entry.second, fp.pipe, split);
 }
 
 void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
@@ -443,13 +456,7 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
   ValueId tile = kNoValue;
   SrcLoc tileLoc = loc;
   if (push) {
-    Pieces args = p.parens.empty() ? Pieces{} : collectPieces(piecesOf(p.parens[0]));
-    if (args.operands.size() != 1) {
-      diags_.error(loc, "'" + name + "' expects (%tile : !pto.tile_buf<...>)");
-      return;
-    }
-    tile = use(args.operands[0]);
-    tileLoc = args.operands[0].loc;
+    std::tie(tile, tileLoc) = soleOperand(name, loc, p, "(%tile : !pto.tile_buf<...>)");
     if (tile == kNoValue) return;
   } else if (pop) {
     auto type = arrowTileType(name, loc, p);
@@ -492,16 +499,7 @@ void Builder::buildFrontendData(const std::string& name, SrcLoc loc, Pieces& p,
     if (decl.results.empty()) return;
     tile = decl.results[0];
   }
-  Op& op = emit(push  ? OpKind::PipePush
-                : pop ? OpKind::PipePop
-                      : OpKind::PipeFree,
-                loc,
-                push  ? "pto.tpush"
-                : pop ? "pto.tpop"
-                      : "pto.tfree");
-  op.ints = {*split};
-  if (tile != kNoValue) addOperand(op, tile, tileLoc);
-  addOperand(op, fp.pipe, loc);
+  emitPipeData(name, loc, tile, tileLoc, fp.pipe, *split);
 }
 
 /// `%t = pto.declare_tile -> T`: a tile whose storage a tpop fills (the linker places it).
@@ -521,11 +519,7 @@ void Builder::buildDeclareTile(const std::string& name, SrcLoc loc, Pieces& p,
 void Builder::buildDeclareGlobal(const std::string& name, SrcLoc loc, Pieces& p,
                                  const std::vector<ResultName>& results) {
   if (!onlyPieces(diags_, p, name, {PieceKind::Arrow, PieceKind::Dict})) return;
-  auto type = arrowViewType(name, loc, p);
-  if (!type || !expectResults(name, loc, results, 1)) return;
-  Op& op = emit(OpKind::DeclareGlobal, loc, name);
-  op.typeLoc = locOf(p.arrowTypes[0]);
-  defineResults(op, results, {*type});
+  if (expectResults(name, loc, results, 1)) (void)declareGlobal(name, loc, p, results);
 }
 
 /// The tensor view type after `->` of a GM entry (declare_global, talloc_to_*, tpop_from_*) with

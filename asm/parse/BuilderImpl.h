@@ -534,6 +534,12 @@ private:
   void buildFrontendEntry(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results, const FrontendPipe& fp,
                           int64_t split);
+  ValueId declareGlobal(const std::string& name, SrcLoc loc, Pieces& p,
+                        const std::vector<ResultName>& results);
+  std::pair<ValueId, SrcLoc> soleOperand(const std::string& name, SrcLoc loc, Pieces& p,
+                                         const std::string& form);
+  void emitPipeData(const std::string& name, SrcLoc loc, ValueId item, SrcLoc itemLoc, ValueId pipe,
+                    int64_t split);
   void buildDeclareGlobal(const std::string& name, SrcLoc loc, Pieces& p,
                           const std::vector<ResultName>& results);
   std::optional<Type> arrowViewType(const std::string& name, SrcLoc loc, Pieces& p);
