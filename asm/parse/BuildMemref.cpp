@@ -271,23 +271,33 @@ std::optional<std::vector<int64_t>> Builder::constantList(const Keyword& k,
 }
 
 /// Whether a view's elements are its source's, row for row (the same element type, layout and
-/// pitch): a reshape that changes any of them starts a buffer of its own.
-static bool samePitch(const TileType& source, const TileType& view) {
-  return source.dtype == view.dtype && source.cols == view.cols && source.blayout == view.blayout &&
-         source.slayout == view.slayout;
+/// pitch): a reshape that changes any of them starts a buffer of its own. A subset keeps its
+/// source's pitch whatever its own columns (the code generator binds it with the source's).
+static bool samePitch(const TileType& source, const TileType& view, bool subset) {
+  return source.dtype == view.dtype && (subset || source.cols == view.cols) &&
+         source.blayout == view.blayout && source.slayout == view.slayout;
 }
 
 /// The buffer whose storage a local view names from its start: through memref.subview /
 /// pto.subview and bind_tile, as MLIR's memref.reinterpret_cast counts its offset from the
-/// source's base pointer, not from the view's offset.
-ValueId Builder::bufferBase(ValueId view) const {
+/// source's base pointer, not from the view's offset; and through the iter_args of an enclosing
+/// scf.for to their initial values (`carried`, when given, gets each iter_arg passed: buildFor
+/// checks that the loop yields a view of the same buffer).
+ValueId Builder::bufferBase(ValueId view, std::vector<ValueId>* carried) const {
   for (bool moved = true; moved;) {
     moved = false;
+    if (auto it = carriedFrom_.find({fn_, view}); it != carriedFrom_.end()) {
+      if (carried) carried->push_back(view);
+      view = it->second;
+      moved = true;
+      continue;
+    }
     for (const Region* r : regions_)
       for (const auto& op : r->ops)
         if ((op->kind == OpKind::Subset || op->kind == OpKind::Reshape) && !op->results.empty() &&
             op->results[0] == view && !op->operands.empty() &&
-            samePitch(fn_->type(op->operands[0]).tile, fn_->type(view).tile)) {
+            samePitch(fn_->type(op->operands[0]).tile, fn_->type(view).tile,
+                      op->kind == OpKind::Subset)) {
           view = op->operands[0];
           moved = true;
         }
@@ -331,7 +341,10 @@ void Builder::buildLocalReinterpret(SrcLoc loc, ValueId src, const Type& declare
                           "and strides, as many as its result type's dimensions");
     return;
   }
-  const ValueId base = bufferBase(src);
+  std::vector<ValueId> carried;
+  const ValueId base = bufferBase(src, &carried);
+  for (ValueId arg : carried)
+    carriedBases_.push_back({fn_, arg, base, loc});
   const TileType buf = fn_->type(base).tile;
   const int64_t r = rank == 1 ? 1 : (*sizes)[0], c = sizes->back();
   const int64_t rowStride = rank == 1 ? buf.cols : (*strides)[0], colStride = strides->back();

@@ -73,12 +73,37 @@ void Builder::buildFor(P::ScfForContext* f, const std::vector<ResultName>& resul
                                locOf(iters[i]->VALUE_ID())));
   for (const auto& [i, t] : viewTypes)
     boundTileAnnotations_[{fn_, body.args[i + 1]}] = t;
+  for (size_t i = 0; i < iters.size(); ++i)
+    if (3 + i < op.operands.size() && op.operands[3 + i] != kNoValue &&
+        fn_->type(op.operands[3 + i]).isTile())
+      carriedFrom_[{fn_, body.args[i + 1]}] = op.operands[3 + i];
   buildRegionBody(f->region(), body, false);
+  checkCarriedBases(op);
   scopes_.pop_back();
   iterTypes.resize(iters.size(), Type::index());
   defineResults(op, results, iterTypes);
   for (const auto& [i, t] : viewTypes)
     if (i < op.results.size()) boundTileAnnotations_[{fn_, op.results[i]}] = t;
+}
+
+/// A memref.reinterpret_cast in the loop body that counted its offset from the buffer an iter_arg
+/// starts in assumed every iteration's view is of that buffer: the yield must keep it so.
+void Builder::checkCarriedBases(const Op& loop) {
+  const Region& body = loop.regions[0];
+  const Op* yield =
+      !body.ops.empty() && body.ops.back()->kind == OpKind::Yield ? body.ops.back().get() : nullptr;
+  std::erase_if(carriedBases_, [&](const CarriedBase& c) {
+    if (c.fn != fn_) return false;
+    auto arg = std::find(body.args.begin() + 1, body.args.end(), c.arg);
+    if (arg == body.args.end()) return false;
+    const size_t k = static_cast<size_t>(arg - body.args.begin() - 1);
+    if (yield && k < yield->operands.size() && bufferBase(yield->operands[k]) != c.base)
+      diags_.error(c.loc, "'memref.reinterpret_cast' counts its offset from the buffer of '%" +
+                              fn_->value(c.arg).name +
+                              "', but the scf.for yields a view of another buffer in its place: "
+                              "which buffer the offset starts from changes between iterations");
+    return true;
+  });
 }
 
 bool Builder::annotatedAs(ValueId v, const Type& t) const {

@@ -432,7 +432,18 @@ private:
   void buildLocalReinterpret(SrcLoc loc, ValueId src, const Type& declared, Pieces& p,
                              const std::vector<ResultName>& results);
   std::optional<std::vector<int64_t>> constantList(const Keyword& k, const std::string& what);
-  ValueId bufferBase(ValueId view) const;
+  ValueId bufferBase(ValueId view, std::vector<ValueId>* carried = nullptr) const;
+  // scf.for iter_args that carry a tile view, and their initial values (bufferBase looks through
+  // them); a reinterpret_cast that did records the buffer it assumed, which the loop's yield must
+  // keep (buildFor: checkCarriedBases).
+  std::map<std::pair<const Function*, ValueId>, ValueId> carriedFrom_;
+  struct CarriedBase {
+    const Function* fn;
+    ValueId arg, base;
+    SrcLoc loc;
+  };
+  std::vector<CarriedBase> carriedBases_;
+  void checkCarriedBases(const Op& loop);
   bool annotatedAs(ValueId v, const Type& t) const;
   void refuseViewTypes(const std::vector<Type>& types, SrcLoc loc, const char* what);
   ValueId declareFragmentTile(const OperandRef& r, const Type& type);
