@@ -433,7 +433,8 @@ private:
   void emitTileBind(uint32_t idx, VReg addr);
   /// A descriptor placed at run time, copied from `idx` (kept a view of its parent if it is one).
   uint32_t runtimeTile(ValueId v, uint32_t idx);
-  void lowerRuntimeSubset(const Op& op, obj::TileDesc d);
+  void lowerRuntimeSubset(const Op& op, obj::TileDesc d, const TileType& src);
+  TileType storageShape(ValueId tile, uint32_t desc) const;
   void checkOnBoxGrid(VReg offset, uint32_t box, unsigned shift, SrcLoc loc);
   void lowerMultiTileGet(const Op& op);
   void setSubsetValid(const Op& op);

@@ -33,17 +33,27 @@ void FunctionLowering::lowerAlloc(const Op& op) {
   pendingLoc_ = {};
 }
 
+/// A tile's type with the rows and columns of its storage: a view's are its parent's pitch (its
+/// descriptor's), not its own shape, so a view of a view steps its rows (or columns) as the buffer
+/// does.
+TileType FunctionLowering::storageShape(ValueId tile, uint32_t desc) const {
+  TileType t = fn_.type(tile).tile;
+  t.rows = static_cast<int64_t>(out_.tiles[desc].rows);
+  t.cols = static_cast<int64_t>(out_.tiles[desc].cols);
+  return t;
+}
+
 void FunctionLowering::lowerView(const Op& op) {
   auto parent = tiles_.find(op.operands[0]);
   if (parent == tiles_.end()) return missing(op.loc, "a view of this tile");
-  const TileType& src = fn_.type(op.operands[0]).tile;
+  const TileType src = storageShape(op.operands[0], parent->second);
   const TileType& t = fn_.type(op.results[0]).tile;
   obj::TileDesc d = descOf(t);
   d.aliasOf = static_cast<int32_t>(parent->second);
   if (op.kind == OpKind::Subset) {
     auto r = constantInt(op.operands[1]), c = constantInt(op.operands[2]);
     const bool boxed = src.slayout != isa::SLayout::NoneBox;
-    if (!r || !c) return lowerRuntimeSubset(op, d);
+    if (!r || !c) return lowerRuntimeSubset(op, d, src);
     const isa::InnerBox box = isa::innerBox(src.dtype, src.slayout, src.fractal);
     if (boxed && (*r % box.rows != 0 || *c % box.cols != 0)) {
       diags_.error(op.loc, ir::boxedSubsetOffsetError(op.name, static_cast<uint64_t>(*r),
@@ -209,8 +219,7 @@ void FunctionLowering::lowerMultiTileGet(const Op& op) {
 /// parent rows + row * box cols (column-major): an offset off the grid traps at run time, at the
 /// view's line. The runtime refuses an offset past the parent's end, and clips the view to the
 /// rows left in its parent.
-void FunctionLowering::lowerRuntimeSubset(const Op& op, obj::TileDesc d) {
-  const TileType& src = fn_.type(op.operands[0]).tile;
+void FunctionLowering::lowerRuntimeSubset(const Op& op, obj::TileDesc d, const TileType& src) {
   const unsigned bits = isa::bitWidth(src.dtype);
   if (bits < 8)
     return unsupported(op.loc, "'" + op.name + "' with run-time offsets of a sub-byte tile");
