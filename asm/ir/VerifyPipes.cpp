@@ -264,7 +264,7 @@ void Verifier::checkPipeEntry(const Op& op, const Op& init, bool cube) {
     return;
   }
   const Type& slot = type(init.operands[0]);
-  if (slot.elem != entry.elem) {
+  if (slot.elem != entry.elem || slot.shape.size() != entry.shape.size()) {
     diags_.error(op.operandLocs[0], what + " entry " + toString(entry) +
                                         " does not match the pipe's gm_slot_tensor " +
                                         toString(slot));
