@@ -110,6 +110,16 @@ struct MInst {
 };
 
 /// A GM view in registers: base address, and per dimension the stride in elements.
+/// The row-major contiguous strides of a static shape, in elements (wrapping, never undefined,
+/// for shapes beyond 2^63 elements: dimensions are at most 2^40 each, not their product).
+inline std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] =
+        static_cast<int64_t>(static_cast<uint64_t>(strides[d]) * static_cast<uint64_t>(shape[d]));
+  return strides;
+}
+
 struct ViewRegs {
   VReg base = kNoVReg;
   std::vector<ValueId> strides;      // values (constants are rematerialized at use)

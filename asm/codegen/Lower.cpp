@@ -321,9 +321,7 @@ void FunctionLowering::lowerParams() {
       ViewRegs vr;
       vr.base = r;
       vr.elem = t.elem;
-      vr.constStrides.assign(t.shape.size(), 1);
-      for (size_t d = t.shape.size(); d-- > 1;)
-        vr.constStrides[d - 1] = vr.constStrides[d] * t.shape[d];
+      vr.constStrides = contiguousStrides(t.shape);
       views_[a] = vr;
     }
   }

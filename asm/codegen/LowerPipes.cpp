@@ -123,9 +123,7 @@ void FunctionLowering::lowerDeclareGlobal(const Op& op) {
   ViewRegs v;
   v.base = define(op.results[0]);
   v.elem = t.elem;
-  v.constStrides.assign(t.shape.size(), 1);
-  for (size_t d = t.shape.size(); d-- > 1;)
-    v.constStrides[d - 1] = v.constStrides[d] * t.shape[d];
+  v.constStrides = contiguousStrides(t.shape);
   views_[op.results[0]] = v;
   pendingLoc_ = {};
 }
@@ -164,7 +162,8 @@ void FunctionLowering::lowerPipeEntry(const Op& op, const PipeState& pipe) {
   uint64_t half = 0;
   if (c.split != 0 && rank >= 2 && pipe.slotStrides.size() == rank) {
     const size_t axis = c.split == 1 ? rank - 2 : rank - 1;
-    half = static_cast<uint64_t>(t.shape[axis] * pipe.slotStrides[axis]) *
+    // Unsigned: a slot view's constant strides may be as large as written (a run-time error then).
+    half = static_cast<uint64_t>(t.shape[axis]) * static_cast<uint64_t>(pipe.slotStrides[axis]) *
            std::max(1u, isa::bitWidth(t.elem) / 8);
   }
   const VReg halfReg = constant(half);

@@ -270,10 +270,13 @@ void Verifier::checkPipeEntry(const Op& op, const Op& init, bool cube) {
                                         toString(slot));
     return;
   }
+  // Saturating at 2^62: a written shape may be as large as the parser reads.
+  constexpr int64_t kCap = int64_t{1} << 62;
+  auto times = [&](int64_t a, int64_t n) { return a > kCap / n ? kCap : a * n; };
   int64_t bytes = static_cast<int64_t>(std::max(1u, isa::bitWidth(entry.elem) / 8));
   for (int64_t d : entry.shape)
-    bytes *= std::max<int64_t>(d, 1);
-  if (!cube && op.ints[0] != 0) bytes *= 2; // a vector core's half of a split slot
+    bytes = times(bytes, std::max<int64_t>(d, 1));
+  if (!cube && op.ints[0] != 0) bytes = times(bytes, 2); // a vector core's half of a split slot
   const int64_t slotSize = init.pipe->slotSize.value_or(0);
   if (slotSize > 0 && bytes > slotSize)
     diags_.error(op.operandLocs[0],
