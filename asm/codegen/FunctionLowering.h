@@ -338,7 +338,9 @@ private:
 
   /// An edge into the homes: homes[i] = srcs[i] for all i at once (a value may feed another
   /// position, as in a swap).
-  void yieldTo(const std::vector<ValueId>& homes, const std::vector<ValueId>& srcs, SrcLoc loc);
+  /// `loop`: the yield of an scf.for or scf.while body, written in the block that jumps back.
+  void yieldTo(const std::vector<ValueId>& homes, const std::vector<ValueId>& srcs, SrcLoc loc,
+               bool loop = false);
 
   bool sameStrides(const ViewRegs& a, const ViewRegs& b) const;
   static bool sameShape(const PartRegs& a, const PartRegs& b);

@@ -57,7 +57,7 @@ void FunctionLowering::lowerFor(const Op& op) {
   // Latch block: step, carry the yielded values, jump back.
   startBranchBlock(head, false);
   const Op* yield = terminator(body, OpKind::Yield);
-  if (yield) yieldTo(carried, yield->operands, yield->loc);
+  if (yield) yieldTo(carried, yield->operands, yield->loc, true);
   scalar(FormId::S_ADD, {},
          {{"SrcL", iv, false}, {"SrcR", reg(op.operands[2]), false}, {"RegDst", iv, true}});
   loops_.push_back({loopStart, code_.size() - 1});
@@ -126,7 +126,8 @@ void FunctionLowering::lowerWhile(const Op& op) {
   });
   lowerRegion(after);
   startBranchBlock(head, false);
-  if (const Op* y = terminator(after, OpKind::Yield)) yieldTo(before.args, y->operands, y->loc);
+  if (const Op* y = terminator(after, OpKind::Yield))
+    yieldTo(before.args, y->operands, y->loc, true);
   loops_.push_back({loopStart, code_.size() - 1});
   placeLabel(exit);
   inScalarBlock_ = false;
@@ -219,7 +220,7 @@ std::vector<VReg*> FunctionLowering::partRegs(PartRegs& p) {
 /// An edge into the homes: homes[i] = srcs[i] for all i at once (a value may feed another
 /// position, as in a swap).
 void FunctionLowering::yieldTo(const std::vector<ValueId>& homes, const std::vector<ValueId>& srcs,
-                               SrcLoc loc) {
+                               SrcLoc loc, bool loop) {
   std::vector<VReg> dstRegs, srcRegs;
   std::vector<std::pair<uint32_t, ValueId>> tileCopies; // (home descriptor, source tile)
   for (size_t i = 0; i < homes.size() && i < srcs.size(); ++i) {
@@ -260,6 +261,13 @@ void FunctionLowering::yieldTo(const std::vector<ValueId>& homes, const std::vec
       break;
     }
   }
+  // A loop that yields another tile in an iter_arg's place: PTOAS carries the tile's handle (the
+  // next iteration names the yielded tile's storage, a view's too), where a copy into the
+  // iter_arg's storage would name other elements once views alias; refused by name.
+  if (loop && !tileCopies.empty())
+    return unsupported(loc, "a loop that yields another tile in place of a tile iter_arg (the "
+                            "next iteration would name the yielded tile's storage; yield the "
+                            "iter_arg itself, written in place)");
   // Tiles: a home that another copy reads must not be overwritten first.
   for (auto& [home, src] : tileCopies)
     for (auto& [otherHome, otherSrc] : tileCopies)
