@@ -4,10 +4,11 @@ multiplied by B on the cube; the product must be numpy's X[r:r+h, c:c+w] @ B[:w]
 offsets (small integers: every product and sum exact in f16 and f32)."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-BACKENDS = ["cpu", "npu", "ref"]  # ref: the reference interpreter (pto.run_source)
+from drawn import BACKENDS, examples, run_on
+
 EXAMPLES = 80  # per backend
 
 
@@ -92,8 +93,7 @@ def kernel(m, k, chain):
 def test_boxed_view_chains_match_numpy(pto, backend):
     seen = []
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @examples(EXAMPLES)
     @given(case=chains(), seed=st.integers(0, 2**32 - 1))
     def check(case, seed):
         m, k, chain = case
@@ -107,8 +107,7 @@ def test_boxed_view_chains_match_numpy(pto, backend):
             args[f"o{i}r"], args[f"o{i}c"] = r, c
             r0, c0 = r0 + r, c0 + c
         source = kernel(m, k, chain)
-        run = pto.run_source(source, **args) if backend == "ref" else \
-            pto.compile(source).run(backend=backend, **args)
+        run = run_on(pto, backend, source, **args)
         want = x[r0:r0 + h, c0:c0 + w].astype(np.float32) @ b.astype(np.float32)
         np.testing.assert_array_equal(run["out"].reshape(h, 16), want, err_msg=source)
         seen.append(len(chain))
@@ -175,8 +174,7 @@ def test_acc_views_match_numpy(pto, backend):
     slice of X @ B names, at constant or run-time offsets (PTOAS's DeepSeek prefill strips)."""
     seen = []
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @examples(EXAMPLES)
     @given(case=strips(), seed=st.integers(0, 2**32 - 1))
     def check(case, seed):
         m, n, (r, c, h, w, runtime) = case
@@ -185,8 +183,7 @@ def test_acc_views_match_numpy(pto, backend):
         b = rng.integers(-4, 5, (16, n)).astype(np.float16)
         args = {"x": x, "b": b, "out": np.zeros((h, w), np.float32), "or": r, "oc": c}
         source = strip_kernel(m, n, (r, c, h, w, runtime))
-        run = pto.run_source(source, **args) if backend == "ref" else \
-            pto.compile(source).run(backend=backend, **args)
+        run = run_on(pto, backend, source, **args)
         want = (x.astype(np.float32) @ b.astype(np.float32))[r:r + h, c:c + w]
         np.testing.assert_array_equal(run["out"].reshape(h, w), want, err_msg=source)
         seen.append(runtime)

@@ -4,10 +4,11 @@ the window, then stored at another random window of the output. Offsets are run-
 constants, drawn by hypothesis; the expected output is numpy's slice assignment."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-BACKENDS = ["cpu", "npu", "ref"]  # ref: the reference interpreter (pto.run_source)
+from drawn import BACKENDS, examples, run_on
+
 EXAMPLES = 100  # per backend
 
 
@@ -62,8 +63,7 @@ def constants(src, dst):
 def test_windows_match_numpy_slices(pto, backend):
     seen = []
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @examples(EXAMPLES)
     @given(case=windows(), seed=st.integers(0, 2**32 - 1))
     def check(case, seed):
         rows, cols, pitch, h, w, src, dst, runtime = case
@@ -74,8 +74,7 @@ def test_windows_match_numpy_slices(pto, backend):
         out = np.zeros((rows, pitch), np.float32)
         args = {"x": x.ravel()[:(rows - 1) * pitch + cols], "out": out.ravel()[:(rows - 1) * pitch + cols],
                 "a": src[0], "b": src[1], "c": dst[0], "d": dst[1]}
-        run = pto.run_source(source, **args) if backend == "ref" else \
-            pto.compile(source).run(backend=backend, **args)
+        run = run_on(pto, backend, source, **args)
         got = np.zeros(rows * pitch, np.float32)
         got[:(rows - 1) * pitch + cols] = run["out"]
         want = out.copy()

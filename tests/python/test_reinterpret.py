@@ -4,10 +4,11 @@ buf[o:o + s] whatever its source's own offset. Chains of one to three casts, eac
 constant to its window, are drawn by hypothesis; numpy's slices give the expected buffer."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-BACKENDS = ["cpu", "npu", "ref"]  # ref: the reference interpreter (pto.run_source)
+from drawn import BACKENDS, examples, run_on
+
 EXAMPLES = 80  # per backend
 VIEW = "memref<?x{s}xf32, strided<[?, ?], offset: ?>, #pto.address_space<vec>>"
 
@@ -70,8 +71,7 @@ def kernel(n, chain, loop):
 def test_cast_chains_match_numpy(pto, backend):
     seen = []
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @examples(EXAMPLES)
     @given(case=casts(), seed=st.integers(0, 2**32 - 1))
     def check(case, seed):
         n, chain, loop = case
@@ -83,8 +83,7 @@ def test_cast_chains_match_numpy(pto, backend):
             want[0:8] += np.float32(1000.0)
         source = kernel(n, chain, loop)
         args = {"x": x, "out": np.zeros(n, np.float32)}
-        run = pto.run_source(source, **args) if backend == "ref" else \
-            pto.compile(source).run(backend=backend, **args)
+        run = run_on(pto, backend, source, **args)
         np.testing.assert_array_equal(run["out"].reshape(n), want, err_msg=source)
         seen.append((len(chain), loop))
 

@@ -1,13 +1,15 @@
 """Tile views against numpy slicing: chains of one to three pto.subview of a row-major buffer,
-each a view of the one before, at constant or run-time offsets, each adding its own constant to its region in
-place. A view names its parent's elements (r0 + r, c0 + c), so after the chain the buffer is x
-with every view's region raised by its constant: numpy's slices give the expected buffer."""
+each a view of the one before, at constant or run-time offsets, each adding its own constant to
+its region in place. A view names its parent's elements (r0 + r, c0 + c), so after the chain the
+buffer is x with every view's region raised by its constant: numpy's slices give the expected
+buffer."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-BACKENDS = ["cpu", "npu", "ref"]  # ref: the reference interpreter (pto.run_source)
+from drawn import BACKENDS, examples, run_on
+
 EXAMPLES = 150  # per backend
 
 
@@ -90,8 +92,7 @@ def expected(x, chain):
 def test_view_chains_match_numpy_slices(pto, backend):
     seen = []
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @examples(EXAMPLES)
     @given(case=view_chains(), seed=st.integers(0, 2**32 - 1))
     def check(case, seed):
         rows, cols, chain = case
@@ -100,8 +101,7 @@ def test_view_chains_match_numpy_slices(pto, backend):
         for k, (r, c, *_rest) in enumerate(chain):
             args[f"o{k}r"], args[f"o{k}c"] = r, c
         source = kernel(rows, cols, chain)
-        run = pto.run_source(source, **args) if backend == "ref" else \
-            pto.compile(source).run(backend=backend, **args)
+        run = run_on(pto, backend, source, **args)
         got = run["out"].reshape(rows, cols)
         np.testing.assert_array_equal(got, expected(x, chain), err_msg=kernel(rows, cols, chain))
         seen.append(len(chain))
