@@ -171,9 +171,9 @@ bool Cluster::init(Core& c, const TileInst& t) {
   return true;
 }
 
-uint8_t Cluster::producerLanes(const isa::xcore::OpConfig& op) const {
-  if (op.dir == kC2V) return bit(0);
-  return arch_ == isa::Arch::A5 && op.split == 0 ? bit(1) : bit(1) | bit(2);
+uint8_t Cluster::producerLanes(unsigned dir, uint8_t split) const {
+  if (dir == kC2V) return bit(0);
+  return arch_ == isa::Arch::A5 && split == 0 ? bit(1) : bit(1) | bit(2);
 }
 
 Cluster::Channel* Cluster::channelFor(Core& c, const char* name, const isa::xcore::OpConfig& op,
@@ -197,7 +197,7 @@ Cluster::Channel* Cluster::channelFor(Core& c, const char* name, const isa::xcor
                                   : "hands over tiles, not GM tensor views"));
     return nullptr;
   }
-  if (producer && !(producerLanes(op) & bit(lane))) {
+  if (producer && !(producerLanes(op.dir, op.split) & bit(lane))) {
     fail(c, std::string(name) + ": " + laneName(lane) +
                 " pushes a tile with split = 0 into a V2C pipe; on A5 only AIV0 takes part");
     return nullptr;
@@ -221,10 +221,7 @@ Cluster::TileRec* Cluster::claimSlot(std::unique_lock<std::mutex>& lock, Core& c
       ch.tiles.push_back({});
     rec = record(ch, i);
     rec->split = split;
-    isa::xcore::OpConfig op;
-    op.dir = static_cast<uint8_t>(ch.dir);
-    op.split = split;
-    rec->producersNeeded = producerLanes(op);
+    rec->producersNeeded = producerLanes(ch.dir, split);
     rec->consumers = consumerLanes(ch, split);
   } else if (rec->split != split) {
     fail(c, std::string(name) + ": the vector cores push tile " + std::to_string(i) +
@@ -235,6 +232,15 @@ Cluster::TileRec* Cluster::claimSlot(std::unique_lock<std::mutex>& lock, Core& c
   ch.slotFreeAt.resize(cfg.slotNum);
   c.simNotBefore = std::max(c.simNotBefore, ch.slotFreeAt[i % cfg.slotNum]);
   return rec;
+}
+
+/// This core has written its part of the slot it last claimed (a push, a commit): the consumers
+/// may go on once every producer has (npu model: from the end of this op).
+void Cluster::written(Core& c, Channel& ch, TileRec& rec) {
+  rec.readyAt = std::max(rec.readyAt, std::max(c.simStart, c.simNotBefore) + c.simCost);
+  rec.producersDone |= bit(c.lane);
+  ++ch.pushed[c.lane];
+  wakeAll();
 }
 
 uint64_t Cluster::slotAddress(const Core& c, const TileInst& t, const Channel& ch, uint64_t i,
@@ -253,10 +259,7 @@ bool Cluster::push(Core& c, const TileInst& t) {
   const uint64_t i = ch->pushed[lane];
   TileRec* rec = claimSlot(lock, c, "TPIPE_PUSH", *ch, i, op->split);
   if (!rec || !writeSlot(c, t, *ch, i, op->split)) return false;
-  rec->readyAt = std::max(rec->readyAt, std::max(c.simStart, c.simNotBefore) + c.simCost);
-  rec->producersDone |= bit(lane);
-  ++ch->pushed[lane];
-  wakeAll();
+  written(c, *ch, *rec);
   return true;
 }
 
@@ -286,10 +289,7 @@ bool Cluster::commit(Core& c, const TileInst& t) {
     return fail(c, "TPIPE_COMMIT: " + std::string(laneName(lane)) + " pushes slot " +
                        std::to_string(i) + " of the " + dirName(op->dir) + " pipe (flag " +
                        std::to_string(op->flagBase) + "), which it has not allocated (talloc)");
-  rec->readyAt = std::max(rec->readyAt, std::max(c.simStart, c.simNotBefore) + c.simCost);
-  rec->producersDone |= bit(lane);
-  ++ch->pushed[lane];
-  wakeAll();
+  written(c, *ch, *rec);
   return true;
 }
 

@@ -81,7 +81,8 @@ private:
   /// open on this core, or the op does not fit the pipe's kind (tiles or GM entries).
   Channel* channelFor(Core& c, const char* name, const isa::xcore::OpConfig& op, bool producer,
                       bool gmEntries);
-  uint8_t producerLanes(const isa::xcore::OpConfig& op) const;
+  uint8_t producerLanes(unsigned dir, uint8_t split) const;
+  void written(Core& c, Channel& ch, TileRec& rec);
   /// Waits until the slot of tile i is free and returns its record (created as the first
   /// producer claims it); nullptr with the core's error set.
   TileRec* claimSlot(std::unique_lock<std::mutex>& lock, Core& c, const char* name, Channel& ch,
